@@ -1,0 +1,69 @@
+#!/usr/bin/env python3
+"""Set up and run rlmap-bot from a fresh checkout, with nothing but Python 3.11 and pip.
+
+    python3 dev.py run [ARGS...]   create .venv if needed, install, then run `rlmap-bot ARGS...`
+    python3 dev.py test [ARGS...]  create .venv if needed, install with test extras, then run pytest ARGS...
+    python3 dev.py bench [ARGS...] the same set-up, then run the benchmarks
+
+The virtual environment lives at .venv/ in the checkout.  Installing is skipped
+when pyproject.toml has not changed since the last install (a stamp file
+records its hash), so the second run starts at once.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import subprocess
+import sys
+import venv
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent
+VENV = ROOT / ".venv"
+BIN = VENV / ("Scripts" if os.name == "nt" else "bin")
+PYTHON = BIN / ("python.exe" if os.name == "nt" else "python")
+
+
+def ensure_venv(extras: str) -> None:
+    if sys.version_info < (3, 11):
+        sys.exit("rlmap-bot needs Python 3.11 or newer; this is " + sys.version.split()[0])
+    if not PYTHON.exists():
+        print("creating virtual environment in .venv/ ...", flush=True)
+        venv.EnvBuilder(with_pip=True).create(VENV)
+    wanted = hashlib.sha256((ROOT / "pyproject.toml").read_bytes() + extras.encode()).hexdigest()
+    stamp = VENV / f".installed-{extras or 'base'}"
+    if stamp.exists() and stamp.read_text() == wanted:
+        return
+    print(f"installing rlmap-bot{f'[{extras}]' if extras else ''} into .venv/ ...", flush=True)
+    target = f".[{extras}]" if extras else "."
+    subprocess.run(
+        [str(PYTHON), "-m", "pip", "install", "--quiet", "--disable-pip-version-check", "-e", target],
+        cwd=ROOT,
+        check=True,
+    )
+    stamp.write_text(wanted)
+
+
+def main(argv: list[str]) -> int:
+    if not argv or argv[0] not in {"run", "test", "bench"}:
+        print(__doc__.strip())
+        return 2
+    command, rest = argv[0], argv[1:]
+    try:
+        if command == "run":
+            ensure_venv("")
+            return subprocess.call([str(BIN / "rlmap-bot"), *rest], cwd=ROOT)
+        ensure_venv("test")
+        if command == "test":
+            return subprocess.call([str(PYTHON), "-m", "pytest", *rest], cwd=ROOT)
+        return subprocess.call([str(PYTHON), str(ROOT / "benchmarks" / "run.py"), *rest], cwd=ROOT)
+    except subprocess.CalledProcessError as exc:
+        print(f"set-up failed: {exc}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,257 @@
+"""Pydantic models for the curated catalog in ``knowledge/``.
+
+Curators edit YAML; these models are the contract that a pull request is
+checked against.  Every entry shares :class:`EntryBase`; each kind adds the
+fields its cards need.  Links between entries are plain ids, checked for
+existence and kind by :mod:`rlmap_bot.knowledge.loader` once every file is read.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Annotated, Literal, Union
+
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator, model_validator
+
+from rlmap_bot.knowledge.expr import ExprError, parse as parse_expr
+
+Slug = Annotated[str, StringConstraints(pattern=r"^[a-z0-9]+(?:[-_][a-z0-9]+)*$", max_length=80)]
+Text = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1)]
+ArxivId = Annotated[str, StringConstraints(pattern=r"^\d{4}\.\d{4,5}$")]
+
+STAGE_IDS = ("environments", "rollouts", "reward", "optimization", "evaluation")
+StageId = Literal["environments", "rollouts", "reward", "optimization", "evaluation"]
+
+
+class EntryBase(BaseModel):
+    """Fields every catalog entry has, whatever its kind."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    id: Slug
+    title: Text
+    summary: Text = Field(description="One or two sentences, in the catalog's own words.")
+    aliases: list[Text] = Field(default_factory=list, description="Other names people use.")
+    keywords: list[Text] = Field(default_factory=list, description="Terms that should find this entry.")
+    questions: list[Text] = Field(
+        default_factory=list, description="Example questions this entry answers (feeds search)."
+    )
+    related: list[Slug] = Field(default_factory=list, description="Ids of related entries of any kind.")
+    added: dt.date = Field(description="The day a curator added the entry to the catalog.")
+    announce: bool = Field(
+        default=False,
+        description="Set when a change to an existing entry is worth announcing in digests.",
+    )
+
+    @property
+    def one_line(self) -> str:
+        """The first sentence of the summary, for lists and search hits."""
+        text = self.summary.strip()
+        for stop in (". ", "? ", "! "):
+            cut = text.find(stop)
+            if 0 < cut < 240:
+                return text[: cut + 1]
+        return text if len(text) <= 240 else text[:237].rstrip() + "..."
+
+
+class Stage(EntryBase):
+    """One of the five stages of the map; the unit a diagnosis points at."""
+
+    kind: Literal["stage"]
+    order: int = Field(ge=1, le=20, description="Position in the map, 1 = first.")
+    covers: Text
+    symptoms: list[Text] = Field(min_length=1, description="Measurable signs this stage binds.")
+    measure: list[Text] = Field(min_length=1, description="What to measure to tell.")
+    levers: list[Text] = Field(min_length=1, description="What relieves the constraint.")
+    subtopics: list[Slug] = Field(default_factory=list)
+
+    @field_validator("id")
+    @classmethod
+    def _known_stage(cls, value: str) -> str:
+        if value not in STAGE_IDS:
+            raise ValueError(f"stage id must be one of {', '.join(STAGE_IDS)}")
+        return value
+
+
+class Topic(EntryBase):
+    """A topic of the map (Scaling Laws) or one of its subtopics (``parent`` set)."""
+
+    kind: Literal["topic"]
+    parent: Slug | None = None
+    body: Text = Field(description="What the topic is about and how it bears on scaling RL.")
+    stages: list[StageId] = Field(default_factory=list)
+
+
+class Paper(EntryBase):
+    """A research paper, report, release or post in the catalog."""
+
+    kind: Literal["paper"]
+    authors: list[Text] = Field(default_factory=list, description="Names as the sources give them.")
+    et_al: bool = Field(default=False, description="True when more authors exist than are listed.")
+    organisation: Text | None = None
+    year: int | None = Field(default=None, ge=1950, le=2100)
+    arxiv: ArxivId | None = None
+    venue: Text | None = None
+    url: Annotated[str, StringConstraints(pattern=r"^https?://\S+$")] | None = None
+    verification: Literal["verified", "partial", "unverified"]
+    verification_note: Text | None = None
+    facts: list[Text] = Field(default_factory=list, description="Key numbers and findings, checked.")
+    stages: list[StageId] = Field(min_length=1, description="Stages it informs, the main one first.")
+    subtopics: list[Slug] = Field(default_factory=list)
+    seed: bool = Field(default=False, description="Listed in the source map's 'Latest research'.")
+
+    @model_validator(mode="after")
+    def _note_needed(self) -> "Paper":
+        if self.verification != "verified" and not self.verification_note:
+            raise ValueError("verification_note is required unless verification is 'verified'")
+        return self
+
+    @property
+    def byline(self) -> str:
+        """Authors or organisation as one short line."""
+        names = ", ".join(self.authors[:3])
+        if names and (self.et_al or len(self.authors) > 3):
+            names += " et al."
+        if names and self.organisation:
+            return f"{names} ({self.organisation})"
+        return names or self.organisation or "unknown authors"
+
+
+SignalType = Literal["fraction", "number", "integer", "choice", "bool"]
+
+
+class Preset(BaseModel):
+    """A ready-made answer shown as a button; also the answer space for picking questions."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    label: Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=60)]
+    value: float | int | bool | str
+
+
+class Rule(BaseModel):
+    """When ``when`` holds, add ``points`` to stages; ``why`` and ``source`` explain it."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    id: Slug
+    when: Text
+    points: dict[StageId, float] = Field(min_length=1)
+    why: Text
+    source: Slug = Field(description="Id of the catalog paper the rule rests on.")
+
+    @field_validator("when")
+    @classmethod
+    def _parses(cls, value: str) -> str:
+        try:
+            parse_expr(value)
+        except ExprError as exc:
+            raise ValueError(str(exc)) from None
+        return value
+
+    @property
+    def expr(self):
+        return parse_expr(self.when)
+
+
+class Signal(EntryBase):
+    """Something a team can tell about its run, with the rules that weigh it on stages."""
+
+    kind: Literal["signal"]
+    question: Text
+    type: SignalType
+    unit: Text | None = None
+    minimum: float | None = None
+    maximum: float | None = None
+    exclusive_minimum: bool = False
+    choices: list[Slug] = Field(default_factory=list, description="Allowed words for type 'choice'.")
+    presets: list[Preset] = Field(default_factory=list)
+    how_to_measure: Text
+    rules: list[Rule] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _consistent(self) -> "Signal":
+        if self.type == "choice" and len(self.choices) < 2:
+            raise ValueError("a 'choice' signal needs at least two choices")
+        if self.type != "choice" and self.choices:
+            raise ValueError("only 'choice' signals take choices")
+        if self.type == "fraction":
+            object.__setattr__(self, "minimum", 0.0 if self.minimum is None else self.minimum)
+            object.__setattr__(self, "maximum", 1.0 if self.maximum is None else self.maximum)
+        for preset in self.presets:
+            self.coerce(preset.value)  # raises ValueError naming the bad preset value
+        return self
+
+    def coerce(self, raw: object) -> float | int | bool | str:
+        """Turn a typed or JSON answer into this signal's value; ValueError says why not."""
+        if self.type == "bool":
+            if isinstance(raw, bool):
+                return raw
+            word = str(raw).strip().lower()
+            if word in {"true", "yes", "y", "1"}:
+                return True
+            if word in {"false", "no", "n", "0"}:
+                return False
+            raise ValueError(f"{self.id} takes yes/no (true/false), not {raw!r}")
+        if self.type == "choice":
+            word = str(raw).strip().lower()
+            if word not in self.choices:
+                raise ValueError(f"{self.id} takes one of {', '.join(self.choices)}, not {raw!r}")
+            return word
+        if isinstance(raw, bool):
+            raise ValueError(f"{self.id} takes a number, not {raw!r}")
+        if isinstance(raw, str):
+            text = raw.strip().replace(",", "")
+            percent = text.endswith("%")
+            try:
+                number = float(text.rstrip("%").strip())
+            except ValueError:
+                raise ValueError(f"{self.id} takes a number, not {raw!r}") from None
+            if percent:
+                number /= 100.0
+        elif isinstance(raw, (int, float)):
+            number = float(raw)
+        else:
+            raise ValueError(f"{self.id} takes a number, not {raw!r}")
+        if number != number or number in (float("inf"), float("-inf")):
+            raise ValueError(f"{self.id} takes a finite number, not {raw!r}")
+        if self.type == "fraction" and 1.0 < number <= 100.0 and isinstance(raw, str) and not raw.strip().endswith("%"):
+            raise ValueError(f"{self.id} is a fraction from 0 to 1 (write 0.4 or 40%), not {raw!r}")
+        if self.type == "integer":
+            if number != int(number):
+                raise ValueError(f"{self.id} takes a whole number, not {raw!r}")
+            number = int(number)
+        if self.minimum is not None and (number < self.minimum or (self.exclusive_minimum and number == self.minimum)):
+            bound = "above" if self.exclusive_minimum else "at least"
+            raise ValueError(f"{self.id} must be {bound} {self.minimum:g}, not {raw!r}")
+        if self.maximum is not None and number > self.maximum:
+            raise ValueError(f"{self.id} must be at most {self.maximum:g}, not {raw!r}")
+        return number
+
+
+Entry = Annotated[Union[Stage, Topic, Paper, Signal], Field(discriminator="kind")]
+KINDS = ("stage", "topic", "paper", "signal")
+
+
+class DiagnosisSettings(BaseModel):
+    """How rule points become a verdict; see knowledge/catalog.yaml."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    none_score: float = 2.0
+    min_score: float = Field(default=2.5, gt=0)
+    min_lead: float = Field(default=1.0, ge=0)
+    temperature: float = Field(default=1.0, gt=0)
+    stop_confidence: float = Field(default=0.8, gt=0, le=1)
+    max_questions: int = Field(default=12, ge=1)
+    next_checks: int = Field(default=3, ge=0)
+    papers: int = Field(default=5, ge=0)
+
+
+class CatalogSettings(BaseModel):
+    """Catalog-wide settings from ``knowledge/catalog.yaml``."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    search_floor: float = Field(default=0.37, ge=0, le=1)
+    diagnosis: DiagnosisSettings = Field(default_factory=DiagnosisSettings)

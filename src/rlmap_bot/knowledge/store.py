@@ -1,0 +1,233 @@
+"""The read-only knowledge store: a SQLite file built from ``knowledge/``.
+
+``build_store`` writes a complete new file beside the old one and swaps it in
+with ``os.replace``, so readers see either the old store or the new one, never
+half of each, and a failed build leaves the old store untouched.  The store
+also remembers when each entry first appeared and last changed (carried over
+from the previous file), which digests use to tell new entries from updated.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import json
+import os
+import sqlite3
+from dataclasses import dataclass
+from pathlib import Path
+
+import sqlite_utils
+from pydantic import TypeAdapter
+
+from rlmap_bot.knowledge.loader import Catalog, knowledge_files, load_catalog
+from rlmap_bot.knowledge.schema import CatalogSettings, Entry, Paper, Signal, Stage, Topic
+from rlmap_bot.search.text import normalize
+
+SCHEMA_VERSION = 1
+_ENTRY = TypeAdapter(Entry)
+
+
+def catalog_fingerprint(root: Path) -> str:
+    """A hash of every knowledge file's path and content: changes when the catalog does."""
+    digest = hashlib.sha256()
+    root = Path(root)
+    for path in knowledge_files(root) + [p for p in [root / "catalog.yaml"] if p.exists()]:
+        digest.update(path.relative_to(root).as_posix().encode())
+        digest.update(b"\0")
+        digest.update(path.read_bytes())
+        digest.update(b"\0")
+    return digest.hexdigest()
+
+
+def _entry_hash(entry: Entry) -> str:
+    data = entry.model_dump(mode="json", exclude={"added", "announce"})
+    return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()[:16]
+
+
+def search_fields(entry: Entry) -> dict[str, str]:
+    """The text an entry is found by, split in columns that search weighs differently."""
+    names = [entry.title, *entry.aliases]
+    authors: list[str] = []
+    text: list[str] = [entry.summary, *entry.questions]
+    if isinstance(entry, Paper):
+        authors = [*entry.authors, entry.organisation or ""]
+        if entry.arxiv:
+            names.append(entry.arxiv)
+        text += [*entry.facts, entry.venue or "", str(entry.year or "")]
+    elif isinstance(entry, Stage):
+        text += [entry.covers, *entry.symptoms, *entry.measure, *entry.levers]
+    elif isinstance(entry, Topic):
+        text.append(entry.body)
+    elif isinstance(entry, Signal):
+        names.append(entry.id.replace("_", " "))
+        text += [entry.question, entry.how_to_measure]
+    return {
+        "names": normalize(" | ".join(names)),
+        "authors": normalize(" ".join(authors)),
+        "keywords": normalize(" ".join(entry.keywords)),
+        "body": normalize(" ".join(text)),
+    }
+
+
+def _previous_history(path: Path) -> dict[str, tuple[str, str, str]]:
+    """(first_seen, changed_at, content_hash) by id from the store being replaced."""
+    if not path.exists():
+        return {}
+    try:
+        conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+        try:
+            rows = conn.execute("select id, first_seen, changed_at, content_hash from entries").fetchall()
+        finally:
+            conn.close()
+    except sqlite3.Error:
+        return {}
+    return {r[0]: (r[1], r[2], r[3]) for r in rows}
+
+
+def build_store(root: Path, db_path: Path, catalog: Catalog | None = None, now: dt.datetime | None = None) -> Catalog:
+    """Validate ``root`` and atomically replace ``db_path`` with a fresh store.
+
+    Raises :class:`~rlmap_bot.knowledge.loader.KnowledgeError` before touching
+    ``db_path`` when any file is wrong.
+    """
+    root, db_path = Path(root), Path(db_path)
+    catalog = catalog or load_catalog(root)
+    fingerprint = catalog_fingerprint(root)
+    now_text = (now or dt.datetime.now(dt.timezone.utc)).isoformat(timespec="seconds")
+    history = _previous_history(db_path)
+    db_path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = db_path.with_name(f".{db_path.name}.{os.getpid()}.tmp")
+    tmp.unlink(missing_ok=True)
+    try:
+        db = sqlite_utils.Database(tmp)
+        rows, docs = [], []
+        for entry in catalog.entries.values():
+            content_hash = _entry_hash(entry)
+            first_seen, changed_at, old_hash = history.get(entry.id, (now_text, now_text, content_hash))
+            if old_hash != content_hash:
+                changed_at = now_text
+            rows.append({
+                "id": entry.id,
+                "kind": entry.kind,
+                "title": entry.title,
+                "one_line": entry.one_line,
+                "added": entry.added.isoformat(),
+                "announce": int(entry.announce),
+                "first_seen": first_seen,
+                "changed_at": changed_at,
+                "content_hash": content_hash,
+                "source": catalog.sources.get(entry.id, ""),
+                "data": json.dumps(entry.model_dump(mode="json")),
+            })
+            docs.append({"id": entry.id, "kind": entry.kind, **search_fields(entry)})
+        db["entries"].insert_all(rows, pk="id")
+        db["entries"].create_index(["kind"])
+        db["entries"].create_index(["added"])
+        db["docs"].insert_all(docs, pk="id")
+        db["docs"].enable_fts(["names", "authors", "keywords", "body"], fts_version="FTS5", tokenize="unicode61")
+        db.execute("create virtual table docs_vocab using fts5vocab(docs_fts, 'row')")
+        db["meta"].insert_all(
+            [
+                {"key": "schema_version", "value": str(SCHEMA_VERSION)},
+                {"key": "fingerprint", "value": fingerprint},
+                {"key": "knowledge_root", "value": str(root.resolve())},
+                {"key": "built_at", "value": now_text},
+                {"key": "settings", "value": catalog.settings.model_dump_json()},
+            ],
+            pk="key",
+        )
+        db.conn.commit()
+        db.close()
+        os.replace(tmp, db_path)
+    finally:
+        tmp.unlink(missing_ok=True)
+    return catalog
+
+
+@dataclass(frozen=True)
+class StoredEntry:
+    """An entry as the store keeps it, with its history."""
+
+    entry: Entry
+    first_seen: str
+    changed_at: str
+    source: str
+
+
+class KnowledgeStore:
+    """Read access to a built store; everything is loaded once, the file stays the truth."""
+
+    def __init__(self, db_path: Path):
+        self.path = Path(db_path)
+        self.conn = sqlite3.connect(f"file:{self.path}?mode=ro", uri=True, check_same_thread=False)
+        self.meta = dict(self.conn.execute("select key, value from meta").fetchall())
+        self.settings = CatalogSettings.model_validate_json(self.meta.get("settings", "{}"))
+        self._stored: dict[str, StoredEntry] = {}
+        for id_, data, first_seen, changed_at, source in self.conn.execute(
+            "select id, data, first_seen, changed_at, source from entries"
+        ):
+            self._stored[id_] = StoredEntry(_ENTRY.validate_json(data), first_seen, changed_at, source)
+        self.catalog = Catalog(
+            entries={k: v.entry for k, v in self._stored.items()},
+            sources={k: v.source for k, v in self._stored.items()},
+            settings=self.settings,
+        )
+
+    def close(self) -> None:
+        self.conn.close()
+
+    def get(self, entry_id: str) -> Entry | None:
+        stored = self._stored.get(entry_id)
+        return stored.entry if stored else None
+
+    def stored(self, entry_id: str) -> StoredEntry | None:
+        return self._stored.get(entry_id)
+
+    def all(self, kind: str | None = None) -> list[Entry]:
+        return [s.entry for s in self._stored.values() if kind is None or s.entry.kind == kind]
+
+    def history(self) -> list[StoredEntry]:
+        return list(self._stored.values())
+
+    def counts(self) -> dict[str, int]:
+        return dict(self.conn.execute("select kind, count(*) from entries group by kind order by kind").fetchall())
+
+    def linked(self, entry_id: str) -> list[Entry]:
+        """Entries this one links to or that link to it, for 'related' buttons and `show`."""
+        entry = self.get(entry_id)
+        if entry is None:
+            return []
+        ids: list[str] = list(entry.related)
+        if isinstance(entry, Paper):
+            ids += [*entry.stages, *entry.subtopics]
+        elif isinstance(entry, Stage):
+            ids += entry.subtopics + [p.id for p in self.catalog.papers_for(entry.id)]
+        elif isinstance(entry, Topic):
+            ids += ([entry.parent] if entry.parent else []) + list(entry.stages)
+            ids += [t.id for t in self.catalog.children(entry.id)] + [p.id for p in self.catalog.papers_for(entry.id)]
+        ids += [e.id for e in self.catalog.entries.values() if entry_id in e.related]
+        seen: dict[str, None] = {}
+        for i in ids:
+            if i != entry_id and i in self._stored:
+                seen[i] = None
+        return [self._stored[i].entry for i in seen]
+
+
+def store_status(root: Path, db_path: Path) -> str:
+    """'missing', 'stale' or 'fresh': whether ``db_path`` reflects ``root``."""
+    if not Path(db_path).exists():
+        return "missing"
+    try:
+        conn = sqlite3.connect(f"file:{db_path}?mode=ro", uri=True)
+        try:
+            meta = dict(conn.execute("select key, value from meta").fetchall())
+        finally:
+            conn.close()
+    except sqlite3.Error:
+        return "missing"
+    if meta.get("schema_version") != str(SCHEMA_VERSION):
+        return "stale"
+    if meta.get("knowledge_root") != str(Path(root).resolve()):
+        return "stale"
+    return "fresh" if meta.get("fingerprint") == catalog_fingerprint(root) else "stale"
