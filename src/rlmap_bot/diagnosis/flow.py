@@ -1,0 +1,176 @@
+"""The guided diagnosis as a state machine over stored sessions.
+
+Every front-end (terminal, Slack thread) drives the same calls: start, answer,
+skip, back, stop.  Each returns a :class:`Step`: the next question, or the
+verdict.  Sessions are saved after every move, so a restart loses nothing and
+any process that shares the state store can continue a diagnosis.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from rlmap_bot.diagnosis.engine import DiagnosisInputError, Engine, Verdict
+from rlmap_bot.state.models import Session
+from rlmap_bot.state.store import StateStore, utcnow
+
+DEFAULT_TTL = dt.timedelta(hours=72)
+
+
+class FlowError(ValueError):
+    """A move that does not apply (finished session, stale button, bad answer)."""
+
+
+class PresetView(BaseModel):
+    label: str
+    value: Any
+
+
+class Question(BaseModel):
+    """What to ask next, with everything a front-end needs to render it."""
+
+    signal: str
+    title: str
+    text: str
+    type: str
+    unit: str | None = None
+    choices: list[str] = Field(default_factory=list)
+    presets: list[PresetView] = Field(default_factory=list)
+    how_to_measure: str
+    number: int = Field(description="1 for the first question asked in this session, and so on.")
+    can_go_back: bool
+
+
+class Step(BaseModel):
+    session: Session
+    question: Question | None = None
+    verdict: Verdict | None = None
+    leaning: Verdict | None = Field(default=None, description="The verdict so far, while questions remain.")
+    note: str | None = None
+
+    @property
+    def finished(self) -> bool:
+        return self.verdict is not None
+
+
+class Flow:
+    """Drives sessions through the engine; the state store keeps them."""
+
+    def __init__(self, engine: Engine, store: StateStore, ttl: dt.timedelta = DEFAULT_TTL):
+        self.engine = engine
+        self.store = store
+        self.ttl = ttl
+
+    # -- moves ------------------------------------------------------------------------------
+    def start(self, user: str, team: str = "local", channel: str = "local", thread_ts: str | None = None) -> Step:
+        session = Session(user=user, team=team, channel=channel, thread_ts=thread_ts)
+        session = session.model_copy(update={"current": self._pick(session)})
+        self.store.create_session(session)
+        return self._step(session)
+
+    def load(self, session_id: str) -> Session:
+        session = self.store.get_session(session_id)
+        if session is None:
+            raise FlowError("that diagnosis no longer exists")
+        if session.status == "open" and utcnow() - session.updated_at > self.ttl:
+            session = self.store.save_session(session.model_copy(update={"status": "expired"}))
+        return session
+
+    def resume(self, session_id: str) -> Step:
+        return self._step(self.load(session_id))
+
+    def answer(self, session_id: str, signal_id: str, raw: Any) -> Step:
+        session = self._open(session_id)
+        if signal_id != session.current:
+            raise FlowError("that question was already answered; answer the latest one")
+        try:
+            value = self.engine.validate({signal_id: raw})[signal_id]
+        except (DiagnosisInputError, KeyError) as exc:
+            raise FlowError(str(exc) if str(exc) else f"{signal_id} needs a value") from None
+        answers = {**session.answers, signal_id: value}
+        return self._advance(session, answers=answers, skipped=session.skipped, note=f"{signal_id} = {value}")
+
+    def skip(self, session_id: str, signal_id: str | None = None) -> Step:
+        """'Don't know': move on without an answer; the signal stays out of next checks."""
+        session = self._open(session_id)
+        if signal_id is not None and signal_id != session.current:
+            raise FlowError("that question was already answered; answer the latest one")
+        if session.current is None:
+            return self._step(session)
+        return self._advance(session, answers=session.answers, skipped=[*session.skipped, session.current],
+                             note=f"skipped {session.current}")
+
+    def back(self, session_id: str) -> Step:
+        session = self._open(session_id)
+        if not session.history:
+            raise FlowError("this is the first question; there is nothing to go back to")
+        last = session.history[-1]
+        answers = {k: v for k, v in session.answers.items() if k != last}
+        skipped = [s for s in session.skipped if s != last]
+        session = self.store.save_session(session.model_copy(update={
+            "answers": answers, "skipped": skipped, "history": session.history[:-1], "current": last,
+        }))
+        return self._step(session, note=f"back to {last}")
+
+    def stop(self, session_id: str) -> Step:
+        session = self._open(session_id)
+        session = self.store.save_session(session.model_copy(update={"status": "stopped", "current": None}))
+        return self._step(session, note="stopped early")
+
+    def attach(self, session_id: str, message_ts: str | None = None, thread_ts: str | None = None) -> Session:
+        """Remember where a front-end shows this session (its card, its thread)."""
+        session = self.load(session_id)
+        update: dict[str, Any] = {}
+        if message_ts is not None:
+            update["message_ts"] = message_ts
+        if thread_ts is not None:
+            update["thread_ts"] = thread_ts
+        return self.store.save_session(session.model_copy(update=update))
+
+    # -- internals --------------------------------------------------------------------------
+    def _open(self, session_id: str) -> Session:
+        session = self.load(session_id)
+        if session.status != "open":
+            raise FlowError(f"that diagnosis is {session.status}; start a new one")
+        return session
+
+    def _advance(self, session: Session, answers: dict[str, Any], skipped: list[str], note: str) -> Step:
+        history = [*session.history, session.current] if session.current else list(session.history)
+        moved = session.model_copy(update={"answers": answers, "skipped": skipped, "history": history})
+        nxt = self._pick(moved)
+        status = "open" if nxt else "done"
+        saved = self.store.save_session(moved.model_copy(update={"current": nxt, "status": status}))
+        return self._step(saved, note=note)
+
+    def _pick(self, session: Session) -> str | None:
+        """The most informative question left, or None when done."""
+        asked = len(session.history)
+        if asked >= self.engine.settings.max_questions:
+            return None
+        if session.answers and self.engine.is_settled(session.answers):
+            return None
+        checks = self.engine.information(session.answers, exclude=session.skipped)
+        useful = [c for c in checks if c.gain > 0.001]
+        return useful[0].signal if useful else None
+
+    def _step(self, session: Session, note: str | None = None) -> Step:
+        verdict = self.engine.diagnose(session.answers, exclude=session.skipped, validated=True)
+        if session.status != "open" or session.current is None:
+            return Step(session=session, verdict=verdict, note=note)
+        signal = self.engine.signals[session.current]
+        question = Question(
+            signal=signal.id,
+            title=signal.title,
+            text=signal.question,
+            type=signal.type,
+            unit=signal.unit,
+            choices=list(signal.choices),
+            presets=[PresetView(label=p.label, value=p.value) for p in signal.presets],
+            how_to_measure=signal.how_to_measure,
+            number=len(session.history) + 1,
+            can_go_back=bool(session.history),
+        )
+        return Step(session=session, question=question, leaning=verdict, note=note)

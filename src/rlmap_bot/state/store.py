@@ -1,0 +1,201 @@
+"""The state store: everything the bot remembers between messages and restarts.
+
+Diagnosis sessions, processed event ids (and, later, subscriptions and the
+digest ledger) live here, behind this one module.  It speaks SQLAlchemy Core,
+so the same code runs on the default SQLite file and on PostgreSQL; nothing
+else in the project knows which engine is behind it.  Schema changes are
+numbered migrations recorded in ``schema_migrations``.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from pathlib import Path
+from typing import Any, Callable
+
+import sqlalchemy as sa
+from sqlalchemy.engine import Engine
+
+from rlmap_bot.state.models import Session
+
+metadata = sa.MetaData()
+
+schema_migrations = sa.Table(
+    "schema_migrations", metadata,
+    sa.Column("version", sa.Integer, primary_key=True),
+    sa.Column("applied_at", sa.String(40), nullable=False),
+)
+
+sessions = sa.Table(
+    "sessions", metadata,
+    sa.Column("id", sa.String(64), primary_key=True),
+    sa.Column("team", sa.String(64), nullable=False),
+    sa.Column("channel", sa.String(64), nullable=False),
+    sa.Column("thread_ts", sa.String(64)),
+    sa.Column("user_id", sa.String(64), nullable=False),
+    sa.Column("status", sa.String(16), nullable=False),
+    sa.Column("version", sa.Integer, nullable=False),
+    sa.Column("data", sa.Text, nullable=False),
+    sa.Column("started_at", sa.String(40), nullable=False),
+    sa.Column("updated_at", sa.String(40), nullable=False),
+)
+
+processed_events = sa.Table(
+    "processed_events", metadata,
+    sa.Column("event_id", sa.String(128), primary_key=True),
+    sa.Column("team", sa.String(64), nullable=False),
+    sa.Column("seen_at", sa.String(40), nullable=False),
+)
+
+
+def _m1(conn: sa.Connection) -> None:
+    for table in (sessions, processed_events):
+        table.create(conn, checkfirst=True)
+    sa.Index("ix_sessions_thread", sessions.c.team, sessions.c.channel, sessions.c.thread_ts).create(conn, checkfirst=True)
+    sa.Index("ix_sessions_user", sessions.c.team, sessions.c.user_id, sessions.c.status).create(conn, checkfirst=True)
+
+
+MIGRATIONS: list[tuple[int, Callable[[sa.Connection], None]]] = [(1, _m1)]
+
+
+def utcnow() -> dt.datetime:
+    return dt.datetime.now(dt.timezone.utc)
+
+
+def _iso(moment: dt.datetime) -> str:
+    return moment.astimezone(dt.timezone.utc).isoformat(timespec="microseconds")
+
+
+class ConflictError(RuntimeError):
+    """Someone else changed the session first (a double click, another replica)."""
+
+
+class StateStore:
+    """Sessions and processed events, on SQLite by default."""
+
+    def __init__(self, url_or_path: str | Path):
+        url = str(url_or_path)
+        if "://" not in url:
+            Path(url).expanduser().parent.mkdir(parents=True, exist_ok=True)
+            url = f"sqlite:///{Path(url).expanduser()}"
+        self.url = url
+        self.engine: Engine = sa.create_engine(url, future=True, pool_pre_ping=True)
+        if self.engine.dialect.name == "sqlite":
+            sa.event.listen(self.engine, "connect", _sqlite_pragmas)
+        self.migrate()
+
+    def migrate(self) -> int:
+        """Apply every migration not yet recorded; return the schema version."""
+        with self.engine.begin() as conn:
+            schema_migrations.create(conn, checkfirst=True)
+            done = {r[0] for r in conn.execute(sa.select(schema_migrations.c.version))}
+            for version, step in MIGRATIONS:
+                if version not in done:
+                    step(conn)
+                    conn.execute(schema_migrations.insert().values(version=version, applied_at=_iso(utcnow())))
+        return MIGRATIONS[-1][0]
+
+    def close(self) -> None:
+        self.engine.dispose()
+
+    # -- diagnosis sessions -----------------------------------------------------------------
+    def create_session(self, session: Session) -> Session:
+        with self.engine.begin() as conn:
+            conn.execute(sessions.insert().values(**_session_row(session)))
+        return session
+
+    def save_session(self, session: Session) -> Session:
+        """Write ``session`` if nobody saved a newer version first; bump its version."""
+        expected = session.version
+        session = session.model_copy(update={"version": expected + 1, "updated_at": utcnow()})
+        with self.engine.begin() as conn:
+            result = conn.execute(
+                sessions.update()
+                .where(sessions.c.id == session.id, sessions.c.version == expected)
+                .values(**_session_row(session))
+            )
+        if result.rowcount != 1:
+            raise ConflictError(f"session {session.id} changed meanwhile")
+        return session
+
+    def get_session(self, session_id: str) -> Session | None:
+        with self.engine.connect() as conn:
+            row = conn.execute(sa.select(sessions.c.data, sessions.c.version).where(sessions.c.id == session_id)).first()
+        return _session_from(row) if row else None
+
+    def find_session(self, team: str, channel: str, thread_ts: str, status: str = "open") -> Session | None:
+        """The newest session in a thread with this status."""
+        with self.engine.connect() as conn:
+            row = conn.execute(
+                sa.select(sessions.c.data, sessions.c.version)
+                .where(sessions.c.team == team, sessions.c.channel == channel,
+                       sessions.c.thread_ts == thread_ts, sessions.c.status == status)
+                .order_by(sessions.c.started_at.desc())
+                .limit(1)
+            ).first()
+        return _session_from(row) if row else None
+
+    def list_sessions(self, team: str | None = None, user: str | None = None, status: str | None = "open") -> list[Session]:
+        query = sa.select(sessions.c.data, sessions.c.version).order_by(sessions.c.updated_at.desc())
+        if team is not None:
+            query = query.where(sessions.c.team == team)
+        if user is not None:
+            query = query.where(sessions.c.user_id == user)
+        if status is not None:
+            query = query.where(sessions.c.status == status)
+        with self.engine.connect() as conn:
+            return [_session_from(r) for r in conn.execute(query)]
+
+    def expire_sessions(self, older_than: dt.datetime) -> int:
+        """Mark open sessions untouched since ``older_than`` as expired; return how many."""
+        expired = 0
+        for session in self.list_sessions(status="open"):
+            if session.updated_at < older_than:
+                try:
+                    self.save_session(session.model_copy(update={"status": "expired"}))
+                    expired += 1
+                except ConflictError:
+                    continue
+        return expired
+
+    # -- processed events -------------------------------------------------------------------
+    def claim_event(self, event_id: str, team: str = "") -> bool:
+        """True the first time an event id is claimed, False for every repeat (retries)."""
+        try:
+            with self.engine.begin() as conn:
+                conn.execute(processed_events.insert().values(event_id=event_id, team=team, seen_at=_iso(utcnow())))
+            return True
+        except sa.exc.IntegrityError:
+            return False
+
+    def forget_events(self, older_than: dt.datetime) -> int:
+        with self.engine.begin() as conn:
+            return conn.execute(processed_events.delete().where(processed_events.c.seen_at < _iso(older_than))).rowcount
+
+
+def _sqlite_pragmas(dbapi_conn: Any, _record: Any) -> None:
+    cursor = dbapi_conn.cursor()
+    cursor.execute("PRAGMA journal_mode=WAL")
+    cursor.execute("PRAGMA busy_timeout=5000")
+    cursor.close()
+
+
+def _session_row(session: Session) -> dict[str, Any]:
+    return {
+        "id": session.id,
+        "team": session.team,
+        "channel": session.channel,
+        "thread_ts": session.thread_ts,
+        "user_id": session.user,
+        "status": session.status,
+        "version": session.version,
+        "data": session.model_dump_json(),
+        "started_at": _iso(session.started_at),
+        "updated_at": _iso(session.updated_at),
+    }
+
+
+def _session_from(row: Any) -> Session:
+    session = Session.model_validate(json.loads(row[0]))
+    return session.model_copy(update={"version": row[1]})
