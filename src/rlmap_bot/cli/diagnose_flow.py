@@ -1,0 +1,45 @@
+"""The guided diagnosis in a terminal: numbered options, one question at a time."""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from rlmap_bot.cli import render
+from rlmap_bot.core import Core
+from rlmap_bot.diagnosis.flow import FlowError, Step
+
+Ask = Callable[[str], "str | None"]
+Say = Callable[[str], None]
+
+
+def run_guided(core: Core, ask: Ask, say: Say, user: str, where: str, session_id: str | None = None) -> Step:
+    """Run (or resume) a diagnosis until a verdict, or until input ends (it stays resumable)."""
+    flow = core.flow
+    step = flow.resume(session_id) if session_id else flow.start(user=user, channel=where)
+    say(f"Diagnosis {step.session.id[:8]}: answer what you know; '?' skips a question.")
+    while step.question is not None:
+        question = step.question
+        reply = ask(render.question_text(question) + "\n> ")
+        if reply is None:
+            say(f"\n(paused; resume with `rlmap-bot diagnose --resume {step.session.id[:8]}`)")
+            return step
+        reply = reply.strip()
+        try:
+            if reply in {"?", "", "dk", "don't know", "dont know", "skip"}:
+                step = flow.skip(step.session.id, question.signal)
+            elif reply.lower() in {"<", "back"}:
+                step = flow.back(step.session.id)
+            elif reply.lower() in {"stop", "quit", "verdict"}:
+                step = flow.stop(step.session.id)
+            elif len(reply) == 1 and reply.isalpha() and question.presets:
+                index = ord(reply.lower()) - ord("a")
+                if not 0 <= index < len(question.presets):
+                    raise FlowError(f"no option {reply!r}; pick a-{chr(ord('a') + len(question.presets) - 1)}")
+                step = flow.answer(step.session.id, question.signal, question.presets[index].value)
+            else:
+                step = flow.answer(step.session.id, question.signal, reply)
+        except FlowError as exc:
+            say(f"  {exc}")
+    say("")
+    say(render.verdict_text(step.verdict))
+    return step
