@@ -1,0 +1,223 @@
+#!/usr/bin/env python3
+"""Benchmarks for ask and diagnose, with baselines measured side by side in one run.
+
+    python3 dev.py bench                 # everything (about a minute or two on 2 cores)
+    python3 dev.py bench --sizes 1000    # only the 1k catalog for latency
+
+Prints:
+1. Search quality on tests/questions.yaml: top-3 accuracy, MRR and off-topic
+   rejection for rlmap-bot's search, FTS5/BM25 alone, and rapidfuzz WRatio over
+   titles alone, on the same store.
+2. Ask latency p50/p99 at catalog sizes 1k, 10k, 100k (synthetic papers added to
+   the real catalog), for the project's search and both baselines, with ratios.
+3. Diagnosis verdict latency p50/p99.
+Not part of the test suite: timings belong here, not in tests.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import random
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import yaml
+from rapidfuzz import fuzz, process
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "src"))
+
+from rlmap_bot.diagnosis.engine import Engine  # noqa: E402
+from rlmap_bot.knowledge.loader import Catalog, load_catalog  # noqa: E402
+from rlmap_bot.knowledge.schema import Paper  # noqa: E402
+from rlmap_bot.knowledge.store import KnowledgeStore, build_store  # noqa: E402
+from rlmap_bot.search.engine import Searcher  # noqa: E402
+from rlmap_bot.search.text import content_tokens  # noqa: E402
+
+QUESTIONS = yaml.safe_load((ROOT / "tests" / "questions.yaml").read_text())
+
+
+# -- baselines ---------------------------------------------------------------------------------
+class BM25Only:
+    """FTS5/BM25 over the same store and columns, no fuzzy step, no floor."""
+
+    name = "FTS5/BM25 alone"
+
+    def __init__(self, store: KnowledgeStore):
+        self.conn = store.conn
+
+    def ask(self, question: str, limit: int = 3) -> list[str]:
+        terms = content_tokens(question)
+        if not terms:
+            return []
+        match = " OR ".join('"' + t.replace('"', "") + '"' for t in terms)
+        rows = self.conn.execute(
+            "select docs.id from docs_fts join docs on docs.rowid = docs_fts.rowid "
+            "where docs_fts match ? order by bm25(docs_fts) limit ?", (match, limit)).fetchall()
+        return [r[0] for r in rows]
+
+
+class WRatioTitles:
+    """rapidfuzz WRatio of the question against every title, best first."""
+
+    name = "WRatio over titles"
+
+    def __init__(self, store: KnowledgeStore):
+        entries = store.all()
+        self.ids = [e.id for e in entries]
+        self.titles = [e.title for e in entries]
+
+    def ask(self, question: str, limit: int = 3) -> list[str]:
+        found = process.extract(question, self.titles, scorer=fuzz.WRatio, limit=limit, processor=str.lower)
+        return [self.ids[i] for _, _, i in found]
+
+
+class Ours:
+    name = "rlmap-bot search"
+
+    def __init__(self, store: KnowledgeStore):
+        self.searcher = Searcher(store)
+
+    def ask(self, question: str, limit: int = 3) -> list[str]:
+        return [h.id for h in self.searcher.ask(question, limit=limit).results]
+
+
+# -- quality -----------------------------------------------------------------------------------
+def quality(system) -> dict[str, float]:
+    covered = [q for q in QUESTIONS if q["expect"]]
+    offtopic = [q for q in QUESTIONS if not q["expect"]]
+    top3 = rr = 0.0
+    for item in covered:
+        ids = system.ask(item["q"], limit=10)
+        expect = set(item["expect"])
+        if expect & set(ids[:3]):
+            top3 += 1
+        rank = next((i for i, x in enumerate(ids, 1) if x in expect), None)
+        rr += 1.0 / rank if rank else 0.0
+    rejected = sum(1 for item in offtopic if not system.ask(item["q"], limit=3))
+    return {"top3": top3 / len(covered), "mrr": rr / len(covered), "reject": rejected / len(offtopic)}
+
+
+# -- synthetic catalog -------------------------------------------------------------------------
+WORDS = """policy gradient value critic actor advantage baseline variance bias entropy exploration exploitation
+reward model verifier grader preference human feedback rollout sampler inference throughput latency batch
+minibatch epoch curriculum environment simulator sandbox task procedural benchmark evaluation seed bootstrap
+interval scaling law compute data token parameter transformer mixture expert sparse dense attention context
+agent tool search planning reasoning chain thought mathematics code theorem proof game board atari control
+robot navigation offline online distributed asynchronous synchronous replay buffer priority off-policy on-policy
+trust region clipping normalization regularization distillation imitation pretraining finetuning alignment
+safety robustness generalization transfer meta lifelong continual memory world dynamics latent imagination
+hierarchical option skill intrinsic curiosity novelty count density calibration uncertainty ensemble""".split()
+FIRST = "Alex Sam Jordan Taylor Morgan Casey Robin Jamie Avery Quinn Riley Parker Drew Kai Noor Lena Ivan Mei".split()
+LAST = """Okafor Lindqvist Moreau Tanaka Ivanova Haddad Kowalski Nguyen Bianchi Fischer Sato Costa Novak Ahmed
+Larsen Petrov Garcia Kim Mensah Rossi Weber Silva Dubois Yilmaz Horvat Jensen""".split()
+ORGS = "Acme Labs|Northwind AI|Contoso Research|Globex|Initech|Umbrella ML|Hooli Brain|Vandelay Compute".split("|")
+
+
+def synthetic_catalog(real: Catalog, total: int, rng: random.Random) -> Catalog:
+    entries = dict(real.entries)
+    sources = dict(real.sources)
+    stages = ["environments", "rollouts", "reward", "optimization", "evaluation"]
+    subtopics = ["compute-performance-curves", "data-scaling", "reward-overoptimization", "emergent-capability"]
+    i = 0
+    while len(entries) < total:
+        i += 1
+        title_words = rng.sample(WORDS, rng.randint(3, 7))
+        title = " ".join(w.capitalize() for w in title_words)
+        summary = " ".join(rng.choice(WORDS) for _ in range(rng.randint(18, 40))).capitalize() + "."
+        paper = Paper(
+            id=f"syn-{i:06d}", kind="paper", title=title, summary=summary,
+            aliases=[" ".join(rng.sample(WORDS, 2))], keywords=rng.sample(WORDS, 4),
+            authors=[f"{rng.choice(FIRST)} {rng.choice(LAST)}" for _ in range(rng.randint(1, 3))],
+            organisation=rng.choice(ORGS), year=rng.randint(2015, 2026), verification="verified",
+            facts=[" ".join(rng.choice(WORDS) for _ in range(12)) + "."],
+            stages=rng.sample(stages, rng.randint(1, 2)), subtopics=rng.sample(subtopics, 1),
+            added=dt.date(2026, 1, 1) + dt.timedelta(days=rng.randint(0, 330)),
+        )
+        entries[paper.id] = paper
+        sources[paper.id] = "synthetic"
+    return Catalog(entries=entries, sources=sources, settings=real.settings)
+
+
+def timed(fn, queries: list[str], repeat: int) -> tuple[float, float]:
+    samples = []
+    for _ in range(repeat):
+        for q in queries:
+            t0 = time.perf_counter()
+            fn(q)
+            samples.append((time.perf_counter() - t0) * 1000)
+    samples.sort()
+    return statistics.median(samples), samples[min(len(samples) - 1, int(len(samples) * 0.99))]
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--sizes", type=int, nargs="+", default=[1000, 10000, 100000])
+    parser.add_argument("--repeat", type=int, default=3, help="passes over the question set per size")
+    args = parser.parse_args(argv)
+    knowledge = ROOT / "knowledge"
+    real = load_catalog(knowledge)
+    rng = random.Random(7)
+    with tempfile.TemporaryDirectory() as tmp:
+        db = Path(tmp) / "real.db"
+        build_store(knowledge, db, catalog=real)
+        store = KnowledgeStore(db)
+        systems = [Ours(store), BM25Only(store), WRatioTitles(store)]
+        print(f"1. Search quality on tests/questions.yaml ({len(QUESTIONS)} questions, "
+              f"{sum(1 for q in QUESTIONS if not q['expect'])} off-topic), real catalog of {len(real.entries)} entries")
+        print(f"   {'system':22} {'top-3 acc':>9} {'MRR':>6} {'off-topic rejected':>19}")
+        results = {}
+        for system in systems:
+            r = quality(system)
+            results[system.name] = r
+            print(f"   {system.name:22} {r['top3']:9.3f} {r['mrr']:6.3f} {r['reject']:19.3f}")
+        ours = results["rlmap-bot search"]
+        for name, r in results.items():
+            if name != "rlmap-bot search":
+                print(f"   ratio ours/{name}: top-3 {ours['top3'] / max(r['top3'], 1e-9):.2f}x, MRR {ours['mrr'] / max(r['mrr'], 1e-9):.2f}x")
+
+        queries = [q["q"] for q in QUESTIONS]
+        print(f"\n2. Ask latency, ms per question ({len(queries)} questions x {args.repeat} passes per size)")
+        print(f"   {'entries':>8} {'ours p50':>9} {'ours p99':>9} {'BM25 p50':>9} {'WRatio p50':>11} {'ours/BM25':>10} {'ours/WRatio':>12}")
+        p50s = {}
+        for size in args.sizes:
+            catalog = synthetic_catalog(real, size, rng)
+            sdb = Path(tmp) / f"syn-{size}.db"
+            build_store(knowledge, sdb, catalog=catalog)
+            sstore = KnowledgeStore(sdb)
+            ours_sys, bm25_sys, wr_sys = Ours(sstore), BM25Only(sstore), WRatioTitles(sstore)
+            for q in queries:  # warm caches the way a running bot would be
+                ours_sys.ask(q)
+            o50, o99 = timed(ours_sys.ask, queries, args.repeat)
+            b50, _ = timed(bm25_sys.ask, queries, args.repeat)
+            w50, _ = timed(wr_sys.ask, queries, args.repeat)
+            p50s[size] = o50
+            print(f"   {size:>8} {o50:9.2f} {o99:9.2f} {b50:9.2f} {w50:11.2f} {o50 / b50:10.2f} {o50 / w50:12.2f}")
+            sstore.close()
+        if 10000 in p50s and 100000 in p50s:
+            growth = p50s[100000] / p50s[10000]
+            print(f"   p50 growth from 10k to 100k entries: {growth:.2f}x for 10x the entries")
+
+        engine = Engine(real)
+        signal_ids = list(engine.signals)
+        cases = []
+        for _ in range(300):
+            chosen = rng.sample(signal_ids, rng.randint(0, len(signal_ids)))
+            values = {}
+            for sid in chosen:
+                options = engine.candidate_values(engine.signals[sid])
+                if options:
+                    values[sid] = rng.choice(options)
+            cases.append(values)
+        d50, d99 = timed(lambda v: engine.diagnose(v, validated=True), cases, 1)
+        print(f"\n3. Diagnosis: verdict (with next checks and papers) p50 {d50:.2f} ms, p99 {d99:.2f} ms "
+              f"over {len(cases)} random signal sets")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

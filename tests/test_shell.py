@@ -1,0 +1,49 @@
+"""The local shell, driven line by line as a person would type."""
+
+from __future__ import annotations
+
+import io
+
+from rlmap_bot.cli.shell import run_shell
+
+
+def drive(core, *lines: str) -> str:
+    out = io.StringIO()
+    run_shell(core, stdin=io.StringIO("\n".join(lines) + "\n"), stdout=out)
+    return out.getvalue()
+
+
+def test_plain_line_is_a_question(core):
+    out = drive(core, "our grader says 90% solved but spot checks disagree, where do I look?", "quit")
+    first = [l for l in out.splitlines() if l.startswith("1. ")][0]
+    assert "Reward quality" in first
+
+
+def test_commands(core):
+    out = drive(core, "help", "stages", "papers", "show dapo", "ask Hafner's paper", "quit")
+    assert "ask QUESTION" in out and "diagnose" in out
+    assert "1. Environments (environments)" in out
+    assert "papers in the catalog" in out
+    assert "DAPO" in out and "Key facts:" in out
+    assert "Mastering Diverse Domains through World Models" in out
+    assert out.rstrip().endswith("bye")
+
+
+def test_bad_input_never_shows_a_traceback(core):
+    out = drive(core, "show", "show no-such-thing", "ask", "!!!", "\x00\x01", "show ../../etc/passwd", "quit")
+    assert "Traceback" not in out
+    assert "usage: show ID" in out
+    assert "no entry 'no-such-thing'" in out
+    assert "usage: ask QUESTION" in out
+    assert "Nothing in the map is relevant" in out
+
+
+def test_off_topic_says_what_it_knows(core):
+    out = drive(core, "where is the coffee machine?", "quit")
+    assert "Nothing in the map is relevant" in out
+    assert "Rollout generation" in out
+
+
+def test_end_of_input_quits(core):
+    out = drive(core, "stages")
+    assert out.rstrip().endswith("bye")

@@ -1,0 +1,79 @@
+"""The knowledge store: built with FTS5, swapped atomically, history kept, rebuilt when stale."""
+
+from __future__ import annotations
+
+import datetime as dt
+import sqlite3
+
+from rlmap_bot.core import Core
+from rlmap_bot.knowledge.store import KnowledgeStore, build_store, store_status
+
+
+def test_build_creates_entries_and_fts5(knowledge_copy, tmp_path):
+    db = tmp_path / "kb.db"
+    catalog = build_store(knowledge_copy, db)
+    with sqlite3.connect(db) as conn:
+        assert conn.execute("select count(*) from entries").fetchone()[0] == len(catalog.entries)
+        sql = conn.execute("select sql from sqlite_master where name='docs_fts'").fetchone()[0]
+        assert "fts5" in sql.lower()
+        hits = conn.execute("select rowid from docs_fts where docs_fts match 'overoptimization'").fetchall()
+        assert hits
+
+
+def test_history_survives_rebuilds_and_marks_changes(knowledge_copy, tmp_path):
+    db = tmp_path / "kb.db"
+    t0 = dt.datetime(2026, 11, 1, tzinfo=dt.timezone.utc)
+    t1 = dt.datetime(2026, 11, 8, tzinfo=dt.timezone.utc)
+    build_store(knowledge_copy, db, now=t0)
+    path = knowledge_copy / "papers" / "ppo.yaml"
+    path.write_text(path.read_text().replace("summary: ", "summary: Updated. ", 1))
+    (knowledge_copy / "papers" / "zz-new.yaml").write_text(
+        "id: zz-new\nkind: paper\ntitle: A New Paper\nsummary: Something new.\nverification: verified\n"
+        "stages: [reward]\nadded: 2026-11-08\n"
+    )
+    build_store(knowledge_copy, db, now=t1)
+    store = KnowledgeStore(db)
+    ppo, dapo, new = store.stored("ppo"), store.stored("dapo"), store.stored("zz-new")
+    assert ppo.first_seen.startswith("2026-11-01") and ppo.changed_at.startswith("2026-11-08")
+    assert dapo.first_seen.startswith("2026-11-01") and dapo.changed_at.startswith("2026-11-01")
+    assert new.first_seen.startswith("2026-11-08")
+
+
+def test_readers_keep_the_old_file_during_a_swap(knowledge_copy, tmp_path):
+    db = tmp_path / "kb.db"
+    build_store(knowledge_copy, db)
+    old = KnowledgeStore(db)
+    path = knowledge_copy / "papers" / "ppo.yaml"
+    path.write_text(path.read_text().replace("title: ", "title: Renamed ", 1))
+    build_store(knowledge_copy, db)
+    # The open reader still sees the file it opened; a new reader sees the new one.
+    old_title = old.conn.execute("select title from entries where id='ppo'").fetchone()[0]
+    assert not old_title.startswith("Renamed")
+    assert KnowledgeStore(db).get("ppo").title.startswith("Renamed")
+
+
+def test_core_builds_on_first_use_and_when_files_change(knowledge_copy, tmp_path):
+    db = tmp_path / "kb.db"
+    assert store_status(knowledge_copy, db) == "missing"
+    core = Core(knowledge_copy, db, state_url=tmp_path / "state.db")
+    assert core.get("reward").title == "Reward quality"
+    assert store_status(knowledge_copy, db) == "fresh"
+    path = knowledge_copy / "stages" / "reward.yaml"
+    path.write_text(path.read_text().replace("title: Reward quality", "title: Reward quality", 1) + "\n# touched\n")
+    assert store_status(knowledge_copy, db) == "stale"
+    core2 = Core(knowledge_copy, db, state_url=tmp_path / "state.db")
+    assert core2.warning is None
+    assert store_status(knowledge_copy, db) == "fresh"
+
+
+def test_reload_swaps_in_new_entries(knowledge_copy, tmp_path):
+    core = Core(knowledge_copy, tmp_path / "kb.db", state_url=tmp_path / "state.db")
+    assert core.get("zz-new") is None
+    (knowledge_copy / "papers" / "zz-new.yaml").write_text(
+        "id: zz-new\nkind: paper\ntitle: Quokka Scaling\nsummary: Quokkas scale well.\nverification: verified\n"
+        "stages: [reward]\nadded: 2026-12-01\n"
+    )
+    counts = core.reload()
+    assert counts["paper"] >= 1
+    assert core.get("zz-new").title == "Quokka Scaling"
+    assert core.ask("quokka scaling").results[0].id == "zz-new"
