@@ -20,7 +20,7 @@ from rapidfuzz.distance import OSA
 
 from rlmap_bot.knowledge.cards import display_kind
 from rlmap_bot.knowledge.schema import Paper
-from rlmap_bot.knowledge.store import KnowledgeStore, search_fields
+from rlmap_bot.knowledge.store import KnowledgeStore
 from rlmap_bot.search.text import ARXIV, STOPWORDS, content_tokens, normalize_content
 
 RECALL = 40
@@ -69,6 +69,7 @@ class Searcher:
         for term in self.doc_freq:
             if term.isalpha() and len(term) >= 4:
                 self._vocab_by_len.setdefault(len(term), []).append(term)
+        self._known = [s.title for s in store.catalog.stages] + sorted(t.title for t in store.all("topic"))
         self.names: dict[str, set[str]] = {}
         self.arxiv: dict[str, str] = {}
         self.authors: dict[str, set[str]] = {}
@@ -110,7 +111,7 @@ class Searcher:
         if not terms:
             return []
         # Very common words only slow recall down and rank nothing; keep rarer ones.
-        common = self.total_docs * 0.25
+        common = max(self.total_docs * 0.05, 50)
         rare = [t for t in terms if self.doc_freq.get(t, 0) <= common] or terms
         match = " OR ".join('"' + t.replace('"', "") + '"' for t in rare)
         sql = (
@@ -123,15 +124,18 @@ class Searcher:
             return []
 
     # -- scoring --------------------------------------------------------------------------
-    @lru_cache(maxsize=4096)
+    @lru_cache(maxsize=8192)
     def _doc_view(self, entry_id: str) -> tuple[frozenset[str], tuple[str, ...], tuple[str, ...], frozenset[str]]:
+        """Token sets of one entry, read from the already-normalised docs table."""
         entry = self.store.get(entry_id)
         assert entry is not None
-        fields = search_fields(entry)
-        all_tokens = frozenset(" ".join(fields.values()).split())
+        names_col, authors, keywords, body = self.store.conn.execute(
+            "select names, authors, keywords, body from docs where id = ?", (entry_id,)
+        ).fetchone()
+        all_tokens = frozenset(f"{names_col} {authors} {keywords} {body}".split())
         names = tuple(n for n in (normalize_content(x) for x in (entry.title, *entry.aliases)) if n)
         questions = tuple(normalize_content(q) for q in entry.questions)
-        name_tokens = frozenset(fields["names"].split()) | frozenset(fields["keywords"].split())
+        name_tokens = frozenset(names_col.split()) | frozenset(keywords.split())
         return all_tokens, names, questions, name_tokens
 
     def ask(self, question: str, limit: int = 5) -> Answer:
@@ -174,7 +178,10 @@ class Searcher:
                         named.add(entry_id)
         author_hits: dict[str, str] = {}
         for t in terms:
-            for entry_id in self.authors.get(t, ()):
+            written = self.authors.get(t, ())
+            if len(written) > RECALL:
+                continue  # a very common name or word; BM25 ranks those through the authors column
+            for entry_id in written:
                 author_hits[entry_id] = t
                 add(entry_id, "")
         bm25 = dict(self._fts(terms))
@@ -244,9 +251,7 @@ class Searcher:
 
     def known_topics(self) -> list[str]:
         """What the bot can talk about: the stages and the topic with its subtopics."""
-        stages = [s.title for s in self.store.catalog.stages]
-        topics = [t.title for t in self.store.all("topic")]
-        return stages + sorted(topics)
+        return list(self._known)
 
 
 def _name_similarity(query: str, name: str) -> float:
