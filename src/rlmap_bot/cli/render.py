@@ -97,9 +97,9 @@ def verdict_text(verdict: Verdict) -> str:
         lines += ["", "Evidence:"]
         for ev in verdict.evidence:
             seen = ", ".join(f"{k}={_value(v)}" for k, v in ev.signals.items())
-            sign = "+" if ev.points > 0 else ""
+            moves = ", ".join(f"{stage} {pts:+g}" for stage, pts in ev.points.items())
             lines.append(textwrap.fill(
-                f"{seen}: {sign}{ev.points:g} {ev.stage} ({ev.direction}). {ev.why} [{ev.source.title}]",
+                f"{seen} ({moves}): {ev.why} [{ev.source.title}]",
                 width=WIDTH, initial_indent="  - ", subsequent_indent="    ",
             ))
     if verdict.next_checks:

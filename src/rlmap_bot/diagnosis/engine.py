@@ -4,8 +4,9 @@ Signals and their rules are catalog data (``knowledge/signals/``).  A rule adds
 points to stages when its condition holds over the answered signals; a stage's
 score is the sum.  Scores become probabilities with a softmax that includes a
 "no single stage" option, so weak or conflicting evidence yields no verdict
-rather than a guess.  The next questions are the ones with the largest
-expected drop in the entropy of that distribution over their preset answers.
+rather than a guess.  The next questions are the ones whose answers are
+expected to move that distribution most (mean KL divergence over the preset
+answers): a question that can only confirm what is known is not worth asking.
 """
 
 from __future__ import annotations
@@ -33,15 +34,18 @@ class PaperRef(BaseModel):
 
 
 class Evidence(BaseModel):
-    """One fired rule: what was seen, which stage it moves, and why."""
+    """One fired rule: what was seen, which stages it moves and by how much, and why."""
 
     rule: str
     signals: dict[str, Any]
-    stage: str
-    points: float
-    direction: str = Field(description="'for' when it points at the stage, 'against' when it argues the stage is fine")
+    stage: str = Field(description="The stage the rule moves most.")
+    direction: str = Field(description="'for' when it points at that stage, 'against' when it argues it is fine")
+    points: dict[str, float] = Field(description="Points added to each stage it moves.")
     why: str
     source: PaperRef
+
+    def supports(self, stage: str) -> bool:
+        return self.points.get(stage, 0.0) > 0
 
 
 class StageScore(BaseModel):
@@ -55,7 +59,7 @@ class NextCheck(BaseModel):
     signal: str
     title: str
     question: str
-    gain: float = Field(description="Expected reduction in uncertainty (bits) from answering it.")
+    gain: float = Field(description="Expected shift of belief (bits, KL divergence) over the preset answers.")
 
 
 class Verdict(BaseModel):
@@ -154,8 +158,9 @@ class Engine:
         return None
 
     @staticmethod
-    def _entropy(probs: Iterable[float]) -> float:
-        return -sum(p * math.log2(p) for p in probs if p > 0)
+    def _divergence(after: list[float], before: list[float]) -> float:
+        """KL(after || before) in bits: how far an answer would move the belief."""
+        return sum(a * math.log2(a / b) for a, b in zip(after, before) if a > 0 and b > 0)
 
     def _distribution(self, scores: Mapping[str, float]) -> list[float]:
         probs, none = self._probabilities(scores)
@@ -175,7 +180,7 @@ class Engine:
         """Unanswered signals ranked by expected information gain, best first."""
         fired = self._fired(values)
         base_scores = self._scores(fired)
-        base_entropy = self._entropy(self._distribution(base_scores))
+        base = self._distribution(base_scores)
         skip = set(values) | set(exclude)
         checks: list[NextCheck] = []
         for signal in self.signals.values():
@@ -194,8 +199,8 @@ class Engine:
                         for stage, pts in compiled.rule.points.items():
                             if stage in scores:
                                 scores[stage] += pts
-                expected += self._entropy(self._distribution(scores))
-            gain = base_entropy - expected / len(options)
+                expected += self._divergence(self._distribution(scores), base)
+            gain = expected / len(options)
             checks.append(NextCheck(signal=signal.id, title=signal.title, question=signal.question, gain=round(gain, 4)))
         checks.sort(key=lambda c: (-c.gain, c.signal))
         return checks
@@ -214,7 +219,8 @@ class Engine:
         )
         evidence = self._evidence(fired, values)
         checks = [c for c in self.information(values, exclude) if c.gain > 0.001][: self.settings.next_checks]
-        confidence = probs[binding] if binding else 1.0 - max(probs.values())
+        # Confidence is the probability of what is said: the stage, or "no single stage".
+        confidence = probs[binding] if binding else none_prob
         return Verdict(
             binding_stage=binding,
             binding_title=self.stage_titles.get(binding) if binding else None,
@@ -242,17 +248,18 @@ class Engine:
         for compiled in fired:
             source = self.catalog.entries.get(compiled.rule.source)
             ref = PaperRef(id=compiled.rule.source, title=source.title if source else compiled.rule.source)
-            for stage, pts in compiled.rule.points.items():
-                out.append(Evidence(
-                    rule=compiled.owner,
-                    signals={n: values[n] for n in sorted(compiled.names)},
-                    stage=stage,
-                    points=pts,
-                    direction="for" if pts > 0 else "against",
-                    why=compiled.rule.why,
-                    source=ref,
-                ))
-        out.sort(key=lambda e: (-abs(e.points), e.rule, e.stage))
+            points = dict(compiled.rule.points)
+            main = max(points, key=lambda st: (abs(points[st]), points[st]))
+            out.append(Evidence(
+                rule=compiled.owner,
+                signals={n: values[n] for n in sorted(compiled.names)},
+                stage=main,
+                direction="for" if points[main] > 0 else "against",
+                points=points,
+                why=compiled.rule.why,
+                source=ref,
+            ))
+        out.sort(key=lambda e: (-abs(e.points[e.stage]), e.rule))
         return out
 
     def _papers(self, binding: str | None, evidence: list[Evidence], ranking: list[StageScore]) -> list[PaperRef]:
@@ -260,7 +267,7 @@ class Engine:
         focus = binding or (ranking[0].stage if ranking and ranking[0].score > 0 else None)
         ids: dict[str, None] = {}
         for ev in evidence:
-            if ev.direction == "for" and (focus is None or ev.stage == focus):
+            if (focus is None and ev.direction == "for") or (focus is not None and ev.supports(focus)):
                 ids[ev.source.id] = None
         if focus:
             for paper in self.catalog.papers_for(focus):
@@ -275,7 +282,7 @@ class Engine:
     def _summary(self, binding, ranking, evidence, checks, values) -> str:
         if binding:
             title = self.stage_titles.get(binding, binding)
-            n = sum(1 for e in evidence if e.stage == binding and e.direction == "for")
+            n = sum(1 for e in evidence if e.supports(binding))
             return f"{title} is the binding constraint, on {n} piece{'s' if n != 1 else ''} of evidence."
         settle = ", ".join(c.signal for c in checks) or "more signals"
         if not values:

@@ -39,6 +39,8 @@ sessions = sa.Table(
     sa.Column("data", sa.Text, nullable=False),
     sa.Column("started_at", sa.String(40), nullable=False),
     sa.Column("updated_at", sa.String(40), nullable=False),
+    sa.Index("ix_sessions_thread", "team", "channel", "thread_ts"),
+    sa.Index("ix_sessions_user", "team", "user_id", "status"),
 )
 
 processed_events = sa.Table(
@@ -52,8 +54,6 @@ processed_events = sa.Table(
 def _m1(conn: sa.Connection) -> None:
     for table in (sessions, processed_events):
         table.create(conn, checkfirst=True)
-    sa.Index("ix_sessions_thread", sessions.c.team, sessions.c.channel, sessions.c.thread_ts).create(conn, checkfirst=True)
-    sa.Index("ix_sessions_user", sessions.c.team, sessions.c.user_id, sessions.c.status).create(conn, checkfirst=True)
 
 
 MIGRATIONS: list[tuple[int, Callable[[sa.Connection], None]]] = [(1, _m1)]
