@@ -64,11 +64,23 @@ def cli(ctx: click.Context, knowledge: Path | None, db: Path | None) -> None:
         if slack_configured():
             from rlmap_bot.slack.serve import serve_from_env  # imported late: Slack is optional for the shell
 
-            serve_from_env(ctx.obj, http=False)
+            serve_from_env(ctx.obj, http=not os.environ.get("SLACK_APP_TOKEN"))
         else:
             from rlmap_bot.cli.shell import run_shell
 
             run_shell(ctx.obj.core())
+
+
+@cli.command()
+@click.option("--http", is_flag=True, help="Serve the Events API over HTTP instead of Socket Mode.")
+@click.option("--host", default="127.0.0.1", show_default=True, help="HTTP address to bind (with --http).")
+@click.option("--port", default=3000, show_default=True, type=click.IntRange(0, 65535), help="HTTP port (with --http).")
+@click.pass_obj
+def serve(paths: Paths, http: bool, host: str, port: int) -> None:
+    """Run the Slack app: Socket Mode with SLACK_APP_TOKEN, or --http at /slack/events."""
+    from rlmap_bot.slack.serve import serve_from_env
+
+    serve_from_env(paths, http=http, host=host, port=port)
 
 
 @cli.command()

@@ -245,7 +245,7 @@ class Searcher:
             scored.append((score, hit))
         scored.sort(key=lambda pair: (-pair[0], pair[1].title))
         results = [hit for score, hit in scored if score >= self.floor][: max(1, limit)]
-        close = len(results) >= 2 and results[0].score - results[1].score < 0.03 and results[0].score < 0.97
+        close = len(results) >= 2 and results[0].score - results[1].score < 0.03
         known = [] if results else self.known_topics()
         return Answer(query=question, results=results, corrections=corrections, close_call=close, known_topics=known)
 

@@ -1,0 +1,1 @@
+"""The Slack front-end: settings, Block Kit, the Bolt app, and the servers that run it."""

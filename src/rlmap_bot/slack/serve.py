@@ -1,0 +1,40 @@
+"""Start the Slack app: Socket Mode (default, no public URL) or HTTP."""
+
+from __future__ import annotations
+
+import logging
+import sys
+
+from rlmap_bot.slack.settings import SettingsError, load_settings
+
+log = logging.getLogger(__name__)
+
+
+def serve_from_env(paths, http: bool, host: str = "127.0.0.1", port: int = 3000) -> None:
+    """Validate settings, open the core, and serve until interrupted."""
+    from rlmap_bot.slack.app import SlackFrontEnd
+
+    try:
+        settings = load_settings().require(http=http)
+    except SettingsError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        sys.exit(2)
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    core = paths.core()
+    front = SlackFrontEnd(core, settings)
+    if http:
+        from rlmap_bot.slack.http import make_server
+
+        server = make_server(front.app, host, port, health={"entries": sum(core.store.counts().values())})
+        log.info("serving Slack over HTTP at http://%s:%s/slack/events (health: /healthz)", host, server.effective_port)
+        try:
+            server.run()
+        except KeyboardInterrupt:
+            pass
+        finally:
+            server.close()
+        return
+    from slack_bolt.adapter.socket_mode import SocketModeHandler
+
+    log.info("connecting to Slack in Socket Mode")
+    SocketModeHandler(front.app, settings.slack_app_token.get_secret_value()).start()

@@ -1,0 +1,295 @@
+"""A local stand-in for the Slack Web API (and response_url), owned by the tests.
+
+It speaks HTTP on loopback exactly where ``SLACK_API_URL`` points, records
+every call with its arguments, keeps posted messages per channel (with their
+metadata, for conversations.history), rejects messages that break Block Kit
+limits the way Slack does, and can be told to fail a method or answer 429.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import itertools
+import json
+import threading
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any, Callable
+
+BOT_TOKEN = "xoxb-test-token-0000"
+SIGNING_SECRET = "test-signing-secret-1234"
+BOT_USER = "UBOT"
+BOT_ID = "BBOT"
+TEAM = "T0001"
+
+
+@dataclass
+class Call:
+    method: str
+    args: dict
+    headers: dict
+    target: str = ""  # the response_url name, for replies to a command or click
+    at: float = field(default_factory=time.time)
+
+
+class StandIn:
+    """Start with ``StandIn().start()``; ``base_url`` is what SLACK_API_URL should be."""
+
+    def __init__(self, token: str = BOT_TOKEN):
+        self.token = token
+        self.calls: list[Call] = []
+        self.messages: dict[str, list[dict]] = {}
+        self.failures: dict[str, list[str]] = {}
+        self.rate_limits: dict[str, int] = {}
+        self.user_tz: dict[str, str] = {}
+        self.delays: dict[str, float] = {}
+        self.ws_url = "ws://127.0.0.1:1/link"
+        self._ts = itertools.count(1)
+        self._lock = threading.Lock()
+        self._changed = threading.Condition(self._lock)
+        self.server: ThreadingHTTPServer | None = None
+
+    # -- lifecycle ----------------------------------------------------------------------------
+    def start(self) -> "StandIn":
+        standin = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args: Any) -> None:
+                pass
+
+            def do_POST(self) -> None:
+                length = int(self.headers.get("Content-Length") or 0)
+                raw = self.rfile.read(length).decode("utf-8") if length else ""
+                ctype = self.headers.get("Content-Type", "")
+                if "json" in ctype:
+                    args = json.loads(raw or "{}")
+                else:
+                    args = dict(urllib.parse.parse_qsl(raw, keep_blank_values=True))
+                path = self.path.split("?")[0]
+                headers = {k.lower(): v for k, v in self.headers.items()}
+                status, body, extra = standin.handle(path, args, headers)
+                data = json.dumps(body).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                for key, value in extra.items():
+                    self.send_header(key, value)
+                self.end_headers()
+                self.wfile.write(data)
+
+            do_GET = do_POST
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        return self
+
+    def stop(self) -> None:
+        if self.server:
+            self.server.shutdown()
+            self.server.server_close()
+
+    @property
+    def url(self) -> str:
+        host, port = self.server.server_address[:2]
+        return f"http://{host}:{port}"
+
+    @property
+    def base_url(self) -> str:
+        return self.url + "/api/"
+
+    def response_url(self, name: str = "r") -> str:
+        return f"{self.url}/respond/{name}"
+
+    # -- behaviour ----------------------------------------------------------------------------
+    def fail_next(self, method: str, error: str, times: int = 1) -> None:
+        self.failures.setdefault(method, []).extend([error] * times)
+
+    def rate_limit_next(self, method: str, times: int = 1) -> None:
+        self.rate_limits[method] = self.rate_limits.get(method, 0) + times
+
+    def handle(self, path: str, args: dict, headers: dict) -> tuple[int, dict, dict]:
+        if path.startswith("/respond/"):
+            method = "response_url"
+        elif path.startswith("/api/"):
+            method = path[len("/api/"):]
+        else:
+            return 404, {"ok": False, "error": "unknown_path"}, {}
+        if self.delays.get(method):
+            time.sleep(self.delays[method])
+        with self._lock:
+            target = path[len("/respond/"):] if method == "response_url" else ""
+            self.calls.append(Call(method, args, headers, target))
+            self._changed.notify_all()
+            if self.rate_limits.get(method):
+                self.rate_limits[method] -= 1
+                return 429, {"ok": False, "error": "ratelimited"}, {"Retry-After": "1"}
+            if self.failures.get(method):
+                return 200, {"ok": False, "error": self.failures[method].pop(0)}, {}
+        if method != "response_url" and method != "apps.connections.open":
+            if headers.get("authorization") != f"Bearer {self.token}":
+                return 200, {"ok": False, "error": "invalid_auth"}, {}
+        problem = self.block_problem(args.get("blocks"))
+        if problem:
+            return 200, {"ok": False, "error": "invalid_blocks", "detail": problem}, {}
+        return 200, self.answer(method, args), {}
+
+    @staticmethod
+    def block_problem(blocks: Any) -> str | None:
+        """What Slack would reject in a message's blocks (the limits the bot must respect)."""
+        if blocks is None:
+            return None
+        if isinstance(blocks, str):
+            blocks = json.loads(blocks)
+        if len(blocks) > 50:
+            return f"{len(blocks)} blocks (max 50)"
+        for block in blocks:
+            text = (block.get("text") or {}).get("text", "")
+            if block["type"] == "section" and len(text) > 3000:
+                return f"section text of {len(text)} characters (max 3000)"
+            if block["type"] == "header" and len(text) > 150:
+                return "header over 150 characters"
+            for element in block.get("elements", []):
+                label = (element.get("text") or {}).get("text", "") if isinstance(element.get("text"), dict) else ""
+                if element.get("type") == "button" and len(label) > 75:
+                    return "button text over 75 characters"
+        return None
+
+    def answer(self, method: str, args: dict) -> dict:
+        with self._lock:
+            if method == "auth.test":
+                return {"ok": True, "url": "https://test.slack.com/", "team": "Test", "user": "rlmap",
+                        "team_id": TEAM, "user_id": BOT_USER, "bot_id": BOT_ID}
+            if method == "chat.postMessage":
+                n = next(self._ts)
+                ts = f"{1700000000 + n}.{n:06d}"
+                message = {"type": "message", "ts": ts, "text": args.get("text", ""), "user": BOT_USER,
+                           "bot_id": BOT_ID, "blocks": args.get("blocks"), "thread_ts": args.get("thread_ts")}
+                if args.get("metadata"):
+                    message["metadata"] = args["metadata"]
+                self.messages.setdefault(args["channel"], []).append(message)
+                return {"ok": True, "channel": args["channel"], "ts": ts, "message": message}
+            if method == "chat.update":
+                for message in self.messages.get(args["channel"], []):
+                    if message["ts"] == args["ts"]:
+                        message.update(text=args.get("text", ""), blocks=args.get("blocks"))
+                        return {"ok": True, "channel": args["channel"], "ts": args["ts"], "text": args.get("text", "")}
+                return {"ok": False, "error": "message_not_found"}
+            if method == "chat.postEphemeral":
+                return {"ok": True, "message_ts": f"{time.time():.6f}"}
+            if method in {"views.publish", "views.open"}:
+                view = args.get("view")
+                view = json.loads(view) if isinstance(view, str) else view
+                return {"ok": True, "view": {**(view or {}), "id": "V1"}}
+            if method == "conversations.history":
+                found = list(reversed(self.messages.get(args.get("channel", ""), [])))
+                if str(args.get("include_all_metadata")) not in {"1", "true", "True"}:
+                    found = [{k: v for k, v in m.items() if k != "metadata"} for m in found]
+                return {"ok": True, "messages": found, "has_more": False}
+            if method == "apps.connections.open":
+                return {"ok": True, "url": self.ws_url}
+            if method == "users.info":
+                user = args.get("user", "")
+                return {"ok": True, "user": {"id": user, "tz": self.user_tz.get(user, "Europe/London")}}
+            return {"ok": True}
+
+    # -- inspection ---------------------------------------------------------------------------
+    def of(self, method: str) -> list[Call]:
+        with self._lock:
+            return [c for c in self.calls if c.method == method]
+
+    def wait_for(self, method: str, where: Callable[[Call], bool] = lambda c: True, timeout: float = 10.0,
+                 count: int = 1) -> list[Call]:
+        """Block until ``count`` calls of ``method`` match ``where``; fail loudly on time-out."""
+        deadline = time.time() + timeout
+        with self._lock:
+            while True:
+                found = [c for c in self.calls if c.method == method and where(c)]
+                if len(found) >= count:
+                    return found
+                left = deadline - time.time()
+                if left <= 0:
+                    seen = [(c.method, str(c.args)[:200]) for c in self.calls[-10:]]
+                    raise AssertionError(f"no {count} x {method} matching within {timeout}s; last calls: {seen}")
+                self._changed.wait(left)
+
+    def settle(self, quiet: float = 0.4, timeout: float = 10.0) -> None:
+        """Wait until no call has arrived for ``quiet`` seconds (background work finished)."""
+        deadline = time.time() + timeout
+        while time.time() < deadline:
+            with self._lock:
+                last = self.calls[-1].at if self.calls else 0.0
+            if time.time() - last >= quiet:
+                return
+            time.sleep(0.05)
+
+
+# -- signed requests, as Slack sends them ------------------------------------------------------
+def sign(body: str, timestamp: int | None = None, secret: str = SIGNING_SECRET) -> dict[str, str]:
+    ts = str(int(time.time()) if timestamp is None else timestamp)
+    digest = hmac.new(secret.encode(), f"v0:{ts}:{body}".encode(), hashlib.sha256).hexdigest()
+    return {"X-Slack-Request-Timestamp": ts, "X-Slack-Signature": f"v0={digest}"}
+
+
+def post(url: str, body: str, content_type: str, headers: dict[str, str] | None = None) -> tuple[int, str]:
+    request = urllib.request.Request(url, data=body.encode(), method="POST",
+                                     headers={"Content-Type": content_type, **(headers or {})})
+    try:
+        with urllib.request.urlopen(request, timeout=10) as response:
+            return response.status, response.read().decode()
+    except urllib.error.HTTPError as exc:
+        return exc.code, exc.read().decode()
+
+
+class Slack:
+    """Sends correctly signed events, commands and clicks to a running bot."""
+
+    def __init__(self, bot_url: str, standin: StandIn):
+        self.url = bot_url.rstrip("/") + "/slack/events"
+        self.standin = standin
+        self._ids = itertools.count(1)
+
+    def event(self, event: dict, event_id: str | None = None, headers: dict | None = None,
+              timestamp: int | None = None, secret: str = SIGNING_SECRET) -> tuple[int, str]:
+        body = json.dumps({
+            "token": "legacy", "team_id": TEAM, "api_app_id": "A1", "type": "event_callback",
+            "event_id": event_id or f"Ev{next(self._ids):08d}", "event_time": int(time.time()),
+            "authorizations": [{"team_id": TEAM, "user_id": BOT_USER, "is_bot": True}],
+            "event": event,
+        })
+        return post(self.url, body, "application/json", {**sign(body, timestamp, secret), **(headers or {})})
+
+    def command(self, text: str, user: str = "U1", channel: str = "C1", respond_as: str = "r",
+                timestamp: int | None = None) -> tuple[int, str]:
+        body = urllib.parse.urlencode({
+            "token": "legacy", "team_id": TEAM, "team_domain": "test", "channel_id": channel,
+            "channel_name": "general", "user_id": user, "user_name": "someone", "command": "/rlmap",
+            "text": text, "api_app_id": "A1", "response_url": self.standin.response_url(respond_as),
+            "trigger_id": "1.2.trigger",
+        })
+        return post(self.url, body, "application/x-www-form-urlencoded", sign(body, timestamp))
+
+    def click(self, action_id: str, value: str, user: str = "U1", channel: str = "C1",
+              message_ts: str = "1.0", thread_ts: str | None = None, container: str = "message",
+              respond_as: str = "click") -> tuple[int, str]:
+        payload = {
+            "type": "block_actions", "user": {"id": user, "team_id": TEAM}, "api_app_id": "A1",
+            "team": {"id": TEAM}, "trigger_id": "1.2.trigger",
+            "actions": [{"type": "button", "action_id": action_id, "block_id": "b", "value": value,
+                         "action_ts": str(time.time())}],
+        }
+        if container == "view":
+            payload["container"] = {"type": "view", "view_id": "V1"}
+            payload["view"] = {"id": "V1", "type": "home"}
+        else:
+            payload["container"] = {"type": "message", "message_ts": message_ts, "channel_id": channel,
+                                    **({"thread_ts": thread_ts} if thread_ts else {})}
+            payload["channel"] = {"id": channel}
+            payload["message"] = {"ts": message_ts, **({"thread_ts": thread_ts} if thread_ts else {})}
+            payload["response_url"] = self.standin.response_url(respond_as)
+        body = urllib.parse.urlencode({"payload": json.dumps(payload)})
+        return post(self.url, body, "application/x-www-form-urlencoded", sign(body))

@@ -1,0 +1,61 @@
+"""Fixtures that run the real Bolt app on a real WSGI server against the stand-in."""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from rlmap_bot.core import Core
+from rlmap_bot.slack.app import SlackFrontEnd
+from rlmap_bot.slack.http import make_server
+from rlmap_bot.slack.settings import SlackSettings
+
+from conftest import KNOWLEDGE
+from slack_standin import BOT_TOKEN, SIGNING_SECRET, Slack, StandIn
+
+
+@dataclass
+class RunningBot:
+    front: SlackFrontEnd
+    server: object
+    thread: threading.Thread
+    slack: Slack
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.server.effective_port}"
+
+    def stop(self) -> None:
+        self.server.close()
+        self.thread.join(timeout=5)
+        self.front.app.listener_runner.listener_executor.shutdown(wait=True)
+
+
+def start_bot(standin: StandIn, db: Path, state: Path, **settings) -> RunningBot:
+    values = dict(slack_bot_token=BOT_TOKEN, slack_signing_secret=SIGNING_SECRET, slack_api_url=standin.base_url,
+                  rlmap_admins="UADMIN")
+    values.update(settings)
+    front = SlackFrontEnd(Core(KNOWLEDGE, db, state_url=state), SlackSettings(**values))
+    server = make_server(front.app, "127.0.0.1", 0, threads=4)
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    bot = RunningBot(front, server, thread, None)  # type: ignore[arg-type]
+    bot.slack = Slack(bot.url, standin)
+    return bot
+
+
+@pytest.fixture
+def standin():
+    s = StandIn().start()
+    yield s
+    s.stop()
+
+
+@pytest.fixture
+def bot(standin, built_db, tmp_path):
+    running = start_bot(standin, built_db, tmp_path / "state.db")
+    yield running
+    running.stop()
