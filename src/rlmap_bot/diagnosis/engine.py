@@ -18,7 +18,7 @@ from typing import Any, Iterable, Mapping
 from pydantic import BaseModel, Field
 from rapidfuzz import process
 
-from rlmap_bot.knowledge.expr import ExprError
+from rlmap_bot.knowledge.expr import Expr, ExprError
 from rlmap_bot.knowledge.loader import Catalog
 from rlmap_bot.knowledge.schema import STAGE_IDS, Rule, Signal
 
@@ -80,7 +80,7 @@ class Verdict(BaseModel):
 class _CompiledRule:
     owner: str
     rule: Rule
-    names: frozenset[str]
+    expr: Expr
 
 
 class Engine:
@@ -96,9 +96,9 @@ class Engine:
         self.rules_by_signal: dict[str, list[_CompiledRule]] = {}
         for signal in self.signals.values():
             for rule in signal.rules:
-                compiled = _CompiledRule(f"{signal.id}.{rule.id}", rule, rule.expr.names)
+                compiled = _CompiledRule(f"{signal.id}.{rule.id}", rule, rule.expr)
                 self.rules.append(compiled)
-                for name in compiled.names:
+                for name in compiled.expr.names:
                     self.rules_by_signal.setdefault(name, []).append(compiled)
 
     # -- input ----------------------------------------------------------------------------
@@ -123,10 +123,10 @@ class Engine:
 
     # -- scoring --------------------------------------------------------------------------
     def _fires(self, compiled: _CompiledRule, values: Mapping[str, Any]) -> bool:
-        if not compiled.names <= values.keys():
+        if not compiled.expr.names <= values.keys():
             return False
         try:
-            return bool(compiled.rule.expr.evaluate(values))
+            return bool(compiled.expr.evaluate(values))
         except ExprError:
             return False
 
@@ -252,7 +252,7 @@ class Engine:
             main = max(points, key=lambda st: (abs(points[st]), points[st]))
             out.append(Evidence(
                 rule=compiled.owner,
-                signals={n: values[n] for n in sorted(compiled.names)},
+                signals={n: values[n] for n in sorted(compiled.expr.names)},
                 stage=main,
                 direction="for" if points[main] > 0 else "against",
                 points=points,
