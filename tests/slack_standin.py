@@ -17,6 +17,7 @@ import time
 import urllib.error
 import urllib.parse
 import urllib.request
+import uuid
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Callable
@@ -257,7 +258,7 @@ class Slack:
               timestamp: int | None = None, secret: str = SIGNING_SECRET) -> tuple[int, str]:
         body = json.dumps({
             "token": "legacy", "team_id": TEAM, "api_app_id": "A1", "type": "event_callback",
-            "event_id": event_id or f"Ev{next(self._ids):08d}", "event_time": int(time.time()),
+            "event_id": event_id or f"Ev{uuid.uuid4().hex[:16]}", "event_time": int(time.time()),
             "authorizations": [{"team_id": TEAM, "user_id": BOT_USER, "is_bot": True}],
             "event": event,
         })

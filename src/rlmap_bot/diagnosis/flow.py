@@ -15,7 +15,7 @@ from pydantic import BaseModel, Field
 
 from rlmap_bot.diagnosis.engine import DiagnosisInputError, Engine, Verdict
 from rlmap_bot.state.models import Session
-from rlmap_bot.state.store import StateStore, utcnow
+from rlmap_bot.state.store import ConflictError, StateStore, utcnow
 
 DEFAULT_TTL = dt.timedelta(hours=72)
 
@@ -56,6 +56,21 @@ class Step(BaseModel):
         return self.verdict is not None
 
 
+def _retrying(move, attempts: int = 3):
+    """Re-run a move that lost a race (two clicks, a reply while the card was attached).
+
+    Each attempt re-reads the session, so a move that no longer applies fails
+    with a FlowError ("already answered") instead of overwriting the other one.
+    """
+    for attempt in range(attempts):
+        try:
+            return move()
+        except ConflictError:
+            if attempt == attempts - 1:
+                raise
+    raise AssertionError("unreachable")
+
+
 class Flow:
     """Drives sessions through the engine; the state store keeps them."""
 
@@ -83,6 +98,9 @@ class Flow:
         return self._step(self.load(session_id))
 
     def answer(self, session_id: str, signal_id: str, raw: Any) -> Step:
+        return _retrying(lambda: self._answer(session_id, signal_id, raw))
+
+    def _answer(self, session_id: str, signal_id: str, raw: Any) -> Step:
         session = self._open(session_id)
         if signal_id != session.current:
             raise FlowError("that question was already answered; answer the latest one")
@@ -95,6 +113,9 @@ class Flow:
 
     def skip(self, session_id: str, signal_id: str | None = None) -> Step:
         """'Don't know': move on without an answer; the signal stays out of next checks."""
+        return _retrying(lambda: self._skip(session_id, signal_id))
+
+    def _skip(self, session_id: str, signal_id: str | None) -> Step:
         session = self._open(session_id)
         if signal_id is not None and signal_id != session.current:
             raise FlowError("that question was already answered; answer the latest one")
@@ -104,6 +125,9 @@ class Flow:
                              note=f"skipped {session.current}")
 
     def back(self, session_id: str) -> Step:
+        return _retrying(lambda: self._back(session_id))
+
+    def _back(self, session_id: str) -> Step:
         session = self._open(session_id)
         if not session.history:
             raise FlowError("this is the first question; there is nothing to go back to")
@@ -116,19 +140,21 @@ class Flow:
         return self._step(session, note=f"back to {last}")
 
     def stop(self, session_id: str) -> Step:
+        return _retrying(lambda: self._stop(session_id))
+
+    def _stop(self, session_id: str) -> Step:
         session = self._open(session_id)
         session = self.store.save_session(session.model_copy(update={"status": "stopped", "current": None}))
         return self._step(session, note="stopped early")
 
     def attach(self, session_id: str, message_ts: str | None = None, thread_ts: str | None = None) -> Session:
         """Remember where a front-end shows this session (its card, its thread)."""
-        session = self.load(session_id)
         update: dict[str, Any] = {}
         if message_ts is not None:
             update["message_ts"] = message_ts
         if thread_ts is not None:
             update["thread_ts"] = thread_ts
-        return self.store.save_session(session.model_copy(update=update))
+        return _retrying(lambda: self.store.save_session(self.load(session_id).model_copy(update=update)))
 
     # -- internals --------------------------------------------------------------------------
     def _open(self, session_id: str) -> Session:

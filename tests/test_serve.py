@@ -1,0 +1,92 @@
+"""`rlmap-bot serve --http` as a real process: settings checks, health, answers, kill and restart."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from slack_standin import BOT_TOKEN, BOT_USER, SIGNING_SECRET, Slack
+from slackbot import standin  # noqa: F401 - fixture
+from test_slack_diagnose import Card
+
+EXE = str(Path(sys.executable).with_name("rlmap-bot"))
+
+
+def start(env: dict, log: Path) -> tuple[subprocess.Popen, str]:
+    pattern = r"serving Slack over HTTP at (http://[\d.]+:\d+)/slack/events"
+    before = len(re.findall(pattern, log.read_text())) if log.exists() else 0
+    handle = open(log, "a")
+    proc = subprocess.Popen([EXE, "serve", "--http", "--port", "0"], env=env, stdout=handle, stderr=subprocess.STDOUT)
+    deadline = time.time() + 30
+    while time.time() < deadline:
+        found = re.findall(pattern, log.read_text())
+        if len(found) > before:
+            return proc, found[-1]
+        if proc.poll() is not None:
+            raise AssertionError(f"serve exited: {log.read_text()}")
+        time.sleep(0.1)
+    proc.kill()
+    raise AssertionError(f"serve did not start: {log.read_text()}")
+
+
+@pytest.fixture
+def serve_env(env, standin):
+    env.update(SLACK_BOT_TOKEN=BOT_TOKEN, SLACK_SIGNING_SECRET=SIGNING_SECRET, SLACK_API_URL=standin.base_url)
+    env.pop("SLACK_APP_TOKEN", None)
+    return env
+
+
+def test_missing_settings_say_what_to_set(env):
+    env.pop("SLACK_BOT_TOKEN", None)
+    out = subprocess.run([EXE, "serve", "--http"], env=env, capture_output=True, text=True, timeout=60)
+    assert out.returncode == 2
+    assert "SLACK_BOT_TOKEN" in out.stderr and "SLACK_SIGNING_SECRET" in out.stderr
+    assert "Traceback" not in out.stderr
+    env["SLACK_BOT_TOKEN"] = BOT_TOKEN
+    out = subprocess.run([EXE, "serve"], env=env, capture_output=True, text=True, timeout=60)
+    assert out.returncode == 2 and "SLACK_APP_TOKEN" in out.stderr and "--http" in out.stderr
+    assert BOT_TOKEN not in out.stderr + out.stdout
+
+
+def test_serve_http_answers_and_survives_kill_mid_diagnosis(serve_env, standin, tmp_path):
+    log = tmp_path / "serve.log"
+    proc, url = start(serve_env, log)
+    try:
+        with urllib.request.urlopen(url + "/healthz", timeout=5) as response:
+            assert json.loads(response.read())["ok"] is True
+        slack = Slack(url, standin)
+        slack.event({"type": "app_mention", "user": "U1", "channel": "C1", "ts": "1.1",
+                     "text": f"<@{BOT_USER}> the PPO paper"})
+        assert "Proximal Policy Optimization" in json.dumps(standin.wait_for("chat.postMessage")[0].args["blocks"])
+        slack.command("diagnose", channel="C2")
+        standin.wait_for("chat.postMessage", lambda c: c.args["channel"] == "C2", count=2)
+        thread = standin.messages["C2"][0]["ts"]
+        ts = standin.messages["C2"][1]["ts"]
+        card = Card(type("B", (), {"slack": slack, "front": None})(), standin, "C2", ts, thread)
+        card.click("diag_skip")
+        asked = card.signal
+        proc.send_signal(signal.SIGKILL)  # no clean shutdown: the state must already be on disk
+        proc.wait(timeout=10)
+        proc, url = start(serve_env, log)
+        card.bot.slack = Slack(url, standin)
+        assert card.signal == asked
+        card.click("diag_stop")
+        assert "Verdict" in json.dumps(card.blocks)
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+    text = log.read_text()
+    assert BOT_TOKEN not in text and SIGNING_SECRET not in text, "a secret reached the logs"
+    assert "Traceback" not in text
