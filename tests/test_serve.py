@@ -90,3 +90,23 @@ def test_serve_http_answers_and_survives_kill_mid_diagnosis(serve_env, standin, 
     text = log.read_text()
     assert BOT_TOKEN not in text and SIGNING_SECRET not in text, "a secret reached the logs"
     assert "Traceback" not in text
+
+
+def test_sighup_reloads_the_catalog(serve_env, standin, knowledge_copy, tmp_path):
+    serve_env["RLMAP_KNOWLEDGE"] = str(knowledge_copy)
+    log = tmp_path / "serve.log"
+    proc, url = start(serve_env, log)
+    try:
+        (knowledge_copy / "papers" / "zz-quokka.yaml").write_text(
+            "id: zz-quokka\nkind: paper\ntitle: Quokka Policy Gradients\nsummary: Quokkas learn fast.\n"
+            "verification: verified\nstages: [optimization]\nadded: 2026-12-02\n")
+        proc.send_signal(signal.SIGHUP)
+        deadline = time.time() + 20
+        while "reloaded the catalog" not in log.read_text() and time.time() < deadline:
+            time.sleep(0.1)
+        assert "reloaded the catalog" in log.read_text()
+        Slack(url, standin).command("ask quokka policy gradients")
+        assert "Quokka Policy Gradients" in json.dumps(standin.wait_for("response_url")[0].args["blocks"])
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)

@@ -3,11 +3,27 @@
 from __future__ import annotations
 
 import logging
+import signal
 import sys
 
 from rlmap_bot.slack.settings import SettingsError, load_settings
 
 log = logging.getLogger(__name__)
+
+
+def install_reload_signal(core) -> None:
+    """SIGHUP rebuilds the knowledge store from the files; a bad file keeps the old one."""
+    if not hasattr(signal, "SIGHUP"):
+        return
+
+    def reload(_signum, _frame) -> None:
+        try:
+            counts = core.reload()
+            log.info("reloaded the catalog: %s", counts)
+        except Exception as exc:  # noqa: BLE001 - a curator's mistake must not stop the bot
+            log.error("reload failed, the previous catalog stays in use: %s", exc)
+
+    signal.signal(signal.SIGHUP, reload)
 
 
 def serve_from_env(paths, http: bool, host: str = "127.0.0.1", port: int = 3000) -> None:
@@ -22,6 +38,7 @@ def serve_from_env(paths, http: bool, host: str = "127.0.0.1", port: int = 3000)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     core = paths.core()
     front = SlackFrontEnd(core, settings)
+    install_reload_signal(core)
     if http:
         from rlmap_bot.slack.http import make_server
 

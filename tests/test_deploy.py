@@ -1,0 +1,30 @@
+"""deploy/ agrees with what the app listens for."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import yaml
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_manifest_declares_what_the_app_uses():
+    manifest = yaml.safe_load((ROOT / "deploy" / "manifest.yaml").read_text())
+    assert [c["command"] for c in manifest["features"]["slash_commands"]] == ["/rlmap"]
+    assert manifest["features"]["app_home"]["home_tab_enabled"] is True
+    assert manifest["features"]["app_home"]["messages_tab_enabled"] is True
+    events = set(manifest["settings"]["event_subscriptions"]["bot_events"])
+    assert {"app_mention", "message.im", "app_home_opened", "message.channels"} <= events
+    scopes = set(manifest["oauth_config"]["scopes"]["bot"])
+    assert {"app_mentions:read", "chat:write", "commands", "im:history", "channels:history"} <= scopes
+    assert manifest["settings"]["interactivity"]["is_enabled"] is True
+    assert manifest["settings"]["socket_mode_enabled"] is True
+    assert 1 <= len(manifest["display_information"]["name"]) <= 35
+
+
+def test_service_and_container_run_the_real_command():
+    unit = (ROOT / "deploy" / "rlmap-bot.service").read_text()
+    assert "ExecStart=/opt/rlmap-bot/.venv/bin/rlmap-bot serve" in unit
+    container = (ROOT / "deploy" / "Containerfile").read_text()
+    assert 'ENTRYPOINT ["rlmap-bot"]' in container and "COPY knowledge" in container
