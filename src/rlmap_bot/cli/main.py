@@ -195,6 +195,33 @@ def diagnose(paths: Paths, signals_file, as_json: bool, resume_id: str | None, l
 
 
 @cli.group()
+def digest() -> None:
+    """Digests of new catalog entries (subscriptions live in Slack: /rlmap digest)."""
+
+
+@digest.command("preview")
+@click.option("--since", type=click.DateTime(formats=["%Y-%m-%d"]), help="Entries added on or after DATE (default: 7 days ago).")
+@click.option("--json", "as_json", is_flag=True, help="Print the digest as JSON.")
+@click.pass_obj
+def digest_preview(paths: Paths, since, as_json: bool) -> None:
+    """Print what a digest of entries added since DATE says, grouped as in Slack."""
+    import datetime as dt
+
+    from rlmap_bot.digest.content import build_digest, select_items
+
+    core = paths.core()
+    today = dt.date.today()
+    start = since.date() if since else today - dt.timedelta(days=7)
+    result = build_digest(select_items(core.store, set(), added_since=start), today)
+    if as_json:
+        data = result.model_dump(mode="json")
+        data["period"] = result.period()
+        click.echo(json.dumps(data, indent=2, ensure_ascii=False))
+    else:
+        click.echo(render.digest_text(result, start))
+
+
+@cli.group()
 def kb() -> None:
     """Build, check and inspect the knowledge store."""
 

@@ -6,6 +6,7 @@ import textwrap
 
 from rlmap_bot.diagnosis.engine import Verdict
 from rlmap_bot.diagnosis.flow import Question
+from rlmap_bot.digest.content import Digest
 from rlmap_bot.knowledge.cards import Card
 from rlmap_bot.search.engine import Answer
 
@@ -70,7 +71,8 @@ def papers_text(papers) -> str:
     lines = [f"{len(papers)} papers in the catalog, newest first:"]
     for paper in papers:
         year = paper.year or "n.d."
-        lines.append(f"- {paper.title} ({paper.byline}, {year}) [{paper.id}]")
+        who = f"{paper.byline}, " if paper.byline else ""
+        lines.append(f"- {paper.title} ({who}{year}) [{paper.id}]")
     return "\n".join(lines)
 
 
@@ -122,4 +124,20 @@ def question_text(question: Question) -> str:
     extra = "or type a value, " if question.type in {"fraction", "number", "integer"} else ""
     back = "'back' for the previous question, " if question.can_go_back else ""
     lines.append(f"  Pick a letter, {extra}'?' for don't know, {back}'stop' for the verdict now.")
+    return "\n".join(lines)
+
+
+def digest_text(digest: Digest, since=None) -> str:
+    if digest.empty:
+        return f"Nothing added to the catalog since {since or digest.period()}."
+    lines = [digest.title, f"Covering {digest.period()}"]
+    for group in digest.groups:
+        lines += ["", f"{group.title}:"]
+        for item in group.items:
+            lines.append(f"  - [{item.status}] {item.title} ({item.id})" + (f" · {item.byline}" if item.byline else ""))
+            lines.append(_wrap(item.one_line, "      "))
+            if item.url:
+                lines.append(f"      {item.url}")
+    if digest.more:
+        lines += ["", f"...and {digest.more} more."]
     return "\n".join(lines)

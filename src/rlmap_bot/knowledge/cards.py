@@ -51,7 +51,7 @@ def card_for(store: KnowledgeStore, entry: Entry) -> Card:
     subtitle = None
     url = None
     if isinstance(entry, Paper):
-        bits = [entry.byline]
+        bits = [entry.byline] if entry.byline else []
         if entry.year:
             bits.append(str(entry.year))
         if entry.venue:

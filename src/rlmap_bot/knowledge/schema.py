@@ -114,7 +114,7 @@ class Paper(EntryBase):
             names += " et al."
         if names and self.organisation:
             return f"{names} ({self.organisation})"
-        return names or self.organisation or "unknown authors"
+        return names or self.organisation or ""
 
 
 SignalType = Literal["fraction", "number", "integer", "choice", "bool"]

@@ -153,6 +153,7 @@ class StoredEntry:
     first_seen: str
     changed_at: str
     source: str
+    version: str = ""  # content hash: changes when the entry's content does
 
 
 class KnowledgeStore:
@@ -164,10 +165,10 @@ class KnowledgeStore:
         self.meta = dict(self.conn.execute("select key, value from meta").fetchall())
         self.settings = CatalogSettings.model_validate_json(self.meta.get("settings", "{}"))
         self._stored: dict[str, StoredEntry] = {}
-        for id_, data, first_seen, changed_at, source in self.conn.execute(
-            "select id, data, first_seen, changed_at, source from entries"
+        for id_, data, first_seen, changed_at, source, version in self.conn.execute(
+            "select id, data, first_seen, changed_at, source, content_hash from entries"
         ):
-            self._stored[id_] = StoredEntry(_ENTRY.validate_json(data), first_seen, changed_at, source)
+            self._stored[id_] = StoredEntry(_ENTRY.validate_json(data), first_seen, changed_at, source, version)
         self.catalog = Catalog(
             entries={k: v.entry for k, v in self._stored.items()},
             sources={k: v.source for k, v in self._stored.items()},

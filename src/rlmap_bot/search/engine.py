@@ -239,7 +239,7 @@ class Searcher:
                 score=round(score, 4),
                 one_line=entry.one_line,
                 why=reasons,
-                byline=entry.byline if isinstance(entry, Paper) else None,
+                byline=(entry.byline or None) if isinstance(entry, Paper) else None,
                 url=entry.url if isinstance(entry, Paper) else None,
             )
             scored.append((score, hit))

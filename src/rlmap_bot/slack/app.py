@@ -21,6 +21,7 @@ from rlmap_bot.core import Core
 from rlmap_bot.diagnosis.flow import FlowError, Step
 from rlmap_bot.slack import blocks as bk
 from rlmap_bot.slack.commands import Command, CommandError, parse_command
+from rlmap_bot.slack.digests import SlackDigests
 from rlmap_bot.slack.settings import SlackSettings
 from rlmap_bot.state.store import ConflictError
 
@@ -71,6 +72,7 @@ class SlackFrontEnd:
             process_before_response=False,
             logger=logging.getLogger("rlmap_bot.slack.bolt"),
         )
+        self.digests = SlackDigests(core, self.app.client)
         self._register()
 
     # -- wiring -------------------------------------------------------------------------------
@@ -168,6 +170,8 @@ class SlackFrontEnd:
             respond(response_type="ephemeral", text="The five stages", blocks=bk.to_dicts(bk.stages_blocks(self.core.stages())))
         elif parsed.name == "show":
             self._respond_card(respond, parsed.arg)
+        elif parsed.name == "digest":
+            self.digests.command(parsed.arg.split(), team, channel, user, respond)
         elif parsed.name == "reload":
             if user not in self.settings.admins:
                 respond(response_type="ephemeral", text="Only the admins in RLMAP_ADMINS can reload the catalog.")

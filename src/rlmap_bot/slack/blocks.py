@@ -26,6 +26,7 @@ from slack_sdk.models.blocks import (
 from slack_sdk.models.views import View
 
 from rlmap_bot.diagnosis.engine import Verdict
+from rlmap_bot.digest.content import Digest
 from rlmap_bot.diagnosis.flow import Step
 from rlmap_bot.knowledge.cards import Card
 from rlmap_bot.search.engine import Answer
@@ -356,3 +357,39 @@ def home_view(stages, newest, sessions) -> View:
     blocks.append(DividerBlock())
     blocks.append(section(HELP))
     return View(type="home", blocks=fit(blocks, MAX_HOME_BLOCKS))
+
+
+# -- digests ------------------------------------------------------------------------------------
+def digest_blocks(digest: Digest, preview: bool = False) -> list[Block]:
+    """A digest: header with the period, entries grouped by stage or subtopic, 'and N more' last."""
+    head = ("Preview: " if preview else "") + digest.title
+    blocks: list[Block] = [HeaderBlock(text=plain(head)), context(f"Covering {escape(digest.period())}"
+                                                                   + (f" · filters: {escape(', '.join(digest.filters))}" if digest.filters else ""))]
+    if digest.empty:
+        blocks.append(section("Nothing new since the last digest."))
+        return blocks
+    tail_more = digest.more
+    body: list[Block] = []
+    for group in digest.groups:
+        body.append(section(f"*{escape(group.title)}*"))
+        for item in group.items:
+            line = f"{'*New*' if item.status == 'new' else '*Updated*'} · *{escape(item.title)}*"
+            if item.byline:
+                line += f"\n{escape(item.byline)}"
+            line += f"\n{escape(item.one_line)}"
+            if item.url:
+                line += f"\n<{escape(item.url)}|{escape(item.url)}>"
+            body.append(section(line, accessory=button("Open", f"entry_show_{len(body)}", item.id)))
+    room = MAX_BLOCKS - len(blocks) - 1
+    if len(body) > room:
+        dropped = [b for b in body[room:] if b.accessory is not None]
+        tail_more += len(dropped)
+        body = body[:room]
+    blocks += body
+    if tail_more:
+        blocks.append(context(f"…and {tail_more} more, in the next digest; `/rlmap digest preview` shows them now."))
+    return blocks
+
+
+def digest_text(digest: Digest) -> str:
+    return f"{digest.title} ({digest.period()})"

@@ -15,6 +15,7 @@ SUBCOMMANDS = {
     "stages": "stages",
     "show": "show ID",
     "help": "help",
+    "digest": "digest subscribe|unsubscribe|list|preview|now",
     "reload": "reload (admins)",
 }
 USAGE = "Usage: /rlmap " + " | ".join(SUBCOMMANDS.values()) + " (any other text is a question)"
@@ -37,6 +38,8 @@ def parse_command(text: str) -> Command:
     head, _, rest = text.partition(" ")
     word = head.lower()
     if word in SUBCOMMANDS:
+        if word == "digest" and not rest:
+            raise CommandError("`/rlmap digest` needs one of subscribe, unsubscribe, list, preview, now. " + USAGE)
         if word == "ask" and not rest:
             raise CommandError("`/rlmap ask` needs a question, e.g. `/rlmap ask why is my reward going up but evals down?`. " + USAGE)
         if word == "show":

@@ -39,6 +39,9 @@ def serve_from_env(paths, http: bool, host: str = "127.0.0.1", port: int = 3000)
     core = paths.core()
     front = SlackFrontEnd(core, settings)
     install_reload_signal(core)
+    caught_up = front.digests.start_scheduler()
+    if caught_up:
+        log.info("sent %d digest(s) missed while the bot was down", len(caught_up))
     if http:
         from rlmap_bot.slack.http import make_server
 

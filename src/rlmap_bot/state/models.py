@@ -30,3 +30,28 @@ class Session(BaseModel):
     version: int = 0
     started_at: dt.datetime = Field(default_factory=_now)
     updated_at: dt.datetime = Field(default_factory=_now)
+
+
+Weekday = Literal["mon", "tue", "wed", "thu", "fri", "sat", "sun"]
+
+
+class Subscription(BaseModel):
+    """A channel's digest subscription: when, in which timezone, filtered how."""
+
+    id: str = Field(default_factory=lambda: uuid.uuid4().hex)
+    team: str
+    channel: str
+    frequency: Literal["weekly", "daily"] = "weekly"
+    day: Weekday = "mon"
+    time: str = Field(default="09:00", pattern=r"^([01]\d|2[0-3]):[0-5]\d$")
+    timezone: str = "UTC"
+    filters: list[str] = Field(default_factory=list, description="'stage:ID' or 'topic:ID' entries.")
+    on_empty: Literal["skip", "note"] = "skip"
+    created_by: str = ""
+    created_at: dt.datetime = Field(default_factory=_now)
+    last_run_at: dt.datetime | None = None
+
+    @property
+    def when(self) -> str:
+        base = f"daily at {self.time}" if self.frequency == "daily" else f"every {self.day.capitalize()} at {self.time}"
+        return f"{base} ({self.timezone})"

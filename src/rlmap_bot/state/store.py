@@ -17,7 +17,7 @@ from typing import Any, Callable
 import sqlalchemy as sa
 from sqlalchemy.engine import Engine
 
-from rlmap_bot.state.models import Session
+from rlmap_bot.state.models import Session, Subscription
 
 metadata = sa.MetaData()
 
@@ -51,12 +51,52 @@ processed_events = sa.Table(
 )
 
 
+subscriptions = sa.Table(
+    "subscriptions", metadata,
+    sa.Column("id", sa.String(64), primary_key=True),
+    sa.Column("team", sa.String(64), nullable=False),
+    sa.Column("channel", sa.String(64), nullable=False),
+    sa.Column("data", sa.Text, nullable=False),
+    sa.Column("created_at", sa.String(40), nullable=False),
+    sa.UniqueConstraint("team", "channel", name="uq_subscriptions_channel"),
+)
+
+digest_runs = sa.Table(
+    "digest_runs", metadata,
+    sa.Column("digest_id", sa.String(64), primary_key=True),
+    sa.Column("team", sa.String(64), nullable=False),
+    sa.Column("channel", sa.String(64), nullable=False),
+    sa.Column("slot", sa.String(80), nullable=False),
+    sa.Column("status", sa.String(16), nullable=False),  # claimed | posted | empty | abandoned
+    sa.Column("entries", sa.Text, nullable=False),  # JSON list of [entry_id, version, kind]
+    sa.Column("ts", sa.String(64)),
+    sa.Column("created_at", sa.String(40), nullable=False),
+    sa.UniqueConstraint("team", "channel", "slot", name="uq_digest_runs_slot"),
+)
+
+digest_ledger = sa.Table(
+    "digest_ledger", metadata,
+    sa.Column("team", sa.String(64), primary_key=True),
+    sa.Column("channel", sa.String(64), primary_key=True),
+    sa.Column("entry_id", sa.String(128), primary_key=True),
+    sa.Column("version", sa.String(64), primary_key=True),
+    sa.Column("kind", sa.String(16), nullable=False),  # new | updated
+    sa.Column("digest_id", sa.String(64), nullable=False),
+    sa.Column("sent_at", sa.String(40), nullable=False),
+)
+
+
 def _m1(conn: sa.Connection) -> None:
     for table in (sessions, processed_events):
         table.create(conn, checkfirst=True)
 
 
-MIGRATIONS: list[tuple[int, Callable[[sa.Connection], None]]] = [(1, _m1)]
+def _m2(conn: sa.Connection) -> None:
+    for table in (subscriptions, digest_runs, digest_ledger):
+        table.create(conn, checkfirst=True)
+
+
+MIGRATIONS: list[tuple[int, Callable[[sa.Connection], None]]] = [(1, _m1), (2, _m2)]
 
 
 def utcnow() -> dt.datetime:
@@ -168,6 +208,95 @@ class StateStore:
             return True
         except sa.exc.IntegrityError:
             return False
+
+    # -- digest subscriptions ---------------------------------------------------------------
+    def save_subscription(self, sub: Subscription) -> Subscription:
+        """Create or replace the channel's subscription (one per channel)."""
+        row = {"id": sub.id, "team": sub.team, "channel": sub.channel, "data": sub.model_dump_json(),
+               "created_at": _iso(sub.created_at)}
+        with self.engine.begin() as conn:
+            conn.execute(subscriptions.delete().where(subscriptions.c.team == sub.team,
+                                                      subscriptions.c.channel == sub.channel))
+            conn.execute(subscriptions.insert().values(**row))
+        return sub
+
+    def get_subscription(self, team: str, channel: str) -> Subscription | None:
+        with self.engine.connect() as conn:
+            row = conn.execute(sa.select(subscriptions.c.data).where(
+                subscriptions.c.team == team, subscriptions.c.channel == channel)).first()
+        return Subscription.model_validate_json(row[0]) if row else None
+
+    def list_subscriptions(self, team: str | None = None) -> list[Subscription]:
+        query = sa.select(subscriptions.c.data).order_by(subscriptions.c.created_at)
+        if team is not None:
+            query = query.where(subscriptions.c.team == team)
+        with self.engine.connect() as conn:
+            return [Subscription.model_validate_json(r[0]) for r in conn.execute(query)]
+
+    def delete_subscription(self, team: str, channel: str) -> bool:
+        with self.engine.begin() as conn:
+            return conn.execute(subscriptions.delete().where(
+                subscriptions.c.team == team, subscriptions.c.channel == channel)).rowcount > 0
+
+    def mark_subscription_run(self, sub: Subscription, at: dt.datetime) -> None:
+        current = self.get_subscription(sub.team, sub.channel)
+        if current is not None and current.id == sub.id:
+            self.save_subscription(current.model_copy(update={"last_run_at": at}))
+
+    # -- digest runs and the ledger ---------------------------------------------------------
+    def claim_digest(self, digest_id: str, team: str, channel: str, slot: str, entries: list[tuple[str, str, str]],
+                     status: str = "claimed") -> bool:
+        """Claim a digest slot; False when that slot was already claimed (a repeated trigger)."""
+        try:
+            with self.engine.begin() as conn:
+                conn.execute(digest_runs.insert().values(
+                    digest_id=digest_id, team=team, channel=channel, slot=slot, status=status,
+                    entries=json.dumps(entries), created_at=_iso(utcnow())))
+            return True
+        except sa.exc.IntegrityError:
+            return False
+
+    def pending_digests(self, team: str, channel: str) -> list[dict]:
+        """Runs claimed but never recorded as posted: a crash may sit between post and record."""
+        with self.engine.connect() as conn:
+            rows = conn.execute(sa.select(digest_runs).where(
+                digest_runs.c.team == team, digest_runs.c.channel == channel,
+                digest_runs.c.status == "claimed")).mappings().all()
+        return [dict(r) for r in rows]
+
+    def record_digest(self, digest_id: str, ts: str | None) -> None:
+        """The post exists: write every entry it carried to the ledger, in one transaction."""
+        with self.engine.begin() as conn:
+            run = conn.execute(sa.select(digest_runs).where(digest_runs.c.digest_id == digest_id)).mappings().first()
+            if run is None or run["status"] == "posted":
+                return
+            now = _iso(utcnow())
+            for entry_id, version, kind in json.loads(run["entries"]):
+                exists = conn.execute(sa.select(digest_ledger.c.entry_id).where(
+                    digest_ledger.c.team == run["team"], digest_ledger.c.channel == run["channel"],
+                    digest_ledger.c.entry_id == entry_id, digest_ledger.c.version == version)).first()
+                if exists is None:
+                    conn.execute(digest_ledger.insert().values(
+                        team=run["team"], channel=run["channel"], entry_id=entry_id, version=version,
+                        kind=kind, digest_id=digest_id, sent_at=now))
+            conn.execute(digest_runs.update().where(digest_runs.c.digest_id == digest_id)
+                         .values(status="posted", ts=ts))
+
+    def abandon_digest(self, digest_id: str) -> None:
+        """The post never happened: free the entries for the next digest."""
+        with self.engine.begin() as conn:
+            conn.execute(digest_runs.update().where(digest_runs.c.digest_id == digest_id,
+                                                    digest_runs.c.status == "claimed").values(status="abandoned"))
+
+    def delivered(self, team: str, channel: str) -> set[tuple[str, str]]:
+        """(entry_id, version) pairs this channel has received."""
+        with self.engine.connect() as conn:
+            rows = conn.execute(sa.select(digest_ledger.c.entry_id, digest_ledger.c.version).where(
+                digest_ledger.c.team == team, digest_ledger.c.channel == channel))
+            return {(r[0], r[1]) for r in rows}
+
+    def delivered_ids(self, team: str, channel: str) -> set[str]:
+        return {entry_id for entry_id, _ in self.delivered(team, channel)}
 
     def forget_events(self, older_than: dt.datetime) -> int:
         with self.engine.begin() as conn:

@@ -1,0 +1,167 @@
+"""What a digest says: which entries are new (or worth announcing as updated), grouped.
+
+Pure functions over the knowledge store's history and a channel's ledger, so
+the Slack post, `/rlmap digest preview` and `rlmap-bot digest preview` all say
+exactly the same thing.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Iterable, Literal
+
+from pydantic import BaseModel, Field
+
+from rlmap_bot.knowledge.cards import display_kind
+from rlmap_bot.knowledge.schema import Paper, Stage, Topic
+from rlmap_bot.knowledge.store import KnowledgeStore, StoredEntry
+
+FILTER_KINDS = ("stage", "topic")
+
+
+class DigestItem(BaseModel):
+    id: str
+    kind: str
+    title: str
+    byline: str | None = None
+    one_line: str
+    url: str | None = None
+    status: Literal["new", "updated"]
+    version: str
+    added: dt.date
+    group: str
+
+
+class DigestGroup(BaseModel):
+    title: str
+    items: list[DigestItem]
+
+
+class Digest(BaseModel):
+    """A digest ready to render: header facts, groups, and the items it carries."""
+
+    title: str
+    period_start: dt.date | None
+    period_end: dt.date
+    groups: list[DigestGroup] = Field(default_factory=list)
+    filters: list[str] = Field(default_factory=list)
+    more: int = Field(default=0, description="Entries left for the next digest (size cap).")
+
+    @property
+    def items(self) -> list[DigestItem]:
+        return [item for group in self.groups for item in group.items]
+
+    @property
+    def empty(self) -> bool:
+        return not self.groups
+
+    def period(self) -> str:
+        end = self.period_end.strftime("%d %b %Y").lstrip("0")
+        if self.period_start is None or self.period_start == self.period_end:
+            return end
+        return f"{self.period_start.strftime('%d %b').lstrip('0')} to {end}"
+
+
+def _matches(stored: StoredEntry, filters: Iterable[str]) -> bool:
+    filters = list(filters)
+    if not filters:
+        return True
+    entry = stored.entry
+    stages = set(getattr(entry, "stages", []) or [])
+    topics = set(getattr(entry, "subtopics", []) or [])
+    if isinstance(entry, Stage):
+        stages.add(entry.id)
+        topics.update(entry.subtopics)
+    if isinstance(entry, Topic):
+        topics.update({entry.id, entry.parent or ""})
+        stages.update(entry.stages)
+    for f in filters:
+        kind, _, value = f.partition(":")
+        if (kind == "stage" and value in stages) or (kind == "topic" and value in topics):
+            return True
+    return False
+
+
+def _group(store: KnowledgeStore, stored: StoredEntry, filters: list[str]) -> str:
+    """Group under the filtered subtopic when a topic filter is set, else the main stage."""
+    entry = stored.entry
+    topic_filters = [f.partition(":")[2] for f in filters if f.startswith("topic:")]
+    subtopics = list(getattr(entry, "subtopics", []) or [])
+    for topic_id in topic_filters:
+        if topic_id in subtopics:
+            found = store.get(topic_id)
+            return found.title if found else topic_id
+    stages = list(getattr(entry, "stages", []) or [])
+    if isinstance(entry, Stage):
+        stages = [entry.id]
+    if stages:
+        found = store.get(stages[0])
+        return found.title if found else stages[0]
+    return "Scaling Laws" if isinstance(entry, Topic) else "Other"
+
+
+def _item(store: KnowledgeStore, stored: StoredEntry, status: str, filters: list[str]) -> DigestItem:
+    entry = stored.entry
+    paper = entry if isinstance(entry, Paper) else None
+    return DigestItem(
+        id=entry.id, kind=display_kind(entry), title=entry.title, one_line=entry.one_line,
+        byline=(paper.byline or None) if paper else None,
+        url=(paper.url or (f"https://arxiv.org/abs/{paper.arxiv}" if paper.arxiv else None)) if paper else None,
+        status=status, version=stored.version, added=entry.added, group=_group(store, stored, filters),
+    )
+
+
+def select_items(
+    store: KnowledgeStore,
+    delivered: set[tuple[str, str]],
+    filters: list[str] | None = None,
+    appeared_after: dt.datetime | None = None,
+    added_since: dt.date | None = None,
+) -> list[DigestItem]:
+    """Entries a channel has not received: new ones, and updates a curator marked ``announce``.
+
+    ``appeared_after`` (a subscription's start) keeps the catalog that existed
+    before the subscription out of its first digest; ``added_since`` selects by the
+    curated ``added`` date instead (for previews from the terminal).
+    """
+    filters = filters or []
+    delivered_ids = {entry_id for entry_id, _ in delivered}
+    items: list[DigestItem] = []
+    for stored in store.history():
+        entry = stored.entry
+        if entry.kind == "signal" or not _matches(stored, filters):
+            continue
+        if added_since is not None and entry.added < added_since:
+            continue
+        changed_after = appeared_after is None or _parse(stored.changed_at) > appeared_after
+        if entry.id not in delivered_ids:
+            if appeared_after is not None and _parse(stored.first_seen) <= appeared_after:
+                # In the catalog before the subscription: only an announced change counts.
+                if entry.announce and changed_after:
+                    items.append(_item(store, stored, "updated", filters))
+                continue
+            items.append(_item(store, stored, "new", filters))
+        elif entry.announce and changed_after and (entry.id, stored.version) not in delivered:
+            items.append(_item(store, stored, "updated", filters))
+    return items
+
+
+def build_digest(items: list[DigestItem], today: dt.date, filters: list[str] | None = None) -> Digest:
+    """Group items (new before updated, newest first) under stage or subtopic headings."""
+    groups: dict[str, list[DigestItem]] = {}
+    for item in sorted(items, key=lambda i: (i.status != "new", -i.added.toordinal(), i.title)):
+        groups.setdefault(item.group, []).append(item)
+    start = min((i.added for i in items), default=None)
+    n_new = sum(1 for i in items if i.status == "new")
+    n_upd = len(items) - n_new
+    parts = [f"{n_new} new" if n_new else "", f"{n_upd} updated" if n_upd else ""]
+    title = "RL Map digest: " + (" and ".join(p for p in parts if p) or "nothing new")
+    return Digest(
+        title=title, period_start=start, period_end=today, filters=list(filters or []),
+        groups=[DigestGroup(title=t, items=v) for t, v in sorted(groups.items(), key=lambda kv: kv[0])],
+    )
+
+
+def _parse(moment: str) -> dt.datetime:
+    parsed = dt.datetime.fromisoformat(moment)
+    return parsed if parsed.tzinfo else parsed.replace(tzinfo=dt.timezone.utc)

@@ -1,0 +1,165 @@
+"""Digests over Slack: the poster (metadata-tagged posts, history look-ups) and the commands."""
+
+from __future__ import annotations
+
+import datetime as dt
+import logging
+import uuid
+from typing import Callable
+
+from slack_sdk import WebClient
+from slack_sdk.errors import SlackApiError
+from slack_sdk.models.metadata import Metadata
+
+from rlmap_bot.core import Core
+from rlmap_bot.digest.content import Digest
+from rlmap_bot.digest.schedule import DigestScheduler, next_run, slot_key
+from rlmap_bot.digest.service import METADATA_EVENT, DigestService, RunResult
+from rlmap_bot.digest.subscribe import USAGE, SubscribeError, parse_subscription
+from rlmap_bot.slack import blocks as bk
+from rlmap_bot.state.models import Subscription
+
+log = logging.getLogger(__name__)
+
+
+class SlackPoster:
+    """Delivers digests with chat.postMessage and finds them again by their metadata."""
+
+    def __init__(self, client: WebClient):
+        self.client = client
+
+    def post_digest(self, channel: str, digest: Digest, digest_id: str) -> str:
+        response = self.client.chat_postMessage(
+            channel=channel, text=bk.fallback(bk.digest_text(digest)), blocks=bk.digest_blocks(digest),
+            metadata=Metadata(event_type=METADATA_EVENT, event_payload={"digest_id": digest_id}),
+            unfurl_links=False, unfurl_media=False,
+        )
+        return response["ts"]
+
+    def post_note(self, channel: str, text: str) -> None:
+        self.client.chat_postMessage(channel=channel, text=text, blocks=[bk.context(bk.escape(text))])
+
+    def find_digest(self, channel: str, digest_id: str, since: dt.datetime) -> str | None:
+        cursor = None
+        for _ in range(20):  # at most 20 pages of history since the run began
+            page = self.client.conversations_history(channel=channel, include_all_metadata=True, limit=200,
+                                                     oldest=f"{since.timestamp():.6f}", cursor=cursor)
+            for message in page.get("messages", []):
+                meta = message.get("metadata") or {}
+                if meta.get("event_type") == METADATA_EVENT and (meta.get("event_payload") or {}).get("digest_id") == digest_id:
+                    return message["ts"]
+            cursor = (page.get("response_metadata") or {}).get("next_cursor")
+            if not page.get("has_more") or not cursor:
+                return None
+        return None
+
+
+class SlackDigests:
+    """The `/rlmap digest ...` commands and the scheduler's deliveries."""
+
+    def __init__(self, core: Core, client: WebClient):
+        self.core = core
+        self.client = client
+        self.service = DigestService(core)
+        self.scheduler: DigestScheduler | None = None
+
+    # -- scheduling -----------------------------------------------------------------------------
+    def start_scheduler(self, now: dt.datetime | None = None) -> list[str]:
+        self.scheduler = DigestScheduler(self.fire)
+        return self.scheduler.start(self.core.state.list_subscriptions(), now=now)
+
+    def stop_scheduler(self) -> None:
+        if self.scheduler is not None:
+            self.scheduler.shutdown()
+
+    def fire(self, sub_id: str, due: dt.datetime) -> RunResult | None:
+        sub = next((s for s in self.core.state.list_subscriptions() if s.id == sub_id), None)
+        if sub is None:
+            return None  # unsubscribed meanwhile
+        try:
+            result = self.service.run(sub, slot_key(due), SlackPoster(self.client))
+        except SlackApiError as exc:
+            log.warning("digest for %s not delivered: %s", sub.channel, exc.response.get("error"))
+            return None
+        log.info("digest for %s: %s (%d entries)", sub.channel, result.status, result.entries)
+        return result
+
+    # -- commands ---------------------------------------------------------------------------------
+    def command(self, words: list[str], team: str, channel: str, user: str, respond: Callable) -> None:
+        action = words[0].lower() if words else ""
+        rest = words[1:]
+        sub = self.core.state.get_subscription(team, channel)
+        if action == "subscribe":
+            self._subscribe(rest, team, channel, user, respond)
+        elif action == "unsubscribe" and not rest:
+            if self.core.state.delete_subscription(team, channel):
+                if self.scheduler and sub:
+                    self.scheduler.remove(sub.id)
+                respond(response_type="in_channel", text=f"<@{bk.escape(user)}> unsubscribed this channel from the RL Map digest.")
+            else:
+                respond(response_type="ephemeral", text="This channel has no digest subscription.")
+        elif action == "list" and not rest:
+            self._list(team, respond)
+        elif action == "preview" and not rest:
+            if sub is None:
+                respond(response_type="ephemeral", text="This channel has no digest subscription. " + USAGE)
+                return
+            digest = self.service.preview(sub)
+            respond(response_type="ephemeral", text=bk.digest_text(digest), blocks=bk.to_dicts(bk.digest_blocks(digest, preview=True)))
+        elif action == "now" and not rest:
+            if sub is None:
+                respond(response_type="ephemeral", text="This channel has no digest subscription. " + USAGE)
+                return
+            try:
+                result = self.service.run(sub, f"now:{uuid.uuid4().hex}", SlackPoster(self.client))
+            except SlackApiError as exc:
+                from rlmap_bot.slack.app import cannot_post_hint
+
+                respond(response_type="ephemeral", text=cannot_post_hint(exc) or f"Could not post: {exc.response.get('error')}")
+                return
+            text = {"posted": f"Posted a digest of {result.entries} entries.",
+                    "noted": "Nothing new since the last digest (a note was posted)."}.get(
+                result.status, "Nothing new since the last digest; nothing was posted.")
+            respond(response_type="ephemeral", text=text)
+        else:
+            respond(response_type="ephemeral", text=f"Usage: {USAGE}")
+
+    def _subscribe(self, words: list[str], team: str, channel: str, user: str, respond: Callable) -> None:
+        try:
+            sub = parse_subscription(words, team, channel, user, self._user_tz(user), self.core.store.catalog)
+        except SubscribeError as exc:
+            respond(response_type="ephemeral", text=f"{exc}. Usage: {USAGE}")
+            return
+        previous = self.core.state.get_subscription(team, channel)
+        if previous is not None:  # re-subscribing changes the schedule, not what counts as new
+            sub = sub.model_copy(update={"created_at": previous.created_at, "last_run_at": previous.last_run_at})
+            if self.scheduler:
+                self.scheduler.remove(previous.id)
+        self.core.state.save_subscription(sub)
+        if self.scheduler:
+            self.scheduler.add(sub)
+        when = next_run(sub, dt.datetime.now(dt.timezone.utc)).strftime("%a %d %b %H:%M %Z")
+        filters = f", only {', '.join(sub.filters)}" if sub.filters else ""
+        respond(response_type="in_channel",
+                text=f"<@{bk.escape(user)}> subscribed this channel to the RL Map digest, {sub.when}{filters}. Next: {when}.")
+
+    def _list(self, team: str, respond: Callable) -> None:
+        subs = self.core.state.list_subscriptions(team=team)
+        if not subs:
+            respond(response_type="ephemeral", text="No channel in this workspace subscribes to the digest.")
+            return
+        now = dt.datetime.now(dt.timezone.utc)
+        lines = [f"• <#{bk.escape(s.channel)}>: {bk.escape(s.when)}"
+                 + (f", {bk.escape(', '.join(s.filters))}" if s.filters else "")
+                 + f"; next {next_run(s, now).strftime('%a %d %b %H:%M %Z')}" for s in subs]
+        respond(response_type="ephemeral", text="Digest subscriptions:\n" + "\n".join(lines))
+
+    def _user_tz(self, user: str) -> str:
+        """The subscriber's Slack timezone, UTC if Slack will not say."""
+        try:
+            return self.client.users_info(user=user)["user"].get("tz") or "UTC"
+        except (SlackApiError, KeyError, TypeError):
+            return "UTC"
+
+
+__all__ = ["SlackDigests", "SlackPoster", "Subscription"]
