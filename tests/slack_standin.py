@@ -49,6 +49,7 @@ class StandIn:
         self.rate_limits: dict[str, int] = {}
         self.user_tz: dict[str, str] = {}
         self.delays: dict[str, float] = {}
+        self.holds: dict[str, float] = {}  # act on the call, then wait this long before answering
         self.ws_url = "ws://127.0.0.1:1/link"
         self._ts = itertools.count(1)
         self._lock = threading.Lock()
@@ -137,7 +138,10 @@ class StandIn:
         problem = self.block_problem(args.get("blocks"))
         if problem:
             return 200, {"ok": False, "error": "invalid_blocks", "detail": problem}, {}
-        return 200, self.answer(method, args), {}
+        answer = self.answer(method, args)
+        if self.holds.get(method):
+            time.sleep(self.holds[method])
+        return 200, answer, {}
 
     @staticmethod
     def block_problem(blocks: Any) -> str | None:

@@ -29,16 +29,18 @@ class RunningBot:
         return f"http://127.0.0.1:{self.server.effective_port}"
 
     def stop(self) -> None:
+        # Let requests in flight finish before the server's sockets close under them.
+        self.server.task_dispatcher.shutdown(cancel_pending=False, timeout=5)
         self.server.close()
         self.thread.join(timeout=5)
         self.front.app.listener_runner.listener_executor.shutdown(wait=True)
 
 
-def start_bot(standin: StandIn, db: Path, state: Path, **settings) -> RunningBot:
+def start_bot(standin: StandIn, db: Path, state: Path, knowledge: Path = KNOWLEDGE, **settings) -> RunningBot:
     values = dict(slack_bot_token=BOT_TOKEN, slack_signing_secret=SIGNING_SECRET, slack_api_url=standin.base_url,
                   rlmap_admins="UADMIN")
     values.update(settings)
-    front = SlackFrontEnd(Core(KNOWLEDGE, db, state_url=state), SlackSettings(**values))
+    front = SlackFrontEnd(Core(knowledge, db, state_url=state), SlackSettings(**values))
     server = make_server(front.app, "127.0.0.1", 0, threads=4)
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()

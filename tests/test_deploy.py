@@ -17,7 +17,7 @@ def test_manifest_declares_what_the_app_uses():
     events = set(manifest["settings"]["event_subscriptions"]["bot_events"])
     assert {"app_mention", "message.im", "app_home_opened", "message.channels"} <= events
     scopes = set(manifest["oauth_config"]["scopes"]["bot"])
-    assert {"app_mentions:read", "chat:write", "commands", "im:history", "channels:history"} <= scopes
+    assert {"app_mentions:read", "chat:write", "commands", "im:history", "channels:history", "users:read"} <= scopes
     assert manifest["settings"]["interactivity"]["is_enabled"] is True
     assert manifest["settings"]["socket_mode_enabled"] is True
     assert 1 <= len(manifest["display_information"]["name"]) <= 35

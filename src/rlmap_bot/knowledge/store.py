@@ -94,7 +94,7 @@ def build_store(root: Path, db_path: Path, catalog: Catalog | None = None, now: 
     root, db_path = Path(root), Path(db_path)
     catalog = catalog or load_catalog(root)
     fingerprint = catalog_fingerprint(root)
-    now_text = (now or dt.datetime.now(dt.timezone.utc)).isoformat(timespec="seconds")
+    now_text = (now or dt.datetime.now(dt.timezone.utc)).isoformat(timespec="microseconds")
     history = _previous_history(db_path)
     db_path.parent.mkdir(parents=True, exist_ok=True)
     tmp = db_path.with_name(f".{db_path.name}.{os.getpid()}.tmp")

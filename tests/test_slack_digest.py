@@ -1,0 +1,193 @@
+"""Digests over Slack, against the stand-in: subscribe, preview, now, exactly once, restarts, crashes."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import signal
+import subprocess
+import time
+
+import pytest
+import yaml
+
+from slack_standin import Slack
+from slackbot import standin, start_bot  # noqa: F401 - fixture
+from test_serve import serve_env, start  # noqa: F401 - fixture
+from test_slack_ask import text_of
+
+NEW_PAPER = """id: zz-new-paper
+kind: paper
+title: Quokka Scaling Laws for Verifier Rewards
+summary: A made-up test entry about how verifier quality scales.
+authors: [Quokka]
+year: 2026
+verification: verified
+stages: [reward]
+subtopics: [reward-overoptimization]
+added: 2026-12-02
+"""
+
+
+@pytest.fixture
+def kbot(standin, knowledge_copy, tmp_path):
+    bot = start_bot(standin, tmp_path / "kb.db", tmp_path / "state.db", knowledge=knowledge_copy)
+    bot.knowledge = knowledge_copy
+    yield bot
+    bot.stop()
+
+
+def command(bot, standin, text: str, channel: str = "C1", user: str = "U1") -> dict:
+    name = f"r{time.time_ns()}"
+    bot.slack.command(f"digest {text}", channel=channel, user=user, respond_as=name)
+    return standin.wait_for("response_url", lambda c: c.target == name)[0].args
+
+
+def add_entry(bot, text: str = NEW_PAPER, name: str = "zz-new-paper.yaml") -> None:
+    (bot.front.core.knowledge_root / "papers" / name).write_text(text)
+    bot.front.core.reload()
+
+
+def edit_yaml(path, **changes) -> None:
+    data = yaml.safe_load(path.read_text())
+    data.update(changes)
+    path.write_text(yaml.safe_dump(data, sort_keys=False, allow_unicode=True))
+
+
+def digests_posted(standin, channel: str = "C1") -> list:
+    return [c for c in standin.of("chat.postMessage") if c.args["channel"] == channel and c.args.get("metadata")]
+
+
+def test_subscribe_defaults_to_the_users_timezone_and_lists_next_run(kbot, standin):
+    standin.user_tz["U1"] = "America/Los_Angeles"
+    reply = command(kbot, standin, "subscribe")
+    assert reply["response_type"] == "in_channel"
+    assert "every Mon at 09:00 (America/Los_Angeles)" in reply["text"]
+    assert standin.of("users.info")[0].args["user"] == "U1"
+    command(kbot, standin, "subscribe daily 07:30 UTC stage:reward", channel="C2")
+    listing = command(kbot, standin, "list")["text"]
+    assert "<#C1>: every Mon at 09:00 (America/Los_Angeles); next Mon" in listing
+    assert "<#C2>: daily at 07:30 (UTC), stage:reward; next" in listing
+
+
+def test_bad_arguments_say_what_was_wrong(kbot, standin):
+    assert "'fortnightly' is not a frequency" in command(kbot, standin, "subscribe fortnightly")["text"]
+    assert "unknown stage 'rewrd'; did you mean stage:reward?" in command(kbot, standin, "subscribe stage:rewrd")["text"]
+    assert "Usage" in command(kbot, standin, "resubscribe")["text"]
+    assert "no digest subscription" in command(kbot, standin, "now")["text"]
+    assert kbot.front.core.state.list_subscriptions() == []
+
+
+def test_new_entry_appears_in_the_next_digest_and_only_there(kbot, standin):
+    command(kbot, standin, "subscribe")
+    preview = command(kbot, standin, "preview")
+    assert "Nothing new" in text_of(preview["blocks"])
+    assert "nothing was posted" in command(kbot, standin, "now")["text"]
+    assert digests_posted(standin) == []
+    add_entry(kbot)
+    preview = command(kbot, standin, "preview")
+    assert "Quokka Scaling Laws for Verifier Rewards" in text_of(preview["blocks"])
+    assert "Preview" in text_of(preview["blocks"])
+    assert command(kbot, standin, "now")["text"] == "Posted a digest of 1 entries."
+    posted = digests_posted(standin)
+    assert len(posted) == 1
+    blocks = json.loads(posted[0].args["blocks"]) if isinstance(posted[0].args["blocks"], str) else posted[0].args["blocks"]
+    assert "Quokka Scaling Laws for Verifier Rewards" in text_of(blocks) and "Reward quality" in text_of(blocks)
+    metadata = posted[0].args["metadata"]
+    metadata = json.loads(metadata) if isinstance(metadata, str) else metadata
+    assert metadata["event_type"] == "rlmap_digest" and metadata["event_payload"]["digest_id"]
+    # A second "now" finds nothing new: the ledger remembers what the channel got.
+    assert "nothing was posted" in command(kbot, standin, "now")["text"]
+    assert len(digests_posted(standin)) == 1
+    assert "Nothing new" in text_of(command(kbot, standin, "preview")["blocks"])
+
+
+def test_filters_and_the_empty_note(kbot, standin):
+    command(kbot, standin, "subscribe stage:evaluation note-empty", channel="C5")
+    add_entry(kbot)  # a reward paper: filtered out for this channel
+    assert "a note was posted" in command(kbot, standin, "now", channel="C5")["text"]
+    note = [c for c in standin.of("chat.postMessage") if c.args["channel"] == "C5"][-1]
+    assert "Nothing new" in note.args["text"] and not note.args.get("metadata")
+
+
+def test_announced_update_is_shown_apart(kbot, standin):
+    command(kbot, standin, "subscribe")
+    edit_yaml(kbot.knowledge / "papers" / "ppo.yaml", summary="Now with a clearer summary.", announce=True)
+    edit_yaml(kbot.knowledge / "papers" / "dapo.yaml", summary="Quietly edited.")  # not announced
+    kbot.front.core.reload()
+    text = text_of(command(kbot, standin, "preview")["blocks"])
+    assert "*Updated*" in text and "Proximal Policy Optimization" in text
+    assert "DAPO" not in text
+
+
+def test_restart_does_not_repeat_and_unsubscribe_stops(standin, knowledge_copy, tmp_path):
+    first = start_bot(standin, tmp_path / "kb.db", tmp_path / "state.db", knowledge=knowledge_copy)
+    command(first, standin, "subscribe")
+    add_entry(first)
+    command(first, standin, "now")
+    first.stop()
+    second = start_bot(standin, tmp_path / "kb.db", tmp_path / "state.db", knowledge=knowledge_copy)
+    try:
+        assert "nothing was posted" in command(second, standin, "now")["text"]
+        # A scheduled slot fired twice (a restart re-running a caught-up slot) posts once.
+        sub = second.front.core.state.get_subscription("T0001", "C1")
+        add_entry(second, NEW_PAPER.replace("zz-new-paper", "zz-second").replace("Quokka Scaling", "Wombat Scaling"),
+                  "zz-second.yaml")
+        due = dt.datetime(2026, 12, 7, 9, tzinfo=dt.timezone.utc)
+        assert second.front.digests.fire(sub.id, due).status == "posted"
+        assert second.front.digests.fire(sub.id, due).status == "duplicate"
+        assert len(digests_posted(standin)) == 2
+        assert "unsubscribed" in command(second, standin, "unsubscribe")["text"]
+        assert second.front.digests.fire(sub.id, due) is None
+        assert "no digest subscription" in command(second, standin, "now")["text"]
+    finally:
+        second.stop()
+
+
+def test_scheduler_posts_the_digest_on_time(kbot, standin):
+    command(kbot, standin, "subscribe")
+    add_entry(kbot)
+    digests = kbot.front.digests
+    digests.start_scheduler()
+    try:
+        sub = kbot.front.core.state.get_subscription("T0001", "C1")
+        digests.scheduler.scheduler.modify_job(sub.id, next_run_time=dt.datetime.now(dt.timezone.utc) + dt.timedelta(milliseconds=200))
+        standin.wait_for("chat.postMessage", lambda c: bool(c.args.get("metadata")))
+    finally:
+        digests.stop_scheduler()
+    assert kbot.front.core.state.get_subscription("T0001", "C1").last_run_at is not None
+
+
+def test_crash_after_posting_before_recording_does_not_repeat(serve_env, standin, knowledge_copy, tmp_path):
+    serve_env["RLMAP_KNOWLEDGE"] = str(knowledge_copy)
+    log = tmp_path / "serve.log"
+    proc, url = start(serve_env, log)
+    try:
+        slack = Slack(url, standin)
+        slack.command("digest subscribe", respond_as="sub")
+        standin.wait_for("response_url", lambda c: c.target == "sub")
+        (knowledge_copy / "papers" / "zz-new-paper.yaml").write_text(NEW_PAPER)
+        proc.send_signal(signal.SIGHUP)
+        deadline = time.time() + 20
+        while "reloaded the catalog" not in log.read_text() and time.time() < deadline:
+            time.sleep(0.1)
+        # Slack stores the post at once but answers slowly; the bot dies before it can record it.
+        standin.holds["chat.postMessage"] = 5
+        slack.command("digest now", respond_as="now1")
+        standin.wait_for("chat.postMessage", lambda c: bool(c.args.get("metadata")))
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=10)
+        standin.holds.clear()
+        proc, url = start(serve_env, log)
+        slack = Slack(url, standin)
+        slack.command("digest now", respond_as="now2")
+        reply = standin.wait_for("response_url", lambda c: c.target == "now2")[0]
+        assert "nothing was posted" in reply.args["text"]
+        assert len(digests_posted(standin)) == 1, "the digest was posted twice"
+        assert standin.of("conversations.history"), "recovery looked for the post by its metadata"
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
