@@ -54,6 +54,53 @@ def env(tmp_path) -> dict[str, str]:
     return out
 
 
+PG_URL = os.environ.get("RLMAP_TEST_PG_URL", "")
+PG_SKIP = "PostgreSQL not available: set RLMAP_TEST_PG_URL to a server URL (.ci/run starts one)"
+
+
+def _fresh_pg_database(admin_url: str) -> tuple[str, callable]:
+    """A new, empty database on the test server, and a function that drops it."""
+    import uuid
+
+    import sqlalchemy as sa
+
+    name = f"rlmap_test_{uuid.uuid4().hex[:12]}"
+    admin = sa.create_engine(admin_url, isolation_level="AUTOCOMMIT")
+    with admin.connect() as conn:
+        conn.exec_driver_sql(f'create database "{name}"')
+    url = sa.engine.make_url(admin_url).set(database=name).render_as_string(hide_password=False)
+
+    def drop() -> None:
+        with admin.connect() as conn:
+            conn.exec_driver_sql(f'drop database if exists "{name}" with (force)')
+        admin.dispose()
+
+    return url, drop
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def state_url(request, tmp_path):
+    """A state store URL on each engine: a SQLite file, and a fresh PostgreSQL database."""
+    if request.param == "sqlite":
+        yield str(tmp_path / "state.db")
+        return
+    if not PG_URL:
+        pytest.skip(PG_SKIP)
+    url, drop = _fresh_pg_database(PG_URL)
+    yield url
+    drop()
+
+
+@pytest.fixture
+def pg_url():
+    """A fresh PostgreSQL database (skipped, with the reason, when there is no server)."""
+    if not PG_URL:
+        pytest.skip(PG_SKIP)
+    url, drop = _fresh_pg_database(PG_URL)
+    yield url
+    drop()
+
+
 def run_cli(args: list[str], env: dict[str, str], stdin: str | None = None, timeout: float = 60) -> subprocess.CompletedProcess:
     """Run the installed console script exactly as a user would."""
     exe = Path(sys.executable).with_name("rlmap-bot")

@@ -14,9 +14,11 @@ from conftest import KNOWLEDGE
 
 
 @pytest.fixture
-def fresh(built_db, tmp_path):
-    """A core with its own state file, so each test starts with no sessions."""
-    return Core(KNOWLEDGE, built_db, state_url=tmp_path / "state.db")
+def fresh(built_db, state_url):
+    """A core with its own state store (SQLite and PostgreSQL), so each test starts with no sessions."""
+    core = Core(KNOWLEDGE, built_db, state_url=state_url)
+    yield core
+    core.state.close()
 
 
 def answer_from(step, values):
@@ -95,8 +97,8 @@ def test_stop_gives_the_verdict_so_far(fresh):
         flow.skip(step.session.id)
 
 
-def test_survives_a_restart_and_lists_open_sessions(built_db, tmp_path):
-    state = tmp_path / "state.db"
+def test_survives_a_restart_and_lists_open_sessions(built_db, state_url):
+    state = state_url
     first = Core(KNOWLEDGE, built_db, state_url=state)
     step = first.flow.start(user="U1", team="T1", channel="C1", thread_ts="111.222")
     sid = step.question.signal
@@ -114,8 +116,8 @@ def test_survives_a_restart_and_lists_open_sessions(built_db, tmp_path):
     assert [s.id for s in second.state.list_sessions(team="T1", user="U1")] == [step.session.id]
 
 
-def test_sessions_expire(built_db, tmp_path):
-    core = Core(KNOWLEDGE, built_db, state_url=tmp_path / "state.db")
+def test_sessions_expire(built_db, state_url):
+    core = Core(KNOWLEDGE, built_db, state_url=state_url)
     flow = Flow(core.engine, core.state, ttl=dt.timedelta(seconds=0))
     step = flow.start(user="U1")
     with pytest.raises(FlowError, match="expired"):
@@ -137,8 +139,8 @@ def test_concurrent_moves_do_not_both_apply(fresh):
         fresh.state.save_session(stale.model_copy(update={"answers": {"x": 1}}))
 
 
-def test_state_store_migrations_are_versioned(tmp_path):
-    store = StateStore(tmp_path / "s.db")
+def test_state_store_migrations_are_versioned(state_url):
+    store = StateStore(state_url)
     assert store.migrate() >= 1
     with store.engine.connect() as conn:
         versions = [r[0] for r in conn.exec_driver_sql("select version from schema_migrations")]

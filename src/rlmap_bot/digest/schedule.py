@@ -72,9 +72,12 @@ class DigestScheduler:
     ``fire(sub_id, scheduled_for)`` is called for every run, scheduled or caught up.
     """
 
-    def __init__(self, fire: Callable[[str, dt.datetime], None], grace: dt.timedelta = DEFAULT_GRACE):
+    def __init__(self, fire: Callable[[str, dt.datetime], None], grace: dt.timedelta = DEFAULT_GRACE,
+                 load: Callable[[], list[Subscription]] | None = None, resync_seconds: int = 300):
         self.fire = fire
         self.grace = grace
+        self.load = load
+        self.resync_seconds = resync_seconds
         self.scheduler = BackgroundScheduler(
             timezone=dt.timezone.utc,
             job_defaults={"coalesce": True, "misfire_grace_time": int(grace.total_seconds()), "max_instances": 1},
@@ -90,12 +93,28 @@ class DigestScheduler:
             if due is not None:
                 caught_up.append(sub.id)
                 self.fire(sub.id, due)
+        if self.load is not None:
+            # Other replicas add and drop subscriptions; pick their changes up regularly.
+            self.scheduler.add_job(lambda: self.sync(self.load()), "interval", seconds=self.resync_seconds,
+                                   id="sync:subscriptions", replace_existing=True)
         self.scheduler.start()
         return caught_up
 
     def add(self, sub: Subscription) -> None:
         self.scheduler.add_job(self._run, trigger_for(sub), args=[sub.id, sub], id=sub.id,
                                replace_existing=True, name=f"digest {sub.channel}")
+
+    def sync(self, subscriptions: list[Subscription]) -> None:
+        """Add jobs for new subscriptions and drop jobs whose subscription is gone."""
+        wanted = {s.id: s for s in subscriptions}
+        for job in self.scheduler.get_jobs():
+            if job.id.startswith("sync:"):
+                continue
+            if job.id not in wanted:
+                job.remove()
+        for sub_id, sub in wanted.items():
+            if self.scheduler.get_job(sub_id) is None:
+                self.add(sub)
 
     def remove(self, sub_id: str) -> None:
         if self.scheduler.get_job(sub_id):

@@ -66,14 +66,40 @@ class SlackFrontEnd:
         self.core = core
         self.settings = settings
         secret = settings.slack_signing_secret.get_secret_value() if settings.slack_signing_secret else ""
+        self.installations = None
+        oauth_settings = None
+        if settings.oauth:
+            from slack_bolt.oauth.oauth_settings import OAuthSettings
+
+            self.installations = core.state.installation_store(settings.slack_client_id)
+            oauth_settings = OAuthSettings(
+                client_id=settings.slack_client_id,
+                client_secret=settings.slack_client_secret.get_secret_value() if settings.slack_client_secret else None,
+                scopes=[s.strip() for s in settings.slack_scopes.split(",") if s.strip()],
+                redirect_uri=settings.slack_redirect_uri,
+                installation_store=self.installations,
+                state_store=core.state.oauth_state_store(),
+            )
         self.app = App(
             client=make_client(settings),
             signing_secret=secret,
             process_before_response=False,
+            oauth_settings=oauth_settings,
             logger=logging.getLogger("rlmap_bot.slack.bolt"),
         )
-        self.digests = SlackDigests(core, self.app.client)
+        self.digests = SlackDigests(core, self.client_for)
         self._register()
+
+    def client_for(self, team: str) -> WebClient:
+        """The Web API client for a workspace: its installation's token, or the one bot token."""
+        if self.installations is None:
+            return self.app.client
+        bot = self.installations.find_bot(enterprise_id=None, team_id=team)
+        if bot is None:
+            raise LookupError(f"workspace {team} has no installation")
+        client = make_client(self.settings)
+        client.token = bot.bot_token
+        return client
 
     # -- wiring -------------------------------------------------------------------------------
     def _register(self) -> None:
@@ -90,6 +116,8 @@ class SlackFrontEnd:
         app.action("stages_show")(self.on_stages_button)
         app.action("help_show")(self.on_help_button)
         app.action(re.compile(r"^diag_(preset_\d+|skip|back|stop)$"))(self.on_diagnosis_click)
+        app.event("app_uninstalled")(self.on_uninstalled)
+        app.event("tokens_revoked")(self.on_tokens_revoked)
         app.error(self.on_error)
 
     def _dedupe_events(self, body: dict, next: Callable[[], Any]) -> BoltResponse | None:
@@ -150,6 +178,23 @@ class SlackFrontEnd:
         sessions = self.core.state.list_sessions(team=team, user=user, status="open")
         client.views_publish(user_id=user, view=bk.home_view(self.core.stages(), newest, sessions))
 
+    def on_uninstalled(self, body: dict) -> None:
+        """The workspace removed the app: forget its tokens, subscriptions, sessions and ledger."""
+        team = body.get("team_id", "")
+        if self.installations is not None:
+            self.installations.delete_all(enterprise_id=body.get("enterprise_id"), team_id=team)
+        removed = self.core.state.forget_team(team)
+        self.digests.resync()
+        log.info("workspace %s uninstalled the app; removed %s", team, removed)
+
+    def on_tokens_revoked(self, event: dict, body: dict) -> None:
+        if (event.get("tokens") or {}).get("bot"):
+            self.on_uninstalled(body)
+        elif self.installations is not None:
+            for user in (event.get("tokens") or {}).get("oauth", []):
+                self.installations.delete_installation(enterprise_id=body.get("enterprise_id"),
+                                                       team_id=body.get("team_id"), user_id=user)
+
     # -- the slash command --------------------------------------------------------------------
     def on_command(self, ack: Callable, command: dict, respond: Callable, client: WebClient) -> None:
         ack()
@@ -171,7 +216,7 @@ class SlackFrontEnd:
         elif parsed.name == "show":
             self._respond_card(respond, parsed.arg)
         elif parsed.name == "digest":
-            self.digests.command(parsed.arg.split(), team, channel, user, respond)
+            self.digests.command(parsed.arg.split(), team, channel, user, respond, client)
         elif parsed.name == "reload":
             if user not in self.settings.admins:
                 respond(response_type="ephemeral", text="Only the admins in RLMAP_ADMINS can reload the catalog.")
@@ -255,6 +300,9 @@ class SlackFrontEnd:
         try:
             data = bk.parse_action_value(action.get("value", ""))
             session_id, signal = data["s"], data["q"]
+            team = body.get("team", {}).get("id") or body.get("user", {}).get("team_id", "")
+            if flow.load(session_id).team != team:
+                raise FlowError("that diagnosis no longer exists")  # another workspace's session
             kind = action["action_id"]
             if kind.startswith("diag_preset"):
                 preset = self.core.engine.signals[signal].presets[int(data["v"])]

@@ -57,15 +57,15 @@ class SlackPoster:
 class SlackDigests:
     """The `/rlmap digest ...` commands and the scheduler's deliveries."""
 
-    def __init__(self, core: Core, client: WebClient):
+    def __init__(self, core: Core, client_for: Callable[[str], WebClient]):
         self.core = core
-        self.client = client
+        self.client_for = client_for
         self.service = DigestService(core)
         self.scheduler: DigestScheduler | None = None
 
     # -- scheduling -----------------------------------------------------------------------------
     def start_scheduler(self, now: dt.datetime | None = None) -> list[str]:
-        self.scheduler = DigestScheduler(self.fire)
+        self.scheduler = DigestScheduler(self.fire, load=self.core.state.list_subscriptions)
         return self.scheduler.start(self.core.state.list_subscriptions(), now=now)
 
     def stop_scheduler(self) -> None:
@@ -77,7 +77,10 @@ class SlackDigests:
         if sub is None:
             return None  # unsubscribed meanwhile
         try:
-            result = self.service.run(sub, slot_key(due), SlackPoster(self.client))
+            result = self.service.run(sub, slot_key(due), SlackPoster(self.client_for(sub.team)))
+        except LookupError as exc:
+            log.warning("digest for %s skipped: %s", sub.channel, exc)
+            return None
         except SlackApiError as exc:
             log.warning("digest for %s not delivered: %s", sub.channel, exc.response.get("error"))
             return None
@@ -85,12 +88,18 @@ class SlackDigests:
         return result
 
     # -- commands ---------------------------------------------------------------------------------
-    def command(self, words: list[str], team: str, channel: str, user: str, respond: Callable) -> None:
+    def resync(self) -> None:
+        """Match the scheduler's jobs to the subscriptions in the store (other replicas change them too)."""
+        if self.scheduler is not None:
+            self.scheduler.sync(self.core.state.list_subscriptions())
+
+    def command(self, words: list[str], team: str, channel: str, user: str, respond: Callable,
+                client: WebClient) -> None:
         action = words[0].lower() if words else ""
         rest = words[1:]
         sub = self.core.state.get_subscription(team, channel)
         if action == "subscribe":
-            self._subscribe(rest, team, channel, user, respond)
+            self._subscribe(rest, team, channel, user, respond, client)
         elif action == "unsubscribe" and not rest:
             if self.core.state.delete_subscription(team, channel):
                 if self.scheduler and sub:
@@ -111,7 +120,7 @@ class SlackDigests:
                 respond(response_type="ephemeral", text="This channel has no digest subscription. " + USAGE)
                 return
             try:
-                result = self.service.run(sub, f"now:{uuid.uuid4().hex}", SlackPoster(self.client))
+                result = self.service.run(sub, f"now:{uuid.uuid4().hex}", SlackPoster(client))
             except SlackApiError as exc:
                 from rlmap_bot.slack.app import cannot_post_hint
 
@@ -124,9 +133,10 @@ class SlackDigests:
         else:
             respond(response_type="ephemeral", text=f"Usage: {USAGE}")
 
-    def _subscribe(self, words: list[str], team: str, channel: str, user: str, respond: Callable) -> None:
+    def _subscribe(self, words: list[str], team: str, channel: str, user: str, respond: Callable,
+                   client: WebClient) -> None:
         try:
-            sub = parse_subscription(words, team, channel, user, self._user_tz(user), self.core.store.catalog)
+            sub = parse_subscription(words, team, channel, user, self._user_tz(client, user), self.core.store.catalog)
         except SubscribeError as exc:
             respond(response_type="ephemeral", text=f"{exc}. Usage: {USAGE}")
             return
@@ -154,10 +164,11 @@ class SlackDigests:
                  + f"; next {next_run(s, now).strftime('%a %d %b %H:%M %Z')}" for s in subs]
         respond(response_type="ephemeral", text="Digest subscriptions:\n" + "\n".join(lines))
 
-    def _user_tz(self, user: str) -> str:
+    @staticmethod
+    def _user_tz(client: WebClient, user: str) -> str:
         """The subscriber's Slack timezone, UTC if Slack will not say."""
         try:
-            return self.client.users_info(user=user)["user"].get("tz") or "UTC"
+            return client.users_info(user=user)["user"].get("tz") or "UTC"
         except (SlackApiError, KeyError, TypeError):
             return "UTC"
 

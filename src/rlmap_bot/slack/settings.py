@@ -22,6 +22,13 @@ class SlackSettings(BaseSettings):
     slack_signing_secret: SecretStr | None = Field(default=None, description="Signing secret (HTTP mode).")
     slack_app_token: SecretStr | None = Field(default=None, description="App-level token, xapp-... (Socket Mode).")
     slack_api_url: str = Field(default="https://slack.com/api/", description="Web API base URL.")
+    slack_client_id: str | None = Field(default=None, description="OAuth client id: many workspaces (HTTP mode).")
+    slack_client_secret: SecretStr | None = Field(default=None, description="OAuth client secret.")
+    slack_scopes: str = Field(
+        default="app_mentions:read,chat:write,commands,im:history,channels:history,groups:history,users:read",
+        description="Bot scopes requested at install (comma-separated).",
+    )
+    slack_redirect_uri: str | None = Field(default=None, description="OAuth redirect URL, if not the default.")
     rlmap_admins: str = Field(default="", description="Comma-separated user ids allowed to /rlmap reload.")
     rlmap_rate_limit_retries: int = Field(default=3, ge=0, le=10)
 
@@ -33,13 +40,23 @@ class SlackSettings(BaseSettings):
         return value if value.endswith("/") else value + "/"
 
     @property
+    def oauth(self) -> bool:
+        """Many workspaces: installations come from the OAuth flow, not one bot token."""
+        return bool(self.slack_client_id)
+
+    @property
     def admins(self) -> set[str]:
         return {a.strip() for a in self.rlmap_admins.split(",") if a.strip()}
 
     def require(self, http: bool) -> "SlackSettings":
         """Raise :class:`SettingsError` naming every missing variable for this mode."""
         missing = []
-        if not self.slack_bot_token:
+        if self.oauth:
+            if not http:
+                raise SettingsError("the OAuth install flow (SLACK_CLIENT_ID) needs HTTP mode: run `rlmap-bot serve --http`")
+            if not self.slack_client_secret:
+                missing.append("SLACK_CLIENT_SECRET (Basic Information > App Credentials)")
+        elif not self.slack_bot_token:
             missing.append("SLACK_BOT_TOKEN (the bot token, xoxb-...)")
         if http and not self.slack_signing_secret:
             missing.append("SLACK_SIGNING_SECRET (from Basic Information > App Credentials)")

@@ -96,7 +96,19 @@ def _m2(conn: sa.Connection) -> None:
         table.create(conn, checkfirst=True)
 
 
-MIGRATIONS: list[tuple[int, Callable[[sa.Connection], None]]] = [(1, _m1), (2, _m2)]
+def _m3(conn: sa.Connection) -> None:
+    """Slack installations and OAuth states, in slack-sdk's own table layout (many workspaces)."""
+    from slack_sdk.oauth.installation_store.sqlalchemy import SQLAlchemyInstallationStore
+    from slack_sdk.oauth.state_store.sqlalchemy import SQLAlchemyOAuthStateStore
+
+    tables = sa.MetaData()
+    SQLAlchemyInstallationStore.build_bots_table(tables, SQLAlchemyInstallationStore.default_bots_table_name)
+    SQLAlchemyInstallationStore.build_installations_table(tables, SQLAlchemyInstallationStore.default_installations_table_name)
+    SQLAlchemyOAuthStateStore.build_oauth_states_table(tables, SQLAlchemyOAuthStateStore.default_table_name)
+    tables.create_all(conn, checkfirst=True)
+
+
+MIGRATIONS: list[tuple[int, Callable[[sa.Connection], None]]] = [(1, _m1), (2, _m2), (3, _m3)]
 
 
 def utcnow() -> dt.datetime:
@@ -128,6 +140,9 @@ class StateStore:
     def migrate(self) -> int:
         """Apply every migration not yet recorded; return the schema version."""
         with self.engine.begin() as conn:
+            if self.engine.dialect.name == "postgresql":
+                # Replicas start together; one migrates while the others wait for the lock.
+                conn.exec_driver_sql("select pg_advisory_xact_lock(7274627)")
             schema_migrations.create(conn, checkfirst=True)
             done = {r[0] for r in conn.execute(sa.select(schema_migrations.c.version))}
             for version, step in MIGRATIONS:
@@ -138,6 +153,19 @@ class StateStore:
 
     def close(self) -> None:
         self.engine.dispose()
+
+    # -- Slack installations (many workspaces) ------------------------------------------------
+    def installation_store(self, client_id: str):
+        """slack-sdk's SQLAlchemy installation store on this database (tables made by migration 3)."""
+        from slack_sdk.oauth.installation_store.sqlalchemy import SQLAlchemyInstallationStore
+
+        return SQLAlchemyInstallationStore(client_id=client_id, engine=self.engine)
+
+    def oauth_state_store(self, expiration_seconds: int = 600):
+        """One-time OAuth states shared by every replica (not per-process files)."""
+        from slack_sdk.oauth.state_store.sqlalchemy import SQLAlchemyOAuthStateStore
+
+        return SQLAlchemyOAuthStateStore(expiration_seconds=expiration_seconds, engine=self.engine)
 
     # -- diagnosis sessions -----------------------------------------------------------------
     def create_session(self, session: Session) -> Session:
@@ -297,6 +325,14 @@ class StateStore:
 
     def delivered_ids(self, team: str, channel: str) -> set[str]:
         return {entry_id for entry_id, _ in self.delivered(team, channel)}
+
+    def forget_team(self, team: str) -> dict[str, int]:
+        """Remove everything kept for a workspace (on uninstall); return rows removed per table."""
+        removed = {}
+        with self.engine.begin() as conn:
+            for table in (subscriptions, sessions, digest_ledger, digest_runs, processed_events):
+                removed[table.name] = conn.execute(table.delete().where(table.c.team == team)).rowcount
+        return removed
 
     def forget_events(self, older_than: dt.datetime) -> int:
         with self.engine.begin() as conn:
