@@ -8,6 +8,7 @@ limits the way Slack does, and can be told to fail a method or answer 429.
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import hmac
 import itertools
@@ -43,6 +44,7 @@ class StandIn:
 
     def __init__(self, token: str = BOT_TOKEN):
         self.token = token
+        self.tokens: dict[str, str] = {token: TEAM}  # bot token -> its workspace
         self.calls: list[Call] = []
         self.messages: dict[str, list[dict]] = {}
         self.failures: dict[str, list[str]] = {}
@@ -133,11 +135,15 @@ class StandIn:
             if self.failures.get(method):
                 return 200, {"ok": False, "error": self.failures[method].pop(0)}, {}
         if method != "response_url" and method != "apps.connections.open":
-            if headers.get("authorization") != f"Bearer {self.token}":
+            if method != "oauth.v2.access" and headers.get("authorization", "")[len("Bearer "):] not in self.tokens:
                 return 200, {"ok": False, "error": "invalid_auth"}, {}
         problem = self.block_problem(args.get("blocks"))
         if problem:
             return 200, {"ok": False, "error": "invalid_blocks", "detail": problem}, {}
+        if method == "auth.test":
+            args = {**args, "token": headers.get("authorization", "")[len("Bearer "):]}
+        elif method == "oauth.v2.access" and headers.get("authorization", "").startswith("Basic "):
+            args = {**args, "basic": headers["authorization"][len("Basic "):]}
         answer = self.answer(method, args)
         if self.holds.get(method):
             time.sleep(self.holds[method])
@@ -168,7 +174,19 @@ class StandIn:
         with self._lock:
             if method == "auth.test":
                 return {"ok": True, "url": "https://test.slack.com/", "team": "Test", "user": "rlmap",
-                        "team_id": TEAM, "user_id": BOT_USER, "bot_id": BOT_ID}
+                        "team_id": self._team_of(args), "user_id": BOT_USER, "bot_id": BOT_ID}
+            if method == "oauth.v2.access":
+                basic = base64.b64decode(args.get("basic", "") or b"").decode() if args.get("basic") else ""
+                secret = args.get("client_secret") or basic.partition(":")[2]
+                if not args.get("code", "").startswith("code-") or secret != "client-secret":
+                    return {"ok": False, "error": "invalid_code"}
+                team = args["code"][len("code-"):]
+                token = f"xoxb-{team}-installed"
+                self.tokens[token] = team
+                return {"ok": True, "app_id": "A1", "access_token": token, "token_type": "bot",
+                        "scope": "chat:write,commands", "bot_user_id": BOT_USER,
+                        "team": {"id": team, "name": f"Team {team}"}, "enterprise": None,
+                        "authed_user": {"id": "UINSTALLER"}, "is_enterprise_install": False}
             if method == "chat.postMessage":
                 n = next(self._ts)
                 ts = f"{1700000000 + n}.{n:06d}"
@@ -201,6 +219,10 @@ class StandIn:
                 user = args.get("user", "")
                 return {"ok": True, "user": {"id": user, "tz": self.user_tz.get(user, "Europe/London")}}
             return {"ok": True}
+
+    def _team_of(self, args: dict) -> str:
+        token = args.get("token") or ""
+        return self.tokens.get(token, TEAM)
 
     # -- inspection ---------------------------------------------------------------------------
     def of(self, method: str) -> list[Call]:
@@ -259,19 +281,19 @@ class Slack:
         self._ids = itertools.count(1)
 
     def event(self, event: dict, event_id: str | None = None, headers: dict | None = None,
-              timestamp: int | None = None, secret: str = SIGNING_SECRET) -> tuple[int, str]:
+              timestamp: int | None = None, secret: str = SIGNING_SECRET, team: str = TEAM) -> tuple[int, str]:
         body = json.dumps({
-            "token": "legacy", "team_id": TEAM, "api_app_id": "A1", "type": "event_callback",
+            "token": "legacy", "team_id": team, "api_app_id": "A1", "type": "event_callback",
             "event_id": event_id or f"Ev{uuid.uuid4().hex[:16]}", "event_time": int(time.time()),
-            "authorizations": [{"team_id": TEAM, "user_id": BOT_USER, "is_bot": True}],
+            "authorizations": [{"team_id": team, "user_id": BOT_USER, "is_bot": True}],
             "event": event,
         })
         return post(self.url, body, "application/json", {**sign(body, timestamp, secret), **(headers or {})})
 
     def command(self, text: str, user: str = "U1", channel: str = "C1", respond_as: str = "r",
-                timestamp: int | None = None) -> tuple[int, str]:
+                timestamp: int | None = None, team: str = TEAM) -> tuple[int, str]:
         body = urllib.parse.urlencode({
-            "token": "legacy", "team_id": TEAM, "team_domain": "test", "channel_id": channel,
+            "token": "legacy", "team_id": team, "team_domain": "test", "channel_id": channel,
             "channel_name": "general", "user_id": user, "user_name": "someone", "command": "/rlmap",
             "text": text, "api_app_id": "A1", "response_url": self.standin.response_url(respond_as),
             "trigger_id": "1.2.trigger",
@@ -280,10 +302,10 @@ class Slack:
 
     def click(self, action_id: str, value: str, user: str = "U1", channel: str = "C1",
               message_ts: str = "1.0", thread_ts: str | None = None, container: str = "message",
-              respond_as: str = "click") -> tuple[int, str]:
+              respond_as: str = "click", team: str = TEAM) -> tuple[int, str]:
         payload = {
-            "type": "block_actions", "user": {"id": user, "team_id": TEAM}, "api_app_id": "A1",
-            "team": {"id": TEAM}, "trigger_id": "1.2.trigger",
+            "type": "block_actions", "user": {"id": user, "team_id": team}, "api_app_id": "A1",
+            "team": {"id": team}, "trigger_id": "1.2.trigger",
             "actions": [{"type": "button", "action_id": action_id, "block_id": "b", "value": value,
                          "action_ts": str(time.time())}],
         }

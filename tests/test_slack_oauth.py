@@ -1,0 +1,130 @@
+"""Many workspaces: Bolt's OAuth install flow against the stand-in, isolation, and uninstall."""
+
+from __future__ import annotations
+
+import json
+import urllib.parse
+import urllib.request
+
+import pytest
+
+from slack_standin import BOT_USER, SIGNING_SECRET
+from slackbot import standin, start_bot  # noqa: F401 - fixture
+from test_slack_ask import text_of
+
+
+class NoRedirect(urllib.request.HTTPRedirectHandler):
+    def redirect_request(self, *args, **kwargs):
+        return None
+
+
+def get(url: str, cookie: str | None = None) -> tuple[int, str, dict]:
+    opener = urllib.request.build_opener(NoRedirect)
+    request = urllib.request.Request(url, headers={"Cookie": cookie} if cookie else {})
+    try:
+        with opener.open(request, timeout=10) as response:
+            return response.status, response.read().decode(), dict(response.headers)
+    except urllib.error.HTTPError as exc:
+        return exc.code, exc.read().decode(), dict(exc.headers)
+
+
+def install(bot, team: str) -> str:
+    """Walk the install flow as a browser would; return the success page."""
+    status, page, headers = get(bot.url + "/slack/install")
+    assert status == 200 and "slack.com/oauth/v2/authorize" in page
+    cookie = headers["Set-Cookie"].split(";")[0]
+    state = cookie.split("=", 1)[1]
+    assert f"state={state}" in page
+    status, page, _ = get(f"{bot.url}/slack/oauth_redirect?code=code-{team}&state={urllib.parse.quote(state)}", cookie)
+    assert status == 200, page
+    return page
+
+
+@pytest.fixture
+def oauth_bot(standin, built_db, tmp_path):
+    bot = start_bot(standin, built_db, tmp_path / "state.db", slack_bot_token=None, slack_client_id="client-id",
+                    slack_client_secret="client-secret", slack_signing_secret=SIGNING_SECRET)
+    yield bot
+    bot.stop()
+
+
+def test_install_two_workspaces_and_answer_each_with_its_own_token(oauth_bot, standin):
+    install(oauth_bot, "TA")
+    install(oauth_bot, "TB")
+    access = standin.of("oauth.v2.access")
+    assert [c.args["code"] for c in access] == ["code-TA", "code-TB"]
+    store = oauth_bot.front.installations
+    assert store.find_bot(enterprise_id=None, team_id="TA").bot_token == "xoxb-TA-installed"
+    for team in ("TA", "TB"):
+        oauth_bot.slack.event({"type": "app_mention", "user": "U1", "channel": "C1", "ts": f"{team}.1",
+                               "text": f"<@{BOT_USER}> PPO"}, team=team)
+    posts = standin.wait_for("chat.postMessage", count=2)
+    by_thread = {c.args["thread_ts"]: c.headers["authorization"] for c in posts}
+    assert by_thread == {"TA.1": "Bearer xoxb-TA-installed", "TB.1": "Bearer xoxb-TB-installed"}
+
+
+def test_a_replayed_or_forged_oauth_state_is_refused(oauth_bot, standin):
+    status, _, _ = get(f"{oauth_bot.url}/slack/oauth_redirect?code=code-TX&state=forged", "slack-app-oauth-state=forged")
+    assert status >= 400
+    assert standin.of("oauth.v2.access") == []
+
+
+def test_workspaces_cannot_reach_each_other(oauth_bot, standin):
+    install(oauth_bot, "TA")
+    install(oauth_bot, "TB")
+    oauth_bot.slack.command("digest subscribe", team="TA", channel="C1", respond_as="sa")
+    standin.wait_for("response_url", lambda c: c.target == "sa")
+    oauth_bot.slack.command("digest list", team="TB", channel="C1", respond_as="lb")
+    listing = standin.wait_for("response_url", lambda c: c.target == "lb")[0].args["text"]
+    assert "No channel in this workspace" in listing
+    oauth_bot.slack.command("digest now", team="TB", channel="C1", respond_as="nb")
+    assert "no digest subscription" in standin.wait_for("response_url", lambda c: c.target == "nb")[0].args["text"]
+    # A diagnosis in workspace A; a click from workspace B with A's session id is refused.
+    oauth_bot.slack.command("diagnose", team="TA", channel="C9", respond_as="da")
+    card = standin.wait_for("chat.postMessage", lambda c: c.args["channel"] == "C9", count=2)[1]
+    blocks = card.args["blocks"] if isinstance(card.args["blocks"], list) else json.loads(card.args["blocks"])
+    skip = next(e for b in blocks if b["type"] == "actions" for e in b["elements"]
+                if e["action_id"] == "diag_skip")
+    oauth_bot.slack.click("diag_skip", skip["value"], team="TB", channel="C9", respond_as="cross")
+    refused = standin.wait_for("response_url", lambda c: c.target == "cross")[0]
+    assert "no longer exists" in refused.args["text"]
+    session = json.loads(skip["value"])["s"]
+    assert oauth_bot.front.core.state.get_session(session).answers == {} and \
+        oauth_bot.front.core.state.get_session(session).history == []
+    assert oauth_bot.front.core.state.find_session("TB", "C9", card.args["thread_ts"]) is None
+
+
+def test_uninstall_removes_tokens_and_subscriptions(oauth_bot, standin):
+    install(oauth_bot, "TA")
+    install(oauth_bot, "TB")
+    for team in ("TA", "TB"):
+        oauth_bot.slack.command("digest subscribe", team=team, channel="C1", respond_as=f"s{team}")
+        standin.wait_for("response_url", lambda c, t=team: c.target == f"s{t}")
+    oauth_bot.slack.event({"type": "app_uninstalled"}, team="TA")
+    state = oauth_bot.front.core.state
+    store = oauth_bot.front.installations
+    import time
+
+    deadline = time.time() + 10
+    while store.find_bot(enterprise_id=None, team_id="TA") is not None and time.time() < deadline:
+        time.sleep(0.05)
+    assert store.find_bot(enterprise_id=None, team_id="TA") is None
+    assert state.get_subscription("TA", "C1") is None
+    assert state.get_subscription("TB", "C1") is not None
+    assert store.find_bot(enterprise_id=None, team_id="TB") is not None
+    # Workspace B loses only a revoked bot token's data when it revokes.
+    oauth_bot.slack.event({"type": "tokens_revoked", "tokens": {"bot": [BOT_USER]}}, team="TB")
+    deadline = time.time() + 10
+    while state.get_subscription("TB", "C1") is not None and time.time() < deadline:
+        time.sleep(0.05)
+    assert state.get_subscription("TB", "C1") is None and store.find_bot(enterprise_id=None, team_id="TB") is None
+
+
+def test_oauth_needs_http_and_a_secret():
+    from rlmap_bot.slack.settings import SettingsError, SlackSettings
+
+    with pytest.raises(SettingsError, match="needs HTTP mode"):
+        SlackSettings(slack_client_id="x", slack_client_secret="y").require(http=False)
+    with pytest.raises(SettingsError, match="SLACK_CLIENT_SECRET"):
+        SlackSettings(slack_client_id="x", slack_signing_secret="s").require(http=True)
+    assert SlackSettings(slack_client_id="x", slack_client_secret="y", slack_signing_secret="s").require(http=True)
