@@ -3,7 +3,8 @@
 
     python3 dev.py run [ARGS...]   create .venv if needed, install, then run `rlmap-bot ARGS...`
     python3 dev.py test [ARGS...]  create .venv if needed, install with test extras, then run pytest ARGS...
-    python3 dev.py bench [ARGS...] the same set-up, then run the benchmarks
+    python3 dev.py bench [ARGS...] the same set-up, then run the search and diagnosis benchmarks
+    python3 dev.py bench-load [ARGS...]  the load benchmark (one and two replicas)
 
 The virtual environment lives at .venv/ in the checkout.  Installing is skipped
 when pyproject.toml has not changed since the last install (a stamp file
@@ -46,7 +47,7 @@ def ensure_venv(extras: str) -> None:
 
 
 def main(argv: list[str]) -> int:
-    if not argv or argv[0] not in {"run", "test", "bench"}:
+    if not argv or argv[0] not in {"run", "test", "bench", "bench-load"}:
         print(__doc__.strip())
         return 2
     command, rest = argv[0], argv[1:]
@@ -57,7 +58,8 @@ def main(argv: list[str]) -> int:
         ensure_venv("test")
         if command == "test":
             return subprocess.call([str(PYTHON), "-m", "pytest", *rest], cwd=ROOT)
-        return subprocess.call([str(PYTHON), str(ROOT / "benchmarks" / "run.py"), *rest], cwd=ROOT)
+        script = "load.py" if command == "bench-load" else "run.py"
+        return subprocess.call([str(PYTHON), str(ROOT / "benchmarks" / script), *rest], cwd=ROOT)
     except subprocess.CalledProcessError as exc:
         print(f"set-up failed: {exc}", file=sys.stderr)
         return 1

@@ -110,3 +110,13 @@ def test_sighup_reloads_the_catalog(serve_env, standin, knowledge_copy, tmp_path
     finally:
         proc.terminate()
         proc.wait(timeout=10)
+
+
+def test_an_unreachable_state_store_is_a_plain_error_without_the_password(serve_env):
+    serve_env["RLMAP_STATE_URL"] = "postgresql+psycopg://rlmap:hunter2@127.0.0.1:1/nope"
+    out = subprocess.run([EXE, "serve", "--http"], env=serve_env, capture_output=True, text=True, timeout=60)
+    assert out.returncode == 2
+    assert "cannot open the state store postgresql+psycopg://rlmap:***@127.0.0.1:1/nope" in out.stderr
+    assert "hunter2" not in out.stderr and "Traceback" not in out.stderr
+    diag = subprocess.run([EXE, "diagnose", "--list"], env=serve_env, capture_output=True, text=True, timeout=60)
+    assert diag.returncode == 2 and "hunter2" not in diag.stderr and "Traceback" not in diag.stderr

@@ -287,8 +287,12 @@ def _counts_line(counts: dict[str, int]) -> str:
 
 
 def main() -> None:
+    from rlmap_bot.state.store import StateStoreError
+
     try:
         cli(standalone_mode=True)
+    except StateStoreError as exc:
+        fail(str(exc), code=2)
     except KeyboardInterrupt:
         sys.exit(130)
 

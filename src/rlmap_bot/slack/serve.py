@@ -37,6 +37,13 @@ def serve_from_env(paths, http: bool, host: str = "127.0.0.1", port: int = 3000)
         sys.exit(2)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     core = paths.core()
+    from rlmap_bot.state.store import StateStoreError
+
+    try:
+        core.state  # open (and migrate) now: a wrong RLMAP_STATE_URL should fail at start, plainly
+    except StateStoreError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        sys.exit(2)
     front = SlackFrontEnd(core, settings)
     install_reload_signal(core)
     caught_up = front.digests.start_scheduler()

@@ -119,6 +119,18 @@ def _iso(moment: dt.datetime) -> str:
     return moment.astimezone(dt.timezone.utc).isoformat(timespec="microseconds")
 
 
+class StateStoreError(RuntimeError):
+    """The state store cannot be opened; the message names it without its password."""
+
+
+def safe_url(url: str) -> str:
+    """The URL as it may appear in logs and errors: no password."""
+    try:
+        return sa.engine.make_url(url).render_as_string(hide_password=True)
+    except Exception:  # noqa: BLE001 - a path or a malformed URL
+        return url.split("@")[-1] if "@" in url else url
+
+
 class ConflictError(RuntimeError):
     """Someone else changed the session first (a double click, another replica)."""
 
@@ -132,10 +144,14 @@ class StateStore:
             Path(url).expanduser().parent.mkdir(parents=True, exist_ok=True)
             url = f"sqlite:///{Path(url).expanduser()}"
         self.url = url
-        self.engine: Engine = sa.create_engine(url, future=True, pool_pre_ping=True)
-        if self.engine.dialect.name == "sqlite":
-            sa.event.listen(self.engine, "connect", _sqlite_pragmas)
-        self.migrate()
+        try:
+            self.engine: Engine = sa.create_engine(url, future=True, pool_pre_ping=True)
+            if self.engine.dialect.name == "sqlite":
+                sa.event.listen(self.engine, "connect", _sqlite_pragmas)
+            self.migrate()
+        except (sa.exc.SQLAlchemyError, ImportError, ValueError) as exc:
+            reason = str(getattr(exc, "orig", None) or exc).strip().splitlines()[0]
+            raise StateStoreError(f"cannot open the state store {safe_url(url)}: {reason}") from None
 
     def migrate(self) -> int:
         """Apply every migration not yet recorded; return the schema version."""
