@@ -54,7 +54,7 @@ def test_a_digest_slot_fired_on_both_replicas_posts_once(replicas, standin, pg_u
     due = now - dt.timedelta(hours=1)
     state = StateStore(pg_url)
     state.save_subscription(Subscription(team=TEAM, channel="CDIGEST", frequency="daily", time=due.strftime("%H:%M"),
-                                         timezone="UTC", created_at=now - dt.timedelta(days=30),
+                                         timezone="UTC", created_at=dt.datetime(2026, 11, 1, tzinfo=dt.timezone.utc),
                                          last_run_at=now - dt.timedelta(days=2)))
     state.close()
     replicas("a")  # each replica catches the missed slot up at start

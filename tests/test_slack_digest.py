@@ -16,7 +16,7 @@ from slackbot import standin, start_bot  # noqa: F401 - fixture
 from test_serve import serve_env, start  # noqa: F401 - fixture
 from test_slack_ask import text_of
 
-NEW_PAPER = """id: zz-new-paper
+NEW_PAPER = f"""id: zz-new-paper
 kind: paper
 title: Quokka Scaling Laws for Verifier Rewards
 summary: A made-up test entry about how verifier quality scales.
@@ -25,7 +25,7 @@ year: 2026
 verification: verified
 stages: [reward]
 subtopics: [reward-overoptimization]
-added: 2026-12-02
+added: {dt.date.today().isoformat()}
 """
 
 
@@ -61,13 +61,22 @@ def digests_posted(standin, channel: str = "C1") -> list:
 def test_subscribe_defaults_to_the_users_timezone_and_lists_next_run(kbot, standin):
     standin.user_tz["U1"] = "America/Los_Angeles"
     reply = command(kbot, standin, "subscribe")
-    assert reply["response_type"] == "in_channel"
-    assert "every Mon at 09:00 (America/Los_Angeles)" in reply["text"]
+    assert reply["response_type"] == "ephemeral" and reply["text"].startswith("Subscribed. Next digest: Mon")
+    confirmation = standin.wait_for("chat.postMessage", lambda c: c.args["channel"] == "C1")[0]
+    assert "<@U1> subscribed this channel" in confirmation.args["text"]
+    assert "every Mon at 09:00 (America/Los_Angeles)" in confirmation.args["text"]
     assert standin.of("users.info")[0].args["user"] == "U1"
     command(kbot, standin, "subscribe daily 07:30 UTC stage:reward", channel="C2")
     listing = command(kbot, standin, "list")["text"]
     assert "<#C1>: every Mon at 09:00 (America/Los_Angeles); next Mon" in listing
     assert "<#C2>: daily at 07:30 (UTC), stage:reward; next" in listing
+
+
+def test_subscribing_where_the_bot_cannot_post_says_so_and_saves_nothing(kbot, standin):
+    standin.fail_next("chat.postMessage", "not_in_channel")
+    reply = command(kbot, standin, "subscribe", channel="CPRIV")
+    assert "/invite" in reply["text"] and "not saved" in reply["text"]
+    assert kbot.front.core.state.get_subscription("T0001", "CPRIV") is None
 
 
 def test_bad_arguments_say_what_was_wrong(kbot, standin):
@@ -88,7 +97,7 @@ def test_new_entry_appears_in_the_next_digest_and_only_there(kbot, standin):
     preview = command(kbot, standin, "preview")
     assert "Quokka Scaling Laws for Verifier Rewards" in text_of(preview["blocks"])
     assert "Preview" in text_of(preview["blocks"])
-    assert command(kbot, standin, "now")["text"] == "Posted a digest of 1 entries."
+    assert command(kbot, standin, "now")["text"] == "Posted a digest of 1 entry."
     posted = digests_posted(standin)
     assert len(posted) == 1
     blocks = json.loads(posted[0].args["blocks"]) if isinstance(posted[0].args["blocks"], str) else posted[0].args["blocks"]
@@ -153,6 +162,9 @@ def test_scheduler_posts_the_digest_on_time(kbot, standin):
         sub = kbot.front.core.state.get_subscription("T0001", "C1")
         digests.scheduler.scheduler.modify_job(sub.id, next_run_time=dt.datetime.now(dt.timezone.utc) + dt.timedelta(milliseconds=200))
         standin.wait_for("chat.postMessage", lambda c: bool(c.args.get("metadata")))
+        deadline = time.time() + 10  # the run is marked after the post is recorded
+        while kbot.front.core.state.get_subscription("T0001", "C1").last_run_at is None and time.time() < deadline:
+            time.sleep(0.05)
     finally:
         digests.stop_scheduler()
     assert kbot.front.core.state.get_subscription("T0001", "C1").last_run_at is not None
@@ -191,3 +203,18 @@ def test_crash_after_posting_before_recording_does_not_repeat(serve_env, standin
             proc.wait(timeout=10)
         except subprocess.TimeoutExpired:
             proc.kill()
+
+
+def test_two_nows_at_once_post_one_digest(kbot, standin):
+    command(kbot, standin, "subscribe")
+    add_entry(kbot)
+    standin.holds["chat.postMessage"] = 1.5  # the first run is still posting when the second arrives
+    kbot.slack.command("digest now", respond_as="first")
+    standin.wait_for("chat.postMessage", lambda c: bool(c.args.get("metadata")))
+    kbot.slack.command("digest now", respond_as="second")
+    second = standin.wait_for("response_url", lambda c: c.target == "second")[0].args["text"]
+    first = standin.wait_for("response_url", lambda c: c.target == "first")[0].args["text"]
+    standin.holds.clear()
+    assert first == "Posted a digest of 1 entry."
+    assert "being posted right now" in second
+    assert len(digests_posted(standin)) == 1

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import threading
+from dataclasses import dataclass
 from pathlib import Path
 
 from rlmap_bot import config
@@ -22,6 +23,13 @@ from rlmap_bot.diagnosis.flow import Flow
 from rlmap_bot.state.store import StateStore
 
 log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class _Knowledge:
+    store: KnowledgeStore
+    searcher: Searcher
+    engine: Engine
 
 
 class CoreError(RuntimeError):
@@ -60,11 +68,23 @@ class Core:
         self._open()
 
     def _open(self) -> None:
-        self.store = KnowledgeStore(self.db_path)
-        self.searcher = Searcher(self.store)
-        self.engine = Engine(self.store.catalog)
+        store = KnowledgeStore(self.db_path)
+        # One assignment swaps store, search and engine together: a request never sees a mix.
+        self._knowledge = _Knowledge(store, Searcher(store), Engine(store.catalog))
         if self._flow is not None:
-            self._flow.engine = self.engine
+            self._flow.engine = self._knowledge.engine
+
+    @property
+    def store(self) -> KnowledgeStore:
+        return self._knowledge.store
+
+    @property
+    def searcher(self) -> Searcher:
+        return self._knowledge.searcher
+
+    @property
+    def engine(self) -> Engine:
+        return self._knowledge.engine
 
     @property
     def state(self) -> StateStore:
@@ -87,9 +107,9 @@ class Core:
         """Rebuild from the files and swap the new store in; the old one stays on error."""
         with self._lock:
             build_store(self.knowledge_root, self.db_path)
-            old = self.store
+            # The old store is not closed here: requests still running on it finish on it, and
+            # its connection closes when the last of them lets go.
             self._open()
-            old.close()
             self.warning = None
         return self.store.counts()
 
@@ -101,8 +121,9 @@ class Core:
         return self.store.get(entry_id.strip().lower())
 
     def card(self, entry_id: str) -> Card | None:
-        entry = self.get(entry_id)
-        return card_for(self.store, entry) if entry else None
+        store = self.store
+        entry = store.get(entry_id.strip().lower())
+        return card_for(store, entry) if entry else None
 
     def suggest_ids(self, entry_id: str, limit: int = 3) -> list[str]:
         """Ids close to a mistyped one, for "did you mean"."""

@@ -212,7 +212,8 @@ def digest_preview(paths: Paths, since, as_json: bool) -> None:
     core = paths.core()
     today = dt.date.today()
     start = since.date() if since else today - dt.timedelta(days=7)
-    result = build_digest(select_items(core.store, set(), added_since=start), today)
+    moment = dt.datetime.combine(start, dt.time.min, tzinfo=dt.timezone.utc)
+    result = build_digest(select_items(core.store, set(), since=moment), start, today)
     if as_json:
         data = result.model_dump(mode="json")
         data["period"] = result.period()

@@ -115,49 +115,44 @@ def select_items(
     store: KnowledgeStore,
     delivered: set[tuple[str, str]],
     filters: list[str] | None = None,
-    appeared_after: dt.datetime | None = None,
-    added_since: dt.date | None = None,
+    since: dt.datetime | None = None,
 ) -> list[DigestItem]:
-    """Entries a channel has not received: new ones, and updates a curator marked ``announce``.
+    """Entries a channel has not received since ``since`` (a subscription's start).
 
-    ``appeared_after`` (a subscription's start) keeps the catalog that existed
-    before the subscription out of its first digest; ``added_since`` selects by the
-    curated ``added`` date instead (for previews from the terminal).
+    New: dated (the curated ``added``) on or after that day and never sent to the
+    channel.  The curated date, not the store's build time, decides, so a replica
+    with a freshly built store, or a lost store, agrees on what is new.
+    Updated: an entry whose content changed after ``since``, that a curator marked
+    ``announce: true``, in a version the channel has not received.
     """
     filters = filters or []
     delivered_ids = {entry_id for entry_id, _ in delivered}
+    first_day = since.date() if since else None
     items: list[DigestItem] = []
     for stored in store.history():
         entry = stored.entry
         if entry.kind == "signal" or not _matches(stored, filters):
             continue
-        if added_since is not None and entry.added < added_since:
-            continue
-        changed_after = appeared_after is None or _parse(stored.changed_at) > appeared_after
-        if entry.id not in delivered_ids:
-            if appeared_after is not None and _parse(stored.first_seen) <= appeared_after:
-                # In the catalog before the subscription: only an announced change counts.
-                if entry.announce and changed_after:
-                    items.append(_item(store, stored, "updated", filters))
-                continue
+        if entry.id not in delivered_ids and (first_day is None or entry.added >= first_day):
             items.append(_item(store, stored, "new", filters))
-        elif entry.announce and changed_after and (entry.id, stored.version) not in delivered:
+        elif (entry.announce and (entry.id, stored.version) not in delivered
+              and (since is None or _parse(stored.changed_at) > since)):
             items.append(_item(store, stored, "updated", filters))
     return items
 
 
-def build_digest(items: list[DigestItem], today: dt.date, filters: list[str] | None = None) -> Digest:
+def build_digest(items: list[DigestItem], since: dt.date | None, today: dt.date,
+                 filters: list[str] | None = None, more: int = 0) -> Digest:
     """Group items (new before updated, newest first) under stage or subtopic headings."""
     groups: dict[str, list[DigestItem]] = {}
     for item in sorted(items, key=lambda i: (i.status != "new", -i.added.toordinal(), i.title)):
         groups.setdefault(item.group, []).append(item)
-    start = min((i.added for i in items), default=None)
     n_new = sum(1 for i in items if i.status == "new")
     n_upd = len(items) - n_new
     parts = [f"{n_new} new" if n_new else "", f"{n_upd} updated" if n_upd else ""]
     title = "RL Map digest: " + (" and ".join(p for p in parts if p) or "nothing new")
     return Digest(
-        title=title, period_start=start, period_end=today, filters=list(filters or []),
+        title=title, period_start=since, period_end=today, filters=list(filters or []), more=more,
         groups=[DigestGroup(title=t, items=v) for t, v in sorted(groups.items(), key=lambda kv: kv[0])],
     )
 

@@ -1,10 +1,12 @@
 """Running a digest exactly once per channel and slot, whatever crashes in between.
 
-The order is: recover any earlier run left half-done; claim the slot (a unique
-row, so a repeated trigger or a second replica gets nothing); post with the
-digest id in the message metadata; write the ledger.  A crash between posting
-and writing the ledger leaves a claimed run; recovery finds its post by the
-metadata in the channel history and records it instead of posting again.
+The order is: settle any earlier run left half-done; claim the slot (a unique
+row per slot, and at most one run in progress per channel, so a repeated
+trigger, a second replica or a concurrent "now" gets nothing); choose the
+entries; post with the digest id in the message metadata; write the ledger.
+A crash between posting and writing the ledger leaves a claimed run; the next
+run finds its post by the metadata in the channel history and records it
+instead of posting again.
 """
 
 from __future__ import annotations
@@ -20,6 +22,18 @@ from rlmap_bot.digest.content import Digest, build_digest, select_items
 from rlmap_bot.state.models import Subscription
 
 METADATA_EVENT = "rlmap_digest"
+MAX_ITEMS = 30
+# A claimed run whose post cannot be found is taken as dead after this long (it may still be posting).
+RECOVER_AFTER = dt.timedelta(minutes=2)
+
+
+class DeliveryError(RuntimeError):
+    """The front-end is sure the digest was not posted (e.g. the bot is not in the channel)."""
+
+    def __init__(self, code: str, hint: str | None = None):
+        super().__init__(hint or code)
+        self.code = code
+        self.hint = hint
 
 
 class Poster(Protocol):
@@ -41,52 +55,61 @@ class RunResult(BaseModel):
 
 
 class DigestService:
-    def __init__(self, core: Core, max_items: int = 30):
+    def __init__(self, core: Core, max_items: int = MAX_ITEMS):
         self.core = core
         self.max_items = max_items
 
-    def preview(self, sub: Subscription, today: dt.date | None = None) -> Digest:
+    def preview(self, sub: Subscription, now: dt.datetime | None = None) -> Digest:
         """Exactly what the next digest for ``sub`` would say (``more`` counts what waits behind it)."""
-        state = self.core.state
-        items = select_items(self.core.store, state.delivered(sub.team, sub.channel), sub.filters,
-                             appeared_after=sub.created_at)
-        today = today or dt.datetime.now(dt.timezone.utc).date()
-        digest = build_digest(items, today, sub.filters)
-        shown = digest.items[: self.max_items]
-        if len(shown) < len(items):
-            digest = build_digest(shown, today, sub.filters).model_copy(update={"more": len(items) - len(shown)})
-        return digest
+        now = now or dt.datetime.now(dt.timezone.utc)
+        items = select_items(self.core.store, self.core.state.delivered(sub.team, sub.channel), sub.filters,
+                             since=sub.created_at)
+        period_start = (sub.last_run_at or sub.created_at).date()
+        full = build_digest(items, period_start, now.date(), sub.filters)
+        shown = full.items[: self.max_items]
+        if len(shown) == len(items):
+            return full
+        return build_digest(shown, period_start, now.date(), sub.filters, more=len(items) - len(shown))
 
-    def recover(self, sub: Subscription, poster: Poster) -> int:
-        """Settle runs claimed but not recorded: recorded if their post exists, else freed."""
+    def recover(self, sub: Subscription, poster: Poster, now: dt.datetime | None = None) -> int:
+        """Settle runs claimed but not recorded: recorded if their post exists, freed if long dead."""
+        now = now or dt.datetime.now(dt.timezone.utc)
         settled = 0
         for run in self.core.state.pending_digests(sub.team, sub.channel):
-            since = dt.datetime.fromisoformat(run["created_at"]) - dt.timedelta(minutes=5)
-            ts = poster.find_digest(sub.channel, run["digest_id"], since)
+            started = dt.datetime.fromisoformat(run["created_at"])
+            ts = poster.find_digest(sub.channel, run["digest_id"], started - dt.timedelta(minutes=5))
             if ts:
                 self.core.state.record_digest(run["digest_id"], ts)
-            else:
-                self.core.state.abandon_digest(run["digest_id"])
-            settled += 1
+                settled += 1
+            elif now - started > RECOVER_AFTER:
+                self.core.state.finish_digest(run["digest_id"], "abandoned")
+                settled += 1
         return settled
 
     def run(self, sub: Subscription, slot: str, poster: Poster, now: dt.datetime | None = None) -> RunResult:
         now = now or dt.datetime.now(dt.timezone.utc)
         state = self.core.state
-        recovered = self.recover(sub, poster)
-        digest = self.preview(sub, now.date())
+        recovered = self.recover(sub, poster, now)
         digest_id = uuid.uuid4().hex
-        entries = [(i.id, i.version, i.status) for i in digest.items]
-        status = "claimed" if entries else "empty"
-        if not state.claim_digest(digest_id, sub.team, sub.channel, slot, entries, status=status):
+        if not state.claim_digest(digest_id, sub.team, sub.channel, slot, []):
             return RunResult(status="duplicate", recovered=recovered)
-        state.mark_subscription_run(sub, now)
-        if not entries:
-            if sub.on_empty == "note":
-                poster.post_note(sub.channel, f"Nothing new in the RL Scaling Bottleneck Map since the last digest ({digest.period()}).")
-                return RunResult(status="noted", recovered=recovered)
-            return RunResult(status="empty", recovered=recovered)
-        ts = poster.post_digest(sub.channel, digest, digest_id)
+        try:
+            digest = self.preview(sub, now)  # chosen under the claim: no other run can interleave
+            entries = [(i.id, i.version, i.status) for i in digest.items]
+            if not entries:
+                state.finish_digest(digest_id, "empty")
+                state.mark_subscription_run(sub, now)
+                if sub.on_empty == "note":
+                    poster.post_note(sub.channel, "Nothing new in the RL Scaling Bottleneck Map since the last "
+                                                  f"digest ({digest.period()}).")
+                    return RunResult(status="noted", recovered=recovered)
+                return RunResult(status="empty", recovered=recovered)
+            state.set_digest_entries(digest_id, entries)
+            ts = poster.post_digest(sub.channel, digest, digest_id)
+        except DeliveryError:
+            state.finish_digest(digest_id, "abandoned")  # surely not posted: the entries stay eligible
+            raise
+        # Any other failure leaves the run claimed: recovery will look for its post.
         state.record_digest(digest_id, ts)
+        state.mark_subscription_run(sub, now)
         return RunResult(status="posted", digest_id=digest_id, ts=ts, entries=len(entries), recovered=recovered)
-

@@ -178,6 +178,12 @@ class KnowledgeStore:
     def close(self) -> None:
         self.conn.close()
 
+    def __del__(self) -> None:
+        try:
+            self.conn.close()
+        except Exception:  # noqa: BLE001 - interpreter shutdown
+            pass
+
     def get(self, entry_id: str) -> Entry | None:
         stored = self._stored.get(entry_id)
         return stored.entry if stored else None

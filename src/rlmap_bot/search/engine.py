@@ -11,7 +11,9 @@ question that clears no entry above the floor gets an honest "nothing known".
 
 from __future__ import annotations
 
+import logging
 import math
+import sqlite3
 from functools import lru_cache
 
 from pydantic import BaseModel, Field
@@ -25,6 +27,7 @@ from rlmap_bot.search.text import ARXIV, STOPWORDS, content_tokens, normalize_co
 
 RECALL = 40
 _GUESS_WEIGHT = 0.6
+log = logging.getLogger(__name__)
 _MASS_SCALE = 9.0
 _MASS_SHARE = 0.75
 _BODY_WEIGHT = 0.8  # a word found only in the body is weaker evidence than one in a name
@@ -69,6 +72,8 @@ class Searcher:
         for term in self.doc_freq:
             if term.isalpha() and len(term) >= 4:
                 self._vocab_by_len.setdefault(len(term), []).append(term)
+        # A per-searcher cache: it goes away with the searcher when the catalog is reloaded.
+        self._doc_view = lru_cache(maxsize=8192)(self._doc_view_uncached)
         self._known = [s.title for s in store.catalog.stages] + sorted(t.title for t in store.all("topic"))
         self.names: dict[str, set[str]] = {}
         self.arxiv: dict[str, str] = {}
@@ -120,12 +125,12 @@ class Searcher:
         )
         try:
             return [(r[0], r[1]) for r in self.store.conn.execute(sql, (match, RECALL))]
-        except Exception:  # noqa: BLE001 - an odd query must never break ask
+        except sqlite3.Error as exc:  # an odd query must never break ask; the other recall paths still run
+            log.warning("FTS query %r failed: %s", match, exc)
             return []
 
     # -- scoring --------------------------------------------------------------------------
-    @lru_cache(maxsize=8192)
-    def _doc_view(self, entry_id: str) -> tuple[frozenset[str], tuple[str, ...], tuple[str, ...], frozenset[str]]:
+    def _doc_view_uncached(self, entry_id: str) -> tuple[frozenset[str], tuple[str, ...], tuple[str, ...], frozenset[str]]:
         """Token sets of one entry, read from the already-normalised docs table."""
         entry = self.store.get(entry_id)
         assert entry is not None

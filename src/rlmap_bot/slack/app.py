@@ -22,22 +22,13 @@ from rlmap_bot.diagnosis.flow import FlowError, Step
 from rlmap_bot.slack import blocks as bk
 from rlmap_bot.slack.commands import Command, CommandError, parse_command
 from rlmap_bot.slack.digests import SlackDigests
+from rlmap_bot.slack.hints import CANNOT_POST
 from rlmap_bot.slack.settings import SlackSettings
 from rlmap_bot.state.store import ConflictError
 
 log = logging.getLogger(__name__)
 
 MENTION = re.compile(r"<@[A-Z0-9]+(?:\|[^>]*)?>")
-# Errors that mean "the bot cannot post here"; the user gets a hint instead of silence.
-CANNOT_POST = {
-    "not_in_channel": "I'm not in this channel. Invite me with `/invite @rlmap`, then try again.",
-    "channel_not_found": "I can't see this channel. If it is private, invite me with `/invite @rlmap` first.",
-    "is_archived": "This channel is archived, so I can't post in it.",
-    "missing_scope": "I lack a permission for this (a Slack scope). Ask an admin to reinstall the app with the scopes in deploy/manifest.yaml.",
-    "restricted_action": "This workspace does not let me post here.",
-    "not_allowed_token_type": "My token cannot post here; check the app's installation.",
-    "channel_is_archived": "This channel is archived, so I can't post in it.",
-}
 TYPED_CONTROLS = {"?": "skip", "skip": "skip", "don't know": "skip", "dont know": "skip", "dk": "skip",
                   "back": "back", "undo": "back", "stop": "stop", "verdict": "stop"}
 
@@ -71,14 +62,21 @@ class SlackFrontEnd:
         if settings.oauth:
             from slack_bolt.oauth.oauth_settings import OAuthSettings
 
-            self.installations = core.state.installation_store(settings.slack_client_id)
+            from slack_sdk.oauth.installation_store.sqlalchemy import SQLAlchemyInstallationStore
+            from slack_sdk.oauth.state_store.sqlalchemy import SQLAlchemyOAuthStateStore
+
+            # Installations live in the state database, in slack-sdk's own tables.
+            self.installations = SQLAlchemyInstallationStore(client_id=settings.slack_client_id, engine=core.state.engine)
+            self.installations.create_tables()
+            oauth_states = SQLAlchemyOAuthStateStore(expiration_seconds=600, engine=core.state.engine)
+            oauth_states.metadata.create_all(core.state.engine)
             oauth_settings = OAuthSettings(
                 client_id=settings.slack_client_id,
                 client_secret=settings.slack_client_secret.get_secret_value() if settings.slack_client_secret else None,
                 scopes=[s.strip() for s in settings.slack_scopes.split(",") if s.strip()],
                 redirect_uri=settings.slack_redirect_uri,
                 installation_store=self.installations,
-                state_store=core.state.oauth_state_store(),
+                state_store=oauth_states,
             )
         self.app = App(
             client=make_client(settings),

@@ -14,9 +14,10 @@ from slack_sdk.models.metadata import Metadata
 from rlmap_bot.core import Core
 from rlmap_bot.digest.content import Digest
 from rlmap_bot.digest.schedule import DigestScheduler, next_run, slot_key
-from rlmap_bot.digest.service import METADATA_EVENT, DigestService, RunResult
+from rlmap_bot.digest.service import METADATA_EVENT, DeliveryError, DigestService, RunResult
 from rlmap_bot.digest.subscribe import USAGE, SubscribeError, parse_subscription
 from rlmap_bot.slack import blocks as bk
+from rlmap_bot.slack.hints import CANNOT_POST
 from rlmap_bot.state.models import Subscription
 
 log = logging.getLogger(__name__)
@@ -29,11 +30,15 @@ class SlackPoster:
         self.client = client
 
     def post_digest(self, channel: str, digest: Digest, digest_id: str) -> str:
-        response = self.client.chat_postMessage(
-            channel=channel, text=bk.fallback(bk.digest_text(digest)), blocks=bk.digest_blocks(digest),
-            metadata=Metadata(event_type=METADATA_EVENT, event_payload={"digest_id": digest_id}),
-            unfurl_links=False, unfurl_media=False,
-        )
+        try:
+            response = self.client.chat_postMessage(
+                channel=channel, text=bk.fallback(bk.digest_text(digest)), blocks=bk.digest_blocks(digest),
+                metadata=Metadata(event_type=METADATA_EVENT, event_payload={"digest_id": digest_id}),
+                unfurl_links=False, unfurl_media=False,
+            )
+        except SlackApiError as exc:  # Slack answered: the message was not posted
+            code = str(exc.response.get("error", "error"))
+            raise DeliveryError(code, CANNOT_POST.get(code)) from None
         return response["ts"]
 
     def post_note(self, channel: str, text: str) -> None:
@@ -81,8 +86,8 @@ class SlackDigests:
         except LookupError as exc:
             log.warning("digest for %s skipped: %s", sub.channel, exc)
             return None
-        except SlackApiError as exc:
-            log.warning("digest for %s not delivered: %s", sub.channel, exc.response.get("error"))
+        except DeliveryError as exc:
+            log.warning("digest for %s not delivered: %s", sub.channel, exc.code)
             return None
         log.info("digest for %s: %s (%d entries)", sub.channel, result.status, result.entries)
         return result
@@ -121,13 +126,12 @@ class SlackDigests:
                 return
             try:
                 result = self.service.run(sub, f"now:{uuid.uuid4().hex}", SlackPoster(client))
-            except SlackApiError as exc:
-                from rlmap_bot.slack.app import cannot_post_hint
-
-                respond(response_type="ephemeral", text=cannot_post_hint(exc) or f"Could not post: {exc.response.get('error')}")
+            except DeliveryError as exc:
+                respond(response_type="ephemeral", text=exc.hint or f"Could not post the digest: {exc.code}")
                 return
-            text = {"posted": f"Posted a digest of {result.entries} entries.",
-                    "noted": "Nothing new since the last digest (a note was posted)."}.get(
+            text = {"posted": f"Posted a digest of {_plural(result.entries, 'entry', 'entries')}.",
+                    "noted": "Nothing new since the last digest (a note was posted).",
+                    "duplicate": "Another digest for this channel is being posted right now; nothing more was posted."}.get(
                 result.status, "Nothing new since the last digest; nothing was posted.")
             respond(response_type="ephemeral", text=text)
         else:
@@ -143,15 +147,23 @@ class SlackDigests:
         previous = self.core.state.get_subscription(team, channel)
         if previous is not None:  # re-subscribing changes the schedule, not what counts as new
             sub = sub.model_copy(update={"created_at": previous.created_at, "last_run_at": previous.last_run_at})
-            if self.scheduler:
-                self.scheduler.remove(previous.id)
+        when = next_run(sub, dt.datetime.now(dt.timezone.utc)).strftime("%a %d %b %H:%M %Z")
+        filters = f", only {', '.join(sub.filters)}" if sub.filters else ""
+        text = (f"<@{bk.escape(user)}> subscribed this channel to the RL Map digest, {bk.escape(sub.when)}"
+                f"{bk.escape(filters)}. Next: {when}.")
+        try:  # the confirmation doubles as proof that the bot can post here
+            client.chat_postMessage(channel=channel, text=text, blocks=[bk.section(text)])
+        except SlackApiError as exc:
+            code = str(exc.response.get("error", ""))
+            respond(response_type="ephemeral",
+                    text=(CANNOT_POST.get(code) or f"I could not post here ({code}).") + " The subscription was not saved.")
+            return
+        if previous is not None and self.scheduler:
+            self.scheduler.remove(previous.id)
         self.core.state.save_subscription(sub)
         if self.scheduler:
             self.scheduler.add(sub)
-        when = next_run(sub, dt.datetime.now(dt.timezone.utc)).strftime("%a %d %b %H:%M %Z")
-        filters = f", only {', '.join(sub.filters)}" if sub.filters else ""
-        respond(response_type="in_channel",
-                text=f"<@{bk.escape(user)}> subscribed this channel to the RL Map digest, {sub.when}{filters}. Next: {when}.")
+        respond(response_type="ephemeral", text=f"Subscribed. Next digest: {when}.")
 
     def _list(self, team: str, respond: Callable) -> None:
         subs = self.core.state.list_subscriptions(team=team)
@@ -171,6 +183,10 @@ class SlackDigests:
             return client.users_info(user=user)["user"].get("tz") or "UTC"
         except (SlackApiError, KeyError, TypeError):
             return "UTC"
+
+
+def _plural(n: int, one: str, many: str) -> str:
+    return f"{n} {one if n == 1 else many}"
 
 
 __all__ = ["SlackDigests", "SlackPoster", "Subscription"]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import signal
 import sys
+import threading
 
 from rlmap_bot.slack.settings import SettingsError, load_settings
 
@@ -16,14 +17,18 @@ def install_reload_signal(core) -> None:
     if not hasattr(signal, "SIGHUP"):
         return
 
-    def reload(_signum, _frame) -> None:
+    def rebuild() -> None:
         try:
             counts = core.reload()
             log.info("reloaded the catalog: %s", counts)
         except Exception as exc:  # noqa: BLE001 - a curator's mistake must not stop the bot
             log.error("reload failed, the previous catalog stays in use: %s", exc)
 
-    signal.signal(signal.SIGHUP, reload)
+    def on_hup(_signum, _frame) -> None:
+        # Rebuild off the signal handler, so the server's loop keeps serving meanwhile.
+        threading.Thread(target=rebuild, name="rlmap-reload", daemon=True).start()
+
+    signal.signal(signal.SIGHUP, on_hup)
 
 
 def serve_from_env(paths, http: bool, host: str = "127.0.0.1", port: int = 3000) -> None:

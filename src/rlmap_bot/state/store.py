@@ -97,15 +97,11 @@ def _m2(conn: sa.Connection) -> None:
 
 
 def _m3(conn: sa.Connection) -> None:
-    """Slack installations and OAuth states, in slack-sdk's own table layout (many workspaces)."""
-    from slack_sdk.oauth.installation_store.sqlalchemy import SQLAlchemyInstallationStore
-    from slack_sdk.oauth.state_store.sqlalchemy import SQLAlchemyOAuthStateStore
-
-    tables = sa.MetaData()
-    SQLAlchemyInstallationStore.build_bots_table(tables, SQLAlchemyInstallationStore.default_bots_table_name)
-    SQLAlchemyInstallationStore.build_installations_table(tables, SQLAlchemyInstallationStore.default_installations_table_name)
-    SQLAlchemyOAuthStateStore.build_oauth_states_table(tables, SQLAlchemyOAuthStateStore.default_table_name)
-    tables.create_all(conn, checkfirst=True)
+    """At most one digest run in progress per channel: concurrent runs cannot both post."""
+    conn.exec_driver_sql(  # a partial unique index: same DDL on SQLite and PostgreSQL
+        "CREATE UNIQUE INDEX IF NOT EXISTS uq_digest_runs_open ON digest_runs (team, channel) "
+        "WHERE status = 'claimed'"
+    )
 
 
 MIGRATIONS: list[tuple[int, Callable[[sa.Connection], None]]] = [(1, _m1), (2, _m2), (3, _m3)]
@@ -169,19 +165,6 @@ class StateStore:
 
     def close(self) -> None:
         self.engine.dispose()
-
-    # -- Slack installations (many workspaces) ------------------------------------------------
-    def installation_store(self, client_id: str):
-        """slack-sdk's SQLAlchemy installation store on this database (tables made by migration 3)."""
-        from slack_sdk.oauth.installation_store.sqlalchemy import SQLAlchemyInstallationStore
-
-        return SQLAlchemyInstallationStore(client_id=client_id, engine=self.engine)
-
-    def oauth_state_store(self, expiration_seconds: int = 600):
-        """One-time OAuth states shared by every replica (not per-process files)."""
-        from slack_sdk.oauth.state_store.sqlalchemy import SQLAlchemyOAuthStateStore
-
-        return SQLAlchemyOAuthStateStore(expiration_seconds=expiration_seconds, engine=self.engine)
 
     # -- diagnosis sessions -----------------------------------------------------------------
     def create_session(self, session: Session) -> Session:
@@ -258,11 +241,17 @@ class StateStore:
         """Create or replace the channel's subscription (one per channel)."""
         row = {"id": sub.id, "team": sub.team, "channel": sub.channel, "data": sub.model_dump_json(),
                "created_at": _iso(sub.created_at)}
-        with self.engine.begin() as conn:
-            conn.execute(subscriptions.delete().where(subscriptions.c.team == sub.team,
-                                                      subscriptions.c.channel == sub.channel))
-            conn.execute(subscriptions.insert().values(**row))
-        return sub
+        for _ in range(2):  # update, else insert; a concurrent insert makes the retry an update
+            try:
+                with self.engine.begin() as conn:
+                    updated = conn.execute(subscriptions.update().where(
+                        subscriptions.c.team == sub.team, subscriptions.c.channel == sub.channel).values(**row))
+                    if updated.rowcount == 0:
+                        conn.execute(subscriptions.insert().values(**row))
+                return sub
+            except sa.exc.IntegrityError:
+                continue
+        raise ConflictError(f"subscription for {sub.channel} changed meanwhile")
 
     def get_subscription(self, team: str, channel: str) -> Subscription | None:
         with self.engine.connect() as conn:
@@ -283,14 +272,19 @@ class StateStore:
                 subscriptions.c.team == team, subscriptions.c.channel == channel)).rowcount > 0
 
     def mark_subscription_run(self, sub: Subscription, at: dt.datetime) -> None:
-        current = self.get_subscription(sub.team, sub.channel)
-        if current is not None and current.id == sub.id:
-            self.save_subscription(current.model_copy(update={"last_run_at": at}))
+        """Record a run on this very subscription (a re-subscription meanwhile is left alone)."""
+        with self.engine.begin() as conn:
+            row = conn.execute(sa.select(subscriptions.c.data).where(subscriptions.c.id == sub.id)).first()
+            if row is None:
+                return
+            current = Subscription.model_validate_json(row[0]).model_copy(update={"last_run_at": at})
+            conn.execute(subscriptions.update().where(subscriptions.c.id == sub.id)
+                         .values(data=current.model_dump_json()))
 
     # -- digest runs and the ledger ---------------------------------------------------------
     def claim_digest(self, digest_id: str, team: str, channel: str, slot: str, entries: list[tuple[str, str, str]],
                      status: str = "claimed") -> bool:
-        """Claim a digest slot; False when that slot was already claimed (a repeated trigger)."""
+        """Claim a digest slot; False when that slot was run already or another run is in progress."""
         try:
             with self.engine.begin() as conn:
                 conn.execute(digest_runs.insert().values(
@@ -308,6 +302,12 @@ class StateStore:
                 digest_runs.c.status == "claimed")).mappings().all()
         return [dict(r) for r in rows]
 
+    def set_digest_entries(self, digest_id: str, entries: list[tuple[str, str, str]]) -> None:
+        """What a claimed run is about to post (written before posting, for recovery)."""
+        with self.engine.begin() as conn:
+            conn.execute(digest_runs.update().where(digest_runs.c.digest_id == digest_id)
+                         .values(entries=json.dumps(entries)))
+
     def record_digest(self, digest_id: str, ts: str | None) -> None:
         """The post exists: write every entry it carried to the ledger, in one transaction."""
         with self.engine.begin() as conn:
@@ -315,22 +315,27 @@ class StateStore:
             if run is None or run["status"] == "posted":
                 return
             now = _iso(utcnow())
-            for entry_id, version, kind in json.loads(run["entries"]):
-                exists = conn.execute(sa.select(digest_ledger.c.entry_id).where(
-                    digest_ledger.c.team == run["team"], digest_ledger.c.channel == run["channel"],
-                    digest_ledger.c.entry_id == entry_id, digest_ledger.c.version == version)).first()
-                if exists is None:
-                    conn.execute(digest_ledger.insert().values(
-                        team=run["team"], channel=run["channel"], entry_id=entry_id, version=version,
-                        kind=kind, digest_id=digest_id, sent_at=now))
+            rows = [dict(team=run["team"], channel=run["channel"], entry_id=entry_id, version=version,
+                         kind=kind, digest_id=digest_id, sent_at=now)
+                    for entry_id, version, kind in json.loads(run["entries"])]
+            if rows:
+                conn.execute(self._insert_ignoring_duplicates(digest_ledger), rows)
             conn.execute(digest_runs.update().where(digest_runs.c.digest_id == digest_id)
                          .values(status="posted", ts=ts))
 
-    def abandon_digest(self, digest_id: str) -> None:
-        """The post never happened: free the entries for the next digest."""
+    def finish_digest(self, digest_id: str, status: str) -> None:
+        """Close a claimed run without a post: 'empty' (nothing new) or 'abandoned' (never posted)."""
         with self.engine.begin() as conn:
             conn.execute(digest_runs.update().where(digest_runs.c.digest_id == digest_id,
-                                                    digest_runs.c.status == "claimed").values(status="abandoned"))
+                                                    digest_runs.c.status == "claimed").values(status=status))
+
+    def _insert_ignoring_duplicates(self, table: sa.Table):
+        """INSERT that skips rows already there (ON CONFLICT DO NOTHING on both engines)."""
+        if self.engine.dialect.name == "postgresql":
+            from sqlalchemy.dialects.postgresql import insert
+        else:
+            from sqlalchemy.dialects.sqlite import insert
+        return insert(table).on_conflict_do_nothing()
 
     def delivered(self, team: str, channel: str) -> set[tuple[str, str]]:
         """(entry_id, version) pairs this channel has received."""
@@ -338,9 +343,6 @@ class StateStore:
             rows = conn.execute(sa.select(digest_ledger.c.entry_id, digest_ledger.c.version).where(
                 digest_ledger.c.team == team, digest_ledger.c.channel == channel))
             return {(r[0], r[1]) for r in rows}
-
-    def delivered_ids(self, team: str, channel: str) -> set[str]:
-        return {entry_id for entry_id, _ in self.delivered(team, channel)}
 
     def forget_team(self, team: str) -> dict[str, int]:
         """Remove everything kept for a workspace (on uninstall); return rows removed per table."""
