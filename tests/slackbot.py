@@ -30,6 +30,7 @@ class RunningBot:
 
     def stop(self) -> None:
         # Let requests in flight finish before the server's sockets close under them.
+        self.stopping.set()
         self.server.task_dispatcher.shutdown(cancel_pending=False, timeout=5)
         self.server.close()
         self.thread.join(timeout=5)
@@ -42,9 +43,19 @@ def start_bot(standin: StandIn, db: Path, state: Path, knowledge: Path = KNOWLED
     values.update(settings)
     front = SlackFrontEnd(Core(knowledge, db, state_url=state), SlackSettings(**values))
     server = make_server(front.app, "127.0.0.1", 0, threads=4)
-    thread = threading.Thread(target=server.run, daemon=True)
+    stopping = threading.Event()
+
+    def serve() -> None:
+        try:
+            server.run()
+        except (OSError, ValueError):
+            if not stopping.is_set():  # only a failure while closing is expected
+                raise
+
+    thread = threading.Thread(target=serve, daemon=True)
     thread.start()
     bot = RunningBot(front, server, thread, None)  # type: ignore[arg-type]
+    bot.stopping = stopping
     bot.slack = Slack(bot.url, standin)
     return bot
 

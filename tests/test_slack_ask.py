@@ -118,7 +118,8 @@ def test_other_bots_and_edits_are_ignored(bot, standin):
 
 
 def test_injection_is_escaped(bot, standin):
-    evil = "<!channel> <!here> <@U123> <https://evil.example|click me> & friends"
+    # What Slack delivers when someone types these characters literally (entity-encoded), and a real @here.
+    evil = "&lt;!channel&gt; <!here> &lt;@U123&gt; &lt;https://evil.example|click me&gt; &amp; friends"
     bot.slack.event({"type": "message", "channel_type": "im", "user": "U1", "channel": "D1", "ts": "400.1",
                      "text": evil})
     call = standin.wait_for("chat.postMessage")[0]
@@ -127,3 +128,13 @@ def test_injection_is_escaped(bot, standin):
         assert bad not in raw
     assert "&lt;!channel&gt;" in raw
     assert not call.args.get("link_names") and not call.args.get("parse")
+
+
+def test_slack_encoded_text_is_read_once_and_shown_once(bot, standin):
+    # Slack sends "kl < 2 & rising" as "kl &lt; 2 &amp; rising"; links and channels arrive as markup.
+    bot.slack.event({"type": "message", "channel_type": "im", "user": "U1", "channel": "D1", "ts": "410.1",
+                     "text": "is kl &lt; 2 &amp; <https://arxiv.org/abs/2210.10760|the Gao paper> ok in <#C42|rl-team>?"})
+    call = standin.wait_for("chat.postMessage")[0]
+    raw = json.dumps(blocks_of(call))
+    assert "&amp;lt;" not in raw and "&amp;amp;" not in raw, "Slack's entities were escaped twice"
+    assert "Scaling Laws for Reward Model Overoptimization" in text_of(blocks_of(call))

@@ -17,6 +17,16 @@ from pydantic import TypeAdapter, ValidationError
 from rlmap_bot.knowledge.schema import KINDS, CatalogSettings, Entry, Paper, Signal, Stage, Topic
 
 _ENTRY = TypeAdapter(Entry)
+
+
+class _Loader(yaml.SafeLoader):
+    """The safe loader, but dates stay text: pydantic then parses them and names the field."""
+
+
+_Loader.yaml_implicit_resolvers = {
+    key: [(tag, regexp) for tag, regexp in resolvers if tag != "tag:yaml.org,2002:timestamp"]
+    for key, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+}
 SETTINGS_FILE = "catalog.yaml"
 
 
@@ -83,7 +93,7 @@ def _read_yaml(path: Path, shown: str) -> object:
     except (OSError, UnicodeDecodeError) as exc:
         raise KnowledgeError(shown, None, None, f"cannot read file: {exc}") from None
     try:
-        return yaml.safe_load(text)
+        return yaml.load(text, Loader=_Loader)  # noqa: S506 - a SafeLoader subclass
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 1}" if mark is not None else ""
@@ -136,7 +146,7 @@ def load_catalog(root: Path) -> Catalog:
         shown = _relative(path, root)
         data = _read_yaml(path, shown)
         if data is None:
-            continue
+            raise KnowledgeError(shown, None, None, "the file is empty; add an entry or delete the file")
         items = data if isinstance(data, list) else [data]
         for index, raw in enumerate(items):
             entry = parse_entry(raw, shown, index)
@@ -186,6 +196,9 @@ def check_links(catalog: Catalog) -> None:
         if isinstance(entry, (Paper, Stage)):
             for target in entry.subtopics:
                 _expect(catalog, entry, "subtopics", target, ("topic",))
+                if not getattr(catalog.entries[target], "parent", None):
+                    raise KnowledgeError(catalog.sources[entry.id], entry.id, "subtopics",
+                                         f"'{target}' is a topic, not a subtopic; name one of its subtopics")
         if isinstance(entry, Topic) and entry.parent:
             _expect(catalog, entry, "parent", entry.parent, ("topic",))
         if isinstance(entry, (Paper, Topic)):

@@ -43,6 +43,13 @@ class EntryBase(BaseModel):
         description="Set when a change to an existing entry is worth announcing in digests.",
     )
 
+    @field_validator("added")
+    @classmethod
+    def _not_in_future(cls, value: dt.date) -> dt.date:
+        if value > dt.date.today() + dt.timedelta(days=1):
+            raise ValueError(f"{value} is in the future; use the day the entry is added")
+        return value
+
     @property
     def one_line(self) -> str:
         """The first sentence of the summary, for lists and search hits."""
@@ -210,7 +217,10 @@ class Signal(EntryBase):
             if percent:
                 number /= 100.0
         elif isinstance(raw, (int, float)):
-            number = float(raw)
+            try:
+                number = float(raw)
+            except OverflowError:
+                raise ValueError(f"{self.id} takes a number of sensible size, not {str(raw)[:20]}...") from None
         else:
             raise ValueError(f"{self.id} takes a number, not {raw!r}")
         if number != number or number in (float("inf"), float("-inf")):

@@ -134,7 +134,7 @@ class SlackFrontEnd:
     def on_mention(self, event: dict, client: WebClient, context: dict) -> None:
         if event.get("bot_id"):
             return
-        text = MENTION.sub("", event.get("text", "")).strip()
+        text = bk.from_slack(MENTION.sub("", event.get("text", "")))
         team = context.get("team_id") or event.get("team") or ""
         channel, user = event["channel"], event.get("user", "")
         thread = event.get("thread_ts") or event["ts"]
@@ -148,7 +148,8 @@ class SlackFrontEnd:
     def on_message(self, event: dict, client: WebClient, context: dict) -> None:
         if event.get("bot_id") or event.get("subtype"):
             return  # other bots, edits, joins: never answered
-        text = (event.get("text") or "").strip()
+        raw_text = event.get("text") or ""
+        text = bk.from_slack(raw_text)
         team = context.get("team_id") or event.get("team") or ""
         channel, user = event["channel"], event.get("user", "")
         bot_user = context.get("bot_user_id")
@@ -160,7 +161,7 @@ class SlackFrontEnd:
                 return
             self.post_answer(client, channel, user, text, thread_ts=event.get("thread_ts"))
             return
-        if bot_user and f"<@{bot_user}" in text:
+        if bot_user and f"<@{bot_user}" in raw_text:
             return  # the app_mention event handles it
         if event.get("thread_ts"):
             self.typed_answer(client, team, channel, event["thread_ts"], user, text)
@@ -197,15 +198,15 @@ class SlackFrontEnd:
     def on_command(self, ack: Callable, command: dict, respond: Callable, client: WebClient) -> None:
         ack()
         try:
-            parsed: Command = parse_command(command.get("text", ""))
+            parsed: Command = parse_command(bk.from_slack(command.get("text", "")))
         except CommandError as exc:
-            respond(response_type="ephemeral", text=str(exc), blocks=bk.to_dicts(bk.help_blocks(str(exc))))
+            respond(response_type="ephemeral", text=bk.escape(exc), blocks=bk.to_dicts(bk.help_blocks(str(exc))))
             return
         user, channel = command.get("user_id", ""), command.get("channel_id", "")
         team = command.get("team_id", "")
         if parsed.name == "ask":
             answer = self.core.ask(parsed.arg)
-            respond(response_type="ephemeral", text=bk.answer_text(answer),
+            respond(response_type="ephemeral", text=bk.fallback(bk.answer_text(answer)),
                     blocks=bk.to_dicts(bk.answer_blocks(answer, shareable=bool(answer.results))))
         elif parsed.name == "diagnose":
             self.start_diagnosis(client, team, channel, user, thread_ts=None, respond=respond)
@@ -222,7 +223,7 @@ class SlackFrontEnd:
             try:
                 counts = self.core.reload()
             except Exception as exc:  # noqa: BLE001 - a curator's mistake must reach the admin, not crash
-                respond(response_type="ephemeral", text=f"Reload failed, the previous catalog stays in use: {exc}")
+                respond(response_type="ephemeral", text=f"Reload failed, the previous catalog stays in use: {bk.escape(exc)}")
                 return
             respond(response_type="ephemeral", text="Reloaded: " + ", ".join(f"{n} {k}" for k, n in counts.items()))
         else:
@@ -238,7 +239,7 @@ class SlackFrontEnd:
             client.views_open(trigger_id=body["trigger_id"], view=view)
             return
         thread = body.get("message", {}).get("thread_ts") or body.get("container", {}).get("thread_ts")
-        respond(response_type="ephemeral", replace_original=False, text=text, blocks=bk.to_dicts(blocks),
+        respond(response_type="ephemeral", replace_original=False, text=bk.fallback(text), blocks=bk.to_dicts(blocks),
                 **({"thread_ts": thread} if thread else {}))
 
     def _respond_card(self, respond: Callable, entry_id: str) -> None:
@@ -248,7 +249,7 @@ class SlackFrontEnd:
             hint = f" Did you mean {', '.join(f'`{bk.escape(c)}`' for c in close)}?" if close else ""
             respond(response_type="ephemeral", text=f"No entry with id `{bk.escape(entry_id)}`.{hint}")
             return
-        respond(response_type="ephemeral", text=card.title, blocks=bk.to_dicts(bk.card_blocks(card)))
+        respond(response_type="ephemeral", text=bk.fallback(card.title), blocks=bk.to_dicts(bk.card_blocks(card)))
 
     def on_show(self, ack: Callable, action: dict, body: dict, client: WebClient, respond: Callable) -> None:
         ack()
@@ -284,7 +285,7 @@ class SlackFrontEnd:
         channel = body.get("channel", {}).get("id") or body.get("container", {}).get("channel_id")
         answer = self.core.ask(action.get("value", ""))
         try:
-            client.chat_postMessage(channel=channel, text=bk.answer_text(answer),
+            client.chat_postMessage(channel=channel, text=bk.fallback(bk.answer_text(answer)),
                                     blocks=bk.answer_blocks(answer, shared_by=user), unfurl_links=False)
         except SlackApiError as exc:
             hint = cannot_post_hint(exc) or f"I couldn't share it: {exc.response.get('error')}"
@@ -315,12 +316,12 @@ class SlackFrontEnd:
             else:
                 step = flow.stop(session_id)
         except (FlowError, ConflictError, KeyError, IndexError, ValueError) as exc:
-            respond(response_type="ephemeral", replace_original=False, text=f"{exc}")
+            respond(response_type="ephemeral", replace_original=False, text=bk.escape(exc))
             return
         user = body.get("user", {}).get("id", "")
         channel = body.get("channel", {}).get("id") or body.get("container", {}).get("channel_id")
         ts = body.get("message", {}).get("ts") or body.get("container", {}).get("message_ts")
-        self.show_step(client, channel, step, ts=ts, note=f"{_who(user)}: {step.note}" if step.note else None)
+        self.show_step(client, channel, step, ts=ts, note=step.note, by=user)
 
     # -- shared steps -------------------------------------------------------------------------
     def post_answer(self, client: WebClient, channel: str, user: str, text: str, thread_ts: str | None) -> None:
@@ -356,7 +357,7 @@ class SlackFrontEnd:
         """Open a thread (unless already in one), post the first question card there, remember it."""
         if thread_ts is None:
             root = self.post(client, channel, user, blocks=[bk.section(
-                f":stethoscope: {_who(user)} started a diagnosis: which stage binds this RL run? "
+                f":stethoscope: {bk.who(user)} started a diagnosis: which stage binds this RL run? "
                 "Answer in the thread below.")], text="Diagnosis started", respond=respond)
             if root is None:
                 return
@@ -388,19 +389,20 @@ class SlackFrontEnd:
         except (FlowError, ConflictError) as exc:
             try:
                 client.chat_postEphemeral(channel=channel, user=user, thread_ts=thread_ts,
-                                          text=f"{exc}. Use the buttons, or type a value, '?', 'back' or 'stop'.")
+                                          text=f"{bk.escape(exc)}. Use the buttons, or type a value, '?', 'back' or 'stop'.")
             except SlackApiError:
                 log.info("could not send a hint to %s", user)
             return True
         fresh = self.core.state.get_session(session.id)
-        self.show_step(client, channel, step, ts=fresh.message_ts if fresh else None,
-                       note=f"{_who(user)}: {step.note}" if step.note else None, thread_ts=thread_ts)
+        self.show_step(client, channel, step, ts=fresh.message_ts if fresh else None, note=step.note, by=user,
+                       thread_ts=thread_ts)
         return True
 
     def show_step(self, client: WebClient, channel: str, step: Step, ts: str | None, note: str | None,
-                  thread_ts: str | None = None) -> None:
+                  by: str | None = None, thread_ts: str | None = None) -> None:
         """Update the diagnosis card in place (post a new one if it is gone)."""
-        blocks, text = bk.step_blocks(step, note), (bk.question_text(step) if not step.finished else bk.verdict_text(step.verdict))
+        blocks = bk.step_blocks(step, note, by)
+        text = bk.question_text(step) if not step.finished else bk.verdict_text(step.verdict)
         if ts:
             try:
                 client.chat_update(channel=channel, ts=ts, blocks=blocks, text=bk.fallback(text))
@@ -412,10 +414,6 @@ class SlackFrontEnd:
                          thread_ts=thread_ts or step.session.thread_ts)
         if card is not None and not step.finished:
             self.core.flow.attach(step.session.id, message_ts=card["ts"])
-
-
-def _who(user: str) -> str:
-    return f"<@{user}>" if re.fullmatch(r"[UW][A-Z0-9]+", user or "") else "someone"
 
 
 def build_app(core: Core, settings: SlackSettings) -> App:

@@ -10,6 +10,7 @@ with a "show more" button instead of letting Slack reject it.
 from __future__ import annotations
 
 import json
+import re
 from typing import Any, Iterable
 
 from slack_sdk.models.blocks import (
@@ -45,6 +46,29 @@ FALLBACK_LIMIT = 3000
 def escape(text: Any) -> str:
     """Neutralise Slack's control characters: no <!channel>, <@U..> or <url|forged> from user text."""
     return str(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+_SLACK_MARKUP = re.compile(r"<([@#!][^>|]*)(?:\|([^>]*))?>|<([^>|]+)(?:\|([^>]*))?>")
+
+
+def from_slack(text: str) -> str:
+    """Plain text from Slack's message markup: mentions dropped, links and channels named, &amp; decoded."""
+
+    def plain_markup(match: re.Match) -> str:
+        special, special_label, url, label = match.groups()
+        if special is not None:
+            if special.startswith("#"):
+                return "#" + (special_label or special[1:])
+            return ""  # user and special mentions carry no meaning for the bot
+        return label or url
+
+    text = _SLACK_MARKUP.sub(plain_markup, text or "")
+    return " ".join(text.replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&").split())
+
+
+def who(user: str | None) -> str:
+    """A real mention for a Slack user id, never for anything else."""
+    return f"<@{user}>" if user and re.fullmatch(r"[UW][A-Z0-9]{2,}", user) else "someone"
 
 
 def cut(text: str, limit: int, more: str = "…") -> str:
@@ -228,10 +252,6 @@ def help_blocks(problem: str | None = None) -> list[Block]:
     return blocks
 
 
-def notice_blocks(text: str) -> list[Block]:
-    return [section(escape(text))]
-
-
 # -- diagnosis ----------------------------------------------------------------------------------
 def _value_text(value: Any) -> str:
     if isinstance(value, bool):
@@ -252,7 +272,7 @@ def parse_action_value(value: str) -> dict:
     return data
 
 
-def question_blocks(step: Step, note: str | None = None) -> list[Block]:
+def question_blocks(step: Step, note: str | None = None, by: str | None = None) -> list[Block]:
     """The current question of a diagnosis, as the card that is updated in place."""
     q = step.question
     assert q is not None
@@ -281,7 +301,7 @@ def question_blocks(step: Step, note: str | None = None) -> list[Block]:
     if leaning is not None and leaning.ranking and leaning.ranking[0].score > 0:
         status += f" Leaning: {escape(leaning.ranking[0].title)} ({leaning.ranking[0].score:g} points)."
     if note:
-        status = f"{escape(note)} · {status}"
+        status = f"{who(by) + ': ' if by else ''}{escape(note)} · {status}"
     blocks.append(context(status))
     return blocks
 
@@ -291,7 +311,7 @@ def question_text(step: Step) -> str:
     return f"Diagnosis question {q.number}: {q.text}" if q else "Diagnosis"
 
 
-def verdict_blocks(verdict: Verdict, note: str | None = None) -> list[Block]:
+def verdict_blocks(verdict: Verdict, note: str | None = None, by: str | None = None) -> list[Block]:
     """The verdict card: binding stage, confidence, evidence, next checks, papers."""
     if verdict.binding_stage:
         head = f"Verdict: {verdict.binding_title} binds ({verdict.confidence:.0%} sure)"
@@ -319,7 +339,7 @@ def verdict_blocks(verdict: Verdict, note: str | None = None) -> list[Block]:
         blocks.append(section("*Read*"))
         blocks.append(actions([button(cut(p.title, 70), f"entry_show_{i}", p.id) for i, p in enumerate(verdict.papers[:10])]))
     if note:
-        blocks.append(context(escape(note)))
+        blocks.append(context(f"{who(by) + ': ' if by else ''}{escape(note)}"))
     return fit(blocks)
 
 
@@ -327,8 +347,8 @@ def verdict_text(verdict: Verdict) -> str:
     return verdict.summary
 
 
-def step_blocks(step: Step, note: str | None = None) -> list[Block]:
-    return verdict_blocks(step.verdict, note) if step.finished else question_blocks(step, note)
+def step_blocks(step: Step, note: str | None = None, by: str | None = None) -> list[Block]:
+    return verdict_blocks(step.verdict, note, by) if step.finished else question_blocks(step, note, by)
 
 
 # -- App Home -----------------------------------------------------------------------------------

@@ -142,7 +142,7 @@ class SlackDigests:
         try:
             sub = parse_subscription(words, team, channel, user, self._user_tz(client, user), self.core.store.catalog)
         except SubscribeError as exc:
-            respond(response_type="ephemeral", text=f"{exc}. Usage: {USAGE}")
+            respond(response_type="ephemeral", text=f"{bk.escape(exc)}. Usage: {USAGE}")
             return
         previous = self.core.state.get_subscription(team, channel)
         if previous is not None:  # re-subscribing changes the schedule, not what counts as new
