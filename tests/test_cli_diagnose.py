@@ -79,7 +79,7 @@ def test_paused_diagnosis_can_be_listed_and_resumed(env):
     assert "paused" in paused.stdout
     listed = run_cli(["diagnose", "--list"], env)
     short = listed.stdout.split()[0]
-    assert len(short) == 8 and "1 answers" in listed.stdout
+    assert len(short) == 8 and "1 answer " in listed.stdout
     resumed = run_cli(["diagnose", "--resume", short], env, stdin="stop\n")
     assert resumed.returncode == 0 and "Q2." in resumed.stdout and "Verdict:" in resumed.stdout
     gone = run_cli(["diagnose", "--resume", short], env, stdin="")

@@ -106,7 +106,7 @@ def test_uninstall_removes_tokens_and_subscriptions(oauth_bot, standin):
     import time
 
     deadline = time.time() + 10
-    while store.find_bot(enterprise_id=None, team_id="TA") is not None and time.time() < deadline:
+    while state.get_subscription("TA", "C1") is not None and time.time() < deadline:  # the last step
         time.sleep(0.05)
     assert store.find_bot(enterprise_id=None, team_id="TA") is None
     assert state.get_subscription("TA", "C1") is None

@@ -45,6 +45,21 @@ def state_url() -> str:
     """
     url = os.environ.get("RLMAP_STATE_URL")
     if url:
+        if "://" not in url:
+            raise ValueError(f"RLMAP_STATE_URL must be a URL such as postgresql+psycopg://user:password@host/db; "
+                             f"for a SQLite file set RLMAP_STATE_DB instead")
         return url
     value = os.environ.get("RLMAP_STATE_DB")
     return str(Path(value).expanduser() if value else data_dir() / "state.db")
+
+
+def session_ttl_hours() -> float:
+    """How long a diagnosis may sit unanswered before it expires (RLMAP_SESSION_TTL_HOURS, default 72)."""
+    value = os.environ.get("RLMAP_SESSION_TTL_HOURS", "72")
+    try:
+        hours = float(value)
+    except ValueError:
+        raise ValueError(f"RLMAP_SESSION_TTL_HOURS must be a number of hours, not {value!r}") from None
+    if hours <= 0:
+        raise ValueError("RLMAP_SESSION_TTL_HOURS must be above 0")
+    return hours

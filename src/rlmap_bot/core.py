@@ -7,6 +7,7 @@ in a rebuilt one on :meth:`reload` without dropping the old one on failure.
 
 from __future__ import annotations
 
+import datetime as dt
 import logging
 import threading
 from dataclasses import dataclass
@@ -48,7 +49,11 @@ class Core:
     ):
         self.knowledge_root = Path(knowledge_root or config.knowledge_dir())
         self.db_path = Path(db_path or config.knowledge_db())
-        self.state_url = state_url or config.state_url()
+        try:
+            self.state_url = state_url or config.state_url()
+            self.session_ttl = dt.timedelta(hours=config.session_ttl_hours())
+        except ValueError as exc:
+            raise CoreError(str(exc)) from None
         self._state: StateStore | None = None
         self._flow: Flow | None = None
         self._lock = threading.Lock()
@@ -58,11 +63,12 @@ class Core:
             if status != "fresh":
                 try:
                     build_store(self.knowledge_root, self.db_path)
+                except OSError as exc:
+                    raise CoreError(f"cannot write the knowledge store {self.db_path}: {exc.strerror or exc}") from None
                 except KnowledgeError as exc:
                     if status == "missing":
                         raise CoreError(f"cannot build the knowledge store: {exc}") from None
                     self.warning = f"using the previous knowledge store; the catalog has an error: {exc}"
-                    log.warning(self.warning)
         if not self.db_path.exists():
             raise CoreError(f"no knowledge store at {self.db_path}; run `rlmap-bot kb build`")
         self._open()
@@ -97,7 +103,7 @@ class Core:
     def flow(self) -> Flow:
         """The guided diagnosis over this core's engine and state store."""
         if self._flow is None:
-            self._flow = Flow(self.engine, self.state)
+            self._flow = Flow(self.engine, self.state, ttl=self.session_ttl)
         return self._flow
 
     def diagnose(self, signals: dict) -> Verdict:

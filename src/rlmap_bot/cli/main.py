@@ -168,16 +168,17 @@ def diagnose(paths: Paths, signals_file, as_json: bool, resume_id: str | None, l
     if as_json:
         fail("--json needs --signals FILE (the guided flow is interactive)", code=2)
     if list_open:
-        sessions = core.state.list_sessions(status="open")
+        sessions = core.flow.open_sessions()
         if not sessions:
             click.echo("no open diagnoses")
         for session in sessions:
-            click.echo(f"{session.id[:8]}  {session.user:10} {len(session.answers)} answers  "
+            n = len(session.answers)
+            click.echo(f"{session.id[:8]}  {session.user:10} {n} answer{'' if n == 1 else 's'}  "
                        f"updated {session.updated_at:%Y-%m-%d %H:%M} UTC  next: {session.current}")
         return
     session_id = None
     if resume_id:
-        matches = [s.id for s in core.state.list_sessions(status="open") if s.id.startswith(resume_id)]
+        matches = [s.id for s in core.flow.open_sessions() if resume_id.strip() and s.id.startswith(resume_id.strip())]
         if len(matches) != 1:
             fail(f"no single open diagnosis starts with {resume_id!r}; see `rlmap-bot diagnose --list`", code=2)
         session_id = matches[0]

@@ -182,8 +182,20 @@ class Flow:
         useful = [c for c in checks if c.gain > 0.001]
         return useful[0].signal if useful else None
 
+    def open_sessions(self, team: str | None = None, user: str | None = None) -> list[Session]:
+        """Open diagnoses, after expiring the stale ones (so lists never show the dead)."""
+        self.store.expire_sessions(utcnow() - self.ttl)
+        return self.store.list_sessions(team=team, user=user, status="open")
+
     def _step(self, session: Session, note: str | None = None) -> Step:
-        verdict = self.engine.diagnose(session.answers, exclude=session.skipped, validated=True)
+        known = self.engine.signals
+        if session.current is not None and session.current not in known:
+            # The catalog was reloaded without this question's signal: ask the next one instead.
+            answers = {k: v for k, v in session.answers.items() if k in known}
+            session = self.store.save_session(session.model_copy(update={"answers": answers, "current": None}))
+            session = self.store.save_session(session.model_copy(update={"current": self._pick(session)}))
+        verdict = self.engine.diagnose({k: v for k, v in session.answers.items() if k in known},
+                                       exclude=session.skipped, validated=True)
         if session.status != "open" or session.current is None:
             return Step(session=session, verdict=verdict, note=note)
         signal = self.engine.signals[session.current]

@@ -127,8 +127,8 @@ class SlackFrontEnd:
         return next()
 
     def on_error(self, error: Exception, body: dict, logger: logging.Logger) -> None:
-        # Log the type and message only: bodies can hold user text, never tokens (they are not in bodies).
-        logger.error("listener failed: %s: %s", type(error).__name__, error)
+        # Tokens are never in request bodies or in our exceptions' messages, so the trace is safe to log.
+        logger.error("listener failed: %s: %s", type(error).__name__, error, exc_info=error)
 
     # -- events -------------------------------------------------------------------------------
     def on_mention(self, event: dict, client: WebClient, context: dict) -> None:
@@ -174,7 +174,7 @@ class SlackFrontEnd:
         store = self.core.store
         newest = sorted(store.history(), key=lambda s: (s.entry.added, s.first_seen, s.entry.id), reverse=True)
         newest = [(s.entry, s.entry.added.isoformat()) for s in newest if s.entry.kind in {"paper", "topic", "stage"}][:8]
-        sessions = self.core.state.list_sessions(team=team, user=user, status="open")
+        sessions = self.core.flow.open_sessions(team=team, user=user)
         client.views_publish(user_id=user, view=bk.home_view(self.core.stages(), newest, sessions))
 
     def on_uninstalled(self, body: dict) -> None:
@@ -236,7 +236,10 @@ class SlackFrontEnd:
             from slack_sdk.models.views import View
 
             view = View(type="modal", title=bk.plain(bk.cut(title, 24), 24), blocks=bk.fit(blocks, 100))
-            client.views_open(trigger_id=body["trigger_id"], view=view)
+            if (body.get("view") or {}).get("type") == "modal":
+                client.views_push(trigger_id=body["trigger_id"], view=view)  # a click inside a modal
+            else:
+                client.views_open(trigger_id=body["trigger_id"], view=view)
             return
         thread = body.get("message", {}).get("thread_ts") or body.get("container", {}).get("thread_ts")
         respond(response_type="ephemeral", replace_original=False, text=bk.fallback(text), blocks=bk.to_dicts(blocks),
@@ -255,7 +258,8 @@ class SlackFrontEnd:
         ack()
         card = self.core.card(action.get("value", ""))
         if card is None:
-            respond(response_type="ephemeral", replace_original=False, text="That entry is no longer in the catalog.")
+            gone = "That entry is no longer in the catalog."
+            self._show(body, client, respond, [bk.section(gone)], gone, "Not found")
             return
         self._show(body, client, respond, bk.card_blocks(card), card.title, card.title)
 
@@ -365,9 +369,11 @@ class SlackFrontEnd:
         step = self.core.flow.start(user=user, team=team, channel=channel, thread_ts=thread_ts)
         card = self.post(client, channel, user, blocks=bk.step_blocks(step), text=bk.question_text(step),
                          thread_ts=thread_ts, respond=respond)
-        if card is not None:
-            self.core.flow.attach(step.session.id, message_ts=card["ts"])
-        if respond is not None and card is not None:
+        if card is None:
+            self.core.flow.stop(step.session.id)  # nobody can see it: do not leave it open
+            return
+        self.core.flow.attach(step.session.id, message_ts=card["ts"])
+        if respond is not None:
             respond(response_type="ephemeral", text="Diagnosis started: answer in the thread I just opened.")
 
     def typed_answer(self, client: WebClient, team: str, channel: str, thread_ts: str, user: str, text: str) -> bool:

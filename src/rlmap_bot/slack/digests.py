@@ -71,7 +71,17 @@ class SlackDigests:
     # -- scheduling -----------------------------------------------------------------------------
     def start_scheduler(self, now: dt.datetime | None = None) -> list[str]:
         self.scheduler = DigestScheduler(self.fire, load=self.core.state.list_subscriptions)
-        return self.scheduler.start(self.core.state.list_subscriptions(), now=now)
+        caught_up = self.scheduler.start(self.core.state.list_subscriptions(), now=now)
+        self.scheduler.scheduler.add_job(self.housekeeping, "interval", hours=1, id="sync:housekeeping",
+                                         replace_existing=True)
+        return caught_up
+
+    def housekeeping(self) -> None:
+        """Expire idle diagnoses and forget event ids older than Slack ever retries (a week)."""
+        now = dt.datetime.now(dt.timezone.utc)
+        expired = self.core.state.expire_sessions(now - self.core.session_ttl)
+        forgotten = self.core.state.forget_events(now - dt.timedelta(days=7))
+        log.info("housekeeping: %d diagnoses expired, %d old event ids forgotten", expired, forgotten)
 
     def stop_scheduler(self) -> None:
         if self.scheduler is not None:

@@ -137,7 +137,10 @@ class StateStore:
     def __init__(self, url_or_path: str | Path):
         url = str(url_or_path)
         if "://" not in url:
-            Path(url).expanduser().parent.mkdir(parents=True, exist_ok=True)
+            try:
+                Path(url).expanduser().parent.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                raise StateStoreError(f"cannot create the state store folder for {url}: {exc.strerror or exc}") from None
             url = f"sqlite:///{Path(url).expanduser()}"
         self.url = url
         try:
