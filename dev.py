@@ -54,7 +54,11 @@ def main(argv: list[str]) -> int:
     try:
         if command == "run":
             ensure_venv("")
-            return subprocess.call([str(BIN / "rlmap-bot"), *rest], cwd=ROOT)
+            exe = BIN / "rlmap-bot"
+            if os.name == "posix":  # hand the terminal over: Ctrl-C and signals reach the bot, not dev.py
+                os.chdir(ROOT)
+                os.execv(str(exe), [str(exe), *rest])
+            return subprocess.call([str(exe), *rest], cwd=ROOT)
         ensure_venv("test")
         if command == "test":
             return subprocess.call([str(PYTHON), "-m", "pytest", *rest], cwd=ROOT)

@@ -141,12 +141,19 @@ def test_any_slash_text_works_even_the_word_payload(bot, standin):
 
 def test_malformed_commands_get_usage(bot, standin):
     for text, expect in [("show", "takes one entry id"), ("ask", "needs a question"), ("diagnoze", "did you mean `/rlmap diagnose`"),
-                         ("stages now please", "takes no arguments"), ("show no-such-entry", "No entry with id")]:
+                         ("digest", "needs one of subscribe"), ("show no-such-entry", "No entry with id")]:
         standin.calls.clear()
         bot.slack.command(text)
         reply = standin.wait_for("response_url")[0]
         assert expect in reply.args["text"], (text, reply.args["text"])
         assert reply.args["response_type"] == "ephemeral"
+
+
+def test_command_words_starting_a_question_are_a_question(bot, standin):
+    bot.slack.command("help me with reward hacking", respond_as="help-q")
+    bot.slack.command("show me the PPO paper", respond_as="show-q")
+    replies = {r.target: text_of(r.args.get("blocks", [])) for r in standin.wait_for("response_url", count=2)}
+    assert "Reward" in replies["help-q"] and "Proximal Policy Optimization" in replies["show-q"]
 
 
 def test_help_stages_show(bot, standin):

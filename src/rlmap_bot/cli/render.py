@@ -31,7 +31,8 @@ def answer_text(answer: Answer) -> str:
     if answer.close_call:
         lines.append("Two entries match about equally; did you mean one of these?")
     for i, hit in enumerate(answer.results, 1):
-        lines.append(f"{i}. [{hit.kind}] {hit.title}  ({hit.id}, score {hit.score:.2f})")
+        status = {"unverified": " [not independently verified]", "partial": " [partly verified]"}.get(hit.verification or "", "")
+        lines.append(f"{i}. [{hit.kind}] {hit.title}  ({hit.id}, score {hit.score:.2f}){status}")
         if hit.byline:
             lines.append(f"   {hit.byline}")
         lines.append(_wrap(hit.one_line, "   "))
@@ -88,6 +89,9 @@ def verdict_text(verdict: Verdict) -> str:
     lines: list[str] = []
     if verdict.binding_stage:
         lines.append(f"Verdict: {verdict.binding_title} binds (confidence {verdict.confidence:.0%}).")
+    elif verdict.tied:
+        names = " and ".join(r.title for r in verdict.ranking if r.stage in verdict.tied)
+        lines.append(f"Verdict: {names} tie (confidence {verdict.confidence:.0%} that it is one of them).")
     else:
         lines.append(f"Verdict: no single stage stands out (confidence in that {verdict.confidence:.0%}).")
     lines.append(_wrap(verdict.summary, "  "))

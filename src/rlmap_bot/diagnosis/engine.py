@@ -67,6 +67,7 @@ class Verdict(BaseModel):
 
     binding_stage: str | None
     binding_title: str | None = None
+    tied: list[str] = Field(default_factory=list, description="Stages with strong, near-equal evidence when none binds alone.")
     confidence: float
     summary: str
     ranking: list[StageScore]
@@ -219,11 +220,13 @@ class Engine:
         )
         evidence = self._evidence(fired, values)
         checks = [c for c in self.information(values, exclude) if c.gain > 0.001][: self.settings.next_checks]
-        # Confidence is the probability of what is said: the stage, or "no single stage".
-        confidence = probs[binding] if binding else none_prob
+        tied = [] if binding else self._tied(scores)
+        # Confidence is the probability of what is said: the stage, one of the tied stages, or "none".
+        confidence = probs[binding] if binding else (sum(probs[s] for s in tied) if tied else none_prob)
         return Verdict(
             binding_stage=binding,
             binding_title=self.stage_titles.get(binding) if binding else None,
+            tied=tied,
             confidence=round(confidence, 4),
             summary=self._summary(binding, ranking, evidence, checks, values),
             ranking=ranking,
@@ -232,6 +235,14 @@ class Engine:
             papers=self._papers(binding, evidence, ranking),
             signals=values,
         )
+
+    def _tied(self, scores: Mapping[str, float]) -> list[str]:
+        """Stages that each have enough evidence but none leads by enough."""
+        ranked = sorted(self.stages, key=lambda s: -scores[s])
+        top = scores[ranked[0]]
+        if top < self.settings.min_score:
+            return []
+        return [s for s in ranked if scores[s] >= self.settings.min_score and top - scores[s] < self.settings.min_lead]
 
     def is_settled(self, values: Mapping[str, Any]) -> bool:
         """True once the verdict is clear enough to stop asking."""
@@ -288,9 +299,14 @@ class Engine:
         if not values:
             return f"No evidence yet. Start with: {settle}."
         if all(r.score <= 0 for r in ranking):
-            return f"Nothing you reported points at a binding stage; the run looks healthy on these signals. To be sure, check: {settle}."
-        lead = ranking[0]
+            return (f"Nothing you reported points at a binding stage: on these signals no stage looks like the "
+                    f"constraint. To be sure, check: {settle}.")
+        lead, second = ranking[0], ranking[1]
+        if lead.score >= self.settings.min_score and lead.score - second.score < self.settings.min_lead:
+            return (f"{lead.title} and {second.title} both have strong evidence ({lead.score:g} and {second.score:g} "
+                    f"points): no single stage binds; both may. These would tell them apart: {settle}.")
+        points = "point" if lead.score == 1 else "points"
         return (
-            f"No single stage stands out yet ({lead.title} leads with {lead.score:g} points, not enough). "
+            f"No single stage stands out yet ({lead.title} leads with {lead.score:g} {points}, not enough). "
             f"These would settle it: {settle}."
         )

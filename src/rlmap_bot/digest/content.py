@@ -106,7 +106,7 @@ def _item(store: KnowledgeStore, stored: StoredEntry, status: str, filters: list
     return DigestItem(
         id=entry.id, kind=display_kind(entry), title=entry.title, one_line=entry.one_line,
         byline=(paper.byline or None) if paper else None,
-        url=(paper.url or (f"https://arxiv.org/abs/{paper.arxiv}" if paper.arxiv else None)) if paper else None,
+        url=paper.link if paper else None,
         status=status, version=stored.version, added=entry.added, group=_group(store, stored, filters),
     )
 

@@ -88,11 +88,14 @@ class DigestScheduler:
         now = now or dt.datetime.now(dt.timezone.utc)
         caught_up = []
         for sub in subscriptions:
-            self.add(sub)
-            due = missed_run(sub, now, self.grace)
-            if due is not None:
-                caught_up.append(sub.id)
-                self.fire(sub.id, due)
+            try:  # one broken subscription must not keep the others (or the bot) from starting
+                self.add(sub)
+                due = missed_run(sub, now, self.grace)
+                if due is not None:
+                    caught_up.append(sub.id)
+                    self.fire(sub.id, due)
+            except Exception:  # noqa: BLE001
+                log.exception("digest subscription %s could not be scheduled", sub.id)
         if self.load is not None:
             # Other replicas add and drop subscriptions; pick their changes up regularly.
             self.scheduler.add_job(lambda: self.sync(self.load()), "interval", seconds=self.resync_seconds,

@@ -59,7 +59,7 @@ def card_for(store: KnowledgeStore, entry: Entry) -> Card:
         if entry.arxiv:
             bits.append(f"arXiv {entry.arxiv}")
         subtitle = " · ".join(bits)
-        url = entry.url or (f"https://arxiv.org/abs/{entry.arxiv}" if entry.arxiv else None)
+        url = entry.link
         if entry.facts:
             sections.append(Section(heading="Key facts", items=list(entry.facts)))
         status = {"verified": "Verified against the sources.", "partial": "Partly verified.",

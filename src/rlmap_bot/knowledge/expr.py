@@ -20,7 +20,6 @@ _BINOPS = {
     ast.Sub: operator.sub,
     ast.Mult: operator.mul,
     ast.Div: operator.truediv,
-    ast.Pow: operator.pow,
 }
 _CMPOPS = {
     ast.Lt: operator.lt,
@@ -100,7 +99,10 @@ def _eval(node: ast.AST, values: Mapping[str, Any]) -> Any:
         operand = _eval(node.operand, values)
         return (not operand) if isinstance(node.op, ast.Not) else -operand
     if isinstance(node, ast.BinOp):
-        return _BINOPS[type(node.op)](_eval(node.left, values), _eval(node.right, values))
+        left, right = _eval(node.left, values), _eval(node.right, values)
+        if not all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in (left, right)):
+            raise ExprError("arithmetic takes numbers only")
+        return _BINOPS[type(node.op)](left, right)
     if isinstance(node, ast.Compare):
         left = _eval(node.left, values)
         for op, comparator in zip(node.ops, node.comparators):

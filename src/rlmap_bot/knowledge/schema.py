@@ -114,6 +114,11 @@ class Paper(EntryBase):
         return self
 
     @property
+    def link(self) -> str | None:
+        """Where to read it: the curated URL, else the arXiv page."""
+        return self.url or (f"https://arxiv.org/abs/{self.arxiv}" if self.arxiv else None)
+
+    @property
     def byline(self) -> str:
         """Authors or organisation as one short line."""
         names = ", ".join(self.authors[:3])

@@ -33,6 +33,10 @@ _MASS_SHARE = 0.75
 _BODY_WEIGHT = 0.8  # a word found only in the body is weaker evidence than one in a name
 # Column weights for bm25(): names, authors, keywords, body.
 _BM25_WEIGHTS = "10.0, 6.0, 4.0, 1.0"
+_ORG_WORDS = frozenset(
+    """seed team agent adaptive lab research group institute university college school brain mind deep open
+    air inclusion sea edge foundation center centre company inc ltd corp ai""".split()
+)
 _GENERIC_NAME_WORDS = STOPWORDS | {"rl", "llm", "model", "learning", "reinforcement", "language", "deep", "large"}
 
 
@@ -47,6 +51,7 @@ class Hit(BaseModel):
     why: list[str] = Field(default_factory=list)
     byline: str | None = None
     url: str | None = None
+    verification: str | None = Field(default=None, description="For papers: verified, partial or unverified.")
 
 
 class Answer(BaseModel):
@@ -86,10 +91,14 @@ class Searcher:
             if isinstance(entry, Paper):
                 if entry.arxiv:
                     self.arxiv[entry.arxiv] = entry.id
-                for person in [*entry.authors, entry.organisation or ""]:
+                for person in entry.authors:
                     for tok in content_tokens(person):
                         if len(tok) >= 3:
                             self.authors.setdefault(tok, set()).add(entry.id)
+                for tok in content_tokens(entry.organisation or ""):
+                    # "ByteDance Seed", "Adaptive Agent Team": ordinary words in a name are not the name.
+                    if len(tok) >= 3 and tok not in _ORG_WORDS:
+                        self.authors.setdefault(tok, set()).add(entry.id)
 
     # -- recall ---------------------------------------------------------------------------
     def idf(self, term: str) -> float:
@@ -169,13 +178,17 @@ class Searcher:
             if arxiv_id in self.arxiv:
                 add(self.arxiv[arxiv_id], f"arXiv {arxiv_id}")
                 exact.add(self.arxiv[arxiv_id])
-        if query_norm in self.names:
+        guessed = set(corrections.values())
+        # Names count only as typed: a guess ("GSPO" -> "grpo") is no evidence of a name.
+        if query_norm in self.names and not corrections:
             for entry_id in self.names[query_norm]:
                 add(entry_id, "name")
                 exact.add(entry_id)
         # Names inside a longer question ("what does R1 say about ...").
         for n in range(1, min(4, len(terms)) + 1):
             for i in range(len(terms) - n + 1):
+                if any(t in guessed for t in terms[i : i + n]):
+                    continue
                 gram = " ".join(terms[i : i + n])
                 if gram in self.names and (n > 1 or gram not in _GENERIC_NAME_WORDS):
                     for entry_id in self.names[gram]:
@@ -183,6 +196,8 @@ class Searcher:
                         named.add(entry_id)
         author_hits: dict[str, str] = {}
         for t in terms:
+            if t in guessed:
+                continue
             written = self.authors.get(t, ())
             if len(written) > RECALL:
                 continue  # a very common name or word; BM25 ranks those through the authors column
@@ -196,7 +211,6 @@ class Searcher:
         # A corrected word is a guess, so it explains less of the question than a word the
         # index knows; an unknown word keeps its full (high) weight and explains nothing.
         weights = {t: self.idf(t) for t in terms}
-        guessed = set(corrections.values())
         total_weight = sum(weights.values()) or 1.0
         scored: list[tuple[float, Hit]] = []
         for entry_id, reasons in candidates.items():
@@ -245,14 +259,17 @@ class Searcher:
                 one_line=entry.one_line,
                 why=reasons,
                 byline=(entry.byline or None) if isinstance(entry, Paper) else None,
-                url=entry.url if isinstance(entry, Paper) else None,
+                url=entry.link if isinstance(entry, Paper) else None,
+                verification=entry.verification if isinstance(entry, Paper) else None,
             )
             scored.append((score, hit))
         scored.sort(key=lambda pair: (-pair[0], pair[1].title))
         results = [hit for score, hit in scored if score >= self.floor][: max(1, limit)]
         close = len(results) >= 2 and results[0].score - results[1].score < 0.03
         known = [] if results else self.known_topics()
-        return Answer(query=question, results=results, corrections=corrections, close_call=close, known_topics=known)
+        # Show a spelling correction only when it found something.
+        return Answer(query=question, results=results, corrections=corrections if results else {},
+                      close_call=close, known_topics=known)
 
     def known_topics(self) -> list[str]:
         """What the bot can talk about: the stages and the topic with its subtopics."""

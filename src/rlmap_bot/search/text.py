@@ -8,6 +8,7 @@ matches them exactly.
 from __future__ import annotations
 
 import re
+import unicodedata
 from functools import lru_cache
 
 _WORD = re.compile(r"[a-z0-9]+(?:[.@+][a-z0-9]+)*")
@@ -50,9 +51,15 @@ def _norm_token(tok: str) -> str:
     return tok
 
 
+def fold(text: str) -> str:
+    """Accents and width folded away: "Zürich" -> "Zurich", "réward" -> "reward", "ＰＰＯ" -> "PPO"."""
+    decomposed = unicodedata.normalize("NFKD", text)
+    return "".join(ch for ch in decomposed if not unicodedata.combining(ch))
+
+
 def tokens(text: str) -> list[str]:
     """Lower-cased, normalised word tokens, stopwords kept (names need them)."""
-    lowered = text.lower().replace("’", "'").replace("'s ", " ").replace("-", " ")
+    lowered = fold(text).lower().replace("’", "'").replace("'s ", " ").replace("-", " ")
     lowered = lowered.replace("'s", "")
     out: list[str] = []
     for raw in _WORD.findall(lowered):

@@ -125,6 +125,9 @@ def fallback(text: str) -> str:
 # -- ask ----------------------------------------------------------------------------------------
 def _hit_section(hit, index: int) -> list[Block]:
     lines = [f"*{escape(hit.title)}*  ·  _{escape(hit.kind)}_"]
+    if hit.verification in {"unverified", "partial"}:
+        lines[0] += "  ·  _" + ("listed in the source map, not independently verified" if hit.verification == "unverified"
+                                else "partly verified") + "_"
     if hit.byline:
         lines.append(escape(hit.byline))
     lines.append(escape(hit.one_line))
@@ -315,6 +318,9 @@ def verdict_blocks(verdict: Verdict, note: str | None = None, by: str | None = N
     """The verdict card: binding stage, confidence, evidence, next checks, papers."""
     if verdict.binding_stage:
         head = f"Verdict: {verdict.binding_title} binds ({verdict.confidence:.0%} sure)"
+    elif verdict.tied:
+        names = " and ".join(r.title for r in verdict.ranking if r.stage in verdict.tied)
+        head = f"Verdict: {names} tie ({verdict.confidence:.0%} it is one of them)"
     else:
         head = f"Verdict: no single stage stands out ({verdict.confidence:.0%})"
     blocks: list[Block] = [HeaderBlock(text=plain(head)), section(escape(verdict.summary))]

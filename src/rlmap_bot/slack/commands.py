@@ -43,11 +43,13 @@ def parse_command(text: str) -> Command:
         if word == "ask" and not rest:
             raise CommandError("`/rlmap ask` needs a question, e.g. `/rlmap ask why is my reward going up but evals down?`. " + USAGE)
         if word == "show":
-            if not rest or len(rest.split()) != 1:
+            if not rest:
                 raise CommandError("`/rlmap show` takes one entry id, e.g. `/rlmap show reward`. " + USAGE)
-            return Command("show", rest.lower())
+            if len(rest.split()) == 1:
+                return Command("show", rest.lower())
+            return Command("ask", text)  # "show me the PPO paper" is a question
         if word in {"diagnose", "stages", "help", "reload"} and rest:
-            raise CommandError(f"`/rlmap {word}` takes no arguments. " + USAGE)
+            return Command("ask", text)  # "help me with reward hacking", "stages of rollout?"
         return Command(word, rest)
     near = process.extractOne(word, list(SUBCOMMANDS), scorer=fuzz.ratio, score_cutoff=75)
     if near and not rest:

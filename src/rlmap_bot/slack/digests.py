@@ -189,9 +189,13 @@ class SlackDigests:
     @staticmethod
     def _user_tz(client: WebClient, user: str) -> str:
         """The subscriber's Slack timezone, UTC if Slack will not say."""
+        from rlmap_bot.digest.schedule import zone
+
         try:
-            return client.users_info(user=user)["user"].get("tz") or "UTC"
-        except (SlackApiError, KeyError, TypeError):
+            name = client.users_info(user=user)["user"].get("tz") or "UTC"
+            zone(name)  # Slack's name must be one this machine knows
+            return name
+        except (SlackApiError, KeyError, TypeError, ValueError):
             return "UTC"
 
 
