@@ -36,7 +36,7 @@ from rlmap_bot.knowledge.loader import Catalog, load_catalog  # noqa: E402
 from rlmap_bot.knowledge.schema import Paper  # noqa: E402
 from rlmap_bot.knowledge.store import KnowledgeStore, build_store  # noqa: E402
 from rlmap_bot.search.engine import Searcher  # noqa: E402
-from rlmap_bot.search.text import content_tokens  # noqa: E402
+from rlmap_bot.text import content_tokens  # noqa: E402
 
 QUESTIONS = yaml.safe_load((ROOT / "tests" / "questions.yaml").read_text())
 

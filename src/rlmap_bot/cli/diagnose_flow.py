@@ -6,7 +6,7 @@ from typing import Callable
 
 from rlmap_bot.cli import render
 from rlmap_bot.core import Core
-from rlmap_bot.diagnosis.flow import FlowError, Step
+from rlmap_bot.diagnosis.flow import FlowError, Step, control_word
 
 Ask = Callable[[str], "str | None"]
 Say = Callable[[str], None]
@@ -24,12 +24,13 @@ def run_guided(core: Core, ask: Ask, say: Say, user: str, where: str, session_id
             say(f"\n(paused; resume with `rlmap-bot diagnose --resume {step.session.id[:8]}`)")
             return step
         reply = reply.strip()
+        control = control_word(reply)
         try:
-            if reply in {"?", "", "dk", "don't know", "dont know", "skip"}:
+            if control == "skip":
                 step = flow.skip(step.session.id, question.signal)
-            elif reply.lower() in {"<", "back"}:
+            elif control == "back":
                 step = flow.back(step.session.id)
-            elif reply.lower() in {"stop", "quit", "verdict"}:
+            elif control == "stop":
                 step = flow.stop(step.session.id)
             elif len(reply) == 1 and reply.isalpha() and question.presets:
                 index = ord(reply.lower()) - ord("a")

@@ -158,7 +158,9 @@ def diagnose(paths: Paths, signals_file, as_json: bool, resume_id: str | None, l
         except UnicodeDecodeError:
             fail("signals file is not UTF-8 text", code=2)
         if not isinstance(raw, dict):
-            fail(f"signals must be a JSON object of signal id -> value, not a {type(raw).__name__}", code=2)
+            kind = {list: "an array", str: "a string", int: "a number", float: "a number", bool: "true/false",
+                    type(None): "null"}.get(type(raw), type(raw).__name__)
+            fail(f"signals must be a JSON object of signal id -> value, not {kind}", code=2)
         try:
             verdict = core.diagnose(raw)
         except DiagnosisInputError as exc:

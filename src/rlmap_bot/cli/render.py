@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import textwrap
 
-from rlmap_bot.diagnosis.engine import Verdict
+from rlmap_bot.diagnosis.engine import Verdict, format_value
 from rlmap_bot.diagnosis.flow import Question
 from rlmap_bot.digest.content import Digest
 from rlmap_bot.knowledge.cards import Card
@@ -77,14 +77,6 @@ def papers_text(papers) -> str:
     return "\n".join(lines)
 
 
-def _value(value) -> str:
-    if isinstance(value, bool):
-        return "yes" if value else "no"
-    if isinstance(value, float):
-        return f"{value:g}"
-    return str(value)
-
-
 def verdict_text(verdict: Verdict) -> str:
     lines: list[str] = []
     if verdict.binding_stage:
@@ -102,7 +94,7 @@ def verdict_text(verdict: Verdict) -> str:
     if verdict.evidence:
         lines += ["", "Evidence:"]
         for ev in verdict.evidence:
-            seen = ", ".join(f"{k}={_value(v)}" for k, v in ev.signals.items())
+            seen = ", ".join(f"{k}={format_value(v)}" for k, v in ev.signals.items())
             moves = ", ".join(f"{stage} {pts:+g}" for stage, pts in ev.points.items())
             lines.append(textwrap.fill(
                 f"{seen} ({moves}): {ev.why} [{ev.source.title}]",

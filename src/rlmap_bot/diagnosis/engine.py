@@ -24,6 +24,15 @@ from rlmap_bot.knowledge.schema import STAGE_IDS, Rule, Signal
 
 
 
+def format_value(value: Any) -> str:
+    """A signal value as people write it: yes/no, 0.3, rising."""
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, float):
+        return f"{value:g}"
+    return str(value)
+
+
 class DiagnosisInputError(ValueError):
     """Bad signal input: an unknown id, a wrong type, a value out of range."""
 
@@ -111,7 +120,7 @@ class Engine:
         for key, value in raw.items():
             signal = self.signals.get(str(key))
             if signal is None:
-                near = process.extractOne(str(key), list(self.signals), score_cutoff=50)
+                near = process.extractOne(str(key), list(self.signals), score_cutoff=75)
                 hint = f"; did you mean '{near[0]}'?" if near else ""
                 raise DiagnosisInputError(f"unknown signal '{key}'{hint}")
             if value is None:

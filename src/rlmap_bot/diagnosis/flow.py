@@ -18,6 +18,14 @@ from rlmap_bot.state.models import Session
 from rlmap_bot.state.store import ConflictError, StateStore, utcnow
 
 DEFAULT_TTL = dt.timedelta(hours=72)
+# Words a person types instead of an answer, in the terminal or in a Slack thread.
+CONTROL_WORDS = {"?": "skip", "": "skip", "skip": "skip", "dk": "skip", "don't know": "skip", "dont know": "skip",
+                 "back": "back", "<": "back", "undo": "back", "stop": "stop", "verdict": "stop", "quit": "stop"}
+
+
+def control_word(text: str) -> str | None:
+    """'skip', 'back' or 'stop' when ``text`` is one of the control words, else None."""
+    return CONTROL_WORDS.get(text.strip().lower())
 
 
 class FlowError(ValueError):

@@ -63,12 +63,15 @@ class Catalog:
         return self.of_kind("signal")  # type: ignore[return-value]
 
     def papers_for(self, entry_id: str) -> list[Paper]:
-        """Papers that name ``entry_id`` as a stage or subtopic, main-stage matches first."""
+        """Papers that name ``entry_id`` as a stage or subtopic: main-stage matches first, then the
+        source map's own papers (``seed``), verified before unverified, newest first."""
         hits = [
             p for p in self.of_kind("paper")
             if entry_id in p.stages or entry_id in p.subtopics  # type: ignore[attr-defined]
         ]
-        return sorted(hits, key=lambda p: (p.stages[0] != entry_id, -(p.year or 0), p.title))  # type: ignore[attr-defined]
+        order = {"verified": 0, "partial": 1, "unverified": 2}
+        return sorted(hits, key=lambda p: (p.stages[0] != entry_id, not p.seed, order[p.verification],  # type: ignore[attr-defined]
+                                           -(p.year or 0), p.title))
 
     def children(self, topic_id: str) -> list[Topic]:
         return [t for t in self.of_kind("topic") if t.parent == topic_id]  # type: ignore[attr-defined]

@@ -22,7 +22,7 @@ from pydantic import TypeAdapter
 
 from rlmap_bot.knowledge.loader import Catalog, knowledge_files, load_catalog
 from rlmap_bot.knowledge.schema import CatalogSettings, Entry, Paper, Signal, Stage, Topic
-from rlmap_bot.search.text import normalize
+from rlmap_bot.text import normalize
 
 SCHEMA_VERSION = 1
 _ENTRY = TypeAdapter(Entry)

@@ -23,7 +23,7 @@ from rapidfuzz.distance import OSA
 from rlmap_bot.knowledge.cards import display_kind
 from rlmap_bot.knowledge.schema import Paper
 from rlmap_bot.knowledge.store import KnowledgeStore
-from rlmap_bot.search.text import ARXIV, STOPWORDS, content_tokens, normalize_content
+from rlmap_bot.text import ARXIV, STOPWORDS, content_tokens, normalize_content
 
 RECALL = 40
 _GUESS_WEIGHT = 0.6

@@ -18,7 +18,7 @@ from slack_sdk.errors import SlackApiError
 from slack_sdk.http_retry.builtin_handlers import ConnectionErrorRetryHandler, RateLimitErrorRetryHandler
 
 from rlmap_bot.core import Core
-from rlmap_bot.diagnosis.flow import FlowError, Step
+from rlmap_bot.diagnosis.flow import FlowError, Step, control_word
 from rlmap_bot.slack import blocks as bk
 from rlmap_bot.slack.commands import Command, CommandError, parse_command
 from rlmap_bot.slack.digests import SlackDigests
@@ -29,8 +29,6 @@ from rlmap_bot.state.store import ConflictError
 log = logging.getLogger(__name__)
 
 MENTION = re.compile(r"<@[A-Z0-9]+(?:\|[^>]*)?>")
-TYPED_CONTROLS = {"?": "skip", "skip": "skip", "don't know": "skip", "dont know": "skip", "dk": "skip",
-                  "back": "back", "undo": "back", "stop": "stop", "verdict": "stop"}
 
 
 def make_client(settings: SlackSettings) -> WebClient:
@@ -225,7 +223,8 @@ class SlackFrontEnd:
             except Exception as exc:  # noqa: BLE001 - a curator's mistake must reach the admin, not crash
                 respond(response_type="ephemeral", text=f"Reload failed, the previous catalog stays in use: {bk.escape(exc)}")
                 return
-            respond(response_type="ephemeral", text="Reloaded: " + ", ".join(f"{n} {k}" for k, n in counts.items()))
+            respond(response_type="ephemeral", text="Reloaded: " + ", ".join(f"{n} {k}{'' if n == 1 else 's'}"
+                                                                            for k, n in counts.items()))
         else:
             respond(response_type="ephemeral", text="How to use rlmap", blocks=bk.to_dicts(bk.help_blocks()))
 
@@ -382,7 +381,9 @@ class SlackFrontEnd:
         if session is None or session.current is None:
             return False
         flow = self.core.flow
-        control = TYPED_CONTROLS.get(text.strip().lower())
+        if not text.strip():
+            return True  # an empty reply (an image, a file) is not an answer
+        control = control_word(text)
         try:
             if control == "skip":
                 step = flow.skip(session.id, session.current)

@@ -26,7 +26,7 @@ from slack_sdk.models.blocks import (
 )
 from slack_sdk.models.views import View
 
-from rlmap_bot.diagnosis.engine import Verdict
+from rlmap_bot.diagnosis.engine import Verdict, format_value
 from rlmap_bot.digest.content import Digest
 from rlmap_bot.diagnosis.flow import Step
 from rlmap_bot.knowledge.cards import Card
@@ -256,14 +256,6 @@ def help_blocks(problem: str | None = None) -> list[Block]:
 
 
 # -- diagnosis ----------------------------------------------------------------------------------
-def _value_text(value: Any) -> str:
-    if isinstance(value, bool):
-        return "yes" if value else "no"
-    if isinstance(value, float):
-        return f"{value:g}"
-    return str(value)
-
-
 def action_value(session_id: str, signal: str, extra: str = "") -> str:
     return json.dumps({"s": session_id, "q": signal, "v": extra}, separators=(",", ":"))
 
@@ -332,7 +324,7 @@ def verdict_blocks(verdict: Verdict, note: str | None = None, by: str | None = N
     if verdict.evidence:
         lines = []
         for ev in verdict.evidence[:8]:
-            seen = ", ".join(f"`{escape(k)}` = {escape(_value_text(v))}" for k, v in ev.signals.items())
+            seen = ", ".join(f"`{escape(k)}` = {escape(format_value(v))}" for k, v in ev.signals.items())
             moves = ", ".join(f"{escape(s)} {p:+g}" for s, p in ev.points.items())
             lines.append(f"• {seen} ({moves}): {escape(ev.why)} _[{escape(ev.source.title)}]_")
         if len(verdict.evidence) > 8:
