@@ -124,9 +124,15 @@ class SlackFrontEnd:
             return BoltResponse(status=200, body="")
         return next()
 
-    def on_error(self, error: Exception, body: dict, logger: logging.Logger) -> None:
+    def on_error(self, error: Exception, body: dict, logger: logging.Logger, respond: Callable | None = None) -> None:
         # Tokens are never in request bodies or in our exceptions' messages, so the trace is safe to log.
         logger.error("listener failed: %s: %s", type(error).__name__, error, exc_info=error)
+        if respond is not None and body.get("response_url"):
+            try:  # never silence: the person who clicked or typed hears that it failed
+                respond(response_type="ephemeral", replace_original=False,
+                        text="Something went wrong on my side; it has been logged. Please try again.")
+            except Exception:  # noqa: BLE001 - the reply is best effort
+                logger.info("could not tell the user about the failure")
 
     # -- events -------------------------------------------------------------------------------
     def on_mention(self, event: dict, client: WebClient, context: dict) -> None:
