@@ -198,3 +198,10 @@ def test_health_endpoint(bot):
     with urllib.request.urlopen(bot.url + "/healthz", timeout=5) as response:
         data = json.loads(response.read())
     assert response.status == 200 and data["ok"] is True
+
+
+def test_an_unexpected_failure_is_not_silent(bot, standin):
+    standin.fail_next("chat.postMessage", "fatal_error")
+    bot.slack.command("diagnose", respond_as="boom")
+    reply = standin.wait_for("response_url", lambda c: c.target == "boom")[0]
+    assert "Something went wrong on my side" in reply.args["text"]
