@@ -199,9 +199,8 @@ class Flow:
         known = self.engine.signals
         if session.current is not None and session.current not in known:
             # The catalog was reloaded without this question's signal: ask the next one instead.
-            answers = {k: v for k, v in session.answers.items() if k in known}
-            session = self.store.save_session(session.model_copy(update={"answers": answers, "current": None}))
-            session = self.store.save_session(session.model_copy(update={"current": self._pick(session)}))
+            cleaned = session.model_copy(update={"answers": {k: v for k, v in session.answers.items() if k in known}})
+            session = self.store.save_session(cleaned.model_copy(update={"current": self._pick(cleaned)}))
         verdict = self.engine.diagnose({k: v for k, v in session.answers.items() if k in known},
                                        exclude=session.skipped, validated=True)
         if session.status != "open" or session.current is None:

@@ -121,7 +121,8 @@ class Searcher:
         # Of equally close words, prefer the more common one.
         return max(found, key=lambda m: (round(m[1], 6), self.doc_freq.get(m[0], 0)))[0]
 
-    def _fts(self, terms: list[str]) -> list[tuple[str, float]]:
+    def _fts(self, terms: list[str]) -> list[str]:
+        """Ids of the best BM25 matches (recall only; the ranking is re-done below)."""
         if not terms:
             return []
         # Very common words only slow recall down and rank nothing; keep rarer ones.
@@ -129,11 +130,11 @@ class Searcher:
         rare = [t for t in terms if self.doc_freq.get(t, 0) <= common] or terms
         match = " OR ".join('"' + t.replace('"', "") + '"' for t in rare)
         sql = (
-            f"select docs.id, bm25(docs_fts, {_BM25_WEIGHTS}) as rank from docs_fts "
-            "join docs on docs.rowid = docs_fts.rowid where docs_fts match ? order by rank limit ?"
+            f"select docs.id from docs_fts "
+            f"join docs on docs.rowid = docs_fts.rowid where docs_fts match ? order by bm25(docs_fts, {_BM25_WEIGHTS}) limit ?"
         )
         try:
-            return [(r[0], r[1]) for r in self.store.conn.execute(sql, (match, RECALL))]
+            return [r[0] for r in self.store.conn.execute(sql, (match, RECALL))]
         except sqlite3.Error as exc:  # an odd query must never break ask; the other recall paths still run
             log.warning("FTS query %r failed: %s", match, exc)
             return []
@@ -204,8 +205,7 @@ class Searcher:
             for entry_id in written:
                 author_hits[entry_id] = t
                 add(entry_id, "")
-        bm25 = dict(self._fts(terms))
-        for entry_id in bm25:
+        for entry_id in self._fts(terms):
             add(entry_id, "")
 
         # A corrected word is a guess, so it explains less of the question than a word the

@@ -309,7 +309,8 @@ class SlackFrontEnd:
             data = bk.parse_action_value(action.get("value", ""))
             session_id, signal = data["s"], data["q"]
             team = body.get("team", {}).get("id") or body.get("user", {}).get("team_id", "")
-            if flow.load(session_id).team != team:
+            session = flow.load(session_id)
+            if session.team != team:
                 raise FlowError("that diagnosis no longer exists")  # another workspace's session
             kind = action["action_id"]
             if kind.startswith("diag_preset"):
@@ -318,8 +319,7 @@ class SlackFrontEnd:
             elif kind == "diag_skip":
                 step = flow.skip(session_id, signal)
             elif kind == "diag_back":
-                current = flow.load(session_id).current
-                if current != signal:
+                if session.current != signal:
                     raise FlowError("that question was already answered; use the latest card")
                 step = flow.back(session_id)
             else:
@@ -406,9 +406,7 @@ class SlackFrontEnd:
             except SlackApiError:
                 log.info("could not send a hint to %s", user)
             return True
-        fresh = self.core.state.get_session(session.id)
-        self.show_step(client, channel, step, ts=fresh.message_ts if fresh else None, note=step.note, by=user,
-                       thread_ts=thread_ts)
+        self.show_step(client, channel, step, ts=step.session.message_ts, note=step.note, by=user, thread_ts=thread_ts)
         return True
 
     def show_step(self, client: WebClient, channel: str, step: Step, ts: str | None, note: str | None,
