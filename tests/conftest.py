@@ -4,19 +4,19 @@ from __future__ import annotations
 
 import os
 import shutil
-import subprocess
-import sys
+import tempfile
 from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
-KNOWLEDGE = ROOT / "knowledge"
+from support import KNOWLEDGE, ROOT  # noqa: E402,F401 - re-exported for tests
 
 # Never let a developer's own data dir or Slack tokens leak into a test run.
-for _name in ("RLMAP_DB", "RLMAP_KNOWLEDGE", "RLMAP_STATE_DB", "RLMAP_STATE_URL", "RLMAP_HOME",
-              "SLACK_BOT_TOKEN", "SLACK_APP_TOKEN", "SLACK_SIGNING_SECRET"):
-    os.environ.pop(_name, None)
+for _name in list(os.environ):
+    if _name.startswith(("RLMAP_", "SLACK_")) and _name != "RLMAP_TEST_PG_URL":
+        os.environ.pop(_name)
+# Everything a test writes by default (the shell's log, stores) goes to a scratch home, never the developer's.
+os.environ["RLMAP_HOME"] = tempfile.mkdtemp(prefix="rlmap-test-home-")
 
 
 @pytest.fixture(scope="session")
@@ -101,7 +101,31 @@ def pg_url():
     drop()
 
 
-def run_cli(args: list[str], env: dict[str, str], stdin: str | None = None, timeout: float = 60) -> subprocess.CompletedProcess:
-    """Run the installed console script exactly as a user would."""
-    exe = Path(sys.executable).with_name("rlmap-bot")
-    return subprocess.run([str(exe), *args], input=stdin, capture_output=True, text=True, env=env, timeout=timeout)
+@pytest.fixture
+def standin():
+    """The local Slack Web API stand-in (see support/standin.py)."""
+    from support.standin import StandIn
+
+    s = StandIn().start()
+    yield s
+    s.stop()
+
+
+@pytest.fixture
+def bot(standin, built_db, tmp_path):
+    """The real Bolt app on a real WSGI server, talking to the stand-in."""
+    from support.bot import start_bot
+
+    running = start_bot(standin, built_db, tmp_path / "state.db")
+    yield running
+    running.stop()
+
+
+@pytest.fixture
+def serve_env(env, standin):
+    """Environment for `rlmap-bot serve --http` as a process, pointed at the stand-in."""
+    from support.standin import BOT_TOKEN, SIGNING_SECRET
+
+    env.update(SLACK_BOT_TOKEN=BOT_TOKEN, SLACK_SIGNING_SECRET=SIGNING_SECRET, SLACK_API_URL=standin.base_url)
+    env.pop("SLACK_APP_TOKEN", None)
+    return env

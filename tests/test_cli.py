@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import json
 
-from conftest import run_cli
+from support.cli import run_cli
 
 
 def test_ask_prints_kind_title_line_and_why(env):
     out = run_cli(["ask", "rewrad", "hacking"], env)
     assert out.returncode == 0, out.stderr
-    assert "rewrad -> reward" in out.stdout
+    assert "rewrad → reward" in out.stdout
     assert "[" in out.stdout and "why:" in out.stdout
     assert "Traceback" not in out.stderr
 
@@ -39,11 +39,13 @@ def test_ask_batch_from_stdin_one_object_per_line_in_order(env):
     out = run_cli(["ask", "--json", "-"], env, stdin="\n".join(questions) + "\n")
     assert out.returncode == 0, out.stderr
     lines = [json.loads(l) for l in out.stdout.splitlines()]
-    assert [l["query"] for l in lines] == [q for q in questions if q]
+    # One object per input line, always: a blank line gets an empty answer saying so, so lines stay aligned.
+    assert [l["query"] for l in lines] == questions
     assert lines[0]["results"][0]["id"] == "dreamerv3"
     assert lines[1]["results"] == []
     assert {"deepseek-r1", "deepseekmath-grpo"} <= {r["id"] for r in lines[2]["results"]}
-    assert lines[3]["results"][0]["id"] == "reward-model-overoptimization"
+    assert lines[3]["results"] == [] and lines[3]["error"] == "empty question"
+    assert lines[4]["results"][0]["id"] == "reward-model-overoptimization"
 
 
 def test_show_prints_whole_entry_with_links(env):

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from conftest import run_cli
+from support.cli import run_cli
 
 
 def test_signals_file_json_verdict(env, tmp_path):
@@ -59,7 +59,8 @@ def test_missing_file_is_a_usage_error(env, tmp_path):
 def test_guided_flow_on_the_terminal(env):
     # First question, then: a bad value, don't know, back, a typed value, then stop.
     first = run_cli(["diagnose"], env, stdin="")
-    assert "Q1." in first.stdout and "paused" in first.stdout
+    assert "Q1." in first.stdout and "nothing saved" in first.stdout
+    assert run_cli(["diagnose", "--list"], env).stdout.strip() == "no open diagnoses", "an unanswered session was kept"
     out = run_cli(["diagnose"], env, stdin="not a value\n?\nback\na\nstop\n")
     assert out.returncode == 0, out.stderr
     assert "Q1." in out.stdout and "Q2." in out.stdout

@@ -10,7 +10,7 @@ from rlmap_bot.core import Core
 from rlmap_bot.diagnosis.flow import Flow, FlowError
 from rlmap_bot.state.store import StateStore
 
-from conftest import KNOWLEDGE
+from support import KNOWLEDGE
 
 
 @pytest.fixture
@@ -111,9 +111,9 @@ def test_survives_a_restart_and_lists_open_sessions(built_db, state_url):
     resumed = second.flow.resume(step.session.id)
     assert resumed.question.signal == pending
     assert sid in resumed.session.answers
-    found = second.state.find_session("T1", "C1", "111.222")
+    found = second.state.sessions.find("T1", "C1", "111.222")
     assert found.id == step.session.id
-    assert [s.id for s in second.state.list_sessions(team="T1", user="U1")] == [step.session.id]
+    assert [s.id for s in second.state.sessions.list(team="T1", user="U1")] == [step.session.id]
 
 
 def test_sessions_expire(built_db, state_url):
@@ -122,28 +122,18 @@ def test_sessions_expire(built_db, state_url):
     step = flow.start(user="U1")
     with pytest.raises(FlowError, match="expired"):
         flow.skip(step.session.id)
-    assert core.state.get_session(step.session.id).status == "expired"
+    assert core.state.sessions.get(step.session.id).status == "expired"
     old = core.flow.start(user="U2")
-    assert core.state.expire_sessions(dt.datetime.now(dt.timezone.utc) + dt.timedelta(seconds=1)) == 1
-    assert core.state.get_session(old.session.id).status == "expired"
+    assert core.state.sessions.expire(dt.datetime.now(dt.timezone.utc) + dt.timedelta(seconds=1)) == 1
+    assert core.state.sessions.get(old.session.id).status == "expired"
 
 
 def test_concurrent_moves_do_not_both_apply(fresh):
     flow = fresh.flow
     step = flow.start(user="U1")
-    stale = fresh.state.get_session(step.session.id)
+    stale = fresh.state.sessions.get(step.session.id)
     flow.skip(step.session.id)
     from rlmap_bot.state.store import ConflictError
 
     with pytest.raises(ConflictError):
-        fresh.state.save_session(stale.model_copy(update={"answers": {"x": 1}}))
-
-
-def test_state_store_migrations_are_versioned(state_url):
-    store = StateStore(state_url)
-    assert store.migrate() >= 1
-    with store.engine.connect() as conn:
-        versions = [r[0] for r in conn.exec_driver_sql("select version from schema_migrations")]
-    assert versions == sorted(set(versions)) and versions[0] == 1
-    assert store.claim_event("Ev1") is True
-    assert store.claim_event("Ev1") is False
+        fresh.state.sessions.save(stale.model_copy(update={"answers": {"x": 1}}))

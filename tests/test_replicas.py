@@ -11,10 +11,9 @@ import pytest
 from rlmap_bot.state.models import Subscription
 from rlmap_bot.state.store import StateStore
 
-from slack_standin import BOT_USER, TEAM, Slack
-from slackbot import standin  # noqa: F401 - fixture
-from test_serve import serve_env, start  # noqa: F401 - fixture
-from test_slack_diagnose import Card
+from support.standin import BOT_USER, TEAM, Slack
+from support.serve import start
+from support.slackio import Card
 
 
 @pytest.fixture
@@ -53,7 +52,7 @@ def test_a_digest_slot_fired_on_both_replicas_posts_once(replicas, standin, pg_u
     now = dt.datetime.now(dt.timezone.utc)
     due = now - dt.timedelta(hours=1)
     state = StateStore(pg_url)
-    state.save_subscription(Subscription(team=TEAM, channel="CDIGEST", frequency="daily", time=due.strftime("%H:%M"),
+    state.subscriptions.save(Subscription(team=TEAM, channel="CDIGEST", frequency="daily", time=due.strftime("%H:%M"),
                                          timezone="UTC", created_at=dt.datetime(2026, 11, 1, tzinfo=dt.timezone.utc),
                                          last_run_at=now - dt.timedelta(days=2)))
     state.close()

@@ -14,36 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from slack_standin import BOT_TOKEN, BOT_USER, SIGNING_SECRET, Slack
-from slackbot import standin  # noqa: F401 - fixture
-from test_slack_diagnose import Card
-
-EXE = str(Path(sys.executable).with_name("rlmap-bot"))
-
-
-def start(env: dict, log: Path) -> tuple[subprocess.Popen, str]:
-    pattern = r"serving Slack over HTTP at (http://[\d.]+:\d+)/slack/events"
-    before = len(re.findall(pattern, log.read_text())) if log.exists() else 0
-    handle = open(log, "a")
-    proc = subprocess.Popen([EXE, "serve", "--http", "--port", "0"], env=env, stdout=handle, stderr=subprocess.STDOUT)
-    deadline = time.time() + 30
-    while time.time() < deadline:
-        found = re.findall(pattern, log.read_text())
-        if len(found) > before:
-            return proc, found[-1]
-        if proc.poll() is not None:
-            raise AssertionError(f"serve exited: {log.read_text()}")
-        time.sleep(0.1)
-    proc.kill()
-    raise AssertionError(f"serve did not start: {log.read_text()}")
-
-
-@pytest.fixture
-def serve_env(env, standin):
-    env.update(SLACK_BOT_TOKEN=BOT_TOKEN, SLACK_SIGNING_SECRET=SIGNING_SECRET, SLACK_API_URL=standin.base_url)
-    env.pop("SLACK_APP_TOKEN", None)
-    return env
-
+from support.standin import BOT_TOKEN, BOT_USER, SIGNING_SECRET, Slack
+from support.serve import EXE, start
+from support.slackio import Card
 
 def test_missing_settings_say_what_to_set(env):
     env.pop("SLACK_BOT_TOKEN", None)

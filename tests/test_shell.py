@@ -32,9 +32,9 @@ def test_commands(core):
 def test_bad_input_never_shows_a_traceback(core):
     out = drive(core, "show", "show no-such-thing", "ask", "!!!", "\x00\x01", "show ../../etc/passwd", "quit")
     assert "Traceback" not in out
-    assert "usage: show ID" in out
-    assert "no entry 'no-such-thing'" in out
-    assert "usage: ask QUESTION" in out
+    assert "`show` needs ID" in out and "Usage: show ID" in out
+    assert "no entry with id 'no-such-thing'" in out
+    assert "`ask` needs QUESTION" in out and "Usage: ask QUESTION" in out
     assert "Nothing in the map is relevant" in out
 
 

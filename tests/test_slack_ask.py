@@ -4,28 +4,8 @@ from __future__ import annotations
 
 import json
 
-from slack_standin import BOT_USER
-from slackbot import bot, standin  # noqa: F401 - fixtures
-
-
-def blocks_of(call) -> list[dict]:
-    blocks = call.args.get("blocks")
-    return json.loads(blocks) if isinstance(blocks, str) else (blocks or [])
-
-
-def text_of(blocks: list[dict]) -> str:
-    out = []
-    for block in blocks:
-        if isinstance(block.get("text"), dict):
-            out.append(block["text"]["text"])
-        for element in block.get("elements", []):
-            if isinstance(element.get("text"), dict):
-                out.append(element["text"]["text"])
-            elif isinstance(element.get("text"), str):
-                out.append(element["text"])
-        if block.get("accessory"):
-            out.append(block["accessory"]["text"]["text"])
-    return "\n".join(out)
+from support.slackio import blocks_of, text_of
+from support.standin import BOT_USER
 
 
 def test_mention_is_answered_in_its_thread(bot, standin):

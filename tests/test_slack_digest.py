@@ -11,10 +11,10 @@ import time
 import pytest
 import yaml
 
-from slack_standin import Slack
-from slackbot import standin, start_bot  # noqa: F401 - fixture
-from test_serve import serve_env, start  # noqa: F401 - fixture
-from test_slack_ask import text_of
+from support.standin import Slack
+from support.bot import start_bot
+from support.serve import start
+from support.slackio import text_of
 
 NEW_PAPER = f"""id: zz-new-paper
 kind: paper
@@ -76,15 +76,15 @@ def test_subscribing_where_the_bot_cannot_post_says_so_and_saves_nothing(kbot, s
     standin.fail_next("chat.postMessage", "not_in_channel")
     reply = command(kbot, standin, "subscribe", channel="CPRIV")
     assert "/invite" in reply["text"] and "not saved" in reply["text"]
-    assert kbot.front.core.state.get_subscription("T0001", "CPRIV") is None
+    assert kbot.front.core.state.subscriptions.get("T0001", "CPRIV") is None
 
 
 def test_bad_arguments_say_what_was_wrong(kbot, standin):
     assert "'fortnightly' is not a frequency" in command(kbot, standin, "subscribe fortnightly")["text"]
-    assert "unknown stage 'rewrd'; did you mean stage:reward?" in command(kbot, standin, "subscribe stage:rewrd")["text"]
+    assert "Unknown stage 'rewrd'; did you mean stage:reward?" in command(kbot, standin, "subscribe stage:rewrd")["text"]
     assert "Usage" in command(kbot, standin, "resubscribe")["text"]
     assert "no digest subscription" in command(kbot, standin, "now")["text"]
-    assert kbot.front.core.state.list_subscriptions() == []
+    assert kbot.front.core.state.subscriptions.list() == []
 
 
 def test_new_entry_appears_in_the_next_digest_and_only_there(kbot, standin):
@@ -139,7 +139,7 @@ def test_restart_does_not_repeat_and_unsubscribe_stops(standin, knowledge_copy, 
     try:
         assert "nothing was posted" in command(second, standin, "now")["text"]
         # A scheduled slot fired twice (a restart re-running a caught-up slot) posts once.
-        sub = second.front.core.state.get_subscription("T0001", "C1")
+        sub = second.front.core.state.subscriptions.get("T0001", "C1")
         add_entry(second, NEW_PAPER.replace("zz-new-paper", "zz-second").replace("Quokka Scaling", "Wombat Scaling"),
                   "zz-second.yaml")
         due = dt.datetime(2026, 12, 7, 9, tzinfo=dt.timezone.utc)
@@ -159,15 +159,15 @@ def test_scheduler_posts_the_digest_on_time(kbot, standin):
     digests = kbot.front.digests
     digests.start_scheduler()
     try:
-        sub = kbot.front.core.state.get_subscription("T0001", "C1")
+        sub = kbot.front.core.state.subscriptions.get("T0001", "C1")
         digests.scheduler.scheduler.modify_job(sub.id, next_run_time=dt.datetime.now(dt.timezone.utc) + dt.timedelta(milliseconds=200))
         standin.wait_for("chat.postMessage", lambda c: bool(c.args.get("metadata")))
         deadline = time.time() + 10  # the run is marked after the post is recorded
-        while kbot.front.core.state.get_subscription("T0001", "C1").last_run_at is None and time.time() < deadline:
+        while kbot.front.core.state.subscriptions.get("T0001", "C1").last_run_at is None and time.time() < deadline:
             time.sleep(0.05)
     finally:
         digests.stop_scheduler()
-    assert kbot.front.core.state.get_subscription("T0001", "C1").last_run_at is not None
+    assert kbot.front.core.state.subscriptions.get("T0001", "C1").last_run_at is not None
 
 
 def test_crash_after_posting_before_recording_does_not_repeat(serve_env, standin, knowledge_copy, tmp_path):

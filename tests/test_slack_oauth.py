@@ -8,9 +8,11 @@ import urllib.request
 
 import pytest
 
-from slack_standin import BOT_USER, SIGNING_SECRET
-from slackbot import standin, start_bot  # noqa: F401 - fixture
-from test_slack_ask import text_of
+from rlmap_bot.settings import Settings
+
+from support.standin import BOT_USER, SIGNING_SECRET
+from support.bot import start_bot
+from support.slackio import text_of
 
 
 class NoRedirect(urllib.request.HTTPRedirectHandler):
@@ -89,9 +91,9 @@ def test_workspaces_cannot_reach_each_other(oauth_bot, standin):
     refused = standin.wait_for("response_url", lambda c: c.target == "cross")[0]
     assert "no longer exists" in refused.args["text"]
     session = json.loads(skip["value"])["s"]
-    assert oauth_bot.front.core.state.get_session(session).answers == {} and \
-        oauth_bot.front.core.state.get_session(session).history == []
-    assert oauth_bot.front.core.state.find_session("TB", "C9", card.args["thread_ts"]) is None
+    assert oauth_bot.front.core.state.sessions.get(session).answers == {} and \
+        oauth_bot.front.core.state.sessions.get(session).history == []
+    assert oauth_bot.front.core.state.sessions.find("TB", "C9", card.args["thread_ts"]) is None
 
 
 def test_uninstall_removes_tokens_and_subscriptions(oauth_bot, standin):
@@ -106,25 +108,25 @@ def test_uninstall_removes_tokens_and_subscriptions(oauth_bot, standin):
     import time
 
     deadline = time.time() + 10
-    while state.get_subscription("TA", "C1") is not None and time.time() < deadline:  # the last step
+    while state.subscriptions.get("TA", "C1") is not None and time.time() < deadline:  # the last step
         time.sleep(0.05)
     assert store.find_bot(enterprise_id=None, team_id="TA") is None
-    assert state.get_subscription("TA", "C1") is None
-    assert state.get_subscription("TB", "C1") is not None
+    assert state.subscriptions.get("TA", "C1") is None
+    assert state.subscriptions.get("TB", "C1") is not None
     assert store.find_bot(enterprise_id=None, team_id="TB") is not None
     # Workspace B loses only a revoked bot token's data when it revokes.
     oauth_bot.slack.event({"type": "tokens_revoked", "tokens": {"bot": [BOT_USER]}}, team="TB")
     deadline = time.time() + 10
-    while state.get_subscription("TB", "C1") is not None and time.time() < deadline:
+    while state.subscriptions.get("TB", "C1") is not None and time.time() < deadline:
         time.sleep(0.05)
-    assert state.get_subscription("TB", "C1") is None and store.find_bot(enterprise_id=None, team_id="TB") is None
+    assert state.subscriptions.get("TB", "C1") is None and store.find_bot(enterprise_id=None, team_id="TB") is None
 
 
 def test_oauth_needs_http_and_a_secret():
-    from rlmap_bot.slack.settings import SettingsError, SlackSettings
+    from rlmap_bot.errors import ConfigError
 
-    with pytest.raises(SettingsError, match="needs HTTP mode"):
-        SlackSettings(slack_client_id="x", slack_client_secret="y").require(http=False)
-    with pytest.raises(SettingsError, match="SLACK_CLIENT_SECRET"):
-        SlackSettings(slack_client_id="x", slack_signing_secret="s").require(http=True)
-    assert SlackSettings(slack_client_id="x", slack_client_secret="y", slack_signing_secret="s").require(http=True)
+    with pytest.raises(ConfigError, match="needs HTTP mode"):
+        Settings(slack_client_id="x", slack_client_secret="y").require_slack(http=False)
+    with pytest.raises(ConfigError, match="SLACK_CLIENT_SECRET"):
+        Settings(slack_client_id="x", slack_signing_secret="s").require_slack(http=True)
+    assert Settings(slack_client_id="x", slack_client_secret="y", slack_signing_secret="s").require_slack(http=True)

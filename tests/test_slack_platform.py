@@ -7,9 +7,9 @@ import threading
 import time
 import urllib.request
 
-from slack_standin import BOT_USER, SIGNING_SECRET, post, sign
-from slackbot import bot, standin, start_bot  # noqa: F401 - fixtures
-from test_slack_ask import text_of
+from support.standin import BOT_USER, SIGNING_SECRET, post, sign
+from support.bot import start_bot
+from support.slackio import text_of
 
 
 def mention(ts: str, text: str = "DAPO") -> dict:
@@ -95,11 +95,11 @@ def test_huge_entry_stays_within_block_kit_limits(standin, knowledge_copy, tmp_p
     from rlmap_bot.core import Core
     from rlmap_bot.slack.app import SlackFrontEnd
     from rlmap_bot.slack.http import make_server
-    from rlmap_bot.slack.settings import SlackSettings
-    from slack_standin import BOT_TOKEN, Slack
+    from rlmap_bot.settings import Settings
+    from support.standin import BOT_TOKEN, Slack
 
     core = Core(knowledge_copy, tmp_path / "kb.db", state_url=tmp_path / "state.db")
-    front = SlackFrontEnd(core, SlackSettings(slack_bot_token=BOT_TOKEN, slack_signing_secret=SIGNING_SECRET,
+    front = SlackFrontEnd(core, Settings(slack_bot_token=BOT_TOKEN, slack_signing_secret=SIGNING_SECRET,
                                               slack_api_url=standin.base_url))
     server = make_server(front.app, "127.0.0.1", 0, threads=2)
     threading.Thread(target=server.run, daemon=True).start()
@@ -140,7 +140,7 @@ def test_any_slash_text_works_even_the_word_payload(bot, standin):
 
 
 def test_malformed_commands_get_usage(bot, standin):
-    for text, expect in [("show", "takes one entry id"), ("ask", "needs a question"), ("diagnoze", "did you mean `/rlmap diagnose`"),
+    for text, expect in [("show", "`/rlmap show` needs ID"), ("ask", "`/rlmap ask` needs QUESTION"), ("diagnoze", "did you mean `/rlmap diagnose`"),
                          ("digest", "needs one of subscribe"), ("show no-such-entry", "No entry with id")]:
         standin.calls.clear()
         bot.slack.command(text)

@@ -13,11 +13,10 @@ from websockets.sync.server import serve
 
 from rlmap_bot.core import Core
 from rlmap_bot.slack.app import SlackFrontEnd
-from rlmap_bot.slack.settings import SlackSettings
+from rlmap_bot.settings import Settings
 
-from conftest import KNOWLEDGE
-from slack_standin import BOT_TOKEN, BOT_USER, TEAM
-from slackbot import standin  # noqa: F401 - fixture
+from support import KNOWLEDGE
+from support.standin import BOT_TOKEN, BOT_USER, TEAM
 
 
 class SocketStandIn:
@@ -82,7 +81,7 @@ def socket_bot(standin, built_db, tmp_path):
 
     ws = SocketStandIn()
     standin.ws_url = ws.url
-    settings = SlackSettings(slack_bot_token=BOT_TOKEN, slack_app_token="xapp-test-app-token",
+    settings = Settings(slack_bot_token=BOT_TOKEN, slack_app_token="xapp-test-app-token",
                              slack_api_url=standin.base_url)
     front = SlackFrontEnd(Core(KNOWLEDGE, built_db, state_url=tmp_path / "state.db"), settings)
     handler = SocketModeHandler(front.app, settings.slack_app_token.get_secret_value())

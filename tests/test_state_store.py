@@ -19,7 +19,7 @@ def test_events_are_claimed_once_even_under_concurrency(state_url):
     def claim():
         other = StateStore(state_url)  # its own engine, as another replica would have
         barrier.wait()
-        wins.append(other.claim_event("EvRace", "T1"))
+        wins.append(other.events.claim("EvRace", "T1"))
         other.close()
 
     threads = [threading.Thread(target=claim) for _ in range(8)]
@@ -28,44 +28,44 @@ def test_events_are_claimed_once_even_under_concurrency(state_url):
     for t in threads:
         t.join()
     assert sorted(wins) == [False] * 7 + [True]
-    assert store.claim_event("EvRace", "T1") is False
+    assert store.events.claim("EvRace", "T1") is False
     store.close()
 
 
 def test_sessions_round_trip_and_optimistic_versions(state_url):
     store = StateStore(state_url)
-    session = store.create_session(Session(user="U1", team="T1", channel="C1", thread_ts="1.1", answers={"x": 0.5}))
-    saved = store.save_session(session.model_copy(update={"current": "y"}))
-    assert saved.version == 1 and store.get_session(session.id).current == "y"
+    session = store.sessions.create(Session(user="U1", team="T1", channel="C1", thread_ts="1.1", answers={"x": 0.5}))
+    saved = store.sessions.save(session.model_copy(update={"current": "y"}))
+    assert saved.version == 1 and store.sessions.get(session.id).current == "y"
     try:
-        store.save_session(session)  # an old copy
+        store.sessions.save(session)  # an old copy
         raise AssertionError("a stale save went through")
     except ConflictError:
         pass
-    assert store.find_session("T1", "C1", "1.1").id == session.id
-    assert store.find_session("T2", "C1", "1.1") is None, "another workspace's thread"
+    assert store.sessions.find("T1", "C1", "1.1").id == session.id
+    assert store.sessions.find("T2", "C1", "1.1") is None, "another workspace's thread"
     store.close()
 
 
 def test_subscriptions_ledger_and_runs(state_url):
     store = StateStore(state_url)
-    sub = store.save_subscription(Subscription(team="T1", channel="C1", timezone="Europe/Paris"))
-    store.save_subscription(Subscription(team="T2", channel="C1"))
-    assert [s.id for s in store.list_subscriptions(team="T1")] == [sub.id]
-    replaced = store.save_subscription(Subscription(team="T1", channel="C1", frequency="daily"))
-    assert store.get_subscription("T1", "C1").id == replaced.id and len(store.list_subscriptions()) == 2
-    assert store.claim_digest("d1", "T1", "C1", "at:2026-12-07T08:00", [("ppo", "v1", "new")]) is True
-    assert store.claim_digest("d2", "T1", "C1", "at:2026-12-07T08:00", [("ppo", "v1", "new")]) is False
-    assert store.claim_digest("d3", "T2", "C1", "at:2026-12-07T08:00", []) is True, "slots are per workspace"
-    assert [r["digest_id"] for r in store.pending_digests("T1", "C1")] == ["d1"]
-    store.record_digest("d1", "123.456")
-    store.record_digest("d1", "123.456")  # recording twice is harmless
-    assert store.delivered("T1", "C1") == {("ppo", "v1")}
-    assert store.delivered("T2", "C1") == set()
-    assert store.pending_digests("T1", "C1") == []
-    store.mark_subscription_run(replaced, dt.datetime(2026, 12, 7, 8, tzinfo=UTC))
-    assert store.get_subscription("T1", "C1").last_run_at == dt.datetime(2026, 12, 7, 8, tzinfo=UTC)
+    sub = store.subscriptions.save(Subscription(team="T1", channel="C1", timezone="Europe/Paris"))
+    store.subscriptions.save(Subscription(team="T2", channel="C1"))
+    assert [s.id for s in store.subscriptions.list(team="T1")] == [sub.id]
+    replaced = store.subscriptions.save(Subscription(team="T1", channel="C1", frequency="daily"))
+    assert store.subscriptions.get("T1", "C1").id == replaced.id and len(store.subscriptions.list()) == 2
+    assert store.digests.claim("d1", "T1", "C1", "at:2026-12-07T08:00", [("ppo", "v1", "new")]) is True
+    assert store.digests.claim("d2", "T1", "C1", "at:2026-12-07T08:00", [("ppo", "v1", "new")]) is False
+    assert store.digests.claim("d3", "T2", "C1", "at:2026-12-07T08:00", []) is True, "slots are per workspace"
+    assert [r["digest_id"] for r in store.digests.pending("T1", "C1")] == ["d1"]
+    store.digests.record("d1", "123.456")
+    store.digests.record("d1", "123.456")  # recording twice is harmless
+    assert store.digests.delivered("T1", "C1") == {("ppo", "v1")}
+    assert store.digests.delivered("T2", "C1") == set()
+    assert store.digests.pending("T1", "C1") == []
+    store.subscriptions.mark_run(replaced, dt.datetime(2026, 12, 7, 8, tzinfo=UTC))
+    assert store.subscriptions.get("T1", "C1").last_run_at == dt.datetime(2026, 12, 7, 8, tzinfo=UTC)
     removed = store.forget_team("T1")
     assert removed["subscriptions"] == 1 and removed["digest_ledger"] == 1
-    assert store.get_subscription("T1", "C1") is None and store.get_subscription("T2", "C1") is not None
+    assert store.subscriptions.get("T1", "C1") is None and store.subscriptions.get("T2", "C1") is not None
     store.close()

@@ -1,8 +1,11 @@
-"""The core every front-end talks to: one knowledge store, its search, its cards.
+"""The core every front-end talks to: one knowledge store, its search, its engine, the state store.
 
-The shell, the CLI and the Slack app each hold one :class:`Core`.  It opens the
+The shell, the CLI and the Slack app each hold one :class:`Core`. It opens the
 store (building it first when it is missing or older than the files) and swaps
 in a rebuilt one on :meth:`reload` without dropping the old one on failure.
+Front-ends and the guided flow read the current store, search and engine through
+:attr:`Core.knowledge`, one snapshot swapped in a single assignment, so a request
+never sees a mix of old and new.
 """
 
 from __future__ import annotations
@@ -12,33 +15,40 @@ import logging
 import threading
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING, Callable
 
-from rlmap_bot import config
+from rlmap_bot.errors import RlmapError
 from rlmap_bot.knowledge.cards import Card, card_for
 from rlmap_bot.knowledge.loader import KnowledgeError
 from rlmap_bot.knowledge.schema import Entry
 from rlmap_bot.knowledge.store import KnowledgeStore, build_store, store_status
-from rlmap_bot.search.engine import Answer, Searcher
-from rlmap_bot.diagnosis.engine import Engine, Verdict
-from rlmap_bot.diagnosis.flow import Flow
-from rlmap_bot.state.store import StateStore
+
+if TYPE_CHECKING:
+    from rlmap_bot.diagnosis.engine import Engine, Verdict
+    from rlmap_bot.diagnosis.flow import Flow
+    from rlmap_bot.search.engine import Answer, Searcher
+    from rlmap_bot.settings import Settings
+    from rlmap_bot.state.store import StateStore
 
 log = logging.getLogger(__name__)
+_BREADTH = {"stage": 0, "topic": 1, "paper": 2, "signal": 3}
 
 
 @dataclass(frozen=True)
-class _Knowledge:
+class Knowledge:
+    """One consistent snapshot: the store and what is built over it."""
+
     store: KnowledgeStore
-    searcher: Searcher
-    engine: Engine
+    searcher: "Searcher"
+    engine: "Engine"
 
 
-class CoreError(RuntimeError):
+class CoreError(RlmapError):
     """The core cannot serve: no usable store and the catalog does not build."""
 
 
 class Core:
-    """Knowledge store + search, rebuilt from ``knowledge_root`` when needed."""
+    """Knowledge store + search + diagnosis, rebuilt from ``knowledge_root`` when needed."""
 
     def __init__(
         self,
@@ -46,67 +56,80 @@ class Core:
         db_path: Path | None = None,
         state_url: str | Path | None = None,
         auto_build: bool = True,
+        settings: "Settings | None" = None,
     ):
-        self.knowledge_root = Path(knowledge_root or config.knowledge_dir())
-        self.db_path = Path(db_path or config.knowledge_db())
-        try:
-            self.state_url = state_url or config.state_url()
-            self.session_ttl = dt.timedelta(hours=config.session_ttl_hours())
-        except ValueError as exc:
-            raise CoreError(str(exc)) from None
-        self._state: StateStore | None = None
-        self._flow: Flow | None = None
+        if settings is None:
+            from rlmap_bot.settings import load_settings
+
+            settings = load_settings()
+        self.settings = settings
+        self.knowledge_root = Path(knowledge_root or settings.knowledge_dir)
+        self.db_path = Path(db_path or settings.knowledge_db)
+        self.state_url = state_url or settings.state_url
+        self.session_ttl: dt.timedelta = settings.session_ttl
+        self._state: "StateStore | None" = None
+        self._flow: "Flow | None" = None
         self._lock = threading.Lock()
+        self._listeners: list[Callable[[], None]] = []
         self.warning: str | None = None
         if auto_build:
-            status = store_status(self.knowledge_root, self.db_path)
-            if status != "fresh":
-                try:
-                    build_store(self.knowledge_root, self.db_path)
-                except OSError as exc:
-                    raise CoreError(f"cannot write the knowledge store {self.db_path}: {exc.strerror or exc}") from None
-                except KnowledgeError as exc:
-                    if status == "missing":
-                        raise CoreError(f"cannot build the knowledge store: {exc}") from None
-                    self.warning = f"using the previous knowledge store; the catalog has an error: {exc}"
+            self._build_if_needed()
         if not self.db_path.exists():
             raise CoreError(f"no knowledge store at {self.db_path}; run `rlmap-bot kb build`")
         self._open()
 
+    def _build_if_needed(self) -> None:
+        status = store_status(self.knowledge_root, self.db_path)
+        if status == "fresh":
+            return
+        try:
+            build_store(self.knowledge_root, self.db_path)
+        except OSError as exc:
+            raise CoreError(f"cannot write the knowledge store {self.db_path}: {exc.strerror or exc}") from None
+        except KnowledgeError as exc:
+            if status == "missing":
+                raise CoreError(f"cannot build the knowledge store: {exc}") from None
+            self.warning = f"using the previous knowledge store; the catalog has an error: {exc}"
+
     def _open(self) -> None:
+        from rlmap_bot.diagnosis.engine import Engine
+        from rlmap_bot.search.engine import Searcher
+
         store = KnowledgeStore(self.db_path)
         # One assignment swaps store, search and engine together: a request never sees a mix.
-        self._knowledge = _Knowledge(store, Searcher(store), Engine(store.catalog))
-        if self._flow is not None:
-            self._flow.engine = self._knowledge.engine
+        self.knowledge = Knowledge(store, Searcher(store), Engine(store.catalog))
 
     @property
     def store(self) -> KnowledgeStore:
-        return self._knowledge.store
+        return self.knowledge.store
 
     @property
-    def searcher(self) -> Searcher:
-        return self._knowledge.searcher
+    def searcher(self) -> "Searcher":
+        return self.knowledge.searcher
 
     @property
-    def engine(self) -> Engine:
-        return self._knowledge.engine
+    def engine(self) -> "Engine":
+        return self.knowledge.engine
 
     @property
-    def state(self) -> StateStore:
+    def state(self) -> "StateStore":
         """The state store (sessions, events, subscriptions), opened on first use."""
         if self._state is None:
+            from rlmap_bot.state.store import StateStore
+
             self._state = StateStore(self.state_url)
         return self._state
 
     @property
-    def flow(self) -> Flow:
-        """The guided diagnosis over this core's engine and state store."""
+    def flow(self) -> "Flow":
+        """The guided diagnosis over the current engine and this core's state store."""
         if self._flow is None:
-            self._flow = Flow(self.engine, self.state, ttl=self.session_ttl)
+            from rlmap_bot.diagnosis.flow import Flow
+
+            self._flow = Flow(lambda: self.engine, self.state, ttl=self.session_ttl)
         return self._flow
 
-    def diagnose(self, signals: dict) -> Verdict:
+    def diagnose(self, signals: dict) -> "Verdict":
         return self.engine.diagnose(signals)
 
     def reload(self) -> dict[str, int]:
@@ -119,24 +142,61 @@ class Core:
             self.warning = None
         return self.store.counts()
 
-    # -- queries the front-ends use --------------------------------------------------------
-    def ask(self, question: str, limit: int = 5) -> Answer:
+    # -- change notices -------------------------------------------------------------------------
+    def on_subscriptions_changed(self, listener: Callable[[], None]) -> None:
+        """Call ``listener`` whenever a command changes digest subscriptions (the scheduler resyncs)."""
+        self._listeners.append(listener)
+
+    def subscriptions_changed(self) -> None:
+        for listener in self._listeners:
+            listener()
+
+    # -- queries the front-ends use -------------------------------------------------------------
+    def ask(self, question: str, limit: int = 5) -> "Answer":
         return self.searcher.ask(question, limit=limit)
 
     def get(self, entry_id: str) -> Entry | None:
         return self.store.get(entry_id.strip().lower())
+
+    def resolve(self, text: str) -> Entry | None:
+        """The entry named by ``text``: its id, its title or one of its aliases (any case, accents)."""
+        from rlmap_bot.text import fold
+
+        wanted = " ".join(fold(text).lower().split()).strip("\"'“”")
+        if not wanted:
+            return None
+        store = self.store
+        found = store.get(wanted) or store.get(wanted.replace(" ", "_")) or store.get(wanted.replace(" ", "-"))
+        if found is not None:
+            return found
+        ids = store.names().get(wanted)
+        if not ids:
+            return None
+        # A name several entries share ("reward hacking"): a title beats an alias, then the broader kind wins.
+        return min((store.get(i) for i in ids), key=lambda e: (wanted != fold(e.title).lower(), _BREADTH[e.kind], e.id))
 
     def card(self, entry_id: str) -> Card | None:
         store = self.store
         entry = store.get(entry_id.strip().lower())
         return card_for(store, entry) if entry else None
 
-    def suggest_ids(self, entry_id: str, limit: int = 3) -> list[str]:
-        """Ids close to a mistyped one, for "did you mean"."""
-        from rapidfuzz import process
+    def suggest_ids(self, text: str, limit: int = 3) -> list[str]:
+        """Ids whose id, title or alias is close to a mistyped one, for "did you mean"."""
+        from rapidfuzz import fuzz, process
 
-        ids = list(self.store.catalog.entries)
-        return [m[0] for m in process.extract(entry_id, ids, limit=limit, score_cutoff=60)]
+        from rlmap_bot.text import fold
+
+        wanted = fold(text).lower().strip()
+        names = self.store.names()
+        choices = {**{i: {i} for i in self.store.catalog.entries}, **names}
+        # 80: one or two typos in a short id ("dapoo" scores 89) pass; unrelated ids sharing a few letters do not.
+        found = process.extract(wanted, list(choices), scorer=fuzz.WRatio, limit=limit * 3, score_cutoff=80)
+        out: list[str] = []
+        for name, _, _ in found:
+            for entry_id in sorted(choices[name]):
+                if entry_id not in out:
+                    out.append(entry_id)
+        return out[:limit]
 
     def stages(self):
         return self.store.catalog.stages

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Callable
 
+import click
+
 from rlmap_bot.cli import render
 from rlmap_bot.core import Core
 from rlmap_bot.diagnosis.flow import FlowError, Step, control_word
@@ -12,20 +14,34 @@ Ask = Callable[[str], "str | None"]
 Say = Callable[[str], None]
 
 
-def run_guided(core: Core, ask: Ask, say: Say, user: str, where: str, session_id: str | None = None) -> Step:
-    """Run (or resume) a diagnosis until a verdict, or until input ends (it stays resumable)."""
+def terminal_prompt(prompt: str) -> str | None:
+    click.echo(prompt, nl=False)
+    try:
+        return input()
+    except EOFError:
+        return None
+
+
+def run_guided(core: Core, ask: Ask, say: Say, step: Step) -> Step:
+    """Run a started (or resumed) diagnosis until a verdict, or until input ends (it stays resumable)."""
     flow = core.flow
-    step = flow.resume(session_id) if session_id else flow.start(user=user, channel=where)
-    say(f"Diagnosis {step.session.id[:8]}: answer what you know; '?' skips a question.")
+    say(f"Diagnosis {step.session.id[:8]}: answer what you know; '?' skips a question, 'help' explains it.")
     while step.question is not None:
         question = step.question
         reply = ask(render.question_text(question) + "\n> ")
         if reply is None:
-            say(f"\n(paused; resume with `rlmap-bot diagnose --resume {step.session.id[:8]}`)")
+            if not step.session.history:
+                flow.discard(step.session.id)  # nothing answered: nothing worth resuming
+                say("\n(no answers; nothing saved)")
+            else:
+                say(f"\n(paused; resume with `diagnose --resume {step.session.id[:8]}`)")
             return step
         reply = reply.strip()
         control = control_word(reply)
         try:
+            if control == "help":
+                say(render.how_to_measure(question))
+                continue
             if control == "skip":
                 step = flow.skip(step.session.id, question.signal)
             elif control == "back":
@@ -42,5 +58,5 @@ def run_guided(core: Core, ask: Ask, say: Say, user: str, where: str, session_id
         except FlowError as exc:
             say(f"  {exc}")
     say("")
-    say(render.verdict_text(step.verdict))
+    say(render.text(step.verdict))
     return step

@@ -1,42 +1,52 @@
-"""The ``rlmap-bot`` command line: a front-end over the same core as Slack.
+"""The ``rlmap-bot`` command line: click commands generated from the command registry.
 
-Every command reads paths from the environment (``RLMAP_DB``,
-``RLMAP_KNOWLEDGE``) or the global options, and reports problems as one line on
-standard error with a non-zero exit, never a traceback.
+Every command is declared once in :mod:`rlmap_bot.commands`; this module turns each
+declaration into a click command, runs its handler and renders the result (text,
+or JSON with ``--json``). Problems are one line on standard error with the error's
+exit code (2 for bad input or usage), never a traceback.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 from pathlib import Path
+from typing import Any
 
 import click
 
-from rlmap_bot import config
-from rlmap_bot.cli import render
-from rlmap_bot.core import Core, CoreError
-from rlmap_bot.diagnosis.engine import DiagnosisInputError
-from rlmap_bot.knowledge.loader import KnowledgeError, load_catalog
-from rlmap_bot.knowledge.store import KnowledgeStore, build_store
+from rlmap_bot.commands import REGISTRY
+from rlmap_bot.commands.context import Invocation
+from rlmap_bot.commands.registry import Command, Param, bind
+from rlmap_bot.errors import RlmapError
+
+# A question or file read from the terminal is capped: the bot answers questions, not books.
+MAX_INPUT_CHARS = 200_000
 
 
-class Paths:
+class Frontend:
+    """What every CLI command shares: the paths, and the core, opened on first use."""
+
     def __init__(self, knowledge: Path | None, db: Path | None):
-        self.knowledge = knowledge or config.knowledge_dir()
-        self.db = db or config.knowledge_db()
-        self._core: Core | None = None
+        from rlmap_bot.settings import load_settings
 
-    def core(self) -> Core:
+        self.settings = load_settings()
+        self.knowledge = knowledge or self.settings.knowledge_dir
+        self.db = db or self.settings.knowledge_db
+        self._core = None
+
+    def core(self):
         if self._core is None:
-            try:
-                self._core = Core(self.knowledge, self.db)
-            except CoreError as exc:
-                fail(str(exc))
+            from rlmap_bot.core import Core
+
+            self._core = Core(self.knowledge, self.db, settings=self.settings)
             if self._core.warning:
                 click.echo(f"warning: {self._core.warning}", err=True)
         return self._core
+
+    def invocation(self) -> Invocation:
+        return Invocation(open_core=self.core, surface="cli", knowledge_root=Path(self.knowledge),
+                          db_path=Path(self.db), user=os.environ.get("USER", "local"), channel="terminal")
 
 
 def fail(message: str, code: int = 1) -> None:
@@ -44,9 +54,143 @@ def fail(message: str, code: int = 1) -> None:
     sys.exit(code)
 
 
-def slack_configured() -> bool:
-    """Tokens present means the user wants the Slack app, not the local shell."""
-    return bool(os.environ.get("SLACK_BOT_TOKEN"))
+def clean(text: str) -> str:
+    """Text from argv or stdin with undecodable bytes replaced, so it can always be printed and serialised."""
+    try:
+        text.encode("utf-8")
+        return text
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+
+
+def read_file_arg(stream: Any) -> str:
+    data = stream.buffer.read(MAX_INPUT_CHARS + 1) if hasattr(stream, "buffer") else stream.read(MAX_INPUT_CHARS + 1)
+    if isinstance(data, bytes):
+        try:
+            data = data.decode("utf-8")
+        except UnicodeDecodeError:
+            raise RlmapError(f"{getattr(stream, 'name', 'input')} is not UTF-8 text", exit_code=2) from None
+    if len(data) > MAX_INPUT_CHARS:
+        raise RlmapError(f"{getattr(stream, 'name', 'input')} is over {MAX_INPUT_CHARS:,} characters", exit_code=2)
+    return data
+
+
+def stdin_lines():
+    """Standard input as text lines, undecodable bytes replaced (never a decoding traceback)."""
+    for raw in sys.stdin.buffer:
+        yield raw.decode("utf-8", "replace").rstrip("\r\n")
+
+
+# -- generating click commands from the registry ---------------------------------------------------
+def _click_type(param: Param) -> Any:
+    if param.choices:
+        return click.Choice(param.choices, case_sensitive=False)
+    if param.type == "int":
+        low, high = param.range or (None, None)
+        return click.IntRange(low, high)
+    if param.type == "file":
+        return click.File("rb")
+    if param.type == "date":
+        return click.DateTime(formats=["%Y-%m-%d"])
+    if param.type == "path":
+        return click.Path(path_type=Path)
+    return str
+
+
+def _click_params(command: Command) -> list[click.Parameter]:
+    out: list[click.Parameter] = []
+    for p in command.params_for("cli"):
+        if p.kind == "arg":
+            out.append(click.Argument([p.name], required=p.required, type=_click_type(p), metavar=p.metavar))
+        elif p.kind == "rest":
+            out.append(click.Argument([p.name], nargs=-1, required=p.required, metavar=p.metavar or p.name.upper()))
+        elif p.kind == "flag":
+            out.append(click.Option([p.flag_name, p.name], is_flag=True, required=p.required, help=p.help))
+        else:
+            decls = [p.flag_name, p.name] + ([p.short] if p.short else [])
+            out.append(click.Option(decls, type=_click_type(p), default=p.default, multiple=p.multiple,
+                                    metavar=p.metavar, help=p.help, show_default=p.default is not None))
+    if command.json:
+        out.append(click.Option(["--json", "json_output"], is_flag=True, help="Print the result as JSON."))
+    params = command.params_for("cli")
+    if any(p.word for p in params) and not any(p.kind in {"arg", "rest"} for p in params):
+        # The chat forms work in the terminal too: `rlmap-bot papers by Schulman`.
+        out.append(click.Argument(["chat_words"], nargs=-1, metavar=" ".join(p.shown for p in params if p.word)))
+    return out
+
+
+def _arguments(command: Command, values: dict[str, Any]) -> dict[str, Any]:
+    """click's values as the handler's arguments (words joined, files read, dates as dates)."""
+    args: dict[str, Any] = {}
+    for p in command.params_for("cli"):
+        value = values.get(p.name)
+        if p.kind == "rest":
+            value = clean(" ".join(value)) if value else None
+        elif p.type == "file" and value is not None:
+            value = read_file_arg(value)
+        elif p.type == "date" and value is not None:
+            value = value.date()
+        elif isinstance(value, str):
+            value = clean(value)
+        if value is not None and value is not False:
+            args[p.name] = value
+    return args
+
+
+def _make(command: Command, name: str) -> click.Command:
+    def callback(**values: Any) -> None:
+        frontend: Frontend = click.get_current_context().find_object(Frontend)
+        json_output = bool(values.pop("json_output", False))
+        chat_words = values.pop("chat_words", ())
+        if command.name == "ask" and values.get("question") == ("-",):
+            return ask_batch(frontend, values.get("limit") or 5, json_output)
+        args = _arguments(command, values)
+        if chat_words:
+            try:
+                args.update(bind(command, [clean(w) for w in chat_words], "cli"))
+            except RlmapError as exc:
+                fail(str(exc), exc.exit_code)
+        run(frontend, command, args, json_output)
+
+    summary = command.summary[:1].upper() + command.summary[1:] + "."
+    return click.Command(name, callback=callback, params=_click_params(command), help=command.help or summary,
+                         short_help=summary)
+
+
+def run(frontend: Frontend, command: Command, args: dict[str, Any], json_output: bool) -> None:
+    from rlmap_bot.cli import render
+
+    ctx = frontend.invocation()
+    if json_output and "json_output" in command.handler.__code__.co_varnames:
+        args["json_output"] = True
+    try:
+        result = command.handler(ctx, **args)
+    except RlmapError as exc:
+        fail(str(exc), exc.exit_code)
+    from rlmap_bot.diagnosis.flow import Step
+
+    if isinstance(result, Step):
+        from rlmap_bot.cli.diagnose_flow import run_guided, terminal_prompt
+
+        run_guided(ctx.core, ask=terminal_prompt, say=click.echo, step=result)
+        return
+    click.echo(render.as_json(result) if json_output or command.name == "kb export" else render.text(result))
+
+
+def ask_batch(frontend: Frontend, limit: int, json_output: bool) -> None:
+    """`ask -`: one question per line in, one answer per line out, in order (blank lines included)."""
+    from rlmap_bot.cli import render
+
+    core = frontend.core()
+    for line in stdin_lines():
+        question = line.strip()
+        if not question:
+            empty = {"query": "", "results": [], "corrections": {}, "close_call": False, "known_topics": [],
+                     "error": "empty question"}
+            click.echo(render.as_json(empty, indent=None) if json_output else "(empty question)\n")
+            continue
+        answer = core.ask(question, limit=limit)
+        click.echo(answer.model_dump_json() if json_output else render.text(answer) + "\n")
 
 
 @click.group(invoke_without_command=True, context_settings={"help_option_names": ["-h", "--help"]})
@@ -57,14 +201,15 @@ def slack_configured() -> bool:
 def cli(ctx: click.Context, knowledge: Path | None, db: Path | None) -> None:
     """rlmap-bot: the RL Scaling Bottleneck Map in your terminal and your Slack.
 
-    With no command: serves Slack when SLACK_BOT_TOKEN is set, else starts the local shell.
+    With no command: serves Slack when Slack credentials are set (SLACK_BOT_TOKEN, or
+    SLACK_CLIENT_ID for many workspaces), else starts the local shell.
     """
-    ctx.obj = Paths(knowledge, db)
+    ctx.obj = Frontend(knowledge, db)
     if ctx.invoked_subcommand is None:
-        if slack_configured():
-            from rlmap_bot.slack.serve import serve_from_env  # imported late: Slack is optional for the shell
+        if ctx.obj.settings.slack_wanted:
+            from rlmap_bot.slack.serve import serve_from_env
 
-            serve_from_env(ctx.obj, http=not os.environ.get("SLACK_APP_TOKEN"))
+            serve_from_env(ctx.obj, http=not ctx.obj.settings.slack_app_token)
         else:
             from rlmap_bot.cli.shell import run_shell
 
@@ -76,227 +221,48 @@ def cli(ctx: click.Context, knowledge: Path | None, db: Path | None) -> None:
 @click.option("--host", default="127.0.0.1", show_default=True, help="HTTP address to bind (with --http).")
 @click.option("--port", default=3000, show_default=True, type=click.IntRange(0, 65535), help="HTTP port (with --http).")
 @click.pass_obj
-def serve(paths: Paths, http: bool, host: str, port: int) -> None:
+def serve(frontend: Frontend, http: bool, host: str, port: int) -> None:
     """Run the Slack app: Socket Mode with SLACK_APP_TOKEN, or --http at /slack/events."""
     from rlmap_bot.slack.serve import serve_from_env
 
-    serve_from_env(paths, http=http, host=host, port=port)
+    serve_from_env(frontend, http=http, host=host, port=port)
 
 
 @cli.command()
 @click.pass_obj
-def shell(paths: Paths) -> None:
-    """Start the local shell (ask, show, stages, papers, diagnose, help, quit)."""
+def shell(frontend: Frontend) -> None:
+    """Start the local shell (any line that is not a command is a question)."""
     from rlmap_bot.cli.shell import run_shell
 
-    run_shell(paths.core())
+    run_shell(frontend.core())
 
 
-@cli.command()
-@click.option("--limit", "-n", default=5, show_default=True, type=click.IntRange(1, 50), help="How many matches.")
-@click.option("--json", "as_json", is_flag=True, help="Print one JSON object per question.")
-@click.argument("question", nargs=-1, required=True)
-@click.pass_obj
-def ask(paths: Paths, limit: int, as_json: bool, question: tuple[str, ...]) -> None:
-    """Ask a question; QUESTION '-' reads one question per line from standard input."""
-    core = paths.core()
-    if question == ("-",):
-        for line in sys.stdin:
-            line = line.strip()
-            if not line:
-                continue
-            answer = core.ask(line, limit=limit)
-            click.echo(answer.model_dump_json() if as_json else render.answer_text(answer) + "\n")
-        return
-    answer = core.ask(" ".join(question), limit=limit)
-    click.echo(answer.model_dump_json(indent=2) if as_json else render.answer_text(answer))
+def _attach_registry(group: click.Group) -> None:
+    groups: dict[str, click.Group] = {}
+    for command in REGISTRY.all("cli"):
+        words = command.words
+        if len(words) == 1:
+            group.add_command(_make(command, words[0]))
+            continue
+        sub = groups.get(words[0])
+        if sub is None:
+            sub = groups[words[0]] = click.Group(words[0], help=_GROUP_HELP.get(words[0], ""))
+            group.add_command(sub)
+        sub.add_command(_make(command, words[1]))
 
 
-@cli.command()
-@click.option("--json", "as_json", is_flag=True, help="Print the card as JSON.")
-@click.argument("entry_id")
-@click.pass_obj
-def show(paths: Paths, as_json: bool, entry_id: str) -> None:
-    """Print a whole entry (stage, topic, paper or signal) with its links."""
-    core = paths.core()
-    card = core.card(entry_id)
-    if card is None:
-        close = core.suggest_ids(entry_id)
-        hint = f"; did you mean {', '.join(close)}?" if close else "; try `rlmap-bot ask` to search"
-        fail(f"no entry with id {entry_id!r}{hint}", code=2)
-    click.echo(card.model_dump_json(indent=2) if as_json else render.card_text(card))
-
-
-@cli.command()
-@click.pass_obj
-def stages(paths: Paths) -> None:
-    """List the five stages of the map."""
-    click.echo(render.stages_text(paths.core().stages()))
-
-
-@cli.command()
-@click.pass_obj
-def papers(paths: Paths) -> None:
-    """List every paper in the catalog."""
-    click.echo(render.papers_text(paths.core().papers()))
-
-
-@cli.command()
-@click.option("--signals", "signals_file", type=click.File("r"), help="JSON object of signal values ('-' for stdin); no questions asked.")
-@click.option("--json", "as_json", is_flag=True, help="Print the verdict as JSON (with --signals).")
-@click.option("--resume", "resume_id", help="Continue a paused diagnosis (id or its first characters).")
-@click.option("--list", "list_open", is_flag=True, help="List open diagnoses.")
-@click.pass_obj
-def diagnose(paths: Paths, signals_file, as_json: bool, resume_id: str | None, list_open: bool) -> None:
-    """Find the stage that binds your RL run: guided questions, or --signals for a one-shot verdict."""
-    core = paths.core()
-    if signals_file is not None:
-        try:
-            raw = json.load(signals_file)
-        except json.JSONDecodeError as exc:
-            fail(f"signals file is not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}", code=2)
-        except UnicodeDecodeError:
-            fail("signals file is not UTF-8 text", code=2)
-        if not isinstance(raw, dict):
-            kind = {list: "an array", str: "a string", int: "a number", float: "a number", bool: "true/false",
-                    type(None): "null"}.get(type(raw), type(raw).__name__)
-            fail(f"signals must be a JSON object of signal id -> value, not {kind}", code=2)
-        try:
-            verdict = core.diagnose(raw)
-        except DiagnosisInputError as exc:
-            fail(str(exc), code=2)
-        click.echo(verdict.model_dump_json(indent=2) if as_json else render.verdict_text(verdict))
-        return
-    if as_json:
-        fail("--json needs --signals FILE (the guided flow is interactive)", code=2)
-    if list_open:
-        sessions = core.flow.open_sessions()
-        if not sessions:
-            click.echo("no open diagnoses")
-        for session in sessions:
-            n = len(session.answers)
-            click.echo(f"{session.id[:8]}  {session.user:10} {n} answer{'' if n == 1 else 's'}  "
-                       f"updated {session.updated_at:%Y-%m-%d %H:%M} UTC  next: {session.current}")
-        return
-    session_id = None
-    if resume_id:
-        matches = [s.id for s in core.flow.open_sessions() if resume_id.strip() and s.id.startswith(resume_id.strip())]
-        if len(matches) != 1:
-            fail(f"no single open diagnosis starts with {resume_id!r}; see `rlmap-bot diagnose --list`", code=2)
-        session_id = matches[0]
-    from rlmap_bot.cli.diagnose_flow import run_guided
-
-    def ask_line(prompt: str) -> str | None:
-        click.echo(prompt, nl=False)
-        try:
-            return input()
-        except EOFError:
-            return None
-
-    run_guided(core, ask=ask_line, say=click.echo, user=os.environ.get("USER", "local"), where="terminal",
-               session_id=session_id)
-
-
-@cli.group()
-def digest() -> None:
-    """Digests of new catalog entries (subscriptions live in Slack: /rlmap digest)."""
-
-
-@digest.command("preview")
-@click.option("--since", type=click.DateTime(formats=["%Y-%m-%d"]), help="Entries added on or after DATE (default: 7 days ago).")
-@click.option("--json", "as_json", is_flag=True, help="Print the digest as JSON.")
-@click.pass_obj
-def digest_preview(paths: Paths, since, as_json: bool) -> None:
-    """Print what a digest of entries added since DATE says, grouped as in Slack."""
-    import datetime as dt
-
-    from rlmap_bot.digest.content import build_digest, select_items
-
-    core = paths.core()
-    today = dt.date.today()
-    start = since.date() if since else today - dt.timedelta(days=7)
-    moment = dt.datetime.combine(start, dt.time.min, tzinfo=dt.timezone.utc)
-    result = build_digest(select_items(core.store, set(), since=moment), start, today)
-    if as_json:
-        data = result.model_dump(mode="json")
-        data["period"] = result.period()
-        click.echo(json.dumps(data, indent=2, ensure_ascii=False))
-    else:
-        click.echo(render.digest_text(result, start))
-
-
-@cli.group()
-def kb() -> None:
-    """Build, check and inspect the knowledge store."""
-
-
-@kb.command("build")
-@click.pass_obj
-def kb_build(paths: Paths) -> None:
-    """Validate every knowledge file and atomically replace the store."""
-    try:
-        catalog = build_store(paths.knowledge, paths.db)
-    except KnowledgeError as exc:
-        fail(f"{exc} (the previous store is unchanged)")
-    counts = _count(catalog.entries.values())
-    click.echo(f"built {paths.db}: {_counts_line(counts)}")
-
-
-@kb.command("check")
-@click.pass_obj
-def kb_check(paths: Paths) -> None:
-    """Validate the knowledge files without building."""
-    try:
-        catalog = load_catalog(paths.knowledge)
-    except KnowledgeError as exc:
-        fail(str(exc))
-    click.echo(f"ok: {len(catalog.entries)} entries ({_counts_line(_count(catalog.entries.values()))})")
-
-
-@kb.command("stats")
-@click.pass_obj
-def kb_stats(paths: Paths) -> None:
-    """Print entry counts by kind."""
-    store = paths.core().store
-    counts = store.counts()
-    for kind, n in counts.items():
-        click.echo(f"{kind:8} {n}")
-    click.echo(f"{'total':8} {sum(counts.values())}")
-    click.echo(f"built at {store.meta.get('built_at')} from {store.meta.get('knowledge_root')}")
-
-
-@kb.command("export")
-@click.option("--json", "as_json", is_flag=True, required=True, help="JSON list of every entry (required).")
-@click.pass_obj
-def kb_export(paths: Paths, as_json: bool) -> None:
-    """Print every entry, all fields, as a JSON list."""
-    store: KnowledgeStore = paths.core().store
-    out = []
-    for stored in sorted(store.history(), key=lambda s: (s.entry.kind, s.entry.id)):
-        data = stored.entry.model_dump(mode="json")
-        data.update(first_seen=stored.first_seen, changed_at=stored.changed_at, source=stored.source)
-        out.append(data)
-    click.echo(json.dumps(out, indent=2, ensure_ascii=False))
-
-
-def _count(entries) -> dict[str, int]:
-    counts: dict[str, int] = {}
-    for e in entries:
-        counts[e.kind] = counts.get(e.kind, 0) + 1
-    return dict(sorted(counts.items()))
-
-
-def _counts_line(counts: dict[str, int]) -> str:
-    return ", ".join(f"{n} {kind}{'s' if n != 1 else ''}" for kind, n in counts.items())
+_GROUP_HELP = {
+    "kb": "Build, check and inspect the knowledge store.",
+    "digest": "Digests of new catalog entries (subscriptions live in Slack: /rlmap digest).",
+}
+_attach_registry(cli)
 
 
 def main() -> None:
-    from rlmap_bot.state.store import StateStoreError
-
     try:
         cli(standalone_mode=True)
-    except StateStoreError as exc:
-        fail(str(exc), code=2)
+    except RlmapError as exc:
+        fail(str(exc), exc.exit_code)
     except KeyboardInterrupt:
         sys.exit(130)
 

@@ -1,9 +1,20 @@
-"""Plain-text rendering of core results for the terminal (CLI and shell)."""
+"""Plain-text rendering of command results for the terminal (CLI and shell).
+
+:func:`text` dispatches on the result's type; the sentences themselves come from
+:mod:`rlmap_bot.wording`, so the terminal says what Slack says.
+"""
 
 from __future__ import annotations
 
+import json
 import textwrap
+from functools import singledispatch
+from typing import Any
 
+from pydantic import BaseModel
+
+from rlmap_bot import wording
+from rlmap_bot.commands.results import Help, KbBuilt, KbStats, Notice, PaperList, SessionList, StageList
 from rlmap_bot.diagnosis.engine import Verdict, format_value
 from rlmap_bot.diagnosis.flow import Question
 from rlmap_bot.digest.content import Digest
@@ -17,22 +28,44 @@ def _wrap(text: str, indent: str = "  ") -> str:
     return textwrap.fill(text, width=WIDTH, initial_indent=indent, subsequent_indent=indent)
 
 
+def _item(text: str, bullet: str = "  - ", indent: str = "    ") -> str:
+    return textwrap.fill(text, width=WIDTH, initial_indent=bullet, subsequent_indent=indent)
+
+
+@singledispatch
+def text(result: Any) -> str:
+    """Any command result as terminal text."""
+    if isinstance(result, BaseModel):
+        return result.model_dump_json(indent=2)
+    return json.dumps(result, indent=2, ensure_ascii=False, default=str)
+
+
+def as_json(result: Any, indent: int | None = 2) -> str:
+    """A command result as JSON (models through pydantic, lists of models too)."""
+    if isinstance(result, BaseModel):
+        return result.model_dump_json(indent=indent)
+    if isinstance(result, list):
+        items = [r.model_dump(mode="json") if isinstance(r, BaseModel) else r for r in result]
+        return json.dumps(items, indent=indent, ensure_ascii=False, default=str)
+    return json.dumps(result, indent=indent, ensure_ascii=False, default=str)
+
+
+@text.register
 def answer_text(answer: Answer) -> str:
     lines: list[str] = []
     if answer.corrections:
-        fixed = ", ".join(f"{a} -> {b}" for a, b in answer.corrections.items())
-        lines.append(f"(searched with corrected spelling: {fixed})")
+        lines.append(f"({wording.corrected(answer.corrections)})")
     if not answer.results:
-        lines.append(f"Nothing in the map is relevant to {answer.query!r}.")
+        lines.append(wording.nothing_relevant(answer.query))
         if answer.known_topics:
-            lines.append(_wrap("I know about: " + "; ".join(answer.known_topics) + ", and the papers on them.", ""))
-        lines.append("Try `stages`, `papers`, or a question such as \"why is my reward going up but evals down?\"")
+            lines.append(_wrap(wording.known_topics(answer.known_topics), ""))
+        lines.append(wording.TRY_INSTEAD)
         return "\n".join(lines)
     if answer.close_call:
-        lines.append("Two entries match about equally; did you mean one of these?")
+        lines.append(wording.CLOSE_CALL)
     for i, hit in enumerate(answer.results, 1):
-        status = {"unverified": " [not independently verified]", "partial": " [partly verified]"}.get(hit.verification or "", "")
-        lines.append(f"{i}. [{hit.kind}] {hit.title}  ({hit.id}, score {hit.score:.2f}){status}")
+        label = wording.verification_label(hit.verification)
+        lines.append(f"{i}. [{hit.kind}] {hit.title}  ({hit.id}, score {hit.score:.2f})" + (f" [{label}]" if label else ""))
         if hit.byline:
             lines.append(f"   {hit.byline}")
         lines.append(_wrap(hit.one_line, "   "))
@@ -42,6 +75,7 @@ def answer_text(answer: Answer) -> str:
     return "\n".join(lines)
 
 
+@text.register
 def card_text(card: Card) -> str:
     lines = [f"{card.title}", f"[{card.kind}] {card.id}" + (f" · {card.subtitle}" if card.subtitle else "")]
     if card.url:
@@ -52,7 +86,7 @@ def card_text(card: Card) -> str:
         if section.text:
             lines.append(_wrap(section.text))
         for item in section.items:
-            lines.append(textwrap.fill(item, width=WIDTH, initial_indent="  - ", subsequent_indent="    "))
+            lines.append(_item(item))
     if card.links:
         lines += ["", "Linked entries:"]
         for link in card.links:
@@ -60,34 +94,31 @@ def card_text(card: Card) -> str:
     return "\n".join(lines)
 
 
-def stages_text(stages) -> str:
+@text.register
+def stages_text(result: StageList) -> str:
     lines = ["The five stages of the RL Scaling Bottleneck Map:"]
-    for stage in stages:
+    for stage in result.stages:
         lines.append(f"{stage.order}. {stage.title} ({stage.id})")
         lines.append(_wrap(stage.one_line, "   "))
     return "\n".join(lines)
 
 
-def papers_text(papers) -> str:
-    lines = [f"{len(papers)} papers in the catalog, newest first:"]
-    for paper in papers:
-        year = paper.year or "n.d."
+@text.register
+def papers_text(result: PaperList) -> str:
+    narrowed = f" {' '.join(result.filters)}" if result.filters else ""
+    if not result.papers:
+        return f"No papers{narrowed} in the catalog ({result.total} papers in all)."
+    lines = [f"{len(result.papers)} papers{narrowed} in the catalog, newest first:"]
+    for paper in result.papers:
         who = f"{paper.byline}, " if paper.byline else ""
-        lines.append(f"- {paper.title} ({who}{year}) [{paper.id}]")
+        label = wording.verification_label(paper.verification)
+        lines.append(f"- {paper.title} ({who}{paper.year or 'n.d.'}) [{paper.id}]" + (f" ({label})" if label else ""))
     return "\n".join(lines)
 
 
+@text.register
 def verdict_text(verdict: Verdict) -> str:
-    lines: list[str] = []
-    if verdict.binding_stage:
-        lines.append(f"Verdict: {verdict.binding_title} binds (confidence {verdict.confidence:.0%}).")
-    elif verdict.tied:
-        names = " and ".join(r.title for r in verdict.ranking if r.stage in verdict.tied)
-        lines.append(f"Verdict: {names} tie (confidence {verdict.confidence:.0%} that it is one of them).")
-    else:
-        lines.append(f"Verdict: no single stage stands out (confidence in that {verdict.confidence:.0%}).")
-    lines.append(_wrap(verdict.summary, "  "))
-    lines += ["", "Stages by score:"]
+    lines = [wording.verdict_headline(verdict) + ".", _wrap(verdict.summary, "  "), "", "Stages by score:"]
     for row in verdict.ranking:
         bar = "#" * max(0, min(30, round(row.score * 3)))
         lines.append(f"  {row.title:20} {row.score:6.2f}  {bar}")
@@ -96,15 +127,11 @@ def verdict_text(verdict: Verdict) -> str:
         for ev in verdict.evidence:
             seen = ", ".join(f"{k}={format_value(v)}" for k, v in ev.signals.items())
             moves = ", ".join(f"{stage} {pts:+g}" for stage, pts in ev.points.items())
-            lines.append(textwrap.fill(
-                f"{seen} ({moves}): {ev.why} [{ev.source.title}]",
-                width=WIDTH, initial_indent="  - ", subsequent_indent="    ",
-            ))
+            lines.append(_item(f"{seen} ({moves}): {ev.why} [{ev.source.title}]"))
     if verdict.next_checks:
         lines += ["", "Check next:"]
         for check in verdict.next_checks:
-            lines.append(textwrap.fill(f"{check.signal}: {check.question}", width=WIDTH,
-                                       initial_indent="  - ", subsequent_indent="    "))
+            lines.append(_item(f"{check.signal}: {check.question}"))
     if verdict.papers:
         lines += ["", "Read:"]
         for paper in verdict.papers:
@@ -113,19 +140,24 @@ def verdict_text(verdict: Verdict) -> str:
 
 
 def question_text(question: Question) -> str:
-    lines = [f"Q{question.number}. {question.title}", _wrap(question.text, "  "),
-             _wrap(f"(how to measure: {question.how_to_measure})", "  ")]
+    lines = [f"Q{question.number}. {question.title}", _wrap(question.text, "  ")]
     for i, preset in enumerate(question.presets):
         lines.append(f"  {chr(ord('a') + i)}) {preset.label}")
     extra = "or type a value, " if question.type in {"fraction", "number", "integer"} else ""
     back = "'back' for the previous question, " if question.can_go_back else ""
-    lines.append(f"  Pick a letter, {extra}'?' for don't know, {back}'stop' for the verdict now.")
+    lines.append(f"  Pick a letter, {extra}'?' for don't know, {back}'help' for how to measure it, "
+                 "'stop' for the verdict now.")
     return "\n".join(lines)
 
 
-def digest_text(digest: Digest, since=None) -> str:
+def how_to_measure(question: Question) -> str:
+    return _wrap(f"How to measure: {question.how_to_measure}", "  ")
+
+
+@text.register
+def digest_text(digest: Digest) -> str:
     if digest.empty:
-        return f"Nothing added to the catalog since {since or digest.period()}."
+        return f"Nothing added to the catalog in {digest.period()}."
     lines = [digest.title, f"Covering {digest.period()}"]
     for group in digest.groups:
         lines += ["", f"{group.title}:"]
@@ -137,3 +169,51 @@ def digest_text(digest: Digest, since=None) -> str:
     if digest.more:
         lines += ["", f"...and {digest.more} more."]
     return "\n".join(lines)
+
+
+@text.register
+def sessions_text(result: SessionList) -> str:
+    if not result.sessions:
+        return "no open diagnoses"
+    lines = []
+    for s in result.sessions:
+        answers = f"{s.answers} answer{'' if s.answers == 1 else 's'}"
+        lines.append(f"{s.id[:8]}  {s.user:10} {answers}  updated {s.updated_at:%Y-%m-%d %H:%M} UTC  next: {s.next}")
+    return "\n".join(lines)
+
+
+@text.register
+def kb_stats_text(result: KbStats) -> str:
+    lines = [f"{c.kind:8} {c.count}" for c in result.counts]
+    lines.append(f"{'total':8} {result.total}")
+    lines.append(f"built at {result.built_at} from {result.knowledge_root}")
+    return "\n".join(lines)
+
+
+@text.register
+def kb_built_text(result: KbBuilt) -> str:
+    counts = ", ".join(f"{c.count} {c.kind}{'s' if c.count != 1 else ''}" for c in result.counts)
+    if result.checked_only:
+        return f"ok: {sum(c.count for c in result.counts)} entries ({counts})"
+    return f"built {result.path}: {counts}"
+
+
+@text.register
+def help_text(result: Help) -> str:
+    lines = [f"error: {result.problem}"] if result.problem else []
+    if result.intro:
+        lines.append(result.intro)
+    width = min(34, max((len(e.usage) for e in result.commands), default=0))
+    for entry in result.commands:
+        if entry.summary:
+            lines.append(f"  {entry.usage:{width}}  {entry.summary}")
+        else:
+            lines.append(f"  {entry.usage}")
+    if result.outro:
+        lines.append(result.outro)
+    return "\n".join(lines)
+
+
+@text.register
+def notice_text(result: Notice) -> str:
+    return result.text

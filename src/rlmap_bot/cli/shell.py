@@ -1,156 +1,123 @@
-"""The local shell: the bot in a terminal, on the same core as Slack.
+"""The local shell: the bot in a terminal, on the same core and commands as Slack.
 
-Like Hubot's shell adapter or Errbot's text backend, it is where a newcomer
-tries everything without a workspace.  Any line that is not a command is a
-question.  Errors are printed as one line; the shell never shows a traceback.
+Like Hubot's shell adapter or Errbot's text backend, it is where a newcomer tries
+everything without a workspace. A line is a command only when its arguments fit
+the command's declaration; any other line is a question. Errors are one line;
+unexpected ones are logged with their traceback to ``shell.log`` in RLMAP_HOME.
+Ctrl-C cancels the line being typed; Ctrl-D or ``quit`` leaves.
 """
 
 from __future__ import annotations
 
-import cmd
 import logging
 import sys
+from pathlib import Path
 from typing import IO
 
 from rlmap_bot.cli import render
+from rlmap_bot.commands import REGISTRY
+from rlmap_bot.commands.context import Invocation
 from rlmap_bot.core import Core
+from rlmap_bot.errors import RlmapError
 
 log = logging.getLogger(__name__)
 
 INTRO = """rlmap-bot shell: the RL Scaling Bottleneck Map, locally.
-Ask anything (e.g. "why does my reward go up while evals drop?"), or type `help`.
-Commands: ask, show ID, stages, papers, diagnose, help, quit."""
+Ask anything (e.g. "why does my reward go up while evals drop?"), or type `help`."""
+QUIT = {"quit", "exit", "bye", "q", ":q"}
+PROMPT = "rlmap> "
 
 
-class Shell(cmd.Cmd):
-    prompt = "rlmap> "
-    intro = INTRO
-
+class Shell:
     def __init__(self, core: Core, stdin: IO[str] | None = None, stdout: IO[str] | None = None):
-        super().__init__(stdin=stdin, stdout=stdout)
-        if stdin is not None:
-            self.use_rawinput = False
         self.core = core
+        self.stdin = stdin
+        self.stdout = stdout or sys.stdout
+        self.interactive = stdin is None
 
-    # -- plumbing ---------------------------------------------------------------------------
     def say(self, text: str) -> None:
         self.stdout.write(text.rstrip() + "\n")
+        self.stdout.flush()
 
-    def onecmd(self, line: str) -> bool:
+    def read(self, prompt: str) -> str | None:
+        """One line, or None at end of input. Ctrl-C at an interactive prompt cancels the line."""
+        if not self.interactive:
+            self.stdout.write(prompt)
+            line = self.stdin.readline()
+            return None if line == "" else line.rstrip("\n")
+        while True:
+            try:
+                return input(prompt)
+            except EOFError:
+                return None
+            except KeyboardInterrupt:
+                self.stdout.write("^C\n")
+
+    def loop(self) -> None:
+        self.say(INTRO)
+        while True:
+            line = self.read(PROMPT)
+            if line is None:
+                break
+            if line.strip().lower() in QUIT:
+                break
+            if not self.handle(line):
+                break
+        self.say("bye")
+
+    def handle(self, line: str) -> bool:
+        """Run one line; False when the shell should end."""
+        if not line.strip():
+            return True
         try:
-            return super().onecmd(line)
+            self.dispatch(line)
         except KeyboardInterrupt:
             self.say("(interrupted)")
-            return False
-        except Exception as exc:  # noqa: BLE001 - the shell must survive any bad input
-            log.debug("shell command failed", exc_info=True)
+        except RlmapError as exc:
             self.say(f"error: {exc}")
-            return False
-
-    def emptyline(self) -> bool:
-        return False
-
-    def default(self, line: str) -> bool:
-        if line.strip() in {"EOF"}:
-            return self.do_quit("")
-        return self.do_ask(line)
-
-    # -- commands ---------------------------------------------------------------------------
-    def do_ask(self, arg: str) -> bool:
-        """ask QUESTION: search the map (any plain line does the same)."""
-        if not arg.strip():
-            self.say("usage: ask QUESTION   (for example: ask reward hacking)")
-            return False
-        self.say(render.answer_text(self.core.ask(arg)))
-        return False
-
-    def do_show(self, arg: str) -> bool:
-        """show ID: the whole entry with its links."""
-        entry_id = arg.strip()
-        if not entry_id:
-            self.say("usage: show ID   (ids appear in answers, e.g. show reward)")
-            return False
-        card = self.core.card(entry_id)
-        if card is None:
-            close = self.core.suggest_ids(entry_id)
-            self.say(f"no entry {entry_id!r}" + (f"; did you mean: {', '.join(close)}?" if close else ""))
-            return False
-        self.say(render.card_text(card))
-        return False
-
-    def do_stages(self, arg: str) -> bool:
-        """stages: the five stages of the map."""
-        self.say(render.stages_text(self.core.stages()))
-        return False
-
-    def do_papers(self, arg: str) -> bool:
-        """papers: every paper in the catalog."""
-        self.say(render.papers_text(self.core.papers()))
-        return False
-
-    def do_diagnose(self, arg: str) -> bool:
-        """diagnose: a guided diagnosis of your run, one question at a time."""
-        from rlmap_bot.cli.diagnose_flow import run_guided
-
-        run_guided(self.core, ask=self._prompt, say=self.say, user="shell", where="local")
-        return False
-
-    def _prompt(self, text: str) -> str | None:
-        self.stdout.write(text)
-        self.stdout.flush()
-        line = self.stdin.readline() if not self.use_rawinput else _input()
-        if line is None or line == "":
-            return None
-        return line.rstrip("\n")
-
-    def do_help(self, arg: str) -> bool:
-        """help: this list."""
-        if arg.strip():
-            return super().do_help(arg)
-        self.say(
-            "Commands:\n"
-            "  ask QUESTION   search the map (or just type the question)\n"
-            "  show ID        a whole entry with its links\n"
-            "  stages         the five stages\n"
-            "  papers         the papers in the catalog\n"
-            "  diagnose       find the stage that binds your RL run\n"
-            "  help           this list\n"
-            "  quit           leave (also exit, Ctrl-D)"
-        )
-        return False
-
-    def do_quit(self, arg: str) -> bool:
-        """quit: leave the shell."""
-        self.say("bye")
+        except Exception as exc:  # noqa: BLE001 - the shell must survive any bad input
+            log.debug("shell line failed: %r", line, exc_info=True)
+            self.say(f"error: something went wrong ({type(exc).__name__}); details are in {log_path(self.core)}")
         return True
 
-    do_exit = do_quit
-    do_EOF = do_quit
+    def dispatch(self, line: str) -> None:
+        parsed = REGISTRY.parse(line, "shell", self.core)
+        ctx = Invocation.of(self.core, "shell", user="shell", channel="local", admin=True)
+        if parsed is None:
+            result = self.core.ask(line)
+        else:
+            result = parsed.command.handler(ctx, **parsed.args)
+        from rlmap_bot.diagnosis.flow import Step
 
-    def parseline(self, line: str):
-        # Let "show: x" or "Show X" work; keep the rest of cmd's parsing.
-        stripped = line.strip()
-        if stripped and stripped.split()[0].lower().rstrip(":") in self._commands():
-            head, _, rest = stripped.partition(" ")
-            line = head.lower().rstrip(":") + (" " + rest if rest else "")
-        return super().parseline(line)
+        if isinstance(result, Step):
+            from rlmap_bot.cli.diagnose_flow import run_guided
 
-    def _commands(self) -> set[str]:
-        return {name[3:] for name in self.get_names() if name.startswith("do_")}
+            run_guided(self.core, ask=self.read, say=self.say, step=result)
+        elif result is not None:
+            self.say(render.text(result))
 
 
-def _input() -> str | None:
+def log_path(core: Core) -> Path:
+    return core.settings.data_dir / "shell.log"
+
+
+def _log_to_file(core: Core) -> None:
+    """Debug-level details of shell errors go to RLMAP_HOME/shell.log (the screen shows one line)."""
+    path = log_path(core)
+    logger = logging.getLogger("rlmap_bot")
+    if any(getattr(h, "baseFilename", None) == str(path) for h in logger.handlers):
+        return
     try:
-        return input() + "\n"
-    except EOFError:
-        return None
+        path.parent.mkdir(parents=True, exist_ok=True)
+        handler = logging.FileHandler(path, encoding="utf-8", delay=True)
+    except OSError:
+        return  # an unwritable home: the one-line errors on screen still say what happened
+    handler.setLevel(logging.DEBUG)
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    logger.addHandler(handler)
+    log.setLevel(logging.DEBUG)  # the shell's own details; other modules keep their levels
 
 
 def run_shell(core: Core, stdin: IO[str] | None = None, stdout: IO[str] | None = None) -> None:
-    shell = Shell(core, stdin=stdin, stdout=stdout)
-    try:
-        shell.cmdloop()
-    except KeyboardInterrupt:
-        (stdout or sys.stdout).write("\nbye\n")
-
-
+    _log_to_file(core)
+    Shell(core, stdin=stdin, stdout=stdout).loop()

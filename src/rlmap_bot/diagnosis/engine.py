@@ -18,6 +18,7 @@ from typing import Any, Iterable, Mapping
 from pydantic import BaseModel, Field
 from rapidfuzz import process
 
+from rlmap_bot.errors import UsageError
 from rlmap_bot.knowledge.expr import Expr, ExprError
 from rlmap_bot.knowledge.loader import Catalog
 from rlmap_bot.knowledge.schema import STAGE_IDS, Rule, Signal
@@ -33,7 +34,7 @@ def format_value(value: Any) -> str:
     return str(value)
 
 
-class DiagnosisInputError(ValueError):
+class DiagnosisInputError(UsageError):
     """Bad signal input: an unknown id, a wrong type, a value out of range."""
 
 

@@ -9,26 +9,31 @@ any process that shares the state store can continue a diagnosis.
 from __future__ import annotations
 
 import datetime as dt
-from typing import Any
+import time
+from typing import Any, Callable
 
 from pydantic import BaseModel, Field
 
+from rlmap_bot.errors import UsageError
 from rlmap_bot.diagnosis.engine import DiagnosisInputError, Engine, Verdict
 from rlmap_bot.state.models import Session
 from rlmap_bot.state.store import ConflictError, StateStore, utcnow
 
+EngineSource = Callable[[], Engine]
+
 DEFAULT_TTL = dt.timedelta(hours=72)
 # Words a person types instead of an answer, in the terminal or in a Slack thread.
 CONTROL_WORDS = {"?": "skip", "": "skip", "skip": "skip", "dk": "skip", "don't know": "skip", "dont know": "skip",
-                 "back": "back", "<": "back", "undo": "back", "stop": "stop", "verdict": "stop", "quit": "stop"}
+                 "back": "back", "<": "back", "undo": "back", "stop": "stop", "verdict": "stop", "quit": "stop",
+                 "help": "help", "how": "help", "explain": "help"}
 
 
 def control_word(text: str) -> str | None:
-    """'skip', 'back' or 'stop' when ``text`` is one of the control words, else None."""
+    """'skip', 'back', 'stop' or 'help' when ``text`` is one of the control words, else None."""
     return CONTROL_WORDS.get(text.strip().lower())
 
 
-class FlowError(ValueError):
+class FlowError(UsageError):
     """A move that does not apply (finished session, stale button, bad answer)."""
 
 
@@ -82,24 +87,29 @@ def _retrying(move, attempts: int = 3):
 class Flow:
     """Drives sessions through the engine; the state store keeps them."""
 
-    def __init__(self, engine: Engine, store: StateStore, ttl: dt.timedelta = DEFAULT_TTL):
-        self.engine = engine
+    def __init__(self, engine: Engine | EngineSource, store: StateStore, ttl: dt.timedelta = DEFAULT_TTL):
+        # A provider, not an engine: after a catalog reload every move uses the new engine.
+        self._engine = engine if callable(engine) and not isinstance(engine, Engine) else (lambda: engine)
         self.store = store
         self.ttl = ttl
+
+    @property
+    def engine(self) -> Engine:
+        return self._engine()
 
     # -- moves ------------------------------------------------------------------------------
     def start(self, user: str, team: str = "local", channel: str = "local", thread_ts: str | None = None) -> Step:
         session = Session(user=user, team=team, channel=channel, thread_ts=thread_ts)
         session = session.model_copy(update={"current": self._pick(session)})
-        self.store.create_session(session)
+        self.store.sessions.create(session)
         return self._step(session)
 
     def load(self, session_id: str) -> Session:
-        session = self.store.get_session(session_id)
+        session = self.store.sessions.get(session_id)
         if session is None:
             raise FlowError("that diagnosis no longer exists")
         if session.status == "open" and utcnow() - session.updated_at > self.ttl:
-            session = self.store.save_session(session.model_copy(update={"status": "expired"}))
+            session = self.store.sessions.save(session.model_copy(update={"status": "expired"}))
         return session
 
     def resume(self, session_id: str) -> Step:
@@ -142,7 +152,7 @@ class Flow:
         last = session.history[-1]
         answers = {k: v for k, v in session.answers.items() if k != last}
         skipped = [s for s in session.skipped if s != last]
-        session = self.store.save_session(session.model_copy(update={
+        session = self.store.sessions.save(session.model_copy(update={
             "answers": answers, "skipped": skipped, "history": session.history[:-1], "current": last,
         }))
         return self._step(session, note=f"back to {last}")
@@ -152,7 +162,7 @@ class Flow:
 
     def _stop(self, session_id: str) -> Step:
         session = self._open(session_id)
-        session = self.store.save_session(session.model_copy(update={"status": "stopped", "current": None}))
+        session = self.store.sessions.save(session.model_copy(update={"status": "stopped", "current": None}))
         return self._step(session, note="stopped early")
 
     def attach(self, session_id: str, message_ts: str | None = None, thread_ts: str | None = None) -> Session:
@@ -162,7 +172,26 @@ class Flow:
             update["message_ts"] = message_ts
         if thread_ts is not None:
             update["thread_ts"] = thread_ts
-        return _retrying(lambda: self.store.save_session(self.load(session_id).model_copy(update=update)))
+        return _retrying(lambda: self.store.sessions.save(self.load(session_id).model_copy(update=update)))
+
+    def discard(self, session_id: str) -> None:
+        """Forget a session nobody answered (a terminal whose input ended at once): nothing to resume."""
+        session = self.store.sessions.get(session_id)
+        if session is not None and not session.history and not session.answers:
+            self.store.sessions.delete(session_id)
+
+    def card_of(self, session_id: str, wait: float = 3.0) -> str | None:
+        """The ts of the session's card, waiting briefly while the front-end that started it posts it.
+
+        A reply can reach another thread (or replica) between the card being posted and its
+        ts being recorded; waiting here keeps one card per diagnosis instead of a second one.
+        """
+        deadline = time.monotonic() + wait
+        while True:
+            session = self.store.sessions.get(session_id)
+            if session is None or session.message_ts or time.monotonic() >= deadline:
+                return session.message_ts if session else None
+            time.sleep(0.05)
 
     # -- internals --------------------------------------------------------------------------
     def _open(self, session_id: str) -> Session:
@@ -176,7 +205,7 @@ class Flow:
         moved = session.model_copy(update={"answers": answers, "skipped": skipped, "history": history})
         nxt = self._pick(moved)
         status = "open" if nxt else "done"
-        saved = self.store.save_session(moved.model_copy(update={"current": nxt, "status": status}))
+        saved = self.store.sessions.save(moved.model_copy(update={"current": nxt, "status": status}))
         return self._step(saved, note=note)
 
     def _pick(self, session: Session) -> str | None:
@@ -192,15 +221,15 @@ class Flow:
 
     def open_sessions(self, team: str | None = None, user: str | None = None) -> list[Session]:
         """Open diagnoses, after expiring the stale ones (so lists never show the dead)."""
-        self.store.expire_sessions(utcnow() - self.ttl)
-        return self.store.list_sessions(team=team, user=user, status="open")
+        self.store.sessions.expire(utcnow() - self.ttl)
+        return self.store.sessions.list(team=team, user=user, status="open")
 
     def _step(self, session: Session, note: str | None = None) -> Step:
         known = self.engine.signals
         if session.current is not None and session.current not in known:
             # The catalog was reloaded without this question's signal: ask the next one instead.
             cleaned = session.model_copy(update={"answers": {k: v for k, v in session.answers.items() if k in known}})
-            session = self.store.save_session(cleaned.model_copy(update={"current": self._pick(cleaned)}))
+            session = self.store.sessions.save(cleaned.model_copy(update={"current": self._pick(cleaned)}))
         verdict = self.engine.diagnose({k: v for k, v in session.answers.items() if k in known},
                                        exclude=session.skipped, validated=True)
         if session.status != "open" or session.current is None:

@@ -17,6 +17,7 @@ from rlmap_bot.knowledge.schema import Paper, Stage, Topic
 from rlmap_bot.knowledge.store import KnowledgeStore, StoredEntry
 
 FILTER_KINDS = ("stage", "topic")
+MAX_ITEMS = 30  # what one Slack post shows; the rest are counted ("and N more") and lead the next one
 
 
 class DigestItem(BaseModel):
@@ -59,7 +60,9 @@ class Digest(BaseModel):
         end = self.period_end.strftime("%d %b %Y").lstrip("0")
         if self.period_start is None or self.period_start == self.period_end:
             return end
-        return f"{self.period_start.strftime('%d %b').lstrip('0')} to {end}"
+        # The start's year is dropped only when it is the end's year: "1 Jan 2025 to 2 Dec 2026".
+        fmt = "%d %b" if self.period_start.year == self.period_end.year else "%d %b %Y"
+        return f"{self.period_start.strftime(fmt).lstrip('0')} to {end}"
 
 
 def _matches(stored: StoredEntry, filters: Iterable[str]) -> bool:
@@ -160,3 +163,13 @@ def build_digest(items: list[DigestItem], since: dt.date | None, today: dt.date,
 def _parse(moment: str) -> dt.datetime:
     parsed = dt.datetime.fromisoformat(moment)
     return parsed if parsed.tzinfo else parsed.replace(tzinfo=dt.timezone.utc)
+
+
+def capped_digest(items: list[DigestItem], since: dt.date | None, today: dt.date,
+                  filters: list[str] | None = None, max_items: int = MAX_ITEMS) -> Digest:
+    """A digest of at most ``max_items`` entries (newest first); ``more`` counts the rest."""
+    full = build_digest(items, since, today, filters)
+    shown = full.items[:max_items]
+    if len(shown) == len(items):
+        return full
+    return build_digest(shown, since, today, filters, more=len(items) - len(shown))

@@ -13,25 +13,27 @@ from __future__ import annotations
 
 import datetime as dt
 import uuid
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from pydantic import BaseModel
 
-from rlmap_bot.core import Core
-from rlmap_bot.digest.content import Digest, build_digest, select_items
+from rlmap_bot.errors import RlmapError
+from rlmap_bot.digest.content import MAX_ITEMS, Digest, capped_digest, select_items
 from rlmap_bot.state.models import Subscription
 
+if TYPE_CHECKING:
+    from rlmap_bot.core import Core
+
 METADATA_EVENT = "rlmap_digest"
-MAX_ITEMS = 30
 # A claimed run whose post cannot be found is taken as dead after this long (it may still be posting).
 RECOVER_AFTER = dt.timedelta(minutes=2)
 
 
-class DeliveryError(RuntimeError):
+class DeliveryError(RlmapError):
     """The front-end is sure the digest was not posted (e.g. the bot is not in the channel)."""
 
     def __init__(self, code: str, hint: str | None = None):
-        super().__init__(hint or code)
+        super().__init__(hint or f"could not post the digest ({code})")
         self.code = code
         self.hint = hint
 
@@ -55,34 +57,30 @@ class RunResult(BaseModel):
 
 
 class DigestService:
-    def __init__(self, core: Core, max_items: int = MAX_ITEMS):
+    def __init__(self, core: "Core", max_items: int = MAX_ITEMS):
         self.core = core
         self.max_items = max_items
 
     def preview(self, sub: Subscription, now: dt.datetime | None = None) -> Digest:
         """Exactly what the next digest for ``sub`` would say (``more`` counts what waits behind it)."""
         now = now or dt.datetime.now(dt.timezone.utc)
-        items = select_items(self.core.store, self.core.state.delivered(sub.team, sub.channel), sub.filters,
+        items = select_items(self.core.store, self.core.state.digests.delivered(sub.team, sub.channel), sub.filters,
                              since=sub.created_at)
         period_start = (sub.last_run_at or sub.created_at).date()
-        full = build_digest(items, period_start, now.date(), sub.filters)
-        shown = full.items[: self.max_items]
-        if len(shown) == len(items):
-            return full
-        return build_digest(shown, period_start, now.date(), sub.filters, more=len(items) - len(shown))
+        return capped_digest(items, period_start, now.date(), sub.filters, self.max_items)
 
     def recover(self, sub: Subscription, poster: Poster, now: dt.datetime | None = None) -> int:
         """Settle runs claimed but not recorded: recorded if their post exists, freed if long dead."""
         now = now or dt.datetime.now(dt.timezone.utc)
         settled = 0
-        for run in self.core.state.pending_digests(sub.team, sub.channel):
+        for run in self.core.state.digests.pending(sub.team, sub.channel):
             started = dt.datetime.fromisoformat(run["created_at"])
             ts = poster.find_digest(sub.channel, run["digest_id"], started - dt.timedelta(minutes=5))
             if ts:
-                self.core.state.record_digest(run["digest_id"], ts)
+                self.core.state.digests.record(run["digest_id"], ts)
                 settled += 1
             elif now - started > RECOVER_AFTER:
-                self.core.state.finish_digest(run["digest_id"], "abandoned")
+                self.core.state.digests.finish(run["digest_id"], "abandoned")
                 settled += 1
         return settled
 
@@ -91,25 +89,25 @@ class DigestService:
         state = self.core.state
         recovered = self.recover(sub, poster, now)
         digest_id = uuid.uuid4().hex
-        if not state.claim_digest(digest_id, sub.team, sub.channel, slot, []):
+        if not state.digests.claim(digest_id, sub.team, sub.channel, slot, []):
             return RunResult(status="duplicate", recovered=recovered)
         try:
             digest = self.preview(sub, now)  # chosen under the claim: no other run can interleave
             entries = [(i.id, i.version, i.status) for i in digest.items]
             if not entries:
-                state.finish_digest(digest_id, "empty")
-                state.mark_subscription_run(sub, now)
+                state.digests.finish(digest_id, "empty")
+                state.subscriptions.mark_run(sub, now)
                 if sub.on_empty == "note":
                     poster.post_note(sub.channel, "Nothing new in the RL Scaling Bottleneck Map since the last "
                                                   f"digest ({digest.period()}).")
                     return RunResult(status="noted", recovered=recovered)
                 return RunResult(status="empty", recovered=recovered)
-            state.set_digest_entries(digest_id, entries)
+            state.digests.set_entries(digest_id, entries)
             ts = poster.post_digest(sub.channel, digest, digest_id)
         except DeliveryError:
-            state.finish_digest(digest_id, "abandoned")  # surely not posted: the entries stay eligible
+            state.digests.finish(digest_id, "abandoned")  # surely not posted: the entries stay eligible
             raise
         # Any other failure leaves the run claimed: recovery will look for its post.
-        state.record_digest(digest_id, ts)
-        state.mark_subscription_run(sub, now)
+        state.digests.record(digest_id, ts)
+        state.subscriptions.mark_run(sub, now)
         return RunResult(status="posted", digest_id=digest_id, ts=ts, entries=len(entries), recovered=recovered)

@@ -11,6 +11,7 @@ import re
 from rapidfuzz import process
 
 from rlmap_bot.digest.schedule import zone
+from rlmap_bot.errors import UsageError
 from rlmap_bot.knowledge.loader import Catalog
 from rlmap_bot.state.models import Subscription
 
@@ -21,7 +22,7 @@ USAGE = ("/rlmap digest subscribe [weekly|daily] [DAY] [HH:MM] [TIMEZONE] [stage
          "/rlmap digest unsubscribe | list | preview | now")
 
 
-class SubscribeError(ValueError):
+class SubscribeError(UsageError):
     """A word the subscribe command cannot use; the message names it."""
 
 

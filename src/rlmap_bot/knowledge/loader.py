@@ -14,6 +14,7 @@ from typing import Iterable
 import yaml
 from pydantic import TypeAdapter, ValidationError
 
+from rlmap_bot.errors import RlmapError
 from rlmap_bot.knowledge.schema import KINDS, CatalogSettings, Entry, Paper, Signal, Stage, Topic
 
 _ENTRY = TypeAdapter(Entry)
@@ -30,7 +31,7 @@ _Loader.yaml_implicit_resolvers = {
 SETTINGS_FILE = "catalog.yaml"
 
 
-class KnowledgeError(ValueError):
+class KnowledgeError(RlmapError, ValueError):
     """A catalog file is wrong; the message names file, entry and field."""
 
     def __init__(self, path: Path | str, entry: str | None, field_name: str | None, problem: str):

@@ -169,11 +169,24 @@ class KnowledgeStore:
             "select id, data, first_seen, changed_at, source, content_hash from entries"
         ):
             self._stored[id_] = StoredEntry(_ENTRY.validate_json(data), first_seen, changed_at, source, version)
+        self._names: dict[str, set[str]] | None = None
         self.catalog = Catalog(
             entries={k: v.entry for k, v in self._stored.items()},
             sources={k: v.source for k, v in self._stored.items()},
             settings=self.settings,
         )
+
+    def names(self) -> dict[str, set[str]]:
+        """Titles and aliases (lower case, accents folded, spaces collapsed) -> the ids they name."""
+        if self._names is None:
+            from rlmap_bot.text import fold
+
+            names: dict[str, set[str]] = {}
+            for entry in self.catalog.entries.values():
+                for name in (entry.title, *entry.aliases):
+                    names.setdefault(" ".join(fold(name).lower().split()), set()).add(entry.id)
+            self._names = names
+        return self._names
 
     def close(self) -> None:
         self.conn.close()

@@ -1,10 +1,12 @@
-"""Digests over Slack: the poster (metadata-tagged posts, history look-ups) and the commands."""
+"""Digests over Slack: the poster (metadata-tagged posts, history look-ups) and the scheduler's deliveries.
+
+The `/rlmap digest ...` commands are registry commands (:mod:`rlmap_bot.commands.digest`).
+"""
 
 from __future__ import annotations
 
 import datetime as dt
 import logging
-import uuid
 from typing import Callable
 
 from slack_sdk import WebClient
@@ -13,12 +15,12 @@ from slack_sdk.models.metadata import Metadata
 
 from rlmap_bot.core import Core
 from rlmap_bot.digest.content import Digest
-from rlmap_bot.digest.schedule import DigestScheduler, next_run, slot_key
+from rlmap_bot.digest.schedule import DigestScheduler, slot_key
 from rlmap_bot.digest.service import METADATA_EVENT, DeliveryError, DigestService, RunResult
-from rlmap_bot.digest.subscribe import USAGE, SubscribeError, parse_subscription
-from rlmap_bot.slack import blocks as bk
-from rlmap_bot.slack.hints import CANNOT_POST
-from rlmap_bot.state.models import Subscription
+from rlmap_bot.slack.blocks.common import context, fallback
+from rlmap_bot.slack.blocks.digest import digest_blocks, digest_text
+from rlmap_bot.slack.markup import escape
+from rlmap_bot.slack.posting import CANNOT_POST
 
 log = logging.getLogger(__name__)
 
@@ -32,7 +34,7 @@ class SlackPoster:
     def post_digest(self, channel: str, digest: Digest, digest_id: str) -> str:
         try:
             response = self.client.chat_postMessage(
-                channel=channel, text=bk.fallback(bk.digest_text(digest)), blocks=bk.digest_blocks(digest),
+                channel=channel, text=fallback(digest_text(digest)), blocks=digest_blocks(digest),
                 metadata=Metadata(event_type=METADATA_EVENT, event_payload={"digest_id": digest_id}),
                 unfurl_links=False, unfurl_media=False,
             )
@@ -42,7 +44,7 @@ class SlackPoster:
         return response["ts"]
 
     def post_note(self, channel: str, text: str) -> None:
-        self.client.chat_postMessage(channel=channel, text=text, blocks=[bk.context(bk.escape(text))])
+        self.client.chat_postMessage(channel=channel, text=text, blocks=[context(escape(text))])
 
     def find_digest(self, channel: str, digest_id: str, since: dt.datetime) -> str | None:
         cursor = None
@@ -67,11 +69,12 @@ class SlackDigests:
         self.client_for = client_for
         self.service = DigestService(core)
         self.scheduler: DigestScheduler | None = None
+        core.on_subscriptions_changed(self.resync)
 
     # -- scheduling -----------------------------------------------------------------------------
     def start_scheduler(self, now: dt.datetime | None = None) -> list[str]:
-        self.scheduler = DigestScheduler(self.fire, load=self.core.state.list_subscriptions)
-        caught_up = self.scheduler.start(self.core.state.list_subscriptions(), now=now)
+        self.scheduler = DigestScheduler(self.fire, load=self.core.state.subscriptions.list)
+        caught_up = self.scheduler.start(self.core.state.subscriptions.list(), now=now)
         self.scheduler.scheduler.add_job(self.housekeeping, "interval", hours=1, id="sync:housekeeping",
                                          replace_existing=True)
         return caught_up
@@ -79,8 +82,8 @@ class SlackDigests:
     def housekeeping(self) -> None:
         """Expire idle diagnoses and forget event ids older than Slack ever retries (a week)."""
         now = dt.datetime.now(dt.timezone.utc)
-        expired = self.core.state.expire_sessions(now - self.core.session_ttl)
-        forgotten = self.core.state.forget_events(now - dt.timedelta(days=7))
+        expired = self.core.state.sessions.expire(now - self.core.session_ttl)
+        forgotten = self.core.state.events.forget(now - dt.timedelta(days=7))
         log.info("housekeeping: %d diagnoses expired, %d old event ids forgotten", expired, forgotten)
 
     def stop_scheduler(self) -> None:
@@ -88,7 +91,7 @@ class SlackDigests:
             self.scheduler.shutdown()
 
     def fire(self, sub_id: str, due: dt.datetime) -> RunResult | None:
-        sub = next((s for s in self.core.state.list_subscriptions() if s.id == sub_id), None)
+        sub = self.core.state.subscriptions.by_id(sub_id)
         if sub is None:
             return None  # unsubscribed meanwhile
         try:
@@ -102,105 +105,10 @@ class SlackDigests:
         log.info("digest for %s: %s (%d entries)", sub.channel, result.status, result.entries)
         return result
 
-    # -- commands ---------------------------------------------------------------------------------
     def resync(self) -> None:
         """Match the scheduler's jobs to the subscriptions in the store (other replicas change them too)."""
         if self.scheduler is not None:
-            self.scheduler.sync(self.core.state.list_subscriptions())
-
-    def command(self, words: list[str], team: str, channel: str, user: str, respond: Callable,
-                client: WebClient) -> None:
-        action = words[0].lower() if words else ""
-        rest = words[1:]
-        sub = self.core.state.get_subscription(team, channel)
-        if action == "subscribe":
-            self._subscribe(rest, team, channel, user, respond, client)
-        elif action == "unsubscribe" and not rest:
-            if self.core.state.delete_subscription(team, channel):
-                if self.scheduler and sub:
-                    self.scheduler.remove(sub.id)
-                respond(response_type="in_channel", text=f"<@{bk.escape(user)}> unsubscribed this channel from the RL Map digest.")
-            else:
-                respond(response_type="ephemeral", text="This channel has no digest subscription.")
-        elif action == "list" and not rest:
-            self._list(team, respond)
-        elif action == "preview" and not rest:
-            if sub is None:
-                respond(response_type="ephemeral", text="This channel has no digest subscription. " + USAGE)
-                return
-            digest = self.service.preview(sub)
-            respond(response_type="ephemeral", text=bk.digest_text(digest), blocks=bk.to_dicts(bk.digest_blocks(digest, preview=True)))
-        elif action == "now" and not rest:
-            if sub is None:
-                respond(response_type="ephemeral", text="This channel has no digest subscription. " + USAGE)
-                return
-            try:
-                result = self.service.run(sub, f"now:{uuid.uuid4().hex}", SlackPoster(client))
-            except DeliveryError as exc:
-                respond(response_type="ephemeral", text=exc.hint or f"Could not post the digest: {exc.code}")
-                return
-            text = {"posted": f"Posted a digest of {_plural(result.entries, 'entry', 'entries')}.",
-                    "noted": "Nothing new since the last digest (a note was posted).",
-                    "duplicate": "Another digest for this channel is being posted right now; nothing more was posted."}.get(
-                result.status, "Nothing new since the last digest; nothing was posted.")
-            respond(response_type="ephemeral", text=text)
-        else:
-            respond(response_type="ephemeral", text=f"Usage: {USAGE}")
-
-    def _subscribe(self, words: list[str], team: str, channel: str, user: str, respond: Callable,
-                   client: WebClient) -> None:
-        try:
-            sub = parse_subscription(words, team, channel, user, self._user_tz(client, user), self.core.store.catalog)
-        except SubscribeError as exc:
-            respond(response_type="ephemeral", text=f"{bk.escape(exc)}. Usage: {USAGE}")
-            return
-        previous = self.core.state.get_subscription(team, channel)
-        if previous is not None:  # re-subscribing changes the schedule, not what counts as new
-            sub = sub.model_copy(update={"created_at": previous.created_at, "last_run_at": previous.last_run_at})
-        when = next_run(sub, dt.datetime.now(dt.timezone.utc)).strftime("%a %d %b %H:%M %Z")
-        filters = f", only {', '.join(sub.filters)}" if sub.filters else ""
-        text = (f"<@{bk.escape(user)}> subscribed this channel to the RL Map digest, {bk.escape(sub.when)}"
-                f"{bk.escape(filters)}. Next: {when}.")
-        try:  # the confirmation doubles as proof that the bot can post here
-            client.chat_postMessage(channel=channel, text=text, blocks=[bk.section(text)])
-        except SlackApiError as exc:
-            code = str(exc.response.get("error", ""))
-            respond(response_type="ephemeral",
-                    text=(CANNOT_POST.get(code) or f"I could not post here ({code}).") + " The subscription was not saved.")
-            return
-        if previous is not None and self.scheduler:
-            self.scheduler.remove(previous.id)
-        self.core.state.save_subscription(sub)
-        if self.scheduler:
-            self.scheduler.add(sub)
-        respond(response_type="ephemeral", text=f"Subscribed. Next digest: {when}.")
-
-    def _list(self, team: str, respond: Callable) -> None:
-        subs = self.core.state.list_subscriptions(team=team)
-        if not subs:
-            respond(response_type="ephemeral", text="No channel in this workspace subscribes to the digest.")
-            return
-        now = dt.datetime.now(dt.timezone.utc)
-        lines = [f"• <#{bk.escape(s.channel)}>: {bk.escape(s.when)}"
-                 + (f", {bk.escape(', '.join(s.filters))}" if s.filters else "")
-                 + f"; next {next_run(s, now).strftime('%a %d %b %H:%M %Z')}" for s in subs]
-        respond(response_type="ephemeral", text="Digest subscriptions:\n" + "\n".join(lines))
-
-    @staticmethod
-    def _user_tz(client: WebClient, user: str) -> str:
-        """The subscriber's Slack timezone, UTC if Slack will not say."""
-        from rlmap_bot.digest.schedule import zone
-
-        try:
-            name = client.users_info(user=user)["user"].get("tz") or "UTC"
-            zone(name)  # Slack's name must be one this machine knows
-            return name
-        except (SlackApiError, KeyError, TypeError, ValueError):
-            return "UTC"
+            self.scheduler.sync(self.core.state.subscriptions.list())
 
 
-def _plural(n: int, one: str, many: str) -> str:
-    return f"{n} {one if n == 1 else many}"
-
-
-__all__ = ["SlackDigests", "SlackPoster", "Subscription"]
+__all__ = ["SlackDigests", "SlackPoster"]

@@ -4,10 +4,8 @@ from __future__ import annotations
 
 import logging
 import signal
-import sys
 import threading
 
-from rlmap_bot.slack.settings import SettingsError, load_settings
 
 log = logging.getLogger(__name__)
 
@@ -31,24 +29,18 @@ def install_reload_signal(core) -> None:
     signal.signal(signal.SIGHUP, on_hup)
 
 
-def serve_from_env(paths, http: bool, host: str = "127.0.0.1", port: int = 3000) -> None:
-    """Validate settings, open the core, and serve until interrupted."""
+def serve_from_env(frontend, http: bool, host: str = "127.0.0.1", port: int = 3000) -> None:
+    """Validate settings, open the core and the state store, and serve until interrupted.
+
+    Configuration problems (a missing token, a wrong RLMAP_STATE_URL) raise
+    :class:`~rlmap_bot.errors.RlmapError`, which the CLI prints as one line.
+    """
     from rlmap_bot.slack.app import SlackFrontEnd
 
-    try:
-        settings = load_settings().require(http=http)
-    except SettingsError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        sys.exit(2)
+    settings = frontend.settings.require_slack(http=http)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    core = paths.core()
-    from rlmap_bot.state.store import StateStoreError
-
-    try:
-        core.state  # open (and migrate) now: a wrong RLMAP_STATE_URL should fail at start, plainly
-    except StateStoreError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        sys.exit(2)
+    core = frontend.core()
+    core.state  # open (and migrate) now: a wrong RLMAP_STATE_URL should fail at start, plainly
     front = SlackFrontEnd(core, settings)
     install_reload_signal(core)
     caught_up = front.digests.start_scheduler()

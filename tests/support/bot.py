@@ -6,15 +6,13 @@ import threading
 from dataclasses import dataclass
 from pathlib import Path
 
-import pytest
-
 from rlmap_bot.core import Core
 from rlmap_bot.slack.app import SlackFrontEnd
 from rlmap_bot.slack.http import make_server
-from rlmap_bot.slack.settings import SlackSettings
+from rlmap_bot.settings import Settings
 
-from conftest import KNOWLEDGE
-from slack_standin import BOT_TOKEN, SIGNING_SECRET, Slack, StandIn
+from support import KNOWLEDGE
+from support.standin import BOT_TOKEN, SIGNING_SECRET, Slack, StandIn
 
 
 @dataclass
@@ -41,7 +39,7 @@ def start_bot(standin: StandIn, db: Path, state: Path, knowledge: Path = KNOWLED
     values = dict(slack_bot_token=BOT_TOKEN, slack_signing_secret=SIGNING_SECRET, slack_api_url=standin.base_url,
                   rlmap_admins="UADMIN")
     values.update(settings)
-    front = SlackFrontEnd(Core(knowledge, db, state_url=state), SlackSettings(**values))
+    front = SlackFrontEnd(Core(knowledge, db, state_url=state), Settings(**values))
     server = make_server(front.app, "127.0.0.1", 0, threads=4)
     stopping = threading.Event()
 
@@ -58,17 +56,3 @@ def start_bot(standin: StandIn, db: Path, state: Path, knowledge: Path = KNOWLED
     bot.stopping = stopping
     bot.slack = Slack(bot.url, standin)
     return bot
-
-
-@pytest.fixture
-def standin():
-    s = StandIn().start()
-    yield s
-    s.stop()
-
-
-@pytest.fixture
-def bot(standin, built_db, tmp_path):
-    running = start_bot(standin, built_db, tmp_path / "state.db")
-    yield running
-    running.stop()

@@ -1,0 +1,66 @@
+"""Help and reload: commands about the bot itself."""
+
+from __future__ import annotations
+
+from rlmap_bot.commands.context import Invocation
+from rlmap_bot.commands.registry import CHAT, Param, Registry
+from rlmap_bot.commands.results import Help, HelpEntry, Notice
+from rlmap_bot.errors import UsageError
+
+
+def register(registry: Registry) -> None:
+    def help_(ctx: Invocation, command: str | None = None) -> Help:
+        return help_for(registry, ctx.surface, command)
+
+    def names_a_command(_core: object, args: dict) -> bool:
+        """`help diagnose` is a command; `help me with reward hacking` is a question."""
+        wanted = " ".join(str(args.get("command", "")).lower().split())
+        return not wanted or any(wanted in {c.name, c.words[0]} for c in registry.all())
+
+    registry.command("help", "this list (or `help COMMAND` for one command)",
+                     Param("command", "a command name", kind="rest", metavar="COMMAND"),
+                     surfaces=CHAT, order=90, fits=names_a_command)(help_)
+    registry.command("reload", "rebuild the catalog from the knowledge files (admins)", surfaces=CHAT, admin=True,
+                     order=91)(reload)
+
+
+def reload(ctx: Invocation) -> Notice:
+    if not ctx.admin:
+        raise UsageError("Only the admins in RLMAP_ADMINS can reload the catalog.")
+    counts = ctx.core.reload()
+    return Notice(text="Reloaded: " + ", ".join(f"{n} {k}{'' if n == 1 else 's'}" for k, n in counts.items()))
+
+
+INTRO = {
+    "shell": "Ask anything (any line that is not a command is a question), or use a command:",
+    "slack": ("*Ask* me about the five stages of an RL system, the Scaling Laws topic and the papers on them: "
+              "mention me in a channel (I answer in a thread), send me a DM, or use `/rlmap ask QUESTION` for a "
+              "private answer with a button to share it. *Diagnose* a run with `/rlmap diagnose`: answer in the "
+              "thread with the buttons or by typing values. Commands:"),
+    "cli": "Commands:",
+}
+OUTRO = {
+    "shell": "Leave with quit (also exit, Ctrl-D).",
+    "slack": "Anything else after `/rlmap` is a question.",
+    "cli": "",
+}
+
+
+def help_for(registry: Registry, surface: str, command: str | None = None, problem: str | None = None) -> Help:
+    """Help generated from the declarations, for one surface."""
+    prefix = "/rlmap " if surface == "slack" else ""
+    if command:
+        wanted = " ".join(command.lower().split())
+        found = [c for c in registry.all(surface) if c.name == wanted or c.words[0] == wanted]
+        if not found:
+            raise UsageError(f"no command {command!r}; `help` lists them")
+        entries = []
+        for c in found:
+            entries.append(HelpEntry(usage=prefix + c.usage(surface), summary=c.summary))
+            entries += [HelpEntry(usage="  " + p.shown, summary=p.help) for p in c.params_for(surface)]
+            entries += [HelpEntry(usage="  e.g. " + prefix + e, summary="") for e in c.examples]
+        return Help(intro="", commands=entries, problem=problem)
+    entries = [HelpEntry(usage=prefix + c.usage(surface), summary=c.summary) for c in registry.all(surface)]
+    if surface == "shell":
+        entries.append(HelpEntry(usage="quit", summary="leave the shell"))
+    return Help(intro=INTRO.get(surface, ""), commands=entries, outro=OUTRO.get(surface, ""), problem=problem)

@@ -1,0 +1,168 @@
+"""Commands over the catalog: ask, show, stages, papers, and the knowledge store's upkeep."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rlmap_bot.commands.context import Invocation
+from rlmap_bot.commands.registry import ALL, Param, Registry
+from rlmap_bot.commands.results import (
+    KbBuilt,
+    KbStats,
+    KindCount,
+    PaperList,
+    PaperRow,
+    StageList,
+    StageRow,
+)
+from rlmap_bot.errors import NotFoundError, UsageError
+
+CLI = frozenset({"cli"})
+
+
+def register(registry: Registry) -> None:
+    registry.command(
+        "ask", "search the map: stages, topics, papers and diagnosis signals",
+        Param("question", "what you want to know ('-' in the terminal: one question per line on stdin)",
+              kind="rest", required=True, metavar="QUESTION"),
+        Param("limit", "how many matches", type="int", default=5, short="-n", range=(1, 50), surfaces=CLI),
+        json=True, order=1, examples=("ask why is my reward going up but evals down?",),
+    )(ask)
+    registry.command(
+        "show", "a whole entry with its links, by id, title or alias",
+        Param("entry", "an id, a title or an alias (quote titles with spaces in the shell)", kind="rest",
+              required=True, metavar="ID"),
+        json=True, order=2, fits=_names_an_entry, examples=("show reward", "show R1", 'show "reward hacking"'),
+    )(show)
+    registry.command("stages", "the five stages of the map", json=True, order=3)(stages)
+    registry.command(
+        "papers", "papers in the catalog, newest first, optionally filtered",
+        Param("by", "only papers by this author or organisation", word="by", metavar="AUTHOR"),
+        Param("stage", "only papers on this stage", metavar="STAGE", word="stage"),
+        Param("topic", "only papers on this subtopic", metavar="TOPIC", word="topic"),
+        json=True, order=4, examples=("papers by Schulman", "papers --stage reward"),
+    )(papers)
+    registry.command("kb build", "validate every knowledge file, build a new store, swap it in atomically",
+                     surfaces=CLI, order=60)(kb_build)
+    registry.command("kb check", "validate the knowledge files without building", surfaces=CLI, order=61)(kb_check)
+    registry.command("kb stats", "entry counts by kind", surfaces=ALL - {"slack"}, json=True, order=62)(kb_stats)
+    registry.command(
+        "kb export", "every entry, all fields, as a JSON list",
+        Param("json", "print JSON (required)", kind="flag", required=True, surfaces=CLI),
+        surfaces=CLI, order=63,
+    )(kb_export)
+
+
+def ask(ctx: Invocation, question: str, limit: int = 5) -> Any:
+    if not question or not question.strip():
+        raise UsageError("ask needs a question, e.g. `ask why is my reward going up but evals down?`")
+    return ctx.core.ask(question, limit=limit)
+
+
+def _names_an_entry(core: Any, args: dict[str, Any]) -> bool:
+    """`show X` is a command when X is one word, or names an entry; else the line is a question."""
+    text = str(args.get("entry", ""))
+    return len(text.split()) <= 1 or core is None or core.resolve(text) is not None
+
+
+def show(ctx: Invocation, entry: str) -> Any:
+    text = entry.strip()
+    if not text:
+        raise UsageError("show needs an entry id, e.g. `show reward`")
+    found = ctx.core.resolve(text)
+    if found is None:
+        close = ctx.core.suggest_ids(text)
+        hint = f"; did you mean {', '.join(close)}?" if close else "; try `ask` to search"
+        raise NotFoundError(f"no entry with id {text[:80]!r}{hint}")
+    return ctx.core.card(found.id)
+
+
+def stages(ctx: Invocation) -> StageList:
+    return StageList(stages=[StageRow(order=s.order, id=s.id, title=s.title, one_line=s.one_line)
+                             for s in ctx.core.stages()])
+
+
+def papers(ctx: Invocation, by: str | None = None, stage: str | None = None, topic: str | None = None) -> PaperList:
+    core = ctx.core
+    everything = core.papers()
+    found = list(everything)
+    filters = []
+    if stage:
+        stage_id = _pick(stage, {s.id: s.title for s in core.stages()}, "stage")
+        found = [p for p in found if stage_id in p.stages]
+        filters.append(f"on {core.get(stage_id).title}")
+    if topic:
+        subtopics = {t.id: t.title for t in core.store.all("topic") if getattr(t, "parent", None)}
+        topic_id = _pick(topic, subtopics, "subtopic")
+        found = [p for p in found if topic_id in p.subtopics]
+        filters.append(f"on {subtopics[topic_id]}")
+    if by:
+        found = [p for p in found if _written_by(p, by)]
+        filters.append(f"by {by}")
+    rows = [PaperRow(id=p.id, title=p.title, byline=p.byline or None, year=p.year, stages=list(p.stages),
+                     verification=p.verification, url=p.link) for p in found]
+    return PaperList(papers=rows, filters=filters, total=len(everything))
+
+
+def _pick(value: str, known: dict[str, str], what: str) -> str:
+    """An id from an id, a title or a word of the title ("reward" -> "reward", "rollout" -> "rollouts")."""
+    from rlmap_bot.text import fold
+
+    low = fold(value).strip().lower()
+    for key, title in known.items():
+        if low in {key, title.lower()} or low.rstrip("s") == key.rstrip("s"):
+            return key
+    words = [key for key, title in known.items() if low in title.lower().split()]
+    if len(words) == 1:
+        return words[0]
+    raise UsageError(f"unknown {what} {value!r}; one of {', '.join(known)}")
+
+
+def _written_by(paper: Any, who: str) -> bool:
+    from rlmap_bot.text import fold
+
+    wanted = [w for w in fold(who).lower().replace(".", " ").split() if w not in {"et", "al"}]
+    names = fold(" ".join([*paper.authors, paper.organisation or ""])).lower().replace(".", " ").replace(",", " ").split()
+    return bool(wanted) and all(w in names for w in wanted)
+
+
+def kb_build(ctx: Invocation) -> KbBuilt:
+    from rlmap_bot.knowledge.loader import KnowledgeError
+    from rlmap_bot.knowledge.store import build_store
+
+    try:
+        catalog = build_store(ctx.knowledge_root, ctx.db_path)
+    except KnowledgeError as exc:
+        raise KnowledgeError(exc.path, exc.entry, exc.field, f"{exc.problem} (the previous store is unchanged)") from None
+    return KbBuilt(path=str(ctx.db_path), counts=_counts(catalog.entries.values()))
+
+
+def kb_check(ctx: Invocation) -> KbBuilt:
+    from rlmap_bot.knowledge.loader import load_catalog
+
+    catalog = load_catalog(ctx.knowledge_root)
+    return KbBuilt(path=str(ctx.knowledge_root), counts=_counts(catalog.entries.values()), checked_only=True)
+
+
+def kb_stats(ctx: Invocation) -> KbStats:
+    store = ctx.core.store
+    counts = [KindCount(kind=k, count=n) for k, n in store.counts().items()]
+    return KbStats(counts=counts, total=sum(c.count for c in counts), built_at=store.meta.get("built_at"),
+                   knowledge_root=store.meta.get("knowledge_root"))
+
+
+def kb_export(ctx: Invocation, json: bool = True) -> list[dict]:
+    out = []
+    for stored in sorted(ctx.core.store.history(), key=lambda s: (s.entry.kind, s.entry.id)):
+        data = stored.entry.model_dump(mode="json")
+        data.update(first_seen=stored.first_seen, changed_at=stored.changed_at, source=stored.source)
+        out.append(data)
+    return out
+
+
+def _counts(entries) -> list[KindCount]:
+    counts: dict[str, int] = {}
+    for entry in entries:
+        counts[entry.kind] = counts.get(entry.kind, 0) + 1
+    return [KindCount(kind=k, count=n) for k, n in sorted(counts.items())]
+

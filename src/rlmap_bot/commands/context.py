@@ -1,0 +1,55 @@
+"""What a command handler gets besides its arguments: the core, who asked, and where."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Callable, Protocol
+
+if TYPE_CHECKING:
+    from rlmap_bot.core import Core
+    from rlmap_bot.digest.service import Poster
+
+
+class Channel(Protocol):
+    """What a chat front-end lends a command that acts in a channel (Slack implements it)."""
+
+    def announce(self, text: str) -> bool:
+        """Post ``text`` in the channel for everyone; False (having told the user why) when the bot cannot."""
+
+    def user_timezone(self) -> str:
+        """The asking user's timezone name, ``UTC`` when unknown."""
+
+    def open_thread(self, text: str) -> str | None:
+        """Post ``text`` as the root of a new thread; its ts, or None (user told why) when the bot cannot."""
+
+    def digest_poster(self) -> "Poster":
+        """Where a digest for this channel is posted."""
+
+
+@dataclass
+class Invocation:
+    """One run of one command. The core is opened on first use, so `kb check` works on a broken catalog."""
+
+    open_core: Callable[[], "Core"]
+    surface: str  # cli | shell | slack
+    knowledge_root: Path
+    db_path: Path
+    user: str = "local"
+    team: str = "local"
+    channel: str = "local"
+    thread_ts: str | None = None
+    admin: bool = False
+    io: Channel | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @cached_property
+    def core(self) -> "Core":
+        return self.open_core()
+
+    @classmethod
+    def of(cls, core: "Core", surface: str, **fields: Any) -> "Invocation":
+        """An invocation over an already open core."""
+        return cls(open_core=lambda: core, surface=surface, knowledge_root=core.knowledge_root,
+                   db_path=core.db_path, **fields)

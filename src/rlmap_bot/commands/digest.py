@@ -1,0 +1,125 @@
+"""Digest commands: subscribe a channel, see what the next digest says, post one now."""
+
+from __future__ import annotations
+
+import datetime as dt
+import uuid
+from typing import Any
+
+from rlmap_bot.commands.context import Invocation
+from rlmap_bot.commands.registry import Param, Registry
+from rlmap_bot.commands.results import Notice
+from rlmap_bot.errors import UsageError
+
+SLACK = frozenset({"slack"})
+SCHEDULE = "[weekly|daily] [DAY] [HH:MM] [TIMEZONE] [stage:ID] [topic:ID] [note-empty]"
+
+
+def register(registry: Registry) -> None:
+    registry.command(
+        "digest subscribe", "post new catalog entries to this channel on a schedule (default: Mondays 09:00, your timezone)",
+        Param("schedule", "when and what: " + SCHEDULE, kind="rest", metavar=SCHEDULE),
+        surfaces=SLACK, strict=True, order=20,
+    )(subscribe)
+    registry.command("digest unsubscribe", "stop this channel's digest", surfaces=SLACK, strict=True, order=21)(unsubscribe)
+    registry.command("digest list", "every digest subscription in the workspace", surfaces=SLACK, strict=True,
+                     order=22)(list_subscriptions)
+    registry.command(
+        "digest preview", "what the next digest says (in the terminal: entries added since DATE)",
+        Param("since", "entries added on or after this day (default: 7 days ago)", type="date", metavar="DATE",
+              surfaces=frozenset({"cli"})),
+        json=True, strict=True, order=23, surfaces=frozenset({"cli", "slack"}),
+    )(preview)
+    registry.command("digest now", "post this channel's digest now", surfaces=SLACK, strict=True, order=24)(now)
+
+
+def _need_channel(ctx: Invocation) -> None:
+    if ctx.io is None:
+        raise UsageError("digests are posted to Slack channels; use this command there")
+
+
+def subscribe(ctx: Invocation, schedule: str = "") -> Notice | None:
+    from rlmap_bot.digest.schedule import next_run
+    from rlmap_bot.digest.subscribe import parse_subscription
+
+    _need_channel(ctx)
+    core = ctx.core
+    sub = parse_subscription(schedule.split(), ctx.team, ctx.channel, ctx.user, ctx.io.user_timezone(),
+                             core.store.catalog)
+    previous = core.state.subscriptions.get(ctx.team, ctx.channel)
+    if previous is not None:  # re-subscribing changes the schedule, not what counts as new
+        sub = sub.model_copy(update={"created_at": previous.created_at, "last_run_at": previous.last_run_at})
+    when = next_run(sub, dt.datetime.now(dt.timezone.utc)).strftime("%a %d %b %H:%M %Z")
+    filters = f", only {', '.join(sub.filters)}" if sub.filters else ""
+    # The confirmation doubles as proof that the bot can post here.
+    if not ctx.io.announce(f"{_mention(ctx.user)} subscribed this channel to the RL Map digest, {sub.when}{filters}. "
+                           f"Next: {when}."):
+        return None
+    core.state.subscriptions.save(sub)
+    core.subscriptions_changed()
+    return Notice(text=f"Subscribed. Next digest: {when}.")
+
+
+def unsubscribe(ctx: Invocation) -> Notice:
+    _need_channel(ctx)
+    if ctx.core.state.subscriptions.delete(ctx.team, ctx.channel):
+        ctx.core.subscriptions_changed()
+        return Notice(text=f"{_mention(ctx.user)} unsubscribed this channel from the RL Map digest.", public=True)
+    return Notice(text="This channel has no digest subscription.")
+
+
+def list_subscriptions(ctx: Invocation) -> Notice:
+    from rlmap_bot.digest.schedule import next_run
+
+    subs = ctx.core.state.subscriptions.list(team=ctx.team)
+    if not subs:
+        return Notice(text="No channel in this workspace subscribes to the digest.")
+    now_ = dt.datetime.now(dt.timezone.utc)
+    lines = [f"• <#{s.channel}>: {s.when}" + (f", {', '.join(s.filters)}" if s.filters else "")
+             + f"; next {next_run(s, now_).strftime('%a %d %b %H:%M %Z')}" for s in subs]
+    return Notice(text="Digest subscriptions:\n" + "\n".join(lines))
+
+
+def preview(ctx: Invocation, since: dt.date | None = None) -> Any:
+    from rlmap_bot.digest.content import capped_digest, select_items
+    from rlmap_bot.digest.service import DigestService
+
+    core = ctx.core
+    if ctx.surface == "slack":
+        sub = core.state.subscriptions.get(ctx.team, ctx.channel)
+        if sub is None:
+            raise UsageError("This channel has no digest subscription. " + _usage())
+        return DigestService(core).preview(sub)
+    today = dt.date.today()
+    start = since or today - dt.timedelta(days=7)
+    if start > today:
+        raise UsageError(f"--since {start.isoformat()} is in the future")
+    moment = dt.datetime.combine(start, dt.time.min, tzinfo=dt.timezone.utc)
+    return capped_digest(select_items(core.store, set(), since=moment), start, today)
+
+
+def now(ctx: Invocation) -> Notice:
+    from rlmap_bot.digest.service import DigestService
+
+    _need_channel(ctx)
+    sub = ctx.core.state.subscriptions.get(ctx.team, ctx.channel)
+    if sub is None:
+        raise UsageError("This channel has no digest subscription. " + _usage())
+    result = DigestService(ctx.core).run(sub, f"now:{uuid.uuid4().hex}", ctx.io.digest_poster())
+    text = {"posted": f"Posted a digest of {result.entries} {'entry' if result.entries == 1 else 'entries'}.",
+            "noted": "Nothing new since the last digest (a note was posted).",
+            "duplicate": "Another digest for this channel is being posted right now; nothing more was posted."}.get(
+        result.status, "Nothing new since the last digest; nothing was posted.")
+    return Notice(text=text)
+
+
+def _mention(user: str) -> str:
+    from rlmap_bot.wording import mention
+
+    return mention(user)
+
+
+def _usage() -> str:
+    from rlmap_bot.digest.subscribe import USAGE
+
+    return f"Usage: {USAGE}"

@@ -1,0 +1,154 @@
+"""Every setting the bot reads, from the environment only, in one pydantic-settings model.
+
+The core reads paths and limits from it; the Slack front-end reads tokens. Secrets
+are ``SecretStr``: they print as ``**********`` in logs, reprs and errors, and leave
+this module only through ``get_secret_value()`` where a client is built. The README's
+settings table is checked against these fields by a test.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from functools import cached_property
+from pathlib import Path
+from typing import Literal
+
+from pydantic import Field, SecretStr, ValidationError, field_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from rlmap_bot.errors import ConfigError
+
+PACKAGE_DIR = Path(__file__).resolve().parent
+DEFAULT_SCOPES = "app_mentions:read,chat:write,commands,im:history,channels:history,groups:history,users:read"
+
+
+def bundled_knowledge() -> Path:
+    """The ``knowledge/`` folder of the checkout (or installed data), whichever exists."""
+    for candidate in (PACKAGE_DIR.parent.parent / "knowledge", PACKAGE_DIR / "knowledge_data"):
+        if candidate.is_dir():
+            return candidate
+    return PACKAGE_DIR.parent.parent / "knowledge"
+
+
+class Settings(BaseSettings):
+    """Read once per process from the environment; see the README's settings tables."""
+
+    model_config = SettingsConfigDict(env_prefix="", case_sensitive=False, extra="ignore", frozen=True)
+
+    # -- the core -----------------------------------------------------------------------------
+    rlmap_knowledge: Path | None = Field(default=None, description="the knowledge folder")
+    rlmap_home: Path | None = Field(default=None, description="where both stores live by default")
+    rlmap_db: Path | None = Field(default=None, description="the knowledge store (SQLite, rebuilt from the folder)")
+    rlmap_state_db: Path | None = Field(default=None, description="the state store file")
+    rlmap_state_url: SecretStr | None = Field(
+        default=None, description="a SQLAlchemy URL for the state store instead of a file (PostgreSQL for several replicas)")
+    rlmap_session_ttl_hours: float = Field(default=72.0, gt=0, description="how long a diagnosis may sit unanswered before it expires")
+    rlmap_log_format: Literal["text", "json"] = Field(default="text", description="log lines as text, or one JSON object a line")
+
+    # -- Slack --------------------------------------------------------------------------------
+    slack_bot_token: SecretStr | None = Field(default=None, description="bot token (xoxb-...)")
+    slack_app_token: SecretStr | None = Field(default=None, description="app-level token for Socket Mode (xapp-...)")
+    slack_signing_secret: SecretStr | None = Field(default=None, description="signing secret, for HTTP mode")
+    slack_api_url: str = Field(default="https://slack.com/api/", description="Web API base URL")
+    slack_client_id: str | None = Field(default=None, description="OAuth client id: many workspaces (HTTP mode)")
+    slack_client_secret: SecretStr | None = Field(default=None, description="OAuth client secret")
+    slack_scopes: str = Field(default=DEFAULT_SCOPES, description="bot scopes requested at install")
+    slack_redirect_uri: str | None = Field(default=None, description="OAuth redirect URL, if not the default")
+    rlmap_admins: str = Field(default="", description="comma-separated user ids allowed to /rlmap reload")
+    rlmap_rate_limit_retries: int = Field(default=3, ge=0, le=10, description="how many times a 429 is retried")
+
+    @field_validator("slack_api_url")
+    @classmethod
+    def _trailing_slash(cls, value: str) -> str:
+        if not value.startswith(("http://", "https://")):
+            raise ValueError("must start with http:// or https://")
+        return value if value.endswith("/") else value + "/"
+
+    @field_validator("rlmap_state_url")
+    @classmethod
+    def _is_url(cls, value: SecretStr | None) -> SecretStr | None:
+        if value is not None and "://" not in value.get_secret_value():
+            raise ValueError("must be a URL such as postgresql+psycopg://user:password@host/db; "
+                             "for a SQLite file set RLMAP_STATE_DB instead")
+        return value
+
+    # -- derived paths ------------------------------------------------------------------------
+    @property
+    def knowledge_dir(self) -> Path:
+        return self.rlmap_knowledge.expanduser() if self.rlmap_knowledge else bundled_knowledge()
+
+    @cached_property
+    def data_dir(self) -> Path:
+        if self.rlmap_home:
+            return self.rlmap_home.expanduser()
+        from platformdirs import user_data_dir
+
+        return Path(user_data_dir("rlmap-bot", appauthor=False))
+
+    @property
+    def knowledge_db(self) -> Path:
+        return self.rlmap_db.expanduser() if self.rlmap_db else self.data_dir / "knowledge.db"
+
+    @property
+    def state_url(self) -> str:
+        """``RLMAP_STATE_URL`` (e.g. PostgreSQL) wins; else ``RLMAP_STATE_DB``; else ``state.db`` at home."""
+        if self.rlmap_state_url is not None:
+            return self.rlmap_state_url.get_secret_value()
+        return str(self.rlmap_state_db.expanduser() if self.rlmap_state_db else self.data_dir / "state.db")
+
+    @property
+    def session_ttl(self) -> dt.timedelta:
+        return dt.timedelta(hours=self.rlmap_session_ttl_hours)
+
+    # -- Slack modes --------------------------------------------------------------------------
+    @property
+    def oauth(self) -> bool:
+        """Many workspaces: installations come from the OAuth flow, not one bot token."""
+        return bool(self.slack_client_id)
+
+    @property
+    def slack_wanted(self) -> bool:
+        """Any Slack credential set means the person wants the Slack app, not the local shell."""
+        return bool(self.slack_bot_token or self.slack_client_id)
+
+    @property
+    def admins(self) -> set[str]:
+        return {a.strip() for a in self.rlmap_admins.split(",") if a.strip()}
+
+    def require_slack(self, http: bool) -> "Settings":
+        """Raise :class:`ConfigError` naming every missing variable for this Slack mode."""
+        missing = []
+        if self.oauth:
+            if not http:
+                raise ConfigError("the OAuth install flow (SLACK_CLIENT_ID) needs HTTP mode: run `rlmap-bot serve --http`")
+            if not self.slack_client_secret:
+                missing.append("SLACK_CLIENT_SECRET (Basic Information > App Credentials)")
+        elif not self.slack_bot_token:
+            missing.append("SLACK_BOT_TOKEN (the bot token, xoxb-...)")
+        if http and not self.slack_signing_secret:
+            missing.append("SLACK_SIGNING_SECRET (from Basic Information > App Credentials)")
+        if not http and not self.slack_app_token:
+            missing.append("SLACK_APP_TOKEN (an app-level token with connections:write, xapp-...), or use --http")
+        if missing:
+            mode = "HTTP" if http else "Socket Mode"
+            raise ConfigError(f"cannot start the Slack app in {mode}; set " + "; ".join(missing))
+        return self
+
+
+def load_settings(**overrides) -> Settings:
+    """The settings from the environment (and ``overrides``); a bad value is one line naming the variable."""
+    try:
+        return Settings(**overrides)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        name = ".".join(str(p) for p in first["loc"]).upper()
+        message = first["msg"].removeprefix("Value error, ")
+        raise ConfigError(f"{name}: {message}") from None
+
+
+def env_names() -> list[str]:
+    """Every environment variable the settings read, upper case, in declaration order."""
+    return [name.upper() for name in Settings.model_fields]
+
+
+__all__ = ["Settings", "load_settings", "bundled_knowledge", "env_names"]

@@ -1,0 +1,85 @@
+"""Command results as Block Kit, one module per feature; :func:`render` picks by the result's type.
+
+Everything here is pure: core models in, blocks out. All text from users or the
+catalog is escaped for mrkdwn (nobody can make the bot ping @channel or forge a
+link) and every message stays inside Slack's limits.
+"""
+
+from __future__ import annotations
+
+from functools import singledispatch
+from typing import Any
+
+from slack_sdk.models.blocks import Block
+
+from rlmap_bot.commands.results import Help, KbStats, Notice, PaperList, SessionList, StageList
+from rlmap_bot.diagnosis.engine import Verdict
+from rlmap_bot.digest.content import Digest
+from rlmap_bot.knowledge.cards import Card
+from rlmap_bot.search.engine import Answer
+from rlmap_bot.slack.blocks import ask, diagnosis, digest, entries, help
+from rlmap_bot.slack.blocks.common import context, section, to_dicts
+from rlmap_bot.slack.markup import escape
+
+Rendered = tuple[list[Block], str]  # the blocks, and the notification text (already safe mrkdwn)
+
+
+@singledispatch
+def render(result: Any) -> Rendered:
+    """Blocks and the fallback text for a command result."""
+    text = escape(str(result))
+    return [section(text)], text
+
+
+@render.register
+def _(result: Answer) -> Rendered:
+    return ask.answer_blocks(result, shareable=bool(result.results)), escape(ask.answer_text(result))
+
+
+@render.register
+def _(result: Card) -> Rendered:
+    return entries.card_blocks(result), escape(result.title)
+
+
+@render.register
+def _(result: StageList) -> Rendered:
+    return entries.stages_blocks(result), "The five stages"
+
+
+@render.register
+def _(result: PaperList) -> Rendered:
+    return help.papers_blocks(result), f"{len(result.papers)} papers"
+
+
+@render.register
+def _(result: Verdict) -> Rendered:
+    return diagnosis.verdict_blocks(result), escape(diagnosis.verdict_text(result))
+
+
+@render.register
+def _(result: Digest) -> Rendered:
+    return digest.digest_blocks(result, preview=True), escape(digest.digest_text(result))
+
+
+@render.register
+def _(result: Help) -> Rendered:
+    return help.help_blocks(result), escape(result.problem or "How to use rlmap")
+
+
+@render.register
+def _(result: SessionList) -> Rendered:
+    return help.sessions_blocks(result), f"{len(result.sessions)} open diagnoses"
+
+
+@render.register
+def _(result: KbStats) -> Rendered:
+    return help.kb_stats_blocks(result), f"{result.total} entries"
+
+
+@render.register
+def _(result: Notice) -> Rendered:
+    # Notices are built by commands from validated values and the bot's own mentions: already mrkdwn.
+    return [section(result.text)], result.text
+
+
+__all__ = ["render", "to_dicts", "context", "section", "ask", "diagnosis", "digest", "entries", "help"]

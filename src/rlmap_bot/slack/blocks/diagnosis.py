@@ -1,0 +1,103 @@
+"""The diagnosis card: the current question with its buttons, then the verdict, updated in place."""
+
+from __future__ import annotations
+
+import json
+
+from slack_sdk.models.blocks import Block, HeaderBlock
+
+from rlmap_bot import wording
+from rlmap_bot.diagnosis.engine import Verdict, format_value
+from rlmap_bot.diagnosis.flow import Step
+from rlmap_bot.slack.blocks.common import actions, button, context, fit, plain, section
+from rlmap_bot.slack.markup import cut, escape
+
+
+def action_value(session_id: str, signal: str, extra: str = "") -> str:
+    return json.dumps({"s": session_id, "q": signal, "v": extra}, separators=(",", ":"))
+
+
+def parse_action_value(value: str) -> dict:
+    data = json.loads(value)
+    if not isinstance(data, dict) or "s" not in data:
+        raise ValueError("not a diagnosis button")
+    return data
+
+
+def question_blocks(step: Step, note: str | None = None, by: str | None = None) -> list[Block]:
+    """The current question of a diagnosis, as the card that is updated in place."""
+    q = step.question
+    assert q is not None
+    answered = len(step.session.answers)
+    blocks: list[Block] = [
+        HeaderBlock(text=plain(f"Diagnosis · question {q.number}")),
+        section(f"*{escape(q.title)}*\n{escape(q.text)}"),
+        context(f"How to measure: {escape(q.how_to_measure)}"),
+    ]
+    presets = [
+        button(p.label, f"diag_preset_{i}", action_value(step.session.id, q.signal, str(i)))
+        for i, p in enumerate(q.presets[:20])
+    ]
+    if presets:
+        blocks.append(actions(presets, block_id="diag_presets"))
+    controls = [button("Don't know", "diag_skip", action_value(step.session.id, q.signal))]
+    if q.can_go_back:
+        controls.append(button("Back", "diag_back", action_value(step.session.id, q.signal)))
+    controls.append(button("Stop: verdict now", "diag_stop", action_value(step.session.id, q.signal), style="danger"))
+    blocks.append(actions(controls, block_id="diag_controls"))
+    hint = "Or reply in this thread with a value" if q.type in {"fraction", "number", "integer"} else "Or reply in this thread"
+    if q.type == "fraction":
+        hint += " (0.3 or 30%)"
+    leaning = step.leaning
+    status = f"{hint}. {answered} answered so far."
+    if leaning is not None and leaning.ranking and leaning.ranking[0].score > 0:
+        status += f" Leaning: {escape(leaning.ranking[0].title)} ({leaning.ranking[0].score:g} points)."
+    if note:
+        status = f"{wording.mention(by) + ': ' if by else ''}{escape(note)} · {status}"
+    blocks.append(context(status))
+    return blocks
+
+
+def question_text(step: Step) -> str:
+    q = step.question
+    return f"Diagnosis question {q.number}: {q.text}" if q else "Diagnosis"
+
+
+def verdict_blocks(verdict: Verdict, note: str | None = None, by: str | None = None) -> list[Block]:
+    """The verdict card: binding stage, confidence, evidence, next checks, papers."""
+    blocks: list[Block] = [HeaderBlock(text=plain(wording.verdict_headline(verdict))), section(escape(verdict.summary))]
+    ranking = "\n".join(
+        f"{'*' if r.stage == verdict.binding_stage else ''}{escape(r.title)}{'*' if r.stage == verdict.binding_stage else ''}"
+        f": {r.score:g} points" for r in verdict.ranking
+    )
+    blocks.append(section("*Stages by score*\n" + ranking))
+    if verdict.evidence:
+        lines = []
+        for ev in verdict.evidence[:8]:
+            seen = ", ".join(f"`{escape(k)}` = {escape(format_value(v))}" for k, v in ev.signals.items())
+            moves = ", ".join(f"{escape(s)} {p:+g}" for s, p in ev.points.items())
+            lines.append(f"• {seen} ({moves}): {escape(ev.why)} _[{escape(ev.source.title)}]_")
+        if len(verdict.evidence) > 8:
+            lines.append(f"…and {len(verdict.evidence) - 8} more")
+        blocks.append(section("*Evidence*\n" + "\n".join(lines)))
+    if verdict.next_checks:
+        checks = "\n".join(f"• `{escape(c.signal)}`: {escape(c.question)}" for c in verdict.next_checks)
+        blocks.append(section("*Check next*\n" + checks))
+    if verdict.papers:
+        blocks.append(section("*Read*"))
+        blocks.append(actions([button(cut(p.title, 70), f"entry_show_{i}", p.id) for i, p in enumerate(verdict.papers[:10])]))
+    if note:
+        blocks.append(context(f"{wording.mention(by) + ': ' if by else ''}{escape(note)}"))
+    return fit(blocks)
+
+
+def verdict_text(verdict: Verdict) -> str:
+    return verdict.summary
+
+
+def step_blocks(step: Step, note: str | None = None, by: str | None = None) -> list[Block]:
+    return verdict_blocks(step.verdict, note, by) if step.finished else question_blocks(step, note, by)
+
+
+def step_text(step: Step) -> str:
+    return verdict_text(step.verdict) if step.finished else question_text(step)

@@ -1,0 +1,52 @@
+"""Help (generated from the command registry), notices, paper and session lists."""
+
+from __future__ import annotations
+
+from slack_sdk.models.blocks import Block
+
+from rlmap_bot import wording
+from rlmap_bot.commands.results import Help, KbStats, PaperList, SessionList
+from rlmap_bot.slack.blocks.common import fit, section
+from rlmap_bot.slack.markup import escape
+
+
+def help_blocks(result: Help) -> list[Block]:
+    blocks: list[Block] = []
+    if result.problem:
+        blocks.append(section(f":warning: {escape(result.problem)}"))
+    lines = [result.intro] if result.intro else []  # the intro is the bot's own mrkdwn
+    lines += [f"• `{escape(e.usage)}`" + (f": {escape(e.summary)}" if e.summary else "") for e in result.commands]
+    if result.outro:
+        lines.append(result.outro)
+    blocks.append(section("\n".join(lines)))
+    return blocks
+
+
+def papers_blocks(result: PaperList) -> list[Block]:
+    narrowed = f" {' '.join(result.filters)}" if result.filters else ""
+    if not result.papers:
+        return [section(escape(f"No papers{narrowed} in the catalog ({result.total} papers in all)."))]
+    lines = []
+    for paper in result.papers[:40]:
+        label = wording.verification_label(paper.verification)
+        who = f", {escape(paper.byline)}" if paper.byline else ""
+        lines.append(f"• *{escape(paper.title)}* ({paper.year or 'n.d.'}{who}) `{escape(paper.id)}`"
+                     + (f" _{label}_" if label else ""))
+    more = len(result.papers) - 40
+    head = escape(f"{len(result.papers)} papers{narrowed}, newest first:")
+    chunks = [lines[i:i + 10] for i in range(0, len(lines), 10)]
+    blocks: list[Block] = [section(head + "\n" + "\n".join(chunks[0]))] + [section("\n".join(c)) for c in chunks[1:]]
+    if more > 0:
+        blocks.append(section(f"…and {more} more; narrow with `papers by NAME` or `papers stage ID`."))
+    return fit(blocks)
+
+
+def sessions_blocks(result: SessionList) -> list[Block]:
+    if not result.sessions:
+        return [section("No open diagnoses.")]
+    return [section("\n".join(f"• `{s.id[:8]}` {escape(s.user)}: {s.answers} answered, next `{escape(s.next or '-')}`"
+                              for s in result.sessions[:20]))]
+
+
+def kb_stats_blocks(result: KbStats) -> list[Block]:
+    return [section("\n".join(f"• {escape(c.kind)}: {c.count}" for c in result.counts) + f"\n*total*: {result.total}")]

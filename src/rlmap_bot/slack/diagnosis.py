@@ -1,0 +1,112 @@
+"""Diagnoses in Slack threads: the card updated in place, typed answers, button clicks."""
+
+from __future__ import annotations
+
+import logging
+from typing import Callable
+
+from slack_sdk import WebClient
+from slack_sdk.errors import SlackApiError
+
+from rlmap_bot import wording
+from rlmap_bot.core import Core
+from rlmap_bot.diagnosis.flow import FlowError, Step, control_word
+from rlmap_bot.slack import posting
+from rlmap_bot.slack.blocks import diagnosis as cards
+from rlmap_bot.slack.blocks.common import FALLBACK_LIMIT
+from rlmap_bot.slack.markup import cut, escape
+from rlmap_bot.state.store import ConflictError
+
+log = logging.getLogger(__name__)
+
+
+class DiagnosisThreads:
+    def __init__(self, core: Core):
+        self.core = core
+
+    def post_first_card(self, client: WebClient, channel: str, step: Step, respond: Callable | None = None) -> None:
+        """Post the first question in the session's thread and remember the card."""
+        session = step.session
+        card = posting.post(client, channel, session.user, blocks=cards.step_blocks(step),
+                            text=escape(cards.step_text(step)), thread_ts=session.thread_ts, respond=respond)
+        if card is None:
+            self.core.flow.stop(session.id)  # nobody can see it: do not leave it open
+            return
+        self.core.flow.attach(session.id, message_ts=card["ts"])
+        if respond is not None:
+            respond(response_type="ephemeral", text=wording.DIAGNOSIS_THREAD_OPENED)
+
+    def typed_answer(self, client: WebClient, team: str, channel: str, thread_ts: str, user: str, text: str) -> bool:
+        """A reply in a diagnosis thread: the answer to the current question. False if no diagnosis here."""
+        session = self.core.state.sessions.find(team, channel, thread_ts)
+        if session is None or session.current is None:
+            return False
+        flow = self.core.flow
+        if not text.strip():
+            return True  # an empty reply (an image, a file) is not an answer
+        control = control_word(text)
+        try:
+            if control == "help":
+                question = flow.resume(session.id).question
+                if question is not None:
+                    posting.tell(client, channel, user, f"How to measure *{escape(question.title)}*: "
+                                 f"{escape(question.how_to_measure)}", thread_ts=thread_ts)
+                return True
+            if control == "skip":
+                step = flow.skip(session.id, session.current)
+            elif control == "back":
+                step = flow.back(session.id)
+            elif control == "stop":
+                step = flow.stop(session.id)
+            else:
+                step = flow.answer(session.id, session.current, text)
+        except (FlowError, ConflictError) as exc:
+            posting.tell(client, channel, user, f"{escape(exc)}. Use the buttons, or type a value, '?', 'back', "
+                         "'help' or 'stop'.", thread_ts=thread_ts)
+            return True
+        ts = step.session.message_ts or flow.card_of(step.session.id)
+        self.show_step(client, channel, step, ts=ts, note=step.note, by=user, thread_ts=thread_ts)
+        return True
+
+    def click(self, client: WebClient, action_id: str, value: str, team: str, user: str, channel: str,
+              message_ts: str | None) -> str | None:
+        """A preset, skip, back or stop button; returns a private message when the click does not apply."""
+        flow = self.core.flow
+        try:
+            data = cards.parse_action_value(value)
+            session_id, signal = data["s"], data["q"]
+            session = flow.load(session_id)
+            if session.team != team:
+                raise FlowError("that diagnosis no longer exists")  # another workspace's session
+            if action_id.startswith("diag_preset"):
+                preset = self.core.engine.signals[signal].presets[int(data["v"])]
+                step = flow.answer(session_id, signal, preset.value)
+            elif action_id == "diag_skip":
+                step = flow.skip(session_id, signal)
+            elif action_id == "diag_back":
+                if session.current != signal:
+                    raise FlowError("that question was already answered; use the latest card")
+                step = flow.back(session_id)
+            else:
+                step = flow.stop(session_id)
+        except (FlowError, ConflictError, KeyError, IndexError, ValueError) as exc:
+            return escape(exc)
+        self.show_step(client, channel, step, ts=message_ts, note=step.note, by=user)
+        return None
+
+    def show_step(self, client: WebClient, channel: str, step: Step, ts: str | None, note: str | None,
+                  by: str | None = None, thread_ts: str | None = None) -> None:
+        """Update the diagnosis card in place (post a new one if it is gone)."""
+        blocks = cards.step_blocks(step, note, by)
+        text = escape(cards.step_text(step))
+        if ts:
+            try:
+                client.chat_update(channel=channel, ts=ts, blocks=blocks, text=cut(text, FALLBACK_LIMIT))
+                return
+            except SlackApiError as exc:
+                if exc.response.get("error") not in {"message_not_found", "cant_update_message"}:
+                    raise
+        card = posting.post(client, channel, step.session.user, blocks=blocks, text=text,
+                            thread_ts=thread_ts or step.session.thread_ts)
+        if card is not None and not step.finished:
+            self.core.flow.attach(step.session.id, message_ts=card["ts"])

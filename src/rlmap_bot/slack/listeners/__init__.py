@@ -1,0 +1,20 @@
+"""Bolt listeners, by kind: events, the slash command, and button actions.
+
+Every listener acks first and works after (Bolt runs listeners on a thread pool,
+so the ack reaches Slack within its 3 seconds whatever the work costs).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from rlmap_bot.slack.listeners import actions, commands, events
+
+if TYPE_CHECKING:
+    from rlmap_bot.slack.app import SlackFrontEnd
+
+
+def register(front: "SlackFrontEnd") -> None:
+    events.register(front)
+    commands.register(front)
+    actions.register(front)

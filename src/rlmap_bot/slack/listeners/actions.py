@@ -1,0 +1,105 @@
+"""Buttons: full entries, related entries, sharing an answer, stages and help, diagnosis answers."""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING, Callable
+
+from slack_sdk import WebClient
+from slack_sdk.errors import SlackApiError
+from slack_sdk.models.views import View
+
+from rlmap_bot.commands import REGISTRY
+from rlmap_bot.commands.admin import help_for
+from rlmap_bot.commands.catalog import stages as stages_command
+from rlmap_bot.commands.context import Invocation
+from rlmap_bot.slack import posting
+from rlmap_bot.slack.blocks import ask, entries, help, to_dicts
+from rlmap_bot.slack.blocks.common import fallback, fit, plain, section
+from rlmap_bot.slack.markup import cut
+
+if TYPE_CHECKING:
+    from rlmap_bot.slack.app import SlackFrontEnd
+
+
+def _show(body: dict, client: WebClient, respond: Callable, blocks: list, text: str, title: str) -> None:
+    """Entry details: a modal from App Home (no response_url there), else a private reply."""
+    if body.get("container", {}).get("type") == "view" or not body.get("response_url"):
+        view = View(type="modal", title=plain(cut(title, 24), 24), blocks=fit(blocks, 100))
+        if (body.get("view") or {}).get("type") == "modal":
+            client.views_push(trigger_id=body["trigger_id"], view=view)  # a click inside a modal
+        else:
+            client.views_open(trigger_id=body["trigger_id"], view=view)
+        return
+    thread = body.get("message", {}).get("thread_ts") or body.get("container", {}).get("thread_ts")
+    respond(response_type="ephemeral", replace_original=False, text=fallback(text), blocks=to_dicts(blocks),
+            **({"thread_ts": thread} if thread else {}))
+
+
+def _channel(body: dict) -> str:
+    return body.get("channel", {}).get("id") or body.get("container", {}).get("channel_id") or ""
+
+
+def register(front: "SlackFrontEnd") -> None:
+    app = front.app
+
+    @app.action(re.compile(r"^entry_show(_\d+)?$"))
+    def on_show(ack: Callable, action: dict, body: dict, client: WebClient, respond: Callable) -> None:
+        ack()
+        card = front.core.card(action.get("value", ""))
+        if card is None:
+            gone = "That entry is no longer in the catalog."
+            _show(body, client, respond, [section(gone)], gone, "Not found")
+            return
+        _show(body, client, respond, entries.card_blocks(card), card.title, card.title)
+
+    @app.action("entry_more")
+    def on_show_more(ack: Callable, action: dict, body: dict, client: WebClient, respond: Callable) -> None:
+        ack()
+        card = front.core.card(action.get("value", ""))
+        if card is not None:
+            _show(body, client, respond, entries.card_blocks(card, full=True), card.title, card.title)
+
+    @app.action(re.compile(r"^entry_related(_\d+)?$"))
+    def on_related(ack: Callable, action: dict, body: dict, client: WebClient, respond: Callable) -> None:
+        ack()
+        card = front.core.card(action.get("value", ""))
+        if card is not None:
+            _show(body, client, respond, entries.related_blocks(card.title, card.links), f"Related to {card.title}",
+                  "Related")
+
+    @app.action("stages_show")
+    def on_stages(ack: Callable, body: dict, client: WebClient, respond: Callable) -> None:
+        ack()
+        result = stages_command(Invocation.of(front.core, "slack"))
+        _show(body, client, respond, entries.stages_blocks(result), "The five stages", "The five stages")
+
+    @app.action("help_show")
+    def on_help(ack: Callable, body: dict, client: WebClient, respond: Callable) -> None:
+        ack()
+        _show(body, client, respond, help.help_blocks(help_for(REGISTRY, "slack")), "How to use rlmap",
+              "How to use rlmap")
+
+    @app.action("answer_share")
+    def on_share(ack: Callable, action: dict, body: dict, client: WebClient, respond: Callable) -> None:
+        ack()
+        user = body.get("user", {}).get("id", "")
+        answer = front.core.ask(action.get("value", ""))
+        try:
+            client.chat_postMessage(channel=_channel(body), text=fallback(ask.answer_text(answer)),
+                                    blocks=ask.answer_blocks(answer, shared_by=user), unfurl_links=False)
+        except SlackApiError as exc:
+            hint = posting.cannot_post_hint(exc) or f"I couldn't share it: {exc.response.get('error')}"
+            respond(response_type="ephemeral", replace_original=False, text=hint)
+            return
+        respond(delete_original=True)
+
+    @app.action(re.compile(r"^diag_(preset_\d+|skip|back|stop)$"))
+    def on_diagnosis_click(ack: Callable, action: dict, body: dict, client: WebClient, respond: Callable) -> None:
+        ack()
+        team = body.get("team", {}).get("id") or body.get("user", {}).get("team_id", "")
+        ts = body.get("message", {}).get("ts") or body.get("container", {}).get("message_ts")
+        problem = front.threads.click(client, action["action_id"], action.get("value", ""), team=team,
+                                      user=body.get("user", {}).get("id", ""), channel=_channel(body), message_ts=ts)
+        if problem:
+            respond(response_type="ephemeral", replace_original=False, text=problem)

@@ -1,0 +1,20 @@
+"""The `/rlmap` slash command: ack at once, then run the registry command it names."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Callable
+
+from slack_sdk import WebClient
+
+from rlmap_bot.slack.markup import from_slack
+
+if TYPE_CHECKING:
+    from rlmap_bot.slack.app import SlackFrontEnd
+
+
+def register(front: "SlackFrontEnd") -> None:
+    @front.app.command("/rlmap")
+    def on_command(ack: Callable, command: dict, respond: Callable, client: WebClient) -> None:
+        ack()
+        front.commands.slash(client, from_slack(command.get("text", "")), team=command.get("team_id", ""),
+                             channel=command.get("channel_id", ""), user=command.get("user_id", ""), respond=respond)

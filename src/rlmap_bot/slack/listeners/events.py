@@ -1,0 +1,98 @@
+"""Events: mentions, messages (DMs and thread replies, routed by matchers), App Home, uninstalls."""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING
+
+from slack_sdk import WebClient
+
+from rlmap_bot.commands import REGISTRY
+from rlmap_bot.commands.admin import help_for
+from rlmap_bot.slack.blocks.home import home_view
+from rlmap_bot.slack.markup import MENTION, from_slack
+
+if TYPE_CHECKING:
+    from rlmap_bot.slack.app import SlackFrontEnd
+
+log = logging.getLogger(__name__)
+
+
+# -- matchers: which message events a listener wants --------------------------------------------------
+def from_a_person(event: dict) -> bool:
+    """Not another bot, not an edit, join or other subtype."""
+    return not event.get("bot_id") and not event.get("subtype")
+
+
+def in_a_dm(event: dict) -> bool:
+    return event.get("channel_type") == "im"
+
+
+def thread_reply_in_channel(event: dict, context: dict) -> bool:
+    """A reply in a channel thread that does not mention the bot (the mention event handles those)."""
+    bot_user = context.get("bot_user_id")
+    mentioned = bool(bot_user) and f"<@{bot_user}" in (event.get("text") or "")
+    return event.get("channel_type") != "im" and bool(event.get("thread_ts")) and not mentioned
+
+
+def _team(event: dict, context: dict) -> str:
+    return context.get("team_id") or event.get("team") or ""
+
+
+def register(front: "SlackFrontEnd") -> None:
+    app, threads, commands = front.app, front.threads, front.commands
+
+    @app.event("app_mention")
+    def on_mention(event: dict, client: WebClient, context: dict) -> None:
+        if event.get("bot_id"):
+            return
+        text = from_slack(MENTION.sub("", event.get("text", "")))
+        team, channel, user = _team(event, context), event["channel"], event.get("user", "")
+        thread = event.get("thread_ts") or event["ts"]
+        if event.get("thread_ts") and threads.typed_answer(client, team, channel, event["thread_ts"], user, text):
+            return
+        commands.chat(client, text, team, channel, user, thread_ts=thread, anchor_ts=thread)
+
+    @app.event("message", matchers=[from_a_person, in_a_dm])
+    def on_dm(event: dict, client: WebClient, context: dict) -> None:
+        text = from_slack(event.get("text") or "")
+        team, channel, user = _team(event, context), event["channel"], event.get("user", "")
+        if event.get("thread_ts") and threads.typed_answer(client, team, channel, event["thread_ts"], user, text):
+            return
+        commands.chat(client, text, team, channel, user, thread_ts=event.get("thread_ts"),
+                      anchor_ts=event.get("thread_ts") or event["ts"])
+
+    @app.event("message", matchers=[from_a_person, thread_reply_in_channel])
+    def on_thread_reply(event: dict, client: WebClient, context: dict) -> None:
+        text = from_slack(event.get("text") or "")
+        threads.typed_answer(client, _team(event, context), event["channel"], event["thread_ts"],
+                             event.get("user", ""), text)
+
+    @app.event("message")
+    def on_other_message(event: dict) -> None:
+        """Everything else (other bots, edits, channel chatter): seen, never answered."""
+
+    @app.event("app_home_opened")
+    def on_home(event: dict, client: WebClient, context: dict) -> None:
+        if event.get("tab", "home") != "home":
+            return
+        user, team = event["user"], context.get("team_id") or ""
+        core = front.core
+        newest = sorted(core.store.history(), key=lambda s: (s.entry.added, s.first_seen, s.entry.id), reverse=True)
+        newest = [(s.entry, s.entry.added.isoformat()) for s in newest if s.entry.kind in {"paper", "topic", "stage"}][:8]
+        sessions = core.flow.open_sessions(team=team, user=user)
+        client.views_publish(user_id=user, view=home_view(core.stages(), newest, sessions, help_for(REGISTRY, "slack")))
+
+    @app.event("app_uninstalled")
+    def on_uninstalled(body: dict) -> None:
+        front.forget_workspace(body.get("team_id", ""), body.get("enterprise_id"))
+
+    @app.event("tokens_revoked")
+    def on_tokens_revoked(event: dict, body: dict) -> None:
+        tokens = event.get("tokens") or {}
+        if tokens.get("bot"):
+            front.forget_workspace(body.get("team_id", ""), body.get("enterprise_id"))
+        elif front.installations is not None:
+            for user in tokens.get("oauth", []):
+                front.installations.delete_installation(enterprise_id=body.get("enterprise_id"),
+                                                        team_id=body.get("team_id"), user_id=user)

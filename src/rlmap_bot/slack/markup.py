@@ -1,0 +1,40 @@
+"""Slack's message markup: reading it once on the way in, escaping once on the way out."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+_SLACK_MARKUP = re.compile(r"<([@#!][^>|]*)(?:\|([^>]*))?>|<([^>|]+)(?:\|([^>]*))?>")
+MENTION = re.compile(r"<@[A-Z0-9]+(?:\|[^>]*)?>")
+
+
+def escape(text: Any) -> str:
+    """Neutralise Slack's control characters: no <!channel>, <@U..> or <url|forged> from user text."""
+    return str(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def from_slack(text: str) -> str:
+    """Plain text from Slack's message markup: mentions dropped, links and channels named, &amp; decoded."""
+
+    def plain_markup(match: re.Match) -> str:
+        special, special_label, url, label = match.groups()
+        if special is not None:
+            if special.startswith("#"):
+                return "#" + (special_label or special[1:])
+            return ""  # user and special mentions carry no meaning for the bot
+        return label or url
+
+    text = _SLACK_MARKUP.sub(plain_markup, text or "")
+    return " ".join(text.replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&").split())
+
+
+def cut(text: str, limit: int, more: str = "…") -> str:
+    """``text`` shortened to ``limit`` characters without breaking an escape sequence."""
+    if len(text) <= limit:
+        return text
+    shortened = text[: limit - len(more)]
+    amp = shortened.rfind("&")
+    if amp != -1 and ";" not in shortened[amp:]:
+        shortened = shortened[:amp]
+    return shortened.rstrip() + more

@@ -1,0 +1,59 @@
+"""Posting to Slack, and what to tell a person when Slack refuses a post."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any, Callable
+
+from slack_sdk import WebClient
+from slack_sdk.errors import SlackApiError
+
+from rlmap_bot.slack.blocks.common import FALLBACK_LIMIT
+from rlmap_bot.slack.markup import cut
+
+log = logging.getLogger(__name__)
+
+CANNOT_POST = {
+    "not_in_channel": "I'm not in this channel. Invite me with `/invite @rlmap`, then try again.",
+    "channel_not_found": "I can't see this channel. If it is private, invite me with `/invite @rlmap` first.",
+    "is_archived": "This channel is archived, so I can't post in it.",
+    "missing_scope": "I lack a permission for this (a Slack scope). Ask an admin to reinstall the app with the scopes in deploy/manifest.yaml.",
+    "restricted_action": "This workspace does not let me post here.",
+    "not_allowed_token_type": "My token cannot post here; check the app's installation.",
+    "channel_is_archived": "This channel is archived, so I can't post in it.",
+}
+
+
+def cannot_post_hint(exc: SlackApiError) -> str | None:
+    return CANNOT_POST.get(str(exc.response.get("error", "")))
+
+
+def post(client: WebClient, channel: str, user: str, blocks: list, text: str, thread_ts: str | None = None,
+         respond: Callable | None = None, **extra: Any) -> dict | None:
+    """chat.postMessage; when Slack says the bot cannot post, tell the user what to do and return None.
+
+    ``text`` is the notification text, already safe mrkdwn (escaped by the caller).
+    """
+    try:
+        return client.chat_postMessage(channel=channel, blocks=blocks, text=cut(text, FALLBACK_LIMIT), thread_ts=thread_ts,
+                                       unfurl_links=False, unfurl_media=False, **extra).data
+    except SlackApiError as exc:
+        hint = cannot_post_hint(exc)
+        if hint is None:
+            raise
+        log.info("cannot post in %s: %s", channel, exc.response.get("error"))
+        tell(client, channel, user, hint, respond=respond)
+        return None
+
+
+def tell(client: WebClient, channel: str, user: str, text: str, respond: Callable | None = None,
+         thread_ts: str | None = None) -> None:
+    """A private note to one person: through the command's response_url if there is one, else ephemeral."""
+    if respond is not None:
+        respond(response_type="ephemeral", replace_original=False, text=text)
+        return
+    try:
+        client.chat_postEphemeral(channel=channel, user=user, text=text,
+                                  **({"thread_ts": thread_ts} if thread_ts else {}))
+    except SlackApiError:
+        log.info("could not reach %s with a private note either", user)

@@ -1,0 +1,73 @@
+"""The state tables as the repositories query them today.
+
+Migrations do not import this module: each migration under ``migrations/versions``
+freezes its own DDL, so editing a table here never changes what an old migration
+did. A change here needs a new migration beside it (``tests/test_state_migrations.py``
+checks that a migrated database matches these definitions).
+"""
+
+from __future__ import annotations
+
+import sqlalchemy as sa
+
+metadata = sa.MetaData()
+
+sessions = sa.Table(
+    "sessions", metadata,
+    sa.Column("id", sa.String(64), primary_key=True),
+    sa.Column("team", sa.String(64), nullable=False),
+    sa.Column("channel", sa.String(64), nullable=False),
+    sa.Column("thread_ts", sa.String(64)),
+    sa.Column("user_id", sa.String(64), nullable=False),
+    sa.Column("status", sa.String(16), nullable=False),
+    sa.Column("version", sa.Integer, nullable=False),
+    sa.Column("data", sa.Text, nullable=False),
+    sa.Column("started_at", sa.String(40), nullable=False),
+    sa.Column("updated_at", sa.String(40), nullable=False),
+    sa.Index("ix_sessions_thread", "team", "channel", "thread_ts"),
+    sa.Index("ix_sessions_user", "team", "user_id", "status"),
+)
+
+processed_events = sa.Table(
+    "processed_events", metadata,
+    sa.Column("event_id", sa.String(128), primary_key=True),
+    sa.Column("team", sa.String(64), nullable=False),
+    sa.Column("seen_at", sa.String(40), nullable=False),
+)
+
+subscriptions = sa.Table(
+    "subscriptions", metadata,
+    sa.Column("id", sa.String(64), primary_key=True),
+    sa.Column("team", sa.String(64), nullable=False),
+    sa.Column("channel", sa.String(64), nullable=False),
+    sa.Column("data", sa.Text, nullable=False),
+    sa.Column("created_at", sa.String(40), nullable=False),
+    sa.UniqueConstraint("team", "channel", name="uq_subscriptions_channel"),
+)
+
+digest_runs = sa.Table(
+    "digest_runs", metadata,
+    sa.Column("digest_id", sa.String(64), primary_key=True),
+    sa.Column("team", sa.String(64), nullable=False),
+    sa.Column("channel", sa.String(64), nullable=False),
+    sa.Column("slot", sa.String(80), nullable=False),
+    sa.Column("status", sa.String(16), nullable=False),  # claimed | posted | empty | abandoned
+    sa.Column("entries", sa.Text, nullable=False),  # JSON list of [entry_id, version, kind]
+    sa.Column("ts", sa.String(64)),
+    sa.Column("created_at", sa.String(40), nullable=False),
+    sa.UniqueConstraint("team", "channel", "slot", name="uq_digest_runs_slot"),
+)
+
+digest_ledger = sa.Table(
+    "digest_ledger", metadata,
+    sa.Column("team", sa.String(64), primary_key=True),
+    sa.Column("channel", sa.String(64), primary_key=True),
+    sa.Column("entry_id", sa.String(128), primary_key=True),
+    sa.Column("version", sa.String(64), primary_key=True),
+    sa.Column("kind", sa.String(16), nullable=False),  # new | updated
+    sa.Column("digest_id", sa.String(64), nullable=False),
+    sa.Column("sent_at", sa.String(40), nullable=False),
+)
+
+# Tables that hold a workspace's data, for uninstall.
+PER_TEAM = (subscriptions, sessions, digest_ledger, digest_runs, processed_events)

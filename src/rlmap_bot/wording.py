@@ -1,0 +1,82 @@
+"""The bot's recurring sentences, in one place, as plain text.
+
+Renderers add markup (Slack escapes and bolds, the terminal wraps), but what the
+bot *says* about a verdict, a paper's verification, an unknown question or a
+near miss is written once here, so the terminal and Slack never drift apart.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Iterable
+
+VERIFICATION = {
+    "verified": "verified against the sources",
+    "partial": "partly verified",
+    "unverified": "listed in the source map, not independently verified",
+}
+
+
+def sentence(text: object) -> str:
+    """A message as a sentence: first letter upper case (errors are written lower case for the terminal)."""
+    text = str(text)
+    return text[:1].upper() + text[1:]
+
+
+def verification_label(status: str | None) -> str | None:
+    """A short label for papers that are not fully verified; None for verified ones."""
+    if status in {"partial", "unverified"}:
+        return VERIFICATION[status]
+    return None
+
+
+def verification_sentence(status: str) -> str:
+    return VERIFICATION[status][0].upper() + VERIFICATION[status][1:] + "."
+
+
+def verdict_headline(verdict: Any) -> str:
+    """One line: the binding stage and how sure, the tie, or that nothing stands out."""
+    sure = f"{verdict.confidence:.0%}"
+    if verdict.binding_stage:
+        return f"Verdict: {verdict.binding_title} binds ({sure} sure)"
+    if verdict.tied:
+        names = " and ".join(r.title for r in verdict.ranking if r.stage in verdict.tied)
+        return f"Verdict: {names} tie ({sure} sure it is one of them)"
+    return f"Verdict: no single stage stands out ({sure} sure of that)"
+
+
+def nothing_relevant(query: str) -> str:
+    return f"Nothing in the map is relevant to “{query}”."
+
+
+def known_topics(topics: Iterable[str]) -> str:
+    return ("I know about the five stages, the Scaling Laws topic and the papers on them: "
+            + "; ".join(topics) + ".")
+
+
+TRY_INSTEAD = "Try `stages`, `papers`, or a question such as “why is my reward going up but evals down?”"
+CLOSE_CALL = "Two entries fit about equally well. Did you mean one of these?"
+
+
+def corrected(corrections: dict[str, str]) -> str:
+    return "Searched with corrected spelling: " + ", ".join(f"{a} → {b}" for a, b in corrections.items())
+
+
+def did_you_mean(options: Iterable[str]) -> str:
+    options = list(options)
+    return f"did you mean {', '.join(options)}?" if options else ""
+
+
+def mention(user: str | None) -> str:
+    """A real Slack mention for a user id, never for anything else."""
+    return f"<@{user}>" if user and re.fullmatch(r"[UW][A-Z0-9]+", user) else "someone"
+
+
+def diagnosis_started(user: str | None) -> str:
+    return (f":stethoscope: {mention(user)} started a diagnosis: which stage binds this RL run? "
+            "Answer in the thread below.")
+
+
+DIAGNOSIS_THREAD_OPENED = "Diagnosis started: answer in the thread I just opened."
+SOMETHING_WENT_WRONG = "Something went wrong on my side; it has been logged. Please try again."
+BRIEFLY_UNAVAILABLE = "I'm briefly unavailable (my database is not answering). Please try again in a minute."

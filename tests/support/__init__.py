@@ -1,0 +1,8 @@
+"""Helpers shared by the tests: the Slack stand-in, a running bot, drivers for cards and processes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent.parent
+KNOWLEDGE = ROOT / "knowledge"

@@ -1,0 +1,101 @@
+"""Reading what the bot sent to the stand-in, and answering a diagnosis card as a person would."""
+
+from __future__ import annotations
+
+import json
+
+def blocks_of(call) -> list[dict]:
+    blocks = call.args.get("blocks")
+    return json.loads(blocks) if isinstance(blocks, str) else (blocks or [])
+
+
+def text_of(blocks: list[dict]) -> str:
+    out = []
+    for block in blocks:
+        if isinstance(block.get("text"), dict):
+            out.append(block["text"]["text"])
+        for element in block.get("elements", []):
+            if isinstance(element.get("text"), dict):
+                out.append(element["text"]["text"])
+            elif isinstance(element.get("text"), str):
+                out.append(element["text"])
+        if block.get("accessory"):
+            out.append(block["accessory"]["text"]["text"])
+    return "\n".join(out)
+
+
+def blocks(call) -> list[dict]:
+    raw = call.args.get("blocks")
+    return json.loads(raw) if isinstance(raw, str) else (raw or [])
+
+
+def buttons(call) -> dict[str, dict]:
+    return {e["action_id"]: e for b in blocks(call) if b["type"] == "actions" for e in b["elements"]}
+
+
+def current_card(standin, channel: str, ts: str) -> dict:
+    """The card as the channel shows it now (after every chat.update)."""
+    return next(m for m in standin.messages[channel] if m["ts"] == ts)
+
+
+class Card:
+    """Reads the question on the card and answers it the way a person would."""
+
+    def __init__(self, bot, standin, channel, ts, thread):
+        self.bot, self.standin, self.channel, self.ts, self.thread = bot, standin, channel, ts, thread
+
+    @property
+    def blocks(self) -> list[dict]:
+        raw = current_card(self.standin, self.channel, self.ts)["blocks"]
+        return json.loads(raw) if isinstance(raw, str) else raw
+
+    @property
+    def buttons(self) -> dict[str, dict]:
+        return {e["action_id"]: e for b in self.blocks if b["type"] == "actions" for e in b["elements"]}
+
+    @property
+    def signal(self) -> str | None:
+        for b in self.buttons.values():
+            if b["action_id"] == "diag_skip":
+                return json.loads(b["value"])["q"]
+        return None
+
+    def updates(self) -> int:
+        return len([c for c in self.standin.of("chat.update") if c.args["ts"] == self.ts])
+
+    def _wait_update(self, before: int) -> None:
+        self.standin.wait_for("chat.update", lambda c: c.args["ts"] == self.ts, count=before + 1)
+
+    def click(self, action_id: str, user: str = "U1") -> None:
+        before = self.updates()
+        self.bot.slack.click(action_id, self.buttons[action_id]["value"], user=user, channel=self.channel,
+                             message_ts=self.ts, thread_ts=self.thread)
+        self._wait_update(before)
+
+    def type(self, text: str, user: str = "U1", expect_update: bool = True) -> None:
+        before = self.updates()
+        self.bot.slack.event({"type": "message", "channel_type": "channel", "user": user, "channel": self.channel,
+                              "ts": f"{self.thread}9", "thread_ts": self.thread, "text": text})
+        if expect_update:
+            self._wait_update(before)
+
+    def answer(self, truth: dict) -> None:
+        """Click the preset that matches the truth, type numbers that have none, else don't know."""
+        signal = self.signal
+        if signal not in truth:
+            return self.click("diag_skip")
+        value = truth[signal]
+        presets = self.bot.front.core.engine.signals[signal].presets
+        for i, preset in enumerate(presets):
+            if preset.value == value:
+                return self.click(f"diag_preset_{i}")
+        return self.type(str(value))
+
+
+def start(bot, standin, channel="C1", user="U1") -> Card:
+    bot.slack.command("diagnose", user=user, channel=channel, respond_as=f"diag-{channel}")
+    root, card = standin.wait_for("chat.postMessage", lambda c: c.args["channel"] == channel, count=2)[:2]
+    assert card.args["thread_ts"] == root.args.get("ts") or card.args["thread_ts"]
+    thread = card.args["thread_ts"]
+    ts = next(m["ts"] for m in standin.messages[channel] if m.get("thread_ts") == thread)
+    return Card(bot, standin, channel, ts, thread)

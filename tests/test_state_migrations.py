@@ -1,0 +1,47 @@
+"""The state schema: Alembic migrations with frozen DDL, on SQLite and PostgreSQL."""
+
+from __future__ import annotations
+
+import sqlalchemy as sa
+
+from rlmap_bot.state import tables
+from rlmap_bot.state.db import migrate
+from rlmap_bot.state.store import StateStore
+
+
+def _columns(engine: sa.Engine) -> dict[str, dict[str, bool]]:
+    inspector = sa.inspect(engine)
+    return {t: {c["name"]: c["nullable"] for c in inspector.get_columns(t)} for t in inspector.get_table_names()
+            if t in tables.metadata.tables}
+
+
+def test_a_fresh_database_is_migrated_to_the_head_and_matches_the_tables(state_url):
+    store = StateStore(state_url)
+    with store.engine.connect() as conn:
+        head = conn.exec_driver_sql("select version_num from alembic_version").scalar()
+    assert head == sorted(p.name[:4] for p in (tables.__file__ and __import__("pathlib").Path(
+        __import__("rlmap_bot.state.db", fromlist=["MIGRATIONS"]).MIGRATIONS / "versions").glob("0*.py")))[-1]
+    found = _columns(store.engine)
+    for name, table in tables.metadata.tables.items():
+        assert name in found, f"migrations never create {name}"
+        assert found[name] == {c.name: c.nullable for c in table.columns}, f"{name} differs from tables.py"
+    assert migrate(store.engine) == head, "migrating again is a no-op"
+    store.close()
+
+
+def test_a_database_from_before_alembic_is_stamped_not_rebuilt(state_url):
+    # What the first version left behind: its own migrations table and the tables, with data.
+    engine = sa.create_engine(state_url if "://" in state_url else f"sqlite:///{state_url}")
+    with engine.begin() as conn:
+        conn.exec_driver_sql("create table schema_migrations (version integer primary key, applied_at varchar(40))")
+        conn.exec_driver_sql("insert into schema_migrations values (1, 'x'), (2, 'x'), (3, 'x')")
+        tables.processed_events.create(conn)
+        for table in (tables.sessions, tables.subscriptions, tables.digest_runs, tables.digest_ledger):
+            table.create(conn)
+        conn.execute(tables.processed_events.insert().values(event_id="EvOld", team="T1", seen_at="2026-01-01"))
+    engine.dispose()
+    store = StateStore(state_url)
+    assert store.events.claim("EvOld", "T1") is False, "the old rows are still there"
+    with store.engine.connect() as conn:
+        assert conn.exec_driver_sql("select version_num from alembic_version").scalar() >= "0003"
+    store.close()
