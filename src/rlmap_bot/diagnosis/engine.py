@@ -105,6 +105,7 @@ class Verdict(BaseModel):
 
 @dataclass
 class _CompiledRule:
+    index: int
     key: str  # "signal.rule"
     rule: Rule
     expr: Expr
@@ -139,12 +140,18 @@ class Engine:
             for rule in signal.rules:
                 refs = frozenset(r if "." in r else f"{signal.id}.{r}" for r in rule.overrides)
                 expr = rule.expr
-                compiled = _CompiledRule(f"{signal.id}.{rule.id}", rule, expr, tuple(sorted(expr.names)), refs)
+                compiled = _CompiledRule(len(self.rules), f"{signal.id}.{rule.id}", rule, expr,
+                                         tuple(sorted(expr.names)), refs)
                 self.rules.append(compiled)
                 for name in expr.names:
                     self.rules_by_signal.setdefault(name, []).append(compiled)
         self._candidates = {sid: self.candidate_values(s) for sid, s in self.signals.items()}
         self._chances: dict[tuple, float] = {}
+        self._uncertainties: dict[frozenset, float] = {}
+        # Per signal, the other signals its rules read: what a trial answer's outcome depends on.
+        self._context = {sid: tuple(sorted({n for c in rules for n in c.names} - {sid}))
+                         for sid, rules in self.rules_by_signal.items()}
+        self._trials: dict[tuple, tuple[_CompiledRule, ...]] = {}
 
     # -- input ----------------------------------------------------------------------------
     def validate(self, raw: Mapping[str, Any]) -> dict[str, Any]:
@@ -198,14 +205,32 @@ class Engine:
         kept = self._kept(fired)
         return fired, kept, self._scores(kept)
 
-    def _trial_scores(self, fired: list[_CompiledRule], values: Mapping[str, Any], changed: str) -> dict[str, float]:
-        """Scores after ``values`` changed in one signal, re-evaluating only the rules that read it."""
+    def _trial_fired(self, fired: list[_CompiledRule], values: Mapping[str, Any], changed: str) -> list[_CompiledRule]:
+        """The fired rules after ``values`` changed in one signal, re-evaluating only the rules that read it."""
         touching = self.rules_by_signal.get(changed, [])
         if not touching:
-            return self._scores(self._kept(fired))
-        ids = {id(c) for c in touching}
-        trial = [c for c in fired if id(c) not in ids] + [c for c in touching if c.holds(values)]
-        return self._scores(self._kept(trial))
+            return fired
+        key = (changed, values.get(changed, UNKNOWN), tuple(values.get(n, UNKNOWN) for n in self._context[changed]))
+        now = self._trials.get(key)
+        if now is None:
+            if len(self._trials) > _CACHE_LIMIT:
+                self._trials.clear()
+            now = self._trials[key] = tuple(c for c in touching if c.holds(values))
+        ids = {c.index for c in touching}
+        return [c for c in fired if c.index not in ids] + list(now)
+
+    def _trial_scores(self, fired: list[_CompiledRule], values: Mapping[str, Any], changed: str) -> dict[str, float]:
+        return self._scores(self._kept(self._trial_fired(fired, values, changed)))
+
+    def _uncertainty(self, fired: list[_CompiledRule]) -> float:
+        """Entropy of the verdict distribution for a set of fired rules; memoised on the set."""
+        key = frozenset(c.index for c in fired)
+        hit = self._uncertainties.get(key)
+        if hit is None:
+            if len(self._uncertainties) > _CACHE_LIMIT:
+                self._uncertainties.clear()
+            hit = self._uncertainties[key] = self._entropy(self._distribution(self._scores(self._kept(fired))))
+        return hit
 
     def _probabilities(self, scores: Mapping[str, float]) -> tuple[dict[str, float], float]:
         t = self.settings.temperature
@@ -253,7 +278,7 @@ class Engine:
         be asked.
         """
         fired = self._fired(values)
-        base = self._entropy(self._distribution(self._scores(self._kept(fired))))
+        base = self._uncertainty(fired)
         skip = set(values) | set(exclude)
         weights = self.settings.cost_weights
         combos = self._combination_gain(values, fired, base, skip)
@@ -267,7 +292,7 @@ class Engine:
             left = 0.0
             for option in options:
                 trial = {**values, signal.id: option}
-                left += self._entropy(self._distribution(self._trial_scores(fired, trial, signal.id)))
+                left += self._uncertainty(self._trial_fired(fired, trial, signal.id))
             gain = base - left / len(options) + combos.get(signal.id, 0.0)
             priority = gain * weights.get(signal.cost, 1.0)
             checks.append(NextCheck(signal=signal.id, title=signal.title, question=signal.question,
@@ -285,9 +310,9 @@ class Engine:
         a signal's value is the sum over its rules.
         """
         out: dict[str, float] = {}
-        fired_ids = {id(c) for c in fired}
+        fired_ids = {c.index for c in fired}
         for compiled in self.rules:
-            if id(compiled) in fired_ids:
+            if compiled.index in fired_ids:
                 continue
             unknown = [n for n in compiled.names if n not in values]
             if len(unknown) < 2 or any(n in skip for n in unknown):
@@ -295,7 +320,7 @@ class Engine:
             chance = self._chance(compiled, values, unknown)
             if chance <= 0:
                 continue
-            shifted = self._entropy(self._distribution(self._scores(self._kept([*fired, compiled]))))
+            shifted = self._uncertainty([*fired, compiled])
             value = chance * (base - shifted) / len(unknown)
             if value <= 0:
                 continue
@@ -305,7 +330,7 @@ class Engine:
 
     def _chance(self, compiled: _CompiledRule, values: Mapping[str, Any], unknown: list[str]) -> float:
         """The share of the unknown names' candidate answer combinations for which the rule holds."""
-        key = (id(compiled), tuple(values.get(n, UNKNOWN) for n in compiled.names))
+        key = (compiled.index, tuple(values.get(n, UNKNOWN) for n in compiled.names))
         hit = self._chances.get(key)
         if hit is not None:
             return hit
@@ -321,6 +346,27 @@ class Engine:
             self._chances.clear()
         self._chances[key] = chance
         return chance
+
+    def threads(self, values: Mapping[str, Any], exclude: Iterable[str] = ()) -> set[str]:
+        """Unknown signals that would complete a combination the known readings have begun.
+
+        A rule strong enough to settle a verdict on its own (points reaching ``min_score``)
+        that has not fired, reads a known signal, and none of whose conditions on the known
+        readings is false: its unknown signals are the thread to follow.  Rules reading a
+        skipped signal cannot complete and are left.
+        """
+        skip = set(exclude)
+        found: set[str] = set()
+        fired = {c.index for c in self._fired(values)}
+        for compiled in self.rules:
+            if compiled.index in fired or max(compiled.rule.points.values()) < self.settings.min_score:
+                continue
+            unknown = [n for n in compiled.names if n not in values]
+            if len(unknown) == len(compiled.names) or not unknown or any(n in skip for n in unknown):
+                continue
+            if not compiled.expr.contradicted(values) and self._chance(compiled, values, unknown) > 0:
+                found.update(unknown)
+        return found
 
     def threats(self, values: Mapping[str, Any], candidates: Iterable[str]) -> list[str]:
         """Unanswered signals one answer of which would explain the current verdict's own evidence away.

@@ -21,7 +21,7 @@ import ast
 import math
 import operator
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 
 _FUNCTIONS = {"abs": abs, "sqrt": math.sqrt, "min": min, "max": max, "log": math.log}
 _ONE_ARG = {"abs", "sqrt", "log"}
@@ -80,6 +80,7 @@ class Expr:
     source: str
     tree: ast.Expression
     names: frozenset[str]
+    run: Callable[[Mapping[str, Any]], Any] = field(compare=False, repr=False, default=None)  # type: ignore[assignment]
 
     def evaluate(self, values: Mapping[str, Any]) -> Any:
         """Evaluate with ``values`` bound to names; every name must be present."""
@@ -92,7 +93,7 @@ class Expr:
     def value(self, values: Mapping[str, Any]) -> Any:
         """Three-valued evaluation: absent names are unknown; returns UNKNOWN when it cannot tell."""
         try:
-            return _eval(self.tree.body, values)
+            return self.run(values)
         except ExprError:
             raise
         except (ArithmeticError, ValueError, TypeError) as exc:
@@ -105,6 +106,20 @@ class Expr:
         except ExprError:
             return False
         return result is not UNKNOWN and bool(result)
+
+    def contradicted(self, values: Mapping[str, Any]) -> bool:
+        """True when some elementary condition (a comparison, or a yes/no name) is known to be false.
+
+        ``a == 'x' and (b or c == 'y')`` with ``c`` known to be 'z' is contradicted even while
+        ``a`` and ``b`` are unknown: the reading of ``c`` speaks against this branch.
+        """
+        for node in _atoms(self.tree.body):
+            try:
+                if _eval(node, values) is False:
+                    return True
+            except (ExprError, ArithmeticError, ValueError, TypeError):
+                return True
+        return False
 
     def check(self, types: Mapping[str, ValueType]) -> None:
         """Raise ExprError naming the first comparison or operation that mixes types."""
@@ -138,12 +153,83 @@ def parse(source: str) -> Expr:
             raise ExprError(f"{type(node).__name__} is not allowed in a rule")
         if isinstance(node, ast.Constant) and not isinstance(node.value, (int, float, str, bool)):
             raise ExprError("constants must be numbers, strings or booleans")
-    return Expr(source=source.strip(), tree=tree, names=frozenset(names))
+    return Expr(source=source.strip(), tree=tree, names=frozenset(names), run=_compile(tree.body))
 
 
 # -- evaluation ------------------------------------------------------------------------------
 def _number(x: Any) -> bool:
     return isinstance(x, (int, float)) and not isinstance(x, bool)
+
+
+def _compile(node: ast.AST) -> Callable[[Mapping[str, Any]], Any]:
+    """The condition as nested closures, so evaluating a rule does not walk its syntax tree.
+
+    Same semantics as :func:`_eval` (which :meth:`Expr.contradicted` still uses on parts).
+    """
+    if isinstance(node, ast.Constant):
+        const = node.value
+        return lambda values: const
+    if isinstance(node, ast.Name):
+        name = node.id
+        return lambda values: values.get(name, UNKNOWN)
+    if isinstance(node, ast.BoolOp):
+        parts = [_compile(v) for v in node.values]
+        decided = isinstance(node.op, ast.Or)
+
+        def boolop(values: Mapping[str, Any]) -> Any:
+            unknown = False
+            for part in parts:
+                result = part(values)
+                if result is UNKNOWN:
+                    unknown = True
+                elif bool(result) == decided:
+                    return decided
+            return UNKNOWN if unknown else (not decided)
+        return boolop
+    if isinstance(node, ast.UnaryOp):
+        operand = _compile(node.operand)
+        if isinstance(node.op, ast.Not):
+            return lambda values: UNKNOWN if (v := operand(values)) is UNKNOWN else (not v)
+        return lambda values: UNKNOWN if (v := operand(values)) is UNKNOWN else -v
+    if isinstance(node, ast.BinOp):
+        left, right, op = _compile(node.left), _compile(node.right), _BINOPS[type(node.op)]
+
+        def binop(values: Mapping[str, Any]) -> Any:
+            a, b = left(values), right(values)
+            if a is UNKNOWN or b is UNKNOWN:
+                return UNKNOWN
+            if not (_number(a) and _number(b)):
+                raise ExprError("arithmetic takes numbers only")
+            return op(a, b)
+        return binop
+    if isinstance(node, ast.Compare):
+        first = _compile(node.left)
+        pairs = [(_CMPOPS[type(op)], _compile(c)) for op, c in zip(node.ops, node.comparators)]
+
+        def compare(values: Mapping[str, Any]) -> Any:
+            left = first(values)
+            unknown = False
+            for op, comparator in pairs:
+                right = comparator(values)
+                if left is UNKNOWN or right is UNKNOWN or (isinstance(right, tuple) and UNKNOWN in right):
+                    unknown = True
+                elif not op(left, right):
+                    return False
+                left = right
+            return UNKNOWN if unknown else True
+        return compare
+    if isinstance(node, ast.Call):
+        fn = _FUNCTIONS[node.func.id]  # type: ignore[attr-defined]
+        args = [_compile(a) for a in node.args]
+
+        def call(values: Mapping[str, Any]) -> Any:
+            got = [a(values) for a in args]
+            return UNKNOWN if any(g is UNKNOWN for g in got) else fn(*got)
+        return call
+    if isinstance(node, (ast.Tuple, ast.List)):
+        items = [_compile(e) for e in node.elts]
+        return lambda values: tuple(i(values) for i in items)
+    raise ExprError(f"{type(node).__name__} is not allowed in a rule")
 
 
 def _eval(node: ast.AST, values: Mapping[str, Any]) -> Any:
@@ -194,6 +280,16 @@ def _eval(node: ast.AST, values: Mapping[str, Any]) -> Any:
     if isinstance(node, (ast.Tuple, ast.List)):
         return tuple(_eval(e, values) for e in node.elts)
     raise ExprError(f"{type(node).__name__} is not allowed in a rule")
+
+
+def _atoms(node: ast.AST) -> list[ast.AST]:
+    """The elementary conditions under the and/or/not structure of a condition."""
+    if isinstance(node, ast.BoolOp):
+        return [a for v in node.values for a in _atoms(v)]
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+        inner = node.operand
+        return [node] if not isinstance(inner, (ast.BoolOp, ast.UnaryOp)) else _atoms(inner)
+    return [node]
 
 
 # -- type checking ---------------------------------------------------------------------------

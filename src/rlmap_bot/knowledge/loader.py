@@ -258,10 +258,13 @@ def check_rules(catalog: Catalog, signal: Signal, signal_ids: set[str]) -> None:
 
 
 def check_complaints(catalog: Catalog, shown: str) -> None:
-    """Every complaint of the guided flow lists signals that exist."""
+    """Every complaint of the guided flow, and the check-up list, name signals that exist."""
     signal_ids = {s.id for s in catalog.signals}
     for j, complaint in enumerate(catalog.settings.diagnosis.complaints):
         for sid in complaint.signals:
             if sid not in signal_ids:
                 raise KnowledgeError(shown, "settings", f"diagnosis.complaints[{j}].signals",
                                      f"names unknown signal '{sid}'")
+    for sid in catalog.settings.diagnosis.checkup:
+        if sid not in signal_ids:
+            raise KnowledgeError(shown, "settings", "diagnosis.checkup", f"names unknown signal '{sid}'")

@@ -185,7 +185,6 @@ class Rule(BaseModel):
 
 
 Cost = Literal["dashboard", "logs", "audit", "experiment"]
-Group = Literal["curves", "systems", "samples", "config", "evals", "audit", "experiment"]
 COST_MEANING = {
     "dashboard": "read off the training dashboard or the config",
     "logs": "computed from the run's logs or config",
@@ -213,10 +212,6 @@ class Signal(EntryBase):
         default="logs",
         description="What answering takes: dashboard, logs, audit or experiment; the guided flow asks cheap ones first.")
     cost_note: Text | None = Field(default=None, description="Where the number comes from, in a few words.")
-    group: Group | None = Field(
-        default=None,
-        description="Where the number is read (curves, systems, samples, config, evals, audit, experiment); a team "
-                    "that cannot answer one question of a group often cannot answer the others.")
     rules: list[Rule] = Field(default_factory=list)
 
     @model_validator(mode="after")
@@ -349,6 +344,8 @@ class DiagnosisSettings(BaseModel):
     next_checks: int = Field(default=3, ge=0)
     papers: int = Field(default=5, ge=0)
     complaints: list[Complaint] = Field(default_factory=list)
+    checkup: list[Slug] = Field(
+        default_factory=list, description="Signals asked first, in this order, when the team names no complaint.")
 
     @model_validator(mode="after")
     def _unique_complaints(self) -> "DiagnosisSettings":
