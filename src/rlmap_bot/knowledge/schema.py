@@ -336,7 +336,7 @@ class DiagnosisSettings(BaseModel):
     min_lead: float = Field(default=1.25, ge=0)
     corroboration: float = Field(default=0.25, ge=0, le=1)
     temperature: float = Field(default=1.0, gt=0)
-    stop_confidence: float = Field(default=0.8, gt=0, le=1)
+    stop_confidence: float = Field(default=0.7, gt=0, le=1)
     max_questions: int = Field(default=12, ge=1)
     min_gain: float = Field(default=0.001, ge=0)
     cost_weights: dict[Cost, float] = Field(
