@@ -223,7 +223,8 @@ class Flow:
             return self.answer(session_id, current, text)
         signal = self.engine.signals.get(current)
         reply = text.strip()
-        if signal is not None and signal.type != "bool" and len(reply) == 1 and reply.isalpha() and signal.presets:
+        yes_no = signal is not None and signal.type == "bool" and reply.lower() in {"y", "n"}
+        if signal is not None and not yes_no and len(reply) == 1 and reply.isalpha() and signal.presets:
             index = ord(reply.lower()) - ord("a")
             if not 0 <= index < len(signal.presets):
                 raise FlowError(f"no option {reply!r}; pick a-{chr(ord('a') + len(signal.presets) - 1)}")
