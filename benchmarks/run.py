@@ -10,7 +10,9 @@ Prints:
    titles alone, on the same store.
 2. Ask latency p50/p99 at catalog sizes 1k, 10k, 100k (synthetic papers added to
    the real catalog), for the project's search and both baselines, with ratios.
-3. Diagnosis verdict latency p50/p99.
+3. Diagnosis: scenario-bank accuracy (--signals verdicts, guided verdicts through the
+   simulation, mean questions asked) next to verdict latency p50/p99, cold (first pass over
+   300 random signal sets) and warm; optionally the same for an earlier revision's engine.
 Not part of the test suite: timings belong here, not in tests.
 """
 
@@ -18,10 +20,13 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
+import json
 import random
 import statistics
+import subprocess
 import sys
 import tempfile
+import textwrap
 import time
 from pathlib import Path
 
@@ -31,7 +36,6 @@ from rapidfuzz import fuzz, process
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "src"))
 
-from rlmap_bot.diagnosis.engine import Engine  # noqa: E402
 from rlmap_bot.knowledge.loader import Catalog, load_catalog  # noqa: E402
 from rlmap_bot.knowledge.schema import Paper  # noqa: E402
 from rlmap_bot.knowledge.store import KnowledgeStore, build_store  # noqa: E402
@@ -154,11 +158,105 @@ def timed(fn, queries: list[str], repeat: int) -> tuple[float, float]:
     return statistics.median(samples), samples[min(len(samples) - 1, int(len(samples) * 0.99))]
 
 
+# -- diagnosis ---------------------------------------------------------------------------------
+# Run in a fresh interpreter over a given source tree, so an earlier revision's engine can be
+# measured the same way as the current one.
+PROBE = textwrap.dedent("""
+    import json, random, statistics, sys, time
+    src, knowledge, banks = sys.argv[1], sys.argv[2], json.loads(sys.argv[3])
+    sys.path.insert(0, src)
+    import yaml
+    from rlmap_bot.diagnosis.engine import Engine
+    from rlmap_bot.knowledge.loader import load_catalog
+    engine = Engine(load_catalog(knowledge))
+    try:
+        from rlmap_bot.diagnosis.simulate import simulate
+    except ImportError:
+        simulate = None
+    rng = random.Random(7)
+    ids = list(engine.signals)
+    cases = []
+    for _ in range(300):
+        values = {}
+        for sid in rng.sample(ids, rng.randint(0, len(ids))):
+            options = engine.candidate_values(engine.signals[sid])
+            if options:
+                values[sid] = rng.choice(options)
+        cases.append(values)
+    def timed():
+        wall, cpu = [], []
+        for values in cases:
+            t0, c0 = time.perf_counter(), time.thread_time()
+            engine.diagnose(values, validated=True)
+            wall.append((time.perf_counter() - t0) * 1000)
+            cpu.append((time.thread_time() - c0) * 1000)
+        wall.sort(); cpu.sort()
+        q = int(len(wall) * 0.99)
+        return statistics.median(wall), wall[q], statistics.median(cpu), cpu[q]
+    out = {"cold": timed(), "warm": timed(), "banks": {}}
+    for name, path in banks.items():
+        profiles = yaml.safe_load(open(path))
+        signals_ok = guided_ok = 0
+        asked = []
+        for p in profiles:
+            verdict = engine.diagnose(p["signals"]).binding_stage
+            signals_ok += verdict == p["expect"]
+            if simulate is not None:
+                truth = dict(p["signals"], **({"complaint": p["complaint"]} if p.get("complaint") else {}))
+                result = simulate(engine, truth)
+                guided_ok += result["binding_stage"] == verdict
+                asked.append(len(result["asked"]))
+        out["banks"][name] = {"n": len(profiles), "signals": signals_ok,
+                              "guided": guided_ok if simulate else None,
+                              "questions": sum(asked) / len(asked) if asked else None}
+    print(json.dumps(out))
+""")
+BANKS = {"locked": ROOT / "tests" / "scenarios_locked.yaml", "tuning": ROOT / "tests" / "scenarios_tuning.yaml"}
+
+
+def probe(src: Path, knowledge: Path) -> dict:
+    banks = {k: str(v) for k, v in BANKS.items() if v.exists()}
+    done = subprocess.run([sys.executable, "-c", PROBE, str(src), str(knowledge), json.dumps(banks)],
+                          capture_output=True, text=True, check=True)
+    return json.loads(done.stdout)
+
+
+def diagnosis_report(baseline: str | None) -> None:
+    """Scenario accuracy and verdict latency, for this tree and optionally an earlier revision."""
+    rows = [("this tree", probe(ROOT / "src", ROOT / "knowledge"))]
+    if baseline:
+        with tempfile.TemporaryDirectory() as tmp:
+            archive = subprocess.run(["git", "-C", str(ROOT), "archive", baseline, "src", "knowledge"],
+                                     capture_output=True, check=True).stdout
+            subprocess.run(["tar", "-x", "-C", tmp], input=archive, check=True)
+            rows.append((f"at {baseline}", probe(Path(tmp) / "src", Path(tmp) / "knowledge")))
+    print("3. Diagnosis: scenario banks (--signals verdict against the expected one; guided verdict through the")
+    print("   simulation against the --signals one; mean signal questions asked)")
+    print(f"   {'engine':14} {'bank':7} {'--signals':>10} {'guided':>10} {'questions':>9}")
+    for label, result in rows:
+        for name, bank in result["banks"].items():
+            guided = f"{bank['guided']}/{bank['n']}" if bank["guided"] is not None else "n/a"
+            questions = f"{bank['questions']:.2f}" if bank["questions"] is not None else "n/a"
+            print(f"   {label:14} {name:7} {bank['signals']:>6}/{bank['n']:<3} {guided:>10} {questions:>9}")
+    print("   Verdict latency in ms (with next checks and papers) over 300 random signal sets: wall clock, and the")
+    print("   engine's own CPU time (what is left when another process takes the core); cold = first pass")
+    print(f"   {'engine':14} {'cold p50':>8} {'cold p99':>8} {'warm p50':>8} {'warm p99':>8} {'CPU p50':>8} {'CPU p99':>8}")
+    for label, result in rows:
+        cold, warm = result["cold"], result["warm"]
+        print(f"   {label:14} {cold[0]:8.2f} {cold[1]:8.2f} {warm[0]:8.2f} {warm[1]:8.2f} {cold[2]:8.2f} {cold[3]:8.2f}")
+
+
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sizes", type=int, nargs="+", default=[1000, 10000, 100000])
     parser.add_argument("--repeat", type=int, default=3, help="passes over the question set per size")
+    parser.add_argument("--diagnosis-baseline", metavar="REV",
+                        help="also measure the diagnosis engine of this git revision (e.g. the commit before a change)")
+    parser.add_argument("--diagnosis-only", action="store_true", help="skip search quality and ask latency")
     args = parser.parse_args(argv)
+    if args.diagnosis_only:
+        diagnosis_report(args.diagnosis_baseline)
+        return 0
     knowledge = ROOT / "knowledge"
     real = load_catalog(knowledge)
     rng = random.Random(7)
@@ -202,20 +300,8 @@ def main(argv: list[str]) -> int:
             growth = p50s[100000] / p50s[10000]
             print(f"   p50 growth from 10k to 100k entries: {growth:.2f}x for 10x the entries")
 
-        engine = Engine(real)
-        signal_ids = list(engine.signals)
-        cases = []
-        for _ in range(300):
-            chosen = rng.sample(signal_ids, rng.randint(0, len(signal_ids)))
-            values = {}
-            for sid in chosen:
-                options = engine.candidate_values(engine.signals[sid])
-                if options:
-                    values[sid] = rng.choice(options)
-            cases.append(values)
-        d50, d99 = timed(lambda v: engine.diagnose(v, validated=True), cases, 1)
-        print(f"\n3. Diagnosis: verdict (with next checks and papers) p50 {d50:.2f} ms, p99 {d99:.2f} ms "
-              f"over {len(cases)} random signal sets")
+    print()
+    diagnosis_report(args.diagnosis_baseline)
     return 0
 
 

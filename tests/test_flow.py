@@ -1,4 +1,4 @@
-"""The guided diagnosis: next question, don't know, back, stop, resume after a restart, expiry."""
+"""The guided diagnosis: the opening complaint, next questions, typed answers, help, back, stop, restart, expiry."""
 
 from __future__ import annotations
 
@@ -7,7 +7,9 @@ import datetime as dt
 import pytest
 
 from rlmap_bot.core import Core
-from rlmap_bot.diagnosis.flow import Flow, FlowError
+from rlmap_bot.diagnosis.engine import DiagnosisInputError
+from rlmap_bot.diagnosis.flow import CONTROL_WORDS, Flow, FlowError, control_word
+from rlmap_bot.diagnosis.simulate import simulate
 from rlmap_bot.state.store import StateStore
 
 from support import KNOWLEDGE
@@ -21,12 +23,8 @@ def fresh(built_db, state_url):
     core.state.close()
 
 
-def answer_from(step, values):
-    """Answer the current question from a dict of 'true' values, else don't know."""
-    return step.question.signal in values
-
-
 def run_to_verdict(flow, step, truth):
+    """Answer every question from ``truth`` (the complaint under the key 'complaint'), else don't know."""
     asked = []
     while step.question is not None:
         sid = step.question.signal
@@ -35,41 +33,139 @@ def run_to_verdict(flow, step, truth):
     return step, asked
 
 
-def test_first_question_is_the_most_informative(fresh):
+def at(flow, signal_id):
+    """A new session whose current question is ``signal_id`` (past the opening question)."""
+    step = flow.start(user="U1")
+    session = flow.store.sessions.save(step.session.model_copy(update={
+        "history": ["complaint"], "skipped": ["complaint"], "current": signal_id}))
+    return flow.resume(session.id)
+
+
+def test_opens_with_what_the_team_sees(fresh):
     step = fresh.flow.start(user="U1")
-    best = fresh.engine.information({})[0]
-    assert step.question.signal == best.signal
-    assert step.question.number == 1 and not step.question.can_go_back
-    assert step.question.presets, "questions offer ready-made answers"
+    q = step.question
+    assert q.kind == "complaint" and q.signal == "complaint" and q.multiple
+    complaints = fresh.engine.settings.complaints
+    assert [p.value for p in q.presets] == [c.id for c in complaints] and len(complaints) >= 7
+    assert {"reward_up_eval_flat", "stalled", "slow", "unstable", "long_outputs", "eval_unsure", "no_transfer"} <= set(q.choices)
+    assert q.number == 1 and not q.can_go_back
+    total = fresh.engine.settings.max_questions + 1
+    assert q.max_questions == total and q.progress == f"question 1 of at most {total}"
+    assert "letters" in q.answer_hint
 
 
-def test_guided_flow_reaches_the_reward_verdict(fresh):
+def test_a_complaint_puts_its_signals_first(fresh):
+    flow = fresh.flow
+    step = flow.start(user="U1")
+    step = flow.reply(step.session.id, "stalled, slow")
+    assert step.session.answers["complaint"] == ["stalled", "slow"]
+    listed = {sid for c in fresh.engine.settings.complaints if c.id in {"stalled", "slow"} for sid in c.signals}
+    assert step.question.kind == "signal" and step.question.signal in listed
+    assert step.question.progress.startswith("question 2 of at most")
+
+
+@pytest.mark.parametrize("typed, chosen", [("a c", ["reward_up_eval_flat", "slow"]), ("2,3", ["stalled", "slow"]),
+                                           ("unstable", ["unstable"]), (["eval_unsure"], ["eval_unsure"])])
+def test_several_complaints_as_letters_numbers_or_ids(fresh, typed, chosen):
+    step = fresh.flow.start(user="U1")
+    step = fresh.flow.answer(step.session.id, "complaint", typed)
+    assert step.session.answers["complaint"] == chosen
+
+
+def test_a_wrong_complaint_is_refused_and_none_means_skip(fresh):
+    flow = fresh.flow
+    step = flow.start(user="U1")
+    with pytest.raises(FlowError, match="not one of the options"):
+        flow.reply(step.session.id, "everything is on fire")
+    step = flow.reply(step.session.id, "none")
+    assert "complaint" in step.session.skipped and step.question.kind == "signal"
+
+
+def test_with_no_complaint_the_checkup_starts_with_cheap_readings(fresh):
+    step, asked = run_to_verdict(fresh.flow, fresh.flow.start(user="U1"), {})
+    signals = [sid for sid in asked if sid != "complaint"]
+    assert signals[0] == fresh.engine.settings.checkup[0]
+    costs = [fresh.engine.signals[sid].cost for sid in signals]
+    first_costly = min(i for i, c in enumerate(costs) if c in {"audit", "experiment"})
+    assert first_costly >= 6 and all(c in {"dashboard", "logs"} for c in costs[:first_costly])
+
+
+def test_guided_flow_reaches_the_reward_verdict_and_stops_early(fresh):
     truth = {"proxy_reward_trend": "rising", "heldout_score_trend": "falling", "reward_audit_error_rate": 0.3,
              "kl_to_reference": 40, "length_growth": 2.0}
     step, asked = run_to_verdict(fresh.flow, fresh.flow.start(user="U1"), truth)
     assert step.verdict.binding_stage == "reward"
     assert step.session.status == "done"
-    assert len(asked) <= fresh.engine.settings.max_questions
-    # It stopped because the verdict was clear, not because it ran out of questions.
-    assert fresh.engine.is_settled(step.session.answers)
+    assert len(asked) < fresh.engine.settings.max_questions
+    # Before stopping it asked whether many passes over the pool explain the trends instead.
+    assert "task_repeat_epochs" in asked
+    assert fresh.engine.is_settled(fresh.flow.guide.signal_answers(step.session))
+
+
+def test_a_begun_combination_is_followed_up(fresh):
+    """The eval gain alone says nothing; once known, the spread and the seed count come next."""
+    step = fresh.flow.answer(at(fresh.flow, "eval_improvement").session.id, "eval_improvement", 1.5)
+    assert step.question.signal in {"eval_seed_std", "eval_num_seeds"}
 
 
 def test_dont_know_everything_ends_without_a_verdict(fresh):
     step, asked = run_to_verdict(fresh.flow, fresh.flow.start(user="U1"), {})
     assert step.verdict.binding_stage is None
-    assert len(asked) == fresh.engine.settings.max_questions
+    assert asked[0] == "complaint"
+    assert len(asked) == fresh.engine.settings.max_questions + 1
     assert len(set(asked)) == len(asked), "a skipped question is not asked again"
+
+
+def test_help_gives_how_to_measure_without_moving(fresh):
+    flow = fresh.flow
+    step = at(flow, "rollout_wait_fraction")
+    helped = flow.reply(step.session.id, "help")
+    assert helped.help == fresh.engine.signals["rollout_wait_fraction"].how_to_measure
+    assert helped.question.signal == "rollout_wait_fraction" and helped.session.answers == {}
+    assert flow.resume(step.session.id).session.version == helped.session.version
+
+
+@pytest.mark.parametrize("signal, typed, value", [
+    ("length_growth", "3.5x", 3.5), ("length_growth", "3.5", 3.5), ("rollout_wait_fraction", "40%", 0.4),
+    ("rollout_wait_fraction", "0.4", 0.4), ("loss_divergence", "y", True), ("loss_divergence", "n", False),
+    ("kl_to_reference", "5 nats", 5.0), ("eval_improvement", "+2.5 points", 2.5), ("entropy_trend", "a", "collapsing"),
+])
+def test_typed_answers_as_people_write_them(fresh, signal, typed, value):
+    step = fresh.flow.reply(at(fresh.flow, signal).session.id, typed)
+    assert step.session.answers[signal] == value
+
+
+@pytest.mark.parametrize("signal, typed, message", [
+    ("length_growth", "350%", "'%' is only for shares"),
+    ("rollout_wait_fraction", "40", "fraction from 0 to 1"),
+    ("loss_divergence", "sometimes", "takes yes/no"),
+])
+def test_typed_answers_that_do_not_fit_are_refused(fresh, signal, typed, message):
+    with pytest.raises(FlowError, match=message):
+        fresh.flow.reply(at(fresh.flow, signal).session.id, typed)
+
+
+def test_questions_carry_what_front_ends_render(fresh):
+    step = at(fresh.flow, "length_growth")
+    q = step.question
+    assert q.kind == "signal" and q.cost == "dashboard" and "x" in q.answer_hint
+    assert at(fresh.flow, "clip_fraction").question.answer_hint.startswith("a share like")
+    assert at(fresh.flow, "grad_norm_spikes").question.answer_hint == "yes or no (y/n)"
+    assert q.progress == f"question 2 of at most {fresh.engine.settings.max_questions + 1}"
 
 
 def test_back_undoes_the_last_answer(fresh):
     flow = fresh.flow
     step = flow.start(user="U1")
+    step = flow.answer(step.session.id, "complaint", "unstable")
     first = step.question.signal
     value = step.question.presets[0].value
     step = flow.answer(step.session.id, first, value)
     second = step.question.signal
     step = flow.back(step.session.id)
     assert step.question.signal == first and first not in step.session.answers
+    step = flow.back(step.session.id)
+    assert step.question.kind == "complaint" and "complaint" not in step.session.answers
     with pytest.raises(FlowError, match="first question"):
         flow.back(step.session.id)
     assert second != first
@@ -77,7 +173,7 @@ def test_back_undoes_the_last_answer(fresh):
 
 def test_stale_and_bad_answers_are_refused_without_change(fresh):
     flow = fresh.flow
-    step = flow.start(user="U1")
+    step = flow.skip(flow.start(user="U1").session.id)
     sid = step.question.signal
     with pytest.raises(FlowError, match="already answered"):
         flow.answer(step.session.id, "not_the_current_one", 1)
@@ -104,6 +200,7 @@ def test_survives_a_restart_and_lists_open_sessions(built_db, state_url):
     sid = step.question.signal
     step = first.flow.answer(step.session.id, sid, step.question.presets[0].value)
     pending = step.question.signal
+    assert sid == "complaint" and pending != sid
     first.state.close()
     del first
     # A new process: new Core, new state store on the same file.
@@ -137,3 +234,40 @@ def test_concurrent_moves_do_not_both_apply(fresh):
 
     with pytest.raises(ConflictError):
         fresh.state.sessions.save(stale.model_copy(update={"answers": {"x": 1}}))
+
+
+def test_control_words_front_ends_can_recognise():
+    assert {control_word(w) for w in ("?", "skip", "back", "stop", "help", "HELP ")} == {"skip", "back", "stop", "help"}
+    assert set(CONTROL_WORDS.values()) == {"skip", "back", "stop", "help"}
+    assert control_word("0.4") is None and control_word("a") is None
+
+
+def test_simulation_answers_truthfully_through_the_flow(core):
+    truth = {"complaint": ["slow"], "rollout_wait_fraction": 0.7, "generation_utilization": 0.9}
+    result = simulate(core.engine, truth)
+    assert result["binding_stage"] == "rollouts" == core.diagnose({k: v for k, v in truth.items() if k != "complaint"}).binding_stage
+    assert result["asked"][:2] == ["rollout_wait_fraction", "generation_utilization"] and result["complaint_asked"]
+    assert {"binding_stage", "binding_title", "tied", "confidence", "summary", "ranking", "evidence", "next_checks",
+            "papers", "signals"} <= set(result)
+    assert result["signals"] == {"rollout_wait_fraction": 0.7, "generation_utilization": 0.9}
+
+
+def test_simulation_asks_the_same_questions_as_the_stored_flow(fresh):
+    truth = {"proxy_reward_trend": "rising", "heldout_score_trend": "flat", "task_repeat_epochs": 9}
+    step, asked = run_to_verdict(fresh.flow, fresh.flow.start(user="U1"), truth)
+    result = simulate(fresh.engine, truth)
+    assert result["asked"] == [sid for sid in asked if sid != "complaint"]
+    assert result["binding_stage"] == step.verdict.binding_stage == "environments"
+
+
+@pytest.mark.parametrize("truth, message", [
+    ([1, 2], "needs a JSON object"),
+    ({"complaint": "slow"}, "complaint must be a list"),
+    ({"complaint": ["sluggish"]}, "unknown complaint 'sluggish'"),
+    ({"clip_fractoin": 0.1}, "did you mean 'clip_fraction'"),
+    ({"clip_fraction": 3}, "clip_fraction must be at most 1"),
+])
+def test_simulation_input_errors_are_one_line(core, truth, message):
+    with pytest.raises(DiagnosisInputError) as info:
+        simulate(core.engine, truth)
+    assert message in str(info.value) and "\n" not in str(info.value)

@@ -8,7 +8,7 @@ import click
 
 from rlmap_bot.cli import render
 from rlmap_bot.core import Core
-from rlmap_bot.diagnosis.flow import FlowError, Step, control_word
+from rlmap_bot.diagnosis.flow import FlowError, Step
 
 Ask = Callable[[str], "str | None"]
 Say = Callable[[str], None]
@@ -36,27 +36,13 @@ def run_guided(core: Core, ask: Ask, say: Say, step: Step) -> Step:
             else:
                 say(f"\n(paused; resume with `diagnose --resume {step.session.id[:8]}`)")
             return step
-        reply = reply.strip()
-        control = control_word(reply)
         try:
-            if control == "help":
-                say(render.how_to_measure(question))
-                continue
-            if control == "skip":
-                step = flow.skip(step.session.id, question.signal)
-            elif control == "back":
-                step = flow.back(step.session.id)
-            elif control == "stop":
-                step = flow.stop(step.session.id)
-            elif len(reply) == 1 and reply.isalpha() and question.presets:
-                index = ord(reply.lower()) - ord("a")
-                if not 0 <= index < len(question.presets):
-                    raise FlowError(f"no option {reply!r}; pick a-{chr(ord('a') + len(question.presets) - 1)}")
-                step = flow.answer(step.session.id, question.signal, question.presets[index].value)
-            else:
-                step = flow.answer(step.session.id, question.signal, reply)
+            step = flow.reply(step.session.id, reply)
         except FlowError as exc:
             say(f"  {exc}")
+            continue
+        if step.help:
+            say(render.how_to_measure(question))
     say("")
     say(render.text(step.verdict))
     return step

@@ -17,6 +17,7 @@ from rlmap_bot import wording
 from rlmap_bot.commands.results import Help, KbBuilt, KbStats, Notice, PaperList, SessionList, StageList
 from rlmap_bot.diagnosis.engine import Verdict, format_value
 from rlmap_bot.diagnosis.flow import Question
+from rlmap_bot.diagnosis.simulate import Simulation
 from rlmap_bot.digest.content import Digest
 from rlmap_bot.knowledge.cards import Card
 from rlmap_bot.search.engine import Answer
@@ -140,18 +141,28 @@ def verdict_text(verdict: Verdict) -> str:
 
 
 def question_text(question: Question) -> str:
-    lines = [f"Q{question.number}. {question.title}", _wrap(question.text, "  ")]
+    head = f"Q{question.number}. {question.title}"
+    if question.progress:
+        head += f"  ({question.progress})"
+    lines = [head, _wrap(question.text, "  ")]
     for i, preset in enumerate(question.presets):
         lines.append(f"  {chr(ord('a') + i)}) {preset.label}")
-    extra = "or type a value, " if question.type in {"fraction", "number", "integer"} else ""
+    pick = "Pick letters (several may apply)" if question.multiple else "Pick a letter"
+    typed = f"or type {question.answer_hint}, " if question.answer_hint and not question.multiple else ""
     back = "'back' for the previous question, " if question.can_go_back else ""
-    lines.append(f"  Pick a letter, {extra}'?' for don't know, {back}'help' for how to measure it, "
-                 "'stop' for the verdict now.")
+    lines.append(_wrap(f"{pick}, {typed}'?' for don't know, {back}'help' for how to measure it, "
+                       "'stop' for the verdict now.", "  "))
     return "\n".join(lines)
 
 
 def how_to_measure(question: Question) -> str:
     return _wrap(f"How to measure: {question.how_to_measure}", "  ")
+
+
+@text.register
+def simulation_text(result: Simulation) -> str:
+    asked = ", ".join(result.asked) or "nothing"
+    return f"Asked {len(result.asked)} question{'' if len(result.asked) == 1 else 's'}: {asked}\n\n" + verdict_text(result)
 
 
 @text.register

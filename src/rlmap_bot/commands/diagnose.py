@@ -22,6 +22,8 @@ def register(registry: Registry) -> None:
         "diagnose", "find the stage that binds your RL run: guided questions, or a one-shot verdict",
         Param("signals", "JSON object of signal values ('-' for stdin); no questions asked", type="file",
               metavar="FILE", surfaces=CLI),
+        Param("simulate", "JSON object of a run's true signal values (and optionally \"complaint\": [ids]); "
+              "play the guided flow answering truthfully ('-' for stdin)", type="file", metavar="FILE", surfaces=CLI),
         Param("list", "list open diagnoses", kind="flag", surfaces=TERMINAL),
         Param("resume", "continue a paused diagnosis (its id or first characters)", metavar="ID", surfaces=TERMINAL),
         json=True, order=5, strict=True,
@@ -29,11 +31,17 @@ def register(registry: Registry) -> None:
     )(diagnose)
 
 
-def diagnose(ctx: Invocation, signals: str | None = None, list: bool = False, resume: str | None = None,
-             json_output: bool = False) -> Any:
+def diagnose(ctx: Invocation, signals: str | None = None, simulate: str | None = None, list: bool = False,
+             resume: str | None = None, json_output: bool = False) -> Any:
     core = ctx.core
+    if signals is not None and simulate is not None:
+        raise UsageError("give --signals or --simulate, not both")
     if signals is not None:
         return core.diagnose(parse_signals(signals))
+    if simulate is not None:
+        from rlmap_bot.diagnosis.simulate import Simulation, simulate as play
+
+        return Simulation(**play(core.engine, parse_signals(simulate)))
     if json_output:
         raise UsageError("--json needs --signals FILE (the guided flow is interactive)")
     if list:

@@ -1,28 +1,38 @@
 """The diagnosis engine: from what a team knows about its run to the binding stage.
 
 Signals and their rules are catalog data (``knowledge/signals/``).  A rule adds
-points to stages when its condition holds over the answered signals; a stage's
-score is the sum.  Scores become probabilities with a softmax that includes a
-"no single stage" option, so weak or conflicting evidence yields no verdict
-rather than a guess.  The next questions are the ones whose answers are
-expected to move that distribution most (mean KL divergence over the preset
-answers): a question that can only confirm what is known is not worth asking.
+points to stages when its condition is known to hold; a rule may *override*
+others whose reading it explains away (many passes over the pool explain a
+rising proxy with a flat held-out score better than reward hacking does), and
+overridden rules do not count.
+
+A stage's score is its strongest reading in full plus ``corroboration`` times
+each of its other readings, for or against.  Readings of one run overlap, so
+summing them in full would let several weak, correlated readings outvote one
+decisive reading; weighing the strongest fully keeps one decisive symptom
+enough for a verdict, and two readings of equal strength on different stages
+a named tie.  Scores become probabilities with a softmax that includes a "no
+single stage" option, so weak or conflicting evidence yields no verdict rather
+than a guess.  The next questions are the ones whose answers are expected to
+reduce the uncertainty of that distribution most (expected entropy reduction
+over the preset answers), discounted by what answering them costs.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping
 
 from pydantic import BaseModel, Field
 from rapidfuzz import process
 
 from rlmap_bot.errors import UsageError
-from rlmap_bot.knowledge.expr import Expr, ExprError
+from rlmap_bot.knowledge.expr import UNKNOWN, Expr
 from rlmap_bot.knowledge.loader import Catalog
 from rlmap_bot.knowledge.schema import STAGE_IDS, Rule, Signal
 
+_CACHE_LIMIT = 20_000
 
 
 def format_value(value: Any) -> str:
@@ -31,6 +41,8 @@ def format_value(value: Any) -> str:
         return "yes" if value else "no"
     if isinstance(value, float):
         return f"{value:g}"
+    if isinstance(value, (list, tuple)):
+        return ", ".join(format_value(v) for v in value)
     return str(value)
 
 
@@ -53,6 +65,9 @@ class Evidence(BaseModel):
     points: dict[str, float] = Field(description="Points added to each stage it moves.")
     why: str
     source: PaperRef
+    fact: str | None = Field(default=None, description="The source's fact the rule rests on.")
+    judgement: str | None = Field(default=None, description="What the rule adds beyond that fact, and why.")
+    explains_away: list[str] = Field(default_factory=list, description="Fired rules this one replaced.")
 
     def supports(self, stage: str) -> bool:
         return self.points.get(stage, 0.0) > 0
@@ -69,7 +84,9 @@ class NextCheck(BaseModel):
     signal: str
     title: str
     question: str
-    gain: float = Field(description="Expected shift of belief (bits, KL divergence) over the preset answers.")
+    gain: float = Field(description="Expected reduction of uncertainty about the binding stage (bits).")
+    cost: str = Field(default="logs", description="What answering takes: dashboard, logs, audit or experiment.")
+    priority: float = Field(default=0.0, description="Gain weighed by cost; the order in which to ask.")
 
 
 class Verdict(BaseModel):
@@ -87,11 +104,25 @@ class Verdict(BaseModel):
     signals: dict[str, Any] = Field(default_factory=dict)
 
 
-@dataclass(frozen=True)
+@dataclass
 class _CompiledRule:
-    owner: str
+    index: int
+    key: str  # "signal.rule"
     rule: Rule
     expr: Expr
+    names: tuple[str, ...]
+    overrides: frozenset[str]
+    cache: dict = field(default_factory=dict)
+
+    def holds(self, values: Mapping[str, Any]) -> bool:
+        """Whether the condition is known to hold; memoised on the values it reads."""
+        key = tuple(values.get(n, UNKNOWN) for n in self.names)
+        hit = self.cache.get(key)
+        if hit is None:
+            if len(self.cache) > _CACHE_LIMIT:
+                self.cache.clear()
+            hit = self.cache[key] = self.expr.holds(values)
+        return hit
 
 
 class Engine:
@@ -103,14 +134,25 @@ class Engine:
         self.signals: dict[str, Signal] = {s.id: s for s in catalog.signals}
         self.stage_titles = {s.id: s.title for s in catalog.stages}
         self.stages = [s for s in STAGE_IDS if s in self.stage_titles] or list(STAGE_IDS)
+        self.complaints = {c.id: c for c in self.settings.complaints}
         self.rules: list[_CompiledRule] = []
         self.rules_by_signal: dict[str, list[_CompiledRule]] = {}
         for signal in self.signals.values():
             for rule in signal.rules:
-                compiled = _CompiledRule(f"{signal.id}.{rule.id}", rule, rule.expr)
+                refs = frozenset(r if "." in r else f"{signal.id}.{r}" for r in rule.overrides)
+                expr = rule.expr
+                compiled = _CompiledRule(len(self.rules), f"{signal.id}.{rule.id}", rule, expr,
+                                         tuple(sorted(expr.names)), refs)
                 self.rules.append(compiled)
-                for name in compiled.expr.names:
+                for name in expr.names:
                     self.rules_by_signal.setdefault(name, []).append(compiled)
+        self._candidates = {sid: self.candidate_values(s) for sid, s in self.signals.items()}
+        self._chances: dict[tuple, float] = {}
+        self._uncertainties: dict[frozenset, float] = {}
+        # Per signal, the other signals its rules read: what a trial answer's outcome depends on.
+        self._context = {sid: tuple(sorted({n for c in rules for n in c.names} - {sid}))
+                         for sid, rules in self.rules_by_signal.items()}
+        self._trials: dict[tuple, tuple[_CompiledRule, ...]] = {}
 
     # -- input ----------------------------------------------------------------------------
     def validate(self, raw: Mapping[str, Any]) -> dict[str, Any]:
@@ -133,24 +175,63 @@ class Engine:
         return values
 
     # -- scoring --------------------------------------------------------------------------
-    def _fires(self, compiled: _CompiledRule, values: Mapping[str, Any]) -> bool:
-        if not compiled.expr.names <= values.keys():
-            return False
-        try:
-            return bool(compiled.expr.evaluate(values))
-        except ExprError:
-            return False
-
     def _fired(self, values: Mapping[str, Any], rules: Iterable[_CompiledRule] | None = None) -> list[_CompiledRule]:
-        return [c for c in (self.rules if rules is None else rules) if self._fires(c, values)]
+        return [c for c in (self.rules if rules is None else rules) if c.holds(values)]
 
-    def _scores(self, fired: Iterable[_CompiledRule]) -> dict[str, float]:
-        scores = {s: 0.0 for s in self.stages}
-        for compiled in fired:
+    @staticmethod
+    def _kept(fired: list[_CompiledRule]) -> list[_CompiledRule]:
+        """The fired rules that no other fired rule explains away."""
+        dropped = set().union(*(c.overrides for c in fired)) if fired else set()
+        return [c for c in fired if c.key not in dropped] if dropped else fired
+
+    def _scores(self, kept: Iterable[_CompiledRule]) -> dict[str, float]:
+        """Strongest reading in full, the others at the corroboration weight (see the module doc)."""
+        readings: dict[str, list[float]] = {s: [] for s in self.stages}
+        for compiled in kept:
             for stage, pts in compiled.rule.points.items():
-                if stage in scores:
-                    scores[stage] += pts
+                if stage in readings:
+                    readings[stage].append(pts)
+        k = self.settings.corroboration
+        scores: dict[str, float] = {}
+        for stage, pts in readings.items():
+            if not pts:
+                scores[stage] = 0.0
+                continue
+            top = max(pts) if max(pts) > 0 else min(pts)
+            scores[stage] = top + k * (sum(pts) - top)
         return scores
+
+    def _evaluate(self, values: Mapping[str, Any]) -> tuple[list[_CompiledRule], list[_CompiledRule], dict[str, float]]:
+        fired = self._fired(values)
+        kept = self._kept(fired)
+        return fired, kept, self._scores(kept)
+
+    def _trial_fired(self, fired: list[_CompiledRule], values: Mapping[str, Any], changed: str) -> list[_CompiledRule]:
+        """The fired rules after ``values`` changed in one signal, re-evaluating only the rules that read it."""
+        touching = self.rules_by_signal.get(changed, [])
+        if not touching:
+            return fired
+        key = (changed, values.get(changed, UNKNOWN), tuple(values.get(n, UNKNOWN) for n in self._context[changed]))
+        now = self._trials.get(key)
+        if now is None:
+            if len(self._trials) > _CACHE_LIMIT:
+                self._trials.clear()
+            now = self._trials[key] = tuple(c for c in touching if c.holds(values))
+        ids = {c.index for c in touching}
+        return [c for c in fired if c.index not in ids] + list(now)
+
+    def _trial_scores(self, fired: list[_CompiledRule], values: Mapping[str, Any], changed: str) -> dict[str, float]:
+        return self._scores(self._kept(self._trial_fired(fired, values, changed)))
+
+    def _uncertainty(self, fired: list[_CompiledRule]) -> float:
+        """Entropy of the verdict distribution for a set of fired rules; memoised on the set."""
+        key = frozenset(c.index for c in fired)
+        hit = self._uncertainties.get(key)
+        if hit is None:
+            if len(self._uncertainties) > _CACHE_LIMIT:
+                self._uncertainties.clear()
+            hit = self._uncertainties[key] = self._entropy(self._distribution(self._scores(self._kept(fired))))
+        return hit
 
     def _probabilities(self, scores: Mapping[str, float]) -> tuple[dict[str, float], float]:
         t = self.settings.temperature
@@ -169,9 +250,9 @@ class Engine:
         return None
 
     @staticmethod
-    def _divergence(after: list[float], before: list[float]) -> float:
-        """KL(after || before) in bits: how far an answer would move the belief."""
-        return sum(a * math.log2(a / b) for a, b in zip(after, before) if a > 0 and b > 0)
+    def _entropy(dist: list[float]) -> float:
+        """Uncertainty, in bits, about which stage binds (or none)."""
+        return -sum(p * math.log2(p) for p in dist if p > 0)
 
     def _distribution(self, scores: Mapping[str, float]) -> list[float]:
         probs, none = self._probabilities(scores)
@@ -188,39 +269,132 @@ class Engine:
         return []
 
     def information(self, values: Mapping[str, Any], exclude: Iterable[str] = ()) -> list[NextCheck]:
-        """Unanswered signals ranked by expected information gain, best first."""
+        """Unanswered signals ranked by expected information gain weighed by cost, best first.
+
+        A signal's gain is how much its answer is expected to reduce the uncertainty (entropy,
+        bits) about which stage binds, averaged over its preset answers, plus what the
+        combination rules it takes part in could reduce once their other unknown signals are
+        asked too, per question (see :meth:`_combination_gain`); without the second, a signal
+        that only matters in a combination (an eval gain next to the seed spread) would never
+        be asked.
+        """
         fired = self._fired(values)
-        base_scores = self._scores(fired)
-        base = self._distribution(base_scores)
+        base = self._uncertainty(fired)
         skip = set(values) | set(exclude)
+        weights = self.settings.cost_weights
+        combos = self._combination_gain(values, fired, base, skip)
         checks: list[NextCheck] = []
         for signal in self.signals.values():
             if signal.id in skip:
                 continue
-            options = self.candidate_values(signal)
+            options = self._candidates[signal.id]
             if not options:
                 continue
-            related = self.rules_by_signal.get(signal.id, [])
-            expected = 0.0
+            left = 0.0
             for option in options:
                 trial = {**values, signal.id: option}
-                scores = dict(base_scores)
-                for compiled in related:
-                    if self._fires(compiled, trial):
-                        for stage, pts in compiled.rule.points.items():
-                            if stage in scores:
-                                scores[stage] += pts
-                expected += self._divergence(self._distribution(scores), base)
-            gain = expected / len(options)
-            checks.append(NextCheck(signal=signal.id, title=signal.title, question=signal.question, gain=round(gain, 4)))
-        checks.sort(key=lambda c: (-c.gain, c.signal))
+                left += self._uncertainty(self._trial_fired(fired, trial, signal.id))
+            gain = base - left / len(options) + combos.get(signal.id, 0.0)
+            priority = gain * weights.get(signal.cost, 1.0)
+            checks.append(NextCheck(signal=signal.id, title=signal.title, question=signal.question,
+                                    gain=round(gain, 4), cost=signal.cost, priority=round(priority, 4)))
+        checks.sort(key=lambda c: (-c.priority, -c.gain, c.signal))
         return checks
+
+    def _combination_gain(self, values: Mapping[str, Any], fired: list[_CompiledRule], base: float,
+                          skip: set[str]) -> dict[str, float]:
+        """Per unknown signal, the uncertainty the combination rules it takes part in could remove, per question.
+
+        For a rule that reads several unknown signals (none of them skipped), the chance it
+        fires is counted over the candidate answers of all of them; its value is that chance
+        times the entropy its firing removes, divided by the number of questions it needs, and
+        a signal's value is the sum over its rules.
+        """
+        out: dict[str, float] = {}
+        fired_ids = {c.index for c in fired}
+        for compiled in self.rules:
+            if compiled.index in fired_ids:
+                continue
+            unknown = [n for n in compiled.names if n not in values]
+            if len(unknown) < 2 or any(n in skip for n in unknown):
+                continue
+            chance = self._chance(compiled, values, unknown)
+            if chance <= 0:
+                continue
+            shifted = self._uncertainty([*fired, compiled])
+            value = chance * (base - shifted) / len(unknown)
+            if value <= 0:
+                continue
+            for name in unknown:
+                out[name] = out.get(name, 0.0) + value
+        return out
+
+    def _chance(self, compiled: _CompiledRule, values: Mapping[str, Any], unknown: list[str]) -> float:
+        """The share of the unknown names' candidate answer combinations for which the rule holds."""
+        key = (compiled.index, tuple(values.get(n, UNKNOWN) for n in compiled.names))
+        hit = self._chances.get(key)
+        if hit is not None:
+            return hit
+        combos = [dict(values)]
+        for name in unknown:
+            options = self._candidates.get(name) or []
+            if not options:
+                combos = []
+                break
+            combos = [{**c, name: o} for c in combos for o in options]
+        chance = sum(1 for c in combos if compiled.holds(c)) / len(combos) if combos else 0.0
+        if len(self._chances) > _CACHE_LIMIT:
+            self._chances.clear()
+        self._chances[key] = chance
+        return chance
+
+    def threads(self, values: Mapping[str, Any], exclude: Iterable[str] = ()) -> set[str]:
+        """Unknown signals that would complete a combination the known readings have begun.
+
+        A rule strong enough to settle a verdict on its own (points reaching ``min_score``)
+        that has not fired, reads a known signal, and none of whose conditions on the known
+        readings is false: its unknown signals are the thread to follow.  Rules reading a
+        skipped signal cannot complete and are left.
+        """
+        skip = set(exclude)
+        found: set[str] = set()
+        fired = {c.index for c in self._fired(values)}
+        for compiled in self.rules:
+            if compiled.index in fired or max(compiled.rule.points.values()) < self.settings.min_score:
+                continue
+            unknown = [n for n in compiled.names if n not in values]
+            if len(unknown) == len(compiled.names) or not unknown or any(n in skip for n in unknown):
+                continue
+            if not compiled.expr.contradicted(values) and self._chance(compiled, values, unknown) > 0:
+                found.update(unknown)
+        return found
+
+    def threats(self, values: Mapping[str, Any], candidates: Iterable[str]) -> list[str]:
+        """Unanswered signals one answer of which would explain the current verdict's own evidence away.
+
+        A rival stage gaining evidence is a second bottleneck, not a threat; a threat is an
+        answer that weakens the binding stage's evidence (an override or a reading against it)
+        until it no longer binds.  The guided flow does not stop while one remains.
+        """
+        fired, _, scores = self._evaluate(values)
+        leader = self._binding(scores)
+        if leader is None:
+            return []
+        found = []
+        for sid in candidates:
+            if sid in values:
+                continue
+            for option in self._candidates.get(sid, []):
+                trial = self._trial_scores(fired, {**values, sid: option}, sid)
+                if trial[leader] < scores[leader] and self._binding(trial) != leader:
+                    found.append(sid)
+                    break
+        return found
 
     def diagnose(self, raw: Mapping[str, Any], exclude: Iterable[str] = (), validated: bool = False) -> Verdict:
         """The verdict for these signal values (validated first unless told they are)."""
         values = dict(raw) if validated else self.validate(raw)
-        fired = self._fired(values)
-        scores = self._scores(fired)
+        fired, kept, scores = self._evaluate(values)
         probs, none_prob = self._probabilities(scores)
         binding = self._binding(scores)
         ranking = sorted(
@@ -228,8 +402,8 @@ class Engine:
                         probability=round(probs[s], 4)) for s in self.stages),
             key=lambda r: (-r.score, self.stages.index(r.stage)),
         )
-        evidence = self._evidence(fired, values)
-        checks = [c for c in self.information(values, exclude) if c.gain > 0.001][: self.settings.next_checks]
+        evidence = self._evidence(fired, kept, values)
+        checks = [c for c in self.information(values, exclude) if c.gain > self.settings.min_gain][: self.settings.next_checks]
         tied = [] if binding else self._tied(scores)
         # Confidence is the probability of what is said: the stage, one of the tied stages, or "none".
         confidence = probs[binding] if binding else (sum(probs[s] for s in tied) if tied else none_prob)
@@ -242,7 +416,7 @@ class Engine:
             ranking=ranking,
             evidence=evidence,
             next_checks=checks,
-            papers=self._papers(binding, evidence, ranking),
+            papers=self._papers(binding, tied, evidence),
             signals=values,
         )
 
@@ -254,51 +428,69 @@ class Engine:
             return []
         return [s for s in ranked if scores[s] >= self.settings.min_score and top - scores[s] < self.settings.min_lead]
 
-    def is_settled(self, values: Mapping[str, Any]) -> bool:
-        """True once the verdict is clear enough to stop asking."""
-        scores = self._scores(self._fired(values))
+    def binding_of(self, values: Mapping[str, Any]) -> tuple[str | None, float]:
+        """The binding stage (or None) and its probability, without building a whole verdict."""
+        _, _, scores = self._evaluate(values)
         binding = self._binding(scores)
         if binding is None:
-            return False
+            return None, 0.0
         probs, _ = self._probabilities(scores)
-        return probs[binding] >= self.settings.stop_confidence
+        return binding, probs[binding]
+
+    def is_settled(self, values: Mapping[str, Any]) -> bool:
+        """True once the verdict is clear enough to stop asking (before threats and complaints)."""
+        binding, probability = self.binding_of(values)
+        return binding is not None and probability >= self.settings.stop_confidence
 
     # -- explanation ----------------------------------------------------------------------
-    def _evidence(self, fired: list[_CompiledRule], values: Mapping[str, Any]) -> list[Evidence]:
+    def _evidence(self, fired: list[_CompiledRule], kept: list[_CompiledRule], values: Mapping[str, Any]) -> list[Evidence]:
+        fired_keys = {c.key for c in fired}
         out: list[Evidence] = []
-        for compiled in fired:
-            source = self.catalog.entries.get(compiled.rule.source)
-            ref = PaperRef(id=compiled.rule.source, title=source.title if source else compiled.rule.source)
-            points = dict(compiled.rule.points)
+        for compiled in kept:
+            rule = compiled.rule
+            source = self.catalog.entries.get(rule.source)
+            ref = PaperRef(id=rule.source, title=source.title if source else rule.source)
+            facts = getattr(source, "facts", []) if source else []
+            fact = facts[rule.fact] if rule.fact is not None and rule.fact < len(facts) else None
+            points = dict(rule.points)
             main = max(points, key=lambda st: (abs(points[st]), points[st]))
             out.append(Evidence(
-                rule=compiled.owner,
-                signals={n: values[n] for n in sorted(compiled.expr.names)},
+                rule=compiled.key,
+                signals={n: values[n] for n in compiled.names if n in values},
                 stage=main,
                 direction="for" if points[main] > 0 else "against",
                 points=points,
-                why=compiled.rule.why,
+                why=rule.why,
                 source=ref,
+                fact=fact,
+                judgement=rule.judgement,
+                explains_away=sorted(compiled.overrides & fired_keys),
             ))
         out.sort(key=lambda e: (-abs(e.points[e.stage]), e.rule))
         return out
 
-    def _papers(self, binding: str | None, evidence: list[Evidence], ranking: list[StageScore]) -> list[PaperRef]:
-        limit = self.settings.papers
-        focus = binding or (ranking[0].stage if ranking and ranking[0].score > 0 else None)
-        ids: dict[str, None] = {}
+    def _papers(self, binding: str | None, tied: list[str], evidence: list[Evidence]) -> list[PaperRef]:
+        """The sources of the evidence behind what is said, heaviest evidence first.
+
+        For a verdict, the rules supporting the binding stage; for a tie, those supporting the
+        tied stages; otherwise every reading that points at a stage.  A paper's weight is the
+        sum of the points its rules give those stages, so the reading list follows the
+        evidence rather than padding with every paper on a stage.
+        """
+        focus = [binding] if binding else (tied or list(self.stages))
+        weight: dict[str, float] = {}
+        titles: dict[str, str] = {}
         for ev in evidence:
-            if (focus is None and ev.direction == "for") or (focus is not None and ev.supports(focus)):
-                ids[ev.source.id] = None
-        if focus:
-            for paper in self.catalog.papers_for(focus):
-                ids.setdefault(paper.id, None)
-        refs = []
-        for pid in ids:
-            entry = self.catalog.entries.get(pid)
-            if entry is not None and entry.kind == "paper":
-                refs.append(PaperRef(id=pid, title=entry.title))
-        return refs[:limit]
+            backing = sum(ev.points.get(s, 0.0) for s in focus if ev.points.get(s, 0.0) > 0)
+            if backing <= 0:
+                continue
+            entry = self.catalog.entries.get(ev.source.id)
+            if entry is None or entry.kind != "paper":
+                continue
+            weight[ev.source.id] = weight.get(ev.source.id, 0.0) + backing
+            titles[ev.source.id] = entry.title
+        ranked = sorted(weight, key=lambda pid: (-weight[pid], pid))
+        return [PaperRef(id=pid, title=titles[pid]) for pid in ranked[: self.settings.papers]]
 
     def _summary(self, binding, ranking, evidence, checks, values) -> str:
         if binding:

@@ -1,9 +1,15 @@
 """The guided diagnosis as a state machine over stored sessions.
 
 Every front-end (terminal, Slack thread) drives the same calls: start, answer,
-skip, back, stop.  Each returns a :class:`Step`: the next question, or the
-verdict.  Sessions are saved after every move, so a restart loses nothing and
-any process that shares the state store can continue a diagnosis.
+skip, back, stop, help (or :meth:`Flow.reply` with whatever the person typed).
+Each returns a :class:`Step`: the next question, or the verdict.  Sessions are
+saved after every move, so a restart loses nothing and any process that shares
+the state store can continue a diagnosis.
+
+A diagnosis opens with what the team sees (the complaints in
+``knowledge/catalog.yaml``, several may apply), then asks the signals those
+complaints list, then whatever else is most informative; which question comes
+next is decided by :mod:`rlmap_bot.diagnosis.guide`.
 """
 
 from __future__ import annotations
@@ -16,6 +22,7 @@ from pydantic import BaseModel, Field
 
 from rlmap_bot.errors import UsageError
 from rlmap_bot.diagnosis.engine import DiagnosisInputError, Engine, Verdict
+from rlmap_bot.diagnosis.guide import COMPLAINT, Guide, answer_hint, parse_complaints
 from rlmap_bot.state.models import Session
 from rlmap_bot.state.store import ConflictError, StateStore, utcnow
 
@@ -24,8 +31,8 @@ EngineSource = Callable[[], Engine]
 DEFAULT_TTL = dt.timedelta(hours=72)
 # Words a person types instead of an answer, in the terminal or in a Slack thread.
 CONTROL_WORDS = {"?": "skip", "": "skip", "skip": "skip", "dk": "skip", "don't know": "skip", "dont know": "skip",
-                 "back": "back", "<": "back", "undo": "back", "stop": "stop", "verdict": "stop", "quit": "stop",
-                 "help": "help", "how": "help", "explain": "help"}
+                 "idk": "skip", "back": "back", "<": "back", "undo": "back", "stop": "stop", "verdict": "stop",
+                 "quit": "stop", "help": "help", "how": "help", "how?": "help", "how to measure": "help"}
 
 
 def control_word(text: str) -> str | None:
@@ -45,15 +52,21 @@ class PresetView(BaseModel):
 class Question(BaseModel):
     """What to ask next, with everything a front-end needs to render it."""
 
-    signal: str
+    kind: str = Field(default="signal", description="'complaint' for the opening question, else 'signal'.")
+    signal: str = Field(description="The id to answer: a signal id, or 'complaint' for the opening question.")
     title: str
     text: str
-    type: str
+    type: str = Field(description="The signal's type, or 'complaint' (pick any number of the presets).")
     unit: str | None = None
     choices: list[str] = Field(default_factory=list)
     presets: list[PresetView] = Field(default_factory=list)
+    multiple: bool = Field(default=False, description="Several presets may be chosen at once (complaints).")
     how_to_measure: str
+    answer_hint: str = Field(default="", description="How to type an answer, e.g. 'a ratio like 3.5x'.")
+    cost: str | None = Field(default=None, description="What answering takes: dashboard, logs, audit or experiment.")
     number: int = Field(description="1 for the first question asked in this session, and so on.")
+    max_questions: int = Field(default=0, description="The most questions this session can ask, the opening one included.")
+    progress: str = Field(default="", description="'question 3 of at most 13'.")
     can_go_back: bool
 
 
@@ -63,6 +76,7 @@ class Step(BaseModel):
     verdict: Verdict | None = None
     leaning: Verdict | None = Field(default=None, description="The verdict so far, while questions remain.")
     note: str | None = None
+    help: str | None = Field(default=None, description="How to measure the current question, when asked for help.")
 
     @property
     def finished(self) -> bool:
@@ -88,8 +102,9 @@ class Flow:
     """Drives sessions through the engine; the state store keeps them."""
 
     def __init__(self, engine: Engine | EngineSource, store: StateStore, ttl: dt.timedelta = DEFAULT_TTL):
-        # A provider, not an engine: after a catalog reload every move uses the new engine.
+        # A provider, not an engine: after a catalog reload every move uses the new engine (and its guide).
         self._engine = engine if callable(engine) and not isinstance(engine, Engine) else (lambda: engine)
+        self._guide: Guide | None = None
         self.store = store
         self.ttl = ttl
 
@@ -97,10 +112,18 @@ class Flow:
     def engine(self) -> Engine:
         return self._engine()
 
+    @property
+    def guide(self) -> Guide:
+        """The question picker for the current engine, rebuilt when a reload brings a new one."""
+        engine = self.engine
+        if self._guide is None or self._guide.engine is not engine:
+            self._guide = Guide(engine)
+        return self._guide
+
     # -- moves ------------------------------------------------------------------------------
     def start(self, user: str, team: str = "local", channel: str = "local", thread_ts: str | None = None) -> Step:
         session = Session(user=user, team=team, channel=channel, thread_ts=thread_ts)
-        session = session.model_copy(update={"current": self._pick(session)})
+        session = session.model_copy(update={"current": self.guide.first()})
         self.store.sessions.create(session)
         return self._step(session)
 
@@ -122,12 +145,23 @@ class Flow:
         session = self._open(session_id)
         if signal_id != session.current:
             raise FlowError("that question was already answered; answer the latest one")
-        try:
-            value = self.engine.validate({signal_id: raw})[signal_id]
-        except (DiagnosisInputError, KeyError) as exc:
-            raise FlowError(str(exc) if str(exc) else f"{signal_id} needs a value") from None
+        if signal_id == COMPLAINT:
+            try:
+                value: Any = parse_complaints(self.engine, raw)
+            except ValueError as exc:
+                raise FlowError(str(exc)) from None
+            if not value:
+                return self._advance(session, answers=session.answers, skipped=[*session.skipped, COMPLAINT],
+                                     note="no complaint chosen")
+            note = f"complaint = {', '.join(value)}"
+        else:
+            try:
+                value = self.engine.validate({signal_id: raw})[signal_id]
+            except (DiagnosisInputError, KeyError) as exc:
+                raise FlowError(str(exc) if str(exc) else f"{signal_id} needs a value") from None
+            note = f"{signal_id} = {value}"
         answers = {**session.answers, signal_id: value}
-        return self._advance(session, answers=answers, skipped=session.skipped, note=f"{signal_id} = {value}")
+        return self._advance(session, answers=answers, skipped=session.skipped, note=note)
 
     def skip(self, session_id: str, signal_id: str | None = None) -> Step:
         """'Don't know': move on without an answer; the signal stays out of next checks."""
@@ -164,6 +198,45 @@ class Flow:
         session = self._open(session_id)
         session = self.store.sessions.save(session.model_copy(update={"status": "stopped", "current": None}))
         return self._step(session, note="stopped early")
+
+    def help(self, session_id: str) -> Step:
+        """The current question again, with how to measure it; nothing changes."""
+        session = self._open(session_id)
+        step = self._step(session, note="how to measure it")
+        if step.question is not None:
+            step.help = step.question.how_to_measure
+        return step
+
+    def reply(self, session_id: str, text: str) -> Step:
+        """Whatever a person typed for the current question: a control word, a preset letter or an answer.
+
+        Control words (see :data:`CONTROL_WORDS`): '?' or 'skip' for don't know, 'back', 'stop',
+        and 'help' for how to measure the question.  A single letter picks a preset (for yes/no
+        questions 'y' and 'n' mean yes and no); for the opening question several letters,
+        numbers or complaint ids may be given at once ('a c', '1,3').
+        """
+        word = control_word(text)
+        if word == "help":
+            return self.help(session_id)
+        if word == "back":
+            return self.back(session_id)
+        if word == "stop":
+            return self.stop(session_id)
+        session = self._open(session_id)
+        current = session.current
+        if word == "skip" or current is None:
+            return self.skip(session_id, current)
+        if current == COMPLAINT:
+            return self.answer(session_id, current, text)
+        signal = self.engine.signals.get(current)
+        reply = text.strip()
+        yes_no = signal is not None and signal.type == "bool" and reply.lower() in {"y", "n"}
+        if signal is not None and not yes_no and len(reply) == 1 and reply.isalpha() and signal.presets:
+            index = ord(reply.lower()) - ord("a")
+            if not 0 <= index < len(signal.presets):
+                raise FlowError(f"no option {reply!r}; pick a-{chr(ord('a') + len(signal.presets) - 1)}")
+            return self.answer(session_id, current, signal.presets[index].value)
+        return self.answer(session_id, current, reply)
 
     def attach(self, session_id: str, message_ts: str | None = None, thread_ts: str | None = None) -> Session:
         """Remember where a front-end shows this session (its card, its thread)."""
@@ -203,21 +276,10 @@ class Flow:
     def _advance(self, session: Session, answers: dict[str, Any], skipped: list[str], note: str) -> Step:
         history = [*session.history, session.current] if session.current else list(session.history)
         moved = session.model_copy(update={"answers": answers, "skipped": skipped, "history": history})
-        nxt = self._pick(moved)
+        nxt = self.guide.next(moved)
         status = "open" if nxt else "done"
         saved = self.store.sessions.save(moved.model_copy(update={"current": nxt, "status": status}))
         return self._step(saved, note=note)
-
-    def _pick(self, session: Session) -> str | None:
-        """The most informative question left, or None when done."""
-        asked = len(session.history)
-        if asked >= self.engine.settings.max_questions:
-            return None
-        if session.answers and self.engine.is_settled(session.answers):
-            return None
-        checks = self.engine.information(session.answers, exclude=session.skipped)
-        useful = [c for c in checks if c.gain > 0.001]
-        return useful[0].signal if useful else None
 
     def open_sessions(self, team: str | None = None, user: str | None = None) -> list[Session]:
         """Open diagnoses, after expiring the stale ones (so lists never show the dead)."""
@@ -226,25 +288,35 @@ class Flow:
 
     def _step(self, session: Session, note: str | None = None) -> Step:
         known = self.engine.signals
-        if session.current is not None and session.current not in known:
+        current = session.current
+        if current is not None and current != COMPLAINT and current not in known:
             # The catalog was reloaded without this question's signal: ask the next one instead.
-            cleaned = session.model_copy(update={"answers": {k: v for k, v in session.answers.items() if k in known}})
-            session = self.store.sessions.save(cleaned.model_copy(update={"current": self._pick(cleaned)}))
-        verdict = self.engine.diagnose({k: v for k, v in session.answers.items() if k in known},
-                                       exclude=session.skipped, validated=True)
+            cleaned = session.model_copy(update={"answers": self.guide.known_answers(session)})
+            session = self.store.sessions.save(cleaned.model_copy(update={"current": self.guide.next(cleaned)}))
+        verdict = self.engine.diagnose(self.guide.signal_answers(session), exclude=session.skipped, validated=True)
         if session.status != "open" or session.current is None:
             return Step(session=session, verdict=verdict, note=note)
+        return Step(session=session, question=self._question(session), leaning=verdict, note=note)
+
+    def _question(self, session: Session) -> Question:
+        number = len(session.history) + 1
+        total = self.guide.max_questions(session)
+        common = dict(number=number, max_questions=total, progress=f"question {number} of at most {total}",
+                      can_go_back=bool(session.history))
+        if session.current == COMPLAINT:
+            complaints = list(self.engine.complaints.values())
+            return Question(
+                kind="complaint", signal=COMPLAINT, title="What do you see?",
+                text="What is the team seeing in this run? Pick any that apply, or skip if none fits.",
+                type="complaint", choices=[c.id for c in complaints],
+                presets=[PresetView(label=c.label, value=c.id) for c in complaints], multiple=True,
+                how_to_measure=("Pick the symptoms the team has noticed; the diagnosis then asks first about the "
+                                "signals that tell their causes apart. Several may apply, and none is fine too."),
+                answer_hint=answer_hint(None), **common,
+            )
         signal = self.engine.signals[session.current]
-        question = Question(
-            signal=signal.id,
-            title=signal.title,
-            text=signal.question,
-            type=signal.type,
-            unit=signal.unit,
-            choices=list(signal.choices),
-            presets=[PresetView(label=p.label, value=p.value) for p in signal.presets],
-            how_to_measure=signal.how_to_measure,
-            number=len(session.history) + 1,
-            can_go_back=bool(session.history),
+        return Question(
+            signal=signal.id, title=signal.title, text=signal.question, type=signal.type, unit=signal.unit,
+            choices=list(signal.choices), presets=[PresetView(label=p.label, value=p.value) for p in signal.presets],
+            how_to_measure=signal.how_to_measure, answer_hint=answer_hint(signal), cost=signal.cost, **common,
         )
-        return Step(session=session, question=question, leaning=verdict, note=note)

@@ -15,6 +15,7 @@ import yaml
 from pydantic import TypeAdapter, ValidationError
 
 from rlmap_bot.errors import RlmapError
+from rlmap_bot.knowledge.expr import ExprError, ValueType
 from rlmap_bot.knowledge.schema import KINDS, CatalogSettings, Entry, Paper, Signal, Stage, Topic
 
 _ENTRY = TypeAdapter(Entry)
@@ -160,6 +161,7 @@ def load_catalog(root: Path) -> Catalog:
             sources[entry.id] = shown
     catalog = Catalog(entries=entries, sources=sources, settings=_load_settings(root))
     check_links(catalog)
+    check_complaints(catalog, _relative(root / SETTINGS_FILE, root))
     return catalog
 
 
@@ -210,11 +212,60 @@ def check_links(catalog: Catalog) -> None:
                 if stage not in stage_ids:
                     raise KnowledgeError(catalog.sources[entry.id], entry.id, "stages", f"stage '{stage}' has no stage entry")
         if isinstance(entry, Signal):
-            for i, rule in enumerate(entry.rules):
-                _expect(catalog, entry, f"rules[{i}].source", rule.source, ("paper",))
-                unknown = sorted(rule.expr.names - signal_ids)
-                if unknown:
-                    raise KnowledgeError(
-                        catalog.sources[entry.id], entry.id, f"rules[{i}].when",
-                        f"names unknown signal '{unknown[0]}'",
-                    )
+            check_rules(catalog, entry, signal_ids)
+
+
+# The guided flow's opening question is stored under this id, so no signal may take it.
+RESERVED_SIGNAL_IDS = {"complaint"}
+
+
+def value_type(signal: Signal) -> ValueType:
+    """How a rule may use a signal's value: as a number, a yes/no, or one of its words."""
+    if signal.type == "bool":
+        return ValueType("bool")
+    if signal.type == "choice":
+        return ValueType("choice", frozenset(signal.choices))
+    return ValueType("number")
+
+
+def check_rules(catalog: Catalog, signal: Signal, signal_ids: set[str]) -> None:
+    """A signal's rules: names known and used with their types, cited facts exist, overrides exist."""
+    where = catalog.sources[signal.id]
+    if signal.id in RESERVED_SIGNAL_IDS:
+        raise KnowledgeError(where, signal.id, "id", f"'{signal.id}' is reserved for the guided flow's opening question")
+    types = {s.id: value_type(s) for s in catalog.signals}
+    for i, rule in enumerate(signal.rules):
+        _expect(catalog, signal, f"rules[{i}].source", rule.source, ("paper",))
+        unknown = sorted(rule.expr.names - signal_ids)
+        if unknown:
+            raise KnowledgeError(where, signal.id, f"rules[{i}].when", f"names unknown signal '{unknown[0]}'")
+        try:
+            rule.expr.check(types)
+        except ExprError as exc:
+            raise KnowledgeError(where, signal.id, f"rules[{i}].when", str(exc)) from None
+        paper = catalog.entries[rule.source]
+        facts = getattr(paper, "facts", [])
+        if rule.fact is not None and rule.fact >= len(facts):
+            have = f"facts 0 to {len(facts) - 1}" if facts else "no facts"
+            raise KnowledgeError(where, signal.id, f"rules[{i}].fact",
+                                 f"'{rule.source}' has {have}; there is no fact {rule.fact}")
+        for ref in rule.overrides:
+            owner, _, rid = ref.rpartition(".")
+            target = catalog.entries.get(owner or signal.id)
+            if not isinstance(target, Signal) or rid not in {r.id for r in target.rules}:
+                raise KnowledgeError(where, signal.id, f"rules[{i}].overrides", f"no rule '{ref}' to override")
+            if (owner or signal.id) == signal.id and rid == rule.id:
+                raise KnowledgeError(where, signal.id, f"rules[{i}].overrides", "a rule cannot override itself")
+
+
+def check_complaints(catalog: Catalog, shown: str) -> None:
+    """Every complaint of the guided flow, and the check-up list, name signals that exist."""
+    signal_ids = {s.id for s in catalog.signals}
+    for j, complaint in enumerate(catalog.settings.diagnosis.complaints):
+        for sid in complaint.signals:
+            if sid not in signal_ids:
+                raise KnowledgeError(shown, "settings", f"diagnosis.complaints[{j}].signals",
+                                     f"names unknown signal '{sid}'")
+    for sid in catalog.settings.diagnosis.checkup:
+        if sid not in signal_ids:
+            raise KnowledgeError(shown, "settings", "diagnosis.checkup", f"names unknown signal '{sid}'")

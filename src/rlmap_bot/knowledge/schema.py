@@ -142,7 +142,14 @@ class Preset(BaseModel):
 
 
 class Rule(BaseModel):
-    """When ``when`` holds, add ``points`` to stages; ``why`` and ``source`` explain it."""
+    """When ``when`` holds, add ``points`` to stages; ``why``, ``source`` and ``fact`` say on what grounds.
+
+    Every rule rests on one fact of one catalog paper (``fact`` indexes the paper's
+    ``facts``).  Where the rule goes beyond that fact (a threshold, a combination, the
+    stage it is charged to), ``judgement`` says what is ours and why; a rule with no
+    supporting fact at all must carry a judgement.  ``overrides`` names rules whose
+    reading this one explains away: when both fire, only this one counts.
+    """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -151,6 +158,11 @@ class Rule(BaseModel):
     points: dict[StageId, float] = Field(min_length=1)
     why: Text
     source: Slug = Field(description="Id of the catalog paper the rule rests on.")
+    fact: int | None = Field(default=None, ge=0, description="Index (from 0) into the source paper's facts.")
+    judgement: Text | None = Field(
+        default=None, description="What the rule adds beyond the cited fact (thresholds, combinations), and why.")
+    overrides: list[Annotated[str, StringConstraints(pattern=r"^[a-z0-9_-]+(\.[a-z0-9_-]+)?$")]] = Field(
+        default_factory=list, description="Rules ('signal.rule', or 'rule' in this file) this one explains away.")
 
     @field_validator("when")
     @classmethod
@@ -161,9 +173,26 @@ class Rule(BaseModel):
             raise ValueError(str(exc)) from None
         return value
 
+    @model_validator(mode="after")
+    def _grounded(self) -> "Rule":
+        if self.fact is None and self.judgement is None:
+            raise ValueError("a rule needs the supporting 'fact' of its source, or a 'judgement' saying why it holds")
+        return self
+
     @property
     def expr(self):
         return parse_expr(self.when)
+
+
+Cost = Literal["dashboard", "logs", "audit", "experiment"]
+COST_MEANING = {
+    "dashboard": "read off the training dashboard or the config",
+    "logs": "computed from the run's logs or config",
+    "audit": "needs a manual audit or check",
+    "experiment": "needs an extra experiment or evaluation",
+}
+_PERCENT = ("%",)
+_TIMES = ("x", "×")
 
 
 class Signal(EntryBase):
@@ -179,6 +208,10 @@ class Signal(EntryBase):
     choices: list[Slug] = Field(default_factory=list, description="Allowed words for type 'choice'.")
     presets: list[Preset] = Field(default_factory=list)
     how_to_measure: Text
+    cost: Cost = Field(
+        default="logs",
+        description="What answering takes: dashboard, logs, audit or experiment; the guided flow asks cheap ones first.")
+    cost_note: Text | None = Field(default=None, description="Where the number comes from, in a few words.")
     rules: list[Rule] = Field(default_factory=list)
 
     @model_validator(mode="after")
@@ -195,7 +228,12 @@ class Signal(EntryBase):
         return self
 
     def coerce(self, raw: object) -> float | int | bool | str:
-        """Turn a typed or JSON answer into this signal's value; ValueError says why not."""
+        """Turn a typed or JSON answer into this signal's value; ValueError says why not.
+
+        Answers are accepted as people write them: yes/no/y/n for yes/no signals,
+        "40%" only for shares (fractions), "3.5x" for ratio signals (unit ``x``), and
+        a trailing unit word such as "5 nats" where the signal has that unit.
+        """
         if self.type == "bool":
             if isinstance(raw, bool):
                 return raw
@@ -204,7 +242,7 @@ class Signal(EntryBase):
                 return True
             if word in {"false", "no", "n", "0"}:
                 return False
-            raise ValueError(f"{self.id} takes yes/no (true/false), not {raw!r}")
+            raise ValueError(f"{self.id} takes yes/no (y or n), not {raw!r}")
         if self.type == "choice":
             word = str(raw).strip().lower()
             if word not in self.choices:
@@ -212,13 +250,13 @@ class Signal(EntryBase):
             return word
         if isinstance(raw, bool):
             raise ValueError(f"{self.id} takes a number, not {raw!r}")
+        percent = False
         if isinstance(raw, str):
-            text = raw.strip().replace(",", "")
-            percent = text.endswith("%")
+            text, percent = self._strip_unit(raw)
             try:
-                number = float(text.rstrip("%").strip())
+                number = float(text)
             except ValueError:
-                raise ValueError(f"{self.id} takes a number, not {raw!r}") from None
+                raise ValueError(f"{self.id} takes {self._wants()}, not {raw!r}") from None
             if percent:
                 number /= 100.0
         elif isinstance(raw, (int, float)):
@@ -230,7 +268,7 @@ class Signal(EntryBase):
             raise ValueError(f"{self.id} takes a number, not {raw!r}")
         if number != number or number in (float("inf"), float("-inf")):
             raise ValueError(f"{self.id} takes a finite number, not {raw!r}")
-        if self.type == "fraction" and 1.0 < number <= 100.0 and isinstance(raw, str) and not raw.strip().endswith("%"):
+        if self.type == "fraction" and 1.0 < number <= 100.0 and isinstance(raw, str) and not percent:
             raise ValueError(f"{self.id} is a fraction from 0 to 1 (write 0.4 or 40%), not {raw!r}")
         if self.type == "integer":
             if number != int(number):
@@ -243,24 +281,79 @@ class Signal(EntryBase):
             raise ValueError(f"{self.id} must be at most {self.maximum:g}, not {raw!r}")
         return number
 
+    def _wants(self) -> str:
+        if self.type == "fraction":
+            return "a number, a share such as 0.4 or 40%"
+        if self.unit == "x":
+            return "a number, a ratio such as 3.5 or 3.5x"
+        if self.type == "integer":
+            return "a number, a whole one"
+        return "a number" + (f" (in {self.unit})" if self.unit else "")
+
+    def _strip_unit(self, raw: str) -> tuple[str, bool]:
+        """The number part of a typed answer, and whether it was a percentage."""
+        text = raw.strip().replace(",", "").replace("\u2212", "-")
+        lowered = text.lower()
+        if lowered.endswith(_PERCENT):
+            if self.type != "fraction":
+                raise ValueError(f"{self.id} takes {self._wants()}; '%' is only for shares, not {raw!r}")
+            return text[:-1].strip(), True
+        if self.unit == "x" and lowered.endswith(_TIMES):
+            return text[:-1].strip(), False
+        if self.unit and self.unit != "x":
+            unit = self.unit.lower()
+            for form in (unit, unit.rstrip("s")):
+                if form and lowered.endswith(form) and lowered[: -len(form)].strip():
+                    return text[: -len(form)].strip(), False
+        return text, False
+
 
 Entry = Annotated[Union[Stage, Topic, Paper, Signal], Field(discriminator="kind")]
 KINDS = ("stage", "topic", "paper", "signal")
 
 
+class Complaint(BaseModel):
+    """Something a team sees that opens a guided diagnosis ("training has stalled").
+
+    ``signals`` are asked first when the complaint is chosen, and a verdict whose evidence
+    reads none of them leaves the complaint unexplained, so the flow keeps asking them.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    id: Slug
+    label: Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=60)]
+    signals: list[Slug] = Field(min_length=1)
+
+
 class DiagnosisSettings(BaseModel):
-    """How rule points become a verdict; see knowledge/catalog.yaml."""
+    """How rule points become a verdict; see knowledge/catalog.yaml for each value's reason."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     none_score: float = 2.0
-    min_score: float = Field(default=2.5, gt=0)
-    min_lead: float = Field(default=1.0, ge=0)
+    min_score: float = Field(default=3.0, gt=0)
+    min_lead: float = Field(default=1.25, ge=0)
+    corroboration: float = Field(default=0.25, ge=0, le=1)
     temperature: float = Field(default=1.0, gt=0)
-    stop_confidence: float = Field(default=0.8, gt=0, le=1)
+    stop_confidence: float = Field(default=0.7, gt=0, le=1)
     max_questions: int = Field(default=12, ge=1)
+    min_gain: float = Field(default=0.001, ge=0)
+    cost_weights: dict[Cost, float] = Field(
+        default_factory=lambda: {"dashboard": 1.0, "logs": 0.85, "audit": 0.6, "experiment": 0.5})
     next_checks: int = Field(default=3, ge=0)
     papers: int = Field(default=5, ge=0)
+    complaints: list[Complaint] = Field(default_factory=list)
+    checkup: list[Slug] = Field(
+        default_factory=list, description="Signals asked first, in this order, when the team names no complaint.")
+
+    @model_validator(mode="after")
+    def _unique_complaints(self) -> "DiagnosisSettings":
+        ids = [c.id for c in self.complaints]
+        dupes = sorted({i for i in ids if ids.count(i) > 1})
+        if dupes:
+            raise ValueError(f"complaint id '{dupes[0]}' is listed twice")
+        return self
 
 
 class CatalogSettings(BaseModel):

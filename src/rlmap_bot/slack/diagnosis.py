@@ -10,7 +10,7 @@ from slack_sdk.errors import SlackApiError
 
 from rlmap_bot import wording
 from rlmap_bot.core import Core
-from rlmap_bot.diagnosis.flow import FlowError, Step, control_word
+from rlmap_bot.diagnosis.flow import FlowError, Step
 from rlmap_bot.slack import posting
 from rlmap_bot.slack.blocks import diagnosis as cards
 from rlmap_bot.slack.blocks.common import FALLBACK_LIMIT
@@ -44,32 +44,22 @@ class DiagnosisThreads:
         flow = self.core.flow
         if not text.strip():
             return True  # an empty reply (an image, a file) is not an answer
-        control = control_word(text)
         try:
-            if control == "help":
-                question = flow.resume(session.id).question
-                if question is not None:
-                    posting.tell(client, channel, user, f"How to measure *{escape(question.title)}*: "
-                                 f"{escape(question.how_to_measure)}", thread_ts=thread_ts)
-                return True
-            if control == "skip":
-                step = flow.skip(session.id, session.current)
-            elif control == "back":
-                step = flow.back(session.id)
-            elif control == "stop":
-                step = flow.stop(session.id)
-            else:
-                step = flow.answer(session.id, session.current, text)
+            step = flow.reply(session.id, text)
         except (FlowError, ConflictError) as exc:
             posting.tell(client, channel, user, f"{escape(exc)}. Use the buttons, or type a value, '?', 'back', "
                          "'help' or 'stop'.", thread_ts=thread_ts)
+            return True
+        if step.help and step.question is not None:
+            posting.tell(client, channel, user, f"How to measure *{escape(step.question.title)}*: {escape(step.help)}",
+                         thread_ts=thread_ts)
             return True
         ts = step.session.message_ts or flow.card_of(step.session.id)
         self.show_step(client, channel, step, ts=ts, note=step.note, by=user, thread_ts=thread_ts)
         return True
 
     def click(self, client: WebClient, action_id: str, value: str, team: str, user: str, channel: str,
-              message_ts: str | None) -> str | None:
+              message_ts: str | None, picked: list[str] | None = None) -> str | None:
         """A preset, skip, back or stop button; returns a private message when the click does not apply."""
         flow = self.core.flow
         try:
@@ -81,6 +71,8 @@ class DiagnosisThreads:
             if action_id.startswith("diag_preset"):
                 preset = self.core.engine.signals[signal].presets[int(data["v"])]
                 step = flow.answer(session_id, signal, preset.value)
+            elif action_id == "diag_choose":
+                step = flow.answer(session_id, signal, picked or [])
             elif action_id == "diag_skip":
                 step = flow.skip(session_id, signal)
             elif action_id == "diag_back":

@@ -4,13 +4,23 @@ from __future__ import annotations
 
 import json
 
-from slack_sdk.models.blocks import Block, HeaderBlock
+from slack_sdk.models.blocks import ActionsBlock, Block, CheckboxesElement, HeaderBlock, Option
 
 from rlmap_bot import wording
 from rlmap_bot.diagnosis.engine import Verdict, format_value
 from rlmap_bot.diagnosis.flow import Step
 from rlmap_bot.slack.blocks.common import actions, button, context, fit, plain, section
 from rlmap_bot.slack.markup import cut, escape
+
+
+PICK_BLOCK = "diag_pick_block"
+PICK_ACTION = "diag_pick"
+
+
+def picked(body: dict) -> list[str]:
+    """The values ticked in the card's checkboxes, from a click's ``state``."""
+    values = ((body.get("state") or {}).get("values") or {}).get(PICK_BLOCK, {}).get(PICK_ACTION, {})
+    return [o.get("value", "") for o in values.get("selected_options") or []]
 
 
 def action_value(session_id: str, signal: str, extra: str = "") -> str:
@@ -30,24 +40,30 @@ def question_blocks(step: Step, note: str | None = None, by: str | None = None) 
     assert q is not None
     answered = len(step.session.answers)
     blocks: list[Block] = [
-        HeaderBlock(text=plain(f"Diagnosis · question {q.number}")),
+        HeaderBlock(text=plain(f"Diagnosis · {q.progress or f'question {q.number}'}")),
         section(f"*{escape(q.title)}*\n{escape(q.text)}"),
         context(f"How to measure: {escape(q.how_to_measure)}"),
     ]
-    presets = [
-        button(p.label, f"diag_preset_{i}", action_value(step.session.id, q.signal, str(i)))
-        for i, p in enumerate(q.presets[:20])
-    ]
-    if presets:
-        blocks.append(actions(presets, block_id="diag_presets"))
-    controls = [button("Don't know", "diag_skip", action_value(step.session.id, q.signal))]
+    if q.multiple:  # several may apply: tick boxes, then Continue
+        options = [Option(text=plain(p.label, 75), value=str(p.value)) for p in q.presets[:10]]
+        blocks.append(ActionsBlock(block_id=PICK_BLOCK, elements=[
+            CheckboxesElement(action_id=PICK_ACTION, options=options),
+            button("Continue", "diag_choose", action_value(step.session.id, q.signal), style="primary"),
+        ]))
+    else:
+        presets = [
+            button(p.label, f"diag_preset_{i}", action_value(step.session.id, q.signal, str(i)))
+            for i, p in enumerate(q.presets[:20])
+        ]
+        if presets:
+            blocks.append(actions(presets, block_id="diag_presets"))
+    controls = [button("Don't know" if not q.multiple else "None of these", "diag_skip",
+                       action_value(step.session.id, q.signal))]
     if q.can_go_back:
         controls.append(button("Back", "diag_back", action_value(step.session.id, q.signal)))
     controls.append(button("Stop: verdict now", "diag_stop", action_value(step.session.id, q.signal), style="danger"))
     blocks.append(actions(controls, block_id="diag_controls"))
-    hint = "Or reply in this thread with a value" if q.type in {"fraction", "number", "integer"} else "Or reply in this thread"
-    if q.type == "fraction":
-        hint += " (0.3 or 30%)"
+    hint = f"Or reply in this thread: {q.answer_hint}" if q.answer_hint else "Or reply in this thread"
     leaning = step.leaning
     status = f"{hint}. {answered} answered so far."
     if leaning is not None and leaning.ranking and leaning.ranking[0].score > 0:

@@ -15,6 +15,7 @@ from rlmap_bot.commands.catalog import stages as stages_command
 from rlmap_bot.commands.context import Invocation
 from rlmap_bot.slack import posting
 from rlmap_bot.slack.blocks import ask, entries, help, to_dicts
+from rlmap_bot.slack.blocks import diagnosis as cards
 from rlmap_bot.slack.blocks.common import fallback, fit, plain, section
 from rlmap_bot.slack.markup import cut
 
@@ -94,12 +95,17 @@ def register(front: "SlackFrontEnd") -> None:
             return
         respond(delete_original=True)
 
-    @app.action(re.compile(r"^diag_(preset_\d+|skip|back|stop)$"))
+    @app.action(cards.PICK_ACTION)
+    def on_diagnosis_tick(ack: Callable) -> None:
+        ack()  # ticking a box changes nothing yet; Continue reads the ticked boxes
+
+    @app.action(re.compile(r"^diag_(preset_\d+|skip|back|stop|choose)$"))
     def on_diagnosis_click(ack: Callable, action: dict, body: dict, client: WebClient, respond: Callable) -> None:
         ack()
         team = body.get("team", {}).get("id") or body.get("user", {}).get("team_id", "")
         ts = body.get("message", {}).get("ts") or body.get("container", {}).get("message_ts")
         problem = front.threads.click(client, action["action_id"], action.get("value", ""), team=team,
-                                      user=body.get("user", {}).get("id", ""), channel=_channel(body), message_ts=ts)
+                                      user=body.get("user", {}).get("id", ""), channel=_channel(body), message_ts=ts,
+                                      picked=cards.picked(body))
         if problem:
             respond(response_type="ephemeral", replace_original=False, text=problem)

@@ -1,0 +1,66 @@
+"""Play a guided diagnosis against a run's true signal values.
+
+``simulate(engine, truth)`` starts the real :class:`~rlmap_bot.diagnosis.flow.Flow`
+on an in-memory session store and answers every question truthfully from
+``truth``: the value when the signal is there, "don't know" when it is not, and
+the opening complaint from ``truth["complaint"]`` (a list of complaint ids) or
+"don't know".  So it measures exactly what a team with those numbers would get
+from the guided flow, question picker and stopping rule included.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+from pydantic import Field
+
+from rlmap_bot.diagnosis.engine import DiagnosisInputError, Engine, Verdict
+from rlmap_bot.diagnosis.flow import Flow
+from rlmap_bot.diagnosis.guide import COMPLAINT
+from rlmap_bot.diagnosis.memory import MemoryState
+
+
+def check_truth(engine: Engine, truth: Any) -> tuple[dict[str, Any], list[str] | None]:
+    """The validated signal values and complaint list; DiagnosisInputError (one line) if malformed."""
+    if not isinstance(truth, Mapping):
+        raise DiagnosisInputError("a simulation needs a JSON object of signal id -> true value")
+    complaint = truth.get(COMPLAINT)
+    if complaint is not None:
+        if not isinstance(complaint, list) or not all(isinstance(c, str) for c in complaint):
+            raise DiagnosisInputError("complaint must be a list of complaint ids, e.g. [\"stalled\", \"slow\"]")
+        unknown = [c for c in complaint if c not in engine.complaints]
+        if unknown:
+            raise DiagnosisInputError(f"unknown complaint '{unknown[0]}'; known: {', '.join(engine.complaints)}")
+    values = engine.validate({k: v for k, v in truth.items() if k != COMPLAINT})
+    return values, complaint
+
+
+def simulate(engine: Engine, truth: Any) -> dict[str, Any]:
+    """``{"asked": [signal ids in the order asked], **verdict}`` for a run whose signals are ``truth``.
+
+    "asked" lists every signal question put to the simulated team, answered or not; the
+    opening complaint question is not in it (``complaint_asked`` says whether it was offered).
+    """
+    values, complaint = check_truth(engine, truth)
+    flow = Flow(engine, MemoryState())
+    step = flow.start(user="simulation")
+    asked: list[str] = []
+    offered = False
+    while step.question is not None:
+        sid = step.question.signal
+        if sid == COMPLAINT:
+            offered = True
+            step = flow.answer(step.session.id, sid, complaint) if complaint else flow.skip(step.session.id, sid)
+            continue
+        asked.append(sid)
+        step = flow.answer(step.session.id, sid, values[sid]) if sid in values else flow.skip(step.session.id, sid)
+    verdict = step.verdict
+    assert verdict is not None
+    return {"asked": asked, "complaint_asked": offered, **verdict.model_dump(mode="json")}
+
+
+class Simulation(Verdict):
+    """A simulated guided diagnosis: the verdict, and which questions it took to reach it."""
+
+    asked: list[str] = Field(description="Signal questions put to the simulated team, in order.")
+    complaint_asked: bool = Field(description="Whether the opening complaint question was offered.")
