@@ -3,7 +3,7 @@
 Each file covers one framework.  An entry names a metric (exactly, or with
 ``*`` standing for any run of characters other than ``/``), the quantity it
 measures, its unit, and how to combine it with other metrics of the same step
-(``add``, ``divide_by``).  A curator adds a framework by adding a file; the
+(``add``, ``divide_by``); ``**`` matches across ``/``.  A curator adds a framework by adding a file; the
 quantities and units are the fixed vocabulary the derivation code understands.
 Errors are the catalog's :class:`KnowledgeError`, naming file, entry and field.
 """
@@ -79,7 +79,7 @@ class MetricAlias(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    metric: MetricName = Field(description="exact name, or a pattern where * matches any characters but /")
+    metric: MetricName = Field(description="exact name, or a pattern: * matches within one /-part, ** across parts")
     quantity: Quantity
     unit: Unit
     version: Text | None = Field(default=None, description="framework version or label, e.g. '2025+'")
@@ -174,9 +174,13 @@ class AliasTable:
 
 
 def _compile(metric: str) -> re.Pattern[str] | None:
+    """``*`` matches within one /-separated part, ``**`` across parts (data sources like openai/gsm8k)."""
     if "*" not in metric:
         return None
-    return re.compile("^" + "[^/]*".join(re.escape(part) for part in metric.split("*")) + "$")
+    out = []
+    for i, chunk in enumerate(metric.split("**")):
+        out.append("[^/]*".join(re.escape(part) for part in chunk.split("*")))
+    return re.compile("^" + ".+?".join(out) + "$")
 
 
 def _shown(path: Path, root: Path) -> str:
