@@ -172,8 +172,8 @@ def discover(path: Path, format: str | None = None) -> list[Candidate]:
         for d in dirs:
             found.append(Candidate("tensorboard", d, [_rel(d, path)], files=tensorboard.event_files(d)))
     if format in (None, "trl-state"):
-        outputs = sorted({p.parent.parent if p.parent.name.startswith("checkpoint-") else p.parent
-                          for p in path.rglob(trl.STATE_FILE)})
+        outputs = sorted({p.parent.parent if p.parent.name.startswith("checkpoint-") and p.parent != path
+                          else p.parent for p in path.rglob(trl.STATE_FILE)})
         for out in outputs:
             state = trl.newest_state(out)
             if state is not None:
@@ -188,10 +188,10 @@ def discover(path: Path, format: str | None = None) -> list[Candidate]:
         if any(part.startswith(".") for part in child.relative_to(path).parts):
             continue
         try:
-            fmt = format or detect_file(child)
+            fmt = detect_file(child)
         except RunReadError:
             continue  # a folder holds other files too: only logs count
-        if format and fmt in ("tensorboard", "mlflow-files", "trl-state"):
+        if format and fmt != format:
             continue
         found.extend(_file_candidates(child, fmt, path))
     if not found:

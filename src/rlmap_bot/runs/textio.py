@@ -73,12 +73,21 @@ def open_binary(path: Path, offset: int = 0) -> tuple[io.BufferedReader, Countin
 def read_head(path: Path, size: int = HEAD) -> bytes:
     """The first ``size`` bytes of the file, decompressed if it is gzip."""
     stream, _ = open_binary(path)
+    chunks: list[bytes] = []
+    got = 0
     try:
-        return stream.read(size)
+        while got < size:
+            chunk = stream.read(min(1 << 16, size - got))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            got += len(chunk)
     except (OSError, EOFError, gzip.BadGzipFile) as exc:
-        raise RunReadError(f"{path}: cannot read: {exc}") from None
+        if not chunks:  # a cut gzip stream still gives what was decompressed before the cut
+            raise RunReadError(f"{path}: cannot read: {exc}") from None
     finally:
         stream.close()
+    return b"".join(chunks)
 
 
 def iter_lines(stream: BinaryIO, skipped: list[int]) -> Iterator[tuple[bytes, bool]]:
