@@ -151,7 +151,8 @@ class _Deriver:
             start=a, end=b)
 
     def trend(self, q: QuantitySeries, steps, values, win) -> tuple[stats.Trend, SignalSource]:
-        if win.recent.stop - win.previous.start < stats.MIN_TREND_POINTS or win.previous.stop <= win.previous.start:
+        if (win.recent.stop - win.previous.start < stats.MIN_TREND_POINTS
+                or win.previous.stop - win.previous.start < stats.MIN_WINDOW_POINTS):
             raise _Missing(f"{q.label} has too few points after warm-up for a trend ({steps.size})")
         t = stats.judge_trend(steps[win.previous], values[win.previous], steps[win.recent], values[win.recent],
                               values[win.start:])

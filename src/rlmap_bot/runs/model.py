@@ -99,7 +99,7 @@ class Collector:
         self._last: dict[str, int] = {}
         self._disordered: set[str] = set()
         self.restarts: list[Restart] = []
-        self._restart_steps: set[tuple[int, int]] = set()
+        self._restart_at: dict[int, Restart] = {}
         self.restart_count = 0
         self.records = 0
         self.skipped = 0
@@ -126,14 +126,15 @@ class Collector:
                 steps.append(step)
                 self._values[name].append(value)
                 return
-            key = (step, last)
-            if key not in self._restart_steps:
-                self._restart_steps.add(key)
+            seen = self._restart_at.get(step)  # one restart per resumed step, whichever metrics show it
+            if seen is None:
                 self.restart_count += 1
                 if len(self.restarts) < MAX_LISTED:
-                    self.restarts.append(Restart(step=step, after_step=last, metric=name))
-        else:
-            self._last[name] = step
+                    self._restart_at[step] = Restart(step=step, after_step=last, metric=name)
+                    self.restarts.append(self._restart_at[step])
+            elif last > seen.after_step:
+                seen.after_step, seen.metric = last, name
+        self._last[name] = step  # the replay after a restart continues from here: one restart, not one a step
         steps.append(step)
         self._values[name].append(value)
 

@@ -28,6 +28,8 @@ RECENT_SHARE, RECENT_MIN = 0.25, 20
 EARLY_SHARE, EARLY_MIN = 0.05, 5
 #: Fewest points (after warm-up) to call a trend on a dense series.  Judgement: 5 against 5 medians.
 MIN_TREND_POINTS = 10
+#: Fewest points in either window of a trend.  Judgement: a median of 3 is the least that is not one point.
+MIN_WINDOW_POINTS = 3
 #: Flat band: a change smaller than 5% of the series' scale (judgement: the smallest change a
 #: researcher reads off a chart as a trend) or than one step-to-step noise sigma (the
 #: proxy_reward_trend signal: "flat when the change is within the step-to-step noise").
@@ -99,7 +101,10 @@ def windows(steps: np.ndarray, window: int | float | None) -> Windows | None:
         k = int(np.sum(steps > steps[-1] - window * span))
     else:
         k = int(np.sum(steps > steps[-1] - int(window)))
-    k = max(1, min(k, usable // 2 if usable >= 4 else usable))
+    # The default keeps room for an equal window before it (trends need one); a window the
+    # caller chose is honoured up to everything after warm-up.
+    cap = usable // 2 if window is None and usable >= 4 else usable
+    k = max(1, min(k, cap))
     recent = slice(n - k, n)
     previous = slice(max(w, n - 2 * k), n - k)
     e = max(EARLY_MIN, math.ceil(EARLY_SHARE * usable))
