@@ -23,11 +23,21 @@ STEP_KEYS = ("_step", "step", "global_step", "train/global_step", "trainer/globa
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]")
 VERL_STEP = re.compile(r"(?:^|[\s)\]>])step:(\d+) - ")
 _WRAPPED = re.compile(r"^[A-Za-z_][\w.]*\((.*)\)$")
+#: Distinct key layouts remembered per file (the keys of a line, in order).  Judgement: a
+#: run has a handful (training steps, validation steps); the cap bounds memory on odd logs.
+LAYOUTS = 256
 
 
 def parse_number(text: str) -> float | None:
     """A console value: 0.5, nan, inf, np.float64(0.5), tensor(0.5, device='cuda:0')."""
     text = text.strip()
+    if text[-1:] == ")":  # np.float64(0.5): take the inside without paying for a failed float()
+        inner = text[text.find("(") + 1:-1]
+        if "," not in inner:
+            try:
+                return float(inner)
+            except ValueError:
+                pass
     try:
         return float(text)
     except ValueError:
@@ -66,6 +76,10 @@ class VerlConsole(LineParser):
 
     format = "verl-console"
 
+    def __init__(self, collector: Collector):
+        super().__init__(collector)
+        self._layouts: dict[tuple[str, ...], list[tuple[int, str]]] = {}
+
     def feed(self, raw: bytes) -> bool:
         if b"step:" not in raw:
             return False
@@ -76,20 +90,21 @@ class VerlConsole(LineParser):
         if m is None:
             return False
         step = int(m.group(1))
-        c = self.c
-        wants, add = c.wants, c.add
-        found = False
-        for part in line[m.end():].rstrip().split(" - "):
-            name, sep, value = part.partition(":")
-            if not sep:
-                continue
-            name = name.strip()
-            found = True
-            if wants(name):
-                number = parse_number(value)
-                if number is not None:
-                    add(name, step, number)
-        return found
+        parts = line[m.end():].rstrip().split(" - ")
+        names = tuple([p[:p.find(":")] for p in parts])
+        kept = self._layouts.get(names)
+        if kept is None:  # a new key layout: ask which names are kept once, not on every line
+            kept = [(i, n.strip()) for i, n in enumerate(names)
+                    if ":" in parts[i] and n.strip() and self.c.wants(n.strip())]
+            if len(self._layouts) < LAYOUTS:
+                self._layouts[names] = kept
+        add = self.c.add
+        for i, name in kept:
+            part = parts[i]
+            number = parse_number(part[part.find(":") + 1:])
+            if number is not None:
+                add(name, step, number)
+        return bool(kept) or any(":" in p for p in parts)
 
 
 def _flatten(data: dict, prefix: str = ""):
@@ -112,6 +127,7 @@ class JsonLines(LineParser):
         super().__init__(collector)
         self.kind = kind
         self.format = kind
+        self._layouts: dict[tuple[str, ...], list[str] | None] = {}
 
     def feed(self, raw: bytes) -> bool:
         raw = raw.strip()
@@ -131,6 +147,19 @@ class JsonLines(LineParser):
             step, data = obj.get("step"), obj.get("data")
             if not isinstance(data, dict):
                 return False
+            number = to_float(step)
+            if number is None or not math.isfinite(number):
+                return False
+            layout = tuple(data)
+            kept = self._layouts.get(layout)
+            if kept is None:
+                flat = any(isinstance(v, dict) for v in data.values())
+                kept = None if flat else [n for n in layout if self.c.wants(n)]
+                if kept is not None and len(self._layouts) < LAYOUTS:
+                    self._layouts[layout] = kept
+            if kept is not None:  # the common flat record: only kept names are touched
+                self._add(((n, data[n]) for n in kept), int(number), check=False)
+                return True
             items = _flatten(data)
         else:
             step = None
@@ -142,18 +171,19 @@ class JsonLines(LineParser):
         number = to_float(step)
         if number is None or not math.isfinite(number):
             return False
-        step = int(number)
-        c = self.c
-        wants, add = c.wants, c.add
+        self._add(items, int(number))
+        return True
+
+    def _add(self, items, step: int, check: bool = True) -> None:
+        wants, add = self.c.wants, self.c.add
         for name, value in items:
-            if wants(name):
-                if isinstance(value, str):
-                    value = parse_number(value)
-                else:
-                    value = to_float(value)
+            if not check or wants(name):
+                if type(value) is float:
+                    add(name, step, value)
+                    continue
+                value = parse_number(value) if isinstance(value, str) else to_float(value)
                 if value is not None:
                     add(name, step, value)
-        return True
 
 
 class Csv(LineParser):
