@@ -1,4 +1,5 @@
-"""Helpers shared by the tests: the Slack stand-in, a running bot, drivers for cards and processes."""
+"""Helpers shared by the tests: the Slack stand-in, a running bot, drivers for cards and processes,
+and synthetic training logs in real formats."""
 
 from __future__ import annotations
 

@@ -80,9 +80,10 @@ class Catalog:
 
 
 def knowledge_files(root: Path) -> list[Path]:
-    """Every YAML file under ``root`` except the settings file, in a stable order."""
+    """Every YAML file under ``root`` except the settings file and the metric-name table, in a stable order."""
     files = [p for p in root.rglob("*") if p.suffix in {".yaml", ".yml"} and p.is_file()]
-    return sorted(p for p in files if p.relative_to(root).as_posix() != SETTINGS_FILE)
+    return sorted(p for p in files if p.relative_to(root).as_posix() != SETTINGS_FILE
+                  and p.relative_to(root).parts[0] != "metrics")
 
 
 def _relative(path: Path, root: Path) -> str:

@@ -1,0 +1,234 @@
+"""Which format a file is, from its content, and which runs a path holds.
+
+A file name is only a hint: a ``.log`` can hold W&B CSV and a ``.txt`` verl
+JSONL.  Two formats claiming the same file is reported as ambiguous, and the
+caller names one with ``format=``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from rlmap_bot.runs.errors import RunReadError
+from rlmap_bot.runs.formats import mlflow, tensorboard, trl
+from rlmap_bot.runs.formats.lines import STEP_KEYS, VERL_STEP, _ANSI
+from rlmap_bot.runs.textio import GZIP_MAGIC, HEAD, SQLITE_MAGIC, read_head
+
+FORMATS = ("verl-console", "verl-jsonl", "trl-state", "wandb-csv", "wandb-json", "tensorboard",
+           "mlflow-db", "mlflow-files", "csv", "jsonl")
+LOOKED_FOR = ("verl console (step:N - key:value), verl JSONL ({\"step\", \"data\"}), TRL trainer_state.json, "
+              "W&B CSV/JSON export (_step), TensorBoard events, MLflow (mlflow.db or mlruns/), "
+              "CSV or JSONL with a step column")
+#: How far into a text file to look for verl console lines.  Judgement: a verl log opens
+#: with the config and model printout, often a few hundred KB before the first step line.
+VERL_SCAN = 8 << 20
+#: Files larger than this are not sniffed as one JSON document (trainer_state.json is small).
+JSON_DOC_MAX = 256 << 20
+#: Text whose sniffed head has more than this share of undecodable bytes is binary.
+BINARY_SHARE = 0.01
+
+
+@dataclass
+class Candidate:
+    """One run found at a path: how to read it and the names it answers to."""
+
+    format: str
+    location: Path
+    ids: list[str]
+    extra: object = None  # the MlflowRun for MLflow stores
+    files: list[Path] = field(default_factory=list)  # TensorBoard event files
+
+    @property
+    def run_id(self) -> str:
+        return self.ids[0]
+
+
+def _step_key(keys) -> bool:
+    return any(k in keys for k in STEP_KEYS)
+
+
+def _claims_text(path: Path, head: bytes) -> list[str]:
+    if b"\x00" in head:
+        raise RunReadError(f"{path}: binary content (NUL bytes), not a text log; looked for {LOOKED_FOR}")
+    text = head.decode("utf-8", "replace")
+    if text.count("\ufffd") > BINARY_SHARE * max(len(text), 1):
+        raise RunReadError(f"{path}: binary content (not UTF-8 text), not a log; looked for {LOOKED_FOR}")
+    claims: list[str] = []
+    lines = text.splitlines()
+    if len(head) >= HEAD and lines:
+        lines = lines[:-1]  # the head may cut the last line
+    body = [ln for ln in lines if ln.strip()]
+    first = body[0].strip() if body else text.strip()
+    if first.startswith("{"):
+        if '"log_history"' in text:
+            claims.append("trl-state")
+        else:
+            for ln in body[:20]:
+                try:
+                    obj = json.loads(ln)
+                except ValueError:
+                    continue
+                if isinstance(obj, dict):
+                    if "step" in obj and isinstance(obj.get("data"), dict):
+                        claims.append("verl-jsonl")
+                    elif "_step" in obj:
+                        claims.append("wandb-json")
+                    elif _step_key(obj):
+                        claims.append("jsonl")
+                    break
+    elif first.startswith("["):
+        m = re.search(r'\{[^{}]*\}', text)
+        if m:
+            try:
+                obj = json.loads(m.group(0))
+            except ValueError:
+                obj = None
+            if isinstance(obj, dict):
+                claims.append("wandb-json" if "_step" in obj else "jsonl" if _step_key(obj) else "")
+        claims = [c for c in claims if c]
+    elif "," in first:
+        header = [h.strip().strip('"') for h in first.split(",")]
+        if "_step" in header:
+            claims.append("wandb-csv")
+        elif _step_key(header):
+            claims.append("csv")
+    if _has_verl_lines(path, text, len(head) >= HEAD):
+        claims.append("verl-console")
+    return claims
+
+
+def _has_verl_lines(path: Path, text: str, more: bool) -> bool:
+    def hit(chunk: str) -> bool:
+        if "step:" not in chunk:
+            return False
+        return any(VERL_STEP.search(_ANSI.sub("", ln)) for ln in chunk.splitlines() if "step:" in ln)
+
+    if hit(text):
+        return True
+    if not more:
+        return False
+    return hit(read_head(path, VERL_SCAN).decode("utf-8", "replace"))
+
+
+def detect_file(path: Path) -> str:
+    """The format of one file, from its content; RunReadError if none or several fit."""
+    try:
+        size = path.stat().st_size
+    except OSError as exc:
+        raise RunReadError(f"{path}: cannot open: {exc.strerror or exc}") from None
+    if size == 0:
+        raise RunReadError(f"{path}: empty file; nothing was logged yet")
+    with open(path, "rb") as f:
+        magic = f.read(16)
+    if magic.startswith(SQLITE_MAGIC):
+        if mlflow.is_mlflow_db(path):
+            return "mlflow-db"
+        raise RunReadError(f"{path}: an SQLite file without an MLflow metrics table; looked for {LOOKED_FOR}")
+    if tensorboard.EVENT_MARK in path.name or b"brain.Event" in _raw(path, 64):
+        return "tensorboard"
+    head = read_head(path)
+    if not head.strip():
+        raise RunReadError(f"{path}: empty file; nothing was logged yet")
+    claims = _claims_text(path, head)
+    if not claims:
+        raise RunReadError(f"{path}: not a training log this reader knows; looked for {LOOKED_FOR}")
+    if len(claims) > 1:
+        raise RunReadError(f"{path}: ambiguous format, it reads as {' and as '.join(claims)}; "
+                           f"pass format= one of {', '.join(claims)}")
+    return claims[0]
+
+
+def _raw(path: Path, n: int) -> bytes:
+    with open(path, "rb") as f:
+        data = f.read(n)
+    return b"" if data[:2] == GZIP_MAGIC else data
+
+
+def _rel(path: Path, root: Path) -> str:
+    rel = path.relative_to(root).as_posix()
+    return rel if rel != "." else root.name
+
+
+def discover(path: Path, format: str | None = None) -> list[Candidate]:
+    """Every run at ``path`` (a file or a folder), optionally only of one format."""
+    path = Path(path)
+    if not path.exists():
+        raise RunReadError(f"{path}: no such file or folder")
+    if format is not None and format not in FORMATS:
+        raise RunReadError(f"unknown format '{format}'; one of {', '.join(FORMATS)}")
+    if path.is_file():
+        fmt = format or detect_file(path)
+        return _file_candidates(path, fmt, path.parent)
+    found: list[Candidate] = []
+    # MLflow file store and TensorBoard logdirs: structure decides.
+    if format in (None, "mlflow-files"):
+        for run, run_dir in mlflow.file_runs(path):
+            found.append(Candidate("mlflow-files", run_dir, run.ids, extra=run))
+    if format in (None, "tensorboard"):
+        dirs = sorted({p.parent for p in path.rglob(f"*{tensorboard.EVENT_MARK}*") if p.is_file()})
+        for d in dirs:
+            found.append(Candidate("tensorboard", d, [_rel(d, path)], files=tensorboard.event_files(d)))
+    if format in (None, "trl-state"):
+        outputs = sorted({p.parent.parent if p.parent.name.startswith("checkpoint-") and p.parent != path
+                          else p.parent for p in path.rglob(trl.STATE_FILE)})
+        for out in outputs:
+            state = trl.newest_state(out)
+            if state is not None:
+                found.append(Candidate("trl-state", state, [_rel(out, path)]))
+    claimed = {c.location for c in found} | {f for c in found for f in c.files}
+    skip_dirs = [c.location for c in found if c.format in ("mlflow-files", "trl-state")]
+    for child in sorted(p for p in path.rglob("*") if p.is_file()):
+        if child in claimed or child.name == trl.STATE_FILE or tensorboard.EVENT_MARK in child.name:
+            continue
+        if any(d in child.parents for d in skip_dirs) or "meta.yaml" == child.name:
+            continue
+        if any(part.startswith(".") for part in child.relative_to(path).parts):
+            continue
+        try:
+            fmt = detect_file(child)
+        except RunReadError:
+            continue  # a folder holds other files too: only logs count
+        if format and fmt != format:
+            continue
+        found.extend(_file_candidates(child, fmt, path))
+    if not found:
+        what = f"no {format} run" if format else "no training log"
+        raise RunReadError(f"{path}: {what} found in this folder; looked for {LOOKED_FOR}")
+    return found
+
+
+def _file_candidates(path: Path, fmt: str, root: Path) -> list[Candidate]:
+    rel = _rel(path, root) if path != root else path.name
+    if fmt == "mlflow-db":
+        runs = mlflow.db_runs(path)
+        if not runs:
+            raise RunReadError(f"{path}: an MLflow store with no runs")
+        return [Candidate("mlflow-db", path, run.ids, extra=run) for run in runs]
+    if fmt == "tensorboard":
+        return [Candidate("tensorboard", path, [rel], files=[path])]
+    return [Candidate(fmt, path, [rel])]
+
+
+def choose(candidates: list[Candidate], run_id: str | None, where: Path) -> Candidate:
+    """The run named ``run_id``, or the only one; else a one-line error listing the runs."""
+    if run_id is not None:
+        hits = [c for c in candidates if run_id in c.ids]
+        if len(hits) == 1:
+            return hits[0]
+        listed = _listing(candidates)
+        if not hits:
+            raise RunReadError(f"{where}: no run '{run_id}'; runs here: {listed}")
+        raise RunReadError(f"{where}: '{run_id}' names {len(hits)} runs; use one of: "
+                           + ", ".join(h.ids[-1] for h in hits))
+    if len(candidates) == 1:
+        return candidates[0]
+    raise RunReadError(f"{where} holds {len(candidates)} runs; pick one with run_id: {_listing(candidates)}")
+
+
+def _listing(candidates: list[Candidate], limit: int = 20) -> str:
+    names = [f"{c.run_id} ({c.format})" for c in candidates[:limit]]
+    more = len(candidates) - limit
+    return ", ".join(names) + (f" and {more} more" if more > 0 else "")

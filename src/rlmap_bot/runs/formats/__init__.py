@@ -1,0 +1,1 @@
+"""One module per container: line-based text formats, TRL state, TensorBoard, MLflow."""

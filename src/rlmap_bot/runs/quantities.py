@@ -1,0 +1,150 @@
+"""From a run's metric series to quantity series, through the alias table (or a person's mapping).
+
+When several frameworks' names match a run, the framework whose table matches
+the most of the run's metric names wins, then the order of entries in its file
+(curators list the preferred metric first).  Combinations (``add``,
+``divide_by``) use only steps where every part was logged.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Mapping
+
+import numpy as np
+
+from rlmap_bot.runs.aliases import QUANTITIES, SHARE_QUANTITIES, Alias, AliasTable
+from rlmap_bot.runs.model import RunData, Series
+
+#: Which quantity a signal id stands for when a person maps a signal to a metric.
+SIGNAL_QUANTITY = {
+    "proxy_reward_trend": "task_reward", "train_solve_rate": "task_reward",
+    "heldout_score_trend": "heldout_score", "eval_improvement": "heldout_score",
+    "entropy_trend": "entropy", "length_growth": "response_length", "truncation_rate": "truncation",
+    "rollout_wait_fraction": "trainer_idle", "env_time_fraction": "env_time_share",
+    "grad_norm_spikes": "grad_norm", "clip_fraction": "clip_fraction", "kl_to_reference": "kl_reference",
+    "zero_advantage_fraction": "zero_std_fraction", "task_repeat_epochs": "epoch",
+    "policy_lag_steps": "staleness", "logprob_mismatch_trend": "mismatch_kl", "loss_divergence": "loss",
+}
+#: The unit a mapped metric is taken to have (a person maps a plain value, not a percent).
+MAPPED_UNIT = {**{q: "fraction" for q in SHARE_QUANTITIES}, "kl_reference": "nats", "epoch": "epochs",
+               "response_length": "tokens", "staleness": "steps"}
+
+
+@dataclass
+class QuantitySeries:
+    quantity: str
+    steps: np.ndarray
+    values: np.ndarray
+    label: str
+    metrics: list[str]
+    unit: str
+    source: str = ""
+    includes_coef: bool = False
+    note: str | None = None
+
+
+@dataclass
+class Resolution:
+    series: dict[str, QuantitySeries] = field(default_factory=dict)
+    framework: str | None = None
+    warnings: list[str] = field(default_factory=list)
+
+
+def _align(parts: list[Series]) -> tuple[np.ndarray, list[np.ndarray]]:
+    steps = parts[0].steps
+    for p in parts[1:]:
+        steps = np.intersect1d(steps, p.steps, assume_unique=True)
+    return steps, [p.values[np.searchsorted(p.steps, steps)] for p in parts]
+
+
+def _union(parts: list[Series], how: str) -> tuple[np.ndarray, np.ndarray]:
+    if len(parts) == 1:
+        return parts[0].steps, parts[0].values
+    steps = parts[0].steps
+    for p in parts[1:]:
+        steps = np.union1d(steps, p.steps)
+    grid = np.full((len(parts), steps.size), np.nan)
+    for i, p in enumerate(parts):
+        grid[i, np.searchsorted(steps, p.steps)] = p.values
+    present = ~np.isnan(grid)
+    with np.errstate(invalid="ignore"):
+        total = np.where(present, grid, 0.0).sum(axis=0)
+        count = present.sum(axis=0)
+        values = total if how == "sum" else total / np.maximum(count, 1)
+    # A NaN that was logged (not a missing cell) stays visible as divergence evidence.
+    return steps, np.where(count == 0, np.nan, values)
+
+
+def framework_scores(run: RunData, table: AliasTable) -> dict[str, int]:
+    """How many of the run's metric names each framework's table knows."""
+    scores: dict[str, int] = {}
+    for name in run.metrics:
+        for fw in {a.framework for a in table.lookup(name)}:
+            scores[fw] = scores.get(fw, 0) + 1
+    return scores
+
+
+def _build(alias: Alias, run: RunData) -> QuantitySeries | None:
+    entry = alias.entry
+    matched = [run.series[n] for n in sorted(run.series) if alias.matches(n)]
+    if not matched or any(h not in run.series for h in entry.add + entry.divide_by):
+        return None
+    steps, values = _union(matched, entry.aggregate)
+    label = matched[0].name if len(matched) == 1 else f"{entry.aggregate} of {', '.join(m.name for m in matched)}"
+    names = [m.name for m in matched]
+    if entry.add:
+        steps, vals = _align([Series(name="x", steps=steps, values=values), *[run.series[h] for h in entry.add]])
+        values = np.sum(vals, axis=0)
+        label = " + ".join([label, *entry.add])
+        names += entry.add
+    if entry.divide_by:
+        steps, vals = _align([Series(name="x", steps=steps, values=values), *[run.series[h] for h in entry.divide_by]])
+        denominator = np.sum(vals[1:], axis=0)
+        ok = denominator > 0
+        steps, values = steps[ok], vals[0][ok] / denominator[ok]
+        label = f"{label} / {' + '.join(entry.divide_by)}"
+        names += [n for n in entry.divide_by if n not in names]
+    if entry.unit == "percent":
+        values = values / 100.0
+    if entry.complement:
+        values = 1.0 - values
+        label = f"1 - {label}"
+    unit = "fraction" if entry.unit == "percent" else entry.unit
+    return QuantitySeries(entry.quantity, steps, values, label, names, unit, alias.label,
+                          entry.includes_coef, entry.note)
+
+
+def resolve(run: RunData, table: AliasTable, mapping: Mapping[str, str] | None = None) -> Resolution:
+    """Every quantity the run's series can give."""
+    out = Resolution()
+    scores = framework_scores(run, table)
+    if scores:
+        best = max(scores.items(), key=lambda kv: (kv[1], kv[0] != "generic"))
+        versions = sorted({a.entry.version for name in run.metrics for a in table.lookup(name)
+                           if a.framework == best[0] and a.entry.version})
+        out.framework = best[0] + (f" ({', '.join(versions)})" if versions else "")
+    ranked = sorted(table.aliases, key=lambda a: (-scores.get(a.framework, 0), a.framework == "generic",
+                                                  a.framework, a.order))
+    for alias in ranked:
+        q = alias.entry.quantity
+        if q in out.series:
+            continue
+        built = _build(alias, run)
+        if built is not None:
+            out.series[q] = built
+    for key, metric in (mapping or {}).items():
+        quantity = SIGNAL_QUANTITY.get(key, key)
+        if quantity not in QUANTITIES:
+            out.warnings.append(f"--map {key}={metric}: '{key}' is neither a signal with a metric nor a quantity "
+                                f"({', '.join(sorted(SIGNAL_QUANTITY))})")
+            continue
+        series = run.series.get(metric)
+        if series is None:
+            hint = ("it was seen but not kept: pass it in extra_metrics when reading" if metric in run.metrics
+                    else "no metric of that name in this run")
+            out.warnings.append(f"--map {key}={metric}: {hint}")
+            continue
+        out.series[quantity] = QuantitySeries(quantity, series.steps, series.values, metric, [metric],
+                                              MAPPED_UNIT.get(quantity, "value"), "mapped by you")
+    return out

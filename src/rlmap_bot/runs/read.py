@@ -1,0 +1,136 @@
+"""``read_run``: one run from a file or folder, as :class:`RunData`."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import zlib
+from pathlib import Path
+from typing import Callable, Iterable
+
+from rlmap_bot.runs.aliases import AliasTable, load_aliases
+from rlmap_bot.runs.detect import LOOKED_FOR, Candidate, choose, discover
+from rlmap_bot.runs.errors import RunReadError
+from rlmap_bot.runs.formats import mlflow, tensorboard, trl
+from rlmap_bot.runs.formats.lines import LINE_FORMATS, JsonLines, LineParser
+from rlmap_bot.runs.model import Collector, RunData
+from rlmap_bot.runs.textio import iter_lines, open_binary
+
+#: Above this many names the "no recognised metrics" message lists only the first ones.
+NAMES_SHOWN = 25
+
+
+def default_aliases() -> AliasTable:
+    from rlmap_bot.config import knowledge_dir
+
+    return load_aliases(knowledge_dir())
+
+
+def keeper(aliases: AliasTable, extra_metrics: Iterable[str]) -> Callable[[str], bool]:
+    extra = set(extra_metrics)
+    return lambda name: name in extra or aliases.wants(name)
+
+
+def read_lines(path: Path, parser: LineParser, c: Collector, offset: int = 0) -> tuple[int, int, bool]:
+    """Feed whole lines from ``offset``; returns (offset after the last whole line, bytes read, partial tail seen)."""
+    stream, counter = open_binary(path, offset)
+    overlong = [0]
+    position = offset
+    partial = False
+    try:
+        feed = parser.feed
+        for raw, whole in iter_lines(stream, overlong):
+            if not whole:
+                partial = True
+                break
+            position += len(raw)
+            if feed(raw):
+                c.records += 1
+            else:
+                c.skipped += 1
+    except (OSError, EOFError, gzip.BadGzipFile, zlib.error) as exc:
+        if not c.records:
+            raise RunReadError(f"{path}: cannot read: {exc}") from None
+        c.warnings.append(f"stopped reading at byte {position}: {exc}; earlier records kept")
+    finally:
+        stream.close()
+    if overlong[0]:
+        c.warnings.append(f"{overlong[0]} overlong line(s) skipped")
+    return position, counter.count, partial
+
+
+def _read_json_array(path: Path, parser: JsonLines, c: Collector) -> int:
+    stream, counter = open_binary(path)
+    try:
+        data = json.load(stream)
+    except ValueError as exc:
+        raise RunReadError(f"{path}: not valid JSON ({exc}); is the file cut short?") from None
+    finally:
+        stream.close()
+    if not isinstance(data, list):
+        raise RunReadError(f"{path}: a JSON document that is not a list of records")
+    for obj in data:
+        if parser.record(obj):
+            c.records += 1
+    return counter.count
+
+
+def read_candidate(cand: Candidate, c: Collector) -> tuple[int, list[str]]:
+    """Read one discovered run into the collector; returns (bytes read, warnings)."""
+    warnings: list[str] = []
+    fmt = cand.format
+    if fmt in LINE_FORMATS:
+        parser = LINE_FORMATS[fmt](c)
+        if isinstance(parser, JsonLines) and _starts_with_bracket(cand.location):
+            return _read_json_array(cand.location, parser, c), warnings
+        _, nbytes, partial = read_lines(cand.location, parser, c)
+        if partial:
+            warnings.append("the last line has no newline (cut short, or still being written) and was ignored")
+        return nbytes, warnings
+    if fmt == "trl-state":
+        return trl.read_trl_state(cand.location, c), warnings
+    if fmt == "tensorboard":
+        return tensorboard.read_event_files(cand.files, c), warnings
+    if fmt == "mlflow-db":
+        return mlflow.read_db_run(cand.location, cand.extra, c), warnings  # type: ignore[arg-type]
+    if fmt == "mlflow-files":
+        return mlflow.read_file_run(cand.location, c), warnings
+    raise RunReadError(f"unknown format '{fmt}'")
+
+
+def _starts_with_bracket(path: Path) -> bool:
+    stream, _ = open_binary(path)
+    try:
+        return stream.read(4096).lstrip()[:1] == b"["
+    finally:
+        stream.close()
+
+
+def read_run(path: Path | str, format: str | None = None, run_id: str | None = None,
+             extra_metrics: Iterable[str] = (), aliases: AliasTable | None = None) -> RunData:
+    """Read one run's scalars, keeping only series the alias table (or ``extra_metrics``) maps.
+
+    ``path`` is a log file or a folder; ``format`` overrides detection; ``run_id``
+    picks one of several runs.  Raises :class:`RunReadError` (one line, exit code 2).
+    """
+    path = Path(path)
+    aliases = aliases or default_aliases()
+    candidates = discover(path, format)
+    cand = choose(candidates, run_id, path)
+    c = Collector(keeper(aliases, extra_metrics))
+    nbytes, warnings = read_candidate(cand, c)
+    c.warnings.extend(warnings)
+    run = c.finish(path=str(cand.location), format=cand.format, run_id=cand.run_id,
+                   runs=[x.run_id for x in candidates], bytes_read=nbytes)
+    if not run.metrics:
+        raise RunReadError(f"{cand.location}: no metric records found reading it as {cand.format}; "
+                           f"looked for {LOOKED_FOR}")
+    if not run.series:
+        shown = ", ".join(run.metrics[:NAMES_SHOWN])
+        more = len(run.metrics) - NAMES_SHOWN
+        raise RunReadError(
+            f"{cand.location}: none of its {len(run.metrics)} metrics is in the alias table: {shown}"
+            + (f" and {more} more" if more > 0 else "")
+            + "; map one with --map SIGNAL=METRIC (extra_metrics= and mapping=), "
+              "or add the names to knowledge/metrics/")
+    return run

@@ -1,0 +1,39 @@
+"""The chart is a real PNG of the curves behind the verdict."""
+
+from __future__ import annotations
+
+import struct
+
+import pytest
+
+from rlmap_bot.runs import derive_signals, load_aliases, read_run, render_chart
+from support import runlogs as rl
+
+from conftest import KNOWLEDGE
+
+
+def _png_size(path):
+    data = path.read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n"
+    return struct.unpack(">II", data[16:24])
+
+
+def test_chart_with_windows_marks_and_scores(tmp_path):
+    aliases = load_aliases(KNOWLEDGE)
+    run = read_run(rl.write_verl_console(tmp_path / "x.log", rl.named(rl.curves("grad_spikes"), "verl")), aliases=aliases)
+    d = derive_signals(run, aliases)
+    out = render_chart(run, d, {"environments": 0.5, "rollouts": 3.0, "reward": 1.0, "optimization": 2.0,
+                                "evaluation": 0.0}, tmp_path / "charts" / "run.png")
+    width, height = _png_size(out)
+    assert width > 1000 and height > 1000 and out.stat().st_size > 50_000
+    plain = render_chart(run, d, path=tmp_path / "plain.png")
+    assert _png_size(plain)[0] == width and plain.read_bytes() != out.read_bytes()
+
+
+def test_chart_needs_a_curve(tmp_path):
+    aliases = load_aliases(KNOWLEDGE)
+    path = tmp_path / "kl.csv"
+    path.write_text("step,actor/kl_coef\n1,0.001\n2,0.001\n")
+    run = read_run(path, aliases=aliases)
+    with pytest.raises(ValueError, match="nothing to draw"):
+        render_chart(run, derive_signals(run, aliases), path=tmp_path / "x.png")
