@@ -38,6 +38,10 @@ _BRITISH = {
     "maths": "math", "generalised": "generalized", "normalised": "normalized",
 }
 
+# "don't" is "do not", not the words "don" and "t".
+_CONTRACTIONS = {"n't": "not", "'re": "are", "'ve": "have", "'ll": "will", "'d": "would", "'m": "am"}
+_CONTRACTION = re.compile(r"(n't|'re|'ve|'ll|'d|'m)\b")
+
 STOPWORDS = frozenset(
     """a an the and or but of to in on at for from by with about into over under as is are was were be been being
     it its this that these those there here what which who whom whose when where why how do does did doing done
@@ -46,7 +50,7 @@ STOPWORDS = frozenset(
     many few one get got give tell show find look looking see know want need please thanks thank hi hello hey
     anything something everything paper papers work works article study studies read reading say says said
     bot rlmap ask question questions answer think like use using used go going goes went let lets make up out off
-    et al""".split()
+    et al ca wo am""".split()
 )
 # Words that look like content but are no evidence of what an entry is about: "et al." and
 # "team" sit in bylines ("Kimi Team"), "paper"/"arxiv" in how people refer to any entry.
@@ -77,6 +81,7 @@ def fold(text: str) -> str:
 def words(text: str) -> list[str]:
     """Surface words: lower case, folded, British -> American, possessives dropped, stopwords kept."""
     lowered = fold(text).lower().replace("’", "'").replace("-", " ").replace("_", " ")
+    lowered = _CONTRACTION.sub(lambda m: " " + _CONTRACTIONS[m.group(1)], lowered)
     lowered = re.sub(r"'s\b", "", lowered)
     out: list[str] = []
     for raw in _WORD.findall(lowered):

@@ -29,7 +29,8 @@ from rlmap_bot.search.recall import Recall, recall
 
 __all__ = ["Answer", "Hit", "Searcher", "Analysis"]
 _NAMED_KEEP = 5  # entries the question names explicitly stay within this many results (comparisons)
-_CLOSE_CALL = 0.03  # top two scores this close: the answer says it cannot pick one
+_CLOSE_CALL = 0.03
+MIN_SHOWN = 3  # top two scores this close: the answer says it cannot pick one
 
 
 @dataclass
@@ -58,15 +59,18 @@ class Searcher:
         params = params or self.params
         query = parse(question, self.lexicon)
         found = recall(query, self.lexicon, self.store, params)
+        total, per_word = evidence(query, self.lexicon, params, bool(found.arxiv))
+        return Analysis(query, found, self.rank(query, found, params), total, per_word)
+
+    def rank(self, query: Query, found: Recall, params: Params) -> list[tuple[str, float]]:
+        """The fused ranking of what recall found (no floor)."""
         allowed = None
         if query.authorship:
             # "who wrote X" asks for a paper: other kinds step aside when a paper was found.
             candidates = {i for ids in found.lists.values() for i in ids}
             if any(self._kind(i) == "paper" for i in candidates):
                 allowed = lambda i: self._kind(i) == "paper"  # noqa: E731
-        ranked = _keep_named(fuse(found.lists, params, allowed), found, allowed)
-        total, per_word = evidence(query, self.lexicon, params, bool(found.arxiv))
-        return Analysis(query, found, ranked, total, per_word)
+        return _keep_named(fuse(found.lists, params, allowed), found, allowed)
 
     def _kind(self, entry_id: str) -> str | None:
         entry = self.store.get(entry_id)
@@ -88,7 +92,10 @@ class Searcher:
         confidence = 1.0 if math.isinf(analysis.evidence) else evidence_to_score(analysis.evidence)
         top = ranked[0][1]
         named = _named_ids(analysis.found)
-        chosen = [(i, s) for i, s in ranked if s >= params.keep_share * top or i in named][: max(1, limit)]
+        # The first MIN_SHOWN always show (an answer is judged by its first three); after them, a hit
+        # much weaker than the top one is padding.
+        chosen = [(i, s) for r, (i, s) in enumerate(ranked)
+                  if r < MIN_SHOWN or s >= params.keep_share * top or i in named][: max(1, limit)]
         question_rank = {i: r for r, i in enumerate(analysis.found.lists.get("questions", []), 1)}
         hits = [self._hit(i, confidence * s / top, analysis, question_rank.get(i)) for i, s in chosen]
         hits = [h for h in hits if h is not None]

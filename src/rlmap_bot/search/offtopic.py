@@ -13,7 +13,11 @@ summed over the question's content words:
   evidence against, bounded by ``log10(1 - mix)``: the sense of "batch" in
   "batch size for cookies" is given away by the word next to it;
 * a typo counts as the word it was corrected to; a word neither English nor in
-  the catalog (an id, a code name) counts for nothing.
+  the catalog (an id, a code name) counts for nothing;
+* next to such a foreign word, the catalog's *everyday* words (common English:
+  "batch", "size", "reward", "policy") are likely used in their everyday sense,
+  so their evidence is scaled down (``everyday_weight``); words the catalog
+  owns ("GRPO", "entropy", "rollout") keep theirs.
 
 An arXiv id the catalog has is decisive.  The mixture weight and the
 threshold are chosen by cross-validation on the tuning set (params.py).
@@ -30,22 +34,30 @@ from rlmap_bot.search.query import Query
 EN_FLOOR_ZIPF = 1.0
 
 
-def word_evidence(lexicon, stem: str, kind: str, mix: float) -> float:
+def word_evidence(lexicon, stem: str, kind: str, mix: float, discount: float = 0.0) -> float:
     if kind == "foreign":
         return math.log10(1.0 - mix)
-    if kind not in ("known", "corrected"):
-        return 0.0
+    if kind not in ("known", "corrected") or not any(c.isalpha() for c in stem):
+        return 0.0  # numbers ("12", "22.04") say nothing about the topic
     cf, _df, en_zipf = lexicon.terms.get(stem, (0, 0, 0.0))
     if not cf:
         return 0.0
-    p_catalog = cf / lexicon.total_tokens
+    # Absolute discounting: a word the catalog uses once or twice is a weak estimate of its
+    # language, not evidence (a small catalog makes every word it happens to use look specific).
+    p_catalog = max(cf - discount, 0.0) / lexicon.total_tokens
     p_english = 10.0 ** (max(en_zipf, EN_FLOOR_ZIPF) - 9.0)
     return math.log10(mix * p_catalog / p_english + (1.0 - mix))
 
 
 def evidence(query: Query, lexicon, params: Params, arxiv_hit: bool) -> tuple[float, dict[str, float]]:
     """Total evidence that the question is about the map, and each word's share of it."""
-    per_word = {w.surface: word_evidence(lexicon, w.stem, w.kind, params.mix) for w in query.words}
+    foreign = any(w.kind == "foreign" for w in query.words)
+    per_word = {}
+    for w in query.words:
+        e = word_evidence(lexicon, w.stem, w.kind, params.mix, params.discount)
+        if foreign and e > 0 and lexicon.terms.get(w.stem, (0, 0, 0.0))[2] >= params.everyday_zipf:
+            e *= params.everyday_weight
+        per_word[w.surface] = e
     if arxiv_hit:
         return math.inf, per_word
     return sum(per_word.values()), per_word

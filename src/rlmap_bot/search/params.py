@@ -14,10 +14,10 @@ from dataclasses import dataclass, replace
 @dataclass(frozen=True)
 class Params:
     # -- fusion: reciprocal rank fusion of the recall lists (fuse.py) --------------------------
-    rrf_k: float = 5.0  # CV over {1, 5, 20, 60}: a small k lets a first place count clearly more than a fifth
+    rrf_k: float = 1.0  # CV over {1, 5, 20, 60}: a small k lets a first place count clearly more than a fifth
     w_bm25: float = 1.0  # BM25 over every field: the reference list, weight 1 by definition
     w_names: float = 1.0  # CV over {0.5, 1, 2}: title/alias found in the question
-    w_authors: float = 1.0  # CV over {0.5, 1, 2}: byline words found in the question
+    w_authors: float = 0.5  # CV over {0.5, 1, 2}: byline words found in the question
     w_questions: float = 0.5  # CV over {0.25, 0.5, 1}: BM25 over the curated example questions
     # bm25() column weights: names, authors, keywords, summary, body, questions. CV over two
     # profiles: this one (names and keywords first) and flat weights (all 1).
@@ -25,21 +25,25 @@ class Params:
     # -- names and bylines (recall.py) ----------------------------------------------------------
     # A one-word name this common in English ("SEED" 4.37, "Rapid", "Forge") is a name only when
     # it is the whole question; CV over {3.0, 3.5, 4.0, 4.5, 9 (= never)}.
-    name_zipf: float = 3.5
+    name_zipf: float = 4.5
     # A byline word this common ("Team" 5.67, "Brain", "Pan") counts only in an authorship
     # question ("papers by Pan"); same grid as name_zipf.
-    author_zipf: float = 4.0
+    author_zipf: float = 3.0
     # -- off-topic evidence (offtopic.py) ---------------------------------------------------------
     # The question is read as a mixture: with weight `mix` the catalog's own word use, with
     # 1 - mix general English. CV over {0.5, 0.8, 0.9, 0.95, 0.99}.
     mix: float = 0.9
-    # Evidence (log10 likelihood ratio, summed over the question's words) an answer needs;
-    # search_floor in knowledge/catalog.yaml is evidence / (evidence + 1) of this value. CV.
-    evidence: float = 0.6
+    # Catalog counts are discounted by this many uses before they count as evidence. CV over
+    # {0, 1, 2, 3}. The evidence an answer needs is search_floor in knowledge/catalog.yaml.
+    discount: float = 1.0
+    # Next to a foreign word, catalog words at least this common in English (Zipf) count with
+    # everyday_weight of their evidence. CV over {3.5, 4.0, 4.5, 9 (= never)} x {0.25, 0.5, 1}.
+    everyday_zipf: float = 4.5
+    everyday_weight: float = 0.5
     # -- what is shown (engine.py) ----------------------------------------------------------------
     # A hit below this share of the top hit's fused score is padding, not an answer. CV on the
     # F1 of shown hits against the expected ids over {0.2, 0.3, 0.4, 0.5, 0.6}.
-    keep_share: float = 0.4
+    keep_share: float = 0.6
 
     def with_(self, **changes) -> "Params":
         return replace(self, **changes)

@@ -76,7 +76,7 @@ def cap(question: str) -> str:
 def parse(question: str, lexicon) -> Query:
     """Read ``question`` against ``lexicon`` (a :class:`~rlmap_bot.search.engine.Lexicon`)."""
     text = cap(question)
-    all_words = words(text)
+    all_words = _join_compounds(words(text), lexicon)
     query = Query(text=text, all_words=all_words, arxiv=list(dict.fromkeys(ARXIV.findall(text))))
     seen: set[str] = set()
     corrections = 0
@@ -106,6 +106,23 @@ def parse(question: str, lexicon) -> Query:
     ) or _by_someone(all_words, lexicon) or ("et" in present and "al" in present)
     query.comparison = bool(_COMPARE.search(" ".join(all_words)))
     return query
+
+
+def _join_compounds(ws: list[str], lexicon) -> list[str]:
+    """"over-optimisation", "roll outs": two words the catalog writes as one are that one word."""
+    out: list[str] = []
+    i = 0
+    while i < len(ws):
+        a = ws[i]
+        b = ws[i + 1] if i + 1 < len(ws) else ""
+        # Six letters or more: short joins ("in" + "to") are words of their own.
+        if b and a.isalpha() and b.isalpha() and len(a + b) >= 6 and (a + b) in lexicon.vocab_df:
+            out.append(a + b)
+            i += 2
+        else:
+            out.append(a)
+            i += 1
+    return out
 
 
 def _by_someone(all_words: list[str], lexicon) -> bool:
