@@ -76,7 +76,8 @@ def cross_validate(store, questions: list[dict]) -> None:
     recall_grid = list(itertools.product(
         [(8.0, 4.0, 4.0, 2.0, 1.0, 2.0), (1.0, 1.0, 1.0, 1.0, 1.0, 1.0)],
         [3.0, 3.5, 4.0, 4.5, 9.0], [3.0, 3.5, 4.0, 4.5, 9.0]))
-    fusion_grid = list(itertools.product([1.0, 5.0, 20.0, 60.0], [0.5, 1.0, 2.0], [0.5, 1.0, 2.0], [0.25, 0.5, 1.0]))
+    fusion_grid = list(itertools.product([0.5, 1.0, 5.0, 20.0, 60.0], [0.5, 1.0, 2.0], [0.25, 0.5, 1.0, 2.0],
+                                         [0.25, 0.5, 1.0]))
     analyses = {}
     for cols, nz, az in recall_grid:
         p = DEFAULT.with_(columns=cols, name_zipf=nz, author_zipf=az)

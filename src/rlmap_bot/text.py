@@ -53,8 +53,9 @@ STOPWORDS = frozenset(
     et al ca wo am""".split()
 )
 # Words that look like content but are no evidence of what an entry is about: "et al." and
-# "team" sit in bylines ("Kimi Team"), "paper"/"arxiv" in how people refer to any entry.
-NOT_EVIDENCE = frozenset("team teams arxiv http https www org abs pdf html".split())
+# "team" sit in bylines ("Kimi Team"), "paper"/"arxiv" in how people refer to any entry, "vs" in
+# any comparison.
+NOT_EVIDENCE = frozenset("team teams arxiv http https www org abs pdf html vs versus".split())
 
 
 @lru_cache(maxsize=1)

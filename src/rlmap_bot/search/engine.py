@@ -26,6 +26,7 @@ from rlmap_bot.search.offtopic import evidence
 from rlmap_bot.search.params import DEFAULT, Params, evidence_to_score, floor_to_evidence
 from rlmap_bot.search.query import Query, parse
 from rlmap_bot.search.recall import Recall, recall
+from rlmap_bot.text import stem
 
 __all__ = ["Answer", "Hit", "Searcher", "Analysis"]
 _NAMED_KEEP = 5  # entries the question names explicitly stay within this many results (comparisons)
@@ -97,19 +98,28 @@ class Searcher:
         chosen = [(i, s) for r, (i, s) in enumerate(ranked)
                   if r < MIN_SHOWN or s >= params.keep_share * top or i in named][: max(1, limit)]
         question_rank = {i: r for r, i in enumerate(analysis.found.lists.get("questions", []), 1)}
-        hits = [self._hit(i, confidence * s / top, analysis, question_rank.get(i)) for i, s in chosen]
+        rows = {i: self._columns(i) for i, _ in chosen}
+        hits = [self._hit(i, confidence * s / top, analysis, rows[i], question_rank.get(i)) for i, s in chosen]
         hits = [h for h in hits if h is not None]
-        close = len(hits) >= 2 and hits[0].score - hits[1].score < _CLOSE_CALL
+        # Too close to pick: the scores are nearly equal, or the question's words sit in the same
+        # fields of both ("MiniMax": two reports by MiniMax), so nothing in it prefers one.
+        close = len(hits) >= 2 and (
+            hits[0].score - hits[1].score < _CLOSE_CALL
+            or _signature(hits[0].id, rows[hits[0].id], analysis) == _signature(hits[1].id, rows[hits[1].id], analysis)
+        )
         return Answer(query=echo(query.text), results=hits, corrections=query.corrections, close_call=close)
 
-    def _hit(self, entry_id: str, score: float, analysis: Analysis, question_rank: int | None) -> Hit | None:
-        entry = self.store.get(entry_id)
-        if entry is None:
-            return None
+    def _columns(self, entry_id: str) -> dict[str, str]:
         row = self.store.conn.execute(
             f"select {', '.join(SEARCH_COLUMNS)} from docs where id = ?", (entry_id,)
         ).fetchone()
-        columns = dict(zip(SEARCH_COLUMNS, row or ()))
+        return dict(zip(SEARCH_COLUMNS, row or ()))
+
+    def _hit(self, entry_id: str, score: float, analysis: Analysis, columns: dict[str, str],
+             question_rank: int | None) -> Hit | None:
+        entry = self.store.get(entry_id)
+        if entry is None:
+            return None
         paper = isinstance(entry, Paper)
         return Hit(
             kind=display_kind(entry),
@@ -126,6 +136,14 @@ class Searcher:
     def known_topics(self) -> list[str]:
         """What the bot can talk about: the stages and the topic with its subtopics."""
         return list(self._known)
+
+
+def _signature(entry_id: str, columns: dict[str, str], analysis: Analysis) -> tuple:
+    """How an entry matched: named whole, by byline, and which question words its names and byline hold."""
+    wanted = set(analysis.query.stems)
+    fields = tuple(frozenset(wanted & {stem(w) for w in columns.get(c, "").split()}) for c in ("names", "authors"))
+    named = any(m.entry_id == entry_id for m in analysis.found.names)
+    return (named, entry_id in analysis.found.authors, *fields)
 
 
 def _named_ids(found: Recall) -> set[str]:

@@ -69,7 +69,7 @@ def build_search_tables(conn: sqlite3.Connection, entries: Iterable[Entry], docs
         "insert into search_english values (?, ?)",
         ((w, round(z, 2)) for w, f in english.items() if (z := _zipf(f)) >= ENGLISH_TABLE_MIN and w.isalpha()),
     )
-    conn.execute("create table search_names (key text, id text, name text, is_title integer, zipf real)")
+    conn.execute("create table search_names (key text, id text, name text, is_title integer, zipf real, surface text)")
     conn.execute("create table search_authors (stem text, id text, label text, person integer, zipf real)")
     conn.execute("create table search_arxiv (arxiv text primary key, id text)")
     name_rows, author_rows, arxiv_rows = [], [], []
@@ -81,7 +81,7 @@ def build_search_tables(conn: sqlite3.Connection, entries: Iterable[Entry], docs
             surface = content_words(name)
             # How everyday a one-word name is ("SEED", "Rapid", "Forge"); 0 for longer names.
             zipf = _zipf(english.get(surface[0], 0.0)) if len(surface) == 1 else 0.0
-            name_rows.append((key, entry.id, name, int(i == 0), round(zipf, 2)))
+            name_rows.append((key, entry.id, name, int(i == 0), round(zipf, 2), " ".join(surface)))
         if isinstance(entry, Paper):
             if entry.arxiv:
                 arxiv_rows.append((entry.arxiv, entry.id))
@@ -90,7 +90,7 @@ def build_search_tables(conn: sqlite3.Connection, entries: Iterable[Entry], docs
                 for word in dict.fromkeys(w for w in words(label) if len(w) >= 2 and not w.isdigit()):
                     zipf = _zipf(english.get(word, 0.0))
                     author_rows.append((stem(word), entry.id, label, person, round(zipf, 2)))
-    conn.executemany("insert into search_names values (?, ?, ?, ?, ?)", name_rows)
+    conn.executemany("insert into search_names values (?, ?, ?, ?, ?, ?)", name_rows)
     conn.executemany("insert into search_authors values (?, ?, ?, ?, ?)", author_rows)
     conn.executemany("insert or ignore into search_arxiv values (?, ?)", arxiv_rows)
     conn.execute("create index search_names_key on search_names(key)")
@@ -116,9 +116,11 @@ class Lexicon:
             self.vocab_df[word] = n
             if len(word) >= 4:
                 self._vocab_by_len.setdefault(len(word), []).append(word)
-        self.names: dict[str, list[tuple[str, str, bool, float]]] = {}
-        for key, entry_id, name, is_title, zipf in conn.execute("select key, id, name, is_title, zipf from search_names"):
-            self.names.setdefault(key, []).append((entry_id, name, bool(is_title), zipf))
+        self.names: dict[str, list[tuple[str, str, bool, float, str]]] = {}
+        for key, entry_id, name, is_title, zipf, surface in conn.execute(
+            "select key, id, name, is_title, zipf, surface from search_names"
+        ):
+            self.names.setdefault(key, []).append((entry_id, name, bool(is_title), zipf, surface))
         self.max_name_tokens = max((len(k.split()) for k in self.names), default=1)
         self.authors: dict[str, list[tuple[str, str, bool, float]]] = {}
         for s, entry_id, label, person, zipf in conn.execute("select stem, id, label, person, zipf from search_authors"):

@@ -22,7 +22,10 @@ from rlmap_bot.search.query import Query
 
 log = logging.getLogger(__name__)
 RECALL = 40  # entries taken from each list; the answer shows at most a handful
-_MIN_CORRECTED_NAME = 5  # a corrected word of 4 letters ("GSPO" -> "grpo") is too weak to claim a name
+_MIN_CORRECTED_NAME = 5
+# Two question words count as a phrase when the entry has them within this many words of each
+# other: "samples per prompt" finds "samples for each prompt".
+_NEAR = 3  # a corrected word of 4 letters ("GSPO" -> "grpo") is too weak to claim a name
 
 
 @dataclass
@@ -102,10 +105,14 @@ def _names(query: Query, lexicon, params: Params) -> list[NameMatch]:
             if not all(usable[i : i + n]):
                 continue
             key = " ".join(w.stem for w in seq[i : i + n])
-            for entry_id, name, is_title, zipf in lexicon.names.get(key, ()):
-                # An everyday one-word name ("SEED", "Rapid") is a name only when it is the question.
-                if n == 1 and zipf >= params.name_zipf and whole > 1:
-                    continue
+            for entry_id, name, is_title, zipf, surface in lexicon.names.get(key, ()):
+                if n == 1:
+                    # A one-word name counts only as written: "seeds" is a noun, "SEED" a name.
+                    if (seq[i].fixed or seq[i].surface) != surface:
+                        continue
+                    # An everyday one-word name ("Rapid", "Forge") is a name only when it is the question.
+                    if zipf >= params.name_zipf and whole > 1:
+                        continue
                 found.append((-n, -int(is_title), i, NameMatch(entry_id, name, is_title, (i, i + n))))
     found.sort(key=lambda t: t[:3])
     return [t[3] for t in found]
