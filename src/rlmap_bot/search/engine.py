@@ -71,7 +71,7 @@ class Searcher:
             candidates = {i for ids in found.lists.values() for i in ids}
             if any(self._kind(i) == "paper" for i in candidates):
                 allowed = lambda i: self._kind(i) == "paper"  # noqa: E731
-        return _keep_named(fuse(found.lists, params, allowed), found, allowed)
+        return _keep_named(fuse(found.lists, params, allowed, found.ties), found, allowed)
 
     def _kind(self, entry_id: str) -> str | None:
         entry = self.store.get(entry_id)

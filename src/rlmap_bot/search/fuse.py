@@ -22,15 +22,23 @@ def weights(params: Params) -> dict[str, float]:
     }
 
 
-def fuse(lists: dict[str, list[str]], params: Params, allowed=None) -> list[tuple[str, float]]:
-    """(entry id, fused score) best first; ``allowed`` filters ids (authorship: papers only)."""
+def fuse(lists: dict[str, list[str]], params: Params, allowed=None,
+         ties: dict[str, dict[str, int]] | None = None) -> list[tuple[str, float]]:
+    """(entry id, fused score) best first; ``allowed`` filters ids (authorship: papers only).
+
+    ``ties`` gives, per list, a tier for each id: ids of one tier share the best rank of the tier
+    (four papers by the same author are equally "by" that author; BM25 tells them apart).
+    """
     w = weights(params)
     scores: dict[str, float] = {}
     for name, ids in lists.items():
+        tiers = (ties or {}).get(name)
         rank = 0
+        tier_rank: dict[int, int] = {}
         for entry_id in ids:
             if allowed is not None and not allowed(entry_id):
                 continue
             rank += 1
-            scores[entry_id] = scores.get(entry_id, 0.0) + w.get(name, 0.0) / (params.rrf_k + rank)
+            shared = tier_rank.setdefault(tiers[entry_id], rank) if tiers else rank
+            scores[entry_id] = scores.get(entry_id, 0.0) + w.get(name, 0.0) / (params.rrf_k + shared)
     return sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))

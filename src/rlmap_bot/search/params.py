@@ -44,7 +44,7 @@ class Params:
     # -- what is shown (engine.py) ----------------------------------------------------------------
     # After the first three, a hit below this share of the top hit's fused score is padding. CV
     # on the F1 of shown hits against the expected ids over {0.2, 0.3, 0.4, 0.5, 0.6}.
-    keep_share: float = 0.5
+    keep_share: float = 0.4
 
     def with_(self, **changes) -> "Params":
         return replace(self, **changes)

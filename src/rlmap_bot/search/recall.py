@@ -42,6 +42,7 @@ class Recall:
     names: list[NameMatch] = field(default_factory=list)
     authors: dict[str, list[str]] = field(default_factory=dict)  # entry id -> byline labels matched
     arxiv: dict[str, str] = field(default_factory=dict)  # entry id -> arXiv id
+    ties: dict[str, dict[str, int]] = field(default_factory=dict)  # list -> entry id -> tier (equal evidence)
 
 
 def _fts_terms(query: Query, lexicon, common: float) -> list[str]:
@@ -91,6 +92,7 @@ def recall(query: Query, lexicon, store, params: Params) -> Recall:
     out.lists["names"] = list(dict.fromkeys(m.entry_id for m in out.names))
     out.authors = _authors(query, lexicon, params)
     out.lists["authors"] = sorted(out.authors, key=lambda i: -len(out.authors[i]))
+    out.ties["authors"] = {i: -len(labels) for i, labels in out.authors.items()}
     return out
 
 
