@@ -18,6 +18,7 @@ def test_who_wrote_x_finds_the_paper_first(core, question, expected):
     answer = core.ask(question)
     assert answer.results and answer.results[0].id == expected, [h.id for h in answer.results]
     assert all(h.kind != "stage" for h in answer.results)  # it asks for a paper
+    assert any(w.startswith("written by ") for w in answer.results[0].why), answer.results[0].why
 
 
 def test_papers_by_someone_lists_their_papers_and_says_so(core):

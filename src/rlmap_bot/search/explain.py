@@ -7,7 +7,7 @@ question's own words and where in the entry they were found.
 
 from __future__ import annotations
 
-from rlmap_bot.knowledge.schema import Entry
+from rlmap_bot.knowledge.schema import Entry, Paper
 from rlmap_bot.search.query import Query
 from rlmap_bot.search.recall import Recall
 from rlmap_bot.text import content_tokens, stem
@@ -35,6 +35,8 @@ def reasons(entry: Entry, query: Query, found: Recall, row: dict[str, str], ques
     labels = found.authors.get(entry.id)
     if labels:
         out.append("by " + ", ".join(labels[:3]))
+    elif query.authorship and isinstance(entry, Paper) and entry.byline:
+        out.append(f"written by {entry.byline}")  # "who wrote PPO": the answer to the question asked
     explained = {stem(w) for m in named for w in m.name.lower().split()}
     shown = {}
     for w in query.words:
