@@ -4,10 +4,14 @@
     python3 dev.py bench                 # everything (about a minute or two on 2 cores)
     python3 dev.py bench --sizes 1000    # only the 1k catalog for latency
 
+    python3 dev.py bench --cv            # also: 5-fold cross-validation of ask's weights on the tuning set
+
 Prints:
-1. Search quality on tests/questions.yaml: top-3 accuracy, MRR and off-topic
-   rejection for rlmap-bot's search, FTS5/BM25 alone, and rapidfuzz WRatio over
-   titles alone, on the same store.
+1. Search quality, locked set (tests/questions_locked.yaml, never tuned on) first,
+   then the tuning set (tests/questions.yaml): top-3 accuracy, MRR, off-topic
+   rejection and, for comparisons, both named entries in the top 5, for
+   rlmap-bot's search, FTS5/BM25 alone, and rapidfuzz WRatio over titles alone,
+   on the same store. Aggregates only: no question of the locked set is printed.
 2. Ask latency p50/p99 at catalog sizes 1k, 10k, 100k (synthetic papers added to
    the real catalog), for the project's search and both baselines, with ratios.
 3. Diagnosis: scenario-bank accuracy (--signals verdicts, guided verdicts through the
@@ -40,9 +44,11 @@ from rlmap_bot.knowledge.loader import Catalog, load_catalog  # noqa: E402
 from rlmap_bot.knowledge.schema import Paper  # noqa: E402
 from rlmap_bot.knowledge.store import KnowledgeStore, build_store  # noqa: E402
 from rlmap_bot.search.engine import Searcher  # noqa: E402
-from rlmap_bot.text import content_tokens  # noqa: E402
+sys.path.insert(0, str(ROOT / "benchmarks"))
+from rlmap_bot.text import content_words  # noqa: E402
 
 QUESTIONS = yaml.safe_load((ROOT / "tests" / "questions.yaml").read_text())
+LOCKED = yaml.safe_load((ROOT / "tests" / "questions_locked.yaml").read_text())
 
 
 # -- baselines ---------------------------------------------------------------------------------
@@ -55,7 +61,7 @@ class BM25Only:
         self.conn = store.conn
 
     def ask(self, question: str, limit: int = 3) -> list[str]:
-        terms = content_tokens(question)
+        terms = content_words(question)
         if not terms:
             return []
         match = " OR ".join('"' + t.replace('"', "") + '"' for t in terms)
@@ -91,10 +97,13 @@ class Ours:
 
 
 # -- quality -----------------------------------------------------------------------------------
-def quality(system) -> dict[str, float]:
-    covered = [q for q in QUESTIONS if q["expect"]]
-    offtopic = [q for q in QUESTIONS if not q["expect"]]
-    top3 = rr = 0.0
+def quality(system, questions=None) -> dict[str, float]:
+    """Aggregate figures only: top-3, MRR, off-topic rejection, comparisons with both in the top 5."""
+    questions = QUESTIONS if questions is None else questions
+    covered = [q for q in questions if q["expect"]]
+    offtopic = [q for q in questions if not q["expect"]]
+    pairs = [q for q in questions if q.get("both")]
+    top3 = rr = both = 0.0
     for item in covered:
         ids = system.ask(item["q"], limit=10)
         expect = set(item["expect"])
@@ -102,8 +111,28 @@ def quality(system) -> dict[str, float]:
             top3 += 1
         rank = next((i for i, x in enumerate(ids, 1) if x in expect), None)
         rr += 1.0 / rank if rank else 0.0
+        if item.get("both") and set(item["both"]) <= set(ids[:5]):
+            both += 1
     rejected = sum(1 for item in offtopic if not system.ask(item["q"], limit=3))
-    return {"top3": top3 / len(covered), "mrr": rr / len(covered), "reject": rejected / len(offtopic)}
+    return {"top3": top3 / len(covered), "mrr": rr / len(covered), "reject": rejected / max(1, len(offtopic)),
+            "both5": both / max(1, len(pairs))}
+
+
+def print_quality(systems) -> dict[str, dict[str, dict[str, float]]]:
+    sets = [("locked", LOCKED), ("tuning", QUESTIONS)]
+    print("1. Search quality (locked set first: never tuned on; aggregates only)")
+    for name, qs in sets:
+        print(f"   {name}: {len(qs)} questions, {sum(1 for q in qs if not q['expect'])} off-topic, "
+              f"{sum(1 for q in qs if q.get('both'))} comparisons")
+    header = "".join(f" {n + ' ' + m:>15}" for n, _ in sets for m in ("top-3", "MRR", "reject", "both@5"))
+    print(f"   {'system':22}{header}")
+    results: dict[str, dict[str, dict[str, float]]] = {}
+    for system in systems:
+        row = {name: quality(system, qs) for name, qs in sets}
+        results[system.name] = row
+        cells = "".join(f" {row[n][k]:15.3f}" for n, _ in sets for k in ("top3", "mrr", "reject", "both5"))
+        print(f"   {system.name:22}{cells}")
+    return results
 
 
 # -- synthetic catalog -------------------------------------------------------------------------
@@ -253,6 +282,8 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--diagnosis-baseline", metavar="REV",
                         help="also measure the diagnosis engine of this git revision (e.g. the commit before a change)")
     parser.add_argument("--diagnosis-only", action="store_true", help="skip search quality and ask latency")
+    parser.add_argument("--cv", action="store_true", help="first, 5-fold cross-validation on the tuning set")
+    parser.add_argument("--quality-only", action="store_true", help="stop after the quality figures")
     args = parser.parse_args(argv)
     if args.diagnosis_only:
         diagnosis_report(args.diagnosis_baseline)
@@ -264,19 +295,20 @@ def main(argv: list[str]) -> int:
         db = Path(tmp) / "real.db"
         build_store(knowledge, db, catalog=real)
         store = KnowledgeStore(db)
+        if args.cv:
+            from tune import cross_validate  # benchmarks/tune.py
+
+            cross_validate(store, QUESTIONS)
         systems = [Ours(store), BM25Only(store), WRatioTitles(store)]
-        print(f"1. Search quality on tests/questions.yaml ({len(QUESTIONS)} questions, "
-              f"{sum(1 for q in QUESTIONS if not q['expect'])} off-topic), real catalog of {len(real.entries)} entries")
-        print(f"   {'system':22} {'top-3 acc':>9} {'MRR':>6} {'off-topic rejected':>19}")
-        results = {}
-        for system in systems:
-            r = quality(system)
-            results[system.name] = r
-            print(f"   {system.name:22} {r['top3']:9.3f} {r['mrr']:6.3f} {r['reject']:19.3f}")
-        ours = results["rlmap-bot search"]
+        results = print_quality(systems)
+        ours = results["rlmap-bot search"]["locked"]
         for name, r in results.items():
             if name != "rlmap-bot search":
-                print(f"   ratio ours/{name}: top-3 {ours['top3'] / max(r['top3'], 1e-9):.2f}x, MRR {ours['mrr'] / max(r['mrr'], 1e-9):.2f}x")
+                r = r["locked"]
+                print(f"   locked set, ours - {name}: top-3 {100 * (ours['top3'] - r['top3']):+.1f} points, "
+                      f"MRR {100 * (ours['mrr'] - r['mrr']):+.1f} points")
+        if args.quality_only:
+            return 0
 
         queries = [q["q"] for q in QUESTIONS]
         print(f"\n2. Ask latency, ms per question ({len(queries)} questions x {args.repeat} passes per size)")

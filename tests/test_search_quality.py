@@ -1,58 +1,96 @@
-"""Search quality on the project's own question set (tests/questions.yaml).
+"""Search quality: the tuning set (tests/questions.yaml) and the LOCKED set (questions_locked.yaml).
 
-Fails when top-3 accuracy on covered questions or rejection of off-topic
-questions drops below 0.9.  The same set feeds benchmarks/run.py.
+The locked set was written by someone who never saw the code; nothing is tuned on it and this
+file reports only its aggregate figures, never a question.  Targets (the issue's "done when"):
+top-3 >= 0.95, MRR >= 0.85, off-topic rejection >= 0.95, and 5 points of top-3 over BM25 alone.
 """
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import pytest
 import yaml
 
-QUESTIONS = yaml.safe_load((Path(__file__).parent / "questions.yaml").read_text())
+HERE = Path(__file__).parent
+QUESTIONS = yaml.safe_load((HERE / "questions.yaml").read_text())
+LOCKED = yaml.safe_load((HERE / "questions_locked.yaml").read_text())
+sys.path.insert(0, str(HERE.parent / "benchmarks"))
 
 
-def evaluate(core, items):
-    hits, misses, rejected, leaked = 0, [], 0, []
-    for item in items:
-        ids = [r.id for r in core.ask(item["q"], limit=3).results]
-        if item["expect"]:
-            if set(ids[:3]) & set(item["expect"]):
-                hits += 1
-            else:
-                misses.append((item["q"], item["expect"], ids))
-        elif not ids:
-            rejected += 1
-        else:
-            leaked.append((item["q"], ids))
-    return hits, misses, rejected, leaked
+def figures(ask, items) -> dict[str, float]:
+    """Aggregate top-3, MRR, off-topic rejection and both-in-top-5; ``ask`` returns ranked ids."""
+    covered = [i for i in items if i["expect"]]
+    offtopic = [i for i in items if not i["expect"]]
+    pairs = [i for i in items if i.get("both")]
+    top3 = rr = both = rejected = 0.0
+    for item in covered:
+        ids = ask(item["q"])
+        top3 += bool(set(ids[:3]) & set(item["expect"]))
+        rank = next((r for r, x in enumerate(ids, 1) if x in item["expect"]), None)
+        rr += 1 / rank if rank else 0
+        both += bool(item.get("both")) and set(item["both"]) <= set(ids[:5])
+    for item in offtopic:
+        rejected += not ask(item["q"])
+    return {"top3": top3 / len(covered), "mrr": rr / len(covered), "reject": rejected / len(offtopic),
+            "both5": both / max(1, len(pairs))}
 
 
-def test_question_set_is_big_and_varied():
-    assert len(QUESTIONS) >= 60
+def ours(core):
+    return lambda q: [r.id for r in core.ask(q, limit=10).results]
+
+
+def test_tuning_set_is_big_and_varied():
+    assert len(QUESTIONS) >= 200
     types = {item["type"] for item in QUESTIONS}
-    assert {"typo", "british", "alias", "arxiv", "author", "natural", "offtopic"} <= types
-    assert sum(1 for i in QUESTIONS if not i["expect"]) >= 10
+    assert {"typo", "british", "alias", "arxiv", "author", "natural", "offtopic", "comparison", "everyday",
+            "conceptual", "indirect"} <= types
+    assert sum(1 for i in QUESTIONS if not i["expect"]) >= 47  # 17 plainly unrelated + 30 that borrow words
+    assert all(set(i["both"]) <= set(i["expect"]) for i in QUESTIONS if i.get("both"))
 
 
-def test_expected_ids_exist(core):
-    for item in QUESTIONS:
-        for entry_id in item["expect"]:
-            assert core.get(entry_id) is not None, f"{item['q']!r} expects unknown id {entry_id}"
+@pytest.mark.parametrize("items", [QUESTIONS, LOCKED], ids=["tuning", "locked"])
+def test_expected_ids_exist(core, items):
+    missing = sorted({e for item in items for e in item["expect"] if core.get(e) is None})
+    assert not missing, f"{len(missing)} expected ids are not in the catalog"
 
 
-def test_top3_accuracy_and_offtopic_rejection(core):
-    covered = [i for i in QUESTIONS if i["expect"]]
-    offtopic = [i for i in QUESTIONS if not i["expect"]]
-    hits, misses, rejected, leaked = evaluate(core, QUESTIONS)
-    accuracy = hits / len(covered)
-    rejection = rejected / len(offtopic)
-    report = "\n".join(f"  miss: {q!r} expected {e} got {g}" for q, e, g in misses)
-    report += "\n" + "\n".join(f"  leak: {q!r} -> {g}" for q, g in leaked)
-    assert accuracy >= 0.9, f"top-3 accuracy {accuracy:.3f}\n{report}"
-    assert rejection >= 0.9, f"off-topic rejection {rejection:.3f}\n{report}"
+def test_tuning_set_figures(core):
+    f = figures(ours(core), QUESTIONS)
+    assert f["top3"] >= 0.95 and f["mrr"] >= 0.9 and f["reject"] >= 0.9 and f["both5"] >= 0.9, f
+
+
+@pytest.fixture(scope="module")
+def locked_figures(core):
+    from run import BM25Only  # benchmarks/run.py: plain FTS5/BM25 over every field, no floor
+
+    f = figures(ours(core), LOCKED)
+    bm25 = BM25Only(core.store)
+    base = figures(lambda q: bm25.ask(q, limit=10), LOCKED)
+    report = (f"locked set: top-3 {f['top3']:.3f}, MRR {f['mrr']:.3f}, off-topic rejected {f['reject']:.3f}, "
+              f"both in top 5 {f['both5']:.3f}; BM25 alone top-3 {base['top3']:.3f}")
+    return f, base, report
+
+
+def test_locked_set_does_not_fall_below_what_was_reached(locked_figures):
+    """A guard at the figures reached without tuning on the locked set (MRR meets its target)."""
+    f, base, report = locked_figures
+    assert f["mrr"] >= 0.85, report
+    assert f["top3"] >= 0.94, report
+    assert f["reject"] >= 0.90, report
+    assert f["both5"] >= 0.90, report
+    assert f["top3"] - base["top3"] >= 0.02, report
+
+
+@pytest.mark.xfail(reason="not reached honestly yet: locked top-3 0.944 (target 0.95), off-topic rejection 0.909 "
+                          "(0.95), 2.1 points over BM25 alone (5); MRR 0.869 meets 0.85", strict=False)
+def test_locked_set_meets_the_targets_and_beats_bm25(locked_figures):
+    f, base, report = locked_figures
+    assert f["top3"] >= 0.95, report
+    assert f["mrr"] >= 0.85, report
+    assert f["reject"] >= 0.95, report
+    assert f["top3"] - base["top3"] >= 0.05, report
 
 
 @pytest.mark.parametrize(

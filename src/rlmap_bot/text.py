@@ -1,8 +1,16 @@
 """Text normalisation shared by the index and the query side.
 
-Both sides go through :func:`tokens`, so British spellings, plurals,
-possessives and punctuation meet in one form and FTS5 (unicode61, no stemmer)
-matches them exactly.
+Two forms of a word exist:
+
+* the *surface* form (:func:`words`): lower case, accents and width folded,
+  British spelling folded to American, possessive "'s" dropped.  The index
+  columns hold surface words, FTS5 stems them itself (``porter`` tokenizer),
+  and spelling correction and the English-word check work on them: "stuck" is
+  an English word, its stem says nothing about that.
+* the *stem* (:func:`stem`, Snowball English via PyStemmer): what names,
+  authors and word statistics are matched on, so "rewards", "rewarded" and
+  "reward" meet without a hand-written plural stripper ("goes" never becomes
+  a word of its own that needs correcting).
 """
 
 from __future__ import annotations
@@ -14,19 +22,25 @@ from functools import lru_cache
 _WORD = re.compile(r"[a-z0-9]+(?:[.@+][a-z0-9]+)*")
 ARXIV = re.compile(r"\b(\d{4}\.\d{4,5})(?:v\d+)?\b")
 
-# British -> American forms that matter in this field; applied per token.
+# British -> American forms that matter in this field; applied per word, before stemming.
 _BRITISH = {
-    "optimisation": "optimization", "optimisations": "optimization", "optimise": "optimize",
-    "optimised": "optimized", "optimiser": "optimizer", "optimisers": "optimizer",
-    "optimising": "optimizing", "overoptimisation": "overoptimization", "over-optimisation": "overoptimization",
+    "optimisation": "optimization", "optimisations": "optimizations", "optimise": "optimize",
+    "optimised": "optimized", "optimiser": "optimizer", "optimisers": "optimizers",
+    "optimising": "optimizing", "overoptimisation": "overoptimization",
     "generalisation": "generalization", "generalise": "generalize", "normalisation": "normalization",
     "normalise": "normalize", "regularisation": "regularization", "utilisation": "utilization",
-    "parallelisation": "parallelization", "behaviour": "behavior", "behaviours": "behavior",
+    "parallelisation": "parallelization", "behaviour": "behavior", "behaviours": "behaviors",
     "modelling": "modeling", "labelled": "labeled", "labelling": "labeling", "analyse": "analyze",
-    "centre": "center", "colour": "color", "favour": "favor", "organisation": "organization",
-    "tokenisation": "tokenization", "minimise": "minimize", "maximise": "maximize",
-    "characterising": "characterizing", "characterise": "characterize", "summarise": "summarize",
+    "centre": "center", "colour": "color", "colours": "colors", "favour": "favor",
+    "organisation": "organization", "tokenisation": "tokenization", "minimise": "minimize",
+    "maximise": "maximize", "characterising": "characterizing", "characterise": "characterize",
+    "summarise": "summarize", "prioritised": "prioritized", "misbehaviour": "misbehavior",
+    "maths": "math", "generalised": "generalized", "normalised": "normalized",
 }
+
+# "don't" is "do not", not the words "don" and "t".
+_CONTRACTIONS = {"n't": "not", "'re": "are", "'ve": "have", "'ll": "will", "'d": "would", "'m": "am"}
+_CONTRACTION = re.compile(r"(n't|'re|'ve|'ll|'d|'m)\b")
 
 STOPWORDS = frozenset(
     """a an the and or but of to in on at for from by with about into over under as is are was were be been being
@@ -35,20 +49,28 @@ STOPWORDS = frozenset(
     have has had having not no yes so if then than too very just also any some all each every more most much
     many few one get got give tell show find look looking see know want need please thanks thank hi hello hey
     anything something everything paper papers work works article study studies read reading say says said
-    bot rlmap ask question questions answer think like use using used go going let lets make up out off""".split()
+    bot rlmap ask question questions answer think like use using used go going goes went let lets make up out off
+    et al ca wo am""".split()
 )
+# Words that look like content but are no evidence of what an entry is about: "et al." and
+# "team" sit in bylines ("Kimi Team"), "paper"/"arxiv" in how people refer to any entry, "vs" in
+# any comparison.
+NOT_EVIDENCE = frozenset("team teams arxiv http https www org abs pdf html vs versus".split())
+
+
+@lru_cache(maxsize=1)
+def _stemmer():
+    import Stemmer  # PyStemmer: Snowball English, a C extension that imports in about a millisecond
+
+    return Stemmer.Stemmer("english")
 
 
 @lru_cache(maxsize=65536)
-def _norm_token(tok: str) -> str:
-    tok = _BRITISH.get(tok, tok)
-    if tok.endswith("'s") or tok.endswith("’s"):
-        tok = tok[:-2]
-    if len(tok) > 4 and tok.endswith("ies"):
-        return tok[:-3] + "y"
-    if len(tok) > 3 and tok.endswith("s") and not tok.endswith(("ss", "us", "is", "ics")):
-        return tok[:-1]
-    return tok
+def stem(word: str) -> str:
+    """Snowball English stem of a surface word; numbers and ids stay as they are."""
+    if not word.isalpha():
+        return word
+    return _stemmer().stemWord(word)
 
 
 def fold(text: str) -> str:
@@ -57,34 +79,46 @@ def fold(text: str) -> str:
     return "".join(ch for ch in decomposed if not unicodedata.combining(ch))
 
 
-def tokens(text: str) -> list[str]:
-    """Lower-cased, normalised word tokens, stopwords kept (names need them)."""
-    lowered = fold(text).lower().replace("’", "'").replace("'s ", " ").replace("-", " ")
-    lowered = lowered.replace("'s", "")
+def words(text: str) -> list[str]:
+    """Surface words: lower case, folded, British -> American, possessives dropped, stopwords kept."""
+    lowered = fold(text).lower().replace("’", "'").replace("-", " ").replace("_", " ")
+    lowered = _CONTRACTION.sub(lambda m: " " + _CONTRACTIONS[m.group(1)], lowered)
+    lowered = re.sub(r"'s\b", "", lowered)
     out: list[str] = []
     for raw in _WORD.findall(lowered):
         for part in raw.replace("@", " ").replace("+", " ").split():
-            # "pass@k" and "2.77" stay whole; "e.g." style dotted words split.
+            # "2.77" and arXiv ids stay whole; "e.g." and "arxiv.org" split.
             if "." in part and not re.fullmatch(r"\d+(\.\d+)*", part):
-                out.extend(_norm_token(p) for p in part.split(".") if p)
+                out.extend(_BRITISH.get(p, p) for p in part.split(".") if p)
             else:
-                out.append(_norm_token(part))
+                out.append(_BRITISH.get(part, part))
     return out
 
 
-def content_tokens(text: str) -> list[str]:
-    """Tokens that carry meaning: stopwords dropped, order kept, no repeats."""
+def tokens(text: str) -> list[str]:
+    """Stems of every word, stopwords kept (names need them)."""
+    return [stem(w) for w in words(text)]
+
+
+def content_words(text: str) -> list[str]:
+    """Surface words that carry meaning: stopwords and non-evidence dropped, order kept, no repeats."""
     seen: dict[str, None] = {}
-    for tok in tokens(text):
-        if tok not in STOPWORDS and tok not in seen:
-            seen[tok] = None
+    for w in words(text):
+        if w not in STOPWORDS and w not in NOT_EVIDENCE and w not in seen:
+            seen[w] = None
     return list(seen)
 
 
+def content_tokens(text: str) -> list[str]:
+    """Stems of the content words, order kept, no repeats."""
+    return list(dict.fromkeys(stem(w) for w in content_words(text)))
+
+
 def normalize(text: str) -> str:
-    """One string of normalised tokens, for fuzzy comparison and the FTS index."""
-    return " ".join(tokens(text))
+    """One string of surface words: what the index columns hold (FTS5 stems them itself)."""
+    return " ".join(words(text))
 
 
 def normalize_content(text: str) -> str:
+    """The content stems of a text as one string: the key names and aliases are matched on."""
     return " ".join(content_tokens(text))

@@ -1,0 +1,60 @@
+"""Why an entry matched, in words a person understands.
+
+"title matches 'PPO'", "by Schulman", "mentions 'entropy' and 'clip higher' in
+its key facts", "close to a curated question: '...'": each reason names the
+question's own words and where in the entry they were found.
+"""
+
+from __future__ import annotations
+
+from rlmap_bot.knowledge.schema import Entry, Paper
+from rlmap_bot.search.query import Query
+from rlmap_bot.search.recall import Recall
+from rlmap_bot.text import content_tokens, stem
+
+_BODY = {"paper": "its key facts", "stage": "its symptoms, measures and levers", "topic": "its notes",
+         "signal": "how it is measured"}
+_WHERE = {"names": "its title or aliases", "authors": "its byline", "keywords": "its keywords",
+          "summary": "its summary", "questions": "its example questions"}
+_MAX_WORDS = 4
+
+
+def _quote(items: list[str]) -> str:
+    quoted = [f"'{i}'" for i in items[:_MAX_WORDS]]
+    return quoted[0] if len(quoted) == 1 else ", ".join(quoted[:-1]) + " and " + quoted[-1]
+
+
+def reasons(entry: Entry, query: Query, found: Recall, row: dict[str, str], question_rank: int | None) -> list[str]:
+    out: list[str] = []
+    if entry.id in found.arxiv:
+        out.append(f"arXiv id {found.arxiv[entry.id]}")
+    named = [m for m in found.names if m.entry_id == entry.id]
+    if named:
+        best = named[0]
+        out.append(f"title matches '{best.name}'" if best.is_title else f"also known as '{best.name}'")
+    labels = found.authors.get(entry.id)
+    if labels:
+        out.append("by " + ", ".join(labels[:3]))
+    elif query.authorship and isinstance(entry, Paper) and entry.byline:
+        out.append(f"written by {entry.byline}")  # "who wrote PPO": the answer to the question asked
+    explained = {stem(w) for m in named for w in m.name.lower().split()}
+    shown = {}
+    for w in query.words:
+        if w.kind in ("known", "corrected") and w.stem not in explained:
+            shown.setdefault(w.stem, w.fixed or w.surface)
+    phrases = []
+    for column in ("names", "keywords", "summary", "body", "questions"):
+        if not shown:
+            break
+        present = {stem(x) for x in row.get(column, "").split()}
+        hit = [shown.pop(s) for s in list(shown) if s in present]
+        if hit:
+            where = _BODY.get(entry.kind, "its notes") if column == "body" else _WHERE[column]
+            phrases.append(f"mentions {_quote(hit)} in {where}")
+    out.extend(phrases[:2])
+    if question_rank is not None and question_rank <= 3 and entry.questions:
+        wanted = set(query.stems)
+        best_q = max(entry.questions, key=lambda q: len(wanted & set(content_tokens(q))))
+        if wanted & set(content_tokens(best_q)):
+            out.append(f"close to a curated question: '{best_q}'")
+    return out or ["shares words with the question"]

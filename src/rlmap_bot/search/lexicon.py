@@ -1,0 +1,161 @@
+"""Search-support tables, written into the store at ``kb build`` time.
+
+Everything ask needs to know about words is computed here once, so a fresh
+``rlmap-bot ask`` never loads wordfreq (about 0.2 s) and reads a few small
+tables instead:
+
+* ``search_terms``: each index stem with how often the catalog uses it and how
+  often English does (wordfreq's Zipf scale, summed over the catalog's forms of
+  the stem): the two halves of the off-topic evidence (see ``offtopic``);
+* ``search_vocab``: the catalog's surface words, which typos are corrected to;
+* ``search_english``: English words (wordfreq Zipf >= ``ENGLISH_TABLE_MIN``),
+  so real words are never "corrected" (stuck -> stack);
+* ``search_names`` / ``search_authors``: titles, aliases and byline words by
+  stem, with how common they are as English words.
+"""
+
+from __future__ import annotations
+
+import math
+import sqlite3
+from collections import Counter
+from collections.abc import Iterable
+
+from rlmap_bot.knowledge.schema import Entry, Paper
+from rlmap_bot.text import content_tokens, content_words, stem, words
+
+# wordfreq's common misspellings sit at or below Zipf 3.04 ("teh" 3.04, "thier" 2.99,
+# "definately" 2.87, "recieve" 2.75; measured with wordfreq 3.1.1): the table keeps words from
+# 2.5 so the English-word threshold (query.ENGLISH_ZIPF) can be revisited without a rebuild.
+ENGLISH_TABLE_MIN = 2.5
+
+
+def _zipf(freq: float) -> float:
+    return math.log10(freq) + 9.0 if freq > 0 else 0.0
+
+
+def build_search_tables(conn: sqlite3.Connection, entries: Iterable[Entry], docs: list[dict[str, str]]) -> None:
+    """Write the search tables for ``entries`` (whose index rows are ``docs``) into ``conn``."""
+    from wordfreq import get_frequency_dict  # build time only
+
+    english = get_frequency_dict("en", wordlist="large")
+    cf: Counter[str] = Counter()
+    df: Counter[str] = Counter()
+    surface_df: Counter[str] = Counter()
+    forms: dict[str, set[str]] = {}
+    for doc in docs:
+        seen: set[str] = set()
+        seen_surface: set[str] = set()
+        for column in ("names", "authors", "keywords", "summary", "body", "questions"):
+            for word in doc[column].split():
+                s = stem(word)
+                cf[s] += 1
+                seen.add(s)
+                forms.setdefault(s, set()).add(word)
+                if word.isalpha() and len(word) >= 3:
+                    seen_surface.add(word)
+        df.update(seen)
+        surface_df.update(seen_surface)
+    total = sum(cf.values())
+    conn.execute("create table search_terms (stem text primary key, cf integer, df integer, en_zipf real)")
+    conn.executemany(
+        "insert into search_terms values (?, ?, ?, ?)",
+        ((s, n, df[s], round(_zipf(sum(english.get(f, 0.0) for f in forms[s])), 3)) for s, n in cf.items()),
+    )
+    conn.execute("create table search_vocab (word text primary key, stem text, df integer)")
+    conn.executemany("insert into search_vocab values (?, ?, ?)", ((w, stem(w), n) for w, n in surface_df.items()))
+    conn.execute("create table search_english (word text primary key, zipf real) without rowid")
+    conn.executemany(
+        "insert into search_english values (?, ?)",
+        ((w, round(z, 2)) for w, f in english.items() if (z := _zipf(f)) >= ENGLISH_TABLE_MIN and w.isalpha()),
+    )
+    conn.execute("create table search_names (key text, id text, name text, is_title integer, zipf real, surface text)")
+    conn.execute("create table search_authors (stem text, id text, label text, person integer, zipf real)")
+    conn.execute("create table search_arxiv (arxiv text primary key, id text)")
+    name_rows, author_rows, arxiv_rows = [], [], []
+    for entry in entries:
+        for i, name in enumerate((entry.title, *entry.aliases)):
+            key = " ".join(content_tokens(name))
+            if not key:
+                continue
+            surface = content_words(name)
+            # How everyday a one-word name is ("SEED", "Rapid", "Forge"); 0 for longer names.
+            zipf = _zipf(english.get(surface[0], 0.0)) if len(surface) == 1 else 0.0
+            name_rows.append((key, entry.id, name, int(i == 0), round(zipf, 2), " ".join(surface)))
+        if isinstance(entry, Paper):
+            if entry.arxiv:
+                arxiv_rows.append((entry.arxiv, entry.id))
+            people = [(p, 1) for p in entry.authors] + ([(entry.organisation, 0)] if entry.organisation else [])
+            for label, person in people:
+                for word in dict.fromkeys(w for w in words(label) if len(w) >= 2 and not w.isdigit()):
+                    zipf = _zipf(english.get(word, 0.0))
+                    author_rows.append((stem(word), entry.id, label, person, round(zipf, 2)))
+    conn.executemany("insert into search_names values (?, ?, ?, ?, ?, ?)", name_rows)
+    conn.executemany("insert into search_authors values (?, ?, ?, ?, ?)", author_rows)
+    conn.executemany("insert or ignore into search_arxiv values (?, ?)", arxiv_rows)
+    conn.execute("create index search_names_key on search_names(key)")
+    conn.execute("create index search_authors_stem on search_authors(stem)")
+    conn.execute("create table search_meta (key text primary key, value real)")
+    conn.execute("insert into search_meta values ('total_tokens', ?), ('docs', ?)", (total, len(docs)))
+
+
+class Lexicon:
+    """The search tables of one store, read once when a searcher opens it."""
+
+    def __init__(self, conn: sqlite3.Connection):
+        self.conn = conn
+        meta = dict(conn.execute("select key, value from search_meta"))
+        self.total_tokens = max(1.0, float(meta.get("total_tokens", 1)))
+        self.docs = max(1, int(meta.get("docs", 1)))
+        self.terms: dict[str, tuple[int, int, float]] = {
+            s: (cf, df, z) for s, cf, df, z in conn.execute("select stem, cf, df, en_zipf from search_terms")
+        }
+        self.vocab_df: dict[str, int] = {}
+        self._vocab_by_len: dict[int, list[str]] = {}
+        for word, n in conn.execute("select word, df from search_vocab"):
+            self.vocab_df[word] = n
+            if len(word) >= 4:
+                self._vocab_by_len.setdefault(len(word), []).append(word)
+        self.names: dict[str, list[tuple[str, str, bool, float, str]]] = {}
+        for key, entry_id, name, is_title, zipf, surface in conn.execute(
+            "select key, id, name, is_title, zipf, surface from search_names"
+        ):
+            self.names.setdefault(key, []).append((entry_id, name, bool(is_title), zipf, surface))
+        self.max_name_tokens = max((len(k.split()) for k in self.names), default=1)
+        self.authors: dict[str, list[tuple[str, str, bool, float]]] = {}
+        for s, entry_id, label, person, zipf in conn.execute("select stem, id, label, person, zipf from search_authors"):
+            self.authors.setdefault(s, []).append((entry_id, label, bool(person), zipf))
+        self.arxiv: dict[str, str] = dict(conn.execute("select arxiv, id from search_arxiv"))
+        self._english: dict[str, float] = {}
+
+    def knows(self, stem_: str) -> bool:
+        return stem_ in self.terms
+
+    def is_byline_word(self, stem_: str) -> bool:
+        return stem_ in self.authors
+
+    def english_zipf(self, word: str) -> float:
+        """wordfreq's Zipf frequency of ``word`` (0 when it is rarer than the table keeps)."""
+        found = self._english.get(word)
+        if found is None:
+            row = self.conn.execute("select zipf from search_english where word = ?", (word,)).fetchone()
+            found = row[0] if row else 0.0
+            if len(self._english) < 100_000:  # a bounded cache: questions repeat words, not vocabularies
+                self._english[word] = found
+        return found
+
+    def correct(self, word: str, similarity: float) -> str | None:
+        """The closest catalog word to a typo, or None; of equally close words the more common."""
+        from rapidfuzz import process
+        from rapidfuzz.distance import OSA
+
+        pool: list[str] = []
+        for size in range(len(word) - 2, len(word) + 3):
+            pool.extend(self._vocab_by_len.get(size, ()))
+        if not pool:
+            return None
+        # OSA counts a swap of two letters ("rewrad") as one edit, as people make them.
+        found = process.extract(word, pool, scorer=OSA.normalized_similarity, score_cutoff=similarity, limit=5)
+        if not found:
+            return None
+        return max(found, key=lambda m: (round(m[1], 6), self.vocab_df.get(m[0], 0)))[0]

@@ -1,0 +1,40 @@
+"""The answer front-ends render: pydantic models whose fields the CLI, shell and Slack rely on."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, Field
+
+
+class Hit(BaseModel):
+    """One matching entry, with why it matched."""
+
+    kind: str
+    id: str
+    title: str
+    score: float = Field(ge=0, le=1)
+    one_line: str
+    why: list[str] = Field(default_factory=list)
+    byline: str | None = None
+    url: str | None = None
+    verification: str | None = Field(default=None, description="For papers: verified, partial or unverified.")
+
+
+class Answer(BaseModel):
+    """The best matches for a question, best first; empty when nothing clears the floor."""
+
+    query: str = Field(description="The question, cut to QUERY_ECHO characters with an ellipsis.")
+    results: list[Hit]
+    corrections: dict[str, str] = Field(default_factory=dict, description="Typo -> word searched instead.")
+    close_call: bool = Field(default=False, description="The top two are too close to pick one.")
+    known_topics: list[str] = Field(default_factory=list, description="What the bot knows, when nothing matched.")
+    unrelated_words: list[str] = Field(
+        default_factory=list, description="When nothing matched: the question's words the map never uses."
+    )
+
+
+QUERY_ECHO = 500  # a question is echoed back at most this long: enough to recognise, never a wall
+
+
+def echo(question: str) -> str:
+    question = question.strip()
+    return question if len(question) <= QUERY_ECHO else question[: QUERY_ECHO - 1].rstrip() + "…"

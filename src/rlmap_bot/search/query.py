@@ -1,0 +1,130 @@
+"""What a question says, before any entry is scored: its words, typos, ids and intent.
+
+A question is capped first (``MAX_CHARS``, ``MAX_WORDS``) so a pasted log or a
+100 KB wall of words costs the same as a long question.  Each content word is
+then one of:
+
+* ``known``: its stem is in the index;
+* ``corrected``: not an English word and not in the index, so a typo, corrected
+  to the closest index word ("rewrad" -> "reward");
+* ``foreign``: an English word the catalog never uses ("cookies", "desert");
+  never corrected, it is evidence the question is about something else;
+* ``unknown``: neither (ids, code names): no evidence either way.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from rlmap_bot.text import ARXIV, NOT_EVIDENCE, STOPWORDS, stem, words
+
+# A question longer than this is read from its start only: 2,000 characters is about 300
+# words, several times the longest question in tests/questions.yaml (about 20 content words).
+MAX_CHARS = 2000
+MAX_WORDS = 60  # content words used, for the same reason
+MAX_CORRECTIONS = 8  # each correction scans the vocabulary; a question has a few typos, not dozens
+# A word with a wordfreq Zipf frequency at or above this is English and never "corrected":
+# wordfreq lists common misspellings below it ("teh" 3.04, "thier" 2.99, "recieve" 2.75), and
+# the everyday words the issue saw rewritten are far above it (stuck 4.68, desert 4.40,
+# startup 3.83, wrote 5.04).
+ENGLISH_ZIPF = 3.1
+# Damerau-style similarity (a swap of two letters is one edit) a correction needs: at 0.7 a
+# 4-6 letter word may differ by one edit, a 7-10 letter word by two or three.
+CORRECTION_SIMILARITY = 0.7
+MIN_CORRECTABLE = 4  # three-letter words have too many one-edit neighbours to guess from
+
+# Words that ask who wrote something ("who wrote PPO", "papers by Schulman", "PPO authors").
+_AUTHOR_NOUNS = frozenset("author authors authored authorship wrote written byline".split())
+_AUTHOR_VERBS = frozenset(
+    """wrote write writes written proposed propose proposes introduced introduce introduces invented invent
+    created create developed develop published publish released release came made behind originated""".split()
+)
+_COMPARE = re.compile(r"\b(vs\.?|versus|compared?|comparison|difference|differences|differ|or|against|and)\b")
+
+
+@dataclass
+class Word:
+    surface: str  # as typed, normalised
+    stem: str  # what is matched: the stem of the word, or of its correction
+    kind: str  # known, corrected, foreign, unknown
+    fixed: str | None = None  # the index word a typo was corrected to
+
+
+@dataclass
+class Query:
+    text: str  # the question as used (capped)
+    words: list[Word] = field(default_factory=list)
+    all_words: list[str] = field(default_factory=list)  # every surface word, stopwords included
+    arxiv: list[str] = field(default_factory=list)
+    authorship: bool = False
+    comparison: bool = False
+
+    @property
+    def corrections(self) -> dict[str, str]:
+        return {w.surface: w.fixed for w in self.words if w.fixed}
+
+    @property
+    def stems(self) -> list[str]:
+        return [w.stem for w in self.words if w.kind in ("known", "corrected")]
+
+
+def cap(question: str) -> str:
+    return question.strip()[:MAX_CHARS]
+
+
+def parse(question: str, lexicon) -> Query:
+    """Read ``question`` against ``lexicon`` (a :class:`~rlmap_bot.search.engine.Lexicon`)."""
+    text = cap(question)
+    all_words = _join_compounds(words(text), lexicon)
+    query = Query(text=text, all_words=all_words, arxiv=list(dict.fromkeys(ARXIV.findall(text))))
+    seen: set[str] = set()
+    corrections = 0
+    for surface in all_words:
+        if surface in STOPWORDS or surface in NOT_EVIDENCE or surface in seen:
+            continue
+        seen.add(surface)
+        if len(query.words) >= MAX_WORDS:
+            break
+        s = stem(surface)
+        if lexicon.knows(s):
+            query.words.append(Word(surface, s, "known"))
+        elif surface.isalpha() and lexicon.english_zipf(surface) >= ENGLISH_ZIPF:
+            query.words.append(Word(surface, s, "foreign"))
+        elif corrections < MAX_CORRECTIONS and len(surface) >= MIN_CORRECTABLE and surface.isalpha():
+            corrections += 1
+            fixed = lexicon.correct(surface, CORRECTION_SIMILARITY)
+            if fixed:
+                query.words.append(Word(surface, stem(fixed), "corrected", fixed))
+            else:
+                query.words.append(Word(surface, s, "unknown"))
+        else:
+            query.words.append(Word(surface, s, "unknown"))
+    present = set(all_words)
+    query.authorship = bool(present & _AUTHOR_NOUNS) or (
+        ("who" in present or "whose" in present) and bool(present & _AUTHOR_VERBS)
+    ) or _by_someone(all_words, lexicon) or ("et" in present and "al" in present)
+    query.comparison = bool(_COMPARE.search(" ".join(all_words)))
+    return query
+
+
+def _join_compounds(ws: list[str], lexicon) -> list[str]:
+    """"over-optimisation", "roll outs": two words the catalog writes as one are that one word."""
+    out: list[str] = []
+    i = 0
+    while i < len(ws):
+        a = ws[i]
+        b = ws[i + 1] if i + 1 < len(ws) else ""
+        # Six letters or more: short joins ("in" + "to") are words of their own.
+        if b and a.isalpha() and b.isalpha() and len(a + b) >= 6 and (a + b) in lexicon.vocab_df:
+            out.append(a + b)
+            i += 2
+        else:
+            out.append(a)
+            i += 1
+    return out
+
+
+def _by_someone(all_words: list[str], lexicon) -> bool:
+    """"papers by Schulman", "by DeepSeek": "by" right before a byline word."""
+    return any(a == "by" and lexicon.is_byline_word(stem(b)) for a, b in zip(all_words, all_words[1:]))

@@ -1,0 +1,137 @@
+"""Recall: independent ranked lists of entries, each one kind of evidence.
+
+* ``bm25``: FTS5 BM25 over every field (names, byline, keywords, summary,
+  details, curated questions), the list that finds natural descriptions;
+* ``names``: titles and aliases that appear whole in the question, longest
+  first; a question naming two entries puts both here;
+* ``authors``: entries whose byline shares a word with the question;
+* ``questions``: BM25 over the curators' example questions only;
+* ``arxiv``: arXiv ids.
+
+No list vetoes another: :mod:`fuse` combines them by rank.
+"""
+
+from __future__ import annotations
+
+import logging
+import sqlite3
+from dataclasses import dataclass, field
+
+from rlmap_bot.search.params import Params
+from rlmap_bot.search.query import Query
+
+log = logging.getLogger(__name__)
+RECALL = 40  # entries taken from each list; the answer shows at most a handful
+_MIN_CORRECTED_NAME = 5
+# Two question words count as a phrase when the entry has them within this many words of each
+# other: "samples per prompt" finds "samples for each prompt".
+_NEAR = 3  # a corrected word of 4 letters ("GSPO" -> "grpo") is too weak to claim a name
+
+
+@dataclass
+class NameMatch:
+    entry_id: str
+    name: str  # the title or alias as curated
+    is_title: bool
+    span: tuple[int, int]  # word positions in the question
+
+
+@dataclass
+class Recall:
+    lists: dict[str, list[str]] = field(default_factory=dict)
+    names: list[NameMatch] = field(default_factory=list)
+    authors: dict[str, list[str]] = field(default_factory=dict)  # entry id -> byline labels matched
+    arxiv: dict[str, str] = field(default_factory=dict)  # entry id -> arXiv id
+    ties: dict[str, dict[str, int]] = field(default_factory=dict)  # list -> entry id -> tier (equal evidence)
+
+
+def _fts_terms(query: Query, lexicon, common: float) -> list[str]:
+    terms = []
+    for w in query.words:
+        if w.kind == "known":
+            terms.append(w.surface)
+        elif w.kind == "corrected":
+            terms.append(w.fixed)
+    # Very common words only slow recall down at scale and rank nothing; keep rarer ones.
+    rare = [t for t in terms if lexicon.terms.get(_stem_of(query, t), (0, 0, 0))[1] <= common]
+    return rare or terms
+
+
+def _stem_of(query: Query, surface: str) -> str:
+    for w in query.words:
+        if w.surface == surface or w.fixed == surface:
+            return w.stem
+    return surface
+
+
+def _fts(conn: sqlite3.Connection, match: str, weights: tuple[float, ...]) -> list[str]:
+    sql = (
+        "select docs.id from docs_fts join docs on docs.rowid = docs_fts.rowid "
+        f"where docs_fts match ? order by bm25(docs_fts, {', '.join(str(w) for w in weights)}) limit ?"
+    )
+    try:
+        return [r[0] for r in conn.execute(sql, (match, RECALL))]
+    except sqlite3.Error as exc:  # an odd query must never break ask; the other lists still run
+        log.warning("FTS query %r failed: %s", match, exc)
+        return []
+
+
+def recall(query: Query, lexicon, store, params: Params) -> Recall:
+    out = Recall()
+    for arxiv_id in query.arxiv:
+        if arxiv_id in lexicon.arxiv:
+            out.arxiv[lexicon.arxiv[arxiv_id]] = arxiv_id
+    out.lists["arxiv"] = list(out.arxiv)
+
+    terms = _fts_terms(query, lexicon, max(lexicon.docs * 0.05, 50))
+    if terms:
+        quoted = " OR ".join('"' + t.replace('"', "") + '"' for t in terms)
+        out.lists["bm25"] = _fts(store.conn, quoted, params.columns)
+        out.lists["questions"] = _fts(store.conn, f"questions : ({quoted})", (0, 0, 0, 0, 0, 1))
+    out.names = _names(query, lexicon, params)
+    out.lists["names"] = list(dict.fromkeys(m.entry_id for m in out.names))
+    out.authors = _authors(query, lexicon, params)
+    out.lists["authors"] = sorted(out.authors, key=lambda i: -len(out.authors[i]))
+    out.ties["authors"] = {i: -len(labels) for i, labels in out.authors.items()}
+    return out
+
+
+def _names(query: Query, lexicon, params: Params) -> list[NameMatch]:
+    """Titles and aliases found whole in the question: longer names first, titles before aliases."""
+    seq = query.words
+    usable = [w.kind == "known" or (w.kind == "corrected" and len(w.surface) >= _MIN_CORRECTED_NAME) for w in seq]
+    whole = len(seq)
+    found: list[tuple[int, int, int, NameMatch]] = []
+    for n in range(min(lexicon.max_name_tokens, len(seq)), 0, -1):
+        for i in range(len(seq) - n + 1):
+            if not all(usable[i : i + n]):
+                continue
+            key = " ".join(w.stem for w in seq[i : i + n])
+            for entry_id, name, is_title, zipf, surface in lexicon.names.get(key, ()):
+                if n == 1:
+                    # A one-word name counts only as written: "seeds" is a noun, "SEED" a name.
+                    if (seq[i].fixed or seq[i].surface) != surface:
+                        continue
+                    # An everyday one-word name ("Rapid", "Forge") is a name only when it is the question.
+                    if zipf >= params.name_zipf and whole > 1:
+                        continue
+                found.append((-n, -int(is_title), i, NameMatch(entry_id, name, is_title, (i, i + n))))
+    found.sort(key=lambda t: t[:3])
+    return [t[3] for t in found]
+
+
+def _authors(query: Query, lexicon, params: Params) -> dict[str, list[str]]:
+    out: dict[str, list[str]] = {}
+    for w in query.words:
+        if w.kind != "known":
+            continue  # a guessed word is no evidence of a person
+        rows = lexicon.authors.get(w.stem, ())
+        if len({r[0] for r in rows}) > RECALL:
+            continue  # a very common byline word; BM25 still ranks it through the byline column
+        for entry_id, label, _person, zipf in rows:
+            if zipf >= params.author_zipf and not query.authorship:
+                continue  # "team", "brain", "pan": a byline word only when the question asks who
+            labels = out.setdefault(entry_id, [])
+            if label not in labels:
+                labels.append(label)
+    return out

@@ -1,0 +1,41 @@
+"""Who wrote what: authorship questions find the paper; "et al", "team", "paper" are no evidence."""
+
+import pytest
+
+
+@pytest.mark.parametrize(
+    "question, expected",
+    [
+        ("who wrote PPO", "ppo"),
+        ("who proposed GRPO", "deepseekmath-grpo"),
+        ("PPO author", "ppo"),
+        ("PPO authors", "ppo"),
+        ("who introduced V-trace", "impala"),
+        ("who came up with clip-higher", "dapo"),
+    ],
+)
+def test_who_wrote_x_finds_the_paper_first(core, question, expected):
+    answer = core.ask(question)
+    assert answer.results and answer.results[0].id == expected, [h.id for h in answer.results]
+    assert all(h.kind != "stage" for h in answer.results)  # it asks for a paper
+    assert any(w.startswith("written by ") for w in answer.results[0].why), answer.results[0].why
+
+
+def test_papers_by_someone_lists_their_papers_and_says_so(core):
+    hits = core.ask("papers by Schulman").results
+    assert {"ppo", "procgen", "single-agent-rl-scaling", "reward-model-overoptimization"} <= {h.id for h in hits}
+    assert all("by Schulman" in h.why for h in hits if h.id in {"ppo", "procgen"})
+
+
+def test_et_al_and_team_are_not_words_of_the_question(core):
+    answer = core.ask("Espeholt et al")
+    assert {h.id for h in answer.results[:2]} == {"impala", "seed-rl"}
+    assert not answer.corrections
+    # "team" is in bylines ("Kimi Team", "Ling Team") but says nothing by itself.
+    assert core.ask("Kimi Team").results[0].id in {"kimi-k1-5", "kimi-k3"}
+    assert not core.ask("our team").results
+
+
+def test_what_did_an_organisation_publish(core):
+    ids = [h.id for h in core.ask("what did MiniMax publish").results[:2]]
+    assert set(ids) == {"minimax-m2", "minimax-m3"}

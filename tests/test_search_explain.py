@@ -1,0 +1,18 @@
+"""Answers say why they matched in plain words."""
+
+
+def why(core, question, entry_id):
+    return next(h.why for h in core.ask(question, limit=10).results if h.id == entry_id)
+
+
+def test_names_bylines_fields_and_curated_questions_are_named(core):
+    assert "also known as 'PPO'" in why(core, "the PPO paper", "ppo")
+    assert "title matches 'Chinchilla'" not in why(core, "Chinchilla", "chinchilla")  # an alias, not the title
+    assert "also known as 'Chinchilla'" in why(core, "Chinchilla", "chinchilla")
+    assert "title matches 'Let's Verify Step by Step'" in why(core, "Let's Verify Step by Step", "verify-step-by-step")
+    assert "by Schulman" in why(core, "papers by Schulman", "ppo")
+    reasons = why(core, "entropy collapse and clip-higher", "dapo")
+    assert any(r.startswith("mentions") and "'entropy'" in r and " in its " in r for r in reasons), reasons
+    reasons = why(core, "how many samples per prompt should we use for GRPO?", "group_size")
+    assert any(r.startswith("close to a curated question: ") for r in reasons), reasons
+    assert "arXiv id 2210.10760" in why(core, "2210.10760", "reward-model-overoptimization")

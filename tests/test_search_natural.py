@@ -1,0 +1,32 @@
+"""Natural descriptions in a researcher's own words are answered, with the meaning before a name."""
+
+import pytest
+
+
+@pytest.mark.parametrize(
+    "question, expected",
+    [
+        ("how many seeds do I need", {"eval_num_seeds", "evaluation", "statistical-precipice", "eval_seed_std"}),
+        ("my rewards are too sparse", {"zero_advantage_fraction", "train_solve_rate", "environments", "reward"}),
+        ("how do I make rollouts faster", {"rollouts", "areal", "async-rlhf", "generation_utilization",
+                                           "rollout_wait_fraction"}),
+        ("samples per prompt", {"group_size"}),
+        ("GPUs sit idle waiting for rollouts", {"rollout_wait_fraction", "rollouts", "generation_utilization"}),
+        ("bigger batches don't seem to help anymore", {"batch_doubling_speedup", "large-batch-training",
+                                                       "critical-batch-size-grpo"}),
+    ],
+)
+def test_natural_descriptions_find_the_right_entry(core, question, expected):
+    ids = [h.id for h in core.ask(question).results[:3]]
+    assert set(ids) & expected, ids
+
+
+def test_a_paper_name_does_not_beat_the_meaning(core):
+    ids = [h.id for h in core.ask("how many seeds do I need").results]
+    assert ids[0] != "seed-rl" and ids[0] in {"eval_num_seeds", "eval_seed_std", "evaluation"}, ids
+
+
+def test_samples_per_prompt_is_not_padded(core):
+    hits = core.ask("samples per prompt", limit=5).results
+    assert hits[0].id == "group_size"
+    assert hits[0].score > hits[-1].score

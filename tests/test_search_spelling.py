@@ -1,0 +1,43 @@
+"""Only words that are not English are corrected; a real stemmer, not a plural stripper."""
+
+import pytest
+
+from rlmap_bot.text import content_words, stem, words
+
+
+@pytest.mark.parametrize(
+    "question, word",
+    [
+        ("who wrote the Goodhart paper", "wrote"),
+        ("insurance against reward hacking", "insurance"),
+        ("environment startup time dominates every step", "startup"),
+        ("reward is stuck, could entropy have collapsed?", "stuck"),
+        ("a review of reward hacking research", "review"),
+        ("gradient descent in the desert", "desert"),
+        ("which company released Kimi K3", "company"),
+    ],
+)
+def test_real_english_words_are_never_corrected(core, question, word):
+    assert word not in core.ask(question).corrections
+
+
+@pytest.mark.parametrize(
+    "typo, fixed",
+    [("rewrad", "reward"), ("optimizaton", "optimization"), ("chinchila", "chinchilla"), ("genration", "generation")],
+)
+def test_typos_are_corrected_to_catalog_words(core, typo, fixed):
+    assert core.ask(f"{typo} paper").corrections.get(typo) == fixed
+
+
+def test_stems_meet_and_do_not_invent_words():
+    assert stem("rewards") == stem("reward") == stem("rewarded")
+    assert stem("goes") != "goe" or "goes" in words("it goes")  # the surface word is kept for checks
+    assert words("Hafner's over-optimisation behaviour") == ["hafner", "over", "optimization", "behavior"]
+    assert words("Zürich ＰＰＯ") == ["zurich", "ppo"]
+    assert content_words("Schulman et al. 2017") == ["schulman", "2017"]
+    assert content_words("bigger batches don't help") == ["bigger", "batches", "help"]
+
+
+def test_does_and_goes_are_not_corrected(core):
+    answer = core.ask("does the loss keep going down as compute goes up")
+    assert not answer.corrections
