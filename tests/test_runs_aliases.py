@@ -11,7 +11,7 @@ from rlmap_bot.runs import derive_signals, load_aliases, read_run
 from rlmap_bot.runs.aliases import QUANTITIES
 from support import runlogs as rl
 
-from conftest import KNOWLEDGE
+from support import KNOWLEDGE
 
 
 @pytest.fixture

@@ -9,7 +9,7 @@ import pytest
 from rlmap_bot.runs import derive_signals, load_aliases, read_run, render_chart
 from support import runlogs as rl
 
-from conftest import KNOWLEDGE
+from support import KNOWLEDGE
 
 
 def _png_size(path):

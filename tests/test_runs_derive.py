@@ -12,7 +12,7 @@ from rlmap_bot.runs import derive_signals, load_aliases, read_run
 from rlmap_bot.runs.derive import NOT_FROM_LOGS
 from support import runlogs as rl
 
-from conftest import KNOWLEDGE
+from support import KNOWLEDGE
 
 
 @pytest.fixture(scope="module")

@@ -11,7 +11,7 @@ from rlmap_bot.runs import ReaderState, RunReader, RunReadError, load_aliases
 from rlmap_bot.runs.incremental import HEAD_BYTES
 from support import runlogs as rl
 
-from conftest import KNOWLEDGE
+from support import KNOWLEDGE
 
 REWARD = "critic/score/mean"
 

@@ -14,7 +14,7 @@ from rlmap_bot.runs import RunReadError, load_aliases, read_run
 from rlmap_bot.runs.detect import detect_file
 from support import runlogs as rl
 
-from conftest import KNOWLEDGE
+from support import KNOWLEDGE
 
 
 @pytest.fixture(scope="module")
@@ -30,37 +30,13 @@ def verl():
 REWARD = "critic/score/mean"
 
 
-def _write(kind, tmp_path, records):
-    """Write ``records`` in one format under a name that does not give the format away."""
-    if kind == "verl-console":
-        return rl.write_verl_console(tmp_path / "out.txt", records)
-    if kind == "verl-jsonl":
-        return rl.write_verl_jsonl(tmp_path / "out.txt", records)
-    if kind == "wandb-csv":
-        return rl.write_csv(tmp_path / "out.txt", records, step_key="_step")
-    if kind == "wandb-json":
-        return rl.write_jsonl(tmp_path / "out.txt", records, step_key="_step")
-    if kind == "csv":
-        return rl.write_csv(tmp_path / "out.txt", records, step_key="global_step")
-    if kind == "jsonl":
-        return rl.write_jsonl(tmp_path / "out.txt", records, step_key="iteration")
-    if kind == "tensorboard":
-        return rl.write_tensorboard(tmp_path / "tb", records)
-    if kind == "mlflow-db":
-        rl.write_mlflow_db(tmp_path / "mlflow.db", {"run-a": records})
-        return tmp_path / "mlflow.db"
-    if kind == "mlflow-files":
-        return rl.write_mlflow_files(tmp_path / "mlruns", {"run-a": records})
-    raise AssertionError(kind)
-
-
 FORMATS = ["verl-console", "verl-jsonl", "wandb-csv", "wandb-json", "csv", "jsonl", "tensorboard",
            "mlflow-db", "mlflow-files"]
 
 
 @pytest.mark.parametrize("kind", FORMATS)
 def test_every_format_is_detected_and_read_the_same(kind, tmp_path, aliases, verl):
-    run = read_run(_write(kind, tmp_path, verl), aliases=aliases)
+    run = read_run(rl.write_format(kind, tmp_path, verl), aliases=aliases)
     assert run.format == kind
     reward = run.series[REWARD]
     expected = [(s, r[REWARD]) for s, r in verl if REWARD in r]
@@ -147,7 +123,7 @@ def test_a_restart_keeps_the_last_value_written(tmp_path, aliases):
     for kind in ("verl-console", "csv", "mlflow-db"):
         sub = tmp_path / kind
         sub.mkdir()
-        run = read_run(_write(kind, sub, records), aliases=aliases)
+        run = read_run(rl.write_format(kind, sub, records), aliases=aliases)
         reward = run.series[REWARD]
         assert reward.steps.tolist() == list(range(1, 201)), kind
         assert reward.values.max() < 10, f"{kind} kept the first attempt's values"

@@ -19,7 +19,8 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 from rlmap_bot.errors import ConfigError
 
 PACKAGE_DIR = Path(__file__).resolve().parent
-DEFAULT_SCOPES = "app_mentions:read,chat:write,commands,im:history,channels:history,groups:history,users:read"
+DEFAULT_SCOPES = ("app_mentions:read,chat:write,commands,im:history,channels:history,groups:history,users:read,"
+                  "files:read,files:write")
 
 
 def bundled_knowledge() -> Path:
@@ -56,6 +57,8 @@ class Settings(BaseSettings):
     slack_redirect_uri: str | None = Field(default=None, description="OAuth redirect URL, if not the default")
     rlmap_admins: str = Field(default="", description="comma-separated user ids allowed to /rlmap reload")
     rlmap_rate_limit_retries: int = Field(default=3, ge=0, le=10, description="how many times a 429 is retried")
+    rlmap_max_log_mb: int = Field(default=200, ge=1, le=100_000,
+                                  description="the largest training log a Slack diagnosis thread downloads, in MB")
 
     @field_validator("slack_api_url")
     @classmethod

@@ -351,3 +351,31 @@ def write_mlflow_files(root: Path, runs: dict[str, list[Record]], experiment: st
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_text(buf.getvalue())
     return root
+
+
+def write_format(kind: str, tmp_path: Path, records: list[Record]) -> Path:
+    """Write ``records`` in one format under a name that does not give the format away."""
+    if kind == "verl-console":
+        return write_verl_console(tmp_path / "out.txt", records)
+    if kind == "verl-jsonl":
+        return write_verl_jsonl(tmp_path / "out.txt", records)
+    if kind == "wandb-csv":
+        return write_csv(tmp_path / "out.txt", records, step_key="_step")
+    if kind == "wandb-json":
+        return write_jsonl(tmp_path / "out.txt", records, step_key="_step")
+    if kind == "csv":
+        return write_csv(tmp_path / "out.txt", records, step_key="global_step")
+    if kind == "jsonl":
+        return write_jsonl(tmp_path / "out.txt", records, step_key="iteration")
+    if kind == "tensorboard":
+        return write_tensorboard(tmp_path / "tb", records)
+    if kind == "mlflow-db":
+        write_mlflow_db(tmp_path / "mlflow.db", {"run-a": records})
+        return tmp_path / "mlflow.db"
+    if kind == "mlflow-files":
+        return write_mlflow_files(tmp_path / "mlruns", {"run-a": records})
+    raise AssertionError(kind)
+
+
+TEXT_AND_FILE_FORMATS = ("verl-console", "verl-jsonl", "wandb-csv", "wandb-json", "csv", "jsonl", "tensorboard",
+                         "mlflow-db", "mlflow-files")

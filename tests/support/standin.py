@@ -53,6 +53,9 @@ class StandIn:
         self.delays: dict[str, float] = {}
         self.holds: dict[str, float] = {}  # act on the call, then wait this long before answering
         self.ws_url = "ws://127.0.0.1:1/link"
+        self.files: dict[str, dict] = {}  # id -> {"name", "data", "user"}: files people shared
+        self.uploads: dict[str, dict] = {}  # id -> {"filename", "data", "length", "completed"}: what the bot uploaded
+        self.downloads: list[dict] = []  # every GET of a shared file, with the token used
         self._ts = itertools.count(1)
         self._lock = threading.Lock()
         self._changed = threading.Condition(self._lock)
@@ -68,6 +71,13 @@ class StandIn:
 
             def do_POST(self) -> None:
                 length = int(self.headers.get("Content-Length") or 0)
+                if self.path.startswith("/upload/"):  # step 2 of files_upload_v2: the bytes themselves
+                    status = standin.receive_upload(self.path[len("/upload/"):], self.rfile.read(length))
+                    self.send_response(status)
+                    self.send_header("Content-Length", "2")
+                    self.end_headers()
+                    self.wfile.write(b"OK")
+                    return
                 raw = self.rfile.read(length).decode("utf-8") if length else ""
                 ctype = self.headers.get("Content-Type", "")
                 if "json" in ctype:
@@ -86,7 +96,19 @@ class StandIn:
                 self.end_headers()
                 self.wfile.write(data)
 
-            do_GET = do_POST
+            def do_GET(self) -> None:  # noqa: N802 - http.server's name
+                if self.path.startswith("/files/"):
+                    token = self.headers.get("Authorization", "")[len("Bearer "):]
+                    status, data = standin.download(self.path[len("/files/"):], token)
+                    self.send_response(status)
+                    self.send_header("Content-Length", str(len(data)))
+                    self.end_headers()
+                    self.wfile.write(data)
+                    return
+                self.do_POST()
+
+            def do_PUT(self) -> None:  # noqa: N802
+                self.do_POST()
 
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         threading.Thread(target=self.server.serve_forever, daemon=True).start()
@@ -213,6 +235,26 @@ class StandIn:
                 if str(args.get("include_all_metadata")) not in {"1", "true", "True"}:
                     found = [{k: v for k, v in m.items() if k != "metadata"} for m in found]
                 return {"ok": True, "messages": found, "has_more": False}
+            if method == "files.getUploadURLExternal":
+                file_id = f"F{uuid.uuid4().hex[:10].upper()}"
+                self.uploads[file_id] = {"filename": args.get("filename"), "length": int(args.get("length") or 0),
+                                         "data": None, "completed": None}
+                return {"ok": True, "upload_url": f"{self.url}/upload/{file_id}", "file_id": file_id}
+            if method == "files.completeUploadExternal":
+                files = args.get("files")
+                files = json.loads(files) if isinstance(files, str) else files
+                done = []
+                for item in files or []:
+                    upload = self.uploads.get(item.get("id"))
+                    if upload is None or upload["data"] is None or len(upload["data"]) != upload["length"]:
+                        return {"ok": False, "error": "invalid_arguments"}
+                    upload["completed"] = {"channel_id": args.get("channel_id"), "thread_ts": args.get("thread_ts"),
+                                           "title": item.get("title"), "initial_comment": args.get("initial_comment")}
+                    done.append({"id": item.get("id"), "title": item.get("title")})
+                return {"ok": True, "files": done}
+            if method == "files.info":
+                upload = self.uploads.get(args.get("file", ""))
+                return {"ok": True, "file": {"id": args.get("file"), "name": (upload or {}).get("filename")}}
             if method == "apps.connections.open":
                 return {"ok": True, "url": self.ws_url}
             if method == "users.info":
@@ -223,6 +265,32 @@ class StandIn:
     def _team_of(self, args: dict) -> str:
         token = args.get("token") or ""
         return self.tokens.get(token, TEAM)
+
+    # -- files ------------------------------------------------------------------------------------
+    def share_file(self, name: str, data: bytes, user: str = "U1", team: str = TEAM) -> dict:
+        """A file a person uploaded: its Slack file object (with the private download URL)."""
+        file_id = f"F{uuid.uuid4().hex[:10].upper()}"
+        self.files[file_id] = {"name": name, "data": data, "user": user}
+        return {"id": file_id, "name": name, "title": name, "size": len(data), "user": user, "user_team": team,
+                "mimetype": "text/plain", "filetype": "text", "mode": "hosted",
+                "url_private": f"{self.url}/files/{file_id}", "url_private_download": f"{self.url}/files/{file_id}"}
+
+    def download(self, file_id: str, token: str) -> tuple[int, bytes]:
+        with self._lock:
+            self.downloads.append({"file": file_id, "token": token})
+            self._changed.notify_all()
+        if token not in self.tokens:
+            return 403, b"not allowed"
+        found = self.files.get(file_id)
+        return (200, found["data"]) if found else (404, b"no such file")
+
+    def receive_upload(self, file_id: str, data: bytes) -> int:
+        with self._lock:
+            upload = self.uploads.get(file_id)
+            if upload is None:
+                return 404
+            upload["data"] = data
+        return 200
 
     # -- inspection ---------------------------------------------------------------------------
     def of(self, method: str) -> list[Call]:
@@ -302,13 +370,15 @@ class Slack:
 
     def click(self, action_id: str, value: str, user: str = "U1", channel: str = "C1",
               message_ts: str = "1.0", thread_ts: str | None = None, container: str = "message",
-              respond_as: str = "click", team: str = TEAM) -> tuple[int, str]:
+              respond_as: str = "click", team: str = TEAM, state: dict | None = None) -> tuple[int, str]:
         payload = {
             "type": "block_actions", "user": {"id": user, "team_id": team}, "api_app_id": "A1",
             "team": {"id": team}, "trigger_id": "1.2.trigger",
             "actions": [{"type": "button", "action_id": action_id, "block_id": "b", "value": value,
                          "action_ts": str(time.time())}],
         }
+        if state is not None:
+            payload["state"] = {"values": state}
         if container == "view":
             payload["container"] = {"type": "view", "view_id": "V1"}
             payload["view"] = {"id": "V1", "type": "home"}

@@ -168,7 +168,16 @@ def run(frontend: Frontend, command: Command, args: dict[str, Any], json_output:
     except RlmapError as exc:
         fail(str(exc), exc.exit_code)
     from rlmap_bot.diagnosis.flow import Step
+    from rlmap_bot.runs.diagnose import RunDiagnosis
 
+    if isinstance(result, RunDiagnosis) and not json_output and sys.stdin.isatty():
+        # In a terminal, the logs answer what they can and the person is asked only the rest.
+        from rlmap_bot.cli.diagnose_flow import run_guided, terminal_prompt
+
+        click.echo(render.run_text(result, with_verdict=False) + "\n")
+        step = ctx.core.flow.start(user=ctx.user, channel=ctx.channel, known=result.signals)
+        run_guided(ctx.core, ask=terminal_prompt, say=click.echo, step=step)
+        return
     if isinstance(result, Step):
         from rlmap_bot.cli.diagnose_flow import run_guided, terminal_prompt
 

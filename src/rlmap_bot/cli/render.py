@@ -18,6 +18,7 @@ from rlmap_bot.commands.results import Help, KbBuilt, KbStats, Notice, PaperList
 from rlmap_bot.diagnosis.engine import Verdict, format_value
 from rlmap_bot.diagnosis.flow import Question
 from rlmap_bot.diagnosis.simulate import Simulation
+from rlmap_bot.runs.diagnose import RunDiagnosis
 from rlmap_bot.digest.content import Digest
 from rlmap_bot.knowledge.cards import Card
 from rlmap_bot.search.engine import Answer
@@ -157,6 +158,33 @@ def question_text(question: Question) -> str:
 
 def how_to_measure(question: Question) -> str:
     return _wrap(f"How to measure: {question.how_to_measure}", "  ")
+
+
+def run_text(result: RunDiagnosis, with_verdict: bool = True) -> str:
+    """What was read from the logs (each value with its source), what was not, then the verdict."""
+    run = result.run
+    span = f"steps {run.first_step}-{run.last_step}" if run.first_step is not None else "no steps"
+    framework = f", {run.framework} metric names" if run.framework else ""
+    lines = [f"Read {run.steps} steps ({span}) of a {run.format} log{framework}: {run.path}"
+             + (f" (run {run.run_id})" if run.run_id else "")]
+    if result.signal_sources:
+        lines += ["", "From the logs:"]
+        for signal, source in result.signal_sources.items():
+            value = format_value(result.signals.get(signal))
+            lines.append(_item(f"{signal} = {value}: {source.detail} ({source.method}; {source.window} of "
+                               f"{source.metric})"))
+    for warning in result.warnings:
+        lines.append(_item(f"note: {warning}", "  ! ", "    "))
+    if result.missing:
+        lines += ["", _wrap("Not in the logs: " + ", ".join(result.missing) + ".", "")]
+    if result.chart:
+        lines.append(f"Chart: {result.chart}")
+    if with_verdict:
+        lines += ["", verdict_text(result)]
+    return "\n".join(lines)
+
+
+text.register(RunDiagnosis, run_text)
 
 
 @text.register

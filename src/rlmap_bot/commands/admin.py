@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from rlmap_bot.commands.context import Invocation
 from rlmap_bot.commands.registry import CHAT, Param, Registry
-from rlmap_bot.commands.results import Help, HelpEntry, Notice
 from rlmap_bot.errors import UsageError
+
+
+if TYPE_CHECKING:
+    from rlmap_bot.commands.results import Help, HelpEntry, Notice
 
 
 def register(registry: Registry) -> None:
@@ -25,6 +30,8 @@ def register(registry: Registry) -> None:
 
 
 def reload(ctx: Invocation) -> Notice:
+    from rlmap_bot.commands.results import Notice
+
     if not ctx.admin:
         raise UsageError("Only the admins in RLMAP_ADMINS can reload the catalog.")
     counts = ctx.core.reload()
@@ -48,6 +55,8 @@ OUTRO = {
 
 def help_for(registry: Registry, surface: str, command: str | None = None, problem: str | None = None) -> Help:
     """Help generated from the declarations, for one surface."""
+    from rlmap_bot.commands.results import Help, HelpEntry
+
     prefix = "/rlmap " if surface == "slack" else ""
     if command:
         wanted = " ".join(command.lower().split())

@@ -2,22 +2,17 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rlmap_bot.commands.context import Invocation
 from rlmap_bot.commands.registry import ALL, Param, Registry
-from rlmap_bot.commands.results import (
-    KbBuilt,
-    KbStats,
-    KindCount,
-    PaperList,
-    PaperRow,
-    StageList,
-    StageRow,
-)
 from rlmap_bot.errors import NotFoundError, UsageError
 
 CLI = frozenset({"cli"})
+
+
+if TYPE_CHECKING:
+    from rlmap_bot.commands.results import KbBuilt, KbStats, KindCount, PaperList, PaperRow, StageList, StageRow
 
 
 def register(registry: Registry) -> None:
@@ -78,11 +73,15 @@ def show(ctx: Invocation, entry: str) -> Any:
 
 
 def stages(ctx: Invocation) -> StageList:
+    from rlmap_bot.commands.results import StageList, StageRow
+
     return StageList(stages=[StageRow(order=s.order, id=s.id, title=s.title, one_line=s.one_line)
                              for s in ctx.core.stages()])
 
 
 def papers(ctx: Invocation, by: str | None = None, stage: str | None = None, topic: str | None = None) -> PaperList:
+    from rlmap_bot.commands.results import PaperList, PaperRow
+
     core = ctx.core
     everything = core.papers()
     found = list(everything)
@@ -127,6 +126,8 @@ def _written_by(paper: Any, who: str) -> bool:
 
 
 def kb_build(ctx: Invocation) -> KbBuilt:
+    from rlmap_bot.commands.results import KbBuilt
+
     from rlmap_bot.knowledge.loader import KnowledgeError
     from rlmap_bot.knowledge.store import build_store
 
@@ -138,6 +139,8 @@ def kb_build(ctx: Invocation) -> KbBuilt:
 
 
 def kb_check(ctx: Invocation) -> KbBuilt:
+    from rlmap_bot.commands.results import KbBuilt
+
     from rlmap_bot.knowledge.loader import load_catalog
 
     catalog = load_catalog(ctx.knowledge_root)
@@ -145,6 +148,8 @@ def kb_check(ctx: Invocation) -> KbBuilt:
 
 
 def kb_stats(ctx: Invocation) -> KbStats:
+    from rlmap_bot.commands.results import KbStats, KindCount
+
     store = ctx.core.store
     counts = [KindCount(kind=k, count=n) for k, n in store.counts().items()]
     return KbStats(counts=counts, total=sum(c.count for c in counts), built_at=store.meta.get("built_at"),
@@ -161,6 +166,8 @@ def kb_export(ctx: Invocation, json: bool = True) -> list[dict]:
 
 
 def _counts(entries) -> list[KindCount]:
+    from rlmap_bot.commands.results import KindCount
+
     counts: dict[str, int] = {}
     for entry in entries:
         counts[entry.kind] = counts.get(entry.kind, 0) + 1

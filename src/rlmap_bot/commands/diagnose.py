@@ -3,18 +3,23 @@
 from __future__ import annotations
 
 import json
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from rlmap_bot.commands.context import Invocation
 from rlmap_bot.commands.registry import Param, Registry
-from rlmap_bot.commands.results import SessionList, SessionRow
 from rlmap_bot.errors import UsageError
+from rlmap_bot.runs.names import FORMATS, WINDOW_HELP
 
 CLI = frozenset({"cli"})
 TERMINAL = frozenset({"cli", "shell"})
 
 _JSON_KINDS = {list: "an array", str: "a string", int: "a number", float: "a number", bool: "true/false",
                type(None): "null"}
+
+
+if TYPE_CHECKING:
+    from rlmap_bot.commands.results import SessionList, SessionRow
 
 
 def register(registry: Registry) -> None:
@@ -24,6 +29,15 @@ def register(registry: Registry) -> None:
               metavar="FILE", surfaces=CLI),
         Param("simulate", "JSON object of a run's true signal values (and optionally \"complaint\": [ids]); "
               "play the guided flow answering truthfully ('-' for stdin)", type="file", metavar="FILE", surfaces=CLI),
+        Param("run", "a training log file or folder: read the signals from the run's own curves", type="path",
+              metavar="PATH", surfaces=TERMINAL),
+        Param("format", "the log format, when it cannot be told from the content", metavar="NAME",
+              choices=FORMATS, surfaces=TERMINAL),
+        Param("run_id", "which run, when the path holds several", metavar="ID", surfaces=TERMINAL),
+        Param("window", WINDOW_HELP, metavar="SPEC", surfaces=TERMINAL),
+        Param("map", "read SIGNAL (or a quantity) from METRIC, a name the alias table does not know", multiple=True,
+              metavar="SIGNAL=METRIC", surfaces=TERMINAL),
+        Param("chart", "write a PNG of the curves behind the verdict", type="path", metavar="FILE.png", surfaces=CLI),
         Param("list", "list open diagnoses", kind="flag", surfaces=TERMINAL),
         Param("resume", "continue a paused diagnosis (its id or first characters)", metavar="ID", surfaces=TERMINAL),
         json=True, order=5, strict=True,
@@ -31,11 +45,19 @@ def register(registry: Registry) -> None:
     )(diagnose)
 
 
-def diagnose(ctx: Invocation, signals: str | None = None, simulate: str | None = None, list: bool = False,
+def diagnose(ctx: Invocation, signals: str | None = None, simulate: str | None = None, run: Path | None = None,
+             format: str | None = None, run_id: str | None = None, window: str | None = None,
+             map: list[str] | None = None, chart: Path | None = None, list: bool = False,
              resume: str | None = None, json_output: bool = False) -> Any:
+    from rlmap_bot.commands.results import SessionList, SessionRow
+
     core = ctx.core
-    if signals is not None and simulate is not None:
-        raise UsageError("give --signals or --simulate, not both")
+    if sum(x is not None for x in (signals, simulate, run)) > 1:
+        raise UsageError("give one of --signals, --simulate or --run")
+    if run is not None:
+        return _from_logs(ctx, Path(run), format, run_id, window, map or [], chart)
+    if any(x for x in (format, run_id, window, map, chart)):
+        raise UsageError("--format, --run-id, --window, --map and --chart go with --run PATH")
     if signals is not None:
         return core.diagnose(parse_signals(signals))
     if simulate is not None:
@@ -63,6 +85,19 @@ def diagnose(ctx: Invocation, signals: str | None = None, simulate: str | None =
         if thread is None:
             return None  # the bot cannot post here; the person was told why
     return core.flow.start(user=ctx.user, team=ctx.team, channel=ctx.channel, thread_ts=thread)
+
+
+def _from_logs(ctx: Invocation, path: Path, format: str | None, run_id: str | None, window: str | None,
+               pairs: list[str], chart: Path | None) -> Any:
+    from rlmap_bot.runs.diagnose import diagnose_run, parse_mapping, parse_window
+
+    if chart is None and ctx.surface == "shell":
+        # The shell always draws: the picture is half of what `diagnose --run` tells.
+        chart = ctx.core.settings.data_dir / "charts" / f"{path.stem or 'run'}.png"
+    if chart is not None:
+        Path(chart).parent.mkdir(parents=True, exist_ok=True)
+    return diagnose_run(ctx.core.engine, ctx.core.knowledge_root, path, format=format, run_id=run_id,
+                        window=parse_window(window), mapping=parse_mapping(pairs), chart=chart)
 
 
 def parse_signals(text: str) -> dict[str, Any]:

@@ -4,15 +4,18 @@ from __future__ import annotations
 
 import datetime as dt
 import uuid
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rlmap_bot.commands.context import Invocation
 from rlmap_bot.commands.registry import Param, Registry
-from rlmap_bot.commands.results import Notice
 from rlmap_bot.errors import UsageError
 
 SLACK = frozenset({"slack"})
 SCHEDULE = "[weekly|daily] [DAY] [HH:MM] [TIMEZONE] [stage:ID] [topic:ID] [note-empty]"
+
+
+if TYPE_CHECKING:
+    from rlmap_bot.commands.results import Notice
 
 
 def register(registry: Registry) -> None:
@@ -39,6 +42,8 @@ def _need_channel(ctx: Invocation) -> None:
 
 
 def subscribe(ctx: Invocation, schedule: str = "") -> Notice | None:
+    from rlmap_bot.commands.results import Notice
+
     from rlmap_bot.digest.schedule import next_run
     from rlmap_bot.digest.subscribe import parse_subscription
 
@@ -61,6 +66,8 @@ def subscribe(ctx: Invocation, schedule: str = "") -> Notice | None:
 
 
 def unsubscribe(ctx: Invocation) -> Notice:
+    from rlmap_bot.commands.results import Notice
+
     _need_channel(ctx)
     if ctx.core.state.subscriptions.delete(ctx.team, ctx.channel):
         ctx.core.subscriptions_changed()
@@ -69,6 +76,8 @@ def unsubscribe(ctx: Invocation) -> Notice:
 
 
 def list_subscriptions(ctx: Invocation) -> Notice:
+    from rlmap_bot.commands.results import Notice
+
     from rlmap_bot.digest.schedule import next_run
 
     subs = ctx.core.state.subscriptions.list(team=ctx.team)
@@ -99,6 +108,8 @@ def preview(ctx: Invocation, since: dt.date | None = None) -> Any:
 
 
 def now(ctx: Invocation) -> Notice:
+    from rlmap_bot.commands.results import Notice
+
     from rlmap_bot.digest.service import DigestService
 
     _need_channel(ctx)

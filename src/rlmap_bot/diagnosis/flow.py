@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import datetime as dt
 import time
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from pydantic import BaseModel, Field
 
@@ -24,7 +24,10 @@ from rlmap_bot.errors import UsageError
 from rlmap_bot.diagnosis.engine import DiagnosisInputError, Engine, Verdict
 from rlmap_bot.diagnosis.guide import COMPLAINT, Guide, answer_hint, parse_complaints
 from rlmap_bot.state.models import Session
-from rlmap_bot.state.store import ConflictError, StateStore, utcnow
+from rlmap_bot.state.models import ConflictError, utcnow
+
+if TYPE_CHECKING:
+    from rlmap_bot.state.store import StateStore
 
 EngineSource = Callable[[], Engine]
 
@@ -101,7 +104,7 @@ def _retrying(move, attempts: int = 3):
 class Flow:
     """Drives sessions through the engine; the state store keeps them."""
 
-    def __init__(self, engine: Engine | EngineSource, store: StateStore, ttl: dt.timedelta = DEFAULT_TTL):
+    def __init__(self, engine: Engine | EngineSource, store: "StateStore", ttl: dt.timedelta = DEFAULT_TTL):
         # A provider, not an engine: after a catalog reload every move uses the new engine (and its guide).
         self._engine = engine if callable(engine) and not isinstance(engine, Engine) else (lambda: engine)
         self._guide: Guide | None = None
@@ -121,11 +124,30 @@ class Flow:
         return self._guide
 
     # -- moves ------------------------------------------------------------------------------
-    def start(self, user: str, team: str = "local", channel: str = "local", thread_ts: str | None = None) -> Step:
+    def start(self, user: str, team: str = "local", channel: str = "local", thread_ts: str | None = None,
+              known: dict[str, Any] | None = None) -> Step:
+        """A new session; ``known`` signal values (read from a run's logs) are answers already given,
+        so the flow asks only what they leave open and skips the opening complaint."""
         session = Session(user=user, team=team, channel=channel, thread_ts=thread_ts)
-        session = session.model_copy(update={"current": self.guide.first()})
+        if known:
+            session = session.model_copy(update={"answers": self.engine.validate(known)})
+            session = session.model_copy(update={"current": self.guide.next(session)})
+        else:
+            session = session.model_copy(update={"current": self.guide.first()})
         self.store.sessions.create(session)
         return self._step(session)
+
+    def absorb(self, session_id: str, known: dict[str, Any]) -> Step:
+        """Add values read from a run's logs to an open session (answers already typed are kept)."""
+        def move() -> Step:
+            session = self._open(session_id)
+            answers = {**self.engine.validate(known), **session.answers}
+            moved = session.model_copy(update={"answers": answers})
+            nxt = self.guide.next(moved)
+            saved = self.store.sessions.save(moved.model_copy(update={"current": nxt,
+                                                                       "status": "open" if nxt else "done"}))
+            return self._step(saved, note=f"read {len(known)} signals from the run's logs")
+        return _retrying(move)
 
     def load(self, session_id: str) -> Session:
         session = self.store.sessions.get(session_id)

@@ -28,14 +28,22 @@ Front-ends (the ``diagnose --run PATH`` command, Slack, a watcher) need only the
 Every reading problem is a :class:`RunReadError`: one line, ``exit_code`` 2.
 """
 
-from rlmap_bot.runs.aliases import AliasTable, load_aliases
-from rlmap_bot.runs.chart import render_chart
-from rlmap_bot.runs.derive import Derivation, SignalSource, derive_signals
-from rlmap_bot.runs.detect import FORMATS
-from rlmap_bot.runs.errors import RunReadError
-from rlmap_bot.runs.incremental import ReaderState, RunReader
-from rlmap_bot.runs.model import RunData, Series
-from rlmap_bot.runs.read import read_run
+from importlib import import_module
+from typing import Any
 
-__all__ = ["AliasTable", "Derivation", "FORMATS", "ReaderState", "RunData", "RunReadError", "RunReader",
-           "Series", "SignalSource", "derive_signals", "load_aliases", "read_run", "render_chart"]
+# Attributes are imported on first use: `rlmap-bot --help` must not pay for numpy and friends.
+_HOMES = {
+    "AliasTable": "aliases", "load_aliases": "aliases", "render_chart": "chart", "Derivation": "derive",
+    "SignalSource": "derive", "derive_signals": "derive", "FORMATS": "names", "RunReadError": "errors",
+    "ReaderState": "incremental", "RunReader": "incremental", "RunData": "model", "Series": "model",
+    "read_run": "read",
+}
+__all__ = sorted(_HOMES)
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _HOMES:
+        raise AttributeError(f"module 'rlmap_bot.runs' has no attribute {name!r}")
+    value = getattr(import_module(f"rlmap_bot.runs.{_HOMES[name]}"), name)
+    globals()[name] = value
+    return value

@@ -17,11 +17,8 @@ from rlmap_bot.runs.formats import mlflow, tensorboard, trl
 from rlmap_bot.runs.formats.lines import STEP_KEYS, VERL_STEP, _ANSI
 from rlmap_bot.runs.textio import GZIP_MAGIC, HEAD, SQLITE_MAGIC, read_head
 
-FORMATS = ("verl-console", "verl-jsonl", "trl-state", "wandb-csv", "wandb-json", "tensorboard",
-           "mlflow-db", "mlflow-files", "csv", "jsonl")
-LOOKED_FOR = ("verl console (step:N - key:value), verl JSONL ({\"step\", \"data\"}), TRL trainer_state.json, "
-              "W&B CSV/JSON export (_step), TensorBoard events, MLflow (mlflow.db or mlruns/), "
-              "CSV or JSONL with a step column")
+from rlmap_bot.runs.names import FORMATS, LOOKED_FOR  # noqa: E402,F401 - re-exported
+
 #: How far into a text file to look for verl console lines.  Judgement: a verl log opens
 #: with the config and model printout, often a few hundred KB before the first step line.
 VERL_SCAN = 8 << 20

@@ -2,15 +2,11 @@
 
 from __future__ import annotations
 
+from rlmap_bot.errors import UsageError
 
-class RunReadError(ValueError):
-    """A run cannot be read: the message is one line a person can act on.
 
-    ``exit_code`` is 2, the project's code for bad input, so a command line can
-    ``sys.exit(exc.exit_code)`` without knowing the cause.
-    """
-
-    exit_code = 2
+class RunReadError(UsageError):
+    """A run cannot be read: the message is one line a person can act on (exit code 2, bad input)."""
 
     def __init__(self, message: str):
         super().__init__(" ".join(str(message).split()))

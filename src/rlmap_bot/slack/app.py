@@ -21,6 +21,7 @@ from rlmap_bot.slack.digests import SlackDigests
 from rlmap_bot.slack.diagnosis import DiagnosisThreads
 from rlmap_bot.slack.dispatch import SlackCommands
 from rlmap_bot.slack.middleware import EventDedupe
+from rlmap_bot.slack.runfiles import RunFiles
 
 log = logging.getLogger(__name__)
 
@@ -47,6 +48,7 @@ class SlackFrontEnd:
         )
         self.threads = DiagnosisThreads(core)
         self.commands = SlackCommands(core, settings, self.threads)
+        self.run_files = RunFiles(core, settings, self.threads)
         self.digests = SlackDigests(core, self.client_for)
         self.app.use(EventDedupe(core.state.events.claim))
         listeners.register(self)

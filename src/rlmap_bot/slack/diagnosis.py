@@ -15,7 +15,7 @@ from rlmap_bot.slack import posting
 from rlmap_bot.slack.blocks import diagnosis as cards
 from rlmap_bot.slack.blocks.common import FALLBACK_LIMIT
 from rlmap_bot.slack.markup import cut, escape
-from rlmap_bot.state.store import ConflictError
+from rlmap_bot.state.models import ConflictError
 
 log = logging.getLogger(__name__)
 

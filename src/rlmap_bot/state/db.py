@@ -22,7 +22,8 @@ except ImportError:  # not POSIX: one process per SQLite file is the supported s
 
 import sqlalchemy as sa
 
-from rlmap_bot.errors import ConfigError, RlmapError
+from rlmap_bot.errors import ConfigError
+from rlmap_bot.state.models import ConflictError, utcnow  # noqa: F401 - re-exported for the repositories
 
 MIGRATIONS = Path(__file__).resolve().parent / "migrations"
 _LOCK_KEY = 7274627  # any constant shared by every replica
@@ -30,14 +31,6 @@ _LOCK_KEY = 7274627  # any constant shared by every replica
 
 class StateStoreError(ConfigError):
     """The state store cannot be opened; the message names it without its password."""
-
-
-class ConflictError(RlmapError):
-    """Someone else changed the row first (a double click, another replica)."""
-
-
-def utcnow() -> dt.datetime:
-    return dt.datetime.now(dt.timezone.utc)
 
 
 def iso(moment: dt.datetime) -> str:

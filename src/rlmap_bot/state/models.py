@@ -8,9 +8,18 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field, field_validator
 
+from rlmap_bot.errors import RlmapError
 
-def _now() -> dt.datetime:
+
+def utcnow() -> dt.datetime:
     return dt.datetime.now(dt.timezone.utc)
+
+
+_now = utcnow
+
+
+class ConflictError(RlmapError):
+    """Someone else changed the row first (a double click, another replica)."""
 
 
 class Session(BaseModel):

@@ -28,6 +28,11 @@ def in_a_dm(event: dict) -> bool:
     return event.get("channel_type") == "im"
 
 
+def a_file_in_a_thread(event: dict) -> bool:
+    """Someone shared a file (a training log, perhaps) in a thread."""
+    return event.get("subtype") == "file_share" and bool(event.get("thread_ts")) and not event.get("bot_id")
+
+
 def thread_reply_in_channel(event: dict, context: dict) -> bool:
     """A reply in a channel thread that does not mention the bot (the mention event handles those)."""
     bot_user = context.get("bot_user_id")
@@ -67,6 +72,14 @@ def register(front: "SlackFrontEnd") -> None:
         text = from_slack(event.get("text") or "")
         threads.typed_answer(client, _team(event, context), event["channel"], event["thread_ts"],
                              event.get("user", ""), text)
+
+    @app.event("message", matchers=[a_file_in_a_thread])
+    def on_file_in_thread(event: dict, client: WebClient, context: dict) -> None:
+        front.run_files.shared(client, event, _team(event, context))
+
+    @app.event("file_shared")
+    def on_file_shared(event: dict) -> None:
+        """The file_share message above carries what is needed; this twin event is only acknowledged."""
 
     @app.event("message")
     def on_other_message(event: dict) -> None:

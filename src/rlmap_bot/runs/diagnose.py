@@ -1,0 +1,109 @@
+"""A verdict from a run's own logs: read, derive, diagnose, and optionally draw.
+
+Front-ends (the CLI's ``diagnose --run``, a file dropped in a Slack diagnosis thread,
+the watcher) call :func:`diagnose_run` and render the :class:`RunDiagnosis` it returns.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Iterable
+
+from pydantic import Field
+
+from rlmap_bot.diagnosis.engine import Verdict
+from rlmap_bot.errors import UsageError
+from rlmap_bot.runs.derive import RunInfo, SignalSource
+
+if TYPE_CHECKING:
+    from rlmap_bot.diagnosis.engine import Engine
+    from rlmap_bot.runs.derive import Derivation
+    from rlmap_bot.runs.model import RunData
+
+
+
+class RunDiagnosis(Verdict):
+    """The verdict fields, plus what was read from the logs and how."""
+
+    run: RunInfo
+    signal_sources: dict[str, SignalSource] = Field(default_factory=dict)
+    missing: list[str] = Field(default_factory=list, description="Signals the logs could not give.")
+    missing_reasons: dict[str, str] = Field(default_factory=dict)
+    warnings: list[str] = Field(default_factory=list)
+    chart: str | None = Field(default=None, description="Where the chart was written, if one was asked for.")
+
+
+def parse_window(spec: str | None) -> int | float | None:
+    """'200' (steps), '25%' or '0.25' (a share of the run); UsageError for anything else."""
+    if spec is None or not str(spec).strip():
+        return None
+    text = str(spec).strip()
+    try:
+        if text.endswith("%"):
+            share = float(text[:-1]) / 100
+        elif "." in text:
+            share = float(text)
+        else:
+            steps = int(text)
+            if steps < 2:
+                raise ValueError
+            return steps
+    except ValueError:
+        raise UsageError(f"--window takes a number of steps (200) or a share of the run (25%), not {spec!r}") from None
+    if not 0 < share <= 1:
+        raise UsageError(f"--window share must be above 0% and at most 100%, not {spec!r}")
+    return share
+
+
+def parse_mapping(pairs: Iterable[str]) -> dict[str, str]:
+    """'SIGNAL=METRIC' pairs as a dict; UsageError naming the first malformed one."""
+    out: dict[str, str] = {}
+    for pair in pairs:
+        name, sep, metric = str(pair).partition("=")
+        if not sep or not name.strip() or not metric.strip():
+            raise UsageError(f"--map takes SIGNAL=METRIC (e.g. entropy_trend=policy/entropy), not {pair!r}")
+        out[name.strip()] = metric.strip()
+    return out
+
+
+def read_and_derive(path: str | Path, knowledge_root: Path, format: str | None = None, run_id: str | None = None,
+                    window: int | float | None = None, mapping: dict[str, str] | None = None
+                    ) -> tuple["RunData", "Derivation"]:
+    """The run at ``path`` and the signals derived from it (RunReadError, one line, on bad input)."""
+    from rlmap_bot.runs import derive_signals, load_aliases, read_run
+
+    aliases = load_aliases(knowledge_root)
+    mapping = mapping or {}
+    run = read_run(path, format=format, run_id=run_id, extra_metrics=tuple(mapping.values()), aliases=aliases)
+    return run, derive_signals(run, aliases, window=window, mapping=mapping)
+
+
+def verdict_for(engine: "Engine", derivation: "Derivation", extra: dict[str, Any] | None = None,
+                chart: str | None = None) -> RunDiagnosis:
+    """The engine's verdict on the derived signals (plus ``extra`` answers), with the provenance."""
+    verdict = engine.diagnose({**derivation.signals, **(extra or {})})
+    return RunDiagnosis(**verdict.model_dump(), run=derivation.run, signal_sources=derivation.signal_sources,
+                        missing=derivation.missing, missing_reasons=derivation.missing_reasons,
+                        warnings=derivation.warnings, chart=chart)
+
+
+def draw(run: "RunData", derivation: "Derivation", verdict: Verdict, path: str | Path) -> str | None:
+    """The chart at ``path``; None when the run has no curve to draw."""
+    from rlmap_bot.runs import render_chart
+
+    scores = {r.title: r.score for r in verdict.ranking}
+    try:
+        return str(render_chart(run, derivation, scores, path=path))
+    except ValueError:
+        return None
+
+
+def diagnose_run(engine: "Engine", knowledge_root: Path, path: str | Path, format: str | None = None,
+                 run_id: str | None = None, window: int | float | None = None,
+                 mapping: dict[str, str] | None = None, chart: str | Path | None = None) -> RunDiagnosis:
+    """Read, derive, diagnose and (with ``chart``) draw, in one call."""
+    run, derivation = read_and_derive(path, knowledge_root, format, run_id, window, mapping)
+    result = verdict_for(engine, derivation)
+    if chart is not None:
+        result.chart = draw(run, derivation, result, chart)
+    return result

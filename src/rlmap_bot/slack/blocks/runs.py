@@ -1,0 +1,38 @@
+"""A diagnosis read from a run's logs: what the logs said (with provenance), then the verdict."""
+
+from __future__ import annotations
+
+from slack_sdk.models.blocks import Block
+
+from rlmap_bot import wording
+from rlmap_bot.diagnosis.engine import format_value
+from rlmap_bot.runs.diagnose import RunDiagnosis
+from rlmap_bot.slack.blocks.common import SECTION_LIMIT, context, fit, section
+from rlmap_bot.slack.blocks.diagnosis import verdict_blocks
+from rlmap_bot.slack.markup import cut, escape
+
+
+def run_blocks(result: RunDiagnosis, name: str) -> tuple[list[Block], str]:
+    """Blocks and notification text for a verdict read from ``name``."""
+    run = result.run
+    span = f"steps {run.first_step}-{run.last_step}" if run.first_step is not None else "no steps"
+    framework = f", {run.framework} metric names" if run.framework else ""
+    head = [context(escape(f"Read {run.steps} steps ({span}) of {name}, a {run.format} log{framework}."))]
+    lines = []
+    for signal, source in result.signal_sources.items():
+        value = format_value(result.signals.get(signal))
+        lines.append(f"• `{escape(signal)}` = *{escape(value)}*: {escape(source.detail)} _({escape(source.metric)}, "
+                     f"{escape(source.window)})_")
+    if lines:
+        head.append(section(cut("*From the logs*\n" + "\n".join(lines), SECTION_LIMIT)))
+    notes = [f"• {escape(w)}" for w in result.warnings]
+    if result.missing:
+        notes.append("Not in the logs (answer them on the card for a sharper verdict): "
+                     + ", ".join(f"`{escape(m)}`" for m in result.missing))
+    if notes:
+        head.append(context(cut("\n".join(notes), 2000)))
+    return fit(verdict_blocks(result)[:1] + head + verdict_blocks(result)[1:]), escape(wording.verdict_headline(result))
+
+
+def problem_blocks(name: str, problem: str) -> list[Block]:
+    return [section(f":warning: I could not read *{escape(name)}*: {escape(wording.sentence(problem))}")]

@@ -1,0 +1,103 @@
+"""`diagnose --run PATH` from the command line and the shell: every format, the JSON, the chart, bad input."""
+
+from __future__ import annotations
+
+import io
+import json
+
+import pytest
+from click.testing import CliRunner
+
+from rlmap_bot.cli.main import cli
+from rlmap_bot.cli.shell import run_shell
+from support import KNOWLEDGE, runlogs
+from support.cli import run_cli
+
+
+def invoke(args, built_db, input: str | None = None):
+    return CliRunner().invoke(cli, ["--knowledge", str(KNOWLEDGE), "--db", str(built_db), *args], input=input)
+
+
+@pytest.mark.parametrize("kind", runlogs.TEXT_AND_FILE_FORMATS)
+def test_every_format_diagnoses_with_provenance(kind, built_db, tmp_path):
+    path = runlogs.write_format(kind, tmp_path, runlogs.named(runlogs.curves("reward_hacking"), "verl"))
+    out = invoke(["diagnose", "--run", str(path), "--json"], built_db)
+    assert out.exit_code == 0, out.output
+    data = json.loads(out.output)
+    assert {"binding_stage", "confidence", "ranking", "evidence", "next_checks", "papers", "signals", "run",
+            "signal_sources", "missing"} <= set(data)
+    assert data["run"]["format"] == kind and data["run"]["steps"] > 100
+    assert {"format", "steps", "first_step", "last_step", "metrics"} <= set(data["run"])
+    assert data["signals"]["proxy_reward_trend"] == "rising" and data["signals"]["heldout_score_trend"] == "falling"
+    source = data["signal_sources"]["heldout_score_trend"]
+    assert {"metric", "window", "method", "detail"} <= set(source) and source["metric"].startswith("val")
+    assert "reward_audit_error_rate" in data["missing"], "what logs cannot give is listed"
+    assert data["binding_stage"] == "reward"
+
+
+def test_trl_checkpoint_folder(built_db, tmp_path):
+    folder = runlogs.write_trl_output(tmp_path / "out", runlogs.named(runlogs.curves("entropy_collapse"), "trl"))
+    data = json.loads(invoke(["diagnose", "--run", str(folder), "--json"], built_db).output)
+    assert data["run"]["format"] == "trl-state" and data["signals"]["entropy_trend"] == "collapsing"
+
+
+def test_chart_window_and_map(built_db, tmp_path):
+    records = runlogs.named(runlogs.curves("entropy_collapse"), "verl")
+    for _, row in records:  # a name no alias table knows
+        if "actor/entropy" in row:
+            row["my/policy_entropy"] = row.pop("actor/entropy")
+    path = runlogs.write_verl_jsonl(tmp_path / "run.jsonl", records)
+    chart = tmp_path / "out" / "run.png"
+    out = invoke(["diagnose", "--run", str(path), "--map", "entropy_trend=my/policy_entropy", "--window", "30%",
+                  "--chart", str(chart), "--json"], built_db)
+    assert out.exit_code == 0, out.output
+    data = json.loads(out.output)
+    assert data["signals"]["entropy_trend"] == "collapsing"
+    assert data["signal_sources"]["entropy_trend"]["metric"] == "my/policy_entropy"
+    assert chart.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and data["chart"] == str(chart)
+
+
+@pytest.mark.parametrize("args, expect", [
+    (["--window", "lots"], "--window takes"),
+    (["--map", "entropy_trend"], "--map takes SIGNAL=METRIC"),
+    (["--format", "excel"], "Invalid value for '--format'"),
+])
+def test_bad_options_are_usage_errors(args, expect, built_db, tmp_path):
+    path = runlogs.write_verl_console(tmp_path / "run.log", runlogs.named(runlogs.curves("healthy"), "verl"))
+    out = invoke(["diagnose", "--run", str(path), *args], built_db)
+    assert out.exit_code == 2 and expect in out.output and "Traceback" not in out.output
+
+
+def test_bad_logs_are_one_line_exit_2(env, tmp_path):
+    notes = tmp_path / "notes.txt"
+    notes.write_text("meeting notes\nbuy GPUs\n")
+    empty = tmp_path / "empty.log"
+    empty.write_text("")
+    junk = tmp_path / "junk.bin"
+    junk.write_bytes(bytes(range(256)) * 100)
+    unknown = tmp_path / "unknown.csv"
+    unknown.write_text("step,foo,bar\n1,2,3\n2,3,4\n")
+    for path, expect in [(notes, "looked for"), (empty, "empty"), (junk, "binary"), (unknown, "--map"),
+                         (tmp_path / "nowhere.log", "no such")]:
+        out = run_cli(["diagnose", "--run", str(path)], env)
+        assert out.returncode == 2, (path, out.stderr)
+        lines = out.stderr.strip().splitlines()
+        assert len(lines) == 1 and expect in lines[0].lower(), (path, out.stderr)
+        assert "Traceback" not in out.stderr
+
+
+def test_piped_terminal_prints_provenance_and_verdict(env, tmp_path):
+    path = runlogs.write_verl_console(tmp_path / "run.log", runlogs.named(runlogs.curves("rollout_bound"), "verl"))
+    out = run_cli(["diagnose", "--run", str(path)], env)
+    assert out.returncode == 0, out.stderr
+    assert "From the logs:" in out.stdout and "rollout_wait_fraction" in out.stdout and "Verdict:" in out.stdout
+
+
+def test_the_shell_draws_the_chart_into_rlmap_home(core, tmp_path):
+    path = runlogs.write_verl_console(tmp_path / "myrun.log", runlogs.named(runlogs.curves("grad_spikes"), "verl"))
+    out = io.StringIO()
+    run_shell(core, stdin=io.StringIO(f"diagnose --run {path}\nquit\n"), stdout=out)
+    text = out.getvalue()
+    assert "From the logs:" in text and "Chart:" in text
+    chart = core.settings.data_dir / "charts" / "myrun.png"
+    assert chart.read_bytes()[:4] == b"\x89PNG"
