@@ -36,7 +36,7 @@ def test_full_diagnosis_by_clicks_and_typed_numbers(bot, standin):
     assert card.signal is None, f"still asking after {seen}"
     text = text_of(card.blocks)
     assert "Verdict: Reward quality binds" in json.dumps(card.blocks, ensure_ascii=False)
-    assert "Evidence" in text and "Check next" in text or "Read" in text
+    assert "Evidence" in text and ("Check next" in text or "Read" in text)
     read = [b for b in card.buttons.values() if b["action_id"].startswith("entry_show")]
     assert "reward-model-overoptimization" in {b["value"] for b in read}
     # One card, updated in place: no new messages in the thread apart from it.
@@ -102,3 +102,19 @@ def test_diagnose_in_a_mention_runs_under_the_mention(bot, standin):
     assert "Diagnosis · question 1" in json.dumps(blocks(call), ensure_ascii=False)
     session = bot.front.core.state.sessions.find("T0001", "C3", "900.1")
     assert session is not None and session.user == "U3"
+
+
+def test_a_reply_while_the_first_card_is_being_posted_updates_that_card(bot, standin):
+    # Slack is slow to answer the card's post: a reply typed as soon as the card shows must not make a second one.
+    standin.holds["chat.postMessage"] = 1.0
+    bot.slack.command("diagnose", channel="C7", respond_as="slow")
+    card_call = standin.wait_for("chat.postMessage", lambda c: c.args["channel"] == "C7" and c.args.get("thread_ts"))[0]
+    thread = card_call.args["thread_ts"]
+    bot.slack.event({"type": "message", "channel_type": "channel", "user": "U1", "channel": "C7", "ts": f"{thread}5",
+                     "thread_ts": thread, "text": "?"})
+    card_ts = next(m["ts"] for m in standin.messages["C7"] if m.get("thread_ts") == thread)
+    standin.wait_for("chat.update", lambda c: c.args["ts"] == card_ts, timeout=15)
+    standin.holds.clear()
+    standin.settle()
+    cards = [c for c in standin.of("chat.postMessage") if c.args.get("thread_ts") == thread]
+    assert len(cards) == 1, "the reply made a second card"

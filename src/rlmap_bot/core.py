@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
-from rlmap_bot.errors import RlmapError
+from rlmap_bot.errors import ConfigError, RlmapError
 from rlmap_bot.knowledge.cards import Card, card_for
 from rlmap_bot.knowledge.loader import KnowledgeError
 from rlmap_bot.knowledge.schema import Entry
@@ -45,6 +45,8 @@ class Knowledge:
 
 class CoreError(RlmapError):
     """The core cannot serve: no usable store and the catalog does not build."""
+
+    exit_code = 2
 
 
 class Core:
@@ -84,6 +86,8 @@ class Core:
             return
         try:
             build_store(self.knowledge_root, self.db_path)
+        except ConfigError as exc:
+            raise CoreError(str(exc)) from None
         except OSError as exc:
             raise CoreError(f"cannot write the knowledge store {self.db_path}: {exc.strerror or exc}") from None
         except KnowledgeError as exc:

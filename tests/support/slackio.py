@@ -95,7 +95,9 @@ class Card:
 def start(bot, standin, channel="C1", user="U1") -> Card:
     bot.slack.command("diagnose", user=user, channel=channel, respond_as=f"diag-{channel}")
     root, card = standin.wait_for("chat.postMessage", lambda c: c.args["channel"] == channel, count=2)[:2]
-    assert card.args["thread_ts"] == root.args.get("ts") or card.args["thread_ts"]
+    # The card sits in the thread the root message opened (the root's ts is what the stand-in answered).
+    roots = {m["ts"] for m in standin.messages[channel] if not m.get("thread_ts") and m["text"] == root.args["text"]}
+    assert not root.args.get("thread_ts") and card.args["thread_ts"] in roots
     thread = card.args["thread_ts"]
     ts = next(m["ts"] for m in standin.messages[channel] if m.get("thread_ts") == thread)
     return Card(bot, standin, channel, ts, thread)

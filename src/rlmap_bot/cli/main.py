@@ -50,7 +50,9 @@ class Frontend:
 
 
 def fail(message: str, code: int = 1) -> None:
-    click.echo(f"error: {message}", err=True)
+    """Each problem on its own `error:` line (a catalog with several mistakes names them all), then exit."""
+    for line in str(message).splitlines() or [""]:
+        click.echo(f"error: {line}", err=True)
     sys.exit(code)
 
 

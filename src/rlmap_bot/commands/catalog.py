@@ -128,23 +128,44 @@ def _written_by(paper: Any, who: str) -> bool:
 def kb_build(ctx: Invocation) -> KbBuilt:
     from rlmap_bot.commands.results import KbBuilt
 
-    from rlmap_bot.knowledge.loader import KnowledgeError
+    from rlmap_bot.knowledge.loader import KnowledgeError, KnowledgeErrors
     from rlmap_bot.knowledge.store import build_store
 
     try:
-        catalog = build_store(ctx.knowledge_root, ctx.db_path)
+        catalog = _validate(ctx.knowledge_root)
+        build_store(ctx.knowledge_root, ctx.db_path, catalog=catalog)
     except KnowledgeError as exc:
-        raise KnowledgeError(exc.path, exc.entry, exc.field, f"{exc.problem} (the previous store is unchanged)") from None
+        raise KnowledgeErrors([KnowledgeError(e.path, e.entry, e.field, f"{e.problem} (the previous store is unchanged)")
+                               for e in exc.errors]) if len(exc.errors) > 1 else KnowledgeError(
+            exc.path, exc.entry, exc.field, f"{exc.problem} (the previous store is unchanged)") from None
     return KbBuilt(path=str(ctx.db_path), counts=_counts(catalog.entries.values()))
 
 
 def kb_check(ctx: Invocation) -> KbBuilt:
     from rlmap_bot.commands.results import KbBuilt
 
-    from rlmap_bot.knowledge.loader import load_catalog
-
-    catalog = load_catalog(ctx.knowledge_root)
+    catalog = _validate(ctx.knowledge_root)
     return KbBuilt(path=str(ctx.knowledge_root), counts=_counts(catalog.entries.values()), checked_only=True)
+
+
+def _validate(root):
+    """The catalog and the metric-name table, every mistake in either reported together."""
+    from rlmap_bot.knowledge.loader import KnowledgeError, load_catalog, raise_all
+    from rlmap_bot.runs.aliases import load_aliases
+
+    errors: list[KnowledgeError] = []
+    catalog = None
+    try:
+        catalog = load_catalog(root)
+    except KnowledgeError as exc:
+        errors += exc.errors
+    if (root / "metrics").is_dir():
+        try:
+            load_aliases(root)
+        except KnowledgeError as exc:
+            errors += exc.errors
+    raise_all(errors)
+    return catalog
 
 
 def kb_stats(ctx: Invocation) -> KbStats:

@@ -16,7 +16,7 @@ from pydantic import TypeAdapter, ValidationError
 
 from rlmap_bot.errors import RlmapError
 from rlmap_bot.knowledge.expr import ExprError, ValueType
-from rlmap_bot.knowledge.schema import KINDS, CatalogSettings, Entry, Paper, Signal, Stage, Topic
+from rlmap_bot.knowledge.schema import KINDS, STAGE_IDS, CatalogSettings, Entry, Paper, Signal, Stage, Topic
 
 _ENTRY = TypeAdapter(Entry)
 
@@ -43,6 +43,34 @@ class KnowledgeError(RlmapError, ValueError):
         if field_name:
             where += f": field '{field_name}'"
         super().__init__(f"{where}: {problem}")
+
+    @property
+    def errors(self) -> list["KnowledgeError"]:
+        return [self]
+
+
+class KnowledgeErrors(KnowledgeError):
+    """Several mistakes at once: every one is reported, a line each, so one pull request fixes them all."""
+
+    def __init__(self, errors: list[KnowledgeError]):
+        self.all = list(errors)
+        first = self.all[0]
+        super().__init__(first.path, first.entry, first.field, first.problem)
+        self.args = ("\n".join(str(e) for e in self.all),)
+
+    def __str__(self) -> str:
+        return self.args[0]
+
+    @property
+    def errors(self) -> list[KnowledgeError]:
+        return self.all
+
+
+def raise_all(errors: list[KnowledgeError]) -> None:
+    if len(errors) == 1:
+        raise errors[0]
+    if errors:
+        raise KnowledgeErrors(errors)
 
 
 @dataclass
@@ -79,11 +107,28 @@ class Catalog:
         return [t for t in self.of_kind("topic") if t.parent == topic_id]  # type: ignore[attr-defined]
 
 
+KIND_FOLDERS = {"stages": "stage", "topics": "topic", "papers": "paper", "signals": "signal"}
+
+
 def knowledge_files(root: Path) -> list[Path]:
-    """Every YAML file under ``root`` except the settings file and the metric-name table, in a stable order."""
-    files = [p for p in root.rglob("*") if p.suffix in {".yaml", ".yml"} and p.is_file()]
-    return sorted(p for p in files if p.relative_to(root).as_posix() != SETTINGS_FILE
-                  and p.relative_to(root).parts[0] != "metrics")
+    """Every entry file: the YAML files in the kind folders (nothing else under ``root`` is read)."""
+    files: list[Path] = []
+    for folder in KIND_FOLDERS:
+        where = Path(root) / folder
+        if where.is_dir():
+            files += [p for p in where.rglob("*") if p.suffix in {".yaml", ".yml"} and p.is_file()]
+    return sorted(files)
+
+
+def check_folder(root: Path) -> None:
+    """A knowledge folder has catalog.yaml and the kind folders; anything else is refused before reading."""
+    if not root.is_dir():
+        raise KnowledgeError(root, None, None, "knowledge folder not found")
+    if not (root / SETTINGS_FILE).is_file():
+        raise KnowledgeError(root, None, None, f"not a knowledge folder: no {SETTINGS_FILE} (a knowledge folder "
+                             f"holds {SETTINGS_FILE} and the folders {', '.join(f + '/' for f in KIND_FOLDERS)})")
+    if not (root / "stages").is_dir():
+        raise KnowledgeError(root, None, None, "not a knowledge folder: no stages/ folder (the five stages live there)")
 
 
 def _relative(path: Path, root: Path) -> str:
@@ -118,8 +163,8 @@ def _field_path(loc: Iterable[object]) -> str:
     return out or "kind"
 
 
-def parse_entry(raw: object, shown: str, index: int) -> Entry:
-    """Validate one raw mapping; errors name the file, the entry and the field."""
+def parse_entry(raw: object, shown: str, index: int, folder_kind: str | None = None) -> Entry:
+    """Validate one raw mapping; errors name the file, the entry and the field (all of them)."""
     if not isinstance(raw, dict):
         raise KnowledgeError(shown, f"#{index + 1}", None, "each entry must be a mapping of fields")
     label = str(raw.get("id") or f"#{index + 1}")
@@ -127,43 +172,88 @@ def parse_entry(raw: object, shown: str, index: int) -> Entry:
         raise KnowledgeError(shown, label, "kind", f"missing; one of {', '.join(KINDS)}")
     if raw.get("kind") not in KINDS:
         raise KnowledgeError(shown, label, "kind", f"{raw.get('kind')!r} is not one of {', '.join(KINDS)}")
+    if folder_kind is not None and raw.get("kind") != folder_kind:
+        folder = next(f for f, k in KIND_FOLDERS.items() if k == raw["kind"])
+        raise KnowledgeError(shown, label, "kind", f"a {raw['kind']} in the {folder_kind}s' folder; "
+                             f"move the file to {folder}/ or correct the kind")
     try:
         return _ENTRY.validate_python(raw)
     except ValidationError as exc:
         errors = exc.errors()
-        # A misspelt field also shows up as a missing one; name the misspelling first.
-        first = next((e for e in errors if e["type"] == "extra_forbidden"), errors[0])
-        problem = first["msg"]
-        if first["type"] == "extra_forbidden":
-            problem = "unknown field (check the spelling)"
-        elif first["type"] == "missing":
-            problem = "missing (required)"
-        raise KnowledgeError(shown, label, _field_path(first["loc"]), problem) from None
+        misspelt = any(e["type"] == "extra_forbidden" for e in errors)
+        found = []
+        for error in errors:
+            if misspelt and error["type"] == "missing":
+                continue  # a misspelt field also shows up as a missing one; the misspelling says it all
+            field_name, problem = _field_path(error["loc"]), error["msg"].removeprefix("Value error, ")
+            if error["type"] == "extra_forbidden":
+                problem = "unknown field (check the spelling)"
+            elif error["type"] == "missing":
+                problem = "missing (required)"
+            elif not error["loc"] or field_name == "kind":
+                # A check across fields names its field itself: "presets[2].value: ...".
+                named, sep, rest = problem.partition(": ")
+                if sep and " " not in named:
+                    field_name, problem = named, rest
+            found.append(KnowledgeError(shown, label, field_name, problem))
+        raise_all(found)
+        raise AssertionError("unreachable")
 
 
 def load_catalog(root: Path) -> Catalog:
-    """Read, validate and cross-check every file under ``root``."""
+    """Read, validate and cross-check every entry file; report every mistake, each naming file, entry and field."""
     root = Path(root)
-    if not root.is_dir():
-        raise KnowledgeError(root, None, None, "knowledge folder not found")
+    check_folder(root)
     entries: dict[str, Entry] = {}
     sources: dict[str, str] = {}
+    errors: list[KnowledgeError] = []
     for path in knowledge_files(root):
         shown = _relative(path, root)
-        data = _read_yaml(path, shown)
+        folder_kind = KIND_FOLDERS[path.relative_to(root).parts[0]]
+        try:
+            data = _read_yaml(path, shown)
+        except KnowledgeError as exc:
+            errors.append(exc)
+            continue
         if data is None:
-            raise KnowledgeError(shown, None, None, "the file is empty; add an entry or delete the file")
+            errors.append(KnowledgeError(shown, None, None, "the file is empty; add an entry or delete the file"))
+            continue
         items = data if isinstance(data, list) else [data]
         for index, raw in enumerate(items):
-            entry = parse_entry(raw, shown, index)
+            try:
+                entry = parse_entry(raw, shown, index, folder_kind)
+            except KnowledgeError as exc:
+                errors += exc.errors
+                continue
             if entry.id in entries:
-                raise KnowledgeError(shown, entry.id, "id", f"duplicate id, already defined in {sources[entry.id]}")
+                errors.append(KnowledgeError(shown, entry.id, "id",
+                                             f"duplicate id, already defined in {sources[entry.id]}"))
+                continue
             entries[entry.id] = entry
             sources[entry.id] = shown
-    catalog = Catalog(entries=entries, sources=sources, settings=_load_settings(root))
-    check_links(catalog)
-    check_complaints(catalog, _relative(root / SETTINGS_FILE, root))
+    try:
+        settings = _load_settings(root)
+    except KnowledgeError as exc:
+        errors.append(exc)
+        settings = CatalogSettings()
+    catalog = Catalog(entries=entries, sources=sources, settings=settings)
+    if not errors:  # links are checked between valid entries only, or every broken file would cascade
+        errors += check_links(catalog)
+        errors += _collect(lambda: check_complaints(catalog, _relative(root / SETTINGS_FILE, root)))
+        missing = [s for s in STAGE_IDS if s not in entries]
+        if missing:
+            errors.append(KnowledgeError(_relative(root / "stages", root), None, None,
+                                         f"the map's five stages are required; missing: {', '.join(missing)}"))
+    raise_all(errors)
     return catalog
+
+
+def _collect(check) -> list[KnowledgeError]:
+    try:
+        check()
+    except KnowledgeError as exc:
+        return list(exc.errors)
+    return []
 
 
 def _load_settings(root: Path) -> CatalogSettings:
@@ -193,27 +283,34 @@ def _expect(catalog: Catalog, owner: Entry, field_name: str, target: str, kinds:
         )
 
 
-def check_links(catalog: Catalog) -> None:
-    """Every id an entry links to must exist and be of the right kind."""
+def check_links(catalog: Catalog) -> list[KnowledgeError]:
+    """Every id an entry links to must exist and be of the right kind; one error per entry at most."""
+    errors: list[KnowledgeError] = []
     stage_ids = {s.id for s in catalog.of_kind("stage")}
     signal_ids = {s.id for s in catalog.of_kind("signal")}
     for entry in catalog.entries.values():
-        for target in entry.related:
-            _expect(catalog, entry, "related", target, KINDS)
-        if isinstance(entry, (Paper, Stage)):
-            for target in entry.subtopics:
-                _expect(catalog, entry, "subtopics", target, ("topic",))
-                if not getattr(catalog.entries[target], "parent", None):
-                    raise KnowledgeError(catalog.sources[entry.id], entry.id, "subtopics",
-                                         f"'{target}' is a topic, not a subtopic; name one of its subtopics")
-        if isinstance(entry, Topic) and entry.parent:
-            _expect(catalog, entry, "parent", entry.parent, ("topic",))
-        if isinstance(entry, (Paper, Topic)):
-            for stage in entry.stages:
-                if stage not in stage_ids:
-                    raise KnowledgeError(catalog.sources[entry.id], entry.id, "stages", f"stage '{stage}' has no stage entry")
-        if isinstance(entry, Signal):
-            check_rules(catalog, entry, signal_ids)
+        errors += _collect(lambda entry=entry: _check_entry_links(catalog, entry, stage_ids, signal_ids))
+    return errors
+
+
+def _check_entry_links(catalog: Catalog, entry: Entry, stage_ids: set[str], signal_ids: set[str]) -> None:
+    """One entry's links: the first problem found, as a KnowledgeError."""
+    for target in entry.related:
+        _expect(catalog, entry, "related", target, KINDS)
+    if isinstance(entry, (Paper, Stage)):
+        for target in entry.subtopics:
+            _expect(catalog, entry, "subtopics", target, ("topic",))
+            if not getattr(catalog.entries[target], "parent", None):
+                raise KnowledgeError(catalog.sources[entry.id], entry.id, "subtopics",
+                                     f"'{target}' is a topic, not a subtopic; name one of its subtopics")
+    if isinstance(entry, Topic) and entry.parent:
+        _expect(catalog, entry, "parent", entry.parent, ("topic",))
+    if isinstance(entry, (Paper, Topic)):
+        for stage in entry.stages:
+            if stage not in stage_ids:
+                raise KnowledgeError(catalog.sources[entry.id], entry.id, "stages", f"stage '{stage}' has no stage entry")
+    if isinstance(entry, Signal):
+        check_rules(catalog, entry, signal_ids)
 
 
 # The guided flow's opening question is stored under this id, so no signal may take it.

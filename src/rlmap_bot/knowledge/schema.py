@@ -223,8 +223,11 @@ class Signal(EntryBase):
         if self.type == "fraction":
             object.__setattr__(self, "minimum", 0.0 if self.minimum is None else self.minimum)
             object.__setattr__(self, "maximum", 1.0 if self.maximum is None else self.maximum)
-        for preset in self.presets:
-            self.coerce(preset.value)  # raises ValueError naming the bad preset value
+        for i, preset in enumerate(self.presets):
+            try:
+                self.coerce(preset.value)
+            except ValueError as exc:  # "presets[2].value: ..." names the field for the loader's error line
+                raise ValueError(f"presets[{i}].value: {exc}") from None
         return self
 
     def coerce(self, raw: object) -> float | int | bool | str:

@@ -19,6 +19,7 @@ from pathlib import Path
 
 from pydantic import TypeAdapter
 
+from rlmap_bot.files import ensure_folder
 from rlmap_bot.knowledge.loader import Catalog, knowledge_files, load_catalog
 from rlmap_bot.knowledge.schema import CatalogSettings, Entry, Paper, Signal, Stage, Topic
 from rlmap_bot.text import normalize
@@ -103,7 +104,7 @@ def build_store(root: Path, db_path: Path, catalog: Catalog | None = None, now: 
     fingerprint = catalog_fingerprint(root)
     now_text = (now or dt.datetime.now(dt.timezone.utc)).isoformat(timespec="microseconds")
     history = _previous_history(db_path)
-    db_path.parent.mkdir(parents=True, exist_ok=True)
+    ensure_folder(db_path.parent, f"the knowledge store {db_path}")
     tmp = db_path.with_name(f".{db_path.name}.{os.getpid()}.tmp")
     tmp.unlink(missing_ok=True)
     try:

@@ -23,6 +23,7 @@ except ImportError:  # not POSIX: one process per SQLite file is the supported s
 import sqlalchemy as sa
 
 from rlmap_bot.errors import ConfigError
+from rlmap_bot.files import ensure_folder
 from rlmap_bot.state.models import ConflictError, utcnow  # noqa: F401 - re-exported for the repositories
 
 MIGRATIONS = Path(__file__).resolve().parent / "migrations"
@@ -51,9 +52,9 @@ def open_engine(url_or_path: str | Path) -> sa.Engine:
     if "://" not in url:
         path = Path(url).expanduser()
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-        except OSError as exc:
-            raise StateStoreError(f"cannot create the state store folder for {path}: {exc.strerror or exc}") from None
+            ensure_folder(path.parent, f"the state store {path}")
+        except ConfigError as exc:
+            raise StateStoreError(str(exc)) from None
         url = f"sqlite:///{path}"
     try:
         engine = sa.create_engine(url, future=True, pool_pre_ping=True)
