@@ -47,10 +47,17 @@ def knowledge_copy(tmp_path) -> Path:
 
 
 @pytest.fixture
-def env(tmp_path) -> dict[str, str]:
-    """Environment for running the real `rlmap-bot` command in a subprocess."""
+def env(tmp_path, built_db) -> dict[str, str]:
+    """Environment for running `rlmap-bot` as a user would, with its own home and a copy of the built store.
+
+    The copy is fresh for the bundled catalog, so a command does not rebuild it first (a test that wants
+    a first-use build sets RLMAP_DB elsewhere).
+    """
+    home = tmp_path / "home"
+    home.mkdir()
+    shutil.copy(built_db, home / "knowledge.db")
     out = dict(os.environ)
-    out.update(RLMAP_HOME=str(tmp_path / "home"), RLMAP_DB=str(tmp_path / "home" / "knowledge.db"))
+    out.update(RLMAP_HOME=str(home), RLMAP_DB=str(home / "knowledge.db"))
     return out
 
 
@@ -113,10 +120,20 @@ def standin():
 
 @pytest.fixture
 def bot(standin, built_db, tmp_path):
-    """The real Bolt app on a real WSGI server, talking to the stand-in."""
+    """The real Bolt app, in process: signed requests go straight into Bolt's dispatch; it talks to the stand-in."""
     from support.bot import start_bot
 
     running = start_bot(standin, built_db, tmp_path / "state.db")
+    yield running
+    running.stop()
+
+
+@pytest.fixture
+def http_bot(standin, built_db, tmp_path):
+    """The real Bolt app on a real WSGI server (waitress) over loopback HTTP, for the tests where HTTP is the point."""
+    from support.bot import start_bot
+
+    running = start_bot(standin, built_db, tmp_path / "state.db", http=True)
     yield running
     running.stop()
 

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import json
 
-from support.cli import run_cli
+from support.cli import invoke, run_cli
 
 
 def test_ask_prints_kind_title_line_and_why(env):
-    out = run_cli(["ask", "rewrad", "hacking"], env)
+    out = invoke(["ask", "rewrad", "hacking"], env)
     assert out.returncode == 0, out.stderr
     assert "rewrad → reward" in out.stdout
     assert "[" in out.stdout and "why:" in out.stdout
@@ -16,7 +16,7 @@ def test_ask_prints_kind_title_line_and_why(env):
 
 
 def test_ask_json_shape(env):
-    out = run_cli(["ask", "--json", "--limit", "3", "the", "PPO", "paper"], env)
+    out = invoke(["ask", "--json", "--limit", "3", "the", "PPO", "paper"], env)
     assert out.returncode == 0, out.stderr
     data = json.loads(out.stdout)
     assert data["query"] == "the PPO paper"
@@ -28,7 +28,7 @@ def test_ask_json_shape(env):
 
 
 def test_ask_json_off_topic_is_empty(env):
-    out = run_cli(["ask", "--json", "where is the coffee machine?"], env)
+    out = invoke(["ask", "--json", "where is the coffee machine?"], env)
     data = json.loads(out.stdout)
     assert data["results"] == []
     assert "Reward quality" in data["known_topics"]
@@ -36,7 +36,7 @@ def test_ask_json_off_topic_is_empty(env):
 
 def test_ask_batch_from_stdin_one_object_per_line_in_order(env):
     questions = ["DreamerV3", "where is the coffee machine?", "anything from DeepSeek", "", "2210.10760"]
-    out = run_cli(["ask", "--json", "-"], env, stdin="\n".join(questions) + "\n")
+    out = invoke(["ask", "--json", "-"], env, stdin="\n".join(questions) + "\n")
     assert out.returncode == 0, out.stderr
     lines = [json.loads(l) for l in out.stdout.splitlines()]
     # One object per input line, always: a blank line gets an empty answer saying so, so lines stay aligned.
@@ -49,7 +49,7 @@ def test_ask_batch_from_stdin_one_object_per_line_in_order(env):
 
 
 def test_show_prints_whole_entry_with_links(env):
-    out = run_cli(["show", "reward"], env)
+    out = invoke(["show", "reward"], env)
     assert out.returncode == 0, out.stderr
     for part in ("Reward quality", "Signs it is the binding constraint", "What to measure", "Levers", "Linked entries",
                  "Scaling Laws for Reward Model Overoptimization"):
@@ -57,21 +57,21 @@ def test_show_prints_whole_entry_with_links(env):
 
 
 def test_show_unknown_id_suggests(env):
-    out = run_cli(["show", "dapoo"], env)
+    out = invoke(["show", "dapoo"], env)
     assert out.returncode == 2
     assert "no entry with id 'dapoo'" in out.stderr and "dapo" in out.stderr
     assert "Traceback" not in out.stderr
 
 
 def test_kb_build_check_stats_export(env):
-    build = run_cli(["kb", "build"], env)
+    build = invoke(["kb", "build"], env)
     assert build.returncode == 0 and "built" in build.stdout and "papers" in build.stdout
-    check = run_cli(["kb", "check"], env)
+    check = invoke(["kb", "check"], env)
     assert check.returncode == 0 and check.stdout.startswith("ok:")
-    stats = run_cli(["kb", "stats"], env)
+    stats = invoke(["kb", "stats"], env)
     counts = {l.split()[0]: int(l.split()[1]) for l in stats.stdout.splitlines() if l.split()[0] in {"paper", "stage", "topic", "signal", "total"}}
     assert counts["stage"] == 5 and counts["topic"] == 5 and counts["paper"] >= 48 and counts["signal"] >= 23
-    export = run_cli(["kb", "export", "--json"], env)
+    export = invoke(["kb", "export", "--json"], env)
     entries = json.loads(export.stdout)
     assert len(entries) == counts["total"]
     ppo = next(e for e in entries if e["id"] == "ppo")
@@ -80,15 +80,15 @@ def test_kb_build_check_stats_export(env):
 
 
 def test_stages_and_papers_lists(env):
-    stages = run_cli(["stages"], env)
+    stages = invoke(["stages"], env)
     assert [l for l in stages.stdout.splitlines() if l[:2] in {"1.", "2.", "3.", "4.", "5."}][2].startswith("3. Reward quality")
-    papers = run_cli(["papers"], env)
+    papers = invoke(["papers"], env)
     assert "Dota 2 with Large Scale Deep Reinforcement Learning" in papers.stdout
 
 
 def test_usage_errors_are_one_line_not_tracebacks(env):
     for args in (["ask"], ["ask", "--limit", "zero", "x"], ["kb", "export"], ["nonsense"]):
-        out = run_cli(args, env)
+        out = invoke(args, env)
         assert out.returncode == 2, args
         assert "Traceback" not in out.stderr and "Usage" in out.stderr
 

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from support.cli import run_cli
+from support.cli import invoke as run_cli
 
 
 def test_signals_file_json_verdict(env, tmp_path):

@@ -11,7 +11,7 @@ from click.testing import CliRunner
 from rlmap_bot.cli.main import cli
 from rlmap_bot.cli.shell import run_shell
 from support import KNOWLEDGE, runlogs
-from support.cli import run_cli
+from support.cli import invoke as run_cli
 
 
 def invoke(args, built_db, input: str | None = None):

@@ -9,7 +9,7 @@ import pytest
 from rlmap_bot.knowledge.loader import KnowledgeError, load_catalog
 from rlmap_bot.knowledge.store import KnowledgeStore, build_store
 
-from support.cli import run_cli
+from support.cli import invoke as run_cli
 
 PPO = "papers/ppo.yaml"
 

@@ -44,7 +44,7 @@ def install(bot, team: str) -> str:
 
 @pytest.fixture
 def oauth_bot(standin, built_db, tmp_path):
-    bot = start_bot(standin, built_db, tmp_path / "state.db", slack_bot_token=None, slack_client_id="client-id",
+    bot = start_bot(standin, built_db, tmp_path / "state.db", http=True, slack_bot_token=None, slack_client_id="client-id",
                     slack_client_secret="client-secret", slack_signing_secret=SIGNING_SECRET)
     yield bot
     bot.stop()

@@ -16,21 +16,21 @@ def mention(ts: str, text: str = "DAPO") -> dict:
     return {"type": "app_mention", "user": "U1", "channel": "C1", "ts": ts, "text": f"<@{BOT_USER}> {text}"}
 
 
-def test_forged_unsigned_and_stale_requests_are_refused(bot, standin):
+def test_forged_unsigned_and_stale_requests_are_refused(http_bot, standin):
     body = json.dumps({"type": "event_callback", "team_id": "T0001", "event_id": "EvForged",
                        "event": mention("1.1")})
     forged = sign(body, secret="not-the-secret")
-    assert post(bot.slack.url, body, "application/json", forged)[0] == 401
-    assert post(bot.slack.url, body, "application/json")[0] == 401
+    assert post(http_bot.slack.url, body, "application/json", forged)[0] == 401
+    assert post(http_bot.slack.url, body, "application/json")[0] == 401
     tampered = sign(body)
-    assert post(bot.slack.url, body.replace("DAPO", "PPO"), "application/json", tampered)[0] == 401
+    assert post(http_bot.slack.url, body.replace("DAPO", "PPO"), "application/json", tampered)[0] == 401
     stale = int(time.time()) - 301
-    assert bot.slack.event(mention("1.2"), timestamp=stale)[0] == 401
-    assert bot.slack.command("ask PPO", timestamp=stale)[0] == 401
+    assert http_bot.slack.event(mention("1.2"), timestamp=stale)[0] == 401
+    assert http_bot.slack.command("ask PPO", timestamp=stale)[0] == 401
     standin.settle()
     assert standin.of("chat.postMessage") == [] and standin.of("response_url") == []
     # A correctly signed request still works, so the refusals above were about the signatures.
-    assert bot.slack.event(mention("1.3"))[0] == 200
+    assert http_bot.slack.event(mention("1.3"))[0] == 200
     standin.wait_for("chat.postMessage")
 
 
@@ -61,12 +61,12 @@ def test_retry_after_a_restart_is_still_answered_once(standin, built_db, tmp_pat
         second.stop()
 
 
-def test_ack_comes_before_the_work(bot, standin):
+def test_ack_comes_before_the_work(http_bot, standin):
     standin.delays["response_url"] = 1.5
     done = {}
 
     def send():
-        done["status"] = bot.slack.command("ask PPO")[0]
+        done["status"] = http_bot.slack.command("ask PPO")[0]
         done["at"] = time.time()
 
     thread = threading.Thread(target=send)
@@ -132,8 +132,8 @@ def test_cannot_post_gives_a_hint_not_silence(bot, standin):
     assert eph.args["user"] == "U1" and "archived" in eph.args["text"]
 
 
-def test_any_slash_text_works_even_the_word_payload(bot, standin):
-    status, _ = bot.slack.command("ask what is in the payload of a PPO update?")
+def test_any_slash_text_works_even_the_word_payload(http_bot, standin):
+    status, _ = http_bot.slack.command("ask what is in the payload of a PPO update?")
     assert status == 200
     reply = standin.wait_for("response_url")[0]
     assert "Proximal Policy Optimization" in text_of(reply.args["blocks"])
@@ -194,8 +194,8 @@ def test_app_home_is_published(bot, standin):
     assert "Environments" in json.dumps(modal.args["view"])
 
 
-def test_health_endpoint(bot):
-    with urllib.request.urlopen(bot.url + "/healthz", timeout=5) as response:
+def test_health_endpoint(http_bot):
+    with urllib.request.urlopen(http_bot.url + "/healthz", timeout=5) as response:
         data = json.loads(response.read())
     assert response.status == 200 and data["ok"] is True
 

@@ -1,4 +1,5 @@
-"""Fixtures that run the real Bolt app on a real WSGI server against the stand-in."""
+"""The real Bolt app against the stand-in: in process (requests go straight into Bolt's dispatch, as the
+WSGI handler would pass them) or on a real WSGI server over HTTP for the tests where HTTP is the point."""
 
 from __future__ import annotations
 
@@ -18,28 +19,40 @@ from support.standin import BOT_TOKEN, SIGNING_SECRET, Slack, StandIn
 @dataclass
 class RunningBot:
     front: SlackFrontEnd
-    server: object
-    thread: threading.Thread
+    server: object | None
+    thread: threading.Thread | None
     slack: Slack
 
     @property
     def url(self) -> str:
+        assert self.server is not None, "an in-process bot has no URL; use start_bot(..., http=True)"
         return f"http://127.0.0.1:{self.server.effective_port}"
 
     def stop(self) -> None:
-        # Let requests in flight finish before the server's sockets close under them.
-        self.stopping.set()
-        self.server.task_dispatcher.shutdown(cancel_pending=False, timeout=5)
-        self.server.close()
-        self.thread.join(timeout=5)
+        if self.server is not None:
+            # Let requests in flight finish before the server's sockets close under them.
+            self.stopping.set()
+            self.server.task_dispatcher.shutdown(cancel_pending=False, timeout=5)
+            self.server.close()
+            self.thread.join(timeout=5)
         self.front.app.listener_runner.listener_executor.shutdown(wait=True)
 
 
-def start_bot(standin: StandIn, db: Path, state: Path, knowledge: Path = KNOWLEDGE, **settings) -> RunningBot:
+def _front(standin: StandIn, db: Path, state: Path, knowledge: Path, settings: dict) -> SlackFrontEnd:
     values = dict(slack_bot_token=BOT_TOKEN, slack_signing_secret=SIGNING_SECRET, slack_api_url=standin.base_url,
                   rlmap_admins="UADMIN")
     values.update(settings)
-    front = SlackFrontEnd(Core(knowledge, db, state_url=state), Settings(**values))
+    return SlackFrontEnd(Core(knowledge, db, state_url=state), Settings(**values))
+
+
+def start_bot(standin: StandIn, db: Path, state: Path, knowledge: Path = KNOWLEDGE, http: bool = False,
+              **settings) -> RunningBot:
+    """A running bot; ``http=True`` serves it on a real WSGI server (waitress) on loopback."""
+    front = _front(standin, db, state, knowledge, settings)
+    if not http:
+        bot = RunningBot(front, None, None, Slack("http://in-process", standin))
+        bot.slack.dispatch = in_process(front.app)
+        return bot
     server = make_server(front.app, "127.0.0.1", 0, threads=4)
     stopping = threading.Event()
 
@@ -56,3 +69,16 @@ def start_bot(standin: StandIn, db: Path, state: Path, knowledge: Path = KNOWLED
     bot.stopping = stopping
     bot.slack = Slack(bot.url, standin)
     return bot
+
+
+def in_process(app):
+    """Deliver a signed request straight to Bolt, as the WSGI handler does (with its form-body repair)."""
+    from slack_bolt.request import BoltRequest
+
+    from rlmap_bot.slack.http import repair_form_body
+
+    def dispatch(body: str, headers: dict[str, str]) -> tuple[int, str]:
+        response = app.dispatch(repair_form_body(BoltRequest(body=body, headers=headers)))
+        return response.status, response.body
+
+    return dispatch

@@ -1,10 +1,33 @@
-"""Running the installed `rlmap-bot` script exactly as a user would."""
+"""Running `rlmap-bot` as a user would: in-process through click's CliRunner, or as the installed script.
+
+Most command-line tests go through :func:`invoke` (the real command tree, parsing, exit codes and
+output, without a process start); :func:`run_cli` starts the installed script for the few tests
+where the process itself is the point (the bare command, stdin bytes, a real terminal).
+"""
 
 from __future__ import annotations
 
 import subprocess
 import sys
+from dataclasses import dataclass
 from pathlib import Path
+
+from click.testing import CliRunner
+
+
+@dataclass
+class Ran:
+    returncode: int
+    stdout: str
+    stderr: str
+
+
+def invoke(args: list[str], env: dict[str, str], stdin: str | bytes | None = None) -> Ran:
+    """The CLI in this process, with ``env`` as the environment (as run_cli would give the process)."""
+    from rlmap_bot.cli.main import cli
+
+    result = CliRunner().invoke(cli, args, input=stdin, env=env, catch_exceptions=False)
+    return Ran(result.exit_code, result.stdout, result.stderr)
 
 
 def run_cli(args: list[str], env: dict[str, str], stdin: str | bytes | None = None,

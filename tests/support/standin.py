@@ -345,6 +345,7 @@ class Slack:
 
     def __init__(self, bot_url: str, standin: StandIn):
         self.url = bot_url.rstrip("/") + "/slack/events"
+        self.dispatch: Callable[[str, dict[str, str]], tuple[int, str]] | None = None  # set for an in-process bot
         self.standin = standin
         self._ids = itertools.count(1)
 
@@ -356,7 +357,7 @@ class Slack:
             "authorizations": [{"team_id": team, "user_id": BOT_USER, "is_bot": True}],
             "event": event,
         })
-        return post(self.url, body, "application/json", {**sign(body, timestamp, secret), **(headers or {})})
+        return self._send(body, "application/json", {**sign(body, timestamp, secret), **(headers or {})})
 
     def command(self, text: str, user: str = "U1", channel: str = "C1", respond_as: str = "r",
                 timestamp: int | None = None, team: str = TEAM) -> tuple[int, str]:
@@ -366,7 +367,7 @@ class Slack:
             "text": text, "api_app_id": "A1", "response_url": self.standin.response_url(respond_as),
             "trigger_id": "1.2.trigger",
         })
-        return post(self.url, body, "application/x-www-form-urlencoded", sign(body, timestamp))
+        return self._send(body, "application/x-www-form-urlencoded", sign(body, timestamp))
 
     def click(self, action_id: str, value: str, user: str = "U1", channel: str = "C1",
               message_ts: str = "1.0", thread_ts: str | None = None, container: str = "message",
@@ -389,4 +390,10 @@ class Slack:
             payload["message"] = {"ts": message_ts, **({"thread_ts": thread_ts} if thread_ts else {})}
             payload["response_url"] = self.standin.response_url(respond_as)
         body = urllib.parse.urlencode({"payload": json.dumps(payload)})
-        return post(self.url, body, "application/x-www-form-urlencoded", sign(body))
+        return self._send(body, "application/x-www-form-urlencoded", sign(body))
+
+    def _send(self, body: str, content_type: str, headers: dict[str, str]) -> tuple[int, str]:
+        """Over real HTTP to the bot's server, or straight into Bolt's dispatch for an in-process bot."""
+        if self.dispatch is not None:
+            return self.dispatch(body, {"Content-Type": content_type, **headers})
+        return post(self.url, body, content_type, headers)

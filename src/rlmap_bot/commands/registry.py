@@ -98,6 +98,10 @@ class Command:
         return " ".join(parts)
 
 
+class StrayWords(UsageError):
+    """Words a command does not take: in chat the line is then a question rather than this command."""
+
+
 @dataclass
 class Parsed:
     command: Command
@@ -178,8 +182,8 @@ class Registry:
             return None
         try:
             args = bind(command, rest, surface)
-        except UsageError:
-            if command.strict or not rest:
+        except StrayWords:
+            if command.strict:
                 raise
             return None  # "stages of rollout?": the words do not fit, so it is a question
         if command.fits is not None and not command.fits(context, args):
@@ -275,7 +279,7 @@ def bind(command: Command, words: Iterable[str], surface: str) -> dict[str, Any]
         elif loose:
             args[param.name] = convert(param, loose.pop(0))
     if loose:
-        raise UsageError(f"unexpected words: {' '.join(loose)}. {command_usage(command, surface)}")
+        raise StrayWords(f"unexpected words: {' '.join(loose)}. {command_usage(command, surface)}")
     for param in params:
         if param.required and param.name not in args:
             prefix = surface_prefix(surface)

@@ -1,0 +1,78 @@
+"""The command registry as plain text in, command out: one declaration serves every front-end."""
+
+from __future__ import annotations
+
+import pytest
+
+from rlmap_bot.commands import REGISTRY
+from rlmap_bot.commands.admin import help_for
+from rlmap_bot.errors import UsageError
+
+
+def parsed(text: str, surface: str = "shell", core=None):
+    found = REGISTRY.parse(text, surface, core)
+    return None if found is None else (found.command.name, found.args)
+
+
+def test_commands_and_their_arguments(core):
+    assert parsed("stages") == ("stages", {})
+    assert parsed("Show: R1", core=core) == ("show", {"entry": "R1"})
+    assert parsed('show "reward hacking"', core=core) == ("show", {"entry": "reward hacking"})
+    assert parsed("papers by Schulman") == ("papers", {"by": "Schulman"})
+    assert parsed("papers --stage reward by Gao") == ("papers", {"stage": "reward", "by": "Gao"})
+    assert parsed("diagnose --resume 1a2b") == ("diagnose", {"resume": "1a2b"})
+    assert parsed("digest subscribe daily 07:30 UTC", "slack") == ("digest subscribe", {"schedule": "daily 07:30 UTC"})
+    assert parsed("help diagnose", "slack") == ("help", {"command": "diagnose"})
+
+
+@pytest.mark.parametrize("text", [
+    "show me papers on entropy collapse",  # arguments that do not name an entry: a question
+    "help me with reward hacking",
+    "stages of rollout generation?",
+    "why is my reward going up?",
+    "papers about entropy",
+])
+def test_lines_whose_arguments_do_not_fit_are_questions(text, core):
+    assert parsed(text, core=core) is None
+
+
+@pytest.mark.parametrize("text, surface, expect", [
+    ("show", "shell", "`show` needs ID"),
+    ("ask", "slack", "`/rlmap ask` needs QUESTION"),
+    ("stagse", "shell", "did you mean `stages`?"),
+    ("diagnoze", "slack", "did you mean `/rlmap diagnose`?"),
+    ("digest", "slack", "`/rlmap digest` needs one of subscribe"),
+    ("diagnose --frobnicate", "shell", "unknown option --frobnicate"),
+    ("papers by", "shell", "by needs a value"),
+])
+def test_malformed_commands_are_usage_errors(text, surface, expect, core):
+    with pytest.raises(UsageError) as info:
+        REGISTRY.parse(text, surface, core)
+    assert expect in str(info.value)
+
+
+def test_surfaces_keep_terminal_options_and_channel_commands_apart():
+    assert REGISTRY.parse("digest subscribe now", "shell") is None  # not a shell command: a question
+    assert "digest subscribe" not in {c.name for c in REGISTRY.all("shell")}
+    assert "kb build" not in {c.name for c in REGISTRY.all("slack")}
+    assert "json" not in {p.name for p in REGISTRY.get("ask").params_for("slack")}
+    with pytest.raises(UsageError):
+        REGISTRY.parse("diagnose --signals x.json", "slack")  # a terminal-only option
+
+
+def test_help_is_generated_for_each_surface():
+    slack = help_for(REGISTRY, "slack")
+    shell = help_for(REGISTRY, "shell")
+    assert any(e.usage.startswith("/rlmap diagnose") for e in slack.commands)
+    assert any(e.usage.startswith("/rlmap digest subscribe") for e in slack.commands)
+    assert not any("digest" in e.usage for e in shell.commands)
+    assert {e.usage.split()[0] for e in shell.commands} >= {"ask", "show", "stages", "papers", "diagnose", "help", "quit"}
+    one = help_for(REGISTRY, "shell", "papers")
+    assert one.commands[0].usage.startswith("papers") and any("AUTHOR" in e.usage for e in one.commands)
+
+
+def test_every_command_is_declared_once_with_a_summary():
+    names = [c.name for c in REGISTRY.all()]
+    assert len(names) == len(set(names))
+    for command in REGISTRY.all():
+        assert command.summary and command.surfaces, command.name

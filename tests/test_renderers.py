@@ -1,0 +1,55 @@
+"""Renderers: every result type as terminal text and as Block Kit within Slack's limits, user text escaped."""
+
+from __future__ import annotations
+
+import json
+
+from rlmap_bot.cli import render
+from rlmap_bot.commands import REGISTRY
+from rlmap_bot.commands.context import Invocation
+from rlmap_bot.slack.blocks import render as slack_render
+from rlmap_bot.slack.blocks import to_dicts
+from support.standin import StandIn
+
+EVIL = "<!channel> <@U123> <https://evil.example|click> & co"
+
+
+def results(core):
+    """One result of every kind a command returns."""
+    ctx = Invocation.of(core, "shell")
+    run = lambda line: REGISTRY.parse(line, "shell", core).command.handler(ctx, **REGISTRY.parse(line, "shell", core).args)
+    return [
+        core.ask("reward hacking"), core.ask(EVIL), run("show ppo"), run("stages"), run("papers by Schulman"),
+        run("papers by nobody-at-all"), run("help"), run("kb stats"),
+        core.diagnose({"proxy_reward_trend": "rising", "heldout_score_trend": "falling"}), core.diagnose({}),
+    ]
+
+
+def test_every_result_renders_in_the_terminal(core):
+    for result in results(core):
+        text = render.text(result)
+        assert text.strip() and "Traceback" not in text and not text.lstrip().startswith("{"), type(result)
+
+
+def test_every_result_renders_as_valid_block_kit(core):
+    for result in results(core):
+        blocks, fallback = slack_render(result)
+        dicts = to_dicts(blocks)
+        assert StandIn.block_problem(dicts) is None, type(result)
+        assert fallback and len(fallback) <= 3000
+
+
+def test_user_text_is_escaped_once(core):
+    answer = core.ask(EVIL)
+    blocks, fallback = slack_render(answer)
+    raw = json.dumps(to_dicts(blocks)) + fallback
+    for bad in ("<!channel>", "<@U123>", "<https://evil.example"):
+        assert bad not in raw
+    assert "&lt;!channel&gt;" in raw and "&amp;amp;" not in raw
+
+
+def test_verdict_headline_is_the_same_everywhere(core):
+    verdict = core.diagnose({"proxy_reward_trend": "rising", "heldout_score_trend": "falling"})
+    blocks, _ = slack_render(verdict)
+    head = to_dicts(blocks)[0]["text"]["text"]
+    assert head.startswith("Verdict: Reward quality binds") and head in render.text(verdict)
