@@ -240,7 +240,8 @@ PROBE = textwrap.dedent("""
                               "questions": sum(asked) / len(asked) if asked else None}
     print(json.dumps(out))
 """)
-BANKS = {"locked": ROOT / "tests" / "scenarios_locked.yaml", "tuning": ROOT / "tests" / "scenarios_tuning.yaml"}
+BANKS = {"locked": ROOT / "tests" / "scenarios_locked.yaml", "heldout": ROOT / "tests" / "scenarios_heldout.yaml",
+         "tuning": ROOT / "tests" / "scenarios_tuning.yaml"}
 
 
 def probe(src: Path, knowledge: Path) -> dict:
