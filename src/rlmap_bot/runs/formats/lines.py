@@ -14,6 +14,8 @@ import json
 import math
 import re
 
+import orjson
+
 from rlmap_bot.runs.model import Collector, to_float
 
 #: Column or key names taken as the step, in order of preference.
@@ -134,9 +136,12 @@ class JsonLines(LineParser):
         if not raw or raw[:1] != b"{":
             return False
         try:
-            obj = json.loads(raw)
-        except ValueError:
-            return False
+            obj = orjson.loads(raw)  # about 4x the standard library on verl's 80-key lines (benchmarks/logs.py)
+        except orjson.JSONDecodeError:
+            try:  # Python's json writes NaN and Infinity, which orjson refuses: the rare line goes the slow way
+                obj = json.loads(raw)
+            except ValueError:
+                return False
         return self.record(obj)
 
     def record(self, obj: object) -> bool:
