@@ -335,6 +335,10 @@ def main(argv: list[str]) -> int:
 
     print()
     diagnosis_report(args.diagnosis_baseline)
+    print("\n4. ", end="")
+    from coldstart import report as coldstart_report  # benchmarks/coldstart.py
+
+    coldstart_report()
     return 0
 
 

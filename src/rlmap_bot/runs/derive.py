@@ -15,6 +15,7 @@ import numpy as np
 from pydantic import BaseModel, Field, PrivateAttr
 
 from rlmap_bot.runs.aliases import AliasTable
+from rlmap_bot.runs.provenance import RunInfo, SignalSource
 from rlmap_bot.runs.model import RunData
 from rlmap_bot.runs.quantities import QuantitySeries, resolve
 from rlmap_bot.runs.read import default_aliases
@@ -53,31 +54,6 @@ NOT_FROM_LOGS = {
     "incorrect_length_ratio": "needs per-sample lengths split by correctness",
     "passk_vs_base": "needs large-k sampling of the base model and the checkpoint",
 }
-
-
-class SignalSource(BaseModel):
-    """Where a derived value came from, in words a researcher can check against the chart."""
-
-    metric: str
-    window: str
-    method: str
-    detail: str
-    start: int | None = Field(None, description="first step of the judged window")
-    end: int | None = Field(None, description="last step of the judged window")
-    baseline_start: int | None = None
-    baseline_end: int | None = None
-    marks: list[int] = Field(default_factory=list, description="steps to mark: spikes, NaN/inf")
-
-
-class RunInfo(BaseModel):
-    format: str
-    path: str
-    run_id: str | None
-    framework: str | None = Field(None, description="the framework whose metric names fit best")
-    steps: int
-    first_step: int | None
-    last_step: int | None
-    metrics: list[str]
 
 
 class Derivation(BaseModel):

@@ -13,7 +13,7 @@ from pydantic import Field
 
 from rlmap_bot.diagnosis.engine import Verdict
 from rlmap_bot.errors import UsageError
-from rlmap_bot.runs.derive import RunInfo, SignalSource
+from rlmap_bot.runs.provenance import RunInfo, SignalSource
 
 if TYPE_CHECKING:
     from rlmap_bot.diagnosis.engine import Engine

@@ -1,0 +1,58 @@
+#!/usr/bin/env python3
+"""Cold start: `rlmap-bot --help` and `rlmap-bot ask` as fresh processes, next to `python -c pass`.
+
+    python3 benchmarks/coldstart.py [--runs N]
+
+Each command runs N times (default 15) in a fresh process with a built store (the first `ask`
+builds it and is not counted); the medians are printed with the interpreter's own start-up as the
+baseline, so the difference is what rlmap-bot adds. Targets: --help under 0.25 s, ask under 0.45 s.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def median_wall(argv: list[str], runs: int, env: dict[str, str]) -> float:
+    times = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        subprocess.run(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def report(runs: int = 15) -> dict[str, float]:
+    exe = str(Path(sys.executable).with_name("rlmap-bot"))
+    with tempfile.TemporaryDirectory() as home:
+        env = {**os.environ, "RLMAP_HOME": home}
+        for name in list(env):
+            if name.startswith("SLACK_"):
+                env.pop(name)
+        subprocess.run([exe, "ask", "PPO"], env=env, stdout=subprocess.DEVNULL, check=True)  # builds the store
+        figures = {
+            "python -c pass": median_wall([sys.executable, "-c", "pass"], runs, env),
+            "rlmap-bot --help": median_wall([exe, "--help"], runs, env),
+            "rlmap-bot ask": median_wall([exe, "ask", "why is my reward going up but evals down?"], runs, env),
+        }
+    print(f"Cold start, fresh processes, median of {runs} (seconds); targets: --help < 0.25, ask < 0.45")
+    base = figures["python -c pass"]
+    for name, value in figures.items():
+        extra = "" if name == "python -c pass" else f"   (+{value - base:.3f} over the interpreter, {value / base:.1f}x)"
+        print(f"   {name:18} {value:.3f}{extra}")
+    return figures
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--runs", type=int, default=15)
+    report(parser.parse_args().runs)
