@@ -93,3 +93,12 @@ def test_an_unreachable_state_store_is_a_plain_error_without_the_password(serve_
     assert "hunter2" not in out.stderr and "Traceback" not in out.stderr
     diag = subprocess.run([EXE, "diagnose", "--list"], env=serve_env, capture_output=True, text=True, timeout=60)
     assert diag.returncode == 2 and "hunter2" not in diag.stderr and "Traceback" not in diag.stderr
+
+
+def test_an_oauth_only_environment_serves_slack_not_the_shell(env):
+    # SLACK_CLIENT_ID alone means "many workspaces": the bare command tries to serve and says what is missing.
+    env["SLACK_CLIENT_ID"] = "client-id"
+    out = subprocess.run([EXE], env=env, input="stages\nquit\n", capture_output=True, text=True, timeout=60)
+    assert out.returncode == 2 and "rlmap-bot shell" not in out.stdout
+    assert "SLACK_CLIENT_SECRET" in out.stderr and "SLACK_SIGNING_SECRET" in out.stderr
+    assert out.stderr.count("error:") == 1 and "Traceback" not in out.stderr
