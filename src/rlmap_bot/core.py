@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Callable
 from rlmap_bot.errors import ConfigError, RlmapError
 from rlmap_bot.knowledge.cards import Card, card_for
 from rlmap_bot.knowledge.loader import KnowledgeError
-from rlmap_bot.knowledge.schema import Entry
+from rlmap_bot.knowledge.schema import Entry, Paper, Stage
 from rlmap_bot.knowledge.store import KnowledgeStore, build_store, store_status
 
 if TYPE_CHECKING:
@@ -177,7 +177,8 @@ class Core:
         if not ids:
             return None
         # A name several entries share ("reward hacking"): a title beats an alias, then the broader kind wins.
-        return min((store.get(i) for i in ids), key=lambda e: (wanted != fold(e.title).lower(), _BREADTH[e.kind], e.id))
+        named = [e for e in (store.get(i) for i in ids) if e is not None]
+        return min(named, key=lambda e: (wanted != fold(e.title).lower(), _BREADTH[e.kind], e.id), default=None)
 
     def card(self, entry_id: str) -> Card | None:
         store = self.store
@@ -202,8 +203,8 @@ class Core:
                     out.append(entry_id)
         return out[:limit]
 
-    def stages(self):
+    def stages(self) -> list[Stage]:
         return self.store.catalog.stages
 
-    def papers(self):
-        return sorted(self.store.all("paper"), key=lambda p: (-(p.year or 0), p.title))  # type: ignore[attr-defined]
+    def papers(self) -> list[Paper]:
+        return sorted(self.store.catalog.papers, key=lambda p: (-(p.year or 0), p.title))

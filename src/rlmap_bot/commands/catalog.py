@@ -87,9 +87,10 @@ def papers(ctx: Invocation, by: str | None = None, stage: str | None = None, top
     found = list(everything)
     filters = []
     if stage:
-        stage_id = _pick(stage, {s.id: s.title for s in core.stages()}, "stage")
+        titles = {s.id: s.title for s in core.stages()}
+        stage_id = _pick(stage, titles, "stage")
         found = [p for p in found if stage_id in p.stages]
-        filters.append(f"on {core.get(stage_id).title}")
+        filters.append(f"on {titles[stage_id]}")
     if topic:
         subtopics = {t.id: t.title for t in core.store.all("topic") if getattr(t, "parent", None)}
         topic_id = _pick(topic, subtopics, "subtopic")

@@ -6,7 +6,7 @@ import datetime as dt
 import uuid
 from typing import TYPE_CHECKING, Any
 
-from rlmap_bot.commands.context import Invocation
+from rlmap_bot.commands.context import Channel, Invocation
 from rlmap_bot.commands.registry import Param, Registry
 from rlmap_bot.errors import UsageError
 
@@ -36,9 +36,10 @@ def register(registry: Registry) -> None:
     registry.command("digest now", "post this channel's digest now", surfaces=SLACK, strict=True, order=24)(now)
 
 
-def _need_channel(ctx: Invocation) -> None:
+def _need_channel(ctx: Invocation) -> Channel:
     if ctx.io is None:
         raise UsageError("digests are posted to Slack channels; use this command there")
+    return ctx.io
 
 
 def subscribe(ctx: Invocation, schedule: str = "") -> Notice | None:
@@ -47,9 +48,9 @@ def subscribe(ctx: Invocation, schedule: str = "") -> Notice | None:
     from rlmap_bot.digest.schedule import next_run
     from rlmap_bot.digest.subscribe import parse_subscription
 
-    _need_channel(ctx)
+    channel = _need_channel(ctx)
     core = ctx.core
-    sub = parse_subscription(schedule.split(), ctx.team, ctx.channel, ctx.user, ctx.io.user_timezone(),
+    sub = parse_subscription(schedule.split(), ctx.team, ctx.channel, ctx.user, channel.user_timezone(),
                              core.store.catalog)
     previous = core.state.subscriptions.get(ctx.team, ctx.channel)
     if previous is not None:  # re-subscribing changes the schedule, not what counts as new
@@ -57,7 +58,7 @@ def subscribe(ctx: Invocation, schedule: str = "") -> Notice | None:
     when = next_run(sub, dt.datetime.now(dt.timezone.utc)).strftime("%a %d %b %H:%M %Z")
     filters = f", only {', '.join(sub.filters)}" if sub.filters else ""
     # The confirmation doubles as proof that the bot can post here.
-    if not ctx.io.announce(f"{_mention(ctx.user)} subscribed this channel to the RL Map digest, {sub.when}{filters}. "
+    if not channel.announce(f"{_mention(ctx.user)} subscribed this channel to the RL Map digest, {sub.when}{filters}. "
                            f"Next: {when}."):
         return None
     core.state.subscriptions.save(sub)
@@ -68,7 +69,7 @@ def subscribe(ctx: Invocation, schedule: str = "") -> Notice | None:
 def unsubscribe(ctx: Invocation) -> Notice:
     from rlmap_bot.commands.results import Notice
 
-    _need_channel(ctx)
+    channel = _need_channel(ctx)
     if ctx.core.state.subscriptions.delete(ctx.team, ctx.channel):
         ctx.core.subscriptions_changed()
         return Notice(text=f"{_mention(ctx.user)} unsubscribed this channel from the RL Map digest.", public=True)
@@ -112,11 +113,11 @@ def now(ctx: Invocation) -> Notice:
 
     from rlmap_bot.digest.service import DigestService
 
-    _need_channel(ctx)
+    channel = _need_channel(ctx)
     sub = ctx.core.state.subscriptions.get(ctx.team, ctx.channel)
     if sub is None:
         raise UsageError("This channel has no digest subscription. " + _usage())
-    result = DigestService(ctx.core).run(sub, f"now:{uuid.uuid4().hex}", ctx.io.digest_poster())
+    result = DigestService(ctx.core).run(sub, f"now:{uuid.uuid4().hex}", channel.digest_poster())
     text = {"posted": f"Posted a digest of {result.entries} {'entry' if result.entries == 1 else 'entries'}.",
             "noted": "Nothing new since the last digest (a note was posted).",
             "duplicate": "Another digest for this channel is being posted right now; nothing more was posted."}.get(

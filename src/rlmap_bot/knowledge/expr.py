@@ -23,7 +23,7 @@ import operator
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
 
-_FUNCTIONS = {"abs": abs, "sqrt": math.sqrt, "min": min, "max": max, "log": math.log}
+_FUNCTIONS: dict[str, Callable[..., Any]] = {"abs": abs, "sqrt": math.sqrt, "min": min, "max": max, "log": math.log}
 _ONE_ARG = {"abs", "sqrt", "log"}
 _BINOPS = {
     ast.Add: operator.add,
@@ -219,7 +219,8 @@ def _compile(node: ast.AST) -> Callable[[Mapping[str, Any]], Any]:
             return UNKNOWN if unknown else True
         return compare
     if isinstance(node, ast.Call):
-        fn = _FUNCTIONS[node.func.id]  # type: ignore[attr-defined]
+        assert isinstance(node.func, ast.Name)  # parse() allows only calls of named functions
+        fn = _FUNCTIONS[node.func.id]
         args = [_compile(a) for a in node.args]
 
         def call(values: Mapping[str, Any]) -> Any:
@@ -276,7 +277,8 @@ def _eval(node: ast.AST, values: Mapping[str, Any]) -> Any:
         args = [_eval(a, values) for a in node.args]
         if any(a is UNKNOWN for a in args):
             return UNKNOWN
-        return _FUNCTIONS[node.func.id](*args)  # type: ignore[attr-defined]
+        assert isinstance(node.func, ast.Name)
+        return _FUNCTIONS[node.func.id](*args)
     if isinstance(node, (ast.Tuple, ast.List)):
         return tuple(_eval(e, values) for e in node.elts)
     raise ExprError(f"{type(node).__name__} is not allowed in a rule")

@@ -86,25 +86,26 @@ class Catalog:
 
     @property
     def stages(self) -> list[Stage]:
-        return sorted(self.of_kind("stage"), key=lambda s: s.order)  # type: ignore[arg-type,attr-defined]
+        return sorted((e for e in self.entries.values() if isinstance(e, Stage)), key=lambda s: s.order)
 
     @property
     def signals(self) -> list[Signal]:
-        return self.of_kind("signal")  # type: ignore[return-value]
+        return [e for e in self.entries.values() if isinstance(e, Signal)]
+
+    @property
+    def papers(self) -> list[Paper]:
+        return [e for e in self.entries.values() if isinstance(e, Paper)]
 
     def papers_for(self, entry_id: str) -> list[Paper]:
         """Papers that name ``entry_id`` as a stage or subtopic: main-stage matches first, then the
         source map's own papers (``seed``), verified before unverified, newest first."""
-        hits = [
-            p for p in self.of_kind("paper")
-            if entry_id in p.stages or entry_id in p.subtopics  # type: ignore[attr-defined]
-        ]
+        hits = [p for p in self.papers if entry_id in p.stages or entry_id in p.subtopics]
         order = {"verified": 0, "partial": 1, "unverified": 2}
-        return sorted(hits, key=lambda p: (p.stages[0] != entry_id, not p.seed, order[p.verification],  # type: ignore[attr-defined]
+        return sorted(hits, key=lambda p: (p.stages[0] != entry_id, not p.seed, order[p.verification],
                                            -(p.year or 0), p.title))
 
     def children(self, topic_id: str) -> list[Topic]:
-        return [t for t in self.of_kind("topic") if t.parent == topic_id]  # type: ignore[attr-defined]
+        return [t for t in self.entries.values() if isinstance(t, Topic) and t.parent == topic_id]
 
 
 KIND_FOLDERS = {"stages": "stage", "topics": "topic", "papers": "paper", "signals": "signal"}

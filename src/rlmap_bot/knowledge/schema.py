@@ -185,6 +185,7 @@ class Rule(BaseModel):
 
 
 Cost = Literal["dashboard", "logs", "audit", "experiment"]
+_COST_WEIGHTS: dict[Cost, float] = {"dashboard": 1.0, "logs": 0.85, "audit": 0.6, "experiment": 0.5}
 COST_MEANING = {
     "dashboard": "read off the training dashboard or the config",
     "logs": "computed from the run's logs or config",
@@ -343,7 +344,7 @@ class DiagnosisSettings(BaseModel):
     max_questions: int = Field(default=12, ge=1)
     min_gain: float = Field(default=0.001, ge=0)
     cost_weights: dict[Cost, float] = Field(
-        default_factory=lambda: {"dashboard": 1.0, "logs": 0.85, "audit": 0.6, "experiment": 0.5})
+        default_factory=lambda: _COST_WEIGHTS.copy())
     next_checks: int = Field(default=3, ge=0)
     papers: int = Field(default=5, ge=0)
     complaints: list[Complaint] = Field(default_factory=list)

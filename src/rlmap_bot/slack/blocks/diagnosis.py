@@ -112,8 +112,8 @@ def verdict_text(verdict: Verdict) -> str:
 
 
 def step_blocks(step: Step, note: str | None = None, by: str | None = None) -> list[Block]:
-    return verdict_blocks(step.verdict, note, by) if step.finished else question_blocks(step, note, by)
+    return verdict_blocks(step.verdict, note, by) if step.verdict is not None else question_blocks(step, note, by)
 
 
 def step_text(step: Step) -> str:
-    return verdict_text(step.verdict) if step.finished else question_text(step)
+    return verdict_text(step.verdict) if step.verdict is not None else question_text(step)

@@ -35,7 +35,8 @@ def papers_blocks(result: PaperList) -> list[Block]:
     more = len(result.papers) - 40
     head = escape(f"{len(result.papers)} papers{narrowed}, newest first:")
     chunks = [lines[i:i + 10] for i in range(0, len(lines), 10)]
-    blocks: list[Block] = [section(head + "\n" + "\n".join(chunks[0]))] + [section("\n".join(c)) for c in chunks[1:]]
+    blocks: list[Block] = [section(head + "\n" + "\n".join(chunks[0]))]
+    blocks += [section("\n".join(c)) for c in chunks[1:]]
     if more > 0:
         blocks.append(section(f"…and {more} more; narrow with `papers by NAME` or `papers stage ID`."))
     return fit(blocks)
