@@ -150,7 +150,8 @@ def _signature(entry_id: str, columns: dict[str, str], analysis: Analysis) -> tu
 
 def _whole_name_first(ranked: list[tuple[str, float]], query: Query, found: Recall, allowed) -> list[tuple[str, float]]:
     """A question that is exactly one entry's title or alias ("reward", "IMPALA") gets that entry first."""
-    whole = {m.entry_id for m in found.names if m.span == (0, len(query.words))}
+    stems = {w.stem for w in query.words}  # "reward reward rewar": every word is the one name
+    whole = {m.entry_id for m in found.names if stems <= {w.stem for w in query.words[m.span[0]:m.span[1]]}}
     if len(whole) != 1:
         return ranked  # no name, or a name two entries share: fusion decides
     (entry_id,) = whole
