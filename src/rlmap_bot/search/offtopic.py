@@ -19,8 +19,13 @@ summed over the question's content words:
   so their evidence is scaled down (``everyday_weight``); words the catalog
   owns ("GRPO", "entropy", "rollout") keep theirs.
 
-An arXiv id the catalog has is decisive.  The mixture weight and the
-threshold are chosen by cross-validation on the tuning set (params.py).
+Further, each chosen by cross-validation (params.py): off-topic questions
+sent to this bot borrow the catalog's words too (``borrow``), which bounds
+what one word proves; an uncorrectable word wordfreq lists is foreign
+("sourdough"); a very common foreign word ("ago", "wrote") counts half;
+names and bylines are not discounted ("Hafner"); a multi-word title or
+alias found whole, and each phrase the catalog writes ("chain of thought"),
+add evidence.  An arXiv id the catalog has is decisive.
 """
 
 from __future__ import annotations
