@@ -49,7 +49,7 @@ class Params:
     # {0, 1, 3}. The evidence an answer needs is search_floor in knowledge/catalog.yaml.
     discount: float = 3.0
     # Next to a foreign word, catalog words at least this common in English (Zipf) count with
-    # everyday_weight of their evidence: "batch" (4.0) and "size" next to "cookies" say nothing.
+    # everyday_weight of their evidence: "batch" (4.0) and "size" next to "cookies" say little.
     # CV over off, {3.5, 4.0, 4.5} x 0, {3.5, 4.0} x 0.25, 4.0 x 0.5.
     everyday_zipf: float = 3.5
     everyday_weight: float = 0.25
