@@ -2,31 +2,69 @@
 
     python3 dev.py bench --cv --quality-only
 
-For each fold, every grid point is scored on the other four folds and the best
-one is measured on the held-out fold; the mean held-out figure is the honest
-estimate printed as "CV".  The value written into params.py / catalog.yaml is
-the best grid point on the whole tuning set.  tests/questions_locked.yaml is
-never read here.
+tests/questions_locked.yaml is never read here.  Folds are stratified by question
+type.  Three stages, each on what it controls:
 
-Three stages, each on what it controls:
-1. ranking (recall and fusion parameters): mean of top-3 and MRR on covered questions;
-2. the off-topic gate (mixture weight, discount, floor): balanced accuracy,
-   (covered questions answered with a right entry in the top 3 + off-topic
-   questions rejected) / 2, with the ranking of stage 1;
+1. ranking (recall and fusion parameters), scored by the mean of top-3 and MRR on
+   covered questions; coarse to fine: recall settings with the default fusion, then
+   fusion settings with the recall setting chosen;
+2. the off-topic gate (how word evidence is counted, and the floor), scored by
+   balanced accuracy: (covered questions answered with a right entry in the top 3 +
+   off-topic questions rejected) / 2, using the ranking of stage 1;
 3. how many hits are shown (keep_share): mean F1 of shown hits against the expected ids.
+
+The estimate printed as "held out" is nested: on each fold, stages 1 and 2 choose
+their values on the other four folds only, and the whole of ask (ranking, gate and
+floor) is scored on the held-out fold; the figures are pooled over the five folds.
+The values to write into params.py / catalog.yaml are the choice on the whole set.
 """
 
 from __future__ import annotations
 
 import itertools
+import math
 import random
 import statistics
+import time
 
 from rlmap_bot.search.engine import Searcher
 from rlmap_bot.search.offtopic import evidence
-from rlmap_bot.search.params import DEFAULT, evidence_to_score
+from rlmap_bot.search.params import DEFAULT, Params, evidence_to_score
+from rlmap_bot.search.query import parse
+from rlmap_bot.search.recall import Recall, recall
 
 FOLDS = 5
+
+# -- the grids ---------------------------------------------------------------------------------
+# bm25() column weights: names, authors, keywords, summary, body, questions.
+COLUMNS = [
+    (1.0, 1.0, 1.0, 1.0, 1.0, 1.0),  # flat
+    (8.0, 4.0, 4.0, 2.0, 1.0, 2.0),  # names and keywords first (the first round's choice)
+    (4.0, 2.0, 2.0, 1.0, 1.0, 1.0),  # the same, milder
+    (2.0, 1.0, 2.0, 1.0, 1.0, 2.0),  # keywords and curated questions up
+    (2.0, 1.0, 1.0, 1.0, 0.5, 1.0),  # body down
+    (1.0, 1.0, 1.0, 1.0, 1.0, 2.0),  # curated questions up
+]
+QUESTION_LISTS = ["column", "each"]
+NAME_ZIPF = [3.5, 4.0, 4.5, 9.0]
+AUTHOR_ZIPF = [3.0, 3.5, 4.0, 9.0]
+RRF_K = [0.5, 1.0, 2.0, 5.0, 20.0]
+W_NAMES = [0.5, 1.0, 2.0]
+W_AUTHORS = [0.25, 0.5, 1.0]
+W_QUESTIONS = [0.25, 0.5, 1.0, 2.0]
+# The gate.
+MIX = [0.8, 0.9]
+DISCOUNT = [0.0, 1.0, 3.0]
+EVERYDAY = [(9.0, 1.0), (3.5, 0.0), (4.0, 0.0), (4.5, 0.0), (3.5, 0.25), (4.0, 0.25), (4.0, 0.5)]
+BORROW = [0.0, 0.003, 0.01, 0.03]
+UNKNOWN_FOREIGN = [2.5, 9.0]
+COMMON_FOREIGN = [(9.0, 1.0, False), (4.5, 0.5, False), (4.5, 0.5, True), (5.0, 0.0, True)]
+ENTITY = [False, True]
+PHRASE = [(False, 0.0), (True, 0.0), (False, 0.5), (True, 0.5)]
+FORM_NEUTRAL = [False]  # measured: never chosen, no held-out gain
+RARE_ZERO = [False, True]
+NAME_EVIDENCE = [0.0, 1.0]
+SHARES = [0.2, 0.3, 0.4, 0.5, 0.6]
 
 
 def folds(items: list[dict], k: int = FOLDS, seed: int = 7) -> list[list[int]]:
@@ -45,133 +83,205 @@ def folds(items: list[dict], k: int = FOLDS, seed: int = 7) -> list[list[int]]:
     return out
 
 
-def _cv(grid: list, score_fn, n: int) -> tuple[float, object]:
-    """score_fn(point, indices) -> mean score. Returns (mean held-out score, best point overall)."""
-    parts = folds_cache[n]
-    held = []
-    for f in range(len(parts)):
-        train = [i for g, p in enumerate(parts) if g != f for i in p]
-        best = max(grid, key=lambda point: score_fn(point, train))
-        held.append(score_fn(best, parts[f]))
-    best_all = max(grid, key=lambda point: score_fn(point, list(range(n))))
-    return statistics.mean(held), best_all
-
-
-folds_cache: dict[int, list[list[int]]] = {}
-
-
 def _ranking_score(ranked_ids: list[str], expect: set[str]) -> tuple[float, float]:
     top3 = 1.0 if expect & set(ranked_ids[:3]) else 0.0
     rank = next((r for r, i in enumerate(ranked_ids, 1) if i in expect), None)
     return top3, (1.0 / rank if rank else 0.0)
 
 
-def cross_validate(store, questions: list[dict]) -> None:
-    n = len(questions)
-    folds_cache[n] = folds(questions)
-    searcher = Searcher(store)
-    covered = [i for i, q in enumerate(questions) if q["expect"]]
+class Tuner:
+    """Every candidate ranking and gate evaluated once on every tuning question, then chosen per fold."""
 
-    # -- 1. ranking -------------------------------------------------------------------------
-    recall_grid = list(itertools.product(
-        [(8.0, 4.0, 4.0, 2.0, 1.0, 2.0), (1.0, 1.0, 1.0, 1.0, 1.0, 1.0)],
-        [3.0, 3.5, 4.0, 4.5, 9.0], [3.0, 3.5, 4.0, 4.5, 9.0]))
-    fusion_grid = list(itertools.product([0.5, 1.0, 5.0, 20.0, 60.0], [0.5, 1.0, 2.0], [0.25, 0.5, 1.0, 2.0],
-                                         [0.25, 0.5, 1.0]))
-    analyses = {}
-    for cols, nz, az in recall_grid:
-        p = DEFAULT.with_(columns=cols, name_zipf=nz, author_zipf=az)
-        analyses[(cols, nz, az)] = [searcher.analyse(questions[i]["q"], p) if i in set(covered) else None
-                                    for i in range(n)]
-    memo: dict = {}
+    def __init__(self, store, questions: list[dict]):
+        self.q = questions
+        self.n = len(questions)
+        self.parts = folds(questions)
+        self.searcher = Searcher(store)
+        self.lexicon = self.searcher.lexicon
+        self.covered = [i for i, q in enumerate(questions) if q["expect"]]
+        self.queries = [parse(q["q"], self.lexicon) for q in questions]
+        self._recalls()
+        self._rank_memo: dict = {}
+        self._ev: dict = {}
 
-    def ranking(point, i):
+    # -- ranking ---------------------------------------------------------------------------------
+    def _recalls(self) -> None:
+        """BM25 lists depend on the columns and question list, names and bylines on the Zipf limits."""
+        store, lex = self.searcher.store, self.lexicon
+        self.text_lists = {
+            (cols, ql): [recall(query, lex, store, DEFAULT.with_(columns=cols, question_list=ql)) for query in self.queries]
+            for cols in COLUMNS for ql in QUESTION_LISTS
+        }
+        self.name_lists = {
+            (nz, az): [recall(query, lex, store, DEFAULT.with_(name_zipf=nz, author_zipf=az)) for query in self.queries]
+            for nz in NAME_ZIPF for az in AUTHOR_ZIPF
+        }
+
+    def found(self, rpoint, i) -> Recall:
+        cols, ql, nz, az = rpoint
+        text, names = self.text_lists[(cols, ql)][i], self.name_lists[(nz, az)][i]
+        lists = {k: v for k, v in text.lists.items() if k in ("bm25", "questions", "arxiv")}
+        lists.update({k: v for k, v in names.lists.items() if k in ("names", "authors")})
+        return Recall(lists=lists, names=names.names, authors=names.authors, arxiv=text.arxiv, ties=names.ties)
+
+    @staticmethod
+    def params(rpoint, fpoint) -> Params:
+        cols, ql, nz, az = rpoint
+        k, wn, wa, wq = fpoint
+        return DEFAULT.with_(columns=cols, question_list=ql, name_zipf=nz, author_zipf=az, rrf_k=k, w_names=wn,
+                             w_authors=wa, w_questions=wq)
+
+    def ranked(self, point, i) -> list[tuple[str, float]]:
         key = (point, i)
-        if key not in memo:
-            (cols, nz, az), (k, wn, wa, wq) = point
-            a = analyses[(cols, nz, az)][i]
-            p = DEFAULT.with_(columns=cols, name_zipf=nz, author_zipf=az, rrf_k=k, w_names=wn, w_authors=wa,
-                              w_questions=wq)
-            ids = [x for x, _ in searcher.rank(a.query, a.found, p)]
-            memo[key] = _ranking_score(ids, set(questions[i]["expect"])) + (ids,)
-        return memo[key]
+        if key not in self._rank_memo:
+            self._rank_memo[key] = self.searcher.rank(self.queries[i], self.found(point[0], i), self.params(*point))
+        return self._rank_memo[key]
 
-    def rank_score(point, idx):
-        idx = [i for i in idx if questions[i]["expect"]]
-        return statistics.mean((ranking(point, i)[0] + ranking(point, i)[1]) / 2 for i in idx)
+    def rank_score(self, point, idx) -> float:
+        scores = [_ranking_score([x for x, _ in self.ranked(point, i)], set(self.q[i]["expect"]))
+                  for i in idx if self.q[i]["expect"]]
+        return statistics.mean((a + b) / 2 for a, b in scores)
 
-    # Coarse to fine: recall parameters with the default fusion, then fusion with the best recall.
-    default_fusion = (DEFAULT.rrf_k, DEFAULT.w_names, DEFAULT.w_authors, DEFAULT.w_questions)
-    cv_r, best_r = _cv([(r, default_fusion) for r in recall_grid], rank_score, n)
-    cv_f, best = _cv([(best_r[0], f) for f in fusion_grid], rank_score, n)
-    (cols, nz, az), (k, wn, wa, wq) = best
-    print(f"0. Cross-validation on the tuning set ({n} questions, {FOLDS} folds, stratified by type)")
-    print(f"   ranking: CV (top-3 + MRR)/2 = {cv_r:.3f} over recall settings, {cv_f:.3f} over fusion settings")
-    print(f"   chosen: columns={cols} name_zipf={nz} author_zipf={az} rrf_k={k} w_names={wn} w_authors={wa} "
-          f"w_questions={wq}")
-    top3 = statistics.mean(ranking(best, i)[0] for i in covered)
-    mrr = statistics.mean(ranking(best, i)[1] for i in covered)
-    print(f"   with it, whole tuning set (no floor): top-3 {top3:.3f}, MRR {mrr:.3f}")
+    def choose_ranking(self, idx):
+        default_fusion = (DEFAULT.rrf_k, DEFAULT.w_names, DEFAULT.w_authors, DEFAULT.w_questions)
+        recall_grid = list(itertools.product(COLUMNS, QUESTION_LISTS, NAME_ZIPF, AUTHOR_ZIPF))
+        best_r = max(recall_grid, key=lambda r: self.rank_score((r, default_fusion), idx))
+        fusion_grid = list(itertools.product(RRF_K, W_NAMES, W_AUTHORS, W_QUESTIONS))
+        best_f = max(fusion_grid, key=lambda f: self.rank_score((best_r, f), idx))
+        return best_r, best_f
 
-    # -- 2. the off-topic gate ------------------------------------------------------------------
-    chosen = DEFAULT.with_(columns=cols, name_zipf=nz, author_zipf=az, rrf_k=k, w_names=wn, w_authors=wa,
-                           w_questions=wq)
-    full = [searcher.analyse(q["q"], chosen) for q in questions]
-    right = [bool(q["expect"]) and bool(set(q["expect"]) & {x for x, _ in a.ranked[:3]})
-             for q, a in zip(questions, full)]
-    gate_grid = list(itertools.product([0.5, 0.8, 0.9, 0.95, 0.99], [0.0, 1.0, 2.0, 3.0], [3.5, 4.0, 4.5, 9.0],
-                                       [0.25, 0.5, 1.0]))
-    ev_cache = {}
+    # -- the gate ----------------------------------------------------------------------------------
+    @staticmethod
+    def gate_grid():
+        return list(itertools.product(MIX, DISCOUNT, EVERYDAY, BORROW, UNKNOWN_FOREIGN, COMMON_FOREIGN, FORM_NEUTRAL,
+                                      RARE_ZERO, NAME_EVIDENCE, ENTITY, PHRASE))
 
-    def evidence_of(point, i):
-        if (point, i) not in ev_cache:
-            mix, disc, ez, ew = point
-            a = full[i]
-            p = chosen.with_(mix=mix, discount=disc, everyday_zipf=ez, everyday_weight=ew)
-            ev = evidence(a.query, searcher.lexicon, p, bool(a.found.arxiv))[0]
-            ev_cache[(point, i)] = ev
-        return ev_cache[(point, i)]
+    @staticmethod
+    def gate_params(base: Params, g) -> Params:
+        mix, disc, (ez, ew), borrow, uf, (cz, cw, ck), form, rz, ne, ent, (pk, pe) = g
+        return base.with_(phrase_keep=pk, phrase_evidence=pe, mix=mix, discount=disc, everyday_zipf=ez, everyday_weight=ew, borrow=borrow,
+                          unknown_foreign_zipf=uf, common_foreign_zipf=cz, common_foreign_weight=cw, common_known=ck,
+                          form_neutral=form, rare_zero=rz, name_evidence=ne, entity_undiscounted=ent)
 
-    def balanced(point, floor_ev, idx):
-        on = [i for i in idx if questions[i]["expect"]]
-        off = [i for i in idx if not questions[i]["expect"]]
-        hit = sum(1 for i in on if right[i] and evidence_of(point, i) >= floor_ev) / max(1, len(on))
-        rej = sum(1 for i in off if evidence_of(point, i) < floor_ev) / max(1, len(off))
-        return (hit + rej) / 2
+    def evidence(self, g, i) -> float:
+        if g not in self._ev:
+            p = self.gate_params(DEFAULT, g)
+            self._ev[g] = [
+                evidence(q, self.lexicon, p, any(a in self.lexicon.arxiv for a in q.arxiv),
+                         self.name_lists[(DEFAULT.name_zipf, DEFAULT.author_zipf)][j].names)[0]
+                for j, q in enumerate(self.queries)
+            ]
+        return self._ev[g][i]
 
-    def best_floor(point, idx):
-        values = sorted({evidence_of(point, i) for i in idx if evidence_of(point, i) != float("inf")})
-        cuts = [(a + b) / 2 for a, b in zip(values, values[1:])] or [0.0]
-        return max(cuts, key=lambda c: (balanced(point, c, idx), -abs(c)))
+    def right(self, rank_point, i) -> bool:
+        return bool(set(self.q[i]["expect"]) & {x for x, _ in self.ranked(rank_point, i)[:3]})
 
-    def gate_score(point, idx):
-        return balanced(point, best_floor(point, idx), idx)
+    def best_floor(self, g, rank_point, idx) -> tuple[float, float]:
+        """(balanced accuracy, evidence floor) of the best cut on ``idx``: a sweep over sorted evidence."""
+        on = [i for i in idx if self.q[i]["expect"]]
+        off = [i for i in idx if not self.q[i]["expect"]]
+        items = sorted((self.evidence(g, i), bool(self.q[i]["expect"]), self.right(rank_point, i)) for i in on + off)
+        # A cut c answers ev >= c. Start below everything: every covered question answered, nothing rejected.
+        hit = sum(1 for _, is_on, ok in items if is_on and ok)
+        rej = 0
+        best = ((hit / len(on) + rej / len(off)) / 2, [-math.inf])
+        for j, (ev, is_on, ok) in enumerate(items):
+            if is_on and ok:
+                hit -= 1
+            elif not is_on:
+                rej += 1
+            nxt = items[j + 1][0] if j + 1 < len(items) else math.inf
+            if nxt == ev or math.isinf(ev):
+                continue
+            cut = (ev + nxt) / 2 if not math.isinf(nxt) else ev + 1.0
+            score = (hit / len(on) + rej / len(off)) / 2
+            if score > best[0] + 1e-12:
+                best = (score, [cut])
+            elif abs(score - best[0]) <= 1e-12:
+                best[1].append(cut)
+        cuts = best[1]
+        return best[0], cuts[len(cuts) // 2]  # the middle of the best cuts: furthest from both sides
 
-    cv_g, gate = _cv(gate_grid, gate_score, n)
-    floor_ev = best_floor(gate, list(range(n)))
-    on = [i for i in range(n) if questions[i]["expect"]]
-    off = [i for i in range(n) if not questions[i]["expect"]]
-    hit = sum(1 for i in on if right[i] and evidence_of(gate, i) >= floor_ev) / len(on)
-    rej = sum(1 for i in off if evidence_of(gate, i) < floor_ev) / len(off)
-    print(f"   gate: CV balanced accuracy = {cv_g:.3f}; chosen mix, discount, everyday_zipf, everyday_weight = "
-          f"{gate}, evidence floor="
-          f"{floor_ev:.3f} (search_floor {evidence_to_score(floor_ev):.3f}); whole tuning set: top-3 answered "
-          f"{hit:.3f}, off-topic rejected {rej:.3f}")
+    def choose_gate(self, rank_point, idx):
+        grid = self.gate_grid()
+        scored = [(self.best_floor(g, rank_point, idx), g) for g in grid]
+        (score, floor), g = max(scored, key=lambda t: t[0][0])
+        return g, floor, score
 
-    # -- 3. how many hits are shown ---------------------------------------------------------------
-    def f1(share, idx):
+    # -- shown hits --------------------------------------------------------------------------------
+    def f1(self, rank_point, share, idx) -> float:
         scores = []
         for i in idx:
-            q, a = questions[i], full[i]
-            if not q["expect"] or not a.ranked:
+            ranked = self.ranked(rank_point, i)
+            if not self.q[i]["expect"] or not ranked:
                 continue
-            top = a.ranked[0][1]
-            shown = {x for x, s in a.ranked[:5] if s >= share * top}
-            expect = set(q["expect"])
+            top = ranked[0][1]
+            shown = {x for r, (x, s) in enumerate(ranked[:5]) if r < 3 or s >= share * top}
+            expect = set(self.q[i]["expect"])
             tp = len(shown & expect)
             prec, rec = tp / len(shown), tp / min(len(expect), 5)
             scores.append(0.0 if tp == 0 else 2 * prec * rec / (prec + rec))
         return statistics.mean(scores)
 
-    cv_k, share = _cv([0.2, 0.3, 0.4, 0.5, 0.6], f1, n)
-    print(f"   shown hits: CV F1 = {cv_k:.3f}; chosen keep_share={share}")
+    # -- end to end --------------------------------------------------------------------------------
+    def outcome(self, rank_point, g, floor, i) -> dict[str, float]:
+        answered = self.evidence(g, i) >= floor
+        ids = [x for x, _ in self.ranked(rank_point, i)] if answered else []
+        item = self.q[i]
+        if not item["expect"]:
+            return {"reject": float(not answered)}
+        top3, rr = _ranking_score(ids, set(item["expect"]))
+        out = {"top3": top3, "mrr": rr}
+        if item.get("both"):
+            out["both5"] = float(set(item["both"]) <= set(ids[:5]))
+        return out
+
+
+def _pool(outcomes: list[dict[str, float]]) -> dict[str, float]:
+    keys = ("top3", "mrr", "reject", "both5")
+    return {k: statistics.mean(o[k] for o in outcomes if k in o) for k in keys}
+
+
+def cross_validate(store, questions: list[dict]) -> dict:
+    t0 = time.perf_counter()
+    tuner = Tuner(store, questions)
+    n = tuner.n
+    print(f"0. Cross-validation on the tuning set ({n} questions, {FOLDS} folds, stratified by type)")
+    held_rank, held_all, chosen_per_fold = [], [], []
+    for f, test in enumerate(tuner.parts):
+        train = [i for g, p in enumerate(tuner.parts) if g != f for i in p]
+        rank_point = tuner.choose_ranking(train)
+        g, floor, _ = tuner.choose_gate(rank_point, train)
+        chosen_per_fold.append((rank_point, g, floor))
+        for i in test:
+            if questions[i]["expect"]:
+                held_rank.append(dict(zip(("top3", "mrr"), _ranking_score(
+                    [x for x, _ in tuner.ranked(rank_point, i)], set(questions[i]["expect"])))))
+            held_all.append(tuner.outcome(rank_point, g, floor, i))
+    rank_point = tuner.choose_ranking(list(range(n)))
+    g, floor, score = tuner.choose_gate(rank_point, list(range(n)))
+    share = max(SHARES, key=lambda s: tuner.f1(rank_point, s, list(range(n))))
+    (cols, ql, nz, az), (k, wn, wa, wq) = rank_point
+    mix, disc, (ez, ew), borrow, uf, (cz, cw, ck), form, rz, ne, ent, (pk, pe) = g
+    whole = _pool([tuner.outcome(rank_point, g, floor, i) for i in range(n)])
+    held = _pool(held_all)
+    ranking_only = {k_: statistics.mean(o[k_] for o in held_rank) for k_ in ("top3", "mrr")}
+    print(f"   ranking chosen on the whole set: columns={cols} question_list={ql} name_zipf={nz} author_zipf={az} "
+          f"rrf_k={k} w_names={wn} w_authors={wa} w_questions={wq}")
+    print(f"   gate chosen on the whole set: mix={mix} discount={disc} everyday_zipf={ez} everyday_weight={ew} "
+          f"borrow={borrow} unknown_foreign_zipf={uf} common_foreign=({cz}, {cw}, known {ck}) "
+          f"form_neutral={form} rare_zero={rz} name_evidence={ne} entity_undiscounted={ent} "
+          f"phrase_keep={pk} phrase_evidence={pe} "
+          f"evidence floor={floor:.3f} (search_floor {evidence_to_score(floor):.3f}); balanced accuracy {score:.3f}")
+    print(f"   shown hits: keep_share={share} (F1 {tuner.f1(rank_point, share, list(range(n))):.3f})")
+    print(f"   held out (nested, pooled over folds), ranking alone: top-3 {ranking_only['top3']:.3f}, "
+          f"MRR {ranking_only['mrr']:.3f}")
+    print(f"   held out (nested, pooled over folds), whole ask: top-3 {held['top3']:.3f}, MRR {held['mrr']:.3f}, "
+          f"off-topic rejected {held['reject']:.3f}, both in top 5 {held['both5']:.3f}")
+    print(f"   in sample (chosen on the whole set): top-3 {whole['top3']:.3f}, MRR {whole['mrr']:.3f}, "
+          f"off-topic rejected {whole['reject']:.3f}, both in top 5 {whole['both5']:.3f}")
+    stable = sum(1 for c in chosen_per_fold if c[0] == rank_point), sum(1 for c in chosen_per_fold if c[1] == g)
+    print(f"   folds choosing the same ranking / gate as the whole set: {stable[0]}/{FOLDS}, {stable[1]}/{FOLDS} "
+          f"({time.perf_counter() - t0:.0f} s)")
+    return {"held": held, "ranking": ranking_only, "whole": whole, "rank_point": rank_point, "gate": g,
+            "floor": floor, "share": share}

@@ -40,3 +40,31 @@ def test_the_same_words_in_the_map_sense_are_answered(core, question, expected):
 def test_a_rejection_names_the_words_the_map_never_uses(core):
     answer = core.ask("a policy for remote work")
     assert "remote" in answer.unrelated_words
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "what's a good batch size for sourdough",  # a rare English word, no typo: foreign
+        "how long should a batch of brioche proof",
+        "rollout of the new HR software",  # a map word inside an everyday phrase
+        "token ring network topology",
+    ],
+)
+def test_families_found_by_hands_on_trying_are_rejected(core, question):
+    assert core.ask(question).results == []
+
+
+def test_a_rare_byline_name_is_evidence_not_noise(core):
+    # "Hafner" appears a few times in the catalog: a name, not a weak estimate of its language.
+    assert core.ask("Hafner's paper").results[0].id == "dreamerv3"
+
+
+def test_a_question_that_is_exactly_a_name_gets_that_entry_first(core):
+    assert core.ask("reward").results[0].id == "reward"
+    assert core.ask("IMPALA").results[0].id == "impala"
+
+
+def test_a_rejected_question_still_says_what_was_corrected(core):
+    answer = core.ask("genration paper")
+    assert answer.corrections == {"genration": "generation"}

@@ -60,7 +60,7 @@ class Searcher:
         params = params or self.params
         query = parse(question, self.lexicon)
         found = recall(query, self.lexicon, self.store, params)
-        total, per_word = evidence(query, self.lexicon, params, bool(found.arxiv))
+        total, per_word = evidence(query, self.lexicon, params, bool(found.arxiv), found.names)
         return Analysis(query, found, self.rank(query, found, params), total, per_word)
 
     def rank(self, query: Query, found: Recall, params: Params) -> list[tuple[str, float]]:
@@ -71,7 +71,8 @@ class Searcher:
             candidates = {i for ids in found.lists.values() for i in ids}
             if any(self._kind(i) == "paper" for i in candidates):
                 allowed = lambda i: self._kind(i) == "paper"  # noqa: E731
-        return _keep_named(fuse(found.lists, params, allowed, found.ties), found, allowed)
+        return _whole_name_first(_keep_named(fuse(found.lists, params, allowed, found.ties), found, allowed),
+                                 query, found, allowed)
 
     def _kind(self, entry_id: str) -> str | None:
         entry = self.store.get(entry_id)
@@ -89,6 +90,7 @@ class Searcher:
         query, ranked = analysis.query, analysis.ranked
         if not ranked or analysis.evidence < floor_to_evidence(floor):
             return Answer(query=echo(query.text), results=[], known_topics=self.known_topics(),
+                          corrections=query.corrections,  # what was searched, even when nothing fits
                           unrelated_words=[w for w, e in analysis.word_evidence.items() if e < 0][:10])
         confidence = 1.0 if math.isinf(analysis.evidence) else evidence_to_score(analysis.evidence)
         top = ranked[0][1]
@@ -144,6 +146,22 @@ def _signature(entry_id: str, columns: dict[str, str], analysis: Analysis) -> tu
     fields = tuple(frozenset(wanted & {stem(w) for w in columns.get(c, "").split()}) for c in ("names", "authors"))
     named = any(m.entry_id == entry_id for m in analysis.found.names)
     return (named, entry_id in analysis.found.authors, *fields)
+
+
+def _whole_name_first(ranked: list[tuple[str, float]], query: Query, found: Recall, allowed) -> list[tuple[str, float]]:
+    """A question that is exactly one entry's title or alias ("reward", "IMPALA") gets that entry first."""
+    stems = {w.stem for w in query.words}  # "reward reward rewar": every word is the one name
+    whole = {m.entry_id for m in found.names if stems <= {w.stem for w in query.words[m.span[0]:m.span[1]]}}
+    if len(whole) != 1:
+        return ranked  # no name, or a name two entries share: fusion decides
+    (entry_id,) = whole
+    if allowed is not None and not allowed(entry_id):
+        return ranked
+    first = [p for p in ranked if p[0] == entry_id]
+    if not first or ranked[0][0] == entry_id:
+        return ranked
+    top = ranked[0][1]
+    return [(entry_id, top)] + [p for p in ranked if p[0] != entry_id]
 
 
 def _named_ids(found: Recall) -> set[str]:

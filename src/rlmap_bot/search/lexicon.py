@@ -11,7 +11,10 @@ tables instead:
 * ``search_english``: English words (wordfreq Zipf >= ``ENGLISH_TABLE_MIN``),
   so real words are never "corrected" (stuck -> stack);
 * ``search_names`` / ``search_authors``: titles, aliases and byline words by
-  stem, with how common they are as English words.
+  stem, with how common they are as English words;
+* ``search_questions``: every curated example question on its own row (FTS5), so
+  a question can be matched to the single curated question nearest to it, not to
+  an entry's questions run together.
 """
 
 from __future__ import annotations
@@ -22,7 +25,7 @@ from collections import Counter
 from collections.abc import Iterable
 
 from rlmap_bot.knowledge.schema import Entry, Paper
-from rlmap_bot.text import content_tokens, content_words, stem, words
+from rlmap_bot.text import content_tokens, content_words, normalize, stem, words
 
 # wordfreq's common misspellings sit at or below Zipf 3.04 ("teh" 3.04, "thier" 2.99,
 # "definately" 2.87, "recieve" 2.75; measured with wordfreq 3.1.1): the table keeps words from
@@ -36,6 +39,7 @@ def _zipf(freq: float) -> float:
 
 def build_search_tables(conn: sqlite3.Connection, entries: Iterable[Entry], docs: list[dict[str, str]]) -> None:
     """Write the search tables for ``entries`` (whose index rows are ``docs``) into ``conn``."""
+    entries = list(entries)
     from wordfreq import get_frequency_dict  # build time only
 
     english = get_frequency_dict("en", wordlist="large")
@@ -93,6 +97,21 @@ def build_search_tables(conn: sqlite3.Connection, entries: Iterable[Entry], docs
     conn.executemany("insert into search_names values (?, ?, ?, ?, ?, ?)", name_rows)
     conn.executemany("insert into search_authors values (?, ?, ?, ?, ?)", author_rows)
     conn.executemany("insert or ignore into search_arxiv values (?, ?)", arxiv_rows)
+    # Adjacent content words of the catalog's own text ("chain thought", "gradient descent"): a
+    # phrase the catalog uses tells the sense of its everyday words.
+    pairs: Counter[str] = Counter()
+    for doc in docs:
+        for column in ("names", "keywords", "summary", "body", "questions"):
+            for part in doc[column].replace(" | ", "\n").split("\n"):
+                toks = content_tokens(part)
+                pairs.update({f"{a} {b}" for a, b in zip(toks, toks[1:])})
+    conn.execute("create table search_pairs (pair text primary key, df integer) without rowid")
+    conn.executemany("insert into search_pairs values (?, ?)", pairs.items())
+    conn.execute("create virtual table search_questions using fts5(text, id unindexed, tokenize='porter unicode61')")
+    conn.executemany(
+        "insert into search_questions (text, id) values (?, ?)",
+        ((normalize(q), entry.id) for entry in entries for q in entry.questions if normalize(q)),
+    )
     conn.execute("create index search_names_key on search_names(key)")
     conn.execute("create index search_authors_stem on search_authors(stem)")
     conn.execute("create table search_meta (key text primary key, value real)")
@@ -127,6 +146,11 @@ class Lexicon:
             self.authors.setdefault(s, []).append((entry_id, label, bool(person), zipf))
         self.arxiv: dict[str, str] = dict(conn.execute("select arxiv, id from search_arxiv"))
         self._english: dict[str, float] = {}
+
+    def has_pair(self, first: str, second: str) -> bool:
+        """Whether the catalog writes these two content stems next to each other (an indexed lookup)."""
+        row = self.conn.execute("select 1 from search_pairs where pair = ?", (f"{first} {second}",)).fetchone()
+        return row is not None
 
     def knows(self, stem_: str) -> bool:
         return stem_ in self.terms

@@ -19,8 +19,13 @@ summed over the question's content words:
   so their evidence is scaled down (``everyday_weight``); words the catalog
   owns ("GRPO", "entropy", "rollout") keep theirs.
 
-An arXiv id the catalog has is decisive.  The mixture weight and the
-threshold are chosen by cross-validation on the tuning set (params.py).
+Further, each chosen by cross-validation (params.py): off-topic questions
+sent to this bot borrow the catalog's words too (``borrow``), which bounds
+what one word proves; an uncorrectable word wordfreq lists is foreign
+("sourdough"); a very common foreign word ("ago", "wrote") counts half;
+names and bylines are not discounted ("Hafner"); a multi-word title or
+alias found whole, and each phrase the catalog writes ("chain of thought"),
+add evidence.  An arXiv id the catalog has is decisive.
 """
 
 from __future__ import annotations
@@ -28,15 +33,20 @@ from __future__ import annotations
 import math
 
 from rlmap_bot.search.params import Params
-from rlmap_bot.search.query import Query
+from rlmap_bot.search.query import AUTHOR_NOUNS, AUTHOR_VERBS, Query
+
+AUTHORSHIP_WORDS = AUTHOR_NOUNS | AUTHOR_VERBS
 
 # wordfreq's large English list ends near Zipf 1: a word it does not list is at most that common.
 EN_FLOOR_ZIPF = 1.0
+# A name rarer than this in English is a name, not a word ("Hafner" 2.1, "Espeholt"; "Brain" 4.9 is a word).
+ENTITY_ZIPF = 4.0
 
 
-def word_evidence(lexicon, stem: str, kind: str, mix: float, discount: float = 0.0) -> float:
+def word_evidence(lexicon, stem: str, kind: str, mix: float, discount: float = 0.0, borrow: float = 0.0,
+                  rare_zero: bool = False) -> float:
     if kind == "foreign":
-        return math.log10(1.0 - mix)
+        return math.log10((1.0 - mix) / (1.0 - borrow))
     if kind not in ("known", "corrected") or not any(c.isalpha() for c in stem):
         return 0.0  # numbers ("12", "22.04") say nothing about the topic
     cf, _df, en_zipf = lexicon.terms.get(stem, (0, 0, 0.0))
@@ -45,19 +55,65 @@ def word_evidence(lexicon, stem: str, kind: str, mix: float, discount: float = 0
     # Absolute discounting: a word the catalog uses once or twice is a weak estimate of its
     # language, not evidence (a small catalog makes every word it happens to use look specific).
     p_catalog = max(cf - discount, 0.0) / lexicon.total_tokens
+    if rare_zero and p_catalog == 0.0:
+        return 0.0  # used too rarely to say anything, for or against
     p_english = 10.0 ** (max(en_zipf, EN_FLOOR_ZIPF) - 9.0)
-    return math.log10(mix * p_catalog / p_english + (1.0 - mix))
+    ratio = p_catalog / p_english
+    # Off-topic questions sent to this bot borrow the map's words ("batch size for cookies"): with
+    # weight ``borrow`` the off-topic side draws its words from the catalog too, which bounds what
+    # one word can prove at log10(mix / borrow).
+    return math.log10((mix * ratio + (1.0 - mix)) / (borrow * ratio + (1.0 - borrow)))
 
 
-def evidence(query: Query, lexicon, params: Params, arxiv_hit: bool) -> tuple[float, dict[str, float]]:
-    """Total evidence that the question is about the map, and each word's share of it."""
-    foreign = any(w.kind == "foreign" for w in query.words)
+def evidence(query: Query, lexicon, params: Params, arxiv_hit: bool, names=()) -> tuple[float, dict[str, float]]:
+    """Total evidence that the question is about the map, and each word's share of it.
+
+    ``names`` are the titles and aliases recall found whole in the question (recall.NameMatch).
+    """
+    kinds = [_kind(w, query, params) for w in query.words]
+    foreign = any(k == "foreign" for k in kinds)
+    # Words in a phrase the catalog uses ("chain of thought", "gradient descent") are in its sense.
+    in_phrase: set[int] = set()
+    phrases = 0
+    if params.phrase_keep or params.phrase_evidence:
+        seq = [(i, w) for i, w in enumerate(query.words) if kinds[i] in ("known", "corrected")]
+        for (i, a), (j, b) in zip(seq, seq[1:]):
+            if j == i + 1 and lexicon.has_pair(a.stem, b.stem):
+                in_phrase.update((i, j))
+                phrases += 1
     per_word = {}
-    for w in query.words:
-        e = word_evidence(lexicon, w.stem, w.kind, params.mix, params.discount)
-        if foreign and e > 0 and lexicon.terms.get(w.stem, (0, 0, 0.0))[2] >= params.everyday_zipf:
+    for i, (w, kind) in enumerate(zip(query.words, kinds)):
+        # A name is an identity, not a sample of the catalog's language: a byline or one-word name
+        # the catalog writes only a few times ("Hafner") is not discounted away.
+        discount = 0.0 if params.entity_undiscounted and _entity(lexicon, w) else params.discount
+        e = word_evidence(lexicon, w.stem, kind, params.mix, discount, params.borrow, params.rare_zero)
+        zipf = w.zipf if kind == "foreign" else lexicon.terms.get(w.stem, (0, 0, 0.0))[2]
+        if e < 0 and zipf >= params.common_foreign_zipf and (kind == "foreign" or params.common_known):
+            e *= params.common_foreign_weight
+        if foreign and e > 0 and lexicon.terms.get(w.stem, (0, 0, 0.0))[2] >= params.everyday_zipf \
+                and not (params.phrase_keep and i in in_phrase):
             e *= params.everyday_weight
         per_word[w.surface] = e
     if arxiv_hit:
         return math.inf, per_word
-    return sum(per_word.values()), per_word
+    total = sum(per_word.values()) + params.phrase_evidence * min(phrases, 2)
+    if params.name_evidence and any(m.span[1] - m.span[0] >= 2 for m in names):
+        total += params.name_evidence  # a title or alias of two words or more, found whole
+    return total, per_word
+
+
+def _entity(lexicon, word) -> bool:
+    """A byline word or one-word name that is no everyday English word (wordfreq Zipf under 4)."""
+    if word.kind != "known":
+        return False
+    zipf = lexicon.terms.get(word.stem, (0, 0, 0.0))[2]
+    return zipf < ENTITY_ZIPF and (word.stem in lexicon.authors or word.stem in lexicon.names)
+
+
+def _kind(word, query: Query, params: Params) -> str:
+    """The word's kind as evidence: the query's reading, with two refinements the gate may use."""
+    if params.form_neutral and query.authorship and word.surface in AUTHORSHIP_WORDS:
+        return "form"  # "who wrote ...": the words that ask for an author say nothing of the topic
+    if word.kind == "unknown" and word.zipf >= params.unknown_foreign_zipf:
+        return "foreign"  # not a typo of any catalog word, yet an English word: "sourdough"
+    return word.kind

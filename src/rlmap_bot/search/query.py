@@ -35,8 +35,8 @@ CORRECTION_SIMILARITY = 0.7
 MIN_CORRECTABLE = 4  # three-letter words have too many one-edit neighbours to guess from
 
 # Words that ask who wrote something ("who wrote PPO", "papers by Schulman", "PPO authors").
-_AUTHOR_NOUNS = frozenset("author authors authored authorship wrote written byline".split())
-_AUTHOR_VERBS = frozenset(
+AUTHOR_NOUNS = frozenset("author authors authored authorship wrote written byline".split())
+AUTHOR_VERBS = frozenset(
     """wrote write writes written proposed propose proposes introduced introduce introduces invented invent
     created create developed develop published publish released release came made behind originated""".split()
 )
@@ -49,6 +49,7 @@ class Word:
     stem: str  # what is matched: the stem of the word, or of its correction
     kind: str  # known, corrected, foreign, unknown
     fixed: str | None = None  # the index word a typo was corrected to
+    zipf: float = 0.0  # wordfreq Zipf of a word the index lacks (0 when known, or rarer than the table keeps)
 
 
 @dataclass
@@ -89,20 +90,22 @@ def parse(question: str, lexicon) -> Query:
         s = stem(surface)
         if lexicon.knows(s):
             query.words.append(Word(surface, s, "known"))
-        elif surface.isalpha() and lexicon.english_zipf(surface) >= ENGLISH_ZIPF:
-            query.words.append(Word(surface, s, "foreign"))
+            continue
+        zipf = lexicon.english_zipf(surface) if surface.isalpha() else 0.0
+        if zipf >= ENGLISH_ZIPF:
+            query.words.append(Word(surface, s, "foreign", zipf=zipf))
         elif corrections < MAX_CORRECTIONS and len(surface) >= MIN_CORRECTABLE and surface.isalpha():
             corrections += 1
             fixed = lexicon.correct(surface, CORRECTION_SIMILARITY)
             if fixed:
                 query.words.append(Word(surface, stem(fixed), "corrected", fixed))
             else:
-                query.words.append(Word(surface, s, "unknown"))
+                query.words.append(Word(surface, s, "unknown", zipf=zipf))
         else:
-            query.words.append(Word(surface, s, "unknown"))
+            query.words.append(Word(surface, s, "unknown", zipf=zipf))
     present = set(all_words)
-    query.authorship = bool(present & _AUTHOR_NOUNS) or (
-        ("who" in present or "whose" in present) and bool(present & _AUTHOR_VERBS)
+    query.authorship = bool(present & AUTHOR_NOUNS) or (
+        ("who" in present or "whose" in present) and bool(present & AUTHOR_VERBS)
     ) or _by_someone(all_words, lexicon) or ("et" in present and "al" in present)
     query.comparison = bool(_COMPARE.search(" ".join(all_words)))
     return query

@@ -76,6 +76,17 @@ def _fts(conn: sqlite3.Connection, match: str, weights: tuple[float, ...]) -> li
         return []
 
 
+def _nearest_questions(conn: sqlite3.Connection, match: str) -> list[str]:
+    """Entries by their single curated question nearest to the question (BM25 over one question each)."""
+    sql = "select id from search_questions where search_questions match ? order by bm25(search_questions) limit ?"
+    try:
+        rows = conn.execute(sql, (match, RECALL * 4)).fetchall()
+    except sqlite3.Error as exc:
+        log.warning("FTS query %r failed: %s", match, exc)
+        return []
+    return list(dict.fromkeys(r[0] for r in rows))[:RECALL]
+
+
 def recall(query: Query, lexicon, store, params: Params) -> Recall:
     out = Recall()
     for arxiv_id in query.arxiv:
@@ -87,7 +98,10 @@ def recall(query: Query, lexicon, store, params: Params) -> Recall:
     if terms:
         quoted = " OR ".join('"' + t.replace('"', "") + '"' for t in terms)
         out.lists["bm25"] = _fts(store.conn, quoted, params.columns)
-        out.lists["questions"] = _fts(store.conn, f"questions : ({quoted})", (0, 0, 0, 0, 0, 1))
+        if params.question_list == "each":
+            out.lists["questions"] = _nearest_questions(store.conn, quoted)
+        else:
+            out.lists["questions"] = _fts(store.conn, f"questions : ({quoted})", (0, 0, 0, 0, 0, 1))
     out.names = _names(query, lexicon, params)
     out.lists["names"] = list(dict.fromkeys(m.entry_id for m in out.names))
     out.authors = _authors(query, lexicon, params)
