@@ -15,8 +15,8 @@ from pathlib import Path
 
 from rlmap_bot.errors import UsageError
 
-WATCHING_OFF = ("Watching runs is off on this bot: an admin sets RLMAP_RUN_ROOTS to the folders whose "
-                f"logs may be watched (several separated by '{os.pathsep}'), then restarts it")
+WATCHING_OFF = ("Watching runs is off: it needs RLMAP_RUN_ROOTS, the folders whose logs may be watched "
+                f"(several separated by '{os.pathsep}'), set where the bot runs, and a restart")
 
 
 class PathRefused(UsageError):

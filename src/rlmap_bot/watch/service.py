@@ -368,7 +368,11 @@ def _alert(watch: Watch, outcome: "Outcome", transitions: list[Transition]) -> A
             text = fault_text.jump_text(faults.divergence)
             fault_lines.append(text)
             changes.append(text + (" (already over)" if t.transient else "") + ".")
-    stage = verdict.binding_stage or (verdict.ranking[0].stage if verdict.ranking else None)
+    # The evidence shown is the binding stage's; for a fault with no stage binding, optimization's
+    # (NaN and divergence are optimisation failures first, as the loss_divergence rule says).
+    only_faults = all(t.kind == "fault" for t in transitions)
+    stage = verdict.binding_stage or ("optimization" if only_faults else
+                                      verdict.ranking[0].stage if verdict.ranking else None)
     evidence = []
     for ev in verdict.evidence:
         if ev.direction != "for" or (stage and ev.stage != stage):
