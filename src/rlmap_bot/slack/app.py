@@ -51,7 +51,7 @@ class SlackFrontEnd:
         self.commands = SlackCommands(core, settings, self.threads)
         self.run_files = RunFiles(core, settings, self.threads)
         self.digests = SlackDigests(core, self.client_for)
-        self.watches = SlackWatches(core, self.client_for)
+        self.watches = SlackWatches(core, self.client_for, settings)
         self.commands.extra["watch_service"] = self.watches.service
         self.app.use(EventDedupe(core.state.events.claim))
         listeners.register(self)

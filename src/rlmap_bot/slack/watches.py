@@ -16,6 +16,7 @@ from slack_sdk.errors import SlackApiError
 from slack_sdk.models.metadata import Metadata
 
 from rlmap_bot.core import Core
+from rlmap_bot.settings import Settings
 from rlmap_bot.slack.blocks.common import fallback, to_dicts
 from rlmap_bot.slack.blocks.watch import alert_blocks, alert_text
 from rlmap_bot.slack.posting import CANNOT_POST
@@ -77,18 +78,19 @@ class SlackWatchPoster:
 class SlackWatches:
     """The scheduler's checks of every watch, and what App Home shows of them."""
 
-    def __init__(self, core: Core, client_for: Callable[[str], WebClient]):
+    def __init__(self, core: Core, client_for: Callable[[str], WebClient], settings: Settings | None = None):
         self.core = core
         self.client_for = client_for
+        self.settings = settings or core.settings
         self.clock: Callable[[], dt.datetime] = _utcnow  # tests set a controlled clock
-        self.service = WatchService(core, clock=lambda: self.clock())
+        self.service = WatchService(core, clock=lambda: self.clock(), settings=self.settings)
         self.scheduler: WatchScheduler | None = None
         core.on_watches_changed(self.resync)
 
     # -- scheduling -----------------------------------------------------------------------------
     def start_scheduler(self, now: dt.datetime | None = None) -> list[str]:
         """Schedule every active watch and catch up what was missed; nothing when watching is off."""
-        if not self.core.settings.run_roots:
+        if not self.settings.run_roots:
             log.info("watching runs is off (RLMAP_RUN_ROOTS is unset)")
             return []
         self.scheduler = WatchScheduler(self.fire, load=self.core.state.watches.list, clock=lambda: self.clock(),

@@ -85,8 +85,7 @@ class WatchRepository:
             row = conn.execute(sa.select(watches.c.data).where(watches.c.id == watch_id)).first()
             if row is None:
                 return None
-            watch = Watch.model_validate_json(row[0]).model_copy(
-                update={"status": status, "paused_reason": reason, "updated_at": utcnow()})
+            watch = Watch.model_validate_json(row[0]).model_copy(update={"status": status, "paused_reason": reason})
             conn.execute(watches.update().where(watches.c.id == watch_id).values(status=status,
                                                                                  data=watch.model_dump_json()))
         return watch

@@ -188,12 +188,12 @@ def check_run(watch: Watch, tracking: Tracking, kept: KeptRun, *, engine: "Engin
         return Outcome("paused", tracking, kept, pause="outside", message=str(exc))
     except (RunReadError, OSError) as exc:
         message = str(exc) if isinstance(exc, RlmapError) else f"{watch.path}: cannot read: {exc.strerror or exc}"
-        return _stalled_or(Outcome("problem", tracking, kept, message=message), now, stall)
+        return _stalled_or(Outcome("problem", tracking, kept, message=message), watch, now, stall)
     tracking.faults = faults.model_dump(mode="json")
     tracking.bytes_read += bytes_read
     if new_points == 0:
         out = Outcome("unchanged", tracking, kept, format=source.format, bytes_read=bytes_read)
-        return _stalled_or(out, now, stall)
+        return _stalled_or(out, watch, now, stall)
     tracking.last_growth_at = now
     derivation, verdict = judge(kept, faults, engine, aliases)
     tracking.last_verdict = VerdictSummary(headline=_headline(verdict), binding_stage=verdict.binding_stage,
@@ -204,9 +204,10 @@ def check_run(watch: Watch, tracking: Tracking, kept: KeptRun, *, engine: "Engin
                    verdict=verdict, derivation=derivation, evaluation=evaluation, opened_faults=opened)
 
 
-def _stalled_or(out: Outcome, now: dt.datetime, stall: dt.timedelta) -> Outcome:
-    last = out.tracking.last_growth_at
-    if last is not None and now - last >= stall:
+def _stalled_or(out: Outcome, watch: Watch, now: dt.datetime, stall: dt.timedelta) -> Outcome:
+    # The stall clock runs from the last new step, or from when someone (re)started the watch.
+    last = max(t for t in (out.tracking.last_growth_at, watch.updated_at) if t is not None)
+    if now - last >= stall:
         minutes = int((now - last).total_seconds() // 60)
         why = f" (last problem: {out.message})" if out.message else ""
         return Outcome("paused", out.tracking, out.kept, pause="stalled", format=out.format,

@@ -34,6 +34,7 @@ from rlmap_bot.watch.series import KeptRun
 
 if TYPE_CHECKING:
     from rlmap_bot.core import Core
+    from rlmap_bot.settings import Settings
     from rlmap_bot.watch.check import Outcome
 
 log = logging.getLogger(__name__)
@@ -75,19 +76,20 @@ def _utcnow() -> dt.datetime:
 
 
 class WatchService:
-    def __init__(self, core: "Core", clock: Callable[[], dt.datetime] = _utcnow):
+    def __init__(self, core: "Core", clock: Callable[[], dt.datetime] = _utcnow, settings: "Settings | None" = None):
         self.core = core
         self.clock = clock
+        self.settings = settings or core.settings
         self._aliases: tuple[object, object] | None = None
 
     # -- settings and shared pieces ----------------------------------------------------------------
     @property
     def roots(self) -> list[Path]:
-        return self.core.settings.run_roots
+        return self.settings.run_roots
 
     @property
     def stall(self) -> dt.timedelta:
-        return self.core.settings.watch_stall
+        return self.settings.watch_stall
 
     @property
     def repo(self):
