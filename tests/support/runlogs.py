@@ -399,17 +399,19 @@ def phased(phases: list[tuple[str, int]], seed: int = 0, eval_every: int = 10) -
     reward, heldout, entropy = 0.2, 0.25, 0.6
     records: list[Record] = [(0, {"heldout": 0.05})]
     step = 0
+    # The slopes below suit a run of about 1,000 steps; a longer run moves as far, more slowly.
+    pace = 1000 / max(1000, sum(count for _, count in phases))
     for kind, count in phases:
         if kind not in PHASES:
             raise ValueError(f"unknown phase {kind}")
         for _ in range(count):
             step += 1
             if kind in {"healthy", "nan", "rollout_bound"}:
-                reward, heldout = reward + 0.0008, heldout + 0.001
+                reward, heldout = reward + 0.0008 * pace, heldout + 0.001 * pace
             elif kind == "reward_hacking":
-                reward, heldout = reward + 0.0012, heldout - 0.0012
+                reward, heldout = reward + 0.0012 * pace, heldout - 0.0012 * pace
             else:  # recovery: the held-out score climbs back faster than the reward
-                reward, heldout = reward + 0.0003, heldout + 0.002
+                reward, heldout = reward + 0.0003 * pace, heldout + 0.002 * pace
             gen_share = 0.7 if kind == "rollout_bound" else 0.15
             step_time = 100 + rng.normal(0, 3)
             row = {
@@ -418,7 +420,7 @@ def phased(phases: list[tuple[str, int]], seed: int = 0, eval_every: int = 10) -
                 "gen_time": float(gen_share * step_time), "step_time": float(step_time),
                 "grad_norm": float(0.5 * math.exp(rng.normal(0, 0.15))), "clip": float(abs(0.01 + rng.normal(0, 0.002))),
                 "zero_std": float(abs(0.1 + rng.normal(0, 0.02))), "pg_loss": float(rng.normal(0, 0.02)),
-                "kl": float(0.003 + abs(rng.normal(0, 0.0003))), "kl_coef": 0.001, "epoch_frac": step / 2000,
+                "kl": float(0.003 + abs(rng.normal(0, 0.0003))), "kl_coef": 0.001, "epoch_frac": step * pace / 2000,
                 "throughput": float(1500 + rng.normal(0, 20)), "lr": 1e-6,
             }
             if kind == "nan":

@@ -84,7 +84,6 @@ class RunReader:
             return "the file was replaced (a new inode): rotated"
         if st.head_len:
             head, n = self._head(st.head_len)
-            self.bytes_read += n
             self._last_count += n
             if hashlib.sha256(head).hexdigest() != st.head_sha256:
                 return "the first bytes of the file changed: rotated or rewritten"

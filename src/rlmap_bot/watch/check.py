@@ -65,6 +65,7 @@ class Outcome:
     derivation: Derivation | None = None
     evaluation: Evaluation | None = None
     opened_faults: set[str] = field(default_factory=set)
+    pieces: int = 0
 
     @property
     def run(self) -> RunData:
@@ -123,8 +124,11 @@ def _chunk_points(chunk: RunData) -> int:
 
 
 def check_run(watch: Watch, tracking: Tracking, kept: KeptRun, *, engine: "Engine", aliases: "AliasTable",
-              roots: list[Path], now: dt.datetime, stall: dt.timedelta) -> Outcome:
-    """Read, scan, derive and judge; see the module docstring.  Never raises for the run's own problems."""
+              roots: list[Path], now: dt.datetime, stall: dt.timedelta, piece: int = PIECE) -> Outcome:
+    """Read, scan, derive and judge; see the module docstring.  Never raises for the run's own problems.
+
+    ``piece``: the most bytes of a line log read in one go (:data:`PIECE`).
+    """
     tracking = tracking.model_copy(deep=True)
     tracking.checks += 1
     tracking.last_check_at = now
@@ -142,6 +146,7 @@ def check_run(watch: Watch, tracking: Tracking, kept: KeptRun, *, engine: "Engin
     opened: set[str] = set()
     new_points = 0
     bytes_read = 0
+    pieces = 0  # reads of at most ``piece`` bytes (line logs)
     try:
         source = find_source(resolved, roots)
         if tracking.mode != ("lines" if source.lines else "whole") or tracking.source != str(source.location):
@@ -152,7 +157,7 @@ def check_run(watch: Watch, tracking: Tracking, kept: KeptRun, *, engine: "Engin
             reader = RunReader(source.location, format=source.format, aliases=aliases, state=tracking.reader)
             while True:
                 before = reader.state.offset
-                chunk = reader.read_new(max_bytes=PIECE)
+                chunk = reader.read_new(max_bytes=piece)
                 if chunk.reset:
                     kept = KeptRun()
                 first = kept.empty
@@ -160,7 +165,8 @@ def check_run(watch: Watch, tracking: Tracking, kept: KeptRun, *, engine: "Engin
                                                 kept.points + _chunk_points(chunk), first)
                 opened |= found
                 new_points += kept.absorb(chunk)
-                if reader.state.offset - before < PIECE:
+                pieces += 1
+                if reader.state.offset - before < piece:
                     break
             tracking.reader = reader.state.model_dump(mode="json")
             bytes_read = reader.bytes_read
@@ -192,7 +198,7 @@ def check_run(watch: Watch, tracking: Tracking, kept: KeptRun, *, engine: "Engin
     tracking.faults = faults.model_dump(mode="json")
     tracking.bytes_read += bytes_read
     if new_points == 0:
-        out = Outcome("unchanged", tracking, kept, format=source.format, bytes_read=bytes_read)
+        out = Outcome("unchanged", tracking, kept, format=source.format, bytes_read=bytes_read, pieces=pieces)
         return _stalled_or(out, watch, now, stall)
     tracking.last_growth_at = now
     derivation, verdict = judge(kept, faults, engine, aliases)
@@ -201,7 +207,7 @@ def check_run(watch: Watch, tracking: Tracking, kept: KeptRun, *, engine: "Engin
     evaluation = evaluate(tracking.conditions, tracking.episodes, verdict.binding_stage, faults, opened,
                           new_data=True, now=now, last_step=kept.last_step)
     return Outcome("checked", tracking, kept, format=source.format, new_points=new_points, bytes_read=bytes_read,
-                   verdict=verdict, derivation=derivation, evaluation=evaluation, opened_faults=opened)
+                   verdict=verdict, derivation=derivation, evaluation=evaluation, opened_faults=opened, pieces=pieces)
 
 
 def _stalled_or(out: Outcome, watch: Watch, now: dt.datetime, stall: dt.timedelta) -> Outcome:

@@ -12,7 +12,7 @@ the watcher adds is when a fault is *over*:
   checkpoint, or a loss scaler that skipped a few batches).
 * A jump beyond the spike rule held for ``JUMP_RUN`` steps opens ``divergence``,
   remembering the level before it; it clears when the median of the last
-  ``SPIKE_WINDOW`` points is back inside the band the jump broke.
+  ``SPIKE_WINDOW`` points since the jump is back inside the band the jump broke.
 * Gradient-norm spikes are counted over the whole run, as ``diagnose --run`` does.
 """
 
@@ -151,8 +151,11 @@ def scan(state: FaultState, tails: RunData, chunk: RunData, aliases: AliasTable,
                 state.divergence = jump = JumpFault(step=int(steps[start]), metric=loss.label,
                                                     baseline=float(med[start]), sigma=float(sig[start]))
                 opened.add("divergence")
-        if jump is not None and jump.active and steps.size:
-            recent = float(np.median(values[-stats.SPIKE_WINDOW:]))
+        since = values[steps >= jump.step] if jump is not None else values
+        if jump is not None and jump.active and since.size:
+            # The level now: the median of the last 25 points, counting only points since the jump
+            # (a median that still holds pre-jump points would call the jump over too soon).
+            recent = float(np.median(since[-stats.SPIKE_WINDOW:]))
             jump.level = recent
             if not bool(stats.breaks_band(recent, jump.baseline, jump.sigma)):
                 jump.active, jump.cleared_step = False, int(steps[-1])
