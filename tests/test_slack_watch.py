@@ -302,7 +302,7 @@ def test_the_scheduler_checks_on_its_own(wbot, standin, roots):
     command(wbot, standin, "watch live/train.log every 5m")
     [watch] = wbot.front.core.state.watches.list()
     watches = wbot.front.watches
-    watches.start_scheduler()
+    assert watches.start_scheduler() == [], "checked at `watch` time: nothing to catch up"
     try:
         assert watches.scheduler.next_run_time(watch.id) is not None
         log.grow(450)
@@ -314,4 +314,4 @@ def test_the_scheduler_checks_on_its_own(wbot, standin, roots):
         command(wbot, standin, f"unwatch {watch.path}")
         assert watches.scheduler.next_run_time(watch.id) is None
     finally:
-        watches.stop_scheduler()
+        watches.stop_scheduler(wait=True)

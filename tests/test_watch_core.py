@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import os
+import subprocess
 
 import numpy as np
 import pytest
@@ -306,7 +307,10 @@ def test_check_claims_ledger_and_versions_on_each_engine(state_url):
     assert repo.claim_check("c3", watch.id, "T1", "now:x", T0, stale) == "busy"
     assert repo.claim_check("c4", watch.id, "T1", "now:y", T0 + dt.timedelta(minutes=11), stale) == "claimed", \
         "a claim left by a dead check is given up"
-    repo.finish_check("c4", "done")
+    assert repo.claim_check("c5", watch.id, "T1", "now:z", T0 + dt.timedelta(minutes=12), stale) == "busy"
+    assert repo.claim_check("c6", watch.id, "T1", "now:z", T0 + dt.timedelta(minutes=12), stale,
+                            owner="me", owner_dead=lambda o: o == "") == "claimed", "its owner is known dead"
+    repo.finish_check("c6", "done")
     keys = [("binds:reward", 1, "alert"), ("fault:nan", 1, "alert")]
     assert repo.claim_alerts("a1", watch, keys[:1], T0) == keys[:1]
     assert repo.claim_alerts("a2", watch, keys, T0) == keys[1:], "only what no earlier post claimed"
@@ -341,3 +345,19 @@ def test_the_terminal_prints_what_a_check_would_post(env, tmp_path):
     refused = run_cli(["watch", str(tmp_path / "elsewhere.log"), "--once"], env)
     assert refused.returncode == 2 and refused.stdout == ""
     assert refused.stderr.count("\n") == 1 and "RLMAP_RUN_ROOTS" in refused.stderr
+
+
+def test_a_claim_by_a_dead_process_on_this_host_is_known_dead():
+    import socket
+
+    from rlmap_bot.watch.service import OWNER, owner_dead
+
+    host = socket.gethostname()
+    gone = subprocess.Popen(["true"])
+    gone.wait()  # exited and reaped: its pid names no process
+    assert owner_dead(f"{host}:{gone.pid}:x") is True
+    assert owner_dead(f"{host}:{os.getpid()}:earlier") is True, "this pid, another token: an earlier process"
+    assert owner_dead(OWNER) is False
+    assert owner_dead(f"{host}:{os.getppid()}:x") is False, "a live process"
+    assert owner_dead(f"another-host:{os.getpid()}:x") is False, "other hosts cannot be known: staleness decides"
+    assert owner_dead("") is False

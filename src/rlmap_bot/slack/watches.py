@@ -95,11 +95,14 @@ class SlackWatches:
             return []
         self.scheduler = WatchScheduler(self.fire, load=self.core.state.watches.list, clock=lambda: self.clock(),
                                         housekeeping=self.housekeeping)
-        return self.scheduler.start(self.core.state.watches.list(status="active"), now=now)
+        watches = self.core.state.watches.list(status="active")
+        tracking = self.core.state.watches.tracking([w.id for w in watches])
+        return self.scheduler.start(watches, now=now, last_checks={i: t.last_check_at for i, t in tracking.items()})
 
-    def stop_scheduler(self) -> None:
+    def stop_scheduler(self, wait: bool = False) -> None:
+        """Stop scheduling; ``wait`` for checks already running to finish."""
         if self.scheduler is not None:
-            self.scheduler.shutdown()
+            self.scheduler.shutdown(wait=wait)
 
     def resync(self) -> None:
         if self.scheduler is not None:

@@ -98,6 +98,7 @@ watch_checks = sa.Table(
     sa.Column("team", sa.String(64), nullable=False),
     sa.Column("slot", sa.String(80), nullable=False),
     sa.Column("status", sa.String(16), nullable=False),  # claimed | done | failed | abandoned
+    sa.Column("owner", sa.String(300), nullable=False),  # host:pid:token of the process that claimed it
     sa.Column("created_at", sa.String(40), nullable=False),
     sa.UniqueConstraint("watch_id", "slot", name="uq_watch_checks_slot"),
 )

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
+from typing import Callable
 
 import sqlalchemy as sa
 
@@ -134,19 +135,27 @@ class WatchRepository:
 
     # -- claims on check slots ---------------------------------------------------------------------
     def claim_check(self, check_id: str, watch_id: str, team: str, slot: str, now: dt.datetime,
-                    stale_after: dt.timedelta) -> str:
+                    stale_after: dt.timedelta, owner: str = "",
+                    owner_dead: Callable[[str], bool] = lambda _owner: False) -> str:
         """'claimed'; 'duplicate' (this slot ran already); or 'busy' (another check of the watch is running).
 
-        A claim older than ``stale_after`` belongs to a check that died: it is given up first.
+        A claim older than ``stale_after``, or whose owner ``owner_dead`` says has died, belongs
+        to a check that will never finish: it is given up first.
         """
         with self.engine.begin() as conn:
             conn.execute(watch_checks.update().where(
                 watch_checks.c.watch_id == watch_id, watch_checks.c.status == "claimed",
                 watch_checks.c.created_at < iso(now - stale_after)).values(status="abandoned"))
+            for row in conn.execute(sa.select(watch_checks.c.check_id, watch_checks.c.owner).where(
+                    watch_checks.c.watch_id == watch_id, watch_checks.c.status == "claimed")).all():
+                if owner_dead(row[1]):
+                    conn.execute(watch_checks.update().where(watch_checks.c.check_id == row[0],
+                                                             watch_checks.c.status == "claimed")
+                                 .values(status="abandoned"))
         try:
             with self.engine.begin() as conn:
                 conn.execute(watch_checks.insert().values(check_id=check_id, watch_id=watch_id, team=team, slot=slot,
-                                                          status="claimed", created_at=iso(now)))
+                                                          status="claimed", owner=owner, created_at=iso(now)))
             return "claimed"
         except sa.exc.IntegrityError:
             pass

@@ -64,9 +64,15 @@ class WatchScheduler:
             job_defaults={"coalesce": True, "max_instances": 1, "misfire_grace_time": None},
         )
 
-    def start(self, watches: list[Watch], now: dt.datetime | None = None) -> list[str]:
-        """Create the jobs and check once each watch whose latest slot passed; return those ids."""
+    def start(self, watches: list[Watch], now: dt.datetime | None = None,
+              last_checks: dict[str, dt.datetime | None] | None = None) -> list[str]:
+        """Create the jobs and check once each watch whose latest slot passed since its last check.
+
+        ``last_checks``: watch id -> when it was last checked; a watch missing there is caught up.
+        Returns the ids caught up.
+        """
         now = now or self.clock()
+        last_checks = last_checks or {}
         caught_up = []
         for watch in watches:
             if watch.status != "active":
@@ -74,7 +80,8 @@ class WatchScheduler:
             try:  # one broken watch must not keep the others (or the bot) from starting
                 self.add(watch)
                 due = last_slot(watch, now)
-                if due is not None:
+                checked = last_checks.get(watch.id)
+                if due is not None and (checked is None or checked < due):
                     caught_up.append(watch.id)
                     # In the scheduler's threads: a long first read must not hold up the bot's start.
                     self.scheduler.add_job(self._catch_up, "date", run_date=now, args=[watch.id, due],
@@ -113,9 +120,9 @@ class WatchScheduler:
         job = self.scheduler.get_job(watch_id)
         return job.next_run_time if job else None
 
-    def shutdown(self) -> None:
+    def shutdown(self, wait: bool = False) -> None:
         if self.scheduler.running:
-            self.scheduler.shutdown(wait=False)
+            self.scheduler.shutdown(wait=wait)
 
     def _run(self, watch_id: str, watch: Watch) -> None:
         due = last_slot(watch, self.clock()) or self.clock()

@@ -21,6 +21,8 @@ from __future__ import annotations
 
 import datetime as dt
 import logging
+import os
+import socket
 import tempfile
 import uuid
 from pathlib import Path
@@ -45,8 +47,32 @@ RECOVER_AFTER = dt.timedelta(minutes=2)
 #: A check claim older than this belongs to a check that died; the next one takes over.
 #: Judgement: well past the slowest check measured (the first read of a 1 GB log, about a
 #: minute and a half on a 2-core machine, see benchmarks/watch.py), so a live check is never
-#: overtaken; a crashed replica's watch waits at most this long.
+#: overtaken.  A claim by a dead process on the same host is given up at once (owner_dead);
+#: only a replica that died on another host keeps its watches waiting this long.
 CHECK_STALE = dt.timedelta(minutes=10)
+#: Who claims checks in this process: host, pid, and a token that tells this process from an
+#: earlier one that had the same pid (a restarted container is often pid 1 again).
+OWNER = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:12]}"
+
+
+def owner_dead(owner: str) -> bool:
+    """Whether the process that made a claim is surely gone (only knowable on this host)."""
+    try:
+        host, pid_text, token = owner.rsplit(":", 2)
+        pid = int(pid_text)
+    except ValueError:
+        return False
+    if host != socket.gethostname():
+        return False
+    if pid == os.getpid():
+        return owner != OWNER
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except OSError:  # someone else's process: alive
+        return False
+    return False
 
 
 class AlertNotPosted(RlmapError):
@@ -177,7 +203,7 @@ class WatchService:
         if watch.status != "active":
             return CheckResult(watch_id=watch.id, path=watch.path, status="paused", problem=watch.paused_reason)
         check_id = uuid.uuid4().hex
-        claim = self.repo.claim_check(check_id, watch.id, watch.team, slot, now, CHECK_STALE)
+        claim = self.repo.claim_check(check_id, watch.id, watch.team, slot, now, CHECK_STALE, OWNER, owner_dead)
         if claim != "claimed":
             return CheckResult(watch_id=watch.id, path=watch.path, status=claim)  # type: ignore[arg-type]
         try:
@@ -226,7 +252,8 @@ class WatchService:
             tracking.conditions = outcome.evaluation.conditions
             tracking.episodes = outcome.evaluation.episodes
         try:
-            self.repo.save_state(watch.id, watch.team, tracking, outcome.kept.dumps(), version)
+            if self.repo.get(watch.id) is not None:  # unwatched meanwhile: nothing to keep
+                self.repo.save_state(watch.id, watch.team, tracking, outcome.kept.dumps(), version)
         except ConflictError:
             log.warning("watch %s: a newer check stored its state first; this one's is dropped", watch.id)
         result.open_conditions = sorted(tracking.conditions)

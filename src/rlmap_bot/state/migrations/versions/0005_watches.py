@@ -41,6 +41,7 @@ def upgrade() -> None:
         sa.Column("team", sa.String(64), nullable=False),
         sa.Column("slot", sa.String(80), nullable=False),
         sa.Column("status", sa.String(16), nullable=False),
+        sa.Column("owner", sa.String(300), nullable=False),
         sa.Column("created_at", sa.String(40), nullable=False),
         sa.UniqueConstraint("watch_id", "slot", name="uq_watch_checks_slot"),
     )
