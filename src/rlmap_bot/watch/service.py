@@ -45,9 +45,9 @@ METADATA_EVENT = "rlmap_watch"
 #: long (Slack may still be answering a slow post), as for digests.
 RECOVER_AFTER = dt.timedelta(minutes=2)
 #: A check claim older than this belongs to a check that died; the next one takes over.
-#: Judgement: well past the slowest check measured (the first read of a 1 GB log, about a
-#: minute and a half on a 2-core machine, see benchmarks/watch.py), so a live check is never
-#: overtaken.  A claim by a dead process on the same host is given up at once (owner_dead);
+#: Judgement: far past the slowest check measured (the first read of a 1 GB log, 10 s on a
+#: 2-core machine, see benchmarks/watch.py; a slow disk or Slack's 429 retries add a minute at
+#: most), so a live check is never overtaken.  A claim by a dead process on the same host is given up at once (owner_dead);
 #: only a replica that died on another host keeps its watches waiting this long.
 CHECK_STALE = dt.timedelta(minutes=10)
 #: Who claims checks in this process: host, pid, and a token that tells this process from an
