@@ -26,6 +26,9 @@ from rlmap_bot.watch.roots import PathRefused, parse_roots, resolve_watch_path
 from rlmap_bot.watch.series import CAP, TAIL, KeptRun
 from support import KNOWLEDGE
 from support import runlogs as rl
+from click.testing import CliRunner
+
+from rlmap_bot.cli.main import cli
 from support.cli import run_cli
 
 T0 = dt.datetime(2026, 3, 2, 9, 0, tzinfo=dt.timezone.utc)
@@ -335,16 +338,20 @@ def test_the_terminal_prints_what_a_check_would_post(env, tmp_path):
     rl.write_verl_console(root / "exp" / "train.log",
                           rl.named(rl.phased([("healthy", 300), ("reward_hacking", 200)]), "verl"))
     env["RLMAP_RUN_ROOTS"] = str(root)
-    done = run_cli(["watch", "exp/train.log", "--once", "--json"], env)
-    assert done.returncode == 0, done.stderr
+    runner = CliRunner()
+    done = runner.invoke(cli, ["watch", "exp/train.log", "--once", "--json"], env=env)
+    assert done.exit_code == 0, done.stderr
     result = json.loads(done.stdout)
     assert result["dry"] is True and result["verdict"]["binding_stage"] == "reward"
     [alert] = result["alerts"]
     assert alert["conditions"] == ["binds:reward"] and alert["title"] == "Reward quality started to bind"
     assert any("critic/score/mean" in p for e in alert["evidence"] for p in e["provenance"])
-    refused = run_cli(["watch", str(tmp_path / "elsewhere.log"), "--once"], env)
-    assert refused.returncode == 2 and refused.stdout == ""
+    refused = runner.invoke(cli, ["watch", str(tmp_path / "elsewhere.log"), "--once"], env=env)
+    assert refused.exit_code == 2 and refused.stdout == ""
     assert refused.stderr.count("\n") == 1 and "RLMAP_RUN_ROOTS" in refused.stderr
+    # The installed script, as a user runs it: the same one line and exit code.
+    done = run_cli(["watch", "exp/train.log"], env)
+    assert done.returncode == 2 and "--once" in done.stderr and done.stderr.count("\n") == 1
 
 
 def test_a_claim_by_a_dead_process_on_this_host_is_known_dead():

@@ -6,6 +6,7 @@ import datetime as dt
 import json
 import signal
 import subprocess
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
@@ -59,8 +60,10 @@ def test_a_watch_caught_up_on_two_replicas_alerts_once(processes, standin, pg_ur
                                      updated_at=created))
     state.close()
     env = {"RLMAP_STATE_URL": pg_url, "RLMAP_RUN_ROOTS": str(root)}
-    processes("a", **env)  # each replica catches the slot missed at created + 15 minutes up at start
-    _, b = processes("b", **env)
+    # Both replicas start together, and each catches up the slot missed at created + 15 minutes.
+    with ThreadPoolExecutor(2) as pool:
+        started = list(pool.map(lambda name: processes(name, **env), ["a", "b"]))
+    b = started[1][1]
     standin.wait_for("chat.postMessage", lambda c: c.args["channel"] == "CWATCH", timeout=30)
     standin.settle(quiet=1.5)
     assert [a["condition"] for a in watch_alerts(standin, "CWATCH")] == ["binds:reward"]
