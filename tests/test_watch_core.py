@@ -127,6 +127,34 @@ def test_a_large_read_goes_in_bounded_pieces(core, aliases, tmp_path):
     assert reader.bytes_read == counted, "the reader's lifetime count is the sum of its reads (head re-reads once)"
 
 
+def test_other_formats_are_read_whole_and_only_when_they_change(core, aliases, tmp_path):
+    records = rl.named(rl.phased([("healthy", 300), ("reward_hacking", 200)]), "verl")
+    path = rl.write_verl_console(tmp_path / "train.log.gz", records[:301], gz=True)
+    checker = Checker(core, aliases, path, tmp_path)
+    first = checker.check()
+    assert first.status == "checked" and checker.tracking.mode == "whole" and first.kept.last_step == 300
+    same = checker.check()
+    assert same.status == "unchanged" and same.bytes_read == 0, "size and mtime unchanged: nothing is read"
+    rl.write_verl_console(path, records, gz=True)
+    grown = checker.check()
+    assert grown.status == "checked" and grown.new_points == 200 and grown.kept.last_step == 500
+    assert grown.verdict.binding_stage == "reward"
+    assert [t.condition.key for t in grown.evaluation.transitions] == ["binds:reward"]
+
+
+def test_a_run_folder_is_watched_through_its_one_log(core, aliases, tmp_path):
+    folder = tmp_path / "exp"
+    records = rl.named(rl.curves("healthy", steps=120), "verl")
+    log = rl.write_verl_console(folder / "logs" / "train.txt", records[:101])
+    (folder / "config.yaml").write_text("lr: 1e-6\n")
+    checker = Checker(core, aliases, folder, tmp_path)
+    assert checker.check().kept.last_step == 100 and checker.tracking.mode == "lines"
+    assert checker.tracking.source == str(log.resolve())
+    appended = _append(log, records[101:])
+    out = checker.check()
+    assert out.new_points == 20 and out.bytes_read <= appended + HEAD_BYTES
+
+
 # -- the bounded sample --------------------------------------------------------------------------------
 def test_the_kept_sample_is_bounded_spans_the_run_and_survives_storage():
     kept = KeptRun()

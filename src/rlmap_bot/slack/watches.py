@@ -109,7 +109,11 @@ class SlackWatches:
             self.scheduler.sync(self.core.state.watches.list())
 
     def housekeeping(self) -> None:
-        """Forget check slots older than any trigger can fire again (a week)."""
+        """Forget check slots older than any trigger can fire again.
+
+        A slot can fire again only while a replica or a restart can still reach it: the latest
+        slot of the longest interval (24 hours); a week keeps a wide margin, as for event ids.
+        """
         forgotten = self.core.state.watches.forget_checks(self.clock() - dt.timedelta(days=7))
         log.info("watch housekeeping: %d old check slots forgotten", forgotten)
 
@@ -136,7 +140,7 @@ class SlackWatches:
         channels: set[str] = set()
         cursor = None
         try:
-            for _ in range(10):
+            for _ in range(10):  # 2,000 channels at most: App Home must open in a second or two
                 page = client.users_conversations(user=user, types="public_channel,private_channel",
                                                   exclude_archived=True, limit=200, cursor=cursor)
                 channels.update(c["id"] for c in page.get("channels", []))

@@ -33,8 +33,12 @@ NAN_QUANTITIES = ("loss", "policy_loss", "grad_norm", "kl_loss", "entropy")
 #: after the fault; a loss scaler that skips a bad batch now and then (finite steps between
 #: NaNs) never gets there, and a run that went NaN for good keeps the fault open.
 CLEAR_FINITE = 2 * stats.SPIKE_WINDOW
-#: Spike steps listed (the count stays exact).
+#: Spike steps listed (the count stays exact).  Judgement: enough to point at on the chart and
+#: in a post; bounded, so a pathological run cannot grow the stored state.
 SPIKES_LISTED = 20
+#: Metrics named in a NaN/inf finding, and bad points whose metric names are collected per
+#: check: a post names where it happened, not every metric of a run that went NaN everywhere.
+NAN_NAMES, NAN_NAMED_POINTS = 6, 20
 
 
 class NanFault(BaseModel):
@@ -120,7 +124,7 @@ def scan(state: FaultState, tails: RunData, chunk: RunData, aliases: AliasTable,
             idx = np.searchsorted(steps, qs)
             nonfinite = ~np.isfinite(qv)
             bad[idx[nonfinite]] = True
-            for i in idx[nonfinite][:20]:
+            for i in idx[nonfinite][:NAN_NAMED_POINTS]:
                 names.setdefault(int(i), set()).add(q.label)
         bad_at = np.flatnonzero(bad)
         end = int(bad_at[-1]) + 1 if bad_at.size else 0
@@ -182,7 +186,7 @@ def _nan_step(state: FaultState, step: int, bad: bool, names: set[str], opened: 
             opened.add("nan")
         fault.last_bad_step, fault.finite_run = step, 0
         fault.bad_steps += 1
-        fault.metrics = sorted(set(fault.metrics) | names)[:6]
+        fault.metrics = sorted(set(fault.metrics) | names)[:NAN_NAMES]
     elif fault is not None and fault.active:
         fault.finite_run += 1
         if fault.finite_run >= CLEAR_FINITE:

@@ -415,6 +415,8 @@ def _alert(watch: Watch, outcome: "Outcome", transitions: list[Transition]) -> A
                                      signals={k: format_value(v) for k, v in ev.signals.items()},
                                      why=ev.why, source=ev.source.title, provenance=provenance))
     episodes = {t.condition.key: t.condition.episode for t in transitions}
+    # Top 3 stages, 4 pieces of evidence, 3 next checks: what a channel reads at a glance; the
+    # whole verdict is one `diagnose --run` away (the same figures as the verdict card shows first).
     return Alert(watch_id=watch.id, kind="alert", conditions=list(episodes), episodes=episodes,
                  title=" · ".join(titles), changes=changes, path=watch.path, steps=_steps(outcome),
                  binding_stage=verdict.binding_stage, binding_title=verdict.binding_title,

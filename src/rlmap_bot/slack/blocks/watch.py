@@ -12,6 +12,7 @@ from rlmap_bot.slack.blocks.common import SECTION_LIMIT, context, fit, plain, se
 from rlmap_bot.slack.markup import cut, escape
 from rlmap_bot.watch.model import Alert, CheckResult, WatchList, WatchNow, WatchRow
 
+HOME_ROWS = 15
 ICONS = {"alert": ":rotating_light:", "resolved": ":white_check_mark:", "paused": ":double_vertical_bar:"}
 
 
@@ -111,7 +112,9 @@ def home_blocks(rows: list[WatchRow], note: str | None) -> list[Block]:
     if not rows:
         return [section("*Watched runs in your channels*\nNone. `/rlmap watch PATH` in a channel starts one.")]
     blocks: list[Block] = [section("*Watched runs in your channels*")]
-    blocks += [section(cut(_row(r, with_channel=True), SECTION_LIMIT)) for r in rows[:15]]
-    if len(rows) > 15:
-        blocks.append(context(f"…and {len(rows) - 15} more; `/rlmap watch list` in a channel shows its watches."))
+    # 15 rows keep App Home (100 blocks) room for the stages, the newest entries and the help.
+    blocks += [section(cut(_row(r, with_channel=True), SECTION_LIMIT)) for r in rows[:HOME_ROWS]]
+    if len(rows) > HOME_ROWS:
+        blocks.append(context(f"…and {len(rows) - HOME_ROWS} more; `/rlmap watch list` in a channel shows its "
+                              "watches."))
     return blocks
