@@ -155,6 +155,19 @@ def test_a_run_folder_is_watched_through_its_one_log(core, aliases, tmp_path):
     assert out.new_points == 20 and out.bytes_read <= appended + HEAD_BYTES
 
 
+def test_a_log_that_turns_unreadable_is_a_problem_then_a_stall_that_says_why(core, aliases, tmp_path):
+    records = rl.named(rl.curves("healthy", steps=120), "verl")
+    path = rl.write_verl_console(tmp_path / "train.log", records)
+    checker = Checker(core, aliases, path, tmp_path)
+    kept_before = checker.check().kept.points
+    path.write_bytes(b"")  # emptied by a job that restarts its log
+    problem = checker.check(minutes=30)
+    assert problem.status == "problem" and "empty file" in problem.message
+    assert problem.kept.points == kept_before, "what was learnt is kept while the log cannot be read"
+    stalled = checker.check(minutes=30)  # 60 minutes since the last new step
+    assert stalled.status == "paused" and stalled.pause == "stalled" and "empty file" in stalled.message
+
+
 # -- the bounded sample --------------------------------------------------------------------------------
 def test_the_kept_sample_is_bounded_spans_the_run_and_survives_storage():
     kept = KeptRun()

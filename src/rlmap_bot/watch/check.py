@@ -145,6 +145,9 @@ def check_run(watch: Watch, tracking: Tracking, kept: KeptRun, *, engine: "Engin
         return Outcome("paused", tracking, kept, pause="gone",
                        message=f"{watch.path} is gone (moved or deleted)")
     faults = FaultState.model_validate(tracking.faults)
+    # What is stored if reading fails half-way: the series and reading position from before the check.
+    before_check = kept
+    reading = {k: getattr(tracking, k) for k in ("mode", "source", "reader", "signature")}
     opened: set[str] = set()
     new_points = 0
     bytes_read = 0
@@ -192,11 +195,13 @@ def check_run(watch: Watch, tracking: Tracking, kept: KeptRun, *, engine: "Engin
                 kept = fresh
                 tracking.signature = signature
                 bytes_read = whole.bytes_read
-    except PathRefused as exc:
-        return Outcome("paused", tracking, kept, pause="outside", message=str(exc))
-    except (RunReadError, OSError) as exc:
+    except (PathRefused, RunReadError, OSError) as exc:
+        for key, value in reading.items():
+            setattr(tracking, key, value)
+        if isinstance(exc, PathRefused):
+            return Outcome("paused", tracking, before_check, pause="outside", message=str(exc))
         message = str(exc) if isinstance(exc, RlmapError) else f"{watch.path}: cannot read: {exc.strerror or exc}"
-        return _stalled_or(Outcome("problem", tracking, kept, message=message), watch, now, stall)
+        return _stalled_or(Outcome("problem", tracking, before_check, message=message), watch, now, stall)
     tracking.faults = faults.model_dump(mode="json")
     tracking.bytes_read += bytes_read
     if new_points == 0:

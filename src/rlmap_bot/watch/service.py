@@ -140,14 +140,6 @@ class WatchService:
         find_source(path, self.roots)  # RunReadError (one line) when it is not a log this reader knows
         return path
 
-    def save(self, team: str, channel: str, user: str, path: Path, interval_minutes: int, quiet: bool
-             ) -> tuple[Watch, Watch | None]:
-        """Create the watch, or change and resume the channel's watch of the same path; (watch, previous)."""
-        previous = self.repo.find(team, channel, str(path))
-        watch = Watch(team=team, channel=channel, path=str(path), interval_minutes=interval_minutes, quiet=quiet,
-                      created_by=user if previous is None else previous.created_by)
-        return self.repo.save(watch), previous
-
     def find(self, team: str, channel: str, target: str) -> Watch | None:
         """A watch of this channel by id (or its first characters) or by path."""
         target = target.strip().strip("`\"'")
