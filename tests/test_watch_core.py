@@ -153,6 +153,9 @@ def test_a_run_folder_is_watched_through_its_one_log(core, aliases, tmp_path):
     appended = _append(log, records[101:])
     out = checker.check()
     assert out.new_points == 20 and out.bytes_read <= appended + HEAD_BYTES
+    rl.write_verl_console(folder / "logs" / "second.txt", records[:50])
+    two = checker.check()
+    assert two.status == "problem" and "holds 2 runs" in two.message and "watch one of them by its path" in two.message
 
 
 def test_a_log_that_turns_unreadable_is_a_problem_then_a_stall_that_says_why(core, aliases, tmp_path):

@@ -82,6 +82,9 @@ def find_source(path: Path, roots: list[Path]) -> _Source:
     if path.is_dir():
         check_folder(path, roots)
     candidates = discover(path)
+    if len(candidates) > 1:
+        names = ", ".join(c.run_id for c in candidates[:10]) + (" ..." if len(candidates) > 10 else "")
+        raise RunReadError(f"{path} holds {len(candidates)} runs ({names}); watch one of them by its path")
     cand = choose(candidates, None, path)
     location = cand.location.resolve(strict=False)
     if not within(location, roots):
