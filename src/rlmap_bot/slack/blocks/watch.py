@@ -51,7 +51,7 @@ def alert_blocks(alert: Alert) -> list[Block]:
         for ev in alert.evidence:
             seen = ", ".join(f"`{escape(k)}` = *{escape(v)}*" for k, v in ev.signals.items())
             lines.append(f"• {seen} ({escape(ev.stage)} {ev.points:+g}): {escape(ev.why)} _[{escape(ev.source)}]_")
-            lines += [f"    ↳ _{escape(p)}_" for p in ev.provenance]
+            lines += [f"    ↳ {escape(p)}" for p in ev.provenance]  # plain: metric names are full of underscores
         blocks.append(section(cut("*Evidence, from the logs*\n" + "\n".join(lines), SECTION_LIMIT)))
     if alert.next_checks:
         blocks.append(section(cut("*Check next*\n" + "\n".join(f"• {escape(c)}" for c in alert.next_checks),
