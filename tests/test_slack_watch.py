@@ -262,6 +262,7 @@ def test_a_log_that_stops_growing_or_disappears_says_so_once_then_pauses(wbot, s
     assert paused.status == "paused" and [a.kind for a in paused.alerts] == ["paused"]
     [(note, meta)] = watch_posts(standin)
     assert meta["condition"] == "watch:stalled" and "stopped growing" in note.args["text"]
+    assert f"/rlmap watch {watch.path}` resumes it" in text_of(blocks(note))
     assert wbot.front.core.state.watches.get(watch.id).status == "paused"
     assert tick(wbot, clock, 20).status == "paused" and len(watch_posts(standin)) == 1
     assert "paused" in text_of(command(wbot, standin, "watch list")["blocks"])

@@ -456,7 +456,5 @@ def paused_notice(watch: Watch, outcome: "Outcome", number: int) -> Alert:
     reason = outcome.pause or "stalled"
     return Alert(watch_id=watch.id, kind="paused", conditions=[f"watch:{reason}"], episodes={f"watch:{reason}": number},
                  title=f"Watch paused: the log {PAUSE_TITLES.get(reason, reason)}",
-                 changes=[(outcome.message or reason) + ".",
-                          f"I stopped checking it. `/rlmap watch {watch.path}` resumes the watch; "
-                          f"`/rlmap unwatch {watch.short_id}` removes it."],
+                 changes=[(outcome.message or reason) + ".", "I stopped checking it."],
                  path=watch.path, steps=_steps(outcome))

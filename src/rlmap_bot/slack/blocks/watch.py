@@ -36,6 +36,9 @@ def alert_blocks(alert: Alert) -> list[Block]:
         foot = _where(alert)
         if alert.kind == "resolved" and alert.verdict_headline:
             foot += f" · now: {escape(alert.verdict_headline)}"
+        if alert.kind == "paused":
+            foot += (f" · `/rlmap watch {escape(alert.path)}` resumes it, "
+                     f"`/rlmap unwatch {escape(alert.watch_id[:8])}` removes it")
         blocks.append(context(foot))
         return blocks
     blocks = [HeaderBlock(text=plain(f"Watch: {alert.title}")), context(_where(alert))]
