@@ -73,6 +73,7 @@ class Core:
         self._flow: "Flow | None" = None
         self._lock = threading.Lock()
         self._listeners: list[Callable[[], None]] = []
+        self._watch_listeners: list[Callable[[], None]] = []
         self.warning: str | None = None
         if auto_build:
             self._build_if_needed()
@@ -153,6 +154,14 @@ class Core:
 
     def subscriptions_changed(self) -> None:
         for listener in self._listeners:
+            listener()
+
+    def on_watches_changed(self, listener: Callable[[], None]) -> None:
+        """Call ``listener`` whenever a command adds, changes or removes a watch (the scheduler resyncs)."""
+        self._watch_listeners.append(listener)
+
+    def watches_changed(self) -> None:
+        for listener in self._watch_listeners:
             listener()
 
     # -- queries the front-ends use -------------------------------------------------------------

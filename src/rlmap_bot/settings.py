@@ -20,7 +20,7 @@ from rlmap_bot.errors import ConfigError
 
 PACKAGE_DIR = Path(__file__).resolve().parent
 DEFAULT_SCOPES = ("app_mentions:read,chat:write,commands,im:history,channels:history,groups:history,users:read,"
-                  "files:read,files:write")
+                  "files:read,files:write,channels:read,groups:read")
 
 
 def bundled_knowledge() -> Path:
@@ -45,6 +45,15 @@ class Settings(BaseSettings):
         default=None, description="a SQLAlchemy URL for the state store instead of a file (PostgreSQL for several replicas)")
     rlmap_session_ttl_hours: float = Field(default=72.0, gt=0, description="how long a diagnosis may sit unanswered before it expires")
     rlmap_log_format: Literal["text", "json"] = Field(default="text", description="log lines as text, or one JSON object a line")
+    rlmap_run_roots: str | None = Field(
+        default=None, description="folders whose training logs may be watched, separated like PATH (':' on Linux); "
+                                  "unset: watching is off")
+    # An hour: a step takes seconds to minutes, but an evaluation pass or a checkpoint save can keep a
+    # log quiet for tens of minutes; an hour without a new step is past those on common set-ups and
+    # still early news on a run of days.  Noticed at the first check after it (within one interval).
+    rlmap_watch_stall_minutes: int = Field(
+        default=60, ge=5, le=7 * 24 * 60,
+        description="a watched log with no new steps for this many minutes is reported once and its watch paused")
 
     # -- Slack --------------------------------------------------------------------------------
     slack_bot_token: SecretStr | None = Field(default=None, description="bot token (xoxb-...)")
@@ -98,6 +107,17 @@ class Settings(BaseSettings):
         if self.rlmap_state_url is not None:
             return self.rlmap_state_url.get_secret_value()
         return str(self.rlmap_state_db.expanduser() if self.rlmap_state_db else self.data_dir / "state.db")
+
+    @property
+    def run_roots(self) -> list[Path]:
+        """The folders watches may read, resolved; empty when watching is off."""
+        from rlmap_bot.watch.roots import parse_roots
+
+        return parse_roots(self.rlmap_run_roots)
+
+    @property
+    def watch_stall(self) -> dt.timedelta:
+        return dt.timedelta(minutes=self.rlmap_watch_stall_minutes)
 
     @property
     def session_ttl(self) -> dt.timedelta:

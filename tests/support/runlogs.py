@@ -379,3 +379,53 @@ def write_format(kind: str, tmp_path: Path, records: list[Record]) -> Path:
 
 TEXT_AND_FILE_FORMATS = ("verl-console", "verl-jsonl", "wandb-csv", "wandb-json", "csv", "jsonl", "tensorboard",
                          "mlflow-db", "mlflow-files")
+
+
+#: Phases for a run that changes while it is watched (see :func:`phased`).
+PHASES = ("healthy", "reward_hacking", "recovery", "nan", "rollout_bound")
+
+
+def phased(phases: list[tuple[str, int]], seed: int = 0, eval_every: int = 10) -> list[Record]:
+    """One run whose behaviour changes phase by phase, in neutral names, steps 1.. (plus step 0).
+
+    ``healthy``: reward and held-out score rise together.  ``reward_hacking``: the
+    training reward keeps rising while the held-out score falls (Gao et al.'s
+    signature: reward quality binds).  ``recovery``: both rise again.  ``nan``: the
+    policy loss is NaN and the gradient norm inf on every step.  ``rollout_bound``:
+    generation takes most of the step.  Levels carry over from phase to phase, so
+    appending a phase's records to the log continues the same run.
+    """
+    rng = np.random.default_rng(seed)
+    reward, heldout, entropy = 0.2, 0.25, 0.6
+    records: list[Record] = [(0, {"heldout": 0.05})]
+    step = 0
+    # The slopes below suit a run of about 1,000 steps; a longer run moves as far, more slowly.
+    pace = 1000 / max(1000, sum(count for _, count in phases))
+    for kind, count in phases:
+        if kind not in PHASES:
+            raise ValueError(f"unknown phase {kind}")
+        for _ in range(count):
+            step += 1
+            if kind in {"healthy", "nan", "rollout_bound"}:
+                reward, heldout = reward + 0.0008 * pace, heldout + 0.001 * pace
+            elif kind == "reward_hacking":
+                reward, heldout = reward + 0.0012 * pace, heldout - 0.0012 * pace
+            else:  # recovery: the held-out score climbs back faster than the reward
+                reward, heldout = reward + 0.0003 * pace, heldout + 0.002 * pace
+            gen_share = 0.7 if kind == "rollout_bound" else 0.15
+            step_time = 100 + rng.normal(0, 3)
+            row = {
+                "reward": float(min(reward, 1.0) + rng.normal(0, 0.02)), "entropy": float(entropy + rng.normal(0, 0.01)),
+                "length": float(420 + rng.normal(0, 8)), "truncation": float(abs(0.01 + rng.normal(0, 0.003))),
+                "gen_time": float(gen_share * step_time), "step_time": float(step_time),
+                "grad_norm": float(0.5 * math.exp(rng.normal(0, 0.15))), "clip": float(abs(0.01 + rng.normal(0, 0.002))),
+                "zero_std": float(abs(0.1 + rng.normal(0, 0.02))), "pg_loss": float(rng.normal(0, 0.02)),
+                "kl": float(0.003 + abs(rng.normal(0, 0.0003))), "kl_coef": 0.001, "epoch_frac": step * pace / 2000,
+                "throughput": float(1500 + rng.normal(0, 20)), "lr": 1e-6,
+            }
+            if kind == "nan":
+                row["pg_loss"], row["grad_norm"] = math.nan, math.inf
+            if step % eval_every == 0:
+                row["heldout"] = float(heldout + rng.normal(0, 0.005))
+            records.append((step, row))
+    return records

@@ -50,6 +50,7 @@ class StandIn:
         self.failures: dict[str, list[str]] = {}
         self.rate_limits: dict[str, int] = {}
         self.user_tz: dict[str, str] = {}
+        self.user_channels: dict[str, list[str]] = {}  # user -> channels they are in (users.conversations)
         self.delays: dict[str, float] = {}
         self.holds: dict[str, float] = {}  # act on the call, then wait this long before answering
         self.ws_url = "ws://127.0.0.1:1/link"
@@ -257,6 +258,9 @@ class StandIn:
                 return {"ok": True, "file": {"id": args.get("file"), "name": (upload or {}).get("filename")}}
             if method == "apps.connections.open":
                 return {"ok": True, "url": self.ws_url}
+            if method == "users.conversations":
+                return {"ok": True, "channels": [{"id": c} for c in self.user_channels.get(args.get("user", ""), [])],
+                        "response_metadata": {"next_cursor": ""}}
             if method == "users.info":
                 user = args.get("user", "")
                 return {"ok": True, "user": {"id": user, "tz": self.user_tz.get(user, "Europe/London")}}

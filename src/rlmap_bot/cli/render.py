@@ -22,6 +22,7 @@ from rlmap_bot.runs.diagnose import RunDiagnosis
 from rlmap_bot.digest.content import Digest
 from rlmap_bot.knowledge.cards import Card
 from rlmap_bot.search.engine import Answer
+from rlmap_bot.watch.model import Alert, CheckResult
 
 WIDTH = 88
 
@@ -256,3 +257,50 @@ def help_text(result: Help) -> str:
 @text.register
 def notice_text(result: Notice) -> str:
     return result.text
+
+
+def alert_text(alert: Alert) -> str:
+    """One watch post as the terminal shows it (what Slack would get, without the markup)."""
+    lines = [f"[{alert.kind}] {alert.title}"]
+    lines += [_item(c) for c in alert.changes]
+    if alert.kind == "alert":
+        if alert.verdict_headline:
+            lines.append(_wrap(alert.verdict_headline))
+        if alert.ranking:
+            lines.append(_wrap("Points: " + ", ".join(f"{t} {s:g}" for t, s in alert.ranking)))
+        if alert.evidence:
+            lines.append("  Evidence, from the logs:")
+            for ev in alert.evidence:
+                seen = ", ".join(f"{k}={v}" for k, v in ev.signals.items())
+                lines.append(_item(f"{seen} ({ev.stage} {ev.points:+g}): {ev.why} [{ev.source}]", "    - ", "      "))
+                lines += [_item(p, "        from ", "          ") for p in ev.provenance]
+        if alert.next_checks:
+            lines.append("  Check next:")
+            lines += [_item(c, "    - ", "      ") for c in alert.next_checks]
+        if alert.chart:
+            lines.append("  (with the chart of the curves behind the verdict)")
+    return "\n".join(lines)
+
+
+@text.register
+def check_text(result: CheckResult) -> str:
+    span = f"steps {result.first_step}-{result.last_step}" if result.first_step is not None else "no steps"
+    how = "incrementally" if result.mode == "lines" else "whole"
+    lines = [f"Checked {result.path}: {result.steps} steps ({span}), {result.format or 'unknown format'}, "
+             f"read {how} ({result.bytes_read:,} bytes)."]
+    if result.problem:
+        lines.append(_wrap(f"Problem: {result.problem}", ""))
+    if result.verdict is not None:
+        lines.append(result.verdict.headline + ".")
+    if result.alerts:
+        lines += ["", "A check would post:" if result.dry else "Posted:"]
+        for alert in result.alerts:
+            lines += [alert_text(alert), ""]
+    else:
+        lines.append("A check would post nothing." if result.dry else "Nothing was posted.")
+    if result.withheld:
+        lines.append(_wrap("Quiet watch, not posted: " + ", ".join(result.withheld), ""))
+    if result.open_conditions:
+        lines.append(_wrap("Open conditions: " + ", ".join(result.open_conditions), ""))
+    return "\n".join(lines).rstrip()
+

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any, Callable, Protocol
 if TYPE_CHECKING:
     from rlmap_bot.core import Core
     from rlmap_bot.digest.service import Poster
+    from rlmap_bot.watch.service import Poster as WatchPoster
 
 
 class Channel(Protocol):
@@ -26,6 +27,9 @@ class Channel(Protocol):
 
     def digest_poster(self) -> "Poster":
         """Where a digest for this channel is posted."""
+
+    def watch_poster(self) -> "WatchPoster":
+        """Where this channel's watch alerts are posted."""
 
 
 @dataclass

@@ -84,14 +84,17 @@ class RunReader:
             return "the file was replaced (a new inode): rotated"
         if st.head_len:
             head, n = self._head(st.head_len)
-            self.bytes_read += n
             self._last_count += n
             if hashlib.sha256(head).hexdigest() != st.head_sha256:
                 return "the first bytes of the file changed: rotated or rewritten"
         return None
 
-    def read_new(self) -> RunData:
-        """What was appended since the last call (everything on the first call)."""
+    def read_new(self, max_bytes: int | None = None) -> RunData:
+        """What was appended since the last call (everything on the first call).
+
+        ``max_bytes`` bounds one call (whole lines, so it may go one line over): call
+        again while ``state.offset`` moved by at least that much to reach the end in bounded pieces.
+        """
         self._last_count = 0
         st = self._state
         why = self._replaced()
@@ -102,7 +105,7 @@ class RunReader:
         c._last.update(st.last_steps)  # restarts across calls are still restarts
         parser = LINE_FORMATS[st.format](c)
         parser.restore(st.parser)
-        offset, count, _ = read_lines(self.path, parser, c, st.offset)
+        offset, count, _ = read_lines(self.path, parser, c, st.offset, max_bytes)
         self._last_count += count
         st.offset = offset
         st.parser = parser.state()

@@ -31,8 +31,13 @@ def keeper(aliases: AliasTable, extra_metrics: Iterable[str]) -> Callable[[str],
     return lambda name: name in extra or aliases.wants(name)
 
 
-def read_lines(path: Path, parser: LineParser, c: Collector, offset: int = 0) -> tuple[int, int, bool]:
-    """Feed whole lines from ``offset``; returns (offset after the last whole line, bytes read, partial tail seen)."""
+def read_lines(path: Path, parser: LineParser, c: Collector, offset: int = 0,
+               max_bytes: int | None = None) -> tuple[int, int, bool]:
+    """Feed whole lines from ``offset``; returns (offset after the last whole line, bytes read, partial tail seen).
+
+    With ``max_bytes``, stop after the first whole line that reaches that many bytes past
+    ``offset`` (a watcher reads a huge log in bounded pieces).
+    """
     stream, counter = open_binary(path, offset)
     overlong = [0]
     position = offset
@@ -48,6 +53,8 @@ def read_lines(path: Path, parser: LineParser, c: Collector, offset: int = 0) ->
                 c.records += 1
             else:
                 c.skipped += 1
+            if max_bytes is not None and position - offset >= max_bytes:
+                break
     except (OSError, EOFError, gzip.BadGzipFile, zlib.error) as exc:
         if not c.records:
             raise RunReadError(f"{path}: cannot read: {exc}") from None

@@ -189,16 +189,31 @@ def sustained_jump(steps: np.ndarray, values: np.ndarray, start: int = 0) -> int
     n = values.size
     if n <= SPIKE_WINDOW + JUMP_RUN:
         return None
-    med, sig = _rolling_reference(values, SPIKE_WINDOW)
-    floor = np.maximum(sig, 1e-12)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        dev = np.abs(values - med)
-        hit = (dev / floor >= SPIKE_Z) & (dev >= (SPIKE_RATIO - 1) * (np.abs(med) + sig))
-    hit[:max(start, SPIKE_WINDOW)] = False
-    hit &= np.isfinite(dev)
+    hit = jump_hits(values, start)
     run = 0
     for i in range(n):
         run = run + 1 if hit[i] else 0
         if run >= JUMP_RUN:
             return int(steps[i - JUMP_RUN + 1])
     return None
+
+
+def breaks_band(value: np.ndarray | float, median: np.ndarray | float, sigma: np.ndarray | float) -> np.ndarray:
+    """Whether ``value`` is beyond the jump rule's band around a reference median and sigma."""
+    floor = np.maximum(sigma, 1e-12)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        dev = np.abs(np.asarray(value, dtype=float) - median)
+        return (dev / floor >= SPIKE_Z) & (dev >= (SPIKE_RATIO - 1) * (np.abs(median) + sigma)) & np.isfinite(dev)
+
+
+def jump_hits(values: np.ndarray, start: int = 0) -> np.ndarray:
+    """Per point: does it break the jump rule against the rolling median of the points before it?"""
+    med, sig = _rolling_reference(values, SPIKE_WINDOW)
+    hit = breaks_band(values, med, sig)
+    hit[:max(start, SPIKE_WINDOW)] = False
+    return hit
+
+
+def rolling_reference(values: np.ndarray, window: int = SPIKE_WINDOW) -> tuple[np.ndarray, np.ndarray]:
+    """Median and robust sigma of the ``window`` points before each point (NaN for the first ones)."""
+    return _rolling_reference(values, window)

@@ -22,6 +22,7 @@ from rlmap_bot.slack.diagnosis import DiagnosisThreads
 from rlmap_bot.slack.dispatch import SlackCommands
 from rlmap_bot.slack.middleware import EventDedupe
 from rlmap_bot.slack.runfiles import RunFiles
+from rlmap_bot.slack.watches import SlackWatches
 
 log = logging.getLogger(__name__)
 
@@ -50,6 +51,8 @@ class SlackFrontEnd:
         self.commands = SlackCommands(core, settings, self.threads)
         self.run_files = RunFiles(core, settings, self.threads)
         self.digests = SlackDigests(core, self.client_for)
+        self.watches = SlackWatches(core, self.client_for, settings)
+        self.commands.extra["watch_service"] = self.watches.service
         self.app.use(EventDedupe(core.state.events.claim))
         listeners.register(self)
         self.app.error(self.on_error)
@@ -69,6 +72,7 @@ class SlackFrontEnd:
             self.installations.delete_all(enterprise_id=enterprise, team_id=team)
         removed = self.core.state.forget_team(team)
         self.digests.resync()
+        self.watches.resync()
         log.info("workspace %s uninstalled the app; removed %s", team, removed)
 
     def on_error(self, error: Exception, body: dict, logger: logging.Logger, respond: Callable | None = None) -> Any:

@@ -46,3 +46,8 @@ class SlackChannel:
         from rlmap_bot.slack.digests import SlackPoster
 
         return SlackPoster(self.client)
+
+    def watch_poster(self):
+        from rlmap_bot.slack.watches import SlackWatchPoster
+
+        return SlackWatchPoster(self.client)

@@ -39,6 +39,7 @@ log = logging.getLogger(__name__)
 class SlackCommands:
     def __init__(self, core: Core, settings: Settings, threads: DiagnosisThreads):
         self.core, self.settings, self.threads = core, settings, threads
+        self.extra: dict[str, Any] = {}  # what commands share with the front-end (the watch service)
 
     def _parse(self, text: str) -> Parsed | None:
         if not text.strip():
@@ -48,7 +49,8 @@ class SlackCommands:
     def _invocation(self, client: WebClient, team: str, channel: str, user: str, thread_ts: str | None,
                     respond: Callable | None) -> Invocation:
         return Invocation.of(self.core, "slack", user=user, team=team, channel=channel, thread_ts=thread_ts,
-                             admin=user in self.settings.admins, io=SlackChannel(client, channel, user, respond))
+                             admin=user in self.settings.admins, io=SlackChannel(client, channel, user, respond),
+                             extra=dict(self.extra))
 
     # -- /rlmap ----------------------------------------------------------------------------------
     def slash(self, client: WebClient, text: str, team: str, channel: str, user: str, respond: Callable) -> None:

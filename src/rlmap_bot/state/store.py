@@ -2,7 +2,8 @@
 
 One database (see :mod:`rlmap_bot.state.db`), one small repository per aggregate:
 ``sessions`` (guided diagnoses), ``events`` (Slack event ids handled),
-``subscriptions`` and ``digests`` (digest runs and the ledger). Nothing else in
+``subscriptions`` and ``digests`` (digest runs and the ledger), ``watches``
+(watched runs, check claims and the alert ledger). Nothing else in
 the project knows which engine is behind it.
 """
 
@@ -16,6 +17,7 @@ from rlmap_bot.state.events import EventRepository
 from rlmap_bot.state.sessions import SessionRepository
 from rlmap_bot.state.subscriptions import SubscriptionRepository
 from rlmap_bot.state.tables import PER_TEAM
+from rlmap_bot.state.watches import WatchRepository
 
 
 class StateStore:
@@ -28,6 +30,7 @@ class StateStore:
         self.events = EventRepository(self.engine)
         self.subscriptions = SubscriptionRepository(self.engine)
         self.digests = DigestRepository(self.engine)
+        self.watches = WatchRepository(self.engine)
 
     def close(self) -> None:
         self.engine.dispose()

@@ -69,5 +69,55 @@ digest_ledger = sa.Table(
     sa.Column("sent_at", sa.String(40), nullable=False),
 )
 
+watches = sa.Table(
+    "watches", metadata,
+    sa.Column("id", sa.String(64), primary_key=True),
+    sa.Column("team", sa.String(64), nullable=False),
+    sa.Column("channel", sa.String(64), nullable=False),
+    sa.Column("path_key", sa.String(64), nullable=False),  # sha256 of the resolved path: one watch per path and channel
+    sa.Column("status", sa.String(16), nullable=False),  # active | paused
+    sa.Column("data", sa.Text, nullable=False),  # the Watch model as JSON
+    sa.Column("created_at", sa.String(40), nullable=False),
+    sa.UniqueConstraint("team", "channel", "path_key", name="uq_watches_path"),
+)
+
+watch_state = sa.Table(
+    "watch_state", metadata,
+    sa.Column("watch_id", sa.String(64), primary_key=True),
+    sa.Column("team", sa.String(64), nullable=False),
+    sa.Column("version", sa.Integer, nullable=False),  # optimistic: a check that was given up cannot overwrite
+    sa.Column("data", sa.Text, nullable=False),  # Tracking as JSON: reader offsets, conditions, last verdict
+    sa.Column("series", sa.LargeBinary),  # the bounded kept series (npz, compressed)
+    sa.Column("updated_at", sa.String(40), nullable=False),
+)
+
+watch_checks = sa.Table(
+    "watch_checks", metadata,
+    sa.Column("check_id", sa.String(64), primary_key=True),
+    sa.Column("watch_id", sa.String(64), nullable=False),
+    sa.Column("team", sa.String(64), nullable=False),
+    sa.Column("slot", sa.String(80), nullable=False),
+    sa.Column("status", sa.String(16), nullable=False),  # claimed | done | failed | abandoned
+    sa.Column("owner", sa.String(300), nullable=False),  # host:pid:token of the process that claimed it
+    sa.Column("created_at", sa.String(40), nullable=False),
+    sa.UniqueConstraint("watch_id", "slot", name="uq_watch_checks_slot"),
+)
+
+watch_alerts = sa.Table(
+    "watch_alerts", metadata,
+    sa.Column("watch_id", sa.String(64), primary_key=True),
+    sa.Column("condition", sa.String(64), primary_key=True),
+    sa.Column("episode", sa.Integer, primary_key=True, autoincrement=False),
+    sa.Column("kind", sa.String(16), primary_key=True),  # alert | resolved | paused
+    sa.Column("team", sa.String(64), nullable=False),
+    sa.Column("channel", sa.String(64), nullable=False),
+    sa.Column("alert_id", sa.String(64), nullable=False),  # one post may carry several conditions
+    sa.Column("status", sa.String(16), nullable=False),  # claimed | posted
+    sa.Column("ts", sa.String(64)),
+    sa.Column("created_at", sa.String(40), nullable=False),
+    sa.Index("ix_watch_alerts_alert", "alert_id"),
+)
+
 # Tables that hold a workspace's data, for uninstall.
-PER_TEAM = (subscriptions, sessions, digest_ledger, digest_runs, processed_events)
+PER_TEAM = (subscriptions, sessions, digest_ledger, digest_runs, processed_events, watches, watch_state, watch_checks,
+            watch_alerts)

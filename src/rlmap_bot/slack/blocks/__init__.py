@@ -18,8 +18,10 @@ from rlmap_bot.digest.content import Digest
 from rlmap_bot.knowledge.cards import Card
 from rlmap_bot.search.engine import Answer
 from rlmap_bot.slack.blocks import ask, diagnosis, digest, entries, help
+from rlmap_bot.slack.blocks import watch as watch_blocks
 from rlmap_bot.slack.blocks.common import context, section, to_dicts
 from rlmap_bot.slack.markup import escape
+from rlmap_bot.watch.model import WatchList, WatchNow
 
 Rendered = tuple[list[Block], str]  # the blocks, and the notification text (already safe mrkdwn)
 
@@ -80,6 +82,16 @@ def _(result: KbStats) -> Rendered:
 def _(result: Notice) -> Rendered:
     # Notices are built by commands from validated values and the bot's own mentions: already mrkdwn.
     return [section(result.text)], result.text
+
+
+@render.register
+def _(result: WatchList) -> Rendered:
+    return watch_blocks.watch_list_blocks(result), f"{len(result.watches)} watches"
+
+
+@render.register
+def _(result: WatchNow) -> Rendered:
+    return watch_blocks.watch_now_blocks(result), f"Checked {len(result.results)} watches"
 
 
 __all__ = ["render", "to_dicts", "context", "section", "ask", "diagnosis", "digest", "entries", "help"]

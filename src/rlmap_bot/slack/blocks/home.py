@@ -10,7 +10,7 @@ from rlmap_bot.slack.blocks.help import help_blocks
 from rlmap_bot.slack.markup import escape
 
 
-def home_view(stages, newest, sessions, help_result) -> View:
+def home_view(stages, newest, sessions, help_result, watches: list[Block] | None = None) -> View:
     blocks: list[Block] = [HeaderBlock(text=plain("The RL Scaling Bottleneck Map"))]
     blocks.append(section("Locate the *binding constraint* of an RL system across five stages."))
     for stage in stages:
@@ -32,5 +32,8 @@ def home_view(stages, newest, sessions, help_result) -> View:
     else:
         blocks.append(section("*Your open diagnoses*\nNone. Start one with `/rlmap diagnose` in a channel."))
     blocks.append(DividerBlock())
+    if watches:
+        blocks += watches
+        blocks.append(DividerBlock())
     blocks += help_blocks(help_result)
     return View(type="home", blocks=fit(blocks, MAX_HOME_BLOCKS))

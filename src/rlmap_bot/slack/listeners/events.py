@@ -9,6 +9,7 @@ from slack_sdk import WebClient
 
 from rlmap_bot.commands import REGISTRY
 from rlmap_bot.commands.admin import help_for
+from rlmap_bot.slack.blocks import watch as watch_blocks
 from rlmap_bot.slack.blocks.home import home_view
 from rlmap_bot.slack.markup import MENTION, from_slack
 
@@ -94,7 +95,10 @@ def register(front: "SlackFrontEnd") -> None:
         newest = sorted(core.store.history(), key=lambda s: (s.entry.added, s.first_seen, s.entry.id), reverse=True)
         newest = [(s.entry, s.entry.added.isoformat()) for s in newest if s.entry.kind in {"paper", "topic", "stage"}][:8]
         sessions = core.flow.open_sessions(team=team, user=user)
-        client.views_publish(user_id=user, view=home_view(core.stages(), newest, sessions, help_for(REGISTRY, "slack")))
+        rows, note = front.watches.for_user(client, team, user)
+        watches = watch_blocks.home_blocks(rows, note) if rows or note else None
+        client.views_publish(user_id=user, view=home_view(core.stages(), newest, sessions, help_for(REGISTRY, "slack"),
+                                                          watches))
 
     @app.event("app_uninstalled")
     def on_uninstalled(body: dict) -> None:

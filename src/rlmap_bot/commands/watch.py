@@ -1,0 +1,172 @@
+"""Watch commands: keep an eye on a run's log and post to the channel when something changes."""
+
+from __future__ import annotations
+
+import uuid
+from typing import TYPE_CHECKING, Any
+
+from rlmap_bot.commands.context import Invocation
+from rlmap_bot.commands.registry import Param, Registry
+from rlmap_bot.errors import UsageError
+
+SLACK = frozenset({"slack"})
+CLI = frozenset({"cli"})
+
+if TYPE_CHECKING:
+    from rlmap_bot.commands.results import Notice
+    from rlmap_bot.watch.model import CheckResult, WatchList, WatchNow
+    from rlmap_bot.watch.service import WatchService
+
+
+def register(registry: Registry) -> None:
+    registry.command(
+        "watch", "check a training log every 15 minutes; post here when a stage starts to bind, the binding stage "
+                 "changes, or the loss goes NaN or diverges (in the terminal: --once)",
+        Param("path", "a training log or run folder under RLMAP_RUN_ROOTS", kind="arg", required=True, metavar="PATH"),
+        Param("every", "how often to check: 15m, 1h, 2h30m (default 15 minutes)", word="every", metavar="DURATION",
+              surfaces=SLACK),
+        Param("quiet", "post only faults (NaN/inf loss, divergence), not stage changes", kind="flag", word="quiet",
+              surfaces=SLACK),
+        Param("once", "check now, once, and print what a check would post (nothing is stored)", kind="flag",
+              surfaces=CLI),
+        surfaces=CLI | SLACK, json=True, strict=True, order=30,
+        help=("Check a training log once and print what a watch's check would post: the binding stage, faults, "
+              "the evidence and what to check next. PATH must lie under RLMAP_RUN_ROOTS; nothing is stored. "
+              "Watching itself runs in Slack: /rlmap watch PATH [every DURATION] [quiet]."),
+        examples=("watch runs/exp42/train.log every 30m", "watch runs/exp42 quiet"),
+    )(watch)
+    registry.command("watch list", "this channel's watches: path, interval, last check, last verdict", surfaces=SLACK,
+                     strict=True, order=31)(list_watches)
+    registry.command("watch now", "check this channel's watches at once, posting what a scheduled check would",
+                     surfaces=SLACK, strict=True, order=32)(now)
+    registry.command(
+        "unwatch", "stop watching a run in this channel",
+        Param("target", "the watch id (or its first characters) or the watched path", kind="arg", required=True,
+              metavar="ID|PATH"),
+        surfaces=SLACK, strict=True, order=33, examples=("unwatch 3fa9c2e1",),
+    )(unwatch)
+
+
+def _service(ctx: Invocation) -> "WatchService":
+    from rlmap_bot.watch.service import WatchService
+
+    service = ctx.extra.get("watch_service")
+    return service if service is not None else WatchService(ctx.core)
+
+
+def _need_channel(ctx: Invocation) -> None:
+    if ctx.io is None:
+        raise UsageError("watches post to Slack channels; use `/rlmap watch PATH` there "
+                         "(in the terminal, `rlmap-bot watch PATH --once`)")
+
+
+def _need_roots(service: "WatchService") -> None:
+    from rlmap_bot.watch.roots import WATCHING_OFF, PathRefused
+
+    if not service.roots:
+        raise PathRefused(WATCHING_OFF)
+
+
+def watch(ctx: Invocation, path: str, every: str | None = None, quiet: bool = False, once: bool = False,
+          json_output: bool = False) -> Any:
+    from rlmap_bot.commands.results import Notice
+    from rlmap_bot.slack.markup import escape
+    from rlmap_bot.watch.model import DEFAULT_INTERVAL, Watch, format_interval, parse_interval
+    from rlmap_bot.wording import mention
+
+    service = _service(ctx)
+    if ctx.surface == "cli":
+        if not once:
+            raise UsageError("in the terminal, `rlmap-bot watch PATH --once` checks once and prints what would be "
+                             "posted; to keep watching, use `/rlmap watch PATH` in Slack")
+        _need_roots(service)
+        return service.preview(path)
+    _need_channel(ctx)
+    _need_roots(service)
+    minutes = parse_interval(every) if every else DEFAULT_INTERVAL
+    resolved = service.resolve(path)
+    previous = service.repo.find(ctx.team, ctx.channel, str(resolved))
+    now_ = service.clock()
+    watch_ = Watch(id=previous.id if previous else uuid.uuid4().hex, team=ctx.team, channel=ctx.channel,
+                   path=str(resolved), interval_minutes=minutes, quiet=quiet,
+                   created_by=previous.created_by if previous else ctx.user,
+                   created_at=previous.created_at if previous else now_, updated_at=now_)
+    how = f"every {format_interval(minutes)}" + (", faults only" if quiet else "")
+    verb = "is watching" if previous is None else ("resumed watching" if previous.status == "paused" else
+                                                   "changed the watch of")
+    what = ("NaN/inf or diverging loss" if quiet else
+            "a stage starting to bind, a change of binding stage, or a NaN/inf or diverging loss")
+    # The announcement doubles as proof that the bot can post here.
+    if not ctx.io.announce(f":eyes: {mention(ctx.user)} {verb} `{escape(str(resolved))}` here, {how}. I'll post "
+                           f"{what}, once each. `/rlmap unwatch {watch_.short_id}` stops it."):
+        return None
+    service.repo.save(watch_)
+    ctx.core.watches_changed()
+    result = service.run(watch_.id, f"first:{uuid.uuid4().hex}", ctx.io.watch_poster())
+    return Notice(text=f"Watching `{escape(str(resolved))}` (id `{watch_.short_id}`), {how}. " + first_check(result))
+
+
+def first_check(result: "CheckResult | None") -> str:
+    """What the check made at `watch` time found, in a sentence or two."""
+    from rlmap_bot.slack.markup import escape
+
+    if result is None:
+        return ""
+    if result.status == "busy":
+        return "A check of it is running right now."
+    if result.status == "paused":
+        return f"It paused at once: {escape(result.problem or '')}."
+    if result.status == "problem":
+        return f"First check: {escape(result.problem or 'cannot read it')}."
+    text = f"First check: {result.steps} steps read"
+    if result.format:
+        text += f" ({escape(result.format)})"
+    if result.verdict is not None:
+        text += f"; {escape(result.verdict.headline)}"
+    posted = [a for a in result.alerts if a.kind == "alert"]
+    if posted:
+        text += f". Posted: {escape(posted[0].title)}"
+    return text + "."
+
+
+def list_watches(ctx: Invocation) -> "WatchList":
+    from rlmap_bot.watch.model import WatchList
+    from rlmap_bot.watch.roots import WATCHING_OFF
+
+    _need_channel(ctx)
+    service = _service(ctx)
+    rows = service.rows(service.repo.list(team=ctx.team, channel=ctx.channel))
+    return WatchList(watches=rows, note=None if service.roots else WATCHING_OFF + ".")
+
+
+def now(ctx: Invocation) -> "WatchNow":
+    from rlmap_bot.watch.model import WatchNow
+
+    _need_channel(ctx)
+    service = _service(ctx)
+    _need_roots(service)
+    watches = service.repo.list(team=ctx.team, channel=ctx.channel)
+    if not watches:
+        raise UsageError("This channel watches no run. Usage: `/rlmap watch PATH [every DURATION] [quiet]`")
+    poster = ctx.io.watch_poster()
+    results = []
+    for w in watches:
+        result = service.run(w.id, f"now:{uuid.uuid4().hex}", poster)
+        if result is not None:
+            results.append(result)
+    return WatchNow(results=results)
+
+
+def unwatch(ctx: Invocation, target: str) -> "Notice":
+    from rlmap_bot.commands.results import Notice
+    from rlmap_bot.slack.markup import escape
+    from rlmap_bot.wording import mention
+
+    _need_channel(ctx)
+    service = _service(ctx)
+    found = service.find(ctx.team, ctx.channel, target)
+    if found is None:
+        raise UsageError(f"No watch of this channel is {target!r}; `/rlmap watch list` shows them")
+    service.repo.delete(found.id)
+    ctx.core.watches_changed()
+    return Notice(text=f"{mention(ctx.user)} stopped watching `{escape(found.path)}` here.", public=True)

@@ -1,0 +1,295 @@
+"""One check of one watched run: read what is new, update the kept series, judge the whole run.
+
+A line-based log (verl console and JSONL, CSV, JSONL, W&B exports) is read
+incrementally with :class:`~rlmap_bot.runs.RunReader`: only the bytes appended
+since the last check, in pieces of at most :data:`PIECE` bytes, so even the
+first read of a multi-GB log holds only one piece's values at a time.  A
+rotated or truncated file is noticed by the reader and read afresh.  Other
+formats (TensorBoard, MLflow, TRL checkpoints, gzip, JSON arrays) are read
+whole, and only when their size or modification time changed.
+
+The verdict is the engine's on signals derived from the kept sample
+(:mod:`rlmap_bot.watch.series`), except two the scan sees better at full
+resolution (:mod:`rlmap_bot.watch.faults`): ``loss_divergence`` (a NaN/inf or
+divergence still going on) and ``grad_norm_spikes`` (any spike in the run).
+Nothing here posts; :mod:`rlmap_bot.watch.service` decides what to announce.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from rlmap_bot.errors import RlmapError
+from rlmap_bot.runs.derive import Derivation, SignalSource, derive_signals
+from rlmap_bot.runs.detect import choose, discover
+from rlmap_bot.runs.errors import RunReadError
+from rlmap_bot.runs.formats.lines import LINE_FORMATS
+from rlmap_bot.runs.incremental import HEAD_BYTES, RunReader
+from rlmap_bot.runs.model import RunData, Series
+from rlmap_bot.runs.textio import is_gzip, read_head
+from rlmap_bot.watch import faults as fault_scan
+from rlmap_bot.watch.conditions import Evaluation, evaluate
+from rlmap_bot.watch.faults import FaultState
+from rlmap_bot.watch.model import Tracking, VerdictSummary, Watch
+from rlmap_bot.watch.roots import PathRefused, check_folder, within
+from rlmap_bot.watch.series import KeptRun
+
+if TYPE_CHECKING:
+    from rlmap_bot.diagnosis.engine import Engine
+    from rlmap_bot.runs.aliases import AliasTable
+    from rlmap_bot.runs.diagnose import RunDiagnosis
+
+#: Bytes read in one piece.  Judgement: 64 MB of a verl log is about 60,000 steps, whose kept
+#: metrics take a few tens of MB as arrays before they are sampled down; reading a 2 GB log
+#: for the first time then never holds more than that.
+PIECE = 64 << 20
+
+
+@dataclass
+class Outcome:
+    """What one check found; the service turns it into posts and stores ``tracking`` and ``kept``."""
+
+    status: str  # checked | unchanged | paused | problem
+    tracking: Tracking
+    kept: KeptRun
+    pause: str | None = None  # stalled | gone | outside
+    message: str | None = None
+    format: str | None = None
+    new_points: int = 0
+    bytes_read: int = 0
+    verdict: "RunDiagnosis | None" = None
+    derivation: Derivation | None = None
+    evaluation: Evaluation | None = None
+    opened_faults: set[str] = field(default_factory=set)
+    pieces: int = 0
+
+    @property
+    def run(self) -> RunData:
+        return self.kept.to_run()
+
+
+class _Source:
+    def __init__(self, location: Path, format: str, lines: bool, run_id: str | None, files: list[Path]):
+        self.location, self.format, self.lines, self.run_id, self.files = location, format, lines, run_id, files
+
+
+def find_source(path: Path, roots: list[Path]) -> _Source:
+    """The one log the watched path stands for, and how to read it (RunReadError, PathRefused)."""
+    if path.is_dir():
+        check_folder(path, roots)
+    candidates = discover(path)
+    if len(candidates) > 1:
+        names = ", ".join(c.run_id for c in candidates[:10]) + (" ..." if len(candidates) > 10 else "")
+        raise RunReadError(f"{path} holds {len(candidates)} runs ({names}); watch one of them by its path")
+    cand = choose(candidates, None, path)
+    location = cand.location.resolve(strict=False)
+    if not within(location, roots):
+        raise PathRefused(f"{path} leads outside RLMAP_RUN_ROOTS; nothing is read")
+    # A JSON array (a W&B history export) is one document, not lines: it is read whole.  Its
+    # first non-blank byte is '[', well within the first 4 KB (the reader's own fingerprint size).
+    lines = (cand.format in LINE_FORMATS and location.is_file() and not is_gzip(location)
+             and read_head(location, HEAD_BYTES).lstrip()[:1] != b"[")
+    return _Source(location, cand.format, lines, cand.run_id, [Path(f) for f in cand.files])
+
+
+def _signature(source: _Source) -> str:
+    """Size and modification time of everything a whole read would read."""
+    paths = source.files or [source.location]
+    parts = []
+    for p in paths:
+        if p.is_dir():
+            for dirpath, _, names in os.walk(p):
+                for name in sorted(names):
+                    st = os.stat(os.path.join(dirpath, name))
+                    parts.append(f"{name}:{st.st_size}:{st.st_mtime_ns}")
+        else:
+            st = p.stat()
+            parts.append(f"{p.name}:{st.st_size}:{st.st_mtime_ns}")
+    return "|".join(parts)
+
+
+def _after(run: RunData, step: int | None) -> RunData:
+    """The part of a whole read after ``step`` (what is new since the last check)."""
+    if step is None:
+        return run
+    series = {}
+    for name, s in run.series.items():
+        keep = s.steps > step
+        if keep.any():
+            series[name] = Series(name=name, steps=s.steps[keep], values=s.values[keep])
+    return RunData(path=run.path, format=run.format, metrics=run.metrics, series=series)
+
+
+def _chunk_points(chunk: RunData) -> int:
+    return max((len(s) for s in chunk.series.values()), default=0)
+
+
+def check_run(watch: Watch, tracking: Tracking, kept: KeptRun, *, engine: "Engine", aliases: "AliasTable",
+              roots: list[Path], now: dt.datetime, stall: dt.timedelta, piece: int = PIECE) -> Outcome:
+    """Read, scan, derive and judge; see the module docstring.  Never raises for the run's own problems.
+
+    ``piece``: the most bytes of a line log read in one go (:data:`PIECE`).
+    """
+    tracking = tracking.model_copy(deep=True)
+    tracking.checks += 1
+    tracking.last_check_at = now
+    if tracking.last_growth_at is None:
+        tracking.last_growth_at = now  # the stall clock starts at the first check
+    path = Path(watch.path)
+    resolved = path.resolve(strict=False)
+    if not within(resolved, roots):
+        return Outcome("paused", tracking, kept, pause="outside",
+                       message=f"{watch.path} now leads outside RLMAP_RUN_ROOTS, so I stopped reading it")
+    if not resolved.exists():
+        return Outcome("paused", tracking, kept, pause="gone",
+                       message=f"{watch.path} is gone (moved or deleted)")
+    faults = FaultState.model_validate(tracking.faults)
+    # What is stored if reading fails half-way: the series and reading position from before the check.
+    before_check = kept
+    reading = {k: getattr(tracking, k) for k in ("mode", "source", "reader", "signature")}
+    opened: set[str] = set()
+    new_points = 0
+    bytes_read = 0
+    pieces = 0  # reads of at most ``piece`` bytes (line logs)
+    try:
+        source = find_source(resolved, roots)
+        if tracking.mode != ("lines" if source.lines else "whole") or tracking.source != str(source.location):
+            # A new file behind the path (a folder's log replaced, a format change): a new run.
+            kept, tracking.reader, tracking.signature = KeptRun(), None, None
+            tracking.mode, tracking.source = ("lines" if source.lines else "whole"), str(source.location)
+        if source.lines:
+            reader = RunReader(source.location, format=source.format, aliases=aliases, state=tracking.reader)
+            while True:
+                before = reader.state.offset
+                chunk = reader.read_new(max_bytes=piece)
+                if chunk.reset:
+                    kept = KeptRun()
+                first = kept.empty
+                faults, found = fault_scan.scan(faults, kept.tails_run(), chunk, aliases,
+                                                kept.points + _chunk_points(chunk), first)
+                opened |= found
+                new_points += kept.absorb(chunk)
+                pieces += 1
+                if reader.state.offset - before < piece:
+                    break
+            tracking.reader = reader.state.model_dump(mode="json")
+            bytes_read = reader.bytes_read
+        else:
+            signature = _signature(source)
+            if signature != tracking.signature:
+                from rlmap_bot.runs import read_run
+
+                whole = read_run(source.location if source.location.is_file() else resolved, format=source.format,
+                                 run_id=source.run_id, aliases=aliases)
+                last = kept.last_step
+                if last is not None and (whole.last_step or 0) < last:
+                    last, kept = None, KeptRun()  # rewritten from scratch: a new run
+                chunk = _after(whole, last)
+                faults, found = fault_scan.scan(faults, kept.tails_run(), chunk, aliases, whole.step_count,
+                                                kept.empty)
+                opened |= found
+                fresh = KeptRun()
+                fresh.absorb(whole)
+                new_points = _chunk_points(chunk)
+                kept = fresh
+                tracking.signature = signature
+                bytes_read = whole.bytes_read
+    except (PathRefused, RunReadError, OSError) as exc:
+        for key, value in reading.items():
+            setattr(tracking, key, value)
+        if isinstance(exc, PathRefused):
+            return Outcome("paused", tracking, before_check, pause="outside", message=str(exc))
+        message = str(exc) if isinstance(exc, RlmapError) else f"{watch.path}: cannot read: {exc.strerror or exc}"
+        return _stalled_or(Outcome("problem", tracking, before_check, message=message), watch, now, stall)
+    tracking.faults = faults.model_dump(mode="json")
+    tracking.bytes_read += bytes_read
+    if new_points == 0:
+        out = Outcome("unchanged", tracking, kept, format=source.format, bytes_read=bytes_read, pieces=pieces)
+        return _stalled_or(out, watch, now, stall)
+    tracking.last_growth_at = now
+    derivation, verdict = judge(kept, faults, engine, aliases)
+    tracking.last_verdict = VerdictSummary(headline=_headline(verdict), binding_stage=verdict.binding_stage,
+                                           binding_title=verdict.binding_title, confidence=verdict.confidence)
+    evaluation = evaluate(tracking.conditions, tracking.episodes, verdict.binding_stage, faults, opened,
+                          new_data=True, now=now, last_step=kept.last_step)
+    return Outcome("checked", tracking, kept, format=source.format, new_points=new_points, bytes_read=bytes_read,
+                   verdict=verdict, derivation=derivation, evaluation=evaluation, opened_faults=opened, pieces=pieces)
+
+
+def _stalled_or(out: Outcome, watch: Watch, now: dt.datetime, stall: dt.timedelta) -> Outcome:
+    # The stall clock runs from the last new step, or from when someone (re)started the watch.
+    last = max(t for t in (out.tracking.last_growth_at, watch.updated_at) if t is not None)
+    if now - last >= stall:
+        minutes = int((now - last).total_seconds() // 60)
+        why = f" (last problem: {out.message})" if out.message else ""
+        return Outcome("paused", out.tracking, out.kept, pause="stalled", format=out.format,
+                       message=f"no new steps for {minutes} minutes{why}", bytes_read=out.bytes_read)
+    return out
+
+
+def _headline(verdict) -> str:
+    from rlmap_bot import wording
+
+    return wording.verdict_headline(verdict)
+
+
+def judge(kept: KeptRun, faults: FaultState, engine: "Engine", aliases: "AliasTable"
+          ) -> tuple[Derivation, "RunDiagnosis"]:
+    """The derivation on the kept sample, with the full-resolution fault readings, and its verdict."""
+    from rlmap_bot.runs.diagnose import verdict_for
+
+    run = kept.to_run()
+    derivation = derive_signals(run, aliases)
+    derivation.run.steps = kept.points
+    derivation.run.first_step, derivation.run.last_step = kept.first_step, kept.last_step
+    stride = kept.largest_stride
+    if stride > 1:
+        derivation.warnings.append(f"judged on every {stride}th logged point at most (a bounded sample of the "
+                                   f"whole run); NaN/inf, divergence and spikes on every point")
+    if faults.loss_seen:
+        _set(derivation, "loss_divergence", faults.active("nan") or faults.active("divergence"), SignalSource(
+            metric=_fault_metrics(faults), window="every logged step, as it arrived",
+            method="NaN or inf in a loss, gradient norm or entropy, until 50 finite steps follow; or a jump "
+                   "beyond the spike rule held for 3 steps, until the level is back",
+            detail=_fault_detail(faults),
+            marks=[f.first_step if hasattr(f, "first_step") else f.step
+                   for f in (faults.nan, faults.divergence) if f is not None and f.active]))
+    if faults.grad_seen:
+        shown = ", ".join(str(s) for s in faults.spike_steps[-5:])
+        _set(derivation, "grad_norm_spikes", faults.spikes > 0, SignalSource(
+            metric=faults.spike_metric or derivation.quantities.get("grad_norm", "grad_norm"),
+            window="every logged step after warm-up, as it arrived",
+            method="a spike is >= 4x the median of the previous 25 steps and >= 6 robust sigmas (MAD) above it",
+            detail=f"{faults.spikes} spike(s), latest at steps {shown}" if faults.spikes else "no spikes",
+            marks=faults.spike_steps))
+    return derivation, verdict_for(engine, derivation)
+
+
+def _set(derivation: Derivation, signal: str, value, source: SignalSource) -> None:
+    derivation.signals[signal] = value
+    derivation.signal_sources[signal] = source
+    if signal in derivation.missing:
+        derivation.missing.remove(signal)
+        derivation.missing_reasons.pop(signal, None)
+
+
+def _fault_metrics(faults: FaultState) -> str:
+    names = []
+    if faults.nan is not None:
+        names += faults.nan.metrics
+    if faults.divergence is not None:
+        names.append(faults.divergence.metric)
+    return ", ".join(dict.fromkeys(names)) or "loss, gradient norm, entropy"
+
+
+def _fault_detail(faults: FaultState) -> str:
+    parts = []
+    if faults.nan is not None:
+        parts.append(fault_scan.nan_text(faults.nan))
+    if faults.divergence is not None:
+        parts.append(fault_scan.jump_text(faults.divergence))
+    return "; ".join(parts) or "all finite, no sustained jump"

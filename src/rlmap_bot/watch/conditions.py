@@ -1,0 +1,112 @@
+"""Conditions: what a watch announces, when a condition is new, and when it is over.
+
+Conditions are keyed so the ledger can say "already announced":
+
+* ``binds:STAGE``: the verdict on the whole run names STAGE as binding.  At most one
+  is open; when the verdict names another stage, the new one opens (a *change*)
+  and the old one closes with it (the change alert says so, no separate note).
+* ``fault:nan`` and ``fault:divergence``: from the full-resolution scan
+  (:mod:`rlmap_bot.watch.faults`), which also decides when they are over.
+
+Each opening is an *episode* (numbered per watch and key); an episode is
+announced once and, if it was announced, resolved once.  A condition that
+clears and later comes back is a new episode and is announced again.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass, field
+
+from rlmap_bot.watch.faults import FaultState
+from rlmap_bot.watch.model import ConditionState
+
+#: A binding stage is announced the first time a verdict names it.  The verdict already needs
+#: min_score points and a min_lead margin over every other stage (knowledge/catalog.yaml), at
+#: least one strong reading, so a second check would delay the news by an interval and re-judge
+#: mostly the same recent window.
+#: It is resolved only when CLEAR_CHECKS checks in a row that read new steps no longer name it:
+#: a single verdict can dip under min_lead (1.25 points, a quarter of one strong reading) on the
+#: noise of one recent window, while two verdicts over different data mean the evidence went.
+#: Checks that read nothing new do not count: they would repeat the same verdict.
+CLEAR_CHECKS = 2
+FAULTS = ("nan", "divergence")
+
+
+@dataclass
+class Transition:
+    """One change a check found: ``start``, ``change``, ``fault`` (announce), or ``resolved``."""
+
+    kind: str
+    condition: ConditionState
+    replaced: ConditionState | None = None  # a change: the stage that bound before
+    transient: bool = False  # a fault that opened and cleared within the same check
+
+
+@dataclass
+class Evaluation:
+    conditions: dict[str, ConditionState]
+    episodes: dict[str, int]
+    transitions: list[Transition] = field(default_factory=list)
+    closed: list[ConditionState] = field(default_factory=list)  # closed without a note of their own
+
+
+def _open(key: str, episodes: dict[str, int], now: dt.datetime, step: int | None, **detail) -> ConditionState:
+    episodes[key] = episodes.get(key, 0) + 1
+    return ConditionState(key=key, episode=episodes[key], since=now, since_step=step, detail=detail)
+
+
+def evaluate(previous: dict[str, ConditionState], episodes: dict[str, int], binding: str | None,
+             faults: FaultState, opened_faults: set[str], new_data: bool, now: dt.datetime,
+             last_step: int | None) -> Evaluation:
+    """The conditions after a check, and the transitions to announce or resolve."""
+    conditions = {k: v.model_copy(deep=True) for k, v in previous.items()}
+    episodes = dict(episodes)
+    out = Evaluation(conditions, episodes)
+
+    # -- the binding stage -------------------------------------------------------------------
+    current = next((c for k, c in conditions.items() if k.startswith("binds:")), None)
+    if binding is not None and (current is None or current.key != f"binds:{binding}"):
+        if current is not None:
+            del conditions[current.key]
+            out.closed.append(current)
+        new = _open(f"binds:{binding}", episodes, now, last_step)
+        conditions[new.key] = new
+        out.transitions.append(Transition("change" if current is not None else "start", new, replaced=current))
+    elif current is not None and binding is not None:
+        current.misses = 0
+    elif current is not None and new_data:
+        current.misses += 1
+        if current.misses >= CLEAR_CHECKS:
+            del conditions[current.key]
+            out.transitions.append(Transition("resolved", current))
+
+    # -- faults ---------------------------------------------------------------------------------
+    for name in FAULTS:
+        key = f"fault:{name}"
+        active = faults.active(name)
+        fault = getattr(faults, name)
+        if name in opened_faults and key not in conditions:
+            step = getattr(fault, "first_step", None) or getattr(fault, "step", None)
+            new = _open(key, episodes, now, step)
+            out.transitions.append(Transition("fault", new, transient=not active))
+            if active:
+                conditions[key] = new
+            else:
+                out.closed.append(new)
+        elif key in conditions and not active:
+            out.transitions.append(Transition("resolved", conditions.pop(key)))
+    return out
+
+
+def pending_announcements(conditions: dict[str, ConditionState], quiet: bool,
+                          transitions: list[Transition]) -> list[Transition]:
+    """Open conditions never announced (a quiet watch made loud, a post that failed): announce them now."""
+    named = {t.condition.key for t in transitions}
+    out = []
+    for key, cond in conditions.items():
+        if cond.announced or key in named:
+            continue
+        if key.startswith("fault:") or not quiet:
+            out.append(Transition("fault" if key.startswith("fault:") else "start", cond))
+    return out

@@ -1,0 +1,102 @@
+"""Watches across real `serve --http` processes: two replicas on PostgreSQL, and a crash mid-post."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import signal
+import subprocess
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+
+from rlmap_bot.state.store import StateStore
+from rlmap_bot.watch.model import Watch
+from support import runlogs as rl
+from support.serve import start
+from support.slackio import text_of
+from support.standin import TEAM, Slack
+
+BAD = rl.named(rl.phased([("healthy", 300), ("reward_hacking", 200)]), "verl")
+
+
+def watch_alerts(standin, channel: str) -> list:
+    out = []
+    for call in standin.of("chat.postMessage"):
+        meta = call.args.get("metadata")
+        meta = json.loads(meta) if isinstance(meta, str) else meta
+        if call.args["channel"] == channel and meta and meta.get("event_type") == "rlmap_watch":
+            out.append(meta["event_payload"])
+    return out
+
+
+@pytest.fixture
+def processes(serve_env, standin, tmp_path):
+    """Start bot processes on demand; stop them all at the end."""
+    procs = []
+
+    def launch(name: str, **env):
+        proc, url = start(dict(serve_env, RLMAP_DB=str(tmp_path / f"{name}-knowledge.db"), **env),
+                          tmp_path / f"{name}.log")
+        procs.append(proc)
+        return proc, Slack(url, standin)
+
+    yield launch
+    for proc in procs:
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGTERM)
+            try:
+                proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+
+
+def test_a_watch_caught_up_on_two_replicas_alerts_once(processes, standin, pg_url, tmp_path):
+    root = tmp_path / "runs"
+    path = rl.write_verl_console(root / "exp" / "train.log", BAD)
+    created = dt.datetime.now(dt.timezone.utc) - dt.timedelta(minutes=20)
+    state = StateStore(pg_url)
+    watch = state.watches.save(Watch(team=TEAM, channel="CWATCH", path=str(path.resolve()), created_at=created,
+                                     updated_at=created))
+    state.close()
+    env = {"RLMAP_STATE_URL": pg_url, "RLMAP_RUN_ROOTS": str(root)}
+    # Both replicas start together, and each catches up the slot missed at created + 15 minutes.
+    with ThreadPoolExecutor(2) as pool:
+        started = list(pool.map(lambda name: processes(name, **env), ["a", "b"]))
+    b = started[1][1]
+    standin.wait_for("chat.postMessage", lambda c: c.args["channel"] == "CWATCH", timeout=30)
+    standin.settle(quiet=1.5)
+    assert [a["condition"] for a in watch_alerts(standin, "CWATCH")] == ["binds:reward"]
+    # A check asked for on the other replica finds the condition announced.
+    b.command("watch now", channel="CWATCH", respond_as="now-b")
+    reply = standin.wait_for("response_url", lambda c: c.target == "now-b", timeout=30)[0].args
+    assert "Nothing new to post" in text_of(reply["blocks"]), reply
+    assert len(watch_alerts(standin, "CWATCH")) == 1
+    state = StateStore(pg_url)
+    slots = [r for r in state.watches.ledger(watch.id)]
+    assert [(r["condition"], r["kind"], r["status"]) for r in slots] == [("binds:reward", "alert", "posted")]
+    state.close()
+
+
+def test_a_crash_between_posting_and_recording_does_not_repeat_the_alert(processes, standin, tmp_path):
+    root = tmp_path / "runs"
+    log = rl.write_verl_console(root / "exp" / "train.log", BAD[:301])
+    env = {"RLMAP_RUN_ROOTS": str(root)}
+    proc, slack = processes("one", **env)
+    slack.command("watch exp/train.log", respond_as="watch")
+    assert "Watching" in standin.wait_for("response_url", lambda c: c.target == "watch", timeout=30)[0].args["text"]
+    with open(log, "a", encoding="utf-8") as f:
+        f.writelines(rl.verl_console_lines(BAD[301:]))
+    # Slack stores the alert at once but answers slowly; the bot dies before it can record it.
+    standin.holds["chat.postMessage"] = 5
+    slack.command("watch now", respond_as="now1")
+    standin.wait_for("chat.postMessage", lambda c: bool(c.args.get("metadata")), timeout=30)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait(timeout=10)
+    standin.holds.clear()
+    _, slack = processes("two", **env)
+    slack.command("watch now", respond_as="now2")
+    reply = standin.wait_for("response_url", lambda c: c.target == "now2", timeout=30)[0].args
+    assert "Nothing new to post" in text_of(reply["blocks"]), reply
+    assert [a["condition"] for a in watch_alerts(standin, "C1")] == ["binds:reward"], "the alert was posted twice"
+    assert standin.of("conversations.history"), "recovery looked for the alert by its metadata"
