@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import datetime as dt
+
 import sqlalchemy as sa
 
 from rlmap_bot.state import tables
@@ -35,13 +37,18 @@ def test_a_database_from_before_alembic_is_stamped_not_rebuilt(state_url):
     with engine.begin() as conn:
         conn.exec_driver_sql("create table schema_migrations (version integer primary key, applied_at varchar(40))")
         conn.exec_driver_sql("insert into schema_migrations values (1, 'x'), (2, 'x'), (3, 'x')")
-        tables.processed_events.create(conn)
+        conn.exec_driver_sql("create table processed_events (event_id varchar(128) primary key, "
+                             "team varchar(64) not null, seen_at varchar(40) not null)")
         for table in (tables.sessions, tables.subscriptions, tables.digest_runs, tables.digest_ledger):
             table.create(conn)
-        conn.execute(tables.processed_events.insert().values(event_id="EvOld", team="T1", seen_at="2026-01-01"))
+        conn.exec_driver_sql("insert into processed_events values ('EvOld', 'T1', '2026-01-01')")
     engine.dispose()
     store = StateStore(state_url)
-    assert store.events.claim("EvOld", "T1") is False, "the old rows are still there"
+    lease = dt.timedelta(seconds=30)
+    outcome, _ = store.events.claim("event:EvOld", "event", "T1", {}, "replica", lease)
+    assert outcome == "done", "an event handled before the upgrade is still answered once"
+    assert store.events.claim("event:EvNew", "event", "T1", {}, "replica", lease)[0] == "new"
     with store.engine.connect() as conn:
-        assert conn.exec_driver_sql("select version_num from alembic_version").scalar() >= "0003"
+        assert conn.exec_driver_sql("select version_num from alembic_version").scalar() >= "0004"
+        assert "processed_events" not in sa.inspect(conn).get_table_names()
     store.close()
