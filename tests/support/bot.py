@@ -14,6 +14,9 @@ from rlmap_bot.settings import Settings
 from support import KNOWLEDGE
 from support.standin import BOT_TOKEN, SIGNING_SECRET, Slack, StandIn
 
+# A key for the OAuth tests (tokens are encrypted at rest): made for the tests, protects nothing.
+ENCRYPTION_KEY = "dGVzdC1rZXktcmxtYXAtYm90LW5vdC1hLXNlY3JldCE="
+
 
 @dataclass
 class RunningBot:
@@ -29,6 +32,7 @@ class RunningBot:
     def stop(self) -> None:
         # Let requests in flight finish before the server's sockets close under them.
         self.stopping.set()
+        self.front.claims.stop()
         self.server.task_dispatcher.shutdown(cancel_pending=False, timeout=5)
         self.server.close()
         self.thread.join(timeout=5)
@@ -40,7 +44,8 @@ def start_bot(standin: StandIn, db: Path, state: Path, knowledge: Path = KNOWLED
                   rlmap_admins="UADMIN")
     values.update(settings)
     front = SlackFrontEnd(Core(knowledge, db, state_url=state), Settings(**values))
-    server = make_server(front.app, "127.0.0.1", 0, threads=4)
+    front.start_sweeper()
+    server = make_server(front.app, "127.0.0.1", 0, threads=4, ready=front.ready)
     stopping = threading.Event()
 
     def serve() -> None:
