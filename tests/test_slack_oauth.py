@@ -11,7 +11,7 @@ import pytest
 from rlmap_bot.settings import Settings
 
 from support.standin import BOT_USER, SIGNING_SECRET
-from support.bot import start_bot
+from support.bot import ENCRYPTION_KEY, start_bot
 from support.slackio import text_of
 
 
@@ -45,7 +45,8 @@ def install(bot, team: str) -> str:
 @pytest.fixture
 def oauth_bot(standin, built_db, tmp_path):
     bot = start_bot(standin, built_db, tmp_path / "state.db", slack_bot_token=None, slack_client_id="client-id",
-                    slack_client_secret="client-secret", slack_signing_secret=SIGNING_SECRET)
+                    slack_client_secret="client-secret", slack_signing_secret=SIGNING_SECRET,
+                    rlmap_encryption_key=ENCRYPTION_KEY)
     yield bot
     bot.stop()
 
@@ -128,5 +129,8 @@ def test_oauth_needs_http_and_a_secret():
     with pytest.raises(ConfigError, match="needs HTTP mode"):
         Settings(slack_client_id="x", slack_client_secret="y").require_slack(http=False)
     with pytest.raises(ConfigError, match="SLACK_CLIENT_SECRET"):
-        Settings(slack_client_id="x", slack_signing_secret="s").require_slack(http=True)
-    assert Settings(slack_client_id="x", slack_client_secret="y", slack_signing_secret="s").require_slack(http=True)
+        Settings(slack_client_id="x", slack_signing_secret="s", rlmap_encryption_key=ENCRYPTION_KEY).require_slack(http=True)
+    with pytest.raises(ConfigError, match="RLMAP_ENCRYPTION_KEY"):
+        Settings(slack_client_id="x", slack_client_secret="y", slack_signing_secret="s").require_slack(http=True)
+    assert Settings(slack_client_id="x", slack_client_secret="y", slack_signing_secret="s",
+                    rlmap_encryption_key=ENCRYPTION_KEY).require_slack(http=True)
