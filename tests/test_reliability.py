@@ -21,7 +21,7 @@ import sqlalchemy as sa
 from support.http import get, metric
 from support.serve import start
 from support.slackio import buttons
-from support.standin import BOT_USER, Slack
+from support.standin import BOT_TOKEN, BOT_USER, SIGNING_SECRET, Slack
 from support.tcpproxy import TcpProxy
 
 FAST = {"RLMAP_CLAIM_LEASE_SECONDS": "2", "RLMAP_SWEEP_SECONDS": "0.3"}
@@ -190,6 +190,8 @@ def test_a_database_outage_keeps_every_ack_and_logs_one_traceback(serve_env, sta
             assert get(bot_url + "/readyz")[0] == 503, "but not ready"
             round_ += 1
             time.sleep(0.3)
+        _, during = get(bot_url + "/metrics")
+        assert metric(during, "rlmap_state_store_up") == 0 and metric(during, "rlmap_state_store_errors_total") > 0
         assert set(statuses) == {500}, "an event gets 500 at once, so Slack retries it"
         assert max(took) < 3, "within Slack's 3 s"
         for target in ("out-digest", "out-diagnose", "out-click"):
@@ -201,13 +203,16 @@ def test_a_database_outage_keeps_every_ack_and_logs_one_traceback(serve_env, sta
         while get(bot_url + "/readyz")[0] != 200 and time.time() < deadline:
             time.sleep(0.1)
         assert get(bot_url + "/readyz")[0] == 200
+        assert metric(get(bot_url + "/metrics")[1], "rlmap_state_store_up") == 1
         for i in range(4):  # Slack's retries, after the outage
             assert send(slack, mention(200 + i), f"EvOutage{i}", retry=round_ + 1) == 200
         missing = wait_answered(standin, [f"CB{200 + i:03d}" for i in range(4)], time.time() + 20)
         assert not missing
     finally:
         proxy.stop()
-    lines = [json.loads(line) for line in log.read_text().splitlines() if line.strip()]  # one JSON object a line
+    text = log.read_text()
+    assert BOT_TOKEN not in text and SIGNING_SECRET not in text
+    lines = [json.loads(line) for line in text.splitlines() if line.strip()]  # one JSON object a line
     tracebacks = [r for r in lines if "traceback" in r]
     assert len(tracebacks) == 1, [r["message"] for r in tracebacks]
     assert tracebacks[0]["message"].startswith("state store unavailable since")

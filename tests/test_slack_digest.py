@@ -11,6 +11,7 @@ import time
 import pytest
 import yaml
 
+from support.http import get, metric
 from support.standin import Slack
 from support.bot import start_bot
 from support.serve import start
@@ -104,9 +105,11 @@ def test_new_entry_appears_in_the_next_digest_and_only_there(kbot, standin):
     preview = command(kbot, standin, "preview")
     assert "Quokka Scaling Laws for Verifier Rewards" in text_of(preview["blocks"])
     assert "Preview" in text_of(preview["blocks"])
+    counted = metric(get(kbot.url + "/metrics")[1], "rlmap_digest_posts_total")
     assert command(kbot, standin, "now")["text"] == "Posted a digest of 1 entry."
     posted = digests_posted(standin)
     assert len(posted) == 1
+    assert metric(get(kbot.url + "/metrics")[1], "rlmap_digest_posts_total") == counted + 1
     blocks = json.loads(posted[0].args["blocks"]) if isinstance(posted[0].args["blocks"], str) else posted[0].args["blocks"]
     assert "Quokka Scaling Laws for Verifier Rewards" in text_of(blocks) and "Reward quality" in text_of(blocks)
     metadata = posted[0].args["metadata"]

@@ -92,14 +92,21 @@ def secrets_of(settings) -> list[str]:
     return values
 
 
-def configure(settings, stream=None, level: int = logging.INFO) -> logging.Handler:
-    """Send every log record to ``stream`` (standard error) in the configured format, secrets hidden."""
+def make_handler(settings, stream=None) -> logging.Handler:
+    """A handler writing to ``stream`` (standard error) in the configured format, secrets hidden."""
     redact = Redactor(secrets_of(settings))
     handler = logging.StreamHandler(stream or sys.stderr)
     handler.setFormatter(JsonFormatter(redact) if settings.rlmap_log_format == "json" else TextFormatter(redact))
+    return handler
+
+
+def configure(settings, stream=None, level: int = logging.INFO) -> logging.Handler:
+    """Send every log record to ``stream`` (standard error) in the configured format, secrets hidden."""
+    handler = make_handler(settings, stream)
     root = logging.getLogger()
     for old in list(root.handlers):
         root.removeHandler(old)
     root.addHandler(handler)
     root.setLevel(level)
+    logging.getLogger("alembic.runtime.plugins").setLevel(logging.WARNING)  # a line per plugin at every start
     return handler
