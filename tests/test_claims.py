@@ -11,7 +11,7 @@ import datetime as dt
 import json
 import time
 
-import sqlalchemy as sa
+import pytest
 
 from rlmap_bot.state.tables import event_claims
 
@@ -20,6 +20,13 @@ from support.slackio import start
 from support.standin import BOT_USER, TEAM
 
 LEASE = dt.timedelta(seconds=30)
+
+
+@pytest.fixture
+def bot(bot):
+    """The running bot without its background sweeper: these tests sweep by hand, at the moment they choose."""
+    bot.front.claims.stop()
+    return bot
 
 
 def mention(ts: str, channel: str = "C1", text: str = "DAPO") -> dict:

@@ -164,6 +164,26 @@ def test_metrics_count_what_the_bot_receives_answers_and_posts(bot, standin):
         assert f"# TYPE {name.removesuffix('_total')}" in after, name
 
 
+def test_socket_mode_serves_health_readiness_and_metrics_on_their_own_port():
+    from rlmap_bot.slack.http import make_server
+
+    ready = {"now": False}
+    server = make_server(None, "127.0.0.1", 0, threads=2, health={"entries": 1}, ready=lambda: ready["now"])
+    thread = __import__("threading").Thread(target=server.run, daemon=True)
+    thread.start()
+    url = f"http://127.0.0.1:{server.effective_port}"
+    try:
+        assert get(url + "/healthz") == (200, '{"ok": true, "entries": 1}')
+        assert get(url + "/readyz")[0] == 503
+        ready["now"] = True
+        assert get(url + "/readyz")[0] == 200
+        status, text = get(url + "/metrics")
+        assert status == 200 and "# TYPE rlmap_events_received" in text
+        assert get(url + "/slack/events")[0] == 404, "no Slack endpoint on the metrics port"
+    finally:
+        server.close()
+
+
 # -- logs -------------------------------------------------------------------------------------------
 @pytest.mark.parametrize("fmt", ["json", "text"])
 def test_logs_never_show_a_secret(fmt):

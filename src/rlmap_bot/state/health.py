@@ -5,6 +5,12 @@ the first failure of an outage is logged with its traceback, the rest are only
 counted (each request that failed logs its own one line where it is handled),
 and the first success after it logs that the outage is over, with when it began
 and ended. ``/readyz`` asks :meth:`StateHealth.probe`.
+
+There is no threshold: an outage starts at the first failed operation and ends at
+the first success. A single failure is worth its one traceback (it is rare, and
+it is the only one logged for as long as the store stays down), and detection
+takes no longer than the failed operation itself: a refused connection at once,
+an unreachable host within the connect time-out (``PG_CONNECT_TIMEOUT_S``).
 """
 
 from __future__ import annotations
