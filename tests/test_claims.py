@@ -214,3 +214,40 @@ def test_clicking_a_stale_card_redraws_the_current_question(bot, standin):
     assert card.signal == current, "redrawn at the current question, not moved on"
     standin.settle()
     assert [c for c in standin.of("response_url") if c.target == "old"] == [], "no 'already answered' note"
+
+
+def lost(bot, key: str, kind: str, body: dict) -> None:
+    """A request claimed and acked by a replica that died before handling it (Slack never sends it again)."""
+    with bot.front.core.state.engine.begin() as conn:
+        conn.execute(event_claims.insert().values(
+            key=key, kind=kind, team=TEAM, status="working", owner="gone:1:dead", attempts=1,
+            lease_until="2000-01-01T00:00:00+00:00", body=json.dumps(body), replies="{}",
+            claimed_at=dt.datetime.now(dt.timezone.utc).isoformat(timespec="microseconds")))
+
+
+def test_a_click_lost_with_its_replica_is_finished_by_the_sweeper(bot, standin):
+    card = start(bot, standin, channel="CL")
+    asked = card.signal
+    click = bot.slack.click_payload("diag_skip", card.buttons["diag_skip"]["value"], channel="CL",
+                                    message_ts=card.ts, thread_ts=card.thread)
+    lost(bot, f"action:{click['trigger_id']}", "action", click)
+    before = card.updates()
+    assert bot.front.claims.sweep() == 1
+    card._wait_update(before)
+    assert card.signal != asked, "the click was applied"
+    assert finished(bot, f"action:{click['trigger_id']}") == "done"
+    history = bot.front.core.state.sessions.find(TEAM, "CL", card.thread).history
+    assert history == [asked], "once"
+
+
+def test_a_slash_command_lost_with_its_replica_is_answered_by_the_sweeper(bot, standin):
+    command = {"team_id": TEAM, "team_domain": "test", "channel_id": "CC", "channel_name": "general", "user_id": "U1",
+               "user_name": "someone", "command": "/rlmap", "text": "stages", "api_app_id": "A1",
+               "response_url": standin.response_url("lost-command"), "trigger_id": "9.9.lost"}
+    lost(bot, "command:9.9.lost", "command", command)
+    assert bot.front.claims.sweep() == 1
+    answer = standin.wait_for("response_url", lambda c: c.target == "lost-command")
+    assert "Environments" in json.dumps(answer[0].args)
+    assert finished(bot, "command:9.9.lost") == "done"
+    standin.settle()
+    assert len([c for c in standin.of("response_url") if c.target == "lost-command"]) == 1

@@ -388,6 +388,15 @@ class Slack:
     def click(self, action_id: str, value: str, user: str = "U1", channel: str = "C1",
               message_ts: str = "1.0", thread_ts: str | None = None, container: str = "message",
               respond_as: str = "click", team: str = TEAM, state: dict | None = None) -> tuple[int, str]:
+        payload = self.click_payload(action_id, value, user, channel, message_ts, thread_ts, container, respond_as,
+                                     team, state)
+        body = urllib.parse.urlencode({"payload": json.dumps(payload)})
+        return post(self.url, body, "application/x-www-form-urlencoded", sign(body))
+
+    def click_payload(self, action_id: str, value: str, user: str = "U1", channel: str = "C1",
+                      message_ts: str = "1.0", thread_ts: str | None = None, container: str = "message",
+                      respond_as: str = "click", team: str = TEAM, state: dict | None = None) -> dict:
+        """The block_actions payload Slack sends for a click on a button."""
         payload = {
             "type": "block_actions", "user": {"id": user, "team_id": team}, "api_app_id": "A1",
             "team": {"id": team}, "trigger_id": trigger_id(),
@@ -405,5 +414,4 @@ class Slack:
             payload["channel"] = {"id": channel}
             payload["message"] = {"ts": message_ts, **({"thread_ts": thread_ts} if thread_ts else {})}
             payload["response_url"] = self.standin.response_url(respond_as)
-        body = urllib.parse.urlencode({"payload": json.dumps(payload)})
-        return post(self.url, body, "application/x-www-form-urlencoded", sign(body))
+        return payload
