@@ -182,7 +182,8 @@ class Claims:
             self.repo.record_replies(claim.key, claim.owner, replies)
         except UnavailableError:
             # Sent but not recorded: a takeover finds a post by its metadata; the rest is at-least-once.
-            log.warning("%s: reply %d sent but not recorded (state store unavailable)", claim.key, n)
+            # (Debug: the request's one line comes when it finishes; the outage is logged on its own.)
+            log.debug("%s: reply %d sent but not recorded (state store unavailable)", claim.key, n)
 
     # -- finishing (Bolt's listener completion handler) ----------------------------------------------
     def complete(self, handling: Handling) -> None:
@@ -191,9 +192,9 @@ class Claims:
             self.working.pop(claim.key, None)
         if handling.outcome == "lost":
             return
-        if handling.outcome == "retry":
-            log.warning("%s: left unfinished for a retry once the state store answers (lease runs out in %s s)",
-                        claim.key, f"{self.lease.total_seconds():g}")
+        if handling.outcome == "retry":  # its one line was logged where it failed
+            log.debug("%s: left unfinished for a retry once the state store answers (lease runs out in %s s)",
+                      claim.key, f"{self.lease.total_seconds():g}")
             return
         status = "failed" if handling.outcome == "failed" else "done"
         try:
