@@ -41,11 +41,11 @@ def replies(standin, channel: str) -> list[dict]:
         return list(standin.messages.get(channel, []))
 
 
-def send(slack: Slack, event: dict, event_id: str, retry: int = 0) -> int | None:
+def send(slack: Slack, event: dict, event_id: str, retry: int = 0, **more) -> int | None:
     """Deliver an event as Slack does; None when the replica did not answer (dead, or died mid-request)."""
     headers = {"X-Slack-Retry-Num": str(retry), "X-Slack-Retry-Reason": "http_error"} if retry else None
     try:
-        return slack.event(event, event_id=event_id, headers=headers)[0]
+        return slack.event(event, event_id=event_id, headers=headers, **more)[0]
     except (OSError, http.client.HTTPException):
         return None
 
@@ -220,3 +220,32 @@ def test_a_database_outage_keeps_every_ack_and_logs_one_traceback(serve_env, sta
     per_request = [r for r in lines if "state store unavailable" in r["message"] and "traceback" not in r]
     assert len(per_request) >= 7 * round_, "one line per failed request"
     assert not any(r["level"] == "ERROR" for r in lines if r is not tracebacks[0])
+
+
+def test_many_workspaces_keep_their_acks_through_an_outage(standin, built_db, pg_url):
+    from support.bot import ENCRYPTION_KEY, start_bot
+    from support.standin import SIGNING_SECRET as SECRET
+    from test_slack_oauth import install
+
+    url = sa.engine.make_url(pg_url)
+    proxy = TcpProxy(url.host or "127.0.0.1", url.port or 5432).start()
+    bot = start_bot(standin, built_db, url.set(port=proxy.port).render_as_string(hide_password=False),
+                    slack_bot_token=None, slack_client_id="client-id", slack_client_secret="client-secret",
+                    slack_signing_secret=SECRET, rlmap_encryption_key=ENCRYPTION_KEY)
+    try:
+        install(bot, "TA")
+        bot.slack.command("stages", team="TA", respond_as="warm")  # this replica has served workspace TA
+        standin.wait_for("response_url", lambda c: c.target == "warm")
+        proxy.down()
+        # Bolt authorizes from the installation last read (the store does not answer), so the
+        # command keeps its ack and the person hears that the bot is briefly unavailable.
+        assert bot.slack.command("digest list", team="TA", respond_as="oauth-out")[0] == 200
+        told = standin.wait_for("response_url", lambda c: c.target == "oauth-out")[0]
+        assert "briefly unavailable" in told.args["text"]
+        assert send(bot.slack, mention(300), "EvOauthOut", team="TA") == 500, "an event: Slack retries it"
+        proxy.up()
+        assert send(bot.slack, mention(300), "EvOauthOut", retry=1, team="TA") == 200
+        assert not wait_answered(standin, ["CB300"], time.time() + 10)
+    finally:
+        bot.stop()
+        proxy.stop()

@@ -7,6 +7,11 @@ so the database, its backups and its replicas never hold a usable token. At
 start, tokens stored in plain text (before encryption) or under an older key are
 re-encrypted under the first key, and a key that opens none of them stops the
 bot with one line.
+
+While the state store does not answer, a workspace this replica has served keeps
+its last-read installation (kept in memory, dropped when the workspace
+uninstalls), so Bolt can still authorize its requests: a click or command then
+gets its ack and "briefly unavailable" rather than an HTTP 500.
 """
 
 from __future__ import annotations
@@ -21,7 +26,7 @@ from slack_sdk.oauth.installation_store.models.installation import Installation
 from slack_sdk.oauth.installation_store.sqlalchemy import SQLAlchemyInstallationStore
 
 from rlmap_bot.crypto import TokenCipher
-from rlmap_bot.errors import ConfigError
+from rlmap_bot.errors import ConfigError, UnavailableError
 from rlmap_bot.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -37,6 +42,7 @@ class EncryptedInstallationStore(SQLAlchemyInstallationStore):
     def __init__(self, client_id: str, engine: sa.Engine, cipher: TokenCipher):
         super().__init__(client_id=client_id, engine=engine)
         self.cipher = cipher
+        self._last: dict[tuple, Any] = {}  # what each look-up last found, for when the store does not answer
         for table, columns in ((self.installations, INSTALLATION_SECRETS), (self.bots, BOT_SECRETS)):
             for column in columns:
                 table.c[column].type = sa.Text()
@@ -57,22 +63,49 @@ class EncryptedInstallationStore(SQLAlchemyInstallationStore):
     # -- reading ----------------------------------------------------------------------------------
     def find_bot(self, *, enterprise_id: Optional[str], team_id: Optional[str],
                  is_enterprise_install: Optional[bool] = False) -> Optional[Bot]:
-        bot = super().find_bot(enterprise_id=enterprise_id, team_id=team_id,
-                               is_enterprise_install=is_enterprise_install)
+        key = ("bot", enterprise_id, team_id, is_enterprise_install)
+        try:
+            bot = super().find_bot(enterprise_id=enterprise_id, team_id=team_id,
+                                   is_enterprise_install=is_enterprise_install)
+        except UnavailableError:
+            if key in self._last:
+                return copy.copy(self._last[key])
+            raise
         if bot is not None:
             for name in BOT_SECRETS:
                 setattr(bot, name, self.cipher.open(getattr(bot, name)))
+        self._last[key] = copy.copy(bot)
         return bot
 
     def find_installation(self, *, enterprise_id: Optional[str], team_id: Optional[str],
                           user_id: Optional[str] = None,
                           is_enterprise_install: Optional[bool] = False) -> Optional[Installation]:
-        found = super().find_installation(enterprise_id=enterprise_id, team_id=team_id, user_id=user_id,
-                                          is_enterprise_install=is_enterprise_install)
+        key = ("installation", enterprise_id, team_id, user_id, is_enterprise_install)
+        try:
+            found = super().find_installation(enterprise_id=enterprise_id, team_id=team_id, user_id=user_id,
+                                              is_enterprise_install=is_enterprise_install)
+        except UnavailableError:
+            if key in self._last:
+                return copy.copy(self._last[key])
+            raise
         if found is not None:
             for name in INSTALLATION_SECRETS:
                 setattr(found, name, self.cipher.open(getattr(found, name)))
+        self._last[key] = copy.copy(found)
         return found
+
+    def delete_bot(self, *, enterprise_id: Optional[str], team_id: Optional[str]) -> None:
+        self._forget(enterprise_id, team_id)
+        super().delete_bot(enterprise_id=enterprise_id, team_id=team_id)
+
+    def delete_installation(self, *, enterprise_id: Optional[str], team_id: Optional[str],
+                            user_id: Optional[str] = None) -> None:
+        self._forget(enterprise_id, team_id)
+        super().delete_installation(enterprise_id=enterprise_id, team_id=team_id, user_id=user_id)
+
+    def _forget(self, enterprise_id: Optional[str], team_id: Optional[str]) -> None:
+        for key in [k for k in self._last if k[1] == enterprise_id and k[2] == team_id]:
+            self._last.pop(key, None)
 
     # -- at start ---------------------------------------------------------------------------------
     def reseal_all(self) -> int:
