@@ -61,7 +61,7 @@ def test_a_digest_slot_fired_on_both_replicas_posts_once(replicas, standin, pg_u
     standin.wait_for("chat.postMessage", lambda c: c.args["channel"] == "CDIGEST")
     standin.settle(quiet=1.5)
     digests = [c for c in standin.of("chat.postMessage") if c.args["channel"] == "CDIGEST"]
-    assert len(digests) == 1 and digests[0].args.get("metadata")
+    assert len(digests) == 1 and digests[0].args["metadata"]["event_type"] == "rlmap_digest"
 
 
 def test_a_diagnosis_continues_across_replicas_and_survives_one_dying(replicas, standin):

@@ -11,6 +11,7 @@ import time
 import pytest
 import yaml
 
+from support.http import get, metric
 from support.standin import Slack
 from support.bot import start_bot
 from support.serve import start
@@ -31,7 +32,8 @@ added: {dt.date.today().isoformat()}
 
 @pytest.fixture
 def kbot(standin, knowledge_copy, tmp_path):
-    bot = start_bot(standin, tmp_path / "kb.db", tmp_path / "state.db", knowledge=knowledge_copy)
+    # Over HTTP: the tests read the digest counters from /metrics beside /slack/events.
+    bot = start_bot(standin, tmp_path / "kb.db", tmp_path / "state.db", knowledge=knowledge_copy, http=True)
     bot.knowledge = knowledge_copy
     yield bot
     bot.stop()
@@ -54,8 +56,15 @@ def edit_yaml(path, **changes) -> None:
     path.write_text(yaml.safe_dump(data, sort_keys=False, allow_unicode=True))
 
 
+def is_digest(call) -> bool:
+    """A digest post: tagged with the digest's own metadata (every post also carries the claim's otherwise)."""
+    metadata = call.args.get("metadata") or {}
+    metadata = json.loads(metadata) if isinstance(metadata, str) else metadata
+    return metadata.get("event_type") == "rlmap_digest"
+
+
 def digests_posted(standin, channel: str = "C1") -> list:
-    return [c for c in standin.of("chat.postMessage") if c.args["channel"] == channel and c.args.get("metadata")]
+    return [c for c in standin.of("chat.postMessage") if c.args["channel"] == channel and is_digest(c)]
 
 
 def test_subscribe_defaults_to_the_users_timezone_and_lists_next_run(kbot, standin):
@@ -97,9 +106,11 @@ def test_new_entry_appears_in_the_next_digest_and_only_there(kbot, standin):
     preview = command(kbot, standin, "preview")
     assert "Quokka Scaling Laws for Verifier Rewards" in text_of(preview["blocks"])
     assert "Preview" in text_of(preview["blocks"])
+    counted = metric(get(kbot.url + "/metrics")[1], "rlmap_digest_posts_total")
     assert command(kbot, standin, "now")["text"] == "Posted a digest of 1 entry."
     posted = digests_posted(standin)
     assert len(posted) == 1
+    assert metric(get(kbot.url + "/metrics")[1], "rlmap_digest_posts_total") == counted + 1
     blocks = json.loads(posted[0].args["blocks"]) if isinstance(posted[0].args["blocks"], str) else posted[0].args["blocks"]
     assert "Quokka Scaling Laws for Verifier Rewards" in text_of(blocks) and "Reward quality" in text_of(blocks)
     metadata = posted[0].args["metadata"]
@@ -116,7 +127,7 @@ def test_filters_and_the_empty_note(kbot, standin):
     add_entry(kbot)  # a reward paper: filtered out for this channel
     assert "a note was posted" in command(kbot, standin, "now", channel="C5")["text"]
     note = [c for c in standin.of("chat.postMessage") if c.args["channel"] == "C5"][-1]
-    assert "Nothing new" in note.args["text"] and not note.args.get("metadata")
+    assert "Nothing new" in note.args["text"] and not is_digest(note)
 
 
 def test_announced_update_is_shown_apart(kbot, standin):
@@ -161,7 +172,7 @@ def test_scheduler_posts_the_digest_on_time(kbot, standin):
     try:
         sub = kbot.front.core.state.subscriptions.get("T0001", "C1")
         digests.scheduler.scheduler.modify_job(sub.id, next_run_time=dt.datetime.now(dt.timezone.utc) + dt.timedelta(milliseconds=200))
-        standin.wait_for("chat.postMessage", lambda c: bool(c.args.get("metadata")))
+        standin.wait_for("chat.postMessage", is_digest)
         deadline = time.time() + 10  # the run is marked after the post is recorded
         while kbot.front.core.state.subscriptions.get("T0001", "C1").last_run_at is None and time.time() < deadline:
             time.sleep(0.05)
@@ -186,7 +197,7 @@ def test_crash_after_posting_before_recording_does_not_repeat(serve_env, standin
         # Slack stores the post at once but answers slowly; the bot dies before it can record it.
         standin.holds["chat.postMessage"] = 5
         slack.command("digest now", respond_as="now1")
-        standin.wait_for("chat.postMessage", lambda c: bool(c.args.get("metadata")))
+        standin.wait_for("chat.postMessage", is_digest)
         proc.send_signal(signal.SIGKILL)
         proc.wait(timeout=10)
         standin.holds.clear()
@@ -210,7 +221,7 @@ def test_two_nows_at_once_post_one_digest(kbot, standin):
     add_entry(kbot)
     standin.holds["chat.postMessage"] = 1.5  # the first run is still posting when the second arrives
     kbot.slack.command("digest now", respond_as="first")
-    standin.wait_for("chat.postMessage", lambda c: bool(c.args.get("metadata")))
+    standin.wait_for("chat.postMessage", is_digest)
     kbot.slack.command("digest now", respond_as="second")
     second = standin.wait_for("response_url", lambda c: c.target == "second")[0].args["text"]
     first = standin.wait_for("response_url", lambda c: c.target == "first")[0].args["text"]

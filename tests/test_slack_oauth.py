@@ -3,49 +3,22 @@
 from __future__ import annotations
 
 import json
-import urllib.parse
-import urllib.request
 
 import pytest
 
 from rlmap_bot.settings import Settings
 
 from support.standin import BOT_USER, SIGNING_SECRET
-from support.bot import start_bot
+from support.bot import ENCRYPTION_KEY, start_bot
+from support.oauth import get, install
 from support.slackio import text_of
-
-
-class NoRedirect(urllib.request.HTTPRedirectHandler):
-    def redirect_request(self, *args, **kwargs):
-        return None
-
-
-def get(url: str, cookie: str | None = None) -> tuple[int, str, dict]:
-    opener = urllib.request.build_opener(NoRedirect)
-    request = urllib.request.Request(url, headers={"Cookie": cookie} if cookie else {})
-    try:
-        with opener.open(request, timeout=10) as response:
-            return response.status, response.read().decode(), dict(response.headers)
-    except urllib.error.HTTPError as exc:
-        return exc.code, exc.read().decode(), dict(exc.headers)
-
-
-def install(bot, team: str) -> str:
-    """Walk the install flow as a browser would; return the success page."""
-    status, page, headers = get(bot.url + "/slack/install")
-    assert status == 200 and "slack.com/oauth/v2/authorize" in page
-    cookie = headers["Set-Cookie"].split(";")[0]
-    state = cookie.split("=", 1)[1]
-    assert f"state={state}" in page
-    status, page, _ = get(f"{bot.url}/slack/oauth_redirect?code=code-{team}&state={urllib.parse.quote(state)}", cookie)
-    assert status == 200, page
-    return page
 
 
 @pytest.fixture
 def oauth_bot(standin, built_db, tmp_path):
-    bot = start_bot(standin, built_db, tmp_path / "state.db", http=True, slack_bot_token=None, slack_client_id="client-id",
-                    slack_client_secret="client-secret", slack_signing_secret=SIGNING_SECRET)
+    bot = start_bot(standin, built_db, tmp_path / "state.db", http=True, slack_bot_token=None,
+                    slack_client_id="client-id", slack_client_secret="client-secret",
+                    slack_signing_secret=SIGNING_SECRET, rlmap_encryption_key=ENCRYPTION_KEY)
     yield bot
     bot.stop()
 
@@ -128,5 +101,8 @@ def test_oauth_needs_http_and_a_secret():
     with pytest.raises(ConfigError, match="needs HTTP mode"):
         Settings(slack_client_id="x", slack_client_secret="y").require_slack(http=False)
     with pytest.raises(ConfigError, match="SLACK_CLIENT_SECRET"):
-        Settings(slack_client_id="x", slack_signing_secret="s").require_slack(http=True)
-    assert Settings(slack_client_id="x", slack_client_secret="y", slack_signing_secret="s").require_slack(http=True)
+        Settings(slack_client_id="x", slack_signing_secret="s", rlmap_encryption_key=ENCRYPTION_KEY).require_slack(http=True)
+    with pytest.raises(ConfigError, match="RLMAP_ENCRYPTION_KEY"):
+        Settings(slack_client_id="x", slack_client_secret="y", slack_signing_secret="s").require_slack(http=True)
+    assert Settings(slack_client_id="x", slack_client_secret="y", slack_signing_secret="s",
+                    rlmap_encryption_key=ENCRYPTION_KEY).require_slack(http=True)

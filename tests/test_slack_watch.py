@@ -17,7 +17,7 @@ import pytest
 from rlmap_bot.watch.schedule import last_slot
 from support import runlogs as rl
 from support.bot import start_bot
-from support.slackio import blocks, text_of
+from support.slackio import blocks, text_of, is_watch_alert
 
 HACKING = rl.named(rl.phased([("healthy", 300), ("reward_hacking", 300), ("recovery", 400)]), "verl")
 
@@ -131,7 +131,7 @@ def test_a_run_that_goes_bad_alerts_once_then_resolves_once(standin, built_db, t
         assert "Reward quality started to bind" in text and "Binding stage:* *Reward quality*" in text
         assert "proxy_reward_trend" in text and "heldout_score_trend" in text and "critic/score/mean" in text
         assert "Check next" in text
-        alert_ts = next(m["ts"] for m in standin.messages["C1"] if m.get("metadata"))
+        alert_ts = next(m["ts"] for m in standin.messages["C1"] if is_watch_alert(m))
         complete = standin.wait_for("files.completeUploadExternal", timeout=30)[0]
         upload = next(u for u in standin.uploads.values() if u["completed"])
         assert upload["data"][:8] == b"\x89PNG\r\n\x1a\n"
@@ -166,7 +166,7 @@ def test_a_run_that_goes_bad_alerts_once_then_resolves_once(standin, built_db, t
         assert len(posts) == 2
         note, meta = posts[-1]
         assert meta["kind"] == "resolved" and meta["condition"] == "binds:reward"
-        alert_ts = next(m["ts"] for m in standin.messages["C1"] if m.get("metadata"))
+        alert_ts = next(m["ts"] for m in standin.messages["C1"] if is_watch_alert(m))
         assert note.args["thread_ts"] == alert_ts and str(note.args.get("reply_broadcast")).lower() == "true"
         assert "Reward quality no longer binds" in note.args["text"]
         log.grow(1000)
@@ -309,7 +309,7 @@ def test_the_scheduler_checks_on_its_own(wbot, standin, roots):
         log.grow(450)
         watches.scheduler.scheduler.modify_job(watch.id, next_run_time=dt.datetime.now(dt.timezone.utc)
                                                + dt.timedelta(milliseconds=200))
-        standin.wait_for("chat.postMessage", lambda c: bool(c.args.get("metadata")), timeout=30)
+        standin.wait_for("chat.postMessage", is_watch_alert, timeout=30)
         assert [m["condition"] for _, m in watch_posts(standin)] == ["binds:reward"]
         # unwatch drops the job at once (the command tells the scheduler)
         command(wbot, standin, f"unwatch {watch.path}")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import datetime as dt
+
 import sqlalchemy as sa
 
 from rlmap_bot.state import tables
@@ -35,13 +37,54 @@ def test_a_database_from_before_alembic_is_stamped_not_rebuilt(state_url):
     with engine.begin() as conn:
         conn.exec_driver_sql("create table schema_migrations (version integer primary key, applied_at varchar(40))")
         conn.exec_driver_sql("insert into schema_migrations values (1, 'x'), (2, 'x'), (3, 'x')")
-        tables.processed_events.create(conn)
+        conn.exec_driver_sql("create table processed_events (event_id varchar(128) primary key, "
+                             "team varchar(64) not null, seen_at varchar(40) not null)")
         for table in (tables.sessions, tables.subscriptions, tables.digest_runs, tables.digest_ledger):
             table.create(conn)
-        conn.execute(tables.processed_events.insert().values(event_id="EvOld", team="T1", seen_at="2026-01-01"))
+        conn.exec_driver_sql("insert into processed_events values ('EvOld', 'T1', '2026-01-01')")
     engine.dispose()
     store = StateStore(state_url)
-    assert store.events.claim("EvOld", "T1") is False, "the old rows are still there"
+    lease = dt.timedelta(seconds=30)
+    outcome, _ = store.events.claim("event:EvOld", "event", "T1", {}, "replica", lease)
+    assert outcome == "done", "an event handled before the upgrade is still answered once"
+    assert store.events.claim("event:EvNew", "event", "T1", {}, "replica", lease)[0] == "new"
     with store.engine.connect() as conn:
-        assert conn.exec_driver_sql("select version_num from alembic_version").scalar() >= "0003"
+        assert conn.exec_driver_sql("select version_num from alembic_version").scalar() >= "0004"
+        assert "processed_events" not in sa.inspect(conn).get_table_names()
+    store.close()
+
+
+def test_an_0003_database_keeps_its_handled_events_and_gets_room_for_encrypted_tokens(state_url):
+    from alembic import command
+    from alembic.config import Config
+    from slack_sdk.oauth.installation_store.models.installation import Installation
+    from slack_sdk.oauth.installation_store.sqlalchemy import SQLAlchemyInstallationStore
+
+    from rlmap_bot.state.db import MIGRATIONS
+
+    engine = sa.create_engine(state_url if "://" in state_url else f"sqlite:///{state_url}")
+    config = Config()
+    config.set_main_option("script_location", str(MIGRATIONS))
+    with engine.begin() as conn:  # the schema as the previous release left it, with an OAuth install
+        config.attributes["connection"] = conn
+        command.upgrade(config, "0003")
+        conn.exec_driver_sql("insert into processed_events values ('EvBefore', 'T1', '2026-11-30T10:00:00+00:00')")
+    plain = SQLAlchemyInstallationStore(client_id="c", engine=engine)
+    plain.create_tables()
+    plain.save(Installation(app_id="A1", team_id="T1", user_id="U1", bot_token="xoxb-1-plain", bot_id="B1"))
+    engine.dispose()
+
+    store = StateStore(state_url)
+    assert store.events.claim("event:EvBefore", "event", "T1", {}, "r", dt.timedelta(seconds=30))[0] == "done"
+    kinds = {c["name"]: c["type"] for c in sa.inspect(store.engine).get_columns("slack_bots")}
+    if store.engine.dialect.name == "postgresql":  # SQLite never enforced the 200 characters
+        assert isinstance(kinds["bot_token"], sa.Text), "a Fernet token is longer than the plain one"
+    long_token = "xoxe.xoxb-1-" + "x" * 150  # a rotating token: its Fernet form is over 200 characters
+    from rlmap_bot.crypto import TokenCipher
+    from rlmap_bot.slack.oauth import EncryptedInstallationStore
+    from cryptography.fernet import Fernet
+
+    sealed = EncryptedInstallationStore("c", store.engine, TokenCipher.from_setting(Fernet.generate_key().decode()))
+    sealed.save(Installation(app_id="A1", team_id="T2", user_id="U1", bot_token=long_token, bot_id="B2"))
+    assert sealed.find_bot(enterprise_id=None, team_id="T2").bot_token == long_token
     store.close()

@@ -11,24 +11,27 @@ from rlmap_bot.state.store import ConflictError, StateStore
 UTC = dt.timezone.utc
 
 
+LEASE = dt.timedelta(seconds=30)
+
+
 def test_events_are_claimed_once_even_under_concurrency(state_url):
     store = StateStore(state_url)
-    wins: list[bool] = []
+    wins: list[str] = []
     barrier = threading.Barrier(8)
 
-    def claim():
+    def claim(i: int):
         other = StateStore(state_url)  # its own engine, as another replica would have
         barrier.wait()
-        wins.append(other.events.claim("EvRace", "T1"))
+        wins.append(other.events.claim("event:EvRace", "event", "T1", {"n": i}, f"replica-{i}", LEASE)[0])
         other.close()
 
-    threads = [threading.Thread(target=claim) for _ in range(8)]
+    threads = [threading.Thread(target=claim, args=(i,)) for i in range(8)]
     for t in threads:
         t.start()
     for t in threads:
         t.join()
-    assert sorted(wins) == [False] * 7 + [True]
-    assert store.events.claim("EvRace", "T1") is False
+    assert sorted(wins) == ["busy"] * 7 + ["new"]
+    assert store.events.claim("event:EvRace", "event", "T1", {}, "late", LEASE)[0] == "busy"
     store.close()
 
 

@@ -14,7 +14,7 @@ from rlmap_bot.state.store import StateStore
 from rlmap_bot.watch.model import Watch
 from support import runlogs as rl
 from support.serve import start
-from support.slackio import text_of
+from support.slackio import text_of, is_watch_alert
 from support.standin import TEAM, Slack
 
 BAD = rl.named(rl.phased([("healthy", 300), ("reward_hacking", 200)]), "verl")
@@ -90,7 +90,7 @@ def test_a_crash_between_posting_and_recording_does_not_repeat_the_alert(process
     # Slack stores the alert at once but answers slowly; the bot dies before it can record it.
     standin.holds["chat.postMessage"] = 5
     slack.command("watch now", respond_as="now1")
-    standin.wait_for("chat.postMessage", lambda c: bool(c.args.get("metadata")), timeout=30)
+    standin.wait_for("chat.postMessage", is_watch_alert, timeout=30)
     proc.send_signal(signal.SIGKILL)
     proc.wait(timeout=10)
     standin.holds.clear()

@@ -13,7 +13,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import Literal
 
-from pydantic import Field, SecretStr, ValidationError, field_validator
+from pydantic import Field, SecretStr, ValidationError, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from rlmap_bot.errors import ConfigError
@@ -55,6 +55,24 @@ class Settings(BaseSettings):
         default=60, ge=5, le=7 * 24 * 60,
         description="a watched log with no new steps for this many minutes is reported once and its watch paused")
 
+    # -- reliability --------------------------------------------------------------------------
+    # A replica owns a request it claimed for this long, and renews the lease while it works, so only
+    # a replica that stopped renewing for a whole lease (killed, frozen, cut off from the database)
+    # loses its requests to another. 30 s: a stalled-but-alive replica (a long GC pause, a slow
+    # database) is not taken over needlessly, and lease + sweep keeps recovery well inside a minute
+    # and a half. Tests set it to a second or two.
+    rlmap_claim_lease_seconds: float = Field(
+        default=30.0, gt=0, le=3600, description="how long a replica owns a request it claimed before another may take it over")
+    # How often each replica renews its leases and looks for expired unfinished claims. 5 s: one cheap
+    # indexed query per replica every 5 s, and it adds at most 5 s to a recovery; it must be well under
+    # the lease (at most a third of it), or a working replica's lease could run out between renewals.
+    rlmap_sweep_seconds: float = Field(
+        default=5.0, gt=0, le=600, description="how often each replica renews its leases and finishes expired unfinished requests")
+    rlmap_metrics_port: int | None = Field(
+        default=None, ge=0, le=65535, description="Socket Mode: serve /metrics, /healthz and /readyz on this port")
+    rlmap_encryption_key: SecretStr | None = Field(
+        default=None, description="Fernet key(s), comma-separated, newest first: encrypts Slack tokens at rest (OAuth)")
+
     # -- Slack --------------------------------------------------------------------------------
     slack_bot_token: SecretStr | None = Field(default=None, description="bot token (xoxb-...)")
     slack_app_token: SecretStr | None = Field(default=None, description="app-level token for Socket Mode (xapp-...)")
@@ -75,6 +93,23 @@ class Settings(BaseSettings):
         if not value.startswith(("http://", "https://")):
             raise ValueError("must start with http:// or https://")
         return value if value.endswith("/") else value + "/"
+
+    @field_validator("rlmap_encryption_key")
+    @classmethod
+    def _fernet_keys(cls, value: SecretStr | None) -> SecretStr | None:
+        if value is not None:
+            from rlmap_bot.crypto import parse_keys
+
+            parse_keys(value.get_secret_value())  # ValueError says what is wrong, never the key
+        return value
+
+    @model_validator(mode="after")
+    def _sweep_inside_lease(self) -> "Settings":
+        if self.rlmap_sweep_seconds * 3 > self.rlmap_claim_lease_seconds:
+            raise ValueError(f"RLMAP_SWEEP_SECONDS ({self.rlmap_sweep_seconds:g}) must be at most a third of "
+                             f"RLMAP_CLAIM_LEASE_SECONDS ({self.rlmap_claim_lease_seconds:g}): leases are renewed "
+                             "at each sweep")
+        return self
 
     @field_validator("rlmap_state_url")
     @classmethod
@@ -120,6 +155,10 @@ class Settings(BaseSettings):
         return dt.timedelta(minutes=self.rlmap_watch_stall_minutes)
 
     @property
+    def claim_lease(self) -> dt.timedelta:
+        return dt.timedelta(seconds=self.rlmap_claim_lease_seconds)
+
+    @property
     def session_ttl(self) -> dt.timedelta:
         return dt.timedelta(hours=self.rlmap_session_ttl_hours)
 
@@ -146,6 +185,9 @@ class Settings(BaseSettings):
                 raise ConfigError("the OAuth install flow (SLACK_CLIENT_ID) needs HTTP mode: run `rlmap-bot serve --http`")
             if not self.slack_client_secret:
                 missing.append("SLACK_CLIENT_SECRET (Basic Information > App Credentials)")
+            if not self.rlmap_encryption_key:
+                missing.append("RLMAP_ENCRYPTION_KEY (encrypts every workspace's bot token in the state store; "
+                               "make one with `rlmap-bot key new`)")
         elif not self.slack_bot_token:
             missing.append("SLACK_BOT_TOKEN (the bot token, xoxb-...)")
         if http and not self.slack_signing_secret:
@@ -166,7 +208,7 @@ def load_settings(**overrides) -> Settings:
         first = exc.errors()[0]
         name = ".".join(str(p) for p in first["loc"]).upper()
         message = first["msg"].removeprefix("Value error, ")
-        raise ConfigError(f"{name}: {message}") from None
+        raise ConfigError(f"{name}: {message}" if name else message) from None
 
 
 def env_names() -> list[str]:

@@ -15,6 +15,9 @@ from rlmap_bot.settings import Settings
 from support import KNOWLEDGE
 from support.standin import BOT_TOKEN, SIGNING_SECRET, Slack, StandIn
 
+# A key for the OAuth tests (tokens are encrypted at rest): made for the tests, protects nothing.
+ENCRYPTION_KEY = "dGVzdC1rZXktcmxtYXAtYm90LW5vdC1hLXNlY3JldCE="
+
 
 @dataclass
 class RunningBot:
@@ -29,6 +32,7 @@ class RunningBot:
         return f"http://127.0.0.1:{self.server.effective_port}"
 
     def stop(self) -> None:
+        self.front.claims.stop()
         if self.server is not None:
             # Let requests in flight finish before the server's sockets close under them.
             self.stopping.set()
@@ -42,7 +46,9 @@ def _front(standin: StandIn, db: Path, state: Path, knowledge: Path, settings: d
     values = dict(slack_bot_token=BOT_TOKEN, slack_signing_secret=SIGNING_SECRET, slack_api_url=standin.base_url,
                   rlmap_admins="UADMIN")
     values.update(settings)
-    return SlackFrontEnd(Core(knowledge, db, state_url=state), Settings(**values))
+    front = SlackFrontEnd(Core(knowledge, db, state_url=state), Settings(**values))
+    front.start_sweeper()
+    return front
 
 
 def start_bot(standin: StandIn, db: Path, state: Path, knowledge: Path = KNOWLEDGE, http: bool = False,
@@ -53,7 +59,7 @@ def start_bot(standin: StandIn, db: Path, state: Path, knowledge: Path = KNOWLED
         bot = RunningBot(front, None, None, Slack("http://in-process", standin))
         bot.slack.dispatch = in_process(front.app)
         return bot
-    server = make_server(front.app, "127.0.0.1", 0, threads=4)
+    server = make_server(front.app, "127.0.0.1", 0, threads=4, ready=front.ready)
     stopping = threading.Event()
 
     def serve() -> None:

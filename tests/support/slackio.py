@@ -101,3 +101,15 @@ def start(bot, standin, channel="C1", user="U1") -> Card:
     thread = card.args["thread_ts"]
     ts = next(m["ts"] for m in standin.messages[channel] if m.get("thread_ts") == thread)
     return Card(bot, standin, channel, ts, thread)
+
+
+def metadata_of(call_or_message) -> dict:
+    """The Slack message metadata a post carries (the bot tags every post: a reply, a digest, a watch alert)."""
+    source = getattr(call_or_message, "args", call_or_message)
+    meta = source.get("metadata")
+    meta = json.loads(meta) if isinstance(meta, str) else meta
+    return meta or {}
+
+
+def is_watch_alert(call_or_message) -> bool:
+    return metadata_of(call_or_message).get("event_type") == "rlmap_watch"

@@ -13,6 +13,7 @@ import hashlib
 import hmac
 import itertools
 import json
+import sys
 import threading
 import time
 import urllib.error
@@ -28,6 +29,15 @@ SIGNING_SECRET = "test-signing-secret-1234"
 BOT_USER = "UBOT"
 BOT_ID = "BBOT"
 TEAM = "T0001"
+
+
+class QuietServer(ThreadingHTTPServer):
+    """A bot killed mid-call leaves its answer nowhere to go: that is expected, not worth a traceback."""
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        if isinstance(sys.exc_info()[1], (BrokenPipeError, ConnectionResetError)):
+            return
+        super().handle_error(request, client_address)
 
 
 @dataclass
@@ -111,7 +121,7 @@ class StandIn:
             def do_PUT(self) -> None:  # noqa: N802
                 self.do_POST()
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server = QuietServer(("127.0.0.1", 0), Handler)
         threading.Thread(target=self.server.serve_forever, daemon=True).start()
         return self
 
@@ -231,8 +241,10 @@ class StandIn:
                 view = args.get("view")
                 view = json.loads(view) if isinstance(view, str) else view
                 return {"ok": True, "view": {**(view or {}), "id": "V1"}}
-            if method == "conversations.history":
+            if method in {"conversations.history", "conversations.replies"}:
                 found = list(reversed(self.messages.get(args.get("channel", ""), [])))
+                if method == "conversations.replies":  # the thread: its parent and its replies, oldest first
+                    found = [m for m in reversed(found) if args.get("ts") in {m["ts"], m.get("thread_ts")}]
                 if str(args.get("include_all_metadata")) not in {"1", "true", "True"}:
                     found = [{k: v for k, v in m.items() if k != "metadata"} for m in found]
                 return {"ok": True, "messages": found, "has_more": False}
@@ -344,6 +356,11 @@ def post(url: str, body: str, content_type: str, headers: dict[str, str] | None 
         return exc.code, exc.read().decode()
 
 
+def trigger_id() -> str:
+    """A fresh trigger id, as Slack gives every click and slash command its own."""
+    return f"{int(time.time())}.{uuid.uuid4().int % 10**12}.{uuid.uuid4().hex[:12]}"
+
+
 class Slack:
     """Sends correctly signed events, commands and clicks to a running bot."""
 
@@ -369,16 +386,25 @@ class Slack:
             "token": "legacy", "team_id": team, "team_domain": "test", "channel_id": channel,
             "channel_name": "general", "user_id": user, "user_name": "someone", "command": "/rlmap",
             "text": text, "api_app_id": "A1", "response_url": self.standin.response_url(respond_as),
-            "trigger_id": "1.2.trigger",
+            "trigger_id": trigger_id(),
         })
         return self._send(body, "application/x-www-form-urlencoded", sign(body, timestamp))
 
     def click(self, action_id: str, value: str, user: str = "U1", channel: str = "C1",
               message_ts: str = "1.0", thread_ts: str | None = None, container: str = "message",
               respond_as: str = "click", team: str = TEAM, state: dict | None = None) -> tuple[int, str]:
+        payload = self.click_payload(action_id, value, user, channel, message_ts, thread_ts, container, respond_as,
+                                     team, state)
+        body = urllib.parse.urlencode({"payload": json.dumps(payload)})
+        return self._send(body, "application/x-www-form-urlencoded", sign(body))
+
+    def click_payload(self, action_id: str, value: str, user: str = "U1", channel: str = "C1",
+                      message_ts: str = "1.0", thread_ts: str | None = None, container: str = "message",
+                      respond_as: str = "click", team: str = TEAM, state: dict | None = None) -> dict:
+        """The block_actions payload Slack sends for a click on a button."""
         payload = {
             "type": "block_actions", "user": {"id": user, "team_id": team}, "api_app_id": "A1",
-            "team": {"id": team}, "trigger_id": "1.2.trigger",
+            "team": {"id": team}, "trigger_id": trigger_id(),
             "actions": [{"type": "button", "action_id": action_id, "block_id": "b", "value": value,
                          "action_ts": str(time.time())}],
         }
@@ -393,8 +419,7 @@ class Slack:
             payload["channel"] = {"id": channel}
             payload["message"] = {"ts": message_ts, **({"thread_ts": thread_ts} if thread_ts else {})}
             payload["response_url"] = self.standin.response_url(respond_as)
-        body = urllib.parse.urlencode({"payload": json.dumps(payload)})
-        return self._send(body, "application/x-www-form-urlencoded", sign(body))
+        return payload
 
     def _send(self, body: str, content_type: str, headers: dict[str, str]) -> tuple[int, str]:
         """Over real HTTP to the bot's server, or straight into Bolt's dispatch for an in-process bot."""

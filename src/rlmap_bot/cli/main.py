@@ -248,6 +248,19 @@ def shell(frontend: Frontend) -> None:
     run_shell(frontend.core())
 
 
+@cli.group()
+def key() -> None:
+    """Encryption keys for Slack tokens at rest (RLMAP_ENCRYPTION_KEY)."""
+
+
+@key.command("new")
+def key_new() -> None:
+    """Print a new Fernet key (to put first in RLMAP_ENCRYPTION_KEY; keep the old one after it to rotate)."""
+    from rlmap_bot.crypto import new_key
+
+    click.echo(new_key())
+
+
 def _attach_registry(group: click.Group) -> None:
     groups: dict[str, click.Group] = {}
     for command in REGISTRY.all("cli"):

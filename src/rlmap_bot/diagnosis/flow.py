@@ -80,6 +80,7 @@ class Step(BaseModel):
     leaning: Verdict | None = Field(default=None, description="The verdict so far, while questions remain.")
     note: str | None = None
     help: str | None = Field(default=None, description="How to measure the current question, when asked for help.")
+    replayed: bool = Field(default=False, description="The move was applied before (handled again after a crash).")
 
     @property
     def finished(self) -> bool:
@@ -99,6 +100,16 @@ def _retrying(move, attempts: int = 3):
             if attempt == attempts - 1:
                 raise
     raise AssertionError("unreachable")
+
+
+# How many move keys a session remembers: a replay comes within minutes of the move (a takeover after
+# a crash), by which time a person has typed a few replies at most.
+MOVES_KEPT = 20
+
+
+def _moves(session: Session, key: str | None) -> list[str]:
+    """The session's move keys with ``key`` added (saved with the move itself, in one write)."""
+    return session.moves if key is None else [*session.moves, key][-MOVES_KEPT:]
 
 
 class Flow:
@@ -160,10 +171,10 @@ class Flow:
     def resume(self, session_id: str) -> Step:
         return self._step(self.load(session_id))
 
-    def answer(self, session_id: str, signal_id: str, raw: Any) -> Step:
-        return _retrying(lambda: self._answer(session_id, signal_id, raw))
+    def answer(self, session_id: str, signal_id: str, raw: Any, key: str | None = None) -> Step:
+        return _retrying(lambda: self._answer(session_id, signal_id, raw, key))
 
-    def _answer(self, session_id: str, signal_id: str, raw: Any) -> Step:
+    def _answer(self, session_id: str, signal_id: str, raw: Any, key: str | None = None) -> Step:
         session = self._open(session_id)
         if signal_id != session.current:
             raise FlowError("that question was already answered; answer the latest one")
@@ -174,7 +185,7 @@ class Flow:
                 raise FlowError(str(exc)) from None
             if not value:
                 return self._advance(session, answers=session.answers, skipped=[*session.skipped, COMPLAINT],
-                                     note="no complaint chosen")
+                                     note="no complaint chosen", key=key)
             note = f"complaint = {', '.join(value)}"
         else:
             try:
@@ -183,25 +194,25 @@ class Flow:
                 raise FlowError(str(exc) if str(exc) else f"{signal_id} needs a value") from None
             note = f"{signal_id} = {value}"
         answers = {**session.answers, signal_id: value}
-        return self._advance(session, answers=answers, skipped=session.skipped, note=note)
+        return self._advance(session, answers=answers, skipped=session.skipped, note=note, key=key)
 
-    def skip(self, session_id: str, signal_id: str | None = None) -> Step:
+    def skip(self, session_id: str, signal_id: str | None = None, key: str | None = None) -> Step:
         """'Don't know': move on without an answer; the signal stays out of next checks."""
-        return _retrying(lambda: self._skip(session_id, signal_id))
+        return _retrying(lambda: self._skip(session_id, signal_id, key))
 
-    def _skip(self, session_id: str, signal_id: str | None) -> Step:
+    def _skip(self, session_id: str, signal_id: str | None, key: str | None = None) -> Step:
         session = self._open(session_id)
         if signal_id is not None and signal_id != session.current:
             raise FlowError("that question was already answered; answer the latest one")
         if session.current is None:
             return self._step(session)
         return self._advance(session, answers=session.answers, skipped=[*session.skipped, session.current],
-                             note=f"skipped {session.current}")
+                             note=f"skipped {session.current}", key=key)
 
-    def back(self, session_id: str) -> Step:
-        return _retrying(lambda: self._back(session_id))
+    def back(self, session_id: str, key: str | None = None) -> Step:
+        return _retrying(lambda: self._back(session_id, key))
 
-    def _back(self, session_id: str) -> Step:
+    def _back(self, session_id: str, key: str | None = None) -> Step:
         session = self._open(session_id)
         if not session.history:
             raise FlowError("this is the first question; there is nothing to go back to")
@@ -210,15 +221,17 @@ class Flow:
         skipped = [s for s in session.skipped if s != last]
         session = self.store.sessions.save(session.model_copy(update={
             "answers": answers, "skipped": skipped, "history": session.history[:-1], "current": last,
+            "moves": _moves(session, key),
         }))
         return self._step(session, note=f"back to {last}")
 
-    def stop(self, session_id: str) -> Step:
-        return _retrying(lambda: self._stop(session_id))
+    def stop(self, session_id: str, key: str | None = None) -> Step:
+        return _retrying(lambda: self._stop(session_id, key))
 
-    def _stop(self, session_id: str) -> Step:
+    def _stop(self, session_id: str, key: str | None = None) -> Step:
         session = self._open(session_id)
-        session = self.store.sessions.save(session.model_copy(update={"status": "stopped", "current": None}))
+        session = self.store.sessions.save(session.model_copy(update={"status": "stopped", "current": None,
+                                                                       "moves": _moves(session, key)}))
         return self._step(session, note="stopped early")
 
     def help(self, session_id: str) -> Step:
@@ -229,27 +242,35 @@ class Flow:
             step.help = step.question.how_to_measure
         return step
 
-    def reply(self, session_id: str, text: str) -> Step:
+    def reply(self, session_id: str, text: str, key: str | None = None) -> Step:
         """Whatever a person typed for the current question: a control word, a preset letter or an answer.
 
         Control words (see :data:`CONTROL_WORDS`): '?' or 'skip' for don't know, 'back', 'stop',
         and 'help' for how to measure the question.  A single letter picks a preset (for yes/no
         questions 'y' and 'n' mean yes and no); for the opening question several letters,
         numbers or complaint ids may be given at once ('a c', '1,3').
+
+        ``key`` names this reply (a Slack message): a reply whose key the session has applied
+        already (handled again after a crash) changes nothing and returns the current step with
+        ``replayed`` set.
         """
+        if key is not None:
+            session = self.load(session_id)
+            if key in session.moves:
+                return self._step(session).model_copy(update={"replayed": True})
         word = control_word(text)
         if word == "help":
             return self.help(session_id)
         if word == "back":
-            return self.back(session_id)
+            return self.back(session_id, key=key)
         if word == "stop":
-            return self.stop(session_id)
+            return self.stop(session_id, key=key)
         session = self._open(session_id)
         current = session.current
         if word == "skip" or current is None:
-            return self.skip(session_id, current)
+            return self.skip(session_id, current, key=key)
         if current == COMPLAINT:
-            return self.answer(session_id, current, text)
+            return self.answer(session_id, current, text, key=key)
         signal = self.engine.signals.get(current)
         reply = text.strip()
         yes_no = signal is not None and signal.type == "bool" and reply.lower() in {"y", "n"}
@@ -257,8 +278,8 @@ class Flow:
             index = ord(reply.lower()) - ord("a")
             if not 0 <= index < len(signal.presets):
                 raise FlowError(f"no option {reply!r}; pick a-{chr(ord('a') + len(signal.presets) - 1)}")
-            return self.answer(session_id, current, signal.presets[index].value)
-        return self.answer(session_id, current, reply)
+            return self.answer(session_id, current, signal.presets[index].value, key=key)
+        return self.answer(session_id, current, reply, key=key)
 
     def attach(self, session_id: str, message_ts: str | None = None, thread_ts: str | None = None) -> Session:
         """Remember where a front-end shows this session (its card, its thread)."""
@@ -295,9 +316,11 @@ class Flow:
             raise FlowError(f"that diagnosis is {session.status}; start a new one")
         return session
 
-    def _advance(self, session: Session, answers: dict[str, Any], skipped: list[str], note: str) -> Step:
+    def _advance(self, session: Session, answers: dict[str, Any], skipped: list[str], note: str,
+                 key: str | None = None) -> Step:
         history = [*session.history, session.current] if session.current else list(session.history)
-        moved = session.model_copy(update={"answers": answers, "skipped": skipped, "history": history})
+        moved = session.model_copy(update={"answers": answers, "skipped": skipped, "history": history,
+                                           "moves": _moves(session, key)})
         nxt = self.guide.next(moved)
         status = "open" if nxt else "done"
         saved = self.store.sessions.save(moved.model_copy(update={"current": nxt, "status": status}))

@@ -98,10 +98,19 @@ class DigestScheduler:
                 log.exception("digest subscription %s could not be scheduled", sub.id)
         if self.load is not None:
             # Other replicas add and drop subscriptions; pick their changes up regularly.
-            self.scheduler.add_job(lambda: self.sync(self.load()), "interval", seconds=self.resync_seconds,
+            self.scheduler.add_job(self._resync, "interval", seconds=self.resync_seconds,
                                    id="sync:subscriptions", replace_existing=True)
         self.scheduler.start()
         return caught_up
+
+    def _resync(self) -> None:
+        from rlmap_bot.errors import UnavailableError
+
+        try:
+            self.sync(self.load())
+        except UnavailableError:
+            log.warning("digest schedule not refreshed: state store unavailable (tried again in %d s)",
+                        self.resync_seconds)
 
     def add(self, sub: Subscription) -> None:
         self.scheduler.add_job(self._run, trigger_for(sub), args=[sub.id, sub], id=sub.id,

@@ -6,21 +6,24 @@ registry command or a flow move, and the result to blocks.
 
 from __future__ import annotations
 
+import contextlib
 import logging
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 from slack_bolt import App
 from slack_sdk import WebClient
 
 from rlmap_bot import wording
 from rlmap_bot.core import Core
+from rlmap_bot.errors import UnavailableError
 from rlmap_bot.settings import Settings
 from rlmap_bot.slack import listeners
+from rlmap_bot.slack.claims import ClaimCompletion, Claims, LeaseLost, request_key, set_outcome
 from rlmap_bot.slack.client import make_client
 from rlmap_bot.slack.digests import SlackDigests
 from rlmap_bot.slack.diagnosis import DiagnosisThreads
 from rlmap_bot.slack.dispatch import SlackCommands
-from rlmap_bot.slack.middleware import EventDedupe
+from rlmap_bot.slack.middleware import EventClaims
 from rlmap_bot.slack.runfiles import RunFiles
 from rlmap_bot.slack.watches import SlackWatches
 
@@ -53,9 +56,20 @@ class SlackFrontEnd:
         self.digests = SlackDigests(core, self.client_for)
         self.watches = SlackWatches(core, self.client_for, settings)
         self.commands.extra["watch_service"] = self.watches.service
-        self.app.use(EventDedupe(core.state.events.claim))
+        self.claims = Claims(core.state, settings)
+        self.app.use(EventClaims(self.claims))
+        # Bolt calls this when a listener returns: the claim is done then (see slack/claims.py).
+        self.app.listener_runner.listener_completion_handler = ClaimCompletion(self.claims)
         listeners.register(self)
         self.app.error(self.on_error)
+
+    def start_sweeper(self) -> None:
+        """Renew this replica's leases and finish requests other replicas left unfinished (a thread)."""
+        self.claims.start(self.app.dispatch)
+
+    def ready(self) -> bool:
+        """Can this replica work? (``/readyz``: the state store answers.)"""
+        return self.core.state.ready()
 
     def client_for(self, team: str) -> WebClient:
         """The Web API client for a workspace: its installation's token, or the one bot token."""
@@ -75,14 +89,54 @@ class SlackFrontEnd:
         self.watches.resync()
         log.info("workspace %s uninstalled the app; removed %s", team, removed)
 
-    def on_error(self, error: Exception, body: dict, logger: logging.Logger, respond: Callable | None = None) -> Any:
+    def on_error(self, error: Exception, body: dict, logger: logging.Logger, respond: Callable | None = None,
+                 context: Any = None) -> Any:
+        what = request_key(context, body)
+        if isinstance(error, UnavailableError):
+            # One line per request; the outage itself is logged once, with its traceback, start and end.
+            set_outcome(context, "retry")
+            logger.warning("%s: state store unavailable; to be handled again when it answers", what)
+            return
+        if isinstance(error, LeaseLost):
+            logger.info("%s: %s; stopped without replying", what, error)
+            return
+        set_outcome(context, "failed")
         # Tokens are never in request bodies or in our exceptions' messages, so the trace is safe to log.
         logger.error("listener failed: %s: %s", type(error).__name__, error, exc_info=error)
         if respond is not None and body.get("response_url"):
-            try:  # never silence: the person who clicked or typed hears that it failed
-                respond(response_type="ephemeral", replace_original=False, text=wording.SOMETHING_WENT_WRONG)
-            except Exception:  # noqa: BLE001 - the reply is best effort
-                logger.info("could not tell the user about the failure")
+            self._tell(respond, wording.SOMETHING_WENT_WRONG)
+
+    @contextlib.contextmanager
+    def after_ack(self, context: Any, respond: Callable | None) -> Iterator[None]:
+        """Wrap a click or command listener's work after ``ack()``: any failure keeps the ack.
+
+        Bolt drops the ack of a listener that raises after acking (Slack then shows the person
+        its own error after 3 s on top of ours); here the failure is caught: the state store
+        not answering is one log line and "briefly unavailable" to the person, anything else
+        is logged with its traceback and "something went wrong".
+        """
+        try:
+            yield
+        except UnavailableError:
+            set_outcome(context, "told")
+            log.warning("%s: state store unavailable; told the person to try again", request_key(context))
+            self._tell(respond, wording.BRIEFLY_UNAVAILABLE)
+        except LeaseLost as exc:
+            log.info("%s: %s; stopped without replying", request_key(context), exc)
+        except Exception as exc:  # noqa: BLE001 - every failure is logged and told, none escapes to Bolt
+            set_outcome(context, "failed")
+            log.error("listener failed: %s: %s", type(exc).__name__, exc, exc_info=exc)
+            self._tell(respond, wording.SOMETHING_WENT_WRONG)
+
+    @staticmethod
+    def _tell(respond: Callable | None, text: str) -> None:
+        if respond is None:
+            return
+        respond = getattr(respond, "inner", respond)  # not a reply to record: the store may be what failed
+        try:  # never silence: the person who clicked or typed hears that it failed
+            respond(response_type="ephemeral", replace_original=False, text=text)
+        except Exception:  # noqa: BLE001 - the reply is best effort
+            log.info("could not tell the user about the failure")
 
 
 def build_app(core: Core, settings: Settings) -> App:

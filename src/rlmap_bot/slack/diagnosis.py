@@ -36,16 +36,25 @@ class DiagnosisThreads:
         if respond is not None:
             respond(response_type="ephemeral", text=wording.DIAGNOSIS_THREAD_OPENED)
 
-    def typed_answer(self, client: WebClient, team: str, channel: str, thread_ts: str, user: str, text: str) -> bool:
-        """A reply in a diagnosis thread: the answer to the current question. False if no diagnosis here."""
-        session = self.core.state.sessions.find(team, channel, thread_ts)
-        if session is None or session.current is None:
+    def typed_answer(self, client: WebClient, team: str, channel: str, thread_ts: str, user: str, text: str,
+                     key: str | None = None) -> bool:
+        """A reply in a diagnosis thread: the answer to the current question. False if no diagnosis here.
+
+        ``key`` names the message: handled again (a takeover after a crash), a reply already
+        applied changes nothing and the card is redrawn as it is now.
+        """
+        sessions = self.core.state.sessions
+        session = sessions.find(team, channel, thread_ts)
+        if session is None and key is not None:  # the reply that finished it, handled again
+            finished = (sessions.find(team, channel, thread_ts, status=status) for status in ("done", "stopped"))
+            session = next((s for s in finished if s is not None and key in s.moves), None)
+        if session is None or (session.current is None and key not in session.moves):
             return False
         flow = self.core.flow
         if not text.strip():
             return True  # an empty reply (an image, a file) is not an answer
         try:
-            step = flow.reply(session.id, text)
+            step = flow.reply(session.id, text, key=key)
         except (FlowError, ConflictError) as exc:
             posting.tell(client, channel, user, f"{escape(exc)}. Use the buttons, or type a value, '?', 'back', "
                          "'help' or 'stop'.", thread_ts=thread_ts)
@@ -68,6 +77,11 @@ class DiagnosisThreads:
             session = flow.load(session_id)
             if session.team != team:
                 raise FlowError("that diagnosis no longer exists")  # another workspace's session
+            if session.status != "open" or session.current != signal:
+                # A stale card: its question was answered (by this click handled before a crash, by
+                # someone else, or in a card update that was lost). Show where the diagnosis is now.
+                self.show_step(client, channel, flow.resume(session_id), ts=message_ts, note=None)
+                return None
             if action_id.startswith("diag_preset"):
                 preset = self.core.engine.signals[signal].presets[int(data["v"])]
                 step = flow.answer(session_id, signal, preset.value)
@@ -76,8 +90,6 @@ class DiagnosisThreads:
             elif action_id == "diag_skip":
                 step = flow.skip(session_id, signal)
             elif action_id == "diag_back":
-                if session.current != signal:
-                    raise FlowError("that question was already answered; use the latest card")
                 step = flow.back(session_id)
             else:
                 step = flow.stop(session_id)

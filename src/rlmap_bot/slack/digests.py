@@ -13,7 +13,9 @@ from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
 from slack_sdk.models.metadata import Metadata
 
+from rlmap_bot import metrics
 from rlmap_bot.core import Core
+from rlmap_bot.errors import UnavailableError
 from rlmap_bot.digest.content import Digest
 from rlmap_bot.digest.schedule import DigestScheduler, slot_key
 from rlmap_bot.digest.service import METADATA_EVENT, DeliveryError, DigestService, RunResult
@@ -41,6 +43,7 @@ class SlackPoster:
         except SlackApiError as exc:  # Slack answered: the message was not posted
             code = str(exc.response.get("error", "error"))
             raise DeliveryError(code, CANNOT_POST.get(code)) from None
+        metrics.DIGEST_POSTS.inc()
         return response["ts"]
 
     def post_note(self, channel: str, text: str) -> None:
@@ -80,22 +83,30 @@ class SlackDigests:
         return caught_up
 
     def housekeeping(self) -> None:
-        """Expire idle diagnoses and forget event ids older than Slack ever retries (a week)."""
+        """Expire idle diagnoses and forget finished claims older than Slack ever retries (a week)."""
         now = dt.datetime.now(dt.timezone.utc)
-        expired = self.core.state.sessions.expire(now - self.core.session_ttl)
-        forgotten = self.core.state.events.forget(now - dt.timedelta(days=7))
-        log.info("housekeeping: %d diagnoses expired, %d old event ids forgotten", expired, forgotten)
+        try:
+            expired = self.core.state.sessions.expire(now - self.core.session_ttl)
+            forgotten = self.core.state.events.forget(now - dt.timedelta(days=7))
+        except UnavailableError:
+            log.warning("housekeeping skipped: state store unavailable")
+            return
+        log.info("housekeeping: %d diagnoses expired, %d old claims forgotten", expired, forgotten)
 
     def stop_scheduler(self) -> None:
         if self.scheduler is not None:
             self.scheduler.shutdown()
 
     def fire(self, sub_id: str, due: dt.datetime) -> RunResult | None:
-        sub = self.core.state.subscriptions.by_id(sub_id)
-        if sub is None:
-            return None  # unsubscribed meanwhile
         try:
+            sub = self.core.state.subscriptions.by_id(sub_id)
+            if sub is None:
+                return None  # unsubscribed meanwhile
             result = self.service.run(sub, slot_key(due), SlackPoster(self.client_for(sub.team)))
+        except UnavailableError:
+            log.warning("digest %s at %s not run: state store unavailable (a missed slot is caught up at start)",
+                        sub_id, due.isoformat())
+            return None
         except LookupError as exc:
             log.warning("digest for %s skipped: %s", sub.channel, exc)
             return None

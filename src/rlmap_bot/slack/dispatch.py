@@ -20,7 +20,7 @@ from rlmap_bot.commands.registry import Parsed
 from rlmap_bot.commands.results import Notice
 from rlmap_bot.core import Core
 from rlmap_bot.diagnosis.flow import Step
-from rlmap_bot.errors import RlmapError, UsageError
+from rlmap_bot.errors import RlmapError, UnavailableError, UsageError
 from rlmap_bot.wording import sentence
 from rlmap_bot.search.engine import Answer
 from rlmap_bot.settings import Settings
@@ -63,6 +63,8 @@ class SlackCommands:
         ctx = self._invocation(client, team, channel, user, None, respond)
         try:
             result = self.core.ask(text) if parsed is None else parsed.command.handler(ctx, **parsed.args)
+        except UnavailableError:
+            raise  # not the person's doing: the listener says the bot is briefly unavailable
         except RlmapError as exc:
             respond(response_type="ephemeral", text=escape(sentence(exc)))
             return
@@ -88,6 +90,8 @@ class SlackCommands:
             parsed = self._parse(text)
             ctx = self._invocation(client, team, channel, user, anchor_ts, None)
             result: Any = self.core.ask(text) if parsed is None else parsed.command.handler(ctx, **parsed.args)
+        except UnavailableError:
+            raise  # not the person's doing: handled again once the state store answers
         except RlmapError as exc:
             posting.tell(client, channel, user, escape(sentence(exc)), thread_ts=thread_ts)
             return

@@ -20,7 +20,7 @@ from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
 
 from rlmap_bot.core import Core
-from rlmap_bot.errors import RlmapError
+from rlmap_bot.errors import RlmapError, UnavailableError
 from rlmap_bot.settings import Settings
 from rlmap_bot.slack import posting
 from rlmap_bot.slack.blocks import runs as run_blocks
@@ -75,6 +75,8 @@ class RunFiles:
                 typed = {k: v for k, v in (session.answers if session else {}).items() if k in self.core.engine.signals}
                 result = verdict_for(self.core.engine, derivation, extra=typed)
                 chart = draw(run, derivation, result, Path(tmp) / "run.png")
+            except UnavailableError:
+                raise
             except RlmapError as exc:
                 problem = str(exc).replace(str(Path(tmp) / Path(name).name), name).replace(tmp, "")
                 posting.post(client, channel, user, blocks=run_blocks.problem_blocks(name, problem),
@@ -91,6 +93,8 @@ class RunFiles:
                     log.info("could not upload the chart: %s", exc.response.get("error"))
         try:
             step = self.core.flow.absorb(session_id, derivation.signals)
+        except UnavailableError:
+            raise
         except RlmapError as exc:  # the diagnosis was finished or stopped meanwhile: the message above stands
             log.info("could not add the log's signals to session %s: %s", session_id, exc)
             return

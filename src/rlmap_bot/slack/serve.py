@@ -37,23 +37,27 @@ def serve_from_env(frontend, http: bool, host: str = "127.0.0.1", port: int = 30
     """
     from rlmap_bot.slack.app import SlackFrontEnd
 
+    from rlmap_bot.logs import configure
+    from rlmap_bot.slack.http import make_server
+
     settings = frontend.settings.require_slack(http=http)
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    configure(settings)  # text or JSON lines, secrets redacted
     core = frontend.core()
     core.state  # open (and migrate) now: a wrong RLMAP_STATE_URL should fail at start, plainly
     front = SlackFrontEnd(core, settings)
     install_reload_signal(core)
+    front.start_sweeper()
     caught_up = front.digests.start_scheduler()
     if caught_up:
         log.info("sent %d digest(s) missed while the bot was down", len(caught_up))
     watched = front.watches.start_scheduler()
     if watched:
         log.info("checking %d watched run(s) once for the slots missed while the bot was down", len(watched))
+    health = {"entries": sum(core.store.counts().values())}
     if http:
-        from rlmap_bot.slack.http import make_server
-
-        server = make_server(front.app, host, port, health={"entries": sum(core.store.counts().values())})
-        log.info("serving Slack over HTTP at http://%s:%s/slack/events (health: /healthz)", host, server.effective_port)
+        server = make_server(front.app, host, port, health=health, ready=front.ready)
+        log.info("serving Slack over HTTP at http://%s:%s/slack/events (health: /healthz, readiness: /readyz, "
+                 "metrics: /metrics)", host, server.effective_port)
         try:
             server.run()
         except KeyboardInterrupt:
@@ -63,5 +67,9 @@ def serve_from_env(frontend, http: bool, host: str = "127.0.0.1", port: int = 30
         return
     from slack_bolt.adapter.socket_mode import SocketModeHandler
 
+    if settings.rlmap_metrics_port is not None:
+        server = make_server(None, host, settings.rlmap_metrics_port, threads=2, health=health, ready=front.ready)
+        threading.Thread(target=server.run, name="rlmap-metrics", daemon=True).start()
+        log.info("serving /healthz, /readyz and /metrics at http://%s:%s", host, server.effective_port)
     log.info("connecting to Slack in Socket Mode")
     SocketModeHandler(front.app, settings.slack_app_token.get_secret_value()).start()

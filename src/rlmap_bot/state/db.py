@@ -22,16 +22,34 @@ except ImportError:  # not POSIX: one process per SQLite file is the supported s
 
 import sqlalchemy as sa
 
-from rlmap_bot.errors import ConfigError
+from rlmap_bot.errors import ConfigError, UnavailableError
 from rlmap_bot.files import ensure_folder
+from rlmap_bot.state.health import StateHealth
 from rlmap_bot.state.models import ConflictError, utcnow  # noqa: F401 - re-exported for the repositories
 
 MIGRATIONS = Path(__file__).resolve().parent / "migrations"
 _LOCK_KEY = 7274627  # any constant shared by every replica
 
+# How long opening a PostgreSQL connection may take. Without it a database host that drops packets
+# (rather than refusing) hangs each request for the system's TCP time-out, minutes; 2 s is libpq's
+# minimum and fits inside Slack's 3 s deadline, so an event still gets its HTTP 500 (and Slack
+# retries it) instead of a time-out.
+PG_CONNECT_TIMEOUT_S = 2
+# How long sent data may go unacknowledged on an open PostgreSQL connection before the kernel gives
+# up on it: a query on a connection whose server vanished fails within 5 s instead of ~15 minutes of
+# retransmissions. Longer than any round trip on a working network, so it never cuts a healthy one.
+PG_TCP_USER_TIMEOUT_MS = 5000
+
 
 class StateStoreError(ConfigError):
     """The state store cannot be opened; the message names it without its password."""
+
+
+class StateUnavailableError(UnavailableError):
+    """The state store stopped answering while the bot runs (a restart, a network blip, a lock)."""
+
+    def __init__(self, message: str = "the state store is not answering"):
+        super().__init__(message)
 
 
 def iso(moment: dt.datetime) -> str:
@@ -46,8 +64,13 @@ def safe_url(url: str) -> str:
         return url.split("@")[-1] if "@" in url else url
 
 
-def open_engine(url_or_path: str | Path) -> sa.Engine:
-    """An engine for a URL or a SQLite file path, migrated to the newest schema."""
+def open_engine(url_or_path: str | Path, health: StateHealth | None = None) -> sa.Engine:
+    """An engine for a URL or a SQLite file path, migrated to the newest schema.
+
+    Once open, a database that stops answering raises :class:`StateUnavailableError` (an
+    :class:`~rlmap_bot.errors.UnavailableError`) from every repository, and ``health`` hears of
+    each failure and of the first success after one.
+    """
     url = str(url_or_path)
     if "://" not in url:
         path = Path(url).expanduser()
@@ -57,14 +80,66 @@ def open_engine(url_or_path: str | Path) -> sa.Engine:
             raise StateStoreError(str(exc)) from None
         url = f"sqlite:///{path}"
     try:
-        engine = sa.create_engine(url, future=True, pool_pre_ping=True)
+        engine = sa.create_engine(url, future=True, pool_pre_ping=True, connect_args=_connect_args(url))
         if engine.dialect.name == "sqlite":
             sa.event.listen(engine, "connect", _sqlite_pragmas)
         migrate(engine)
     except (sa.exc.SQLAlchemyError, ImportError, ValueError) as exc:
         reason = str(getattr(exc, "orig", None) or exc).strip().splitlines()[0]
         raise StateStoreError(f"cannot open the state store {safe_url(url)}: {reason}") from None
+    _watch(engine, health or StateHealth())
     return engine
+
+
+def _connect_args(url: str) -> dict[str, Any]:
+    """Time-outs for PostgreSQL connections (see the constants above), unless the URL sets its own."""
+    parsed = sa.engine.make_url(url)
+    if parsed.get_backend_name() != "postgresql":
+        return {}
+    args: dict[str, Any] = {}
+    if "connect_timeout" not in parsed.query:
+        args["connect_timeout"] = PG_CONNECT_TIMEOUT_S
+    if "tcp_user_timeout" not in parsed.query:
+        args["tcp_user_timeout"] = PG_TCP_USER_TIMEOUT_MS
+    return args
+
+
+def _unavailable(engine: sa.Engine, ctx: Any) -> bool:
+    """Is this error the database not answering (as opposed to a constraint, or a bug in a query)?"""
+    if ctx.is_pre_ping:  # the pool is testing a connection and reconnects by itself
+        return False
+    error = ctx.sqlalchemy_exception
+    if isinstance(error, sa.exc.IntegrityError):
+        return False
+    if engine.dialect.name == "sqlite":
+        # A local file does not go away like a server: "locked" or "busy" is a blip worth retrying,
+        # while "file is not a database" or "no such table" is damage or a bug, not an outage.
+        text = str(ctx.original_exception).lower()
+        return any(word in text for word in ("locked", "busy", "unable to open", "disk i/o"))
+    if ctx.is_disconnect or ctx.connection is None and isinstance(error, sa.exc.DBAPIError):
+        return True  # lost the connection, or could not open one
+    if isinstance(error, sa.exc.InterfaceError):
+        return True
+    if isinstance(error, sa.exc.OperationalError):
+        return True  # PostgreSQL: admin shutdown, cannot connect, cancelled, deadlock: all pass
+    return False
+
+
+def _watch(engine: sa.Engine, health: StateHealth) -> None:
+    """Turn "the database is not answering" into StateUnavailableError and keep ``health`` informed."""
+
+    def on_error(ctx: Any) -> Exception | None:
+        if not _unavailable(engine, ctx):
+            return None
+        health.failed(ctx.original_exception)
+        return StateUnavailableError()
+
+    def on_checkout(*_args: Any) -> None:
+        if health.down_since is not None:  # a connection works again: the outage is over
+            health.ok()
+
+    sa.event.listen(engine, "handle_error", on_error)
+    sa.event.listen(engine.pool, "checkout", on_checkout)
 
 
 def migrate(engine: sa.Engine) -> str:

@@ -1,28 +1,183 @@
-"""Slack event ids already handled, so retries and other replicas answer each event once."""
+"""Claims on the requests Slack sends (events, clicks, slash commands): at-least-once, answered once.
+
+A request is claimed before any work, with its payload and a lease: the replica
+that claims it owns it until the lease runs out, and keeps renewing the lease
+while it works. When the reply is posted the claim is marked done (and its
+payload dropped). A claim still unfinished when its lease has run out belongs to
+a replica that died (or lost the database): Slack's retry of it, or the sweeper
+of any replica, takes it over with a conditional update, so exactly one of them
+does. The replies a claim posted are recorded on it, by its owner only, so a
+takeover skips what was already posted.
+
+Times are ISO strings in UTC with a fixed format (as everywhere in the state
+store), so they compare as text on both engines. Leases are judged by each
+replica's own clock: replicas are assumed to agree within a few seconds, which
+is far less than a lease.
+"""
 
 from __future__ import annotations
 
 import datetime as dt
+import json
+from dataclasses import dataclass, field
+from typing import Any, Literal
 
 import sqlalchemy as sa
 
 from rlmap_bot.state.db import iso, utcnow
-from rlmap_bot.state.tables import processed_events
+from rlmap_bot.state.tables import event_claims
+
+Outcome = Literal["new", "takeover", "done", "busy", "gave_up"]
+
+
+@dataclass
+class Claim:
+    """One claimed request as its owner sees it."""
+
+    key: str
+    kind: str
+    team: str
+    owner: str
+    attempts: int
+    body: dict | None
+    claimed_at: str
+    replies: dict[str, dict] = field(default_factory=dict)
+
+    @property
+    def taken_over(self) -> bool:
+        return self.attempts > 1
 
 
 class EventRepository:
     def __init__(self, engine: sa.Engine):
         self.engine = engine
 
-    def claim(self, event_id: str, team: str = "") -> bool:
-        """True the first time an event id is claimed, False for every repeat (retries)."""
+    # -- claiming ---------------------------------------------------------------------------------
+    def claim(self, key: str, kind: str, team: str, body: dict, owner: str, lease: dt.timedelta,
+              max_attempts: int = 3) -> tuple[Outcome, Claim | None]:
+        """Claim a request for ``owner``.
+
+        ``new``: first sight, the caller works on it. ``takeover``: it was claimed before but
+        its lease ran out unfinished, and the caller now owns it. ``done``: answered (or given
+        up) already. ``busy``: another replica holds a live lease on it (it will finish it, or
+        the sweeper will when its lease runs out). ``gave_up``: it was taken over ``max_attempts``
+        times already and is now marked failed.
+        """
+        now = utcnow()
+        row = dict(key=key, kind=kind, team=team, status="working", owner=owner, attempts=1,
+                   lease_until=iso(now + lease), body=json.dumps(body), replies="{}", claimed_at=iso(now))
         try:
             with self.engine.begin() as conn:
-                conn.execute(processed_events.insert().values(event_id=event_id, team=team, seen_at=iso(utcnow())))
-            return True
+                conn.execute(event_claims.insert().values(**row))
+            return "new", Claim(key, kind, team, owner, 1, body, row["claimed_at"])
         except sa.exc.IntegrityError:
-            return False
+            pass
+        try:
+            claim = self.take_over(key, owner, lease, now=now, max_attempts=max_attempts)
+        except GaveUp:
+            return "gave_up", None
+        if claim is not None:
+            return "takeover", claim
+        with self.engine.connect() as conn:
+            status = conn.execute(sa.select(event_claims.c.status).where(event_claims.c.key == key)).scalar()
+        return ("busy" if status == "working" else "done"), None
+
+    def take_over(self, key: str, owner: str, lease: dt.timedelta, now: dt.datetime | None = None,
+                  max_attempts: int = 3) -> Claim | None:
+        """Own an unfinished claim whose lease has run out; None if it is not (or someone was first)."""
+        now = now or utcnow()
+        c = event_claims.c
+        with self.engine.begin() as conn:
+            row = conn.execute(sa.select(event_claims).where(c.key == key)).mappings().first()
+            if row is None or row["status"] != "working" or row["lease_until"] >= iso(now):
+                return None
+            if row["attempts"] >= max_attempts:
+                # Tried that often, it is what kills replicas (or always fails): stop passing it around.
+                gave_up = conn.execute(event_claims.update()
+                                       .where(c.key == key, c.status == "working", c.attempts == row["attempts"])
+                                       .values(status="failed", body=None, finished_at=iso(now))).rowcount
+                taken = 0
+            else:
+                gave_up = 0
+                taken = conn.execute(
+                    event_claims.update()
+                    .where(c.key == key, c.status == "working", c.owner == row["owner"],
+                           c.attempts == row["attempts"])
+                    .values(owner=owner, attempts=row["attempts"] + 1, lease_until=iso(now + lease))
+                ).rowcount
+        if gave_up:
+            raise GaveUp(key, row["attempts"])
+        if taken != 1:
+            return None
+        return Claim(key, row["kind"], row["team"], owner, row["attempts"] + 1,
+                     json.loads(row["body"]) if row["body"] else None, row["claimed_at"],
+                     json.loads(row["replies"] or "{}"))
+
+    def expired(self, now: dt.datetime | None = None, limit: int = 20) -> list[str]:
+        """Keys of unfinished claims whose lease has run out, oldest first."""
+        c = event_claims.c
+        with self.engine.connect() as conn:
+            rows = conn.execute(sa.select(c.key).where(c.status == "working", c.lease_until < iso(now or utcnow()))
+                                .order_by(c.lease_until).limit(limit))
+            return [r[0] for r in rows]
+
+    # -- while working ----------------------------------------------------------------------------
+    def renew(self, keys: list[str], owner: str, lease: dt.timedelta) -> int:
+        """Extend the leases ``owner`` holds on ``keys``; returns how many it still holds."""
+        if not keys:
+            return 0
+        c = event_claims.c
+        with self.engine.begin() as conn:
+            return conn.execute(event_claims.update()
+                                .where(c.key.in_(keys), c.owner == owner, c.status == "working")
+                                .values(lease_until=iso(utcnow() + lease))).rowcount
+
+    def owner_of(self, key: str) -> str | None:
+        with self.engine.connect() as conn:
+            return conn.execute(sa.select(event_claims.c.owner).where(event_claims.c.key == key)).scalar()
+
+    def record_replies(self, key: str, owner: str, replies: dict[str, dict]) -> bool:
+        """Write what the claim has posted so far; False if ``owner`` no longer owns it."""
+        c = event_claims.c
+        with self.engine.begin() as conn:
+            return conn.execute(event_claims.update().where(c.key == key, c.owner == owner)
+                                .values(replies=json.dumps(replies))).rowcount == 1
+
+    def finish(self, key: str, owner: str, status: str = "done") -> bool:
+        """Mark the claim done (or failed) and drop its payload; False if ``owner`` no longer owns it."""
+        c = event_claims.c
+        with self.engine.begin() as conn:
+            return conn.execute(event_claims.update().where(c.key == key, c.owner == owner, c.status == "working")
+                                .values(status=status, body=None, finished_at=iso(utcnow()))).rowcount == 1
+
+    # -- watching and housekeeping ------------------------------------------------------------------
+    def unfinished(self, now: dt.datetime | None = None) -> tuple[int, float]:
+        """(claims unfinished, age in seconds of the oldest), for the metrics."""
+        c = event_claims.c
+        with self.engine.connect() as conn:
+            count, oldest = conn.execute(sa.select(sa.func.count(), sa.func.min(c.claimed_at))
+                                         .where(c.status == "working")).one()
+        if not oldest:
+            return 0, 0.0
+        age = ((now or utcnow()) - dt.datetime.fromisoformat(oldest)).total_seconds()
+        return int(count), max(age, 0.0)
+
+    def get(self, key: str) -> dict[str, Any] | None:
+        with self.engine.connect() as conn:
+            row = conn.execute(sa.select(event_claims).where(event_claims.c.key == key)).mappings().first()
+        return dict(row) if row else None
 
     def forget(self, older_than: dt.datetime) -> int:
+        """Drop finished claims older than Slack ever retries (the caller says how old)."""
+        c = event_claims.c
         with self.engine.begin() as conn:
-            return conn.execute(processed_events.delete().where(processed_events.c.seen_at < iso(older_than))).rowcount
+            return conn.execute(event_claims.delete().where(c.status != "working",
+                                                            c.claimed_at < iso(older_than))).rowcount
+
+
+class GaveUp(Exception):
+    """A claim was taken over too often; it is marked failed instead of being tried again."""
+
+    def __init__(self, key: str, attempts: int):
+        super().__init__(f"{key} was tried {attempts} times; giving up on it")
+        self.key, self.attempts = key, attempts

@@ -36,6 +36,8 @@ class Session(BaseModel):
     current: str | None = None
     status: Literal["open", "done", "stopped", "expired"] = "open"
     message_ts: str | None = Field(default=None, description="The front-end's card to update in place.")
+    moves: list[str] = Field(default_factory=list, description="Keys of the latest moves applied (a typed reply's "
+                             "message), so a move handled again after a crash is not applied twice.")
     version: int = 0
     started_at: dt.datetime = Field(default_factory=_now)
     updated_at: dt.datetime = Field(default_factory=_now)

@@ -1,7 +1,7 @@
 """The state store: everything the bot remembers between messages and restarts.
 
 One database (see :mod:`rlmap_bot.state.db`), one small repository per aggregate:
-``sessions`` (guided diagnoses), ``events`` (Slack event ids handled),
+``sessions`` (guided diagnoses), ``events`` (claims on the requests Slack sent),
 ``subscriptions`` and ``digests`` (digest runs and the ledger), ``watches``
 (watched runs, check claims and the alert ledger). Nothing else in
 the project knows which engine is behind it.
@@ -11,9 +11,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from rlmap_bot.state.db import ConflictError, StateStoreError, iso, open_engine, safe_url, utcnow
+from rlmap_bot.state.db import (ConflictError, StateStoreError, StateUnavailableError, iso, open_engine, safe_url,
+                                utcnow)
 from rlmap_bot.state.digests import DigestRepository
 from rlmap_bot.state.events import EventRepository
+from rlmap_bot.state.health import StateHealth
 from rlmap_bot.state.sessions import SessionRepository
 from rlmap_bot.state.subscriptions import SubscriptionRepository
 from rlmap_bot.state.tables import PER_TEAM
@@ -24,7 +26,8 @@ class StateStore:
     """The repositories over one database (SQLite by default)."""
 
     def __init__(self, url_or_path: str | Path):
-        self.engine = open_engine(url_or_path)
+        self.health = StateHealth()
+        self.engine = open_engine(url_or_path, self.health)
         self.url = str(self.engine.url)
         self.sessions = SessionRepository(self.engine)
         self.events = EventRepository(self.engine)
@@ -35,6 +38,10 @@ class StateStore:
     def close(self) -> None:
         self.engine.dispose()
 
+    def ready(self) -> bool:
+        """Does the database answer now? (``/readyz``)"""
+        return self.health.probe(self.engine)
+
     def forget_team(self, team: str) -> dict[str, int]:
         """Remove everything kept for a workspace (on uninstall); return rows removed per table."""
         removed = {}
@@ -44,4 +51,4 @@ class StateStore:
         return removed
 
 
-__all__ = ["StateStore", "StateStoreError", "ConflictError", "safe_url", "utcnow", "iso"]
+__all__ = ["StateStore", "StateStoreError", "StateUnavailableError", "ConflictError", "safe_url", "utcnow", "iso"]

@@ -28,11 +28,22 @@ sessions = sa.Table(
     sa.Index("ix_sessions_user", "team", "user_id", "status"),
 )
 
-processed_events = sa.Table(
-    "processed_events", metadata,
-    sa.Column("event_id", sa.String(128), primary_key=True),
+# One row per request Slack sent (an event, a click, a slash command): claimed with its payload and a
+# lease before any work, done after the reply; see state/events.py.
+event_claims = sa.Table(
+    "event_claims", metadata,
+    sa.Column("key", sa.String(160), primary_key=True),  # "event:Ev...", "action:TRIGGER", "command:TRIGGER"
+    sa.Column("kind", sa.String(16), nullable=False),  # event | action | command
     sa.Column("team", sa.String(64), nullable=False),
-    sa.Column("seen_at", sa.String(40), nullable=False),
+    sa.Column("status", sa.String(16), nullable=False),  # working | done | failed
+    sa.Column("owner", sa.String(80), nullable=False),  # the replica working on it (host, pid, random)
+    sa.Column("attempts", sa.Integer, nullable=False),
+    sa.Column("lease_until", sa.String(40), nullable=False),
+    sa.Column("body", sa.Text),  # the request as JSON while unfinished; cleared when finished
+    sa.Column("replies", sa.Text, nullable=False),  # JSON {"1": {"method", "channel", "ts"}, ...}: what was posted
+    sa.Column("claimed_at", sa.String(40), nullable=False),
+    sa.Column("finished_at", sa.String(40)),
+    sa.Index("ix_event_claims_status_lease", "status", "lease_until"),
 )
 
 subscriptions = sa.Table(
@@ -119,5 +130,5 @@ watch_alerts = sa.Table(
 )
 
 # Tables that hold a workspace's data, for uninstall.
-PER_TEAM = (subscriptions, sessions, digest_ledger, digest_runs, processed_events, watches, watch_state, watch_checks,
+PER_TEAM = (subscriptions, sessions, digest_ledger, digest_runs, event_claims, watches, watch_state, watch_checks,
             watch_alerts)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
@@ -45,67 +45,81 @@ def register(front: "SlackFrontEnd") -> None:
     app = front.app
 
     @app.action(re.compile(r"^entry_show(_\d+)?$"))
-    def on_show(ack: Callable, action: dict, body: dict, client: WebClient, respond: Callable) -> None:
+    def on_show(ack: Callable, action: dict, body: dict, client: WebClient, respond: Callable, context: Any) -> None:
         ack()
-        card = front.core.card(action.get("value", ""))
-        if card is None:
-            gone = "That entry is no longer in the catalog."
-            _show(body, client, respond, [section(gone)], gone, "Not found")
-            return
-        _show(body, client, respond, entries.card_blocks(card), card.title, card.title)
+        with front.after_ack(context, respond):
+            card = front.core.card(action.get("value", ""))
+            if card is None:
+                gone = "That entry is no longer in the catalog."
+                _show(body, client, respond, [section(gone)], gone, "Not found")
+                return
+            _show(body, client, respond, entries.card_blocks(card), card.title, card.title)
 
     @app.action("entry_more")
-    def on_show_more(ack: Callable, action: dict, body: dict, client: WebClient, respond: Callable) -> None:
+    def on_show_more(ack: Callable, action: dict, body: dict, client: WebClient, respond: Callable,
+                     context: Any) -> None:
         ack()
-        card = front.core.card(action.get("value", ""))
-        if card is not None:
-            _show(body, client, respond, entries.card_blocks(card, full=True), card.title, card.title)
+        with front.after_ack(context, respond):
+            card = front.core.card(action.get("value", ""))
+            if card is not None:
+                _show(body, client, respond, entries.card_blocks(card, full=True), card.title, card.title)
 
     @app.action(re.compile(r"^entry_related(_\d+)?$"))
-    def on_related(ack: Callable, action: dict, body: dict, client: WebClient, respond: Callable) -> None:
+    def on_related(ack: Callable, action: dict, body: dict, client: WebClient, respond: Callable,
+                   context: Any) -> None:
         ack()
-        card = front.core.card(action.get("value", ""))
-        if card is not None:
-            _show(body, client, respond, entries.related_blocks(card.title, card.links), f"Related to {card.title}",
-                  "Related")
+        with front.after_ack(context, respond):
+            card = front.core.card(action.get("value", ""))
+            if card is not None:
+                _show(body, client, respond, entries.related_blocks(card.title, card.links),
+                      f"Related to {card.title}", "Related")
 
     @app.action("stages_show")
-    def on_stages(ack: Callable, body: dict, client: WebClient, respond: Callable) -> None:
+    def on_stages(ack: Callable, body: dict, client: WebClient, respond: Callable, context: Any) -> None:
         ack()
-        result = stages_command(Invocation.of(front.core, "slack"))
-        _show(body, client, respond, entries.stages_blocks(result), "The five stages", "The five stages")
+        with front.after_ack(context, respond):
+            result = stages_command(Invocation.of(front.core, "slack"))
+            _show(body, client, respond, entries.stages_blocks(result), "The five stages", "The five stages")
 
     @app.action("help_show")
-    def on_help(ack: Callable, body: dict, client: WebClient, respond: Callable) -> None:
+    def on_help(ack: Callable, body: dict, client: WebClient, respond: Callable, context: Any) -> None:
         ack()
-        _show(body, client, respond, help.help_blocks(help_for(REGISTRY, "slack")), "How to use rlmap",
-              "How to use rlmap")
+        with front.after_ack(context, respond):
+            _show(body, client, respond, help.help_blocks(help_for(REGISTRY, "slack")), "How to use rlmap",
+                  "How to use rlmap")
 
     @app.action("answer_share")
-    def on_share(ack: Callable, action: dict, body: dict, client: WebClient, respond: Callable) -> None:
+    def on_share(ack: Callable, action: dict, body: dict, client: WebClient, respond: Callable, context: Any) -> None:
         ack()
-        user = body.get("user", {}).get("id", "")
-        answer = front.core.ask(action.get("value", ""))
-        try:
-            client.chat_postMessage(channel=_channel(body), text=fallback(ask.answer_text(answer)),
-                                    blocks=ask.answer_blocks(answer, shared_by=user), unfurl_links=False)
-        except SlackApiError as exc:
-            hint = posting.cannot_post_hint(exc) or f"I couldn't share it: {exc.response.get('error')}"
-            respond(response_type="ephemeral", replace_original=False, text=hint)
-            return
-        respond(delete_original=True)
+        with front.after_ack(context, respond):
+            user = body.get("user", {}).get("id", "")
+            answer = front.core.ask(action.get("value", ""))
+            try:
+                client.chat_postMessage(channel=_channel(body), text=fallback(ask.answer_text(answer)),
+                                        blocks=ask.answer_blocks(answer, shared_by=user), unfurl_links=False)
+            except SlackApiError as exc:
+                hint = posting.cannot_post_hint(exc) or f"I couldn't share it: {exc.response.get('error')}"
+                respond(response_type="ephemeral", replace_original=False, text=hint)
+                return
+            respond(delete_original=True)
 
     @app.action(cards.PICK_ACTION)
     def on_diagnosis_tick(ack: Callable) -> None:
         ack()  # ticking a box changes nothing yet; Continue reads the ticked boxes
 
     @app.action(re.compile(r"^diag_(preset_\d+|skip|back|stop|choose)$"))
-    def on_diagnosis_click(ack: Callable, action: dict, body: dict, client: WebClient, respond: Callable) -> None:
+    def on_diagnosis_click(ack: Callable, action: dict, body: dict, client: WebClient, respond: Callable,
+                           context: Any) -> None:
         ack()
-        team = body.get("team", {}).get("id") or body.get("user", {}).get("team_id", "")
-        ts = body.get("message", {}).get("ts") or body.get("container", {}).get("message_ts")
-        problem = front.threads.click(client, action["action_id"], action.get("value", ""), team=team,
-                                      user=body.get("user", {}).get("id", ""), channel=_channel(body), message_ts=ts,
-                                      picked=cards.picked(body))
-        if problem:
-            respond(response_type="ephemeral", replace_original=False, text=problem)
+        with front.after_ack(context, respond):
+            team = body.get("team", {}).get("id") or body.get("user", {}).get("team_id", "")
+            ts = body.get("message", {}).get("ts") or body.get("container", {}).get("message_ts")
+            problem = front.threads.click(client, action["action_id"], action.get("value", ""), team=team,
+                                          user=body.get("user", {}).get("id", ""), channel=_channel(body),
+                                          message_ts=ts, picked=cards.picked(body))
+            if problem:
+                respond(response_type="ephemeral", replace_original=False, text=problem)
+
+    @app.action(re.compile(".*"))
+    def on_other_click(ack: Callable) -> None:
+        ack()  # a button this version does not know (an old card): acked, so the claim is finished

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Callable
+import re
+from typing import TYPE_CHECKING, Any, Callable
 
 from slack_sdk import WebClient
 
@@ -14,7 +15,13 @@ if TYPE_CHECKING:
 
 def register(front: "SlackFrontEnd") -> None:
     @front.app.command("/rlmap")
-    def on_command(ack: Callable, command: dict, respond: Callable, client: WebClient) -> None:
+    def on_command(ack: Callable, command: dict, respond: Callable, client: WebClient, context: Any) -> None:
         ack()
-        front.commands.slash(client, from_slack(command.get("text", "")), team=command.get("team_id", ""),
-                             channel=command.get("channel_id", ""), user=command.get("user_id", ""), respond=respond)
+        with front.after_ack(context, respond):
+            front.commands.slash(client, from_slack(command.get("text", "")), team=command.get("team_id", ""),
+                                 channel=command.get("channel_id", ""), user=command.get("user_id", ""),
+                                 respond=respond)
+
+    @front.app.command(re.compile(".*"))
+    def on_other_command(ack: Callable) -> None:
+        ack()  # a command this app does not declare: acked, so its claim is finished

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import re
 from typing import TYPE_CHECKING
 
 from slack_sdk import WebClient
@@ -45,6 +46,11 @@ def _team(event: dict, context: dict) -> str:
     return context.get("team_id") or event.get("team") or ""
 
 
+def _message_key(event: dict) -> str:
+    """A message's identity (its channel and ts): a typed answer handled twice is applied once."""
+    return f"{event.get('channel')}:{event.get('ts')}"
+
+
 def register(front: "SlackFrontEnd") -> None:
     app, threads, commands = front.app, front.threads, front.commands
 
@@ -55,7 +61,8 @@ def register(front: "SlackFrontEnd") -> None:
         text = from_slack(MENTION.sub("", event.get("text", "")))
         team, channel, user = _team(event, context), event["channel"], event.get("user", "")
         thread = event.get("thread_ts") or event["ts"]
-        if event.get("thread_ts") and threads.typed_answer(client, team, channel, event["thread_ts"], user, text):
+        if event.get("thread_ts") and threads.typed_answer(client, team, channel, event["thread_ts"], user, text,
+                                                           key=_message_key(event)):
             return
         commands.chat(client, text, team, channel, user, thread_ts=thread, anchor_ts=thread)
 
@@ -63,7 +70,8 @@ def register(front: "SlackFrontEnd") -> None:
     def on_dm(event: dict, client: WebClient, context: dict) -> None:
         text = from_slack(event.get("text") or "")
         team, channel, user = _team(event, context), event["channel"], event.get("user", "")
-        if event.get("thread_ts") and threads.typed_answer(client, team, channel, event["thread_ts"], user, text):
+        if event.get("thread_ts") and threads.typed_answer(client, team, channel, event["thread_ts"], user, text,
+                                                           key=_message_key(event)):
             return
         commands.chat(client, text, team, channel, user, thread_ts=event.get("thread_ts"),
                       anchor_ts=event.get("thread_ts") or event["ts"])
@@ -72,7 +80,7 @@ def register(front: "SlackFrontEnd") -> None:
     def on_thread_reply(event: dict, client: WebClient, context: dict) -> None:
         text = from_slack(event.get("text") or "")
         threads.typed_answer(client, _team(event, context), event["channel"], event["thread_ts"],
-                             event.get("user", ""), text)
+                             event.get("user", ""), text, key=_message_key(event))
 
     @app.event("message", matchers=[a_file_in_a_thread])
     def on_file_in_thread(event: dict, client: WebClient, context: dict) -> None:
@@ -113,3 +121,7 @@ def register(front: "SlackFrontEnd") -> None:
             for user in tokens.get("oauth", []):
                 front.installations.delete_installation(enterprise_id=body.get("enterprise_id"),
                                                         team_id=body.get("team_id"), user_id=user)
+
+    @app.event(re.compile(".*"))
+    def on_any_other_event(event: dict) -> None:
+        """An event type nobody listens for: seen (so its claim is finished), never answered."""

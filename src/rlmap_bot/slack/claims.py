@@ -1,0 +1,406 @@
+"""At-least-once handling of what Slack sends, answered once: claims, leases, takeovers, recorded replies.
+
+Every event, button click and slash command is claimed in the state store before
+any work (see :mod:`rlmap_bot.state.events`), with its payload and a lease, by
+:class:`rlmap_bot.slack.middleware.EventClaims`. This module holds the rest:
+
+- :class:`Claims`: this replica's claims in progress; their leases are renewed at
+  every sweep while the work goes on; a claim is marked done when its listener
+  returns (Bolt's listener completion handler), so a replica killed mid-work
+  leaves it unfinished, and its lease runs out.
+- The sweeper (a thread on every replica): every ``RLMAP_SWEEP_SECONDS`` it takes
+  over unfinished claims whose lease ran out and hands their stored body to
+  Bolt again (``app.dispatch``, as a trusted in-process request: Bolt's
+  ``socket_mode`` request mode, which skips the HTTP signature check; the body
+  was verified when it first arrived). Slack's own retry of such an event takes it
+  over the same way, in the middleware.
+- Replies stay single: while a claim is handled, its Web API client and its
+  ``respond`` number every message they send (``chat.postMessage``,
+  ``chat.postEphemeral``, ``response_url``), tag posts with message metadata
+  (``rlmap_reply``: the claim and the number), and record each one on the claim
+  once sent. A takeover re-runs the listener, and each reply it would send again
+  is skipped when it is recorded, or when a post is found in the channel by its
+  metadata (the owner died between posting and recording). Before sending, the
+  owner checks it still owns the claim, so a replica that lost its lease (cut off
+  from the database for a whole lease) does not post beside the one that took over.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import json
+import logging
+import os
+import socket
+import threading
+import uuid
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from slack_bolt.listener.listener_completion_handler import ListenerCompletionHandler
+from slack_bolt.request import BoltRequest
+from slack_bolt.response import BoltResponse
+from slack_sdk import WebClient
+from slack_sdk.errors import SlackApiError
+from slack_sdk.web import SlackResponse
+from slack_sdk.webhook import WebhookResponse
+
+from rlmap_bot import metrics
+from rlmap_bot.errors import UnavailableError
+from rlmap_bot.state.events import Claim, GaveUp
+
+log = logging.getLogger(__name__)
+
+CLAIM = "rlmap_claim"  # the context key of the claim a request is handled under
+KEY = "rlmap_key"  # the context key of the request's claim key (also when it could not be claimed)
+REPLAY = "rlmap_replay"  # the context key the sweeper puts a taken-over claim under
+REPLY_EVENT = "rlmap_reply"  # message metadata event_type on every post made under a claim
+# A claim taken over this often is what kills replicas (or always fails): it is marked failed rather
+# than passed around for ever. Three: one crash is chance, two in a row on the same request is not.
+MAX_ATTEMPTS = 3
+# Expired claims one sweep takes over at most; the rest wait for the next sweep, so a replica that
+# comes back to a long backlog spreads it over its thread pool instead of queueing all of it at once.
+SWEEP_BATCH = 20
+# How far before the claim a post made under it may be (clock differences between the replicas and
+# Slack); the history search for a reply by its metadata starts there.
+LOOKUP_SLACK_S = 120
+
+
+class LeaseLost(Exception):
+    """Another replica took the claim over (this one was cut off for a whole lease): stop, post nothing."""
+
+
+def identify(body: dict | None) -> tuple[str, str, str] | None:
+    """(kind, claim key, workspace) for the requests that carry work; None for anything else."""
+    if not isinstance(body, dict):
+        return None
+    kind = body.get("type")
+    if kind == "event_callback" and body.get("event_id"):
+        return "event", f"event:{body['event_id']}", body.get("team_id") or ""
+    if kind == "block_actions":
+        team = (body.get("team") or {}).get("id") or (body.get("user") or {}).get("team_id") or ""
+        return "action", f"action:{body.get('trigger_id') or _digest(body)}", team
+    if body.get("command"):
+        return "command", f"command:{body.get('trigger_id') or _digest(body)}", body.get("team_id") or ""
+    return None
+
+
+def _digest(body: dict) -> str:
+    return hashlib.sha256(json.dumps(body, sort_keys=True, default=str).encode()).hexdigest()[:40]
+
+
+@dataclass
+class Handling:
+    """A claim being worked on in this process, and what became of it."""
+
+    claim: Claim
+    outcome: str | None = None  # None: done; "failed" (a bug); "retry" (the store blinked); "told"; "lost"
+    sent: int = 0
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    @property
+    def key(self) -> str:
+        return self.claim.key
+
+
+class Claims:
+    """This replica's side of the claims: claiming, recording replies, finishing, renewing, sweeping."""
+
+    def __init__(self, state: Any, settings: Any):
+        self.repo = state.events
+        self.lease: dt.timedelta = settings.claim_lease
+        self.sweep_every: float = settings.rlmap_sweep_seconds
+        self.owner = f"{socket.gethostname()[:40]}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+        self.working: dict[str, Handling] = {}
+        self.unwritten: dict[str, str] = {}  # key -> final status, to write when the store answers again
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self.dispatch: Callable[[BoltRequest], Any] | None = None
+
+    # -- claiming (the middleware) ------------------------------------------------------------------
+    def claim(self, kind: str, key: str, team: str, body: dict) -> tuple[str, Handling | None]:
+        stored = {k: v for k, v in body.items() if k != "token"}  # Slack's legacy verification token
+        outcome, claim = self.repo.claim(key, kind, team, stored, self.owner, self.lease, max_attempts=MAX_ATTEMPTS)
+        if claim is None:
+            if outcome == "gave_up":
+                metrics.EVENTS_FAILED.labels(kind).inc()
+                log.error("%s was taken over %d times without finishing; given up", key, MAX_ATTEMPTS)
+            return outcome, None
+        if outcome == "takeover":
+            metrics.EVENTS_TAKEN_OVER.labels(kind, "retry").inc()
+            log.info("%s: Slack's retry takes over an unfinished claim (attempt %d)", key, claim.attempts)
+        return outcome, self._working(claim)
+
+    def _working(self, claim: Claim) -> Handling:
+        handling = Handling(claim)
+        with self._lock:
+            self.working[claim.key] = handling
+        return handling
+
+    def attach(self, req: BoltRequest, handling: Handling) -> None:
+        """Handle this request under ``handling``: its client and respond number and record replies."""
+        ctx = req.context
+        ctx[CLAIM], ctx[KEY] = handling, handling.key
+        if ctx.client is not None:
+            ctx["client"] = RecordingClient.around(ctx.client, self, handling)
+        if ctx.response_url:
+            ctx["respond"] = RecordingRespond(ctx.respond, self, handling)
+
+    # -- replies ------------------------------------------------------------------------------------
+    def once(self, handling: Handling, method: str, send: Callable[[int], Any], fake: Callable[[dict], Any],
+             lookup: Callable[[int], dict | None] | None = None) -> Any:
+        """Send reply number n of this claim unless it was sent already (recorded, or found by ``lookup``)."""
+        with handling.lock:
+            handling.sent += 1
+            n = handling.sent
+        claim = handling.claim
+        done = claim.replies.get(str(n))
+        if done is not None and done.get("method") == method:
+            log.info("%s: reply %d (%s) was sent before the takeover; not sent again", claim.key, n, method)
+            return fake(done)
+        if claim.taken_over and lookup is not None:
+            found = lookup(n)
+            if found is not None:
+                log.info("%s: reply %d found in the channel by its metadata; not posted again", claim.key, n)
+                self._record(handling, n, found)
+                return fake(found)
+        if self.repo.owner_of(claim.key) != claim.owner:
+            handling.outcome = "lost"
+            raise LeaseLost(f"{claim.key} was taken over by another replica")
+        result = send(n)
+        self._record(handling, n, {"method": method, **_where(result)})
+        return result
+
+    def _record(self, handling: Handling, n: int, reply: dict) -> None:
+        claim = handling.claim
+        with handling.lock:
+            claim.replies[str(n)] = reply
+            replies = dict(claim.replies)
+        try:
+            self.repo.record_replies(claim.key, claim.owner, replies)
+        except UnavailableError:
+            # Sent but not recorded: a takeover finds a post by its metadata; the rest is at-least-once.
+            # (Debug: the request's one line comes when it finishes; the outage is logged on its own.)
+            log.debug("%s: reply %d sent but not recorded (state store unavailable)", claim.key, n)
+
+    # -- finishing (Bolt's listener completion handler) ----------------------------------------------
+    def complete(self, handling: Handling) -> None:
+        claim = handling.claim
+        with self._lock:
+            self.working.pop(claim.key, None)
+        if handling.outcome == "lost":
+            return
+        if handling.outcome == "retry":  # its one line was logged where it failed
+            log.debug("%s: left unfinished for a retry once the state store answers (lease runs out in %s s)",
+                      claim.key, f"{self.lease.total_seconds():g}")
+            return
+        status = "failed" if handling.outcome == "failed" else "done"
+        try:
+            finished = self.repo.finish(claim.key, claim.owner, status)
+        except UnavailableError:
+            with self._lock:
+                self.unwritten[claim.key] = status
+            log.warning("%s: %s, to be recorded when the state store answers again", claim.key, status)
+            return
+        if finished:
+            self._count(claim, status)
+
+    def _count(self, claim: Claim, status: str) -> None:
+        if status == "failed":
+            metrics.EVENTS_FAILED.labels(claim.kind).inc()
+            return
+        metrics.EVENTS_ANSWERED.labels(claim.kind).inc()
+        took = (dt.datetime.now(dt.timezone.utc) - dt.datetime.fromisoformat(claim.claimed_at)).total_seconds()
+        metrics.REPLY_SECONDS.labels(claim.kind).observe(max(took, 0.0))
+
+    # -- the sweeper ----------------------------------------------------------------------------------
+    def start(self, dispatch: Callable[[BoltRequest], Any]) -> None:
+        """Sweep every ``RLMAP_SWEEP_SECONDS`` on a daemon thread until :meth:`stop`."""
+        self.dispatch = dispatch
+        if self._thread is None:
+            self._thread = threading.Thread(target=self._run, name="rlmap-sweeper", daemon=True)
+            self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout=10)
+
+    def _run(self) -> None:
+        while not self._stop.wait(self.sweep_every):
+            self.sweep()
+
+    def sweep(self) -> int:
+        """Renew this replica's leases, write finishes the store missed, take over expired claims."""
+        try:
+            self._renew()
+            self._write_unwritten()
+            taken = self._take_over_expired()
+            count, oldest = self.repo.unfinished()
+            metrics.CLAIMS_UNFINISHED.set(count)
+            metrics.CLAIMS_OLDEST_SECONDS.set(oldest)
+            return taken
+        except UnavailableError:
+            return 0  # the outage is logged once, with its start and end (state/health.py)
+        except Exception:  # noqa: BLE001 - the sweeper must outlive any one bad sweep
+            log.exception("sweep failed")
+            return 0
+
+    def _renew(self) -> None:
+        with self._lock:
+            keys = list(self.working)
+        if keys:
+            self.repo.renew(keys, self.owner, self.lease)
+
+    def _write_unwritten(self) -> None:
+        with self._lock:
+            pending = dict(self.unwritten)
+        for key, status in pending.items():
+            self.repo.finish(key, self.owner, status)
+            with self._lock:
+                self.unwritten.pop(key, None)
+
+    def _take_over_expired(self) -> int:
+        taken = 0
+        for key in self.repo.expired(limit=SWEEP_BATCH):
+            try:
+                claim = self.repo.take_over(key, self.owner, self.lease, max_attempts=MAX_ATTEMPTS)
+            except GaveUp as exc:
+                metrics.EVENTS_FAILED.labels(key.split(":", 1)[0]).inc()
+                log.error("%s; it stays unanswered", exc)
+                continue
+            if claim is None:
+                continue  # another replica was first
+            if not claim.body:
+                self.repo.finish(claim.key, self.owner, "failed")
+                continue
+            metrics.EVENTS_TAKEN_OVER.labels(claim.kind, "sweeper").inc()
+            log.info("%s: lease ran out unfinished; taken over by the sweeper (attempt %d)", key, claim.attempts)
+            self.replay(claim)
+            taken += 1
+        return taken
+
+    def replay(self, claim: Claim) -> None:
+        """Hand a taken-over claim's stored request to Bolt again."""
+        assert self.dispatch is not None, "start() the sweeper with the app's dispatch first"
+        handling = self._working(claim)
+        request = BoltRequest(body=claim.body, mode="socket_mode", context={REPLAY: handling})
+        self.dispatch(request)
+        if CLAIM not in request.context:  # Bolt stopped it before the claim middleware (the workspace is gone)
+            log.warning("%s: could not be handled again (%s); given up", claim.key, "not authorized")
+            handling.outcome = "failed"
+            self.complete(handling)
+
+
+class ClaimCompletion(ListenerCompletionHandler):
+    """Bolt calls this when a listener returns (or raised): the claim is finished then."""
+
+    def __init__(self, claims: Claims):
+        self.claims = claims
+
+    def handle(self, request: BoltRequest, response: BoltResponse | None) -> None:
+        handling = request.context.get(CLAIM)
+        if handling is not None:
+            self.claims.complete(handling)
+
+
+def set_outcome(context: Any, outcome: str) -> None:
+    """Say how handling ended, for :meth:`Claims.complete` (no-op outside a claim)."""
+    handling = context.get(CLAIM) if context is not None else None
+    if handling is not None and handling.outcome != "lost":
+        handling.outcome = outcome
+
+
+def request_key(context: Any, body: dict | None = None) -> str:
+    """What a log line calls this request: its claim key, or what it would be."""
+    if context is not None and context.get(KEY):
+        return context[KEY]
+    found = identify(body)
+    return found[1] if found else "a request"
+
+
+# -- the recording client and respond ---------------------------------------------------------------
+RECORDED = {"chat.postMessage", "chat.postEphemeral"}
+
+
+def _where(result: Any) -> dict:
+    data = getattr(result, "data", None)
+    if not isinstance(data, dict):
+        return {}
+    return {"channel": data.get("channel"), "ts": data.get("ts") or data.get("message_ts")}
+
+
+class RecordingClient(WebClient):
+    """The request's Web API client, sending each reply once per claim (see the module docstring)."""
+
+    claims: Claims
+    handling: Handling
+
+    @classmethod
+    def around(cls, base: WebClient, claims: Claims, handling: Handling) -> "RecordingClient":
+        client = cls.__new__(cls)
+        client.__dict__.update(vars(base))  # same token, URL, retry handlers: only api_call differs
+        client.claims, client.handling = claims, handling
+        return client
+
+    def api_call(self, api_method: str, **kwargs: Any) -> SlackResponse:  # type: ignore[override]
+        if api_method not in RECORDED:
+            return super().api_call(api_method, **kwargs)
+        args = kwargs.get("json") if kwargs.get("json") is not None else kwargs.get("params") or kwargs.get("data") or {}
+        key = self.handling.key
+
+        def send(n: int) -> SlackResponse:
+            if api_method == "chat.postMessage" and not args.get("metadata"):
+                args["metadata"] = {"event_type": REPLY_EVENT, "event_payload": {"claim": key, "n": n}}
+            return super(RecordingClient, self).api_call(api_method, **kwargs)
+
+        def fake(reply: dict) -> SlackResponse:
+            data = {"ok": True, "channel": reply.get("channel"), "ts": reply.get("ts"),
+                    "message_ts": reply.get("ts"), "message": {"ts": reply.get("ts")}}
+            return SlackResponse(client=self, http_verb="POST", api_url=self.base_url + api_method, req_args={},
+                                 data=data, headers={}, status_code=200)
+
+        lookup = (lambda n: self._find_post(args, key, n)) if api_method == "chat.postMessage" else None
+        return self.claims.once(self.handling, api_method, send, fake, lookup)
+
+    def _find_post(self, args: dict, key: str, n: int) -> dict | None:
+        """A post of this claim's reply n in the channel (or thread), by its metadata."""
+        channel, thread = args.get("channel"), args.get("thread_ts")
+        claimed = dt.datetime.fromisoformat(self.handling.claim.claimed_at).timestamp()
+        oldest = f"{claimed - LOOKUP_SLACK_S:.6f}"
+        try:
+            if thread:
+                page = self.conversations_replies(channel=channel, ts=thread, oldest=oldest, limit=200,
+                                                  include_all_metadata=True)
+            else:
+                page = self.conversations_history(channel=channel, oldest=oldest, limit=200,
+                                                  include_all_metadata=True)
+        except SlackApiError as exc:
+            log.info("%s: could not look for reply %d (%s); posting it", key, n, exc.response.get("error"))
+            return None
+        for message in page.get("messages") or []:
+            meta = message.get("metadata") or {}
+            payload = meta.get("event_payload") or {}
+            if meta.get("event_type") == REPLY_EVENT and payload.get("claim") == key and payload.get("n") == n:
+                return {"method": "chat.postMessage", "channel": channel, "ts": message.get("ts")}
+        return None
+
+
+class RecordingRespond:
+    """The request's ``respond`` (its response_url), sending each reply once per claim."""
+
+    def __init__(self, inner: Callable[..., Any], claims: Claims, handling: Handling):
+        self.inner, self.claims, self.handling = inner, claims, handling
+        self.response_url = getattr(inner, "response_url", None)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        def fake(_reply: dict) -> WebhookResponse:
+            return WebhookResponse(url=self.response_url or "", status_code=200, body="ok", headers={})
+
+        return self.claims.once(self.handling, "response_url", lambda _n: self.inner(*args, **kwargs), fake)
+
+
+__all__ = ["Claims", "ClaimCompletion", "Handling", "LeaseLost", "RecordingClient", "RecordingRespond",
+           "identify", "set_outcome", "request_key", "CLAIM", "KEY", "REPLAY"]
