@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 
 import pytest
+from prometheus_client import REGISTRY
 
 from rlmap_bot.watch.schedule import last_slot
 from support import runlogs as rl
@@ -124,8 +125,10 @@ def test_a_run_that_goes_bad_alerts_once_then_resolves_once(standin, built_db, t
         # Reward hacking sets in: exactly one alert, naming the stage, with evidence and the chart.
         log.grow(450)
         due = clock.advance(15)
+        posted_before = REGISTRY.get_sample_value("rlmap_watch_posts_total") or 0
         result = bot.front.watches.fire(watch.id, last_slot(watch, due))
         [(alert, meta)] = watch_posts(standin)
+        assert REGISTRY.get_sample_value("rlmap_watch_posts_total") == posted_before + 1, "counted in /metrics"
         assert meta["watch_id"] == watch.id and meta["condition"] == "binds:reward" and meta["kind"] == "alert"
         text = text_of(blocks(alert))
         assert "Reward quality started to bind" in text and "Binding stage:* *Reward quality*" in text

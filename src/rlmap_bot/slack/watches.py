@@ -15,6 +15,8 @@ from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
 from slack_sdk.models.metadata import Metadata
 
+from rlmap_bot import metrics
+
 from rlmap_bot.core import Core
 from rlmap_bot.settings import Settings
 from rlmap_bot.slack.blocks.common import fallback, to_dicts
@@ -49,6 +51,7 @@ class SlackWatchPoster:
         except SlackApiError as exc:  # Slack answered: the message was not posted
             code = str(exc.response.get("error", "error"))
             raise AlertNotPosted(code, CANNOT_POST.get(code)) from None
+        metrics.WATCH_POSTS.inc()
         return response["ts"]
 
     def attach_chart(self, channel: str, ts: str, chart: Path, alert: Alert) -> None:
