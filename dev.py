@@ -27,7 +27,7 @@ PYTHON = BIN / ("python.exe" if os.name == "nt" else "python")
 
 
 def ensure_venv(extras: str) -> None:
-    if sys.version_info < (3, 11):
+    if sys.version_info < (3, 11):  # noqa: UP036 - dev.py runs under any python3 to say this
         sys.exit("rlmap-bot needs Python 3.11 or newer; this is " + sys.version.split()[0])
     if not PYTHON.exists():
         print("creating virtual environment in .venv/ ...", flush=True)

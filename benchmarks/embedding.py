@@ -31,13 +31,12 @@ from sentence_transformers import SentenceTransformer  # noqa: E402
 
 IMPORT_S = time.perf_counter() - t0
 
-from run import LOCKED, QUESTIONS, quality  # noqa: E402
-from tune import folds  # noqa: E402
-
 from rlmap_bot.knowledge.store import KnowledgeStore, build_store  # noqa: E402
 from rlmap_bot.search.engine import Searcher  # noqa: E402
 from rlmap_bot.search.fuse import fuse  # noqa: E402
 from rlmap_bot.search.params import floor_to_evidence  # noqa: E402
+from run import LOCKED, QUESTIONS, quality  # noqa: E402
+from tune import folds  # noqa: E402
 
 
 def main() -> int:

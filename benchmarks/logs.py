@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import os
 import resource
 import subprocess
@@ -45,7 +44,7 @@ def wide_records(steps: int, metrics: int, start: int = 1):
         step = start + i
         row = dict(base[i % block][1])
         noise = rng.random(len(extra))
-        for name, value in zip(extra, noise):
+        for name, value in zip(extra, noise, strict=True):
             row[name] = float(value)
         yield step, row
 
@@ -55,7 +54,7 @@ def write(fmt: str, path: Path, steps: int, metrics: int, start: int = 1, mode: 
         header = None
         for step, row in wide_records(steps, metrics, start):
             if fmt == "verl-console":
-                f.write("(TaskRunner pid=1) step:%d - " % step
+                f.write(f"(TaskRunner pid=1) step:{step} - "
                         + " - ".join(f"{k}:np.float64({v!r})" for k, v in row.items()) + "\n")
             elif fmt == "verl-jsonl":
                 f.write(json.dumps({"step": step, "data": row}) + "\n")

@@ -256,7 +256,7 @@ def cross_validate(store, questions: list[dict]) -> dict:
         for i in test:
             if questions[i]["expect"]:
                 held_rank.append(dict(zip(("top3", "mrr"), _ranking_score(
-                    [x for x, _ in tuner.ranked(rank_point, i)], set(questions[i]["expect"])))))
+                    [x for x, _ in tuner.ranked(rank_point, i)], set(questions[i]["expect"])), strict=True)))
             held_all.append(tuner.outcome(rank_point, g, floor, i))
     rank_point = tuner.choose_ranking(list(range(n)))
     g, floor, score = tuner.choose_gate(rank_point, list(range(n)))

@@ -83,7 +83,7 @@ def main() -> int:
         from rlmap_bot.watch.service import WatchService
 
         core = Core(ROOT / "knowledge", folder / "kb.db", state_url=folder / "state.db")
-        clock = [dt.datetime.now(dt.timezone.utc)]
+        clock = [dt.datetime.now(dt.UTC)]
         service = WatchService(core, clock=lambda: clock[0])
         watch = core.state.watches.save(Watch(team="T", channel="C", path=str(path.resolve()),
                                               created_at=clock[0], updated_at=clock[0]))

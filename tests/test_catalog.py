@@ -9,7 +9,6 @@ import pytest
 
 from rlmap_bot.knowledge.loader import load_catalog
 from rlmap_bot.knowledge.schema import Paper
-
 from support import KNOWLEDGE
 
 SEED = Path(__file__).resolve().parents[2] / "shared" / "seed" / "rl-scaling-bottleneck-map.txt"

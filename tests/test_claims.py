@@ -14,7 +14,6 @@ import time
 import pytest
 
 from rlmap_bot.state.tables import event_claims
-
 from support.http import get, metric
 from support.slackio import start
 from support.standin import BOT_USER, TEAM
@@ -93,7 +92,7 @@ def test_the_claim_lifecycle_on_each_engine(state_url):
     except GaveUp:
         pass
     assert events.get("event:E2")["status"] == "failed"
-    assert events.forget(dt.datetime.now(dt.timezone.utc) + dt.timedelta(days=1)) == 2
+    assert events.forget(dt.datetime.now(dt.UTC) + dt.timedelta(days=1)) == 2
     store.close()
 
 
@@ -149,7 +148,7 @@ def test_slacks_retry_takes_over_an_expired_claim_and_waits_for_a_live_one(http_
         conn.execute(event_claims.insert().values(
             key="event:EvRetryTakes", kind="event", team=TEAM, status="working", owner="gone:1:dead", attempts=1,
             lease_until="2000-01-01T00:00:00+00:00", body=json.dumps(crashed_body), replies="{}",
-            claimed_at=dt.datetime.now(dt.timezone.utc).isoformat(timespec="microseconds")))
+            claimed_at=dt.datetime.now(dt.UTC).isoformat(timespec="microseconds")))
     assert http_bot.slack.event(event, event_id="EvRetryTakes", headers={"X-Slack-Retry-Num": "1"})[0] == 200
     assert finished(http_bot, "event:EvRetryTakes") == "done"
     # A live lease held by another replica: the retry is acked, and nothing is posted by this one.
@@ -222,7 +221,7 @@ def lost(bot, key: str, kind: str, body: dict) -> None:
         conn.execute(event_claims.insert().values(
             key=key, kind=kind, team=TEAM, status="working", owner="gone:1:dead", attempts=1,
             lease_until="2000-01-01T00:00:00+00:00", body=json.dumps(body), replies="{}",
-            claimed_at=dt.datetime.now(dt.timezone.utc).isoformat(timespec="microseconds")))
+            claimed_at=dt.datetime.now(dt.UTC).isoformat(timespec="microseconds")))
 
 
 def test_a_click_lost_with_its_replica_is_finished_by_the_sweeper(bot, standin):

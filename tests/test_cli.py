@@ -38,9 +38,9 @@ def test_ask_batch_from_stdin_one_object_per_line_in_order(env):
     questions = ["DreamerV3", "where is the coffee machine?", "anything from DeepSeek", "", "2210.10760"]
     out = invoke(["ask", "--json", "-"], env, stdin="\n".join(questions) + "\n")
     assert out.returncode == 0, out.stderr
-    lines = [json.loads(l) for l in out.stdout.splitlines()]
+    lines = [json.loads(line) for line in out.stdout.splitlines()]
     # One object per input line, always: a blank line gets an empty answer saying so, so lines stay aligned.
-    assert [l["query"] for l in lines] == questions
+    assert [line["query"] for line in lines] == questions
     assert lines[0]["results"][0]["id"] == "dreamerv3"
     assert lines[1]["results"] == []
     assert {"deepseek-r1", "deepseekmath-grpo"} <= {r["id"] for r in lines[2]["results"]}
@@ -69,7 +69,7 @@ def test_kb_build_check_stats_export(env):
     check = invoke(["kb", "check"], env)
     assert check.returncode == 0 and check.stdout.startswith("ok:")
     stats = invoke(["kb", "stats"], env)
-    counts = {l.split()[0]: int(l.split()[1]) for l in stats.stdout.splitlines() if l.split()[0] in {"paper", "stage", "topic", "signal", "total"}}
+    counts = {line.split()[0]: int(line.split()[1]) for line in stats.stdout.splitlines() if line.split()[0] in {"paper", "stage", "topic", "signal", "total"}}
     assert counts["stage"] == 5 and counts["topic"] == 5 and counts["paper"] >= 48 and counts["signal"] >= 23
     export = invoke(["kb", "export", "--json"], env)
     entries = json.loads(export.stdout)
@@ -81,7 +81,7 @@ def test_kb_build_check_stats_export(env):
 
 def test_stages_and_papers_lists(env):
     stages = invoke(["stages"], env)
-    assert [l for l in stages.stdout.splitlines() if l[:2] in {"1.", "2.", "3.", "4.", "5."}][2].startswith("3. Reward quality")
+    assert [line for line in stages.stdout.splitlines() if line[:2] in {"1.", "2.", "3.", "4.", "5."}][2].startswith("3. Reward quality")
     papers = invoke(["papers"], env)
     assert "Dota 2 with Large Scale Deep Reinforcement Learning" in papers.stdout
 

@@ -10,7 +10,6 @@ import random
 import select
 import shutil
 import sqlite3
-import subprocess
 import sys
 import time
 from pathlib import Path

@@ -11,7 +11,7 @@ from rlmap_bot.digest.schedule import DigestScheduler, last_due, missed_run, nex
 from rlmap_bot.digest.subscribe import SubscribeError, parse_subscription
 from rlmap_bot.state.models import Subscription
 
-UTC = dt.timezone.utc
+UTC = dt.UTC
 
 
 def at(*args) -> dt.datetime:

@@ -10,8 +10,6 @@ from rlmap_bot.core import Core
 from rlmap_bot.diagnosis.engine import DiagnosisInputError
 from rlmap_bot.diagnosis.flow import CONTROL_WORDS, Flow, FlowError, control_word
 from rlmap_bot.diagnosis.simulate import simulate
-from rlmap_bot.state.store import StateStore
-
 from support import KNOWLEDGE
 
 
@@ -221,7 +219,7 @@ def test_sessions_expire(built_db, state_url):
         flow.skip(step.session.id)
     assert core.state.sessions.get(step.session.id).status == "expired"
     old = core.flow.start(user="U2")
-    assert core.state.sessions.expire(dt.datetime.now(dt.timezone.utc) + dt.timedelta(seconds=1)) == 1
+    assert core.state.sessions.expire(dt.datetime.now(dt.UTC) + dt.timedelta(seconds=1)) == 1
     assert core.state.sessions.get(old.session.id).status == "expired"
 
 

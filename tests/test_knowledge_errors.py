@@ -8,7 +8,6 @@ import pytest
 
 from rlmap_bot.knowledge.loader import KnowledgeError, load_catalog
 from rlmap_bot.knowledge.store import KnowledgeStore, build_store
-
 from support.cli import invoke as run_cli
 
 PPO = "papers/ppo.yaml"
@@ -45,7 +44,7 @@ def test_bad_field_names_file_entry_and_field(knowledge_copy, rel, old, new, exp
 
 def test_missing_required_field(knowledge_copy):
     path = knowledge_copy / PPO
-    path.write_text("\n".join(l for l in path.read_text().splitlines() if not l.startswith("title:")))
+    path.write_text("\n".join(line for line in path.read_text().splitlines() if not line.startswith("title:")))
     with pytest.raises(KnowledgeError, match=r"papers/ppo.yaml: entry 'ppo': field 'title': missing"):
         load_catalog(knowledge_copy)
 

@@ -17,13 +17,12 @@ from rlmap_bot.logs import make_handler
 from rlmap_bot.settings import Settings
 from rlmap_bot.slack.oauth import EncryptedInstallationStore, oauth_setup
 from rlmap_bot.state.store import StateStore
-
 from support.bot import ENCRYPTION_KEY, start_bot
 from support.http import get, metric
+from support.oauth import install
 from support.serve import EXE
 from support.slackio import start as start_diagnosis
 from support.standin import BOT_TOKEN, BOT_USER, SIGNING_SECRET
-from support.oauth import install
 
 OTHER_KEY = Fernet.generate_key().decode()
 

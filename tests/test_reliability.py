@@ -224,8 +224,8 @@ def test_a_database_outage_keeps_every_ack_and_logs_one_traceback(serve_env, sta
 
 def test_many_workspaces_keep_their_acks_through_an_outage(standin, built_db, pg_url):
     from support.bot import ENCRYPTION_KEY, start_bot
-    from support.standin import SIGNING_SECRET as SECRET
     from support.oauth import install
+    from support.standin import SIGNING_SECRET as SECRET
 
     url = sa.engine.make_url(pg_url)
     proxy = TcpProxy(url.host or "127.0.0.1", url.port or 5432).start()

@@ -10,10 +10,9 @@ import pytest
 
 from rlmap_bot.state.models import Subscription
 from rlmap_bot.state.store import StateStore
-
-from support.standin import BOT_USER, TEAM, Slack
 from support.serve import start
 from support.slackio import Card
+from support.standin import BOT_USER, TEAM, Slack
 
 
 @pytest.fixture
@@ -49,11 +48,11 @@ def test_the_same_event_sent_to_both_replicas_is_answered_once(replicas, standin
 
 
 def test_a_digest_slot_fired_on_both_replicas_posts_once(replicas, standin, pg_url):
-    now = dt.datetime.now(dt.timezone.utc)
+    now = dt.datetime.now(dt.UTC)
     due = now - dt.timedelta(hours=1)
     state = StateStore(pg_url)
     state.subscriptions.save(Subscription(team=TEAM, channel="CDIGEST", frequency="daily", time=due.strftime("%H:%M"),
-                                         timezone="UTC", created_at=dt.datetime(2026, 11, 1, tzinfo=dt.timezone.utc),
+                                         timezone="UTC", created_at=dt.datetime(2026, 11, 1, tzinfo=dt.UTC),
                                          last_run_at=now - dt.timedelta(days=2)))
     state.close()
     replicas("a")  # each replica catches the missed slot up at start

@@ -13,7 +13,6 @@ import pytest
 
 from rlmap_bot.knowledge.loader import load_catalog
 from rlmap_bot.knowledge.schema import Paper
-
 from support import KNOWLEDGE
 
 SCALE = {5.0, 3.5, 2.0, 1.0, 0.5}  # decisive, strong, moderate, weak, hint (see knowledge/catalog.yaml)
@@ -44,7 +43,7 @@ def thresholds(when: str) -> set[float]:
 
 def test_every_rule_names_a_supporting_fact_or_judgement(catalog):
     missing = []
-    for signal, i, rule in all_rules(catalog):
+    for signal, _, rule in all_rules(catalog):
         paper = catalog.entries[rule.source]
         assert isinstance(paper, Paper), f"{signal.id}.{rule.id} cites a {paper.kind}"
         if rule.fact is None:
@@ -58,7 +57,7 @@ def test_every_rule_names_a_supporting_fact_or_judgement(catalog):
 
 def test_thresholds_come_from_the_fact_or_are_marked_judgement(catalog):
     unsourced = []
-    for signal, i, rule in all_rules(catalog):
+    for signal, _, rule in all_rules(catalog):
         numbers = thresholds(rule.when)
         if not numbers or rule.judgement:
             continue

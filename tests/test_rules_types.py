@@ -11,7 +11,6 @@ import pytest
 
 from rlmap_bot.knowledge.expr import UNKNOWN, ExprError, ValueType, parse
 from rlmap_bot.knowledge.loader import KnowledgeError, load_catalog
-
 from support.cli import run_cli
 
 CLIP = "signals/clip_fraction.yaml"

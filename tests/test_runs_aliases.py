@@ -9,9 +9,8 @@ import pytest
 from rlmap_bot.knowledge.loader import KnowledgeError
 from rlmap_bot.runs import derive_signals, load_aliases, read_run
 from rlmap_bot.runs.aliases import QUANTITIES
-from support import runlogs as rl
-
 from support import KNOWLEDGE
+from support import runlogs as rl
 
 
 @pytest.fixture

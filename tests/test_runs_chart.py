@@ -7,9 +7,8 @@ import struct
 import pytest
 
 from rlmap_bot.runs import derive_signals, load_aliases, read_run, render_chart
-from support import runlogs as rl
-
 from support import KNOWLEDGE
+from support import runlogs as rl
 
 
 def _png_size(path):

@@ -9,9 +9,8 @@ import pytest
 
 from rlmap_bot.runs import ReaderState, RunReader, RunReadError, load_aliases
 from rlmap_bot.runs.incremental import HEAD_BYTES
-from support import runlogs as rl
-
 from support import KNOWLEDGE
+from support import runlogs as rl
 
 REWARD = "critic/score/mean"
 

@@ -5,16 +5,14 @@ from __future__ import annotations
 import gzip
 import math
 import os
-import shutil
 
 import numpy as np
 import pytest
 
 from rlmap_bot.runs import RunReadError, load_aliases, read_run
 from rlmap_bot.runs.detect import detect_file
-from support import runlogs as rl
-
 from support import KNOWLEDGE
+from support import runlogs as rl
 
 
 @pytest.fixture(scope="module")

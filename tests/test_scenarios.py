@@ -16,7 +16,6 @@ import yaml
 from rlmap_bot.diagnosis.engine import Engine
 from rlmap_bot.diagnosis.simulate import simulate
 from rlmap_bot.knowledge.loader import load_catalog
-
 from support import KNOWLEDGE
 
 HERE = Path(__file__).resolve().parent

@@ -3,20 +3,15 @@
 from __future__ import annotations
 
 import json
-import os
-import re
 import signal
 import subprocess
-import sys
 import time
 import urllib.request
-from pathlib import Path
 
-import pytest
-
-from support.standin import BOT_TOKEN, BOT_USER, SIGNING_SECRET, Slack
 from support.serve import EXE, start
 from support.slackio import Card
+from support.standin import BOT_TOKEN, BOT_USER, SIGNING_SECRET, Slack
+
 
 def test_missing_settings_say_what_to_set(env):
     env.pop("SLACK_BOT_TOKEN", None)

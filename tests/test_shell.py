@@ -16,7 +16,7 @@ def drive(core, *lines: str) -> str:
 def test_plain_line_is_a_question(core):
     out = drive(core, "our grader says 90% solved but spot checks disagree, where do I look?", "quit")
     # The first hit may follow the prompt on the same line ("rlmap> 1. ...").
-    first = [l for l in out.splitlines() if "1. [" in l][0]
+    first = [line for line in out.splitlines() if "1. [" in line][0]
     assert "Reward quality" in first
 
 

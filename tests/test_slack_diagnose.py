@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import json
 
-from support.standin import BOT_USER
 from support.bot import start_bot
-from support.slackio import Card, blocks, start, text_of
+from support.slackio import blocks, start, text_of
+from support.standin import BOT_USER
 
 TRUTH = {  # a run whose reward model is being over-optimised
     "proxy_reward_trend": "rising", "heldout_score_trend": "falling", "reward_audit_error_rate": 0.3,

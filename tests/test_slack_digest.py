@@ -11,11 +11,11 @@ import time
 import pytest
 import yaml
 
-from support.http import get, metric
-from support.standin import Slack
 from support.bot import start_bot
+from support.http import get, metric
 from support.serve import start
 from support.slackio import text_of
+from support.standin import Slack
 
 NEW_PAPER = f"""id: zz-new-paper
 kind: paper
@@ -153,7 +153,7 @@ def test_restart_does_not_repeat_and_unsubscribe_stops(standin, knowledge_copy, 
         sub = second.front.core.state.subscriptions.get("T0001", "C1")
         add_entry(second, NEW_PAPER.replace("zz-new-paper", "zz-second").replace("Quokka Scaling", "Wombat Scaling"),
                   "zz-second.yaml")
-        due = dt.datetime(2026, 12, 7, 9, tzinfo=dt.timezone.utc)
+        due = dt.datetime(2026, 12, 7, 9, tzinfo=dt.UTC)
         assert second.front.digests.fire(sub.id, due).status == "posted"
         assert second.front.digests.fire(sub.id, due).status == "duplicate"
         assert len(digests_posted(standin)) == 2
@@ -171,7 +171,7 @@ def test_scheduler_posts_the_digest_on_time(kbot, standin):
     digests.start_scheduler()
     try:
         sub = kbot.front.core.state.subscriptions.get("T0001", "C1")
-        digests.scheduler.scheduler.modify_job(sub.id, next_run_time=dt.datetime.now(dt.timezone.utc) + dt.timedelta(milliseconds=200))
+        digests.scheduler.scheduler.modify_job(sub.id, next_run_time=dt.datetime.now(dt.UTC) + dt.timedelta(milliseconds=200))
         standin.wait_for("chat.postMessage", is_digest)
         deadline = time.time() + 10  # the run is marked after the post is recorded
         while kbot.front.core.state.subscriptions.get("T0001", "C1").last_run_at is None and time.time() < deadline:

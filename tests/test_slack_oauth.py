@@ -7,11 +7,9 @@ import json
 import pytest
 
 from rlmap_bot.settings import Settings
-
-from support.standin import BOT_USER, SIGNING_SECRET
 from support.bot import ENCRYPTION_KEY, start_bot
 from support.oauth import get, install
-from support.slackio import text_of
+from support.standin import BOT_USER, SIGNING_SECRET
 
 
 @pytest.fixture

@@ -7,9 +7,9 @@ import threading
 import time
 import urllib.request
 
-from support.standin import BOT_USER, SIGNING_SECRET, post, sign
 from support.bot import start_bot
 from support.slackio import text_of
+from support.standin import BOT_USER, SIGNING_SECRET, post, sign
 
 
 def mention(ts: str, text: str = "DAPO") -> dict:
@@ -93,9 +93,9 @@ def test_huge_entry_stays_within_block_kit_limits(standin, knowledge_copy, tmp_p
         "\nverification: verified\nstages: [reward]\nadded: 2026-12-01\nfacts:\n" + facts + "\n"
     )
     from rlmap_bot.core import Core
+    from rlmap_bot.settings import Settings
     from rlmap_bot.slack.app import SlackFrontEnd
     from rlmap_bot.slack.http import make_server
-    from rlmap_bot.settings import Settings
     from support.standin import BOT_TOKEN, Slack
 
     core = Core(knowledge_copy, tmp_path / "kb.db", state_url=tmp_path / "state.db")

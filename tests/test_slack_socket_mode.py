@@ -12,9 +12,8 @@ import pytest
 from websockets.sync.server import serve
 
 from rlmap_bot.core import Core
-from rlmap_bot.slack.app import SlackFrontEnd
 from rlmap_bot.settings import Settings
-
+from rlmap_bot.slack.app import SlackFrontEnd
 from support import KNOWLEDGE
 from support.standin import BOT_TOKEN, BOT_USER, TEAM
 
@@ -23,8 +22,8 @@ class SocketStandIn:
     """Plays Slack's side of Socket Mode: hello, envelopes out, acks in."""
 
     def __init__(self):
-        self.acks: "queue.Queue[dict]" = queue.Queue()
-        self.outbox: "queue.Queue[dict]" = queue.Queue()
+        self.acks: queue.Queue[dict] = queue.Queue()
+        self.outbox: queue.Queue[dict] = queue.Queue()
         self.connected = threading.Event()
         self.server = serve(self.handle, "127.0.0.1", 0)
         threading.Thread(target=self.server.serve_forever, daemon=True).start()

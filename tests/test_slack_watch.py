@@ -18,7 +18,7 @@ from prometheus_client import REGISTRY
 from rlmap_bot.watch.schedule import last_slot
 from support import runlogs as rl
 from support.bot import start_bot
-from support.slackio import blocks, text_of, is_watch_alert
+from support.slackio import blocks, is_watch_alert, text_of
 
 HACKING = rl.named(rl.phased([("healthy", 300), ("reward_hacking", 300), ("recovery", 400)]), "verl")
 
@@ -27,7 +27,7 @@ class Clock:
     """The watch clock, moved by hand."""
 
     def __init__(self) -> None:
-        self.now = dt.datetime.now(dt.timezone.utc).replace(microsecond=0)
+        self.now = dt.datetime.now(dt.UTC).replace(microsecond=0)
 
     def __call__(self) -> dt.datetime:
         return self.now
@@ -301,7 +301,7 @@ def test_app_home_lists_the_watches_of_the_users_channels(wbot, standin, roots):
 
 
 def test_the_scheduler_checks_on_its_own(wbot, standin, roots):
-    wbot.front.watches.clock = lambda: dt.datetime.now(dt.timezone.utc)
+    wbot.front.watches.clock = lambda: dt.datetime.now(dt.UTC)
     log = GrowingLog(roots / "live" / "train.log", HACKING, 300)
     command(wbot, standin, "watch live/train.log every 5m")
     [watch] = wbot.front.core.state.watches.list()
@@ -310,7 +310,7 @@ def test_the_scheduler_checks_on_its_own(wbot, standin, roots):
     try:
         assert watches.scheduler.next_run_time(watch.id) is not None
         log.grow(450)
-        watches.scheduler.scheduler.modify_job(watch.id, next_run_time=dt.datetime.now(dt.timezone.utc)
+        watches.scheduler.scheduler.modify_job(watch.id, next_run_time=dt.datetime.now(dt.UTC)
                                                + dt.timedelta(milliseconds=200))
         standin.wait_for("chat.postMessage", is_watch_alert, timeout=30)
         assert [m["condition"] for _, m in watch_posts(standin)] == ["binds:reward"]

@@ -80,9 +80,10 @@ def test_an_0003_database_keeps_its_handled_events_and_gets_room_for_encrypted_t
     if store.engine.dialect.name == "postgresql":  # SQLite never enforced the 200 characters
         assert isinstance(kinds["bot_token"], sa.Text), "a Fernet token is longer than the plain one"
     long_token = "xoxe.xoxb-1-" + "x" * 150  # a rotating token: its Fernet form is over 200 characters
+    from cryptography.fernet import Fernet
+
     from rlmap_bot.crypto import TokenCipher
     from rlmap_bot.slack.oauth import EncryptedInstallationStore
-    from cryptography.fernet import Fernet
 
     sealed = EncryptedInstallationStore("c", store.engine, TokenCipher.from_setting(Fernet.generate_key().decode()))
     sealed.save(Installation(app_id="A1", team_id="T2", user_id="U1", bot_token=long_token, bot_id="B2"))

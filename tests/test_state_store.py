@@ -8,7 +8,7 @@ import threading
 from rlmap_bot.state.models import Session, Subscription
 from rlmap_bot.state.store import ConflictError, StateStore
 
-UTC = dt.timezone.utc
+UTC = dt.UTC
 
 
 LEASE = dt.timedelta(seconds=30)

@@ -22,8 +22,8 @@ def test_build_creates_entries_and_fts5(knowledge_copy, tmp_path):
 
 def test_history_survives_rebuilds_and_marks_changes(knowledge_copy, tmp_path):
     db = tmp_path / "kb.db"
-    t0 = dt.datetime(2026, 11, 1, tzinfo=dt.timezone.utc)
-    t1 = dt.datetime(2026, 11, 8, tzinfo=dt.timezone.utc)
+    t0 = dt.datetime(2026, 11, 1, tzinfo=dt.UTC)
+    t1 = dt.datetime(2026, 11, 8, tzinfo=dt.UTC)
     build_store(knowledge_copy, db, now=t0)
     path = knowledge_copy / "papers" / "ppo.yaml"
     path.write_text(path.read_text().replace("summary: ", "summary: Updated. ", 1))

@@ -9,7 +9,9 @@ import subprocess
 
 import numpy as np
 import pytest
+from click.testing import CliRunner
 
+from rlmap_bot.cli.main import cli
 from rlmap_bot.errors import UsageError
 from rlmap_bot.runs import RunReader, derive_signals, load_aliases, read_run
 from rlmap_bot.runs.diagnose import verdict_for
@@ -18,7 +20,7 @@ from rlmap_bot.runs.model import RunData, Series
 from rlmap_bot.state.db import ConflictError
 from rlmap_bot.state.store import StateStore
 from rlmap_bot.watch import faults as fault_scan
-from rlmap_bot.watch.check import check_run, judge
+from rlmap_bot.watch.check import check_run
 from rlmap_bot.watch.conditions import CLEAR_CHECKS, evaluate
 from rlmap_bot.watch.faults import CLEAR_FINITE, FaultState
 from rlmap_bot.watch.model import Tracking, Watch, parse_interval
@@ -26,12 +28,9 @@ from rlmap_bot.watch.roots import PathRefused, parse_roots, resolve_watch_path
 from rlmap_bot.watch.series import CAP, TAIL, KeptRun
 from support import KNOWLEDGE
 from support import runlogs as rl
-from click.testing import CliRunner
-
-from rlmap_bot.cli.main import cli
 from support.cli import run_cli
 
-T0 = dt.datetime(2026, 3, 2, 9, 0, tzinfo=dt.timezone.utc)
+T0 = dt.datetime(2026, 3, 2, 9, 0, tzinfo=dt.UTC)
 HOUR = dt.timedelta(hours=1)
 
 

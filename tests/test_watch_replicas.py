@@ -14,7 +14,7 @@ from rlmap_bot.state.store import StateStore
 from rlmap_bot.watch.model import Watch
 from support import runlogs as rl
 from support.serve import start
-from support.slackio import text_of, is_watch_alert
+from support.slackio import is_watch_alert, text_of
 from support.standin import TEAM, Slack
 
 BAD = rl.named(rl.phased([("healthy", 300), ("reward_hacking", 200)]), "verl")
@@ -54,7 +54,7 @@ def processes(serve_env, standin, tmp_path):
 def test_a_watch_caught_up_on_two_replicas_alerts_once(processes, standin, pg_url, tmp_path):
     root = tmp_path / "runs"
     path = rl.write_verl_console(root / "exp" / "train.log", BAD)
-    created = dt.datetime.now(dt.timezone.utc) - dt.timedelta(minutes=20)
+    created = dt.datetime.now(dt.UTC) - dt.timedelta(minutes=20)
     state = StateStore(pg_url)
     watch = state.watches.save(Watch(team=TEAM, channel="CWATCH", path=str(path.resolve()), created_at=created,
                                      updated_at=created))

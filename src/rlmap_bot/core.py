@@ -39,8 +39,8 @@ class Knowledge:
     """One consistent snapshot: the store and what is built over it."""
 
     store: KnowledgeStore
-    searcher: "Searcher"
-    engine: "Engine"
+    searcher: Searcher
+    engine: Engine
 
 
 class CoreError(RlmapError):
@@ -58,7 +58,7 @@ class Core:
         db_path: Path | None = None,
         state_url: str | Path | None = None,
         auto_build: bool = True,
-        settings: "Settings | None" = None,
+        settings: Settings | None = None,
     ):
         if settings is None:
             from rlmap_bot.settings import load_settings
@@ -69,8 +69,8 @@ class Core:
         self.db_path = Path(db_path or settings.knowledge_db)
         self.state_url = state_url or settings.state_url
         self.session_ttl: dt.timedelta = settings.session_ttl
-        self._state: "StateStore | None" = None
-        self._flow: "Flow | None" = None
+        self._state: StateStore | None = None
+        self._flow: Flow | None = None
         self._lock = threading.Lock()
         self._listeners: list[Callable[[], None]] = []
         self._watch_listeners: list[Callable[[], None]] = []
@@ -109,15 +109,15 @@ class Core:
         return self.knowledge.store
 
     @property
-    def searcher(self) -> "Searcher":
+    def searcher(self) -> Searcher:
         return self.knowledge.searcher
 
     @property
-    def engine(self) -> "Engine":
+    def engine(self) -> Engine:
         return self.knowledge.engine
 
     @property
-    def state(self) -> "StateStore":
+    def state(self) -> StateStore:
         """The state store (sessions, events, subscriptions), opened on first use."""
         if self._state is None:
             from rlmap_bot.state.store import StateStore
@@ -126,7 +126,7 @@ class Core:
         return self._state
 
     @property
-    def flow(self) -> "Flow":
+    def flow(self) -> Flow:
         """The guided diagnosis over the current engine and this core's state store."""
         if self._flow is None:
             from rlmap_bot.diagnosis.flow import Flow
@@ -134,7 +134,7 @@ class Core:
             self._flow = Flow(lambda: self.engine, self.state, ttl=self.session_ttl)
         return self._flow
 
-    def diagnose(self, signals: dict) -> "Verdict":
+    def diagnose(self, signals: dict) -> Verdict:
         return self.engine.diagnose(signals)
 
     def reload(self) -> dict[str, int]:
@@ -165,7 +165,7 @@ class Core:
             listener()
 
     # -- queries the front-ends use -------------------------------------------------------------
-    def ask(self, question: str, limit: int = 5) -> "Answer":
+    def ask(self, question: str, limit: int = 5) -> Answer:
         return self.searcher.ask(question, limit=limit)
 
     def get(self, entry_id: str) -> Entry | None:

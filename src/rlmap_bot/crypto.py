@@ -51,7 +51,7 @@ class TokenCipher:
         self.any = MultiFernet([Fernet(k) for k in keys])
 
     @classmethod
-    def from_setting(cls, text: str) -> "TokenCipher":
+    def from_setting(cls, text: str) -> TokenCipher:
         return cls(parse_keys(text))
 
     def seal(self, value: str | None) -> str | None:

@@ -104,7 +104,7 @@ class Settings(BaseSettings):
         return value
 
     @model_validator(mode="after")
-    def _sweep_inside_lease(self) -> "Settings":
+    def _sweep_inside_lease(self) -> Settings:
         if self.rlmap_sweep_seconds * 3 > self.rlmap_claim_lease_seconds:
             raise ValueError(f"RLMAP_SWEEP_SECONDS ({self.rlmap_sweep_seconds:g}) must be at most a third of "
                              f"RLMAP_CLAIM_LEASE_SECONDS ({self.rlmap_claim_lease_seconds:g}): leases are renewed "
@@ -177,7 +177,7 @@ class Settings(BaseSettings):
     def admins(self) -> set[str]:
         return {a.strip() for a in self.rlmap_admins.split(",") if a.strip()}
 
-    def require_slack(self, http: bool) -> "Settings":
+    def require_slack(self, http: bool) -> Settings:
         """Raise :class:`ConfigError` naming every missing variable for this Slack mode."""
         missing = []
         if self.oauth:

@@ -8,10 +8,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from rlmap_bot.core import Core
+from rlmap_bot.settings import Settings
 from rlmap_bot.slack.app import SlackFrontEnd
 from rlmap_bot.slack.http import make_server
-from rlmap_bot.settings import Settings
-
 from support import KNOWLEDGE
 from support.standin import BOT_TOKEN, SIGNING_SECRET, Slack, StandIn
 

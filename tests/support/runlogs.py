@@ -81,7 +81,7 @@ def curves(pattern: str = "healthy", steps: int = 200, seed: int = 0, eval_every
     pg_loss = noise(0.02)
     kl = 0.002 + 0.004 * t + np.abs(noise(0.0003))
     records: list[Record] = [(0, {"heldout": float(heldout[0])})]
-    evals = dict(zip(eval_steps.tolist(), heldout.tolist()))
+    evals = dict(zip(eval_steps.tolist(), heldout.tolist(), strict=True))
     for i in range(steps):
         step = i + 1
         row = {

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+
 def blocks_of(call) -> list[dict]:
     blocks = call.args.get("blocks")
     return json.loads(blocks) if isinstance(blocks, str) else (blocks or [])

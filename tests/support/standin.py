@@ -73,7 +73,7 @@ class StandIn:
         self.server: ThreadingHTTPServer | None = None
 
     # -- lifecycle ----------------------------------------------------------------------------
-    def start(self) -> "StandIn":
+    def start(self) -> StandIn:
         standin = self
 
         class Handler(BaseHTTPRequestHandler):

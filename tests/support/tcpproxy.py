@@ -21,7 +21,7 @@ class TcpProxy:
         self._lock = threading.Lock()
 
     # -- lifecycle ----------------------------------------------------------------------------
-    def start(self) -> "TcpProxy":
+    def start(self) -> TcpProxy:
         self.up()
         return self
 

@@ -18,9 +18,9 @@ from rlmap_bot.commands.results import Help, KbBuilt, KbStats, Notice, PaperList
 from rlmap_bot.diagnosis.engine import Verdict, format_value
 from rlmap_bot.diagnosis.flow import Question
 from rlmap_bot.diagnosis.simulate import Simulation
-from rlmap_bot.runs.diagnose import RunDiagnosis
 from rlmap_bot.digest.content import Digest
 from rlmap_bot.knowledge.cards import Card
+from rlmap_bot.runs.diagnose import RunDiagnosis
 from rlmap_bot.search.engine import Answer
 from rlmap_bot.watch.model import Alert, CheckResult
 

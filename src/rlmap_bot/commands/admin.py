@@ -8,9 +8,8 @@ from rlmap_bot.commands.context import Invocation
 from rlmap_bot.commands.registry import CHAT, Param, Registry
 from rlmap_bot.errors import UsageError
 
-
 if TYPE_CHECKING:
-    from rlmap_bot.commands.results import Help, HelpEntry, Notice
+    from rlmap_bot.commands.results import Help, Notice
 
 
 def register(registry: Registry) -> None:

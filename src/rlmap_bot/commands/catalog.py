@@ -12,7 +12,7 @@ CLI = frozenset({"cli"})
 
 
 if TYPE_CHECKING:
-    from rlmap_bot.commands.results import KbBuilt, KbStats, KindCount, PaperList, PaperRow, StageList, StageRow
+    from rlmap_bot.commands.results import KbBuilt, KbStats, KindCount, PaperList, StageList
 
 
 def register(registry: Registry) -> None:
@@ -128,7 +128,6 @@ def _written_by(paper: Any, who: str) -> bool:
 
 def kb_build(ctx: Invocation) -> KbBuilt:
     from rlmap_bot.commands.results import KbBuilt
-
     from rlmap_bot.knowledge.loader import KnowledgeError, KnowledgeErrors
     from rlmap_bot.knowledge.store import build_store
 

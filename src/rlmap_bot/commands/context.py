@@ -25,10 +25,10 @@ class Channel(Protocol):
     def open_thread(self, text: str) -> str | None:
         """Post ``text`` as the root of a new thread; its ts, or None (user told why) when the bot cannot."""
 
-    def digest_poster(self) -> "Poster":
+    def digest_poster(self) -> Poster:
         """Where a digest for this channel is posted."""
 
-    def watch_poster(self) -> "WatchPoster":
+    def watch_poster(self) -> WatchPoster:
         """Where this channel's watch alerts are posted."""
 
 
@@ -36,7 +36,7 @@ class Channel(Protocol):
 class Invocation:
     """One run of one command. The core is opened on first use, so `kb check` works on a broken catalog."""
 
-    open_core: Callable[[], "Core"]
+    open_core: Callable[[], Core]
     surface: str  # cli | shell | slack
     knowledge_root: Path
     db_path: Path
@@ -49,11 +49,11 @@ class Invocation:
     extra: dict[str, Any] = field(default_factory=dict)
 
     @cached_property
-    def core(self) -> "Core":
+    def core(self) -> Core:
         return self.open_core()
 
     @classmethod
-    def of(cls, core: "Core", surface: str, **fields: Any) -> "Invocation":
+    def of(cls, core: Core, surface: str, **fields: Any) -> Invocation:
         """An invocation over an already open core."""
         return cls(open_core=lambda: core, surface=surface, knowledge_root=core.knowledge_root,
                    db_path=core.db_path, **fields)

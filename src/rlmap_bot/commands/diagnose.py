@@ -19,7 +19,7 @@ _JSON_KINDS = {list: "an array", str: "a string", int: "a number", float: "a num
 
 
 if TYPE_CHECKING:
-    from rlmap_bot.commands.results import SessionList, SessionRow
+    pass
 
 
 def register(registry: Registry) -> None:
@@ -61,7 +61,8 @@ def diagnose(ctx: Invocation, signals: str | None = None, simulate: str | None =
     if signals is not None:
         return core.diagnose(parse_signals(signals))
     if simulate is not None:
-        from rlmap_bot.diagnosis.simulate import Simulation, simulate as play
+        from rlmap_bot.diagnosis.simulate import Simulation
+        from rlmap_bot.diagnosis.simulate import simulate as play
 
         return Simulation(**play(core.engine, parse_signals(simulate)))
     if json_output:

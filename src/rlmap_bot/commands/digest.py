@@ -44,7 +44,6 @@ def _need_channel(ctx: Invocation) -> Channel:
 
 def subscribe(ctx: Invocation, schedule: str = "") -> Notice | None:
     from rlmap_bot.commands.results import Notice
-
     from rlmap_bot.digest.schedule import next_run
     from rlmap_bot.digest.subscribe import parse_subscription
 
@@ -55,7 +54,7 @@ def subscribe(ctx: Invocation, schedule: str = "") -> Notice | None:
     previous = core.state.subscriptions.get(ctx.team, ctx.channel)
     if previous is not None:  # re-subscribing changes the schedule, not what counts as new
         sub = sub.model_copy(update={"created_at": previous.created_at, "last_run_at": previous.last_run_at})
-    when = next_run(sub, dt.datetime.now(dt.timezone.utc)).strftime("%a %d %b %H:%M %Z")
+    when = next_run(sub, dt.datetime.now(dt.UTC)).strftime("%a %d %b %H:%M %Z")
     filters = f", only {', '.join(sub.filters)}" if sub.filters else ""
     # The confirmation doubles as proof that the bot can post here.
     if not channel.announce(f"{_mention(ctx.user)} subscribed this channel to the RL Map digest, {sub.when}{filters}. "
@@ -69,7 +68,7 @@ def subscribe(ctx: Invocation, schedule: str = "") -> Notice | None:
 def unsubscribe(ctx: Invocation) -> Notice:
     from rlmap_bot.commands.results import Notice
 
-    channel = _need_channel(ctx)
+    _need_channel(ctx)
     if ctx.core.state.subscriptions.delete(ctx.team, ctx.channel):
         ctx.core.subscriptions_changed()
         return Notice(text=f"{_mention(ctx.user)} unsubscribed this channel from the RL Map digest.", public=True)
@@ -78,13 +77,12 @@ def unsubscribe(ctx: Invocation) -> Notice:
 
 def list_subscriptions(ctx: Invocation) -> Notice:
     from rlmap_bot.commands.results import Notice
-
     from rlmap_bot.digest.schedule import next_run
 
     subs = ctx.core.state.subscriptions.list(team=ctx.team)
     if not subs:
         return Notice(text="No channel in this workspace subscribes to the digest.")
-    now_ = dt.datetime.now(dt.timezone.utc)
+    now_ = dt.datetime.now(dt.UTC)
     lines = [f"• <#{s.channel}>: {s.when}" + (f", {', '.join(s.filters)}" if s.filters else "")
              + f"; next {next_run(s, now_).strftime('%a %d %b %H:%M %Z')}" for s in subs]
     return Notice(text="Digest subscriptions:\n" + "\n".join(lines))
@@ -104,13 +102,12 @@ def preview(ctx: Invocation, since: dt.date | None = None) -> Any:
     start = since or today - dt.timedelta(days=7)
     if start > today:
         raise UsageError(f"--since {start.isoformat()} is in the future")
-    moment = dt.datetime.combine(start, dt.time.min, tzinfo=dt.timezone.utc)
+    moment = dt.datetime.combine(start, dt.time.min, tzinfo=dt.UTC)
     return capped_digest(select_items(core.store, set(), since=moment), start, today)
 
 
 def now(ctx: Invocation) -> Notice:
     from rlmap_bot.commands.results import Notice
-
     from rlmap_bot.digest.service import DigestService
 
     channel = _need_channel(ctx)

@@ -47,7 +47,7 @@ def register(registry: Registry) -> None:
     )(unwatch)
 
 
-def _service(ctx: Invocation) -> "WatchService":
+def _service(ctx: Invocation) -> WatchService:
     from rlmap_bot.watch.service import WatchService
 
     service = ctx.extra.get("watch_service")
@@ -60,7 +60,7 @@ def _need_channel(ctx: Invocation) -> None:
                          "(in the terminal, `rlmap-bot watch PATH --once`)")
 
 
-def _need_roots(service: "WatchService") -> None:
+def _need_roots(service: WatchService) -> None:
     from rlmap_bot.watch.roots import WATCHING_OFF, PathRefused
 
     if not service.roots:
@@ -106,7 +106,7 @@ def watch(ctx: Invocation, path: str, every: str | None = None, quiet: bool = Fa
     return Notice(text=f"Watching `{escape(str(resolved))}` (id `{watch_.short_id}`), {how}. " + first_check(result))
 
 
-def first_check(result: "CheckResult | None") -> str:
+def first_check(result: CheckResult | None) -> str:
     """What the check made at `watch` time found, in a sentence or two."""
     from rlmap_bot.slack.markup import escape
 
@@ -129,7 +129,7 @@ def first_check(result: "CheckResult | None") -> str:
     return text + "."
 
 
-def list_watches(ctx: Invocation) -> "WatchList":
+def list_watches(ctx: Invocation) -> WatchList:
     from rlmap_bot.watch.model import WatchList
     from rlmap_bot.watch.roots import WATCHING_OFF
 
@@ -139,7 +139,7 @@ def list_watches(ctx: Invocation) -> "WatchList":
     return WatchList(watches=rows, note=None if service.roots else WATCHING_OFF + ".")
 
 
-def now(ctx: Invocation) -> "WatchNow":
+def now(ctx: Invocation) -> WatchNow:
     from rlmap_bot.watch.model import WatchNow
 
     _need_channel(ctx)
@@ -157,7 +157,7 @@ def now(ctx: Invocation) -> "WatchNow":
     return WatchNow(results=results)
 
 
-def unwatch(ctx: Invocation, target: str) -> "Notice":
+def unwatch(ctx: Invocation, target: str) -> Notice:
     from rlmap_bot.commands.results import Notice
     from rlmap_bot.slack.markup import escape
     from rlmap_bot.wording import mention

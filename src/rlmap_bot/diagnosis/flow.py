@@ -20,11 +20,10 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from pydantic import BaseModel, Field
 
-from rlmap_bot.errors import UsageError
 from rlmap_bot.diagnosis.engine import DiagnosisInputError, Engine, Verdict
 from rlmap_bot.diagnosis.guide import COMPLAINT, Guide, answer_hint, parse_complaints
-from rlmap_bot.state.models import Session
-from rlmap_bot.state.models import ConflictError, utcnow
+from rlmap_bot.errors import UsageError
+from rlmap_bot.state.models import ConflictError, Session, utcnow
 
 if TYPE_CHECKING:
     from rlmap_bot.state.store import StateStore
@@ -115,7 +114,7 @@ def _moves(session: Session, key: str | None) -> list[str]:
 class Flow:
     """Drives sessions through the engine; the state store keeps them."""
 
-    def __init__(self, engine: Engine | EngineSource, store: "StateStore", ttl: dt.timedelta = DEFAULT_TTL):
+    def __init__(self, engine: Engine | EngineSource, store: StateStore, ttl: dt.timedelta = DEFAULT_TTL):
         # A provider, not an engine: after a catalog reload every move uses the new engine (and its guide).
         self._engine = engine if callable(engine) and not isinstance(engine, Engine) else (lambda: engine)
         self._guide: Guide | None = None

@@ -9,8 +9,7 @@ from __future__ import annotations
 
 import datetime as dt
 
-from rlmap_bot.state.models import Session
-from rlmap_bot.state.models import ConflictError, utcnow
+from rlmap_bot.state.models import ConflictError, Session, utcnow
 
 
 class MemorySessionRepository:

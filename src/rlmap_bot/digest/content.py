@@ -162,7 +162,7 @@ def build_digest(items: list[DigestItem], since: dt.date | None, today: dt.date,
 
 def _parse(moment: str) -> dt.datetime:
     parsed = dt.datetime.fromisoformat(moment)
-    return parsed if parsed.tzinfo else parsed.replace(tzinfo=dt.timezone.utc)
+    return parsed if parsed.tzinfo else parsed.replace(tzinfo=dt.UTC)
 
 
 def capped_digest(items: list[DigestItem], since: dt.date | None, today: dt.date,

@@ -63,7 +63,7 @@ def missed_run(sub: Subscription, now: dt.datetime, grace: dt.timedelta = DEFAUL
 
 
 def slot_key(moment: dt.datetime) -> str:
-    return "at:" + moment.astimezone(dt.timezone.utc).isoformat(timespec="minutes")
+    return "at:" + moment.astimezone(dt.UTC).isoformat(timespec="minutes")
 
 
 class DigestScheduler:
@@ -79,13 +79,13 @@ class DigestScheduler:
         self.load = load
         self.resync_seconds = resync_seconds
         self.scheduler = BackgroundScheduler(
-            timezone=dt.timezone.utc,
+            timezone=dt.UTC,
             job_defaults={"coalesce": True, "misfire_grace_time": int(grace.total_seconds()), "max_instances": 1},
         )
 
     def start(self, subscriptions: list[Subscription], now: dt.datetime | None = None) -> list[str]:
         """Create the jobs and send what was missed while down; return the caught-up ids."""
-        now = now or dt.datetime.now(dt.timezone.utc)
+        now = now or dt.datetime.now(dt.UTC)
         caught_up = []
         for sub in subscriptions:
             try:  # one broken subscription must not keep the others (or the bot) from starting
@@ -141,7 +141,7 @@ class DigestScheduler:
             self.scheduler.shutdown(wait=False)
 
     def _run(self, sub_id: str, sub: Subscription) -> None:
-        now = dt.datetime.now(dt.timezone.utc)
+        now = dt.datetime.now(dt.UTC)
         due = last_due(sub.model_copy(update={"last_run_at": now - dt.timedelta(days=8)}), now) or now
         try:
             self.fire(sub_id, due)

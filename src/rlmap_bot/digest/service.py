@@ -17,8 +17,8 @@ from typing import TYPE_CHECKING, Protocol
 
 from pydantic import BaseModel
 
-from rlmap_bot.errors import RlmapError
 from rlmap_bot.digest.content import MAX_ITEMS, Digest, capped_digest, select_items
+from rlmap_bot.errors import RlmapError
 from rlmap_bot.state.models import Subscription
 
 if TYPE_CHECKING:
@@ -57,13 +57,13 @@ class RunResult(BaseModel):
 
 
 class DigestService:
-    def __init__(self, core: "Core", max_items: int = MAX_ITEMS):
+    def __init__(self, core: Core, max_items: int = MAX_ITEMS):
         self.core = core
         self.max_items = max_items
 
     def preview(self, sub: Subscription, now: dt.datetime | None = None) -> Digest:
         """Exactly what the next digest for ``sub`` would say (``more`` counts what waits behind it)."""
-        now = now or dt.datetime.now(dt.timezone.utc)
+        now = now or dt.datetime.now(dt.UTC)
         items = select_items(self.core.store, self.core.state.digests.delivered(sub.team, sub.channel), sub.filters,
                              since=sub.created_at)
         period_start = (sub.last_run_at or sub.created_at).date()
@@ -71,7 +71,7 @@ class DigestService:
 
     def recover(self, sub: Subscription, poster: Poster, now: dt.datetime | None = None) -> int:
         """Settle runs claimed but not recorded: recorded if their post exists, freed if long dead."""
-        now = now or dt.datetime.now(dt.timezone.utc)
+        now = now or dt.datetime.now(dt.UTC)
         settled = 0
         for run in self.core.state.digests.pending(sub.team, sub.channel):
             started = dt.datetime.fromisoformat(run["created_at"])
@@ -85,7 +85,7 @@ class DigestService:
         return settled
 
     def run(self, sub: Subscription, slot: str, poster: Poster, now: dt.datetime | None = None) -> RunResult:
-        now = now or dt.datetime.now(dt.timezone.utc)
+        now = now or dt.datetime.now(dt.UTC)
         state = self.core.state
         recovered = self.recover(sub, poster, now)
         digest_id = uuid.uuid4().hex

@@ -51,9 +51,9 @@ class ExprError(ValueError):
 class _Unknown:
     """A value nobody reported; see the module docstring for how it propagates."""
 
-    _instance: "_Unknown | None" = None
+    _instance: _Unknown | None = None
 
-    def __new__(cls) -> "_Unknown":
+    def __new__(cls) -> _Unknown:
         if cls._instance is None:
             cls._instance = super().__new__(cls)
         return cls._instance
@@ -204,7 +204,7 @@ def _compile(node: ast.AST) -> Callable[[Mapping[str, Any]], Any]:
         return binop
     if isinstance(node, ast.Compare):
         first = _compile(node.left)
-        pairs = [(_CMPOPS[type(op)], _compile(c)) for op, c in zip(node.ops, node.comparators)]
+        pairs = [(_CMPOPS[type(op)], _compile(c)) for op, c in zip(node.ops, node.comparators, strict=True)]
 
         def compare(values: Mapping[str, Any]) -> Any:
             left = first(values)
@@ -265,7 +265,7 @@ def _eval(node: ast.AST, values: Mapping[str, Any]) -> Any:
     if isinstance(node, ast.Compare):
         left = _eval(node.left, values)
         unknown = False
-        for op, comparator in zip(node.ops, node.comparators):
+        for op, comparator in zip(node.ops, node.comparators, strict=True):
             right = _eval(comparator, values)
             if left is UNKNOWN or right is UNKNOWN or (isinstance(right, tuple) and UNKNOWN in right):
                 unknown = True
@@ -301,7 +301,7 @@ class _T:
     choices: frozenset[str] = frozenset()
     word: str | None = None
     name: str | None = None  # the signal, when the value is a signal's
-    items: tuple["_T", ...] = ()
+    items: tuple[_T, ...] = ()
 
 
 def _describe(t: _T) -> str:
@@ -362,7 +362,7 @@ def _type(node: ast.AST, types: Mapping[str, ValueType]) -> _T:
         return _T("list", items=tuple(_type(e, types) for e in node.elts))
     if isinstance(node, ast.Compare):
         left = _type(node.left, types)
-        for op, comparator in zip(node.ops, node.comparators):
+        for op, comparator in zip(node.ops, node.comparators, strict=True):
             right = _type(comparator, types)
             if isinstance(op, (ast.In, ast.NotIn)):
                 if right.kind != "list":

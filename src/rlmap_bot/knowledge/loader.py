@@ -45,7 +45,7 @@ class KnowledgeError(RlmapError, ValueError):
         super().__init__(f"{where}: {problem}")
 
     @property
-    def errors(self) -> list["KnowledgeError"]:
+    def errors(self) -> list[KnowledgeError]:
         return [self]
 
 
@@ -198,7 +198,7 @@ def parse_entry(raw: object, shown: str, index: int, folder_kind: str | None = N
                     field_name, problem = named, rest
             found.append(KnowledgeError(shown, label, field_name, problem))
         raise_all(found)
-        raise AssertionError("unreachable")
+        raise AssertionError("unreachable") from None
 
 
 def load_catalog(root: Path) -> Catalog:

@@ -9,11 +9,12 @@ existence and kind by :mod:`rlmap_bot.knowledge.loader` once every file is read.
 from __future__ import annotations
 
 import datetime as dt
-from typing import Annotated, Literal, Union
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator, model_validator
 
-from rlmap_bot.knowledge.expr import ExprError, parse as parse_expr
+from rlmap_bot.knowledge.expr import ExprError
+from rlmap_bot.knowledge.expr import parse as parse_expr
 
 Slug = Annotated[str, StringConstraints(pattern=r"^[a-z0-9]+(?:[-_][a-z0-9]+)*$", max_length=80)]
 Text = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1)]
@@ -108,7 +109,7 @@ class Paper(EntryBase):
     seed: bool = Field(default=False, description="Listed in the source map's 'Latest research'.")
 
     @model_validator(mode="after")
-    def _note_needed(self) -> "Paper":
+    def _note_needed(self) -> Paper:
         if self.verification != "verified" and not self.verification_note:
             raise ValueError("verification_note is required unless verification is 'verified'")
         return self
@@ -174,7 +175,7 @@ class Rule(BaseModel):
         return value
 
     @model_validator(mode="after")
-    def _grounded(self) -> "Rule":
+    def _grounded(self) -> Rule:
         if self.fact is None and self.judgement is None:
             raise ValueError("a rule needs the supporting 'fact' of its source, or a 'judgement' saying why it holds")
         return self
@@ -216,7 +217,7 @@ class Signal(EntryBase):
     rules: list[Rule] = Field(default_factory=list)
 
     @model_validator(mode="after")
-    def _consistent(self) -> "Signal":
+    def _consistent(self) -> Signal:
         if self.type == "choice" and len(self.choices) < 2:
             raise ValueError("a 'choice' signal needs at least two choices")
         if self.type != "choice" and self.choices:
@@ -312,7 +313,7 @@ class Signal(EntryBase):
         return text, False
 
 
-Entry = Annotated[Union[Stage, Topic, Paper, Signal], Field(discriminator="kind")]
+Entry = Annotated[Stage | Topic | Paper | Signal, Field(discriminator="kind")]
 KINDS = ("stage", "topic", "paper", "signal")
 
 
@@ -352,7 +353,7 @@ class DiagnosisSettings(BaseModel):
         default_factory=list, description="Signals asked first, in this order, when the team names no complaint.")
 
     @model_validator(mode="after")
-    def _unique_complaints(self) -> "DiagnosisSettings":
+    def _unique_complaints(self) -> DiagnosisSettings:
         ids = [c.id for c in self.complaints]
         dupes = sorted({i for i in ids if ids.count(i) > 1})
         if dupes:

@@ -102,7 +102,7 @@ def build_store(root: Path, db_path: Path, catalog: Catalog | None = None, now: 
     root, db_path = Path(root), Path(db_path)
     catalog = catalog or load_catalog(root)
     fingerprint = catalog_fingerprint(root)
-    now_text = (now or dt.datetime.now(dt.timezone.utc)).isoformat(timespec="microseconds")
+    now_text = (now or dt.datetime.now(dt.UTC)).isoformat(timespec="microseconds")
     history = _previous_history(db_path)
     ensure_folder(db_path.parent, f"the knowledge store {db_path}")
     tmp = db_path.with_name(f".{db_path.name}.{os.getpid()}.tmp")

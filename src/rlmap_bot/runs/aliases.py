@@ -94,7 +94,7 @@ class MetricAlias(BaseModel):
     note: Text | None = None
 
     @model_validator(mode="after")
-    def _consistent(self) -> "MetricAlias":
+    def _consistent(self) -> MetricAlias:
         allowed = UNITS_FOR.get(self.quantity)
         if self.divide_by and self.quantity in SHARE_QUANTITIES:
             allowed = {"fraction"}  # a ratio of two like quantities is a plain share
@@ -178,7 +178,7 @@ def _compile(metric: str) -> re.Pattern[str] | None:
     if "*" not in metric:
         return None
     out = []
-    for i, chunk in enumerate(metric.split("**")):
+    for chunk in metric.split("**"):
         out.append("[^/]*".join(re.escape(part) for part in chunk.split("*")))
     return re.compile("^" + ".+?".join(out) + "$")
 

@@ -60,7 +60,7 @@ def render_chart(run: RunData, derivation: Derivation, verdict_scores: Mapping[s
     title += f", {derivation.run.framework})" if derivation.run.framework else ")"
     fig.suptitle(_short(title, 100), fontsize=12, fontweight="bold")
     flat = [ax for row in axes for ax in row]
-    for ax, (name, ylabel, quantities, signals) in zip(flat, panels):
+    for ax, (name, ylabel, quantities, signals) in zip(flat, panels, strict=False):  # the grid may have a spare cell
         _panel(ax, derivation, name, ylabel, quantities, signals)
     if verdict_scores:
         _scores(flat[len(panels)], verdict_scores)

@@ -14,12 +14,12 @@ from typing import Any, Callable, Mapping
 import numpy as np
 from pydantic import BaseModel, Field, PrivateAttr
 
+from rlmap_bot.runs import stats
 from rlmap_bot.runs.aliases import AliasTable
-from rlmap_bot.runs.provenance import RunInfo, SignalSource
 from rlmap_bot.runs.model import RunData
+from rlmap_bot.runs.provenance import RunInfo, SignalSource
 from rlmap_bot.runs.quantities import QuantitySeries, resolve
 from rlmap_bot.runs.read import default_aliases
-from rlmap_bot.runs import stats
 
 #: Entropy collapse, judged against the early level.  "Lost most of its starting value and
 #: still falling" (the entropy_trend signal): at most half the early level with a falling

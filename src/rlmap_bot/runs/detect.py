@@ -14,10 +14,9 @@ from pathlib import Path
 
 from rlmap_bot.runs.errors import RunReadError
 from rlmap_bot.runs.formats import mlflow, tensorboard, trl
-from rlmap_bot.runs.formats.lines import STEP_KEYS, VERL_STEP, _ANSI
-from rlmap_bot.runs.textio import GZIP_MAGIC, HEAD, SQLITE_MAGIC, read_head
-
+from rlmap_bot.runs.formats.lines import _ANSI, STEP_KEYS, VERL_STEP
 from rlmap_bot.runs.names import FORMATS, LOOKED_FOR  # noqa: E402,F401 - re-exported
+from rlmap_bot.runs.textio import GZIP_MAGIC, HEAD, SQLITE_MAGIC, read_head
 
 #: How far into a text file to look for verl console lines.  Judgement: a verl log opens
 #: with the config and model printout, often a few hundred KB before the first step line.

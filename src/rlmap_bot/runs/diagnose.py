@@ -68,7 +68,7 @@ def parse_mapping(pairs: Iterable[str]) -> dict[str, str]:
 
 def read_and_derive(path: str | Path, knowledge_root: Path, format: str | None = None, run_id: str | None = None,
                     window: int | float | None = None, mapping: dict[str, str] | None = None
-                    ) -> tuple["RunData", "Derivation"]:
+                    ) -> tuple[RunData, Derivation]:
     """The run at ``path`` and the signals derived from it (RunReadError, one line, on bad input)."""
     from rlmap_bot.runs import derive_signals, load_aliases, read_run
 
@@ -78,7 +78,7 @@ def read_and_derive(path: str | Path, knowledge_root: Path, format: str | None =
     return run, derive_signals(run, aliases, window=window, mapping=mapping)
 
 
-def verdict_for(engine: "Engine", derivation: "Derivation", extra: dict[str, Any] | None = None,
+def verdict_for(engine: Engine, derivation: Derivation, extra: dict[str, Any] | None = None,
                 chart: str | None = None) -> RunDiagnosis:
     """The engine's verdict on the derived signals (plus ``extra`` answers), with the provenance."""
     verdict = engine.diagnose({**derivation.signals, **(extra or {})})
@@ -87,7 +87,7 @@ def verdict_for(engine: "Engine", derivation: "Derivation", extra: dict[str, Any
                         warnings=derivation.warnings, chart=chart)
 
 
-def draw(run: "RunData", derivation: "Derivation", verdict: Verdict, path: str | Path) -> str | None:
+def draw(run: RunData, derivation: Derivation, verdict: Verdict, path: str | Path) -> str | None:
     """The chart at ``path``; None when the run has no curve to draw."""
     from rlmap_bot.runs import render_chart
 
@@ -98,7 +98,7 @@ def draw(run: "RunData", derivation: "Derivation", verdict: Verdict, path: str |
         return None
 
 
-def diagnose_run(engine: "Engine", knowledge_root: Path, path: str | Path, format: str | None = None,
+def diagnose_run(engine: Engine, knowledge_root: Path, path: str | Path, format: str | None = None,
                  run_id: str | None = None, window: int | float | None = None,
                  mapping: dict[str, str] | None = None, chart: str | Path | None = None) -> RunDiagnosis:
     """Read, derive, diagnose and (with ``chart``) draw, in one call."""

@@ -115,7 +115,7 @@ class Searcher:
         row = self.store.conn.execute(
             f"select {', '.join(SEARCH_COLUMNS)} from docs where id = ?", (entry_id,)
         ).fetchone()
-        return dict(zip(SEARCH_COLUMNS, row or ()))
+        return dict(zip(SEARCH_COLUMNS, row or (), strict=False))  # no row: no columns
 
     def _hit(self, entry_id: str, score: float, analysis: Analysis, columns: dict[str, str],
              question_rank: int | None) -> Hit | None:

@@ -104,7 +104,7 @@ def build_search_tables(conn: sqlite3.Connection, entries: Iterable[Entry], docs
         for column in ("names", "keywords", "summary", "body", "questions"):
             for part in doc[column].replace(" | ", "\n").split("\n"):
                 toks = content_tokens(part)
-                pairs.update({f"{a} {b}" for a, b in zip(toks, toks[1:])})
+                pairs.update({f"{a} {b}" for a, b in zip(toks, toks[1:], strict=False)})
     conn.execute("create table search_pairs (pair text primary key, df integer) without rowid")
     conn.executemany("insert into search_pairs values (?, ?)", pairs.items())
     conn.execute("create virtual table search_questions using fts5(text, id unindexed, tokenize='porter unicode61')")

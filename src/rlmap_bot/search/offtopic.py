@@ -77,12 +77,12 @@ def evidence(query: Query, lexicon, params: Params, arxiv_hit: bool, names=()) -
     phrases = 0
     if params.phrase_keep or params.phrase_evidence:
         seq = [(i, w) for i, w in enumerate(query.words) if kinds[i] in ("known", "corrected")]
-        for (i, a), (j, b) in zip(seq, seq[1:]):
+        for (i, a), (j, b) in zip(seq, seq[1:], strict=False):
             if j == i + 1 and lexicon.has_pair(a.stem, b.stem):
                 in_phrase.update((i, j))
                 phrases += 1
     per_word = {}
-    for i, (w, kind) in enumerate(zip(query.words, kinds)):
+    for i, (w, kind) in enumerate(zip(query.words, kinds, strict=True)):
         # A name is an identity, not a sample of the catalog's language: a byline or one-word name
         # the catalog writes only a few times ("Hafner") is not discounted away.
         discount = 0.0 if params.entity_undiscounted and _entity(lexicon, w) else params.discount

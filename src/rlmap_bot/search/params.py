@@ -94,7 +94,7 @@ class Params:
     # on the F1 of shown hits against the expected ids over {0.2, 0.3, 0.4, 0.5, 0.6}.
     keep_share: float = 0.6
 
-    def with_(self, **changes) -> "Params":
+    def with_(self, **changes) -> Params:
         return replace(self, **changes)
 
 

@@ -130,4 +130,4 @@ def _join_compounds(ws: list[str], lexicon) -> list[str]:
 
 def _by_someone(all_words: list[str], lexicon) -> bool:
     """"papers by Schulman", "by DeepSeek": "by" right before a byline word."""
-    return any(a == "by" and lexicon.is_byline_word(stem(b)) for a, b in zip(all_words, all_words[1:]))
+    return any(a == "by" and lexicon.is_byline_word(stem(b)) for a, b in zip(all_words, all_words[1:], strict=False))

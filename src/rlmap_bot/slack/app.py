@@ -20,8 +20,8 @@ from rlmap_bot.settings import Settings
 from rlmap_bot.slack import listeners
 from rlmap_bot.slack.claims import ClaimCompletion, Claims, LeaseLost, request_key, set_outcome
 from rlmap_bot.slack.client import make_client
-from rlmap_bot.slack.digests import SlackDigests
 from rlmap_bot.slack.diagnosis import DiagnosisThreads
+from rlmap_bot.slack.digests import SlackDigests
 from rlmap_bot.slack.dispatch import SlackCommands
 from rlmap_bot.slack.middleware import EventClaims
 from rlmap_bot.slack.runfiles import RunFiles

@@ -212,7 +212,7 @@ class Claims:
             metrics.EVENTS_FAILED.labels(claim.kind).inc()
             return
         metrics.EVENTS_ANSWERED.labels(claim.kind).inc()
-        took = (dt.datetime.now(dt.timezone.utc) - dt.datetime.fromisoformat(claim.claimed_at)).total_seconds()
+        took = (dt.datetime.now(dt.UTC) - dt.datetime.fromisoformat(claim.claimed_at)).total_seconds()
         metrics.REPLY_SECONDS.labels(claim.kind).observe(max(took, 0.0))
 
     # -- the sweeper ----------------------------------------------------------------------------------
@@ -339,7 +339,7 @@ class RecordingClient(WebClient):
     handling: Handling
 
     @classmethod
-    def around(cls, base: WebClient, claims: Claims, handling: Handling) -> "RecordingClient":
+    def around(cls, base: WebClient, claims: Claims, handling: Handling) -> RecordingClient:
         client = cls.__new__(cls)
         client.__dict__.update(vars(base))  # same token, URL, retry handlers: only api_call differs
         client.claims, client.handling = claims, handling

@@ -15,10 +15,10 @@ from slack_sdk.models.metadata import Metadata
 
 from rlmap_bot import metrics
 from rlmap_bot.core import Core
-from rlmap_bot.errors import UnavailableError
 from rlmap_bot.digest.content import Digest
 from rlmap_bot.digest.schedule import DigestScheduler, slot_key
 from rlmap_bot.digest.service import METADATA_EVENT, DeliveryError, DigestService, RunResult
+from rlmap_bot.errors import UnavailableError
 from rlmap_bot.slack.blocks.common import context, fallback
 from rlmap_bot.slack.blocks.digest import digest_blocks, digest_text
 from rlmap_bot.slack.markup import escape
@@ -84,7 +84,7 @@ class SlackDigests:
 
     def housekeeping(self) -> None:
         """Expire idle diagnoses and forget finished claims older than Slack ever retries (a week)."""
-        now = dt.datetime.now(dt.timezone.utc)
+        now = dt.datetime.now(dt.UTC)
         try:
             expired = self.core.state.sessions.expire(now - self.core.session_ttl)
             forgotten = self.core.state.events.forget(now - dt.timedelta(days=7))

@@ -21,7 +21,6 @@ from rlmap_bot.commands.results import Notice
 from rlmap_bot.core import Core
 from rlmap_bot.diagnosis.flow import Step
 from rlmap_bot.errors import RlmapError, UnavailableError, UsageError
-from rlmap_bot.wording import sentence
 from rlmap_bot.search.engine import Answer
 from rlmap_bot.settings import Settings
 from rlmap_bot.slack import posting
@@ -32,6 +31,7 @@ from rlmap_bot.slack.blocks.common import FALLBACK_LIMIT
 from rlmap_bot.slack.channel import SlackChannel
 from rlmap_bot.slack.diagnosis import DiagnosisThreads
 from rlmap_bot.slack.markup import cut, escape
+from rlmap_bot.wording import sentence
 
 log = logging.getLogger(__name__)
 

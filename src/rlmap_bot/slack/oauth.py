@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import copy
 import logging
-from typing import Any, Optional
+from typing import Any
 
 import sqlalchemy as sa
 from slack_sdk.oauth.installation_store.models.bot import Bot
@@ -61,8 +61,8 @@ class EncryptedInstallationStore(SQLAlchemyInstallationStore):
         super().save_bot(sealed)
 
     # -- reading ----------------------------------------------------------------------------------
-    def find_bot(self, *, enterprise_id: Optional[str], team_id: Optional[str],
-                 is_enterprise_install: Optional[bool] = False) -> Optional[Bot]:
+    def find_bot(self, *, enterprise_id: str | None, team_id: str | None,
+                 is_enterprise_install: bool | None = False) -> Bot | None:
         key = ("bot", enterprise_id, team_id, is_enterprise_install)
         try:
             bot = super().find_bot(enterprise_id=enterprise_id, team_id=team_id,
@@ -77,9 +77,9 @@ class EncryptedInstallationStore(SQLAlchemyInstallationStore):
         self._last[key] = copy.copy(bot)
         return bot
 
-    def find_installation(self, *, enterprise_id: Optional[str], team_id: Optional[str],
-                          user_id: Optional[str] = None,
-                          is_enterprise_install: Optional[bool] = False) -> Optional[Installation]:
+    def find_installation(self, *, enterprise_id: str | None, team_id: str | None,
+                          user_id: str | None = None,
+                          is_enterprise_install: bool | None = False) -> Installation | None:
         key = ("installation", enterprise_id, team_id, user_id, is_enterprise_install)
         try:
             found = super().find_installation(enterprise_id=enterprise_id, team_id=team_id, user_id=user_id,
@@ -94,16 +94,16 @@ class EncryptedInstallationStore(SQLAlchemyInstallationStore):
         self._last[key] = copy.copy(found)
         return found
 
-    def delete_bot(self, *, enterprise_id: Optional[str], team_id: Optional[str]) -> None:
+    def delete_bot(self, *, enterprise_id: str | None, team_id: str | None) -> None:
         self._forget(enterprise_id, team_id)
         super().delete_bot(enterprise_id=enterprise_id, team_id=team_id)
 
-    def delete_installation(self, *, enterprise_id: Optional[str], team_id: Optional[str],
-                            user_id: Optional[str] = None) -> None:
+    def delete_installation(self, *, enterprise_id: str | None, team_id: str | None,
+                            user_id: str | None = None) -> None:
         self._forget(enterprise_id, team_id)
         super().delete_installation(enterprise_id=enterprise_id, team_id=team_id, user_id=user_id)
 
-    def _forget(self, enterprise_id: Optional[str], team_id: Optional[str]) -> None:
+    def _forget(self, enterprise_id: str | None, team_id: str | None) -> None:
         for key in [k for k in self._last if k[1] == enterprise_id and k[2] == team_id]:
             self._last.pop(key, None)
 

@@ -6,7 +6,6 @@ import logging
 import signal
 import threading
 
-
 log = logging.getLogger(__name__)
 
 
@@ -35,15 +34,14 @@ def serve_from_env(frontend, http: bool, host: str = "127.0.0.1", port: int = 30
     Configuration problems (a missing token, a wrong RLMAP_STATE_URL) raise
     :class:`~rlmap_bot.errors.RlmapError`, which the CLI prints as one line.
     """
-    from rlmap_bot.slack.app import SlackFrontEnd
-
     from rlmap_bot.logs import configure
+    from rlmap_bot.slack.app import SlackFrontEnd
     from rlmap_bot.slack.http import make_server
 
     settings = frontend.settings.require_slack(http=http)
     configure(settings)  # text or JSON lines, secrets redacted
     core = frontend.core()
-    core.state  # open (and migrate) now: a wrong RLMAP_STATE_URL should fail at start, plainly
+    _ = core.state  # open (and migrate) now: a wrong RLMAP_STATE_URL should fail at start, plainly
     front = SlackFrontEnd(core, settings)
     install_reload_signal(core)
     front.start_sweeper()

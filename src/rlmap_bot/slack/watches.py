@@ -16,7 +16,6 @@ from slack_sdk.errors import SlackApiError
 from slack_sdk.models.metadata import Metadata
 
 from rlmap_bot import metrics
-
 from rlmap_bot.core import Core
 from rlmap_bot.settings import Settings
 from rlmap_bot.slack.blocks.common import fallback, to_dicts
@@ -30,7 +29,7 @@ log = logging.getLogger(__name__)
 
 
 def _utcnow() -> dt.datetime:
-    return dt.datetime.now(dt.timezone.utc)
+    return dt.datetime.now(dt.UTC)
 
 
 class SlackWatchPoster:

@@ -53,7 +53,7 @@ class StateUnavailableError(UnavailableError):
 
 
 def iso(moment: dt.datetime) -> str:
-    return moment.astimezone(dt.timezone.utc).isoformat(timespec="microseconds")
+    return moment.astimezone(dt.UTC).isoformat(timespec="microseconds")
 
 
 def safe_url(url: str) -> str:

@@ -26,7 +26,7 @@ log = logging.getLogger("rlmap_bot.state")
 
 
 def _now() -> dt.datetime:
-    return dt.datetime.now(dt.timezone.utc)
+    return dt.datetime.now(dt.UTC)
 
 
 def _stamp(moment: dt.datetime) -> str:

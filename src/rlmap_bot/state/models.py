@@ -12,7 +12,7 @@ from rlmap_bot.errors import RlmapError
 
 
 def utcnow() -> dt.datetime:
-    return dt.datetime.now(dt.timezone.utc)
+    return dt.datetime.now(dt.UTC)
 
 
 _now = utcnow

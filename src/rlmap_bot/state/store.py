@@ -11,8 +11,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from rlmap_bot.state.db import (ConflictError, StateStoreError, StateUnavailableError, iso, open_engine, safe_url,
-                                utcnow)
+from rlmap_bot.state.db import ConflictError, StateStoreError, StateUnavailableError, iso, open_engine, safe_url, utcnow
 from rlmap_bot.state.digests import DigestRepository
 from rlmap_bot.state.events import EventRepository
 from rlmap_bot.state.health import StateHealth

@@ -61,7 +61,7 @@ class Outcome:
     format: str | None = None
     new_points: int = 0
     bytes_read: int = 0
-    verdict: "RunDiagnosis | None" = None
+    verdict: RunDiagnosis | None = None
     derivation: Derivation | None = None
     evaluation: Evaluation | None = None
     opened_faults: set[str] = field(default_factory=set)
@@ -128,7 +128,7 @@ def _chunk_points(chunk: RunData) -> int:
     return max((len(s) for s in chunk.series.values()), default=0)
 
 
-def check_run(watch: Watch, tracking: Tracking, kept: KeptRun, *, engine: "Engine", aliases: "AliasTable",
+def check_run(watch: Watch, tracking: Tracking, kept: KeptRun, *, engine: Engine, aliases: AliasTable,
               roots: list[Path], now: dt.datetime, stall: dt.timedelta, piece: int = PIECE) -> Outcome:
     """Read, scan, derive and judge; see the module docstring.  Never raises for the run's own problems.
 
@@ -237,8 +237,8 @@ def _headline(verdict) -> str:
     return wording.verdict_headline(verdict)
 
 
-def judge(kept: KeptRun, faults: FaultState, engine: "Engine", aliases: "AliasTable"
-          ) -> tuple[Derivation, "RunDiagnosis"]:
+def judge(kept: KeptRun, faults: FaultState, engine: Engine, aliases: AliasTable
+          ) -> tuple[Derivation, RunDiagnosis]:
     """The derivation on the kept sample, with the full-resolution fault readings, and its verdict."""
     from rlmap_bot.runs.diagnose import verdict_for
 

@@ -18,7 +18,7 @@ from pydantic import BaseModel, Field
 
 
 def _now() -> dt.datetime:
-    return dt.datetime.now(dt.timezone.utc)
+    return dt.datetime.now(dt.UTC)
 
 
 class Watch(BaseModel):

@@ -28,7 +28,7 @@ log = logging.getLogger(__name__)
 
 
 def _utcnow() -> dt.datetime:
-    return dt.datetime.now(dt.timezone.utc)
+    return dt.datetime.now(dt.UTC)
 
 
 def last_slot(watch: Watch, now: dt.datetime) -> dt.datetime | None:
@@ -40,7 +40,7 @@ def last_slot(watch: Watch, now: dt.datetime) -> dt.datetime | None:
 
 
 def slot_key(moment: dt.datetime) -> str:
-    return "at:" + moment.astimezone(dt.timezone.utc).isoformat(timespec="seconds")
+    return "at:" + moment.astimezone(dt.UTC).isoformat(timespec="seconds")
 
 
 class WatchScheduler:
@@ -59,7 +59,7 @@ class WatchScheduler:
         self.housekeeping = housekeeping
         self._intervals: dict[str, int] = {}
         self.scheduler = BackgroundScheduler(
-            timezone=dt.timezone.utc,
+            timezone=dt.UTC,
             # A check that runs late still runs once (coalesced); a late tick is not dropped.
             job_defaults={"coalesce": True, "max_instances": 1, "misfire_grace_time": None},
         )
@@ -98,7 +98,7 @@ class WatchScheduler:
         return caught_up
 
     def add(self, watch: Watch) -> None:
-        trigger = IntervalTrigger(minutes=watch.interval_minutes, start_date=watch.created_at, timezone=dt.timezone.utc)
+        trigger = IntervalTrigger(minutes=watch.interval_minutes, start_date=watch.created_at, timezone=dt.UTC)
         self.scheduler.add_job(self._run, trigger, args=[watch.id, watch], id=watch.id, replace_existing=True,
                                name=f"watch {watch.channel} every {watch.every}")
         self._intervals[watch.id] = watch.interval_minutes

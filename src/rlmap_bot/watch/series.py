@@ -170,7 +170,7 @@ class KeptRun:
         return buffer.getvalue()
 
     @classmethod
-    def loads(cls, data: bytes | None) -> "KeptRun":
+    def loads(cls, data: bytes | None) -> KeptRun:
         kept = cls()
         if not data:
             return kept

@@ -98,11 +98,11 @@ class Poster(Protocol):
 
 
 def _utcnow() -> dt.datetime:
-    return dt.datetime.now(dt.timezone.utc)
+    return dt.datetime.now(dt.UTC)
 
 
 class WatchService:
-    def __init__(self, core: "Core", clock: Callable[[], dt.datetime] = _utcnow, settings: "Settings | None" = None):
+    def __init__(self, core: Core, clock: Callable[[], dt.datetime] = _utcnow, settings: Settings | None = None):
         self.core = core
         self.clock = clock
         self.settings = settings or core.settings
@@ -251,7 +251,7 @@ class WatchService:
         result.open_conditions = sorted(tracking.conditions)
         return result
 
-    def _announce(self, watch: Watch, alert: Alert, outcome: "Outcome", poster: Poster, now: dt.datetime,
+    def _announce(self, watch: Watch, alert: Alert, outcome: Outcome, poster: Poster, now: dt.datetime,
                   result: CheckResult) -> None:
         keys = [(c, alert.episodes[c], "alert") for c in alert.conditions]
         got = {c for c, _, _ in self.repo.claim_alerts(alert.alert_id, watch, keys, now)}
@@ -284,7 +284,7 @@ class WatchService:
         alert.posted_ts = ts
         return ts
 
-    def _chart(self, watch: Watch, alert: Alert, outcome: "Outcome", poster: Poster, ts: str) -> None:
+    def _chart(self, watch: Watch, alert: Alert, outcome: Outcome, poster: Poster, ts: str) -> None:
         from rlmap_bot.runs.diagnose import draw
 
         with tempfile.TemporaryDirectory(prefix="rlmap-watch-") as tmp:
@@ -316,7 +316,7 @@ class WatchService:
 
 
 # -- what to post ----------------------------------------------------------------------------------
-def _result(watch: Watch, outcome: "Outcome") -> CheckResult:
+def _result(watch: Watch, outcome: Outcome) -> CheckResult:
     kept = outcome.kept
     status = {"checked": "checked", "unchanged": "unchanged", "paused": "paused"}.get(outcome.status, "problem")
     return CheckResult(watch_id=watch.id, path=watch.path, status=status, problem=outcome.message,
@@ -326,7 +326,7 @@ def _result(watch: Watch, outcome: "Outcome") -> CheckResult:
                        open_conditions=sorted(outcome.tracking.conditions))
 
 
-def plan(watch: Watch, outcome: "Outcome", alert_ts: Callable[[str, str, int], str | None]
+def plan(watch: Watch, outcome: Outcome, alert_ts: Callable[[str, str, int], str | None]
          ) -> tuple[Alert | None, Alert | None, list[str]]:
     """The alert (conditions raised) and the resolved note a check calls for, and what quiet withholds."""
     evaluation = outcome.evaluation
@@ -346,7 +346,7 @@ def plan(watch: Watch, outcome: "Outcome", alert_ts: Callable[[str, str, int], s
     return alert, note, withheld
 
 
-def _stage_title(outcome: "Outcome", key: str) -> str:
+def _stage_title(outcome: Outcome, key: str) -> str:
     stage = key.split(":", 1)[1]
     for r in outcome.verdict.ranking:
         if r.stage == stage:
@@ -354,12 +354,12 @@ def _stage_title(outcome: "Outcome", key: str) -> str:
     return stage
 
 
-def _steps(outcome: "Outcome") -> str:
+def _steps(outcome: Outcome) -> str:
     kept = outcome.kept
     return f"steps {kept.first_step}-{kept.last_step}" if kept.first_step is not None else ""
 
 
-def _alert(watch: Watch, outcome: "Outcome", transitions: list[Transition]) -> Alert:
+def _alert(watch: Watch, outcome: Outcome, transitions: list[Transition]) -> Alert:
     from rlmap_bot.diagnosis.engine import format_value
     from rlmap_bot.watch import faults as fault_text
     from rlmap_bot.watch.faults import FaultState
@@ -418,7 +418,7 @@ def _alert(watch: Watch, outcome: "Outcome", transitions: list[Transition]) -> A
                  chart=True)
 
 
-def _resolved(watch: Watch, outcome: "Outcome", transitions: list[Transition],
+def _resolved(watch: Watch, outcome: Outcome, transitions: list[Transition],
               alert_ts: Callable[[str, str, int], str | None]) -> Alert:
     from rlmap_bot.watch import faults as fault_text
     from rlmap_bot.watch.conditions import CLEAR_CHECKS
@@ -452,7 +452,7 @@ def _resolved(watch: Watch, outcome: "Outcome", transitions: list[Transition],
 PAUSE_TITLES = {"stalled": "stopped growing", "gone": "is gone", "outside": "leads outside RLMAP_RUN_ROOTS"}
 
 
-def paused_notice(watch: Watch, outcome: "Outcome", number: int) -> Alert:
+def paused_notice(watch: Watch, outcome: Outcome, number: int) -> Alert:
     reason = outcome.pause or "stalled"
     return Alert(watch_id=watch.id, kind="paused", conditions=[f"watch:{reason}"], episodes={f"watch:{reason}": number},
                  title=f"Watch paused: the log {PAUSE_TITLES.get(reason, reason)}",

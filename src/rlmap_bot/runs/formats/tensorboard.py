@@ -61,7 +61,7 @@ def read_event_files(files: list[Path], c: Collector) -> int:
                         array = tensor_util.make_ndarray(value.tensor)
                         if array.size == 1 and array.dtype.kind in "fiu":
                             c.add(value.tag, step, float(array.reshape(-1)[0]))
-        except Exception as exc:  # the record reader raises its own types on corrupt data
+        except Exception as exc:  # noqa: BLE001 - the record reader raises its own types on corrupt data
             if c.records == 0:
                 raise RunReadError(f"{path}: not a readable TensorBoard event file ({type(exc).__name__})") from None
             c.warnings.append(f"{path.name}: stopped at a corrupt record ({type(exc).__name__}); earlier events kept")

@@ -12,7 +12,6 @@ from rlmap_bot.diagnosis.flow import Step
 from rlmap_bot.slack.blocks.common import actions, button, context, fit, plain, section
 from rlmap_bot.slack.markup import cut, escape
 
-
 PICK_BLOCK = "diag_pick_block"
 PICK_ACTION = "diag_pick"
 

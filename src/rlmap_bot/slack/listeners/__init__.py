@@ -14,7 +14,7 @@ if TYPE_CHECKING:
     from rlmap_bot.slack.app import SlackFrontEnd
 
 
-def register(front: "SlackFrontEnd") -> None:
+def register(front: SlackFrontEnd) -> None:
     events.register(front)
     commands.register(front)
     actions.register(front)

@@ -41,7 +41,7 @@ def _channel(body: dict) -> str:
     return body.get("channel", {}).get("id") or body.get("container", {}).get("channel_id") or ""
 
 
-def register(front: "SlackFrontEnd") -> None:
+def register(front: SlackFrontEnd) -> None:
     app = front.app
 
     @app.action(re.compile(r"^entry_show(_\d+)?$"))

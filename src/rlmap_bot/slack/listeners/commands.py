@@ -13,7 +13,7 @@ if TYPE_CHECKING:
     from rlmap_bot.slack.app import SlackFrontEnd
 
 
-def register(front: "SlackFrontEnd") -> None:
+def register(front: SlackFrontEnd) -> None:
     @front.app.command("/rlmap")
     def on_command(ack: Callable, command: dict, respond: Callable, client: WebClient, context: Any) -> None:
         ack()

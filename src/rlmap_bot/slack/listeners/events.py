@@ -51,7 +51,7 @@ def _message_key(event: dict) -> str:
     return f"{event.get('channel')}:{event.get('ts')}"
 
 
-def register(front: "SlackFrontEnd") -> None:
+def register(front: SlackFrontEnd) -> None:
     app, threads, commands = front.app, front.threads, front.commands
 
     @app.event("app_mention")
