@@ -5,6 +5,7 @@
     python3 dev.py test [ARGS...]  create .venv if needed, install with test extras, then run pytest ARGS...
     python3 dev.py bench [ARGS...] the same set-up, then run the search and diagnosis benchmarks
     python3 dev.py bench-load [ARGS...]  the load benchmark (one and two replicas)
+    python3 dev.py lint            the same set-up, then ruff check and mypy (as .ci/run does)
 
 The virtual environment lives at .venv/ in the checkout.  Installing is skipped
 when pyproject.toml has not changed since the last install (a stamp file
@@ -47,7 +48,7 @@ def ensure_venv(extras: str) -> None:
 
 
 def main(argv: list[str]) -> int:
-    if not argv or argv[0] not in {"run", "test", "bench", "bench-load"}:
+    if not argv or argv[0] not in {"run", "test", "bench", "bench-load", "lint"}:
         print(__doc__.strip())
         return 2
     command, rest = argv[0], argv[1:]
@@ -62,6 +63,10 @@ def main(argv: list[str]) -> int:
         ensure_venv("test")
         if command == "test":
             return subprocess.call([str(PYTHON), "-m", "pytest", *rest], cwd=ROOT)
+        if command == "lint":
+            ruff = subprocess.call([str(PYTHON), "-m", "ruff", "check", "src", "tests", "benchmarks", "dev.py"], cwd=ROOT)
+            mypy = subprocess.call([str(PYTHON), "-m", "mypy"], cwd=ROOT)
+            return ruff or mypy
         script = "load.py" if command == "bench-load" else "run.py"
         return subprocess.call([str(PYTHON), str(ROOT / "benchmarks" / script), *rest], cwd=ROOT)
     except subprocess.CalledProcessError as exc:

@@ -73,7 +73,7 @@ def answer_text(answer: Answer) -> str:
             lines.append(f"   {hit.byline}")
         lines.append(_wrap(hit.one_line, "   "))
         if hit.why:
-            lines.append(f"   why: {'; '.join(hit.why)}")
+            lines.append(_item("why: " + "; ".join(hit.why), "   ", "        "))
     lines.append("Use `show ID` for the whole entry.")
     return "\n".join(lines)
 
