@@ -189,10 +189,12 @@ def _stamp_legacy(conn: sa.Connection, config: Any) -> None:
 def insert_ignoring_duplicates(engine: sa.Engine, table: sa.Table) -> Any:
     """INSERT that skips rows already there (ON CONFLICT DO NOTHING on both engines)."""
     if engine.dialect.name == "postgresql":
-        from sqlalchemy.dialects.postgresql import insert
-    else:
-        from sqlalchemy.dialects.sqlite import insert
-    return insert(table).on_conflict_do_nothing()
+        from sqlalchemy.dialects import postgresql
+
+        return postgresql.insert(table).on_conflict_do_nothing()
+    from sqlalchemy.dialects import sqlite
+
+    return sqlite.insert(table).on_conflict_do_nothing()
 
 
 def _sqlite_pragmas(dbapi_conn: Any, _record: Any) -> None:

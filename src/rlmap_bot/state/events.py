@@ -64,12 +64,13 @@ class EventRepository:
         times already and is now marked failed.
         """
         now = utcnow()
+        claimed_at = iso(now)
         row = dict(key=key, kind=kind, team=team, status="working", owner=owner, attempts=1,
-                   lease_until=iso(now + lease), body=json.dumps(body), replies="{}", claimed_at=iso(now))
+                   lease_until=iso(now + lease), body=json.dumps(body), replies="{}", claimed_at=claimed_at)
         try:
             with self.engine.begin() as conn:
                 conn.execute(event_claims.insert().values(**row))
-            return "new", Claim(key, kind, team, owner, 1, body, row["claimed_at"])
+            return "new", Claim(key, kind, team, owner, 1, body, claimed_at)
         except sa.exc.IntegrityError:
             pass
         try:
