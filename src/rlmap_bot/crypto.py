@@ -38,7 +38,7 @@ def new_key() -> str:
 
 
 def sealed(value: str | None) -> bool:
-    return bool(value) and value.startswith(SEALED_PREFIX)  # type: ignore[union-attr]
+    return bool(value and value.startswith(SEALED_PREFIX))
 
 
 class WrongKeyError(ConfigError):

@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -19,6 +19,9 @@ from rlmap_bot.commands import REGISTRY
 from rlmap_bot.commands.context import Invocation
 from rlmap_bot.commands.registry import Command, Param, bind
 from rlmap_bot.errors import RlmapError
+
+if TYPE_CHECKING:
+    from rlmap_bot.core import Core
 
 # A question or file read from the terminal is capped: the bot answers questions, not books.
 MAX_INPUT_CHARS = 200_000
@@ -33,9 +36,9 @@ class Frontend:
         self.settings = load_settings()
         self.knowledge = knowledge or self.settings.knowledge_dir
         self.db = db or self.settings.knowledge_db
-        self._core = None
+        self._core: Core | None = None
 
-    def core(self):
+    def core(self) -> Core:
         if self._core is None:
             from rlmap_bot.core import Core
 
@@ -141,7 +144,8 @@ def _arguments(command: Command, values: dict[str, Any]) -> dict[str, Any]:
 
 def _make(command: Command, name: str) -> click.Command:
     def callback(**values: Any) -> None:
-        frontend: Frontend = click.get_current_context().find_object(Frontend)
+        frontend = click.get_current_context().find_object(Frontend)
+        assert frontend is not None, "the rlmap-bot group sets its Frontend before any command runs"
         json_output = bool(values.pop("json_output", False))
         chat_words = values.pop("chat_words", ())
         if command.name == "ask" and values.get("question") == ("-",):

@@ -41,7 +41,7 @@ class Shell:
 
     def read(self, prompt: str) -> str | None:
         """One line, or None at end of input. Ctrl-C at an interactive prompt cancels the line."""
-        if not self.interactive:
+        if self.stdin is not None:  # not interactive: lines come from the given stream
             self.stdout.write(prompt)
             line = self.stdin.readline()
             return None if line == "" else line.rstrip("\n")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import uuid
 from typing import TYPE_CHECKING, Any
 
-from rlmap_bot.commands.context import Invocation
+from rlmap_bot.commands.context import Channel, Invocation
 from rlmap_bot.commands.registry import Param, Registry
 from rlmap_bot.errors import UsageError
 
@@ -54,10 +54,11 @@ def _service(ctx: Invocation) -> WatchService:
     return service if service is not None else WatchService(ctx.core)
 
 
-def _need_channel(ctx: Invocation) -> None:
+def _need_channel(ctx: Invocation) -> Channel:
     if ctx.io is None:
         raise UsageError("watches post to Slack channels; use `/rlmap watch PATH` there "
                          "(in the terminal, `rlmap-bot watch PATH --once`)")
+    return ctx.io
 
 
 def _need_roots(service: WatchService) -> None:
@@ -81,7 +82,7 @@ def watch(ctx: Invocation, path: str, every: str | None = None, quiet: bool = Fa
                              "posted; to keep watching, use `/rlmap watch PATH` in Slack")
         _need_roots(service)
         return service.preview(path)
-    _need_channel(ctx)
+    channel = _need_channel(ctx)
     _need_roots(service)
     minutes = parse_interval(every) if every else DEFAULT_INTERVAL
     resolved = service.resolve(path)
@@ -97,12 +98,12 @@ def watch(ctx: Invocation, path: str, every: str | None = None, quiet: bool = Fa
     what = ("NaN/inf or diverging loss" if quiet else
             "a stage starting to bind, a change of binding stage, or a NaN/inf or diverging loss")
     # The announcement doubles as proof that the bot can post here.
-    if not ctx.io.announce(f":eyes: {mention(ctx.user)} {verb} `{escape(str(resolved))}` here, {how}. I'll post "
-                           f"{what}, once each. `/rlmap unwatch {watch_.short_id}` stops it."):
+    if not channel.announce(f":eyes: {mention(ctx.user)} {verb} `{escape(str(resolved))}` here, {how}. I'll post "
+                            f"{what}, once each. `/rlmap unwatch {watch_.short_id}` stops it."):
         return None
     service.repo.save(watch_)
     ctx.core.watches_changed()
-    result = service.run(watch_.id, f"first:{uuid.uuid4().hex}", ctx.io.watch_poster())
+    result = service.run(watch_.id, f"first:{uuid.uuid4().hex}", channel.watch_poster())
     return Notice(text=f"Watching `{escape(str(resolved))}` (id `{watch_.short_id}`), {how}. " + first_check(result))
 
 
@@ -142,13 +143,13 @@ def list_watches(ctx: Invocation) -> WatchList:
 def now(ctx: Invocation) -> WatchNow:
     from rlmap_bot.watch.model import WatchNow
 
-    _need_channel(ctx)
+    channel = _need_channel(ctx)
     service = _service(ctx)
     _need_roots(service)
     watches = service.repo.list(team=ctx.team, channel=ctx.channel)
     if not watches:
         raise UsageError("This channel watches no run. Usage: `/rlmap watch PATH [every DURATION] [quiet]`")
-    poster = ctx.io.watch_poster()
+    poster = channel.watch_poster()
     results = []
     for w in watches:
         result = service.run(w.id, f"now:{uuid.uuid4().hex}", poster)

@@ -188,9 +188,9 @@ class Engine:
         """Strongest reading in full, the others at the corroboration weight (see the module doc)."""
         readings: dict[str, list[float]] = {s: [] for s in self.stages}
         for compiled in kept:
-            for stage, pts in compiled.rule.points.items():
-                if stage in readings:
-                    readings[stage].append(pts)
+            for target, points in compiled.rule.points.items():
+                if target in readings:
+                    readings[target].append(points)
         k = self.settings.corroboration
         scores: dict[str, float] = {}
         for stage, pts in readings.items():

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import datetime as dt
 import time
-from typing import TYPE_CHECKING, Any, Callable
+from typing import Any, Callable, Protocol
 
 from pydantic import BaseModel, Field
 
@@ -25,10 +25,25 @@ from rlmap_bot.diagnosis.guide import COMPLAINT, Guide, answer_hint, parse_compl
 from rlmap_bot.errors import UsageError
 from rlmap_bot.state.models import ConflictError, Session, utcnow
 
-if TYPE_CHECKING:
-    from rlmap_bot.state.store import StateStore
-
 EngineSource = Callable[[], Engine]
+
+
+class SessionRepo(Protocol):
+    """What the flow uses of a sessions repository: the state store's, or the in-memory one."""
+
+    def create(self, session: Session) -> Session: ...
+    def save(self, session: Session) -> Session: ...
+    def get(self, session_id: str) -> Session | None: ...
+    def delete(self, session_id: str) -> bool: ...
+    def expire(self, older_than: dt.datetime) -> int: ...
+    def list(self, team: str | None = None, user: str | None = None, status: str | None = "open") -> list[Session]: ...
+
+
+class SessionStore(Protocol):
+    """Where the flow keeps sessions: the state store, or :class:`~rlmap_bot.diagnosis.memory.MemoryState`."""
+
+    @property
+    def sessions(self) -> SessionRepo: ...
 
 DEFAULT_TTL = dt.timedelta(hours=72)
 # Words a person types instead of an answer, in the terminal or in a Slack thread.
@@ -114,7 +129,7 @@ def _moves(session: Session, key: str | None) -> list[str]:
 class Flow:
     """Drives sessions through the engine; the state store keeps them."""
 
-    def __init__(self, engine: Engine | EngineSource, store: StateStore, ttl: dt.timedelta = DEFAULT_TTL):
+    def __init__(self, engine: Engine | EngineSource, store: SessionStore, ttl: dt.timedelta = DEFAULT_TTL):
         # A provider, not an engine: after a catalog reload every move uses the new engine (and its guide).
         self._engine = engine if callable(engine) and not isinstance(engine, Engine) else (lambda: engine)
         self._guide: Guide | None = None
@@ -343,6 +358,7 @@ class Flow:
         return Step(session=session, question=self._question(session), leaning=verdict, note=note)
 
     def _question(self, session: Session) -> Question:
+        assert session.current is not None, "_step asks only while a question is open"
         number = len(session.history) + 1
         total = self.guide.max_questions(session)
         common = dict(number=number, max_questions=total, progress=f"question {number} of at most {total}",

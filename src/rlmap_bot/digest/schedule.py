@@ -72,7 +72,7 @@ class DigestScheduler:
     ``fire(sub_id, scheduled_for)`` is called for every run, scheduled or caught up.
     """
 
-    def __init__(self, fire: Callable[[str, dt.datetime], None], grace: dt.timedelta = DEFAULT_GRACE,
+    def __init__(self, fire: Callable[[str, dt.datetime], object], grace: dt.timedelta = DEFAULT_GRACE,
                  load: Callable[[], list[Subscription]] | None = None, resync_seconds: int = 300):
         self.fire = fire
         self.grace = grace
@@ -106,6 +106,7 @@ class DigestScheduler:
     def _resync(self) -> None:
         from rlmap_bot.errors import UnavailableError
 
+        assert self.load is not None, "the resync job is only added when there is a loader (start)"
         try:
             self.sync(self.load())
         except UnavailableError:

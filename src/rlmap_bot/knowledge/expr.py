@@ -80,7 +80,7 @@ class Expr:
     source: str
     tree: ast.Expression
     names: frozenset[str]
-    run: Callable[[Mapping[str, Any]], Any] = field(compare=False, repr=False, default=None)  # type: ignore[assignment]
+    run: Callable[[Mapping[str, Any]], Any] = field(compare=False, repr=False)  # parse() compiles it
 
     def evaluate(self, values: Mapping[str, Any]) -> Any:
         """Evaluate with ``values`` bound to names; every name must be present."""
@@ -348,7 +348,8 @@ def _type(node: ast.AST, types: Mapping[str, ValueType]) -> _T:
                 raise ExprError(f"arithmetic on a non-number in {text!r}: {ast.unparse(side)!r} is a {_describe(t)}")
         return _T("number")
     if isinstance(node, ast.Call):
-        fname = node.func.id  # type: ignore[attr-defined]
+        assert isinstance(node.func, ast.Name)  # parse() allows only calls of named functions
+        fname = node.func.id
         if fname in _ONE_ARG and len(node.args) != 1:
             raise ExprError(f"{fname}() takes one number, in {text!r}")
         if fname in {"min", "max"} and len(node.args) < 2:

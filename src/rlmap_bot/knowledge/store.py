@@ -131,16 +131,16 @@ def build_store(root: Path, db_path: Path, catalog: Catalog | None = None, now: 
                 "data": json.dumps(entry.model_dump(mode="json")),
             })
             docs.append({"id": entry.id, "kind": entry.kind, **search_fields(entry)})
-        db["entries"].insert_all(rows, pk="id")
-        db["entries"].create_index(["kind"])
-        db["entries"].create_index(["added"])
-        db["docs"].insert_all(docs, pk="id")
+        db.table("entries").insert_all(rows, pk="id")
+        db.table("entries").create_index(["kind"])
+        db.table("entries").create_index(["added"])
+        db.table("docs").insert_all(docs, pk="id")
         # porter: FTS5 stems the surface words, so "rewards" finds "reward"; the text is folded already.
-        db["docs"].enable_fts(list(SEARCH_COLUMNS), fts_version="FTS5", tokenize="porter unicode61")
+        db.table("docs").enable_fts(list(SEARCH_COLUMNS), fts_version="FTS5", tokenize="porter unicode61")
         from rlmap_bot.search.lexicon import build_search_tables  # wordfreq is needed at build time only
 
         build_search_tables(db.conn, catalog.entries.values(), docs)
-        db["meta"].insert_all(
+        db.table("meta").insert_all(
             [
                 {"key": "schema_version", "value": str(SCHEMA_VERSION)},
                 {"key": "fingerprint", "value": fingerprint},

@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Iterable, Literal
+from typing import TYPE_CHECKING, Annotated, Iterable, Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError, model_validator
@@ -46,12 +46,18 @@ QUANTITIES: dict[str, str] = {
     "staleness": "policy versions between the weights that sampled a rollout and the weights trained on it",
     "mismatch_kl": "KL between trainer and inference-engine probabilities of the same tokens",
 }
-Quantity = Literal[tuple(QUANTITIES)]  # type: ignore[valid-type]
+if TYPE_CHECKING:  # a Literal built from the table above is checked by pydantic at run time, not by mypy
+    Quantity = str
+else:
+    Quantity = Literal[tuple(QUANTITIES)]
 
 #: Units; ``percent`` values are divided by 100, ``nats_per_token`` KL is scaled by response length.
 UNITS = ("fraction", "percent", "seconds", "tokens", "nats", "nats_per_token", "reward", "score",
          "epochs", "epoch_index", "steps", "count", "norm", "loss", "coefficient")
-Unit = Literal[UNITS]  # type: ignore[valid-type]
+if TYPE_CHECKING:
+    Unit = str
+else:
+    Unit = Literal[UNITS]
 
 #: Quantities that are shares of something: the unit must say fraction or percent.
 SHARE_QUANTITIES = {"truncation", "trainer_idle", "env_time_share", "clip_fraction", "zero_std_fraction"}

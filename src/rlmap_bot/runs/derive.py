@@ -410,9 +410,9 @@ def derive_signals(run: RunData, aliases: AliasTable | None = None, window: int 
         fn: Callable = getattr(deriver, signal)
         try:
             value, source = fn()
-        except _Missing as why:
+        except _Missing as missing:
             out.missing.append(signal)
-            out.missing_reasons[signal] = str(why)
+            out.missing_reasons[signal] = str(missing)
             continue
         out.signals[signal] = value
         out.signal_sources[signal] = source

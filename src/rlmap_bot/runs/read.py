@@ -99,7 +99,8 @@ def read_candidate(cand: Candidate, c: Collector) -> tuple[int, list[str]]:
     if fmt == "tensorboard":
         return tensorboard.read_event_files(cand.files, c), warnings
     if fmt == "mlflow-db":
-        return mlflow.read_db_run(cand.location, cand.extra, c), warnings  # type: ignore[arg-type]
+        assert isinstance(cand.extra, mlflow.MlflowRun), "discover() attaches the MlflowRun to each mlflow-db run"
+        return mlflow.read_db_run(cand.location, cand.extra, c), warnings
     if fmt == "mlflow-files":
         return mlflow.read_file_run(cand.location, c), warnings
     raise RunReadError(f"unknown format '{fmt}'")

@@ -61,10 +61,10 @@ def open_binary(path: Path, offset: int = 0) -> tuple[io.BufferedReader, Countin
     if raw.read(2) == GZIP_MAGIC:
         raw.seek(0)
         counter = CountingReader(raw)
-        stream = gzip.GzipFile(fileobj=io.BufferedReader(counter, 1 << 16), mode="rb")  # type: ignore[arg-type]
+        stream = gzip.GzipFile(fileobj=io.BufferedReader(counter, 1 << 16), mode="rb")
         if offset:
             stream.seek(offset)
-        return io.BufferedReader(stream, 1 << 16), counter  # type: ignore[arg-type]
+        return io.BufferedReader(stream, 1 << 16), counter
     raw.seek(offset)
     counter = CountingReader(raw)
     return io.BufferedReader(counter, 1 << 16), counter

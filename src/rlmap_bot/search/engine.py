@@ -101,8 +101,8 @@ class Searcher:
                   if r < MIN_SHOWN or s >= params.keep_share * top or i in named][: max(1, limit)]
         question_rank = {i: r for r, i in enumerate(analysis.found.lists.get("questions", []), 1)}
         rows = {i: self._columns(i) for i, _ in chosen}
-        hits = [self._hit(i, confidence * s / top, analysis, rows[i], question_rank.get(i)) for i, s in chosen]
-        hits = [h for h in hits if h is not None]
+        made = [self._hit(i, confidence * s / top, analysis, rows[i], question_rank.get(i)) for i, s in chosen]
+        hits = [h for h in made if h is not None]
         # Too close to pick: the scores are nearly equal, or the question's words sit in the same
         # fields of both ("MiniMax": two reports by MiniMax), so nothing in it prefers one.
         close = len(hits) >= 2 and (
@@ -122,7 +122,7 @@ class Searcher:
         entry = self.store.get(entry_id)
         if entry is None:
             return None
-        paper = isinstance(entry, Paper)
+        paper = entry if isinstance(entry, Paper) else None
         return Hit(
             kind=display_kind(entry),
             id=entry.id,
@@ -130,9 +130,9 @@ class Searcher:
             score=round(min(1.0, max(0.0, score)), 4),
             one_line=entry.one_line,
             why=explain.reasons(entry, analysis.query, analysis.found, columns, question_rank),
-            byline=(entry.byline or None) if paper else None,
-            url=entry.link if paper else None,
-            verification=entry.verification if paper else None,
+            byline=(paper.byline or None) if paper is not None else None,
+            url=paper.link if paper is not None else None,
+            verification=paper.verification if paper is not None else None,
         )
 
     def known_topics(self) -> list[str]:

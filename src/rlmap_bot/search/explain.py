@@ -38,7 +38,7 @@ def reasons(entry: Entry, query: Query, found: Recall, row: dict[str, str], ques
     elif query.authorship and isinstance(entry, Paper) and entry.byline:
         out.append(f"written by {entry.byline}")  # "who wrote PPO": the answer to the question asked
     explained = {stem(w) for m in named for w in m.name.lower().split()}
-    shown = {}
+    shown: dict[str, str] = {}
     for w in query.words:
         if w.kind in ("known", "corrected") and w.stem not in explained:
             shown.setdefault(w.stem, w.fixed or w.surface)

@@ -51,6 +51,7 @@ def _fts_terms(query: Query, lexicon, common: float) -> list[str]:
         if w.kind == "known":
             terms.append(w.surface)
         elif w.kind == "corrected":
+            assert w.fixed is not None, "a corrected word always carries its correction (query.py)"
             terms.append(w.fixed)
     # Very common words only slow recall down at scale and rank nothing; keep rarer ones.
     rare = [t for t in terms if lexicon.terms.get(_stem_of(query, t), (0, 0, 0))[1] <= common]

@@ -145,7 +145,7 @@ class Claims:
         ctx[CLAIM], ctx[KEY] = handling, handling.key
         if ctx.client is not None:
             ctx["client"] = RecordingClient.around(ctx.client, self, handling)
-        if ctx.response_url:
+        if ctx.response_url and ctx.respond is not None:  # Bolt makes respond wherever there is a response_url
             ctx["respond"] = RecordingRespond(ctx.respond, self, handling)
 
     # -- replies ------------------------------------------------------------------------------------
@@ -285,6 +285,7 @@ class Claims:
     def replay(self, claim: Claim) -> None:
         """Hand a taken-over claim's stored request to Bolt again."""
         assert self.dispatch is not None, "start() the sweeper with the app's dispatch first"
+        assert claim.body is not None, "claims without a stored body are finished as failed, not replayed"
         handling = self._working(claim)
         request = BoltRequest(body=claim.body, mode="socket_mode", context={REPLAY: handling})
         self.dispatch(request)
@@ -345,10 +346,11 @@ class RecordingClient(WebClient):
         client.claims, client.handling = claims, handling
         return client
 
-    def api_call(self, api_method: str, **kwargs: Any) -> SlackResponse:  # type: ignore[override]
+    def api_call(self, api_method: str, **kwargs: Any) -> SlackResponse:
         if api_method not in RECORDED:
             return super().api_call(api_method, **kwargs)
-        args = kwargs.get("json") if kwargs.get("json") is not None else kwargs.get("params") or kwargs.get("data") or {}
+        body = kwargs.get("json")
+        args: dict = body if body is not None else kwargs.get("params") or kwargs.get("data") or {}
         key = self.handling.key
 
         def send(n: int) -> SlackResponse:
@@ -368,6 +370,8 @@ class RecordingClient(WebClient):
     def _find_post(self, args: dict, key: str, n: int) -> dict | None:
         """A post of this claim's reply n in the channel (or thread), by its metadata."""
         channel, thread = args.get("channel"), args.get("thread_ts")
+        if channel is None:
+            return None  # chat.postMessage always names its channel; without one there is nowhere to look
         claimed = dt.datetime.fromisoformat(self.handling.claim.claimed_at).timestamp()
         oldest = f"{claimed - LOOKUP_SLACK_S:.6f}"
         try:

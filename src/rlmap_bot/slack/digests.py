@@ -54,7 +54,8 @@ class SlackPoster:
         for _ in range(20):  # at most 20 pages of history since the run began
             page = self.client.conversations_history(channel=channel, include_all_metadata=True, limit=200,
                                                      oldest=f"{since.timestamp():.6f}", cursor=cursor)
-            for message in page.get("messages", []):
+            messages: list[dict] = page.get("messages", [])
+            for message in messages:
                 meta = message.get("metadata") or {}
                 if meta.get("event_type") == METADATA_EVENT and (meta.get("event_payload") or {}).get("digest_id") == digest_id:
                     return message["ts"]
@@ -102,16 +103,17 @@ class SlackDigests:
             sub = self.core.state.subscriptions.by_id(sub_id)
             if sub is None:
                 return None  # unsubscribed meanwhile
-            result = self.service.run(sub, slot_key(due), SlackPoster(self.client_for(sub.team)))
+            try:
+                result = self.service.run(sub, slot_key(due), SlackPoster(self.client_for(sub.team)))
+            except LookupError as exc:
+                log.warning("digest for %s skipped: %s", sub.channel, exc)
+                return None
+            except DeliveryError as exc:
+                log.warning("digest for %s not delivered: %s", sub.channel, exc.code)
+                return None
         except UnavailableError:
             log.warning("digest %s at %s not run: state store unavailable (a missed slot is caught up at start)",
                         sub_id, due.isoformat())
-            return None
-        except LookupError as exc:
-            log.warning("digest for %s skipped: %s", sub.channel, exc)
-            return None
-        except DeliveryError as exc:
-            log.warning("digest for %s not delivered: %s", sub.channel, exc.code)
             return None
         log.info("digest for %s: %s (%d entries)", sub.channel, result.status, result.entries)
         return result

@@ -43,7 +43,9 @@ class SlackCommands:
 
     def _parse(self, text: str) -> Parsed | None:
         if not text.strip():
-            return Parsed(REGISTRY.get("help"), {})
+            help_command = REGISTRY.get("help")
+            assert help_command is not None, "help is always registered (commands/admin.py)"
+            return Parsed(help_command, {})
         return REGISTRY.parse(text, "slack", self.core)
 
     def _invocation(self, client: WebClient, team: str, channel: str, user: str, thread_ts: str | None,

@@ -131,11 +131,13 @@ def oauth_setup(settings: Settings, engine: Any) -> tuple[Any, Any]:
     from slack_bolt.oauth.oauth_settings import OAuthSettings
     from slack_sdk.oauth.state_store.sqlalchemy import SQLAlchemyOAuthStateStore
 
+    client_id = settings.slack_client_id
+    assert client_id, "called only in OAuth mode, which SLACK_CLIENT_ID turns on (Settings.oauth)"
     if settings.rlmap_encryption_key is None:
         raise ConfigError("RLMAP_ENCRYPTION_KEY is needed with SLACK_CLIENT_ID: every workspace's bot token is "
                           "stored encrypted; make a key with `rlmap-bot key new`")
     cipher = TokenCipher.from_setting(settings.rlmap_encryption_key.get_secret_value())
-    installations = EncryptedInstallationStore(client_id=settings.slack_client_id, engine=engine, cipher=cipher)
+    installations = EncryptedInstallationStore(client_id=client_id, engine=engine, cipher=cipher)
     installations.create_tables()
     resealed = installations.reseal_all()
     if resealed:

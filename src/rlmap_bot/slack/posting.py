@@ -35,8 +35,8 @@ def post(client: WebClient, channel: str, user: str, blocks: list, text: str, th
     ``text`` is the notification text, already safe mrkdwn (escaped by the caller).
     """
     try:
-        return client.chat_postMessage(channel=channel, blocks=blocks, text=cut(text, FALLBACK_LIMIT), thread_ts=thread_ts,
-                                       unfurl_links=False, unfurl_media=False, **extra).data
+        response = client.chat_postMessage(channel=channel, blocks=blocks, text=cut(text, FALLBACK_LIMIT),
+                                           thread_ts=thread_ts, unfurl_links=False, unfurl_media=False, **extra)
     except SlackApiError as exc:
         hint = cannot_post_hint(exc)
         if hint is None:
@@ -44,6 +44,8 @@ def post(client: WebClient, channel: str, user: str, blocks: list, text: str, th
         log.info("cannot post in %s: %s", channel, exc.response.get("error"))
         tell(client, channel, user, hint, respond=respond)
         return None
+    assert isinstance(response.data, dict), "chat.postMessage answers JSON (slack-sdk gives bytes only for gzip files)"
+    return response.data
 
 
 def tell(client: WebClient, channel: str, user: str, text: str, respond: Callable | None = None,
@@ -53,7 +55,7 @@ def tell(client: WebClient, channel: str, user: str, text: str, respond: Callabl
         respond(response_type="ephemeral", replace_original=False, text=text)
         return
     try:
-        client.chat_postEphemeral(channel=channel, user=user, text=text,
-                                  **({"thread_ts": thread_ts} if thread_ts else {}))
+        # slack-sdk drops None arguments, so an empty thread_ts is sent as no thread_ts at all (as before)
+        client.chat_postEphemeral(channel=channel, user=user, text=text, thread_ts=thread_ts or None)
     except SlackApiError:
         log.info("could not reach %s with a private note either", user)

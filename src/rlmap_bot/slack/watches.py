@@ -41,12 +41,12 @@ class SlackWatchPoster:
     def post_alert(self, channel: str, alert: Alert) -> str:
         payload = {"watch_id": alert.watch_id, "alert_id": alert.alert_id, "condition": alert.condition,
                    "conditions": alert.conditions, "kind": alert.kind}
-        extra = {"thread_ts": alert.reply_to, "reply_broadcast": True} if alert.reply_to else {}
-        try:
+        try:  # slack-sdk drops None arguments: no thread_ts nor reply_broadcast unless it replies
             response = self.client.chat_postMessage(
                 channel=channel, text=fallback(alert_text(alert)), blocks=to_dicts(alert_blocks(alert)),
                 metadata=Metadata(event_type=METADATA_EVENT, event_payload=payload),
-                unfurl_links=False, unfurl_media=False, **extra)
+                unfurl_links=False, unfurl_media=False, thread_ts=alert.reply_to or None,
+                reply_broadcast=True if alert.reply_to else None)
         except SlackApiError as exc:  # Slack answered: the message was not posted
             code = str(exc.response.get("error", "error"))
             raise AlertNotPosted(code, CANNOT_POST.get(code)) from None
@@ -66,7 +66,8 @@ class SlackWatchPoster:
         for _ in range(20):  # at most 20 pages of history since the check began
             page = self.client.conversations_history(channel=channel, include_all_metadata=True, limit=200,
                                                      oldest=f"{since.timestamp():.6f}", cursor=cursor)
-            for message in page.get("messages", []):
+            messages: list[dict] = page.get("messages", [])
+            for message in messages:
                 meta = message.get("metadata") or {}
                 if (meta.get("event_type") == METADATA_EVENT
                         and (meta.get("event_payload") or {}).get("alert_id") == alert_id):
@@ -145,7 +146,8 @@ class SlackWatches:
             for _ in range(10):  # 2,000 channels at most: App Home must open in a second or two
                 page = client.users_conversations(user=user, types="public_channel,private_channel",
                                                   exclude_archived=True, limit=200, cursor=cursor)
-                channels.update(c["id"] for c in page.get("channels", []))
+                listed: list[dict] = page.get("channels", [])
+                channels.update(c["id"] for c in listed)
                 cursor = (page.get("response_metadata") or {}).get("next_cursor")
                 if not cursor:
                     break

@@ -17,8 +17,10 @@ from typing import Any, Iterator
 
 try:
     import fcntl
+
+    HAVE_FCNTL = True
 except ImportError:  # not POSIX: one process per SQLite file is the supported set-up there
-    fcntl = None  # type: ignore[assignment]
+    HAVE_FCNTL = False
 
 import sqlalchemy as sa
 
@@ -163,7 +165,7 @@ def migrate(engine: sa.Engine) -> str:
 def _sqlite_file_lock(engine: sa.Engine) -> Iterator[None]:
     """SQLite has no advisory locks: processes (and threads) opening one file migrate one at a time."""
     database = engine.url.database if engine.dialect.name == "sqlite" else None
-    if not database or database == ":memory:" or fcntl is None:
+    if not database or database == ":memory:" or not HAVE_FCNTL:
         yield
         return
     with open(f"{database}.migrate-lock", "a+") as handle:
@@ -189,10 +191,12 @@ def _stamp_legacy(conn: sa.Connection, config: Any) -> None:
 def insert_ignoring_duplicates(engine: sa.Engine, table: sa.Table) -> Any:
     """INSERT that skips rows already there (ON CONFLICT DO NOTHING on both engines)."""
     if engine.dialect.name == "postgresql":
-        from sqlalchemy.dialects.postgresql import insert
-    else:
-        from sqlalchemy.dialects.sqlite import insert
-    return insert(table).on_conflict_do_nothing()
+        from sqlalchemy.dialects import postgresql
+
+        return postgresql.insert(table).on_conflict_do_nothing()
+    from sqlalchemy.dialects import sqlite
+
+    return sqlite.insert(table).on_conflict_do_nothing()
 
 
 def _sqlite_pragmas(dbapi_conn: Any, _record: Any) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from typing import Sequence
 
 import sqlalchemy as sa
 
@@ -34,7 +35,7 @@ class DigestRepository:
                 digest_runs.c.status == "claimed")).mappings().all()
         return [dict(r) for r in rows]
 
-    def set_entries(self, digest_id: str, entries: list[tuple[str, str, str]]) -> None:
+    def set_entries(self, digest_id: str, entries: Sequence[tuple[str, str, str]]) -> None:
         """What a claimed run is about to post (written before posting, for recovery)."""
         with self.engine.begin() as conn:
             conn.execute(digest_runs.update().where(digest_runs.c.digest_id == digest_id)

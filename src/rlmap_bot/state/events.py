@@ -64,12 +64,13 @@ class EventRepository:
         times already and is now marked failed.
         """
         now = utcnow()
+        claimed_at = iso(now)
         row = dict(key=key, kind=kind, team=team, status="working", owner=owner, attempts=1,
-                   lease_until=iso(now + lease), body=json.dumps(body), replies="{}", claimed_at=iso(now))
+                   lease_until=iso(now + lease), body=json.dumps(body), replies="{}", claimed_at=claimed_at)
         try:
             with self.engine.begin() as conn:
                 conn.execute(event_claims.insert().values(**row))
-            return "new", Claim(key, kind, team, owner, 1, body, row["claimed_at"])
+            return "new", Claim(key, kind, team, owner, 1, body, claimed_at)
         except sa.exc.IntegrityError:
             pass
         try:
@@ -155,12 +156,13 @@ class EventRepository:
         """(claims unfinished, age in seconds of the oldest), for the metrics."""
         c = event_claims.c
         with self.engine.connect() as conn:
-            count, oldest = conn.execute(sa.select(sa.func.count(), sa.func.min(c.claimed_at))
-                                         .where(c.status == "working")).one()
+            row = conn.execute(sa.select(sa.func.count(), sa.func.min(c.claimed_at))
+                               .where(c.status == "working")).one()
+        count, oldest = int(row[0] or 0), str(row[1] or "")
         if not oldest:
             return 0, 0.0
         age = ((now or utcnow()) - dt.datetime.fromisoformat(oldest)).total_seconds()
-        return int(count), max(age, 0.0)
+        return count, max(age, 0.0)
 
     def get(self, key: str) -> dict[str, Any] | None:
         with self.engine.connect() as conn:

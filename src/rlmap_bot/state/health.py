@@ -47,11 +47,12 @@ class StateHealth:
     def failed(self, error: BaseException) -> None:
         metrics.STATE_STORE_ERRORS.inc()
         with self._lock:
-            first = self.down_since is None
-            if first:
-                self.down_since, self.errors = _now(), 0
-            self.errors += 1
             since = self.down_since
+            first = since is None
+            if since is None:
+                since = self.down_since = _now()
+                self.errors = 0
+            self.errors += 1
         if first:
             metrics.STATE_STORE_UP.set(0)
             reason = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__

@@ -14,9 +14,10 @@
 
 from __future__ import annotations
 
+import builtins  # inside WatchRepository, "list" is its method
 import datetime as dt
 import hashlib
-from typing import Callable
+from typing import Callable, Literal, Sequence
 
 import sqlalchemy as sa
 
@@ -108,7 +109,7 @@ class WatchRepository:
             return Tracking(), None, 0
         return Tracking.model_validate_json(row[0]), (bytes(row[1]) if row[1] is not None else None), int(row[2])
 
-    def tracking(self, watch_ids: list[str]) -> dict[str, Tracking]:
+    def tracking(self, watch_ids: Sequence[str]) -> dict[str, Tracking]:
         """Tracking of several watches, without their series (for listings)."""
         if not watch_ids:
             return {}
@@ -136,7 +137,7 @@ class WatchRepository:
     # -- claims on check slots ---------------------------------------------------------------------
     def claim_check(self, check_id: str, watch_id: str, team: str, slot: str, now: dt.datetime,
                     stale_after: dt.timedelta, owner: str = "",
-                    owner_dead: Callable[[str], bool] = lambda _owner: False) -> str:
+                    owner_dead: Callable[[str], bool] = lambda _owner: False) -> Literal["claimed", "duplicate", "busy"]:
         """'claimed'; 'duplicate' (this slot ran already); or 'busy' (another check of the watch is running).
 
         A claim older than ``stale_after``, or whose owner ``owner_dead`` says has died, belongs
@@ -176,7 +177,8 @@ class WatchRepository:
                                                             watch_checks.c.created_at < iso(before))).rowcount
 
     # -- the alert ledger --------------------------------------------------------------------------
-    def claim_alerts(self, alert_id: str, watch: Watch, keys: list[AlertKey], now: dt.datetime) -> list[AlertKey]:
+    def claim_alerts(self, alert_id: str, watch: Watch, keys: Sequence[AlertKey],
+                     now: dt.datetime) -> builtins.list[AlertKey]:
         """Claim ledger rows for one post; returns the keys this post got (the others were claimed before)."""
         if not keys:
             return []
@@ -200,7 +202,7 @@ class WatchRepository:
             conn.execute(watch_alerts.delete().where(watch_alerts.c.alert_id == alert_id,
                                                      watch_alerts.c.status == "claimed"))
 
-    def pending_alerts(self, watch_id: str) -> list[dict]:
+    def pending_alerts(self, watch_id: str) -> builtins.list[dict]:
         """Claims never recorded as posted (a crash may sit between posting and recording): one per post."""
         with self.engine.connect() as conn:
             rows = conn.execute(sa.select(watch_alerts.c.alert_id, sa.func.min(watch_alerts.c.created_at)).where(
@@ -208,7 +210,7 @@ class WatchRepository:
                 .group_by(watch_alerts.c.alert_id)).all()
         return [{"alert_id": r[0], "created_at": r[1]} for r in rows]
 
-    def ledger(self, watch_id: str) -> list[dict]:
+    def ledger(self, watch_id: str) -> builtins.list[dict]:
         with self.engine.connect() as conn:
             rows = conn.execute(sa.select(watch_alerts).where(watch_alerts.c.watch_id == watch_id)
                                 .order_by(watch_alerts.c.created_at)).mappings().all()

@@ -21,7 +21,7 @@ import datetime as dt
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from rlmap_bot.errors import RlmapError
 from rlmap_bot.runs.derive import Derivation, SignalSource, derive_signals
@@ -49,6 +49,12 @@ if TYPE_CHECKING:
 PIECE = 64 << 20
 
 
+class Judgement(NamedTuple):
+    verdict: RunDiagnosis
+    derivation: Derivation
+    evaluation: Evaluation
+
+
 @dataclass
 class Outcome:
     """What one check found; the service turns it into posts and stores ``tracking`` and ``kept``."""
@@ -70,6 +76,12 @@ class Outcome:
     @property
     def run(self) -> RunData:
         return self.kept.to_run()
+
+    def judgement(self) -> Judgement:
+        """The verdict and what it rests on, which every "checked" outcome has (and only those)."""
+        assert self.verdict is not None and self.derivation is not None and self.evaluation is not None, \
+            f"a check with status {self.status!r} judged nothing"
+        return Judgement(self.verdict, self.derivation, self.evaluation)
 
 
 class _Source:

@@ -197,7 +197,7 @@ class WatchService:
         check_id = uuid.uuid4().hex
         claim = self.repo.claim_check(check_id, watch.id, watch.team, slot, now, CHECK_STALE, OWNER, owner_dead)
         if claim != "claimed":
-            return CheckResult(watch_id=watch.id, path=watch.path, status=claim)  # type: ignore[arg-type]
+            return CheckResult(watch_id=watch.id, path=watch.path, status=claim)
         try:
             result = self._check(watch, poster, now)
         except AlertNotPosted as exc:
@@ -241,8 +241,9 @@ class WatchService:
                     note.conditions = [c for c, _, _ in got]
                     self._post(watch, note, poster)
                     result.alerts.append(note)
-            tracking.conditions = outcome.evaluation.conditions
-            tracking.episodes = outcome.evaluation.episodes
+            evaluation = outcome.judgement().evaluation
+            tracking.conditions = evaluation.conditions
+            tracking.episodes = evaluation.episodes
         try:
             if self.repo.get(watch.id) is not None:  # unwatched meanwhile: nothing to keep
                 self.repo.save_state(watch.id, watch.team, tracking, outcome.kept.dumps(), version)
@@ -255,7 +256,7 @@ class WatchService:
                   result: CheckResult) -> None:
         keys = [(c, alert.episodes[c], "alert") for c in alert.conditions]
         got = {c for c, _, _ in self.repo.claim_alerts(alert.alert_id, watch, keys, now)}
-        conditions = outcome.evaluation.conditions
+        conditions = outcome.judgement().evaluation.conditions
         ledger = {(r["condition"], r["episode"]): r for r in self.repo.ledger(watch.id) if r["kind"] == "alert"}
         for key in alert.conditions:
             if key in got or key not in conditions:
@@ -287,9 +288,10 @@ class WatchService:
     def _chart(self, watch: Watch, alert: Alert, outcome: Outcome, poster: Poster, ts: str) -> None:
         from rlmap_bot.runs.diagnose import draw
 
+        verdict, derivation, _ = outcome.judgement()
         with tempfile.TemporaryDirectory(prefix="rlmap-watch-") as tmp:
             try:
-                chart = draw(outcome.run, outcome.derivation, outcome.verdict, Path(tmp) / "watch.png")
+                chart = draw(outcome.run, derivation, verdict, Path(tmp) / "watch.png")
                 if chart:
                     poster.attach_chart(watch.channel, ts, Path(chart), alert)
             except Exception:  # noqa: BLE001 - the alert is out; a chart that fails must not undo it
@@ -309,7 +311,7 @@ class WatchService:
             alert, note, withheld = plan(watch, outcome, lambda *_: None)
             result.alerts = [a for a in (alert, note) if a is not None]
             result.withheld = withheld
-            result.open_conditions = sorted(outcome.evaluation.conditions)
+            result.open_conditions = sorted(outcome.judgement().evaluation.conditions)
         elif outcome.status == "problem":
             raise UsageError(outcome.message or "cannot read it")
         return result
@@ -329,7 +331,7 @@ def _result(watch: Watch, outcome: Outcome) -> CheckResult:
 def plan(watch: Watch, outcome: Outcome, alert_ts: Callable[[str, str, int], str | None]
          ) -> tuple[Alert | None, Alert | None, list[str]]:
     """The alert (conditions raised) and the resolved note a check calls for, and what quiet withholds."""
-    evaluation = outcome.evaluation
+    evaluation = outcome.judgement().evaluation
     transitions = evaluation.transitions + pending_announcements(evaluation.conditions, watch.quiet,
                                                                  evaluation.transitions)
     announce: list[Transition] = []
@@ -348,7 +350,7 @@ def plan(watch: Watch, outcome: Outcome, alert_ts: Callable[[str, str, int], str
 
 def _stage_title(outcome: Outcome, key: str) -> str:
     stage = key.split(":", 1)[1]
-    for r in outcome.verdict.ranking:
+    for r in outcome.judgement().verdict.ranking:
         if r.stage == stage:
             return r.title
     return stage
@@ -364,7 +366,7 @@ def _alert(watch: Watch, outcome: Outcome, transitions: list[Transition]) -> Ale
     from rlmap_bot.watch import faults as fault_text
     from rlmap_bot.watch.faults import FaultState
 
-    verdict, derivation = outcome.verdict, outcome.derivation
+    verdict, derivation, _ = outcome.judgement()
     faults = FaultState.model_validate(outcome.tracking.faults)
     sure = f"{verdict.confidence:.0%} sure"
     titles, changes, fault_lines = [], [], []
@@ -424,6 +426,7 @@ def _resolved(watch: Watch, outcome: Outcome, transitions: list[Transition],
     from rlmap_bot.watch.conditions import CLEAR_CHECKS
     from rlmap_bot.watch.faults import FaultState
 
+    verdict = outcome.judgement().verdict
     faults = FaultState.model_validate(outcome.tracking.faults)
     titles, changes = [], []
     for t in transitions:
@@ -444,7 +447,7 @@ def _resolved(watch: Watch, outcome: Outcome, transitions: list[Transition],
     episodes = {t.condition.key: t.condition.episode for t in transitions}
     return Alert(watch_id=watch.id, kind="resolved", conditions=list(episodes), episodes=episodes,
                  title="Resolved: " + "; ".join(titles), changes=changes, path=watch.path, steps=_steps(outcome),
-                 binding_stage=outcome.verdict.binding_stage, binding_title=outcome.verdict.binding_title,
+                 binding_stage=verdict.binding_stage, binding_title=verdict.binding_title,
                  verdict_headline=outcome.tracking.last_verdict.headline if outcome.tracking.last_verdict else None,
                  reply_to=reply)
 

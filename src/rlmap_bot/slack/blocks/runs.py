@@ -17,7 +17,7 @@ def run_blocks(result: RunDiagnosis, name: str) -> tuple[list[Block], str]:
     run = result.run
     span = f"steps {run.first_step}-{run.last_step}" if run.first_step is not None else "no steps"
     framework = f", {run.framework} metric names" if run.framework else ""
-    head = [context(escape(f"Read {run.steps} steps ({span}) of {name}, a {run.format} log{framework}."))]
+    head: list[Block] = [context(escape(f"Read {run.steps} steps ({span}) of {name}, a {run.format} log{framework}."))]
     lines = []
     for signal, source in result.signal_sources.items():
         value = format_value(result.signals.get(signal))

@@ -31,8 +31,8 @@ def alert_text(alert: Alert) -> str:
 
 def alert_blocks(alert: Alert) -> list[Block]:
     if alert.kind != "alert":
-        lines = "\n".join(escape(c) for c in alert.changes)
-        blocks: list[Block] = [section(cut(f"{ICONS[alert.kind]} *{escape(alert.title)}*\n{lines}", SECTION_LIMIT))]
+        changed = "\n".join(escape(c) for c in alert.changes)
+        blocks: list[Block] = [section(cut(f"{ICONS[alert.kind]} *{escape(alert.title)}*\n{changed}", SECTION_LIMIT))]
         foot = _where(alert)
         if alert.kind == "resolved" and alert.verdict_headline:
             foot += f" · now: {escape(alert.verdict_headline)}"

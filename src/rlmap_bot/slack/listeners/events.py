@@ -100,8 +100,8 @@ def register(front: SlackFrontEnd) -> None:
             return
         user, team = event["user"], context.get("team_id") or ""
         core = front.core
-        newest = sorted(core.store.history(), key=lambda s: (s.entry.added, s.first_seen, s.entry.id), reverse=True)
-        newest = [(s.entry, s.entry.added.isoformat()) for s in newest if s.entry.kind in {"paper", "topic", "stage"}][:8]
+        history = sorted(core.store.history(), key=lambda s: (s.entry.added, s.first_seen, s.entry.id), reverse=True)
+        newest = [(s.entry, s.entry.added.isoformat()) for s in history if s.entry.kind in {"paper", "topic", "stage"}][:8]
         sessions = core.flow.open_sessions(team=team, user=user)
         rows, note = front.watches.for_user(client, team, user)
         watches = watch_blocks.home_blocks(rows, note) if rows or note else None
