@@ -146,3 +146,32 @@ def serve_env(env, standin):
     env.update(SLACK_BOT_TOKEN=BOT_TOKEN, SLACK_SIGNING_SECRET=SIGNING_SECRET, SLACK_API_URL=standin.base_url)
     env.pop("SLACK_APP_TOKEN", None)
     return env
+
+
+@pytest.fixture
+def processes():
+    """Start `rlmap-bot serve --http` processes on demand: ``launch(env, log) -> (process, url)``.
+
+    Every one still running is stopped at the end (SIGTERM, then SIGKILL). Request it after ``pg_url``
+    so the processes stop before their database is dropped.
+    """
+    import signal
+    import subprocess
+
+    from support.serve import start
+
+    started: list = []
+
+    def launch(env: dict, log):
+        proc, url = start(env, log)
+        started.append(proc)
+        return proc, url
+
+    yield launch
+    for proc in started:
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGTERM)
+            try:
+                proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                proc.kill()

@@ -9,17 +9,13 @@ from __future__ import annotations
 import http.client
 import json
 import signal
-import subprocess
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
 
-import pytest
 import sqlalchemy as sa
 
 from support.http import get, metric
-from support.serve import start
 from support.slackio import buttons
 from support.standin import BOT_TOKEN, BOT_USER, SIGNING_SECRET, Slack
 from support.tcpproxy import TcpProxy
@@ -48,26 +44,6 @@ def send(slack: Slack, event: dict, event_id: str, retry: int = 0, **more) -> in
         return slack.event(event, event_id=event_id, headers=headers, **more)[0]
     except (OSError, http.client.HTTPException):
         return None
-
-
-@pytest.fixture
-def processes():
-    """Start `serve --http` processes; stopped at the end (request it after pg_url: stopped before the drop)."""
-    started: list[subprocess.Popen] = []
-
-    def launch(env: dict, log: Path) -> tuple[subprocess.Popen, str]:
-        proc, url = start(env, log)
-        started.append(proc)
-        return proc, url
-
-    yield launch
-    for proc in started:
-        if proc.poll() is None:
-            proc.send_signal(signal.SIGTERM)
-            try:
-                proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                proc.kill()
 
 
 def wait_answered(standin, channels: list[str], deadline: float) -> list[str]:

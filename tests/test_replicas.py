@@ -4,36 +4,25 @@ from __future__ import annotations
 
 import datetime as dt
 import signal
-import subprocess
 
 import pytest
 
 from rlmap_bot.state.models import Subscription
 from rlmap_bot.state.store import StateStore
-from support.serve import start
 from support.slackio import Card
 from support.standin import BOT_USER, TEAM, Slack
 
 
 @pytest.fixture
-def replicas(serve_env, standin, pg_url, tmp_path):
-    """Start replica processes on demand; stop them all at the end."""
-    procs = []
+def replicas(serve_env, standin, pg_url, processes, tmp_path):
+    """Start replica processes on one PostgreSQL on demand; a Slack sender for each."""
 
     def launch(name: str):
         env = dict(serve_env, RLMAP_STATE_URL=pg_url, RLMAP_DB=str(tmp_path / f"{name}-knowledge.db"))
-        proc, url = start(env, tmp_path / f"{name}.log")
-        procs.append(proc)
+        proc, url = processes(env, tmp_path / f"{name}.log")
         return proc, Slack(url, standin)
 
-    yield launch
-    for proc in procs:
-        if proc.poll() is None:
-            proc.send_signal(signal.SIGTERM)
-            try:
-                proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                proc.kill()
+    return launch
 
 
 def test_the_same_event_sent_to_both_replicas_is_answered_once(replicas, standin):

@@ -5,7 +5,6 @@ from __future__ import annotations
 import datetime as dt
 import json
 import signal
-import subprocess
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
@@ -13,7 +12,6 @@ import pytest
 from rlmap_bot.state.store import StateStore
 from rlmap_bot.watch.model import Watch
 from support import runlogs as rl
-from support.serve import start
 from support.slackio import is_watch_alert, text_of
 from support.standin import TEAM, Slack
 
@@ -31,27 +29,18 @@ def watch_alerts(standin, channel: str) -> list:
 
 
 @pytest.fixture
-def processes(serve_env, standin, tmp_path):
-    """Start bot processes on demand; stop them all at the end."""
-    procs = []
+def replicas(serve_env, standin, processes, tmp_path):
+    """Start bot processes on demand; a Slack sender for each."""
 
     def launch(name: str, **env):
-        proc, url = start(dict(serve_env, RLMAP_DB=str(tmp_path / f"{name}-knowledge.db"), **env),
-                          tmp_path / f"{name}.log")
-        procs.append(proc)
+        proc, url = processes(dict(serve_env, RLMAP_DB=str(tmp_path / f"{name}-knowledge.db"), **env),
+                              tmp_path / f"{name}.log")
         return proc, Slack(url, standin)
 
-    yield launch
-    for proc in procs:
-        if proc.poll() is None:
-            proc.send_signal(signal.SIGTERM)
-            try:
-                proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                proc.kill()
+    return launch
 
 
-def test_a_watch_caught_up_on_two_replicas_alerts_once(processes, standin, pg_url, tmp_path):
+def test_a_watch_caught_up_on_two_replicas_alerts_once(pg_url, replicas, standin, tmp_path):
     root = tmp_path / "runs"
     path = rl.write_verl_console(root / "exp" / "train.log", BAD)
     created = dt.datetime.now(dt.UTC) - dt.timedelta(minutes=20)
@@ -62,7 +51,7 @@ def test_a_watch_caught_up_on_two_replicas_alerts_once(processes, standin, pg_ur
     env = {"RLMAP_STATE_URL": pg_url, "RLMAP_RUN_ROOTS": str(root)}
     # Both replicas start together, and each catches up the slot missed at created + 15 minutes.
     with ThreadPoolExecutor(2) as pool:
-        started = list(pool.map(lambda name: processes(name, **env), ["a", "b"]))
+        started = list(pool.map(lambda name: replicas(name, **env), ["a", "b"]))
     b = started[1][1]
     standin.wait_for("chat.postMessage", lambda c: c.args["channel"] == "CWATCH", timeout=30)
     standin.settle(quiet=1.5)
@@ -78,11 +67,11 @@ def test_a_watch_caught_up_on_two_replicas_alerts_once(processes, standin, pg_ur
     state.close()
 
 
-def test_a_crash_between_posting_and_recording_does_not_repeat_the_alert(processes, standin, tmp_path):
+def test_a_crash_between_posting_and_recording_does_not_repeat_the_alert(replicas, standin, tmp_path):
     root = tmp_path / "runs"
     log = rl.write_verl_console(root / "exp" / "train.log", BAD[:301])
     env = {"RLMAP_RUN_ROOTS": str(root)}
-    proc, slack = processes("one", **env)
+    proc, slack = replicas("one", **env)
     slack.command("watch exp/train.log", respond_as="watch")
     assert "Watching" in standin.wait_for("response_url", lambda c: c.target == "watch", timeout=30)[0].args["text"]
     with open(log, "a", encoding="utf-8") as f:
@@ -94,7 +83,7 @@ def test_a_crash_between_posting_and_recording_does_not_repeat_the_alert(process
     proc.send_signal(signal.SIGKILL)
     proc.wait(timeout=10)
     standin.holds.clear()
-    _, slack = processes("two", **env)
+    _, slack = replicas("two", **env)
     slack.command("watch now", respond_as="now2")
     reply = standin.wait_for("response_url", lambda c: c.target == "now2", timeout=30)[0].args
     assert "Nothing new to post" in text_of(reply["blocks"]), reply

@@ -22,7 +22,7 @@ from rlmap_bot.errors import UnavailableError
 from rlmap_bot.slack.blocks.common import context, fallback
 from rlmap_bot.slack.blocks.digest import digest_blocks, digest_text
 from rlmap_bot.slack.markup import escape
-from rlmap_bot.slack.posting import CANNOT_POST
+from rlmap_bot.slack.posting import CANNOT_POST, find_by_metadata
 
 log = logging.getLogger(__name__)
 
@@ -50,18 +50,7 @@ class SlackPoster:
         self.client.chat_postMessage(channel=channel, text=text, blocks=[context(escape(text))])
 
     def find_digest(self, channel: str, digest_id: str, since: dt.datetime) -> str | None:
-        cursor = None
-        for _ in range(20):  # at most 20 pages of history since the run began
-            page = self.client.conversations_history(channel=channel, include_all_metadata=True, limit=200,
-                                                     oldest=f"{since.timestamp():.6f}", cursor=cursor)
-            messages: list[dict] = page.get("messages", [])
-            for message in messages:
-                meta = message.get("metadata") or {}
-                if meta.get("event_type") == METADATA_EVENT and (meta.get("event_payload") or {}).get("digest_id") == digest_id:
-                    return message["ts"]
-            cursor = (page.get("response_metadata") or {}).get("next_cursor")
-            if not page.get("has_more") or not cursor:
-                return None
+        return find_by_metadata(self.client, channel, METADATA_EVENT, "digest_id", digest_id, since)
         return None
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import logging
 from typing import Any, Callable
 
@@ -59,3 +60,26 @@ def tell(client: WebClient, channel: str, user: str, text: str, respond: Callabl
         client.chat_postEphemeral(channel=channel, user=user, text=text, thread_ts=thread_ts or None)
     except SlackApiError:
         log.info("could not reach %s with a private note either", user)
+
+
+def find_by_metadata(client: WebClient, channel: str, event_type: str, key: str, value: str,
+                     since: dt.datetime, pages: int = 20) -> str | None:
+    """The ts of the bot's post in ``channel`` whose metadata is ``event_type`` with ``key == value``.
+
+    How a run that crashed between posting and recording finds its post again (digests, watch
+    alerts): ``conversations.history`` with ``include_all_metadata``, from ``since``, at most
+    ``pages`` pages of 200.
+    """
+    cursor = None
+    for _ in range(pages):
+        page = client.conversations_history(channel=channel, include_all_metadata=True, limit=200,
+                                            oldest=f"{since.timestamp():.6f}", cursor=cursor)
+        messages: list[dict] = page.get("messages") or []
+        for message in messages:
+            meta = message.get("metadata") or {}
+            if meta.get("event_type") == event_type and (meta.get("event_payload") or {}).get(key) == value:
+                return message["ts"]
+        cursor = (page.get("response_metadata") or {}).get("next_cursor")
+        if not page.get("has_more") or not cursor:
+            return None
+    return None

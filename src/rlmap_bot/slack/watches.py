@@ -20,7 +20,7 @@ from rlmap_bot.core import Core
 from rlmap_bot.settings import Settings
 from rlmap_bot.slack.blocks.common import fallback, to_dicts
 from rlmap_bot.slack.blocks.watch import alert_blocks, alert_text
-from rlmap_bot.slack.posting import CANNOT_POST
+from rlmap_bot.slack.posting import CANNOT_POST, find_by_metadata
 from rlmap_bot.watch.model import Alert, CheckResult, WatchRow
 from rlmap_bot.watch.schedule import WatchScheduler, slot_key
 from rlmap_bot.watch.service import METADATA_EVENT, AlertNotPosted, WatchService
@@ -62,19 +62,7 @@ class SlackWatchPoster:
             log.info("could not upload the watch chart: %s", exc.response.get("error"))
 
     def find_alert(self, channel: str, alert_id: str, since: dt.datetime) -> str | None:
-        cursor = None
-        for _ in range(20):  # at most 20 pages of history since the check began
-            page = self.client.conversations_history(channel=channel, include_all_metadata=True, limit=200,
-                                                     oldest=f"{since.timestamp():.6f}", cursor=cursor)
-            messages: list[dict] = page.get("messages", [])
-            for message in messages:
-                meta = message.get("metadata") or {}
-                if (meta.get("event_type") == METADATA_EVENT
-                        and (meta.get("event_payload") or {}).get("alert_id") == alert_id):
-                    return message["ts"]
-            cursor = (page.get("response_metadata") or {}).get("next_cursor")
-            if not page.get("has_more") or not cursor:
-                return None
+        return find_by_metadata(self.client, channel, METADATA_EVENT, "alert_id", alert_id, since)
         return None
 
 
