@@ -45,6 +45,14 @@ def verdict_headline(verdict: Any) -> str:
     return f"Verdict: no single stage stands out ({sure} sure of that)"
 
 
+def papers_heading(count: int, filters: Iterable[str], total: int) -> str:
+    """"3 papers by Schulman in the catalog, newest first:", or that there are none."""
+    narrowed = "".join(f" {f}" for f in filters)
+    if not count:
+        return f"No papers{narrowed} in the catalog ({total} papers in all)."
+    return f"{count} paper{'' if count == 1 else 's'}{narrowed} in the catalog, newest first:"
+
+
 def nothing_relevant(query: str) -> str:
     return f"Nothing in the map is relevant to “{query}”."
 

@@ -108,10 +108,7 @@ def stages_text(result: StageList) -> str:
 
 @text.register
 def papers_text(result: PaperList) -> str:
-    narrowed = f" {' '.join(result.filters)}" if result.filters else ""
-    if not result.papers:
-        return f"No papers{narrowed} in the catalog ({result.total} papers in all)."
-    lines = [f"{len(result.papers)} papers{narrowed} in the catalog, newest first:"]
+    lines = [wording.papers_heading(len(result.papers), result.filters, result.total)]
     for paper in result.papers:
         who = f"{paper.byline}, " if paper.byline else ""
         label = wording.verification_label(paper.verification)

@@ -23,9 +23,9 @@ def help_blocks(result: Help) -> list[Block]:
 
 
 def papers_blocks(result: PaperList) -> list[Block]:
-    narrowed = f" {' '.join(result.filters)}" if result.filters else ""
+    heading = escape(wording.papers_heading(len(result.papers), result.filters, result.total))
     if not result.papers:
-        return [section(escape(f"No papers{narrowed} in the catalog ({result.total} papers in all)."))]
+        return [section(heading)]
     lines = []
     for paper in result.papers[:40]:
         label = wording.verification_label(paper.verification)
@@ -33,9 +33,8 @@ def papers_blocks(result: PaperList) -> list[Block]:
         lines.append(f"• *{escape(paper.title)}* ({paper.year or 'n.d.'}{who}) `{escape(paper.id)}`"
                      + (f" _{label}_" if label else ""))
     more = len(result.papers) - 40
-    head = escape(f"{len(result.papers)} papers{narrowed}, newest first:")
     chunks = [lines[i:i + 10] for i in range(0, len(lines), 10)]
-    blocks: list[Block] = [section(head + "\n" + "\n".join(chunks[0]))]
+    blocks: list[Block] = [section(heading + "\n" + "\n".join(chunks[0]))]
     blocks += [section("\n".join(c)) for c in chunks[1:]]
     if more > 0:
         blocks.append(section(f"…and {more} more; narrow with `papers by NAME` or `papers stage ID`."))
