@@ -96,3 +96,10 @@ def test_shell_diagnose_command(core):
     run_shell(core, stdin=io.StringIO("diagnose\n?\n?\nstop\nstages\nquit\n"), stdout=out)
     text = out.getvalue()
     assert "Q1." in text and "Verdict:" in text and "1. Environments" in text
+
+
+def test_json_is_refused_for_the_interactive_flow_and_leaves_no_session(env):
+    out = run_cli(["diagnose", "--json"], env, stdin="")
+    assert out.returncode == 2 and "--json needs --signals, --simulate or --run" in out.stderr
+    listed = run_cli(["diagnose", "--list", "--json"], env)
+    assert listed.returncode == 0 and json.loads(listed.stdout) == {"sessions": []}

@@ -167,8 +167,6 @@ def run(frontend: Frontend, command: Command, args: dict[str, Any], json_output:
     from rlmap_bot.cli import render
 
     ctx = frontend.invocation()
-    if json_output and "json_output" in command.handler.__code__.co_varnames:
-        args["json_output"] = True
     try:
         result = command.handler(ctx, **args)
     except RlmapError as exc:
@@ -185,11 +183,14 @@ def run(frontend: Frontend, command: Command, args: dict[str, Any], json_output:
         run_guided(ctx.core, ask=terminal_prompt, say=click.echo, step=step)
         return
     if isinstance(result, Step):
+        if json_output:  # a guided diagnosis is a conversation, not a document
+            ctx.core.flow.discard(result.session.id)
+            fail("--json needs --signals, --simulate or --run (the guided flow is interactive)", 2)
         from rlmap_bot.cli.diagnose_flow import run_guided, terminal_prompt
 
         run_guided(ctx.core, ask=terminal_prompt, say=click.echo, step=result)
         return
-    click.echo(render.as_json(result) if json_output or command.name == "kb export" else render.text(result))
+    click.echo(render.as_json(result) if json_output else render.text(result))
 
 
 def ask_batch(frontend: Frontend, limit: int, json_output: bool) -> None:

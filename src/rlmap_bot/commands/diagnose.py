@@ -48,7 +48,7 @@ def register(registry: Registry) -> None:
 def diagnose(ctx: Invocation, signals: str | None = None, simulate: str | None = None, run: Path | None = None,
              format: str | None = None, run_id: str | None = None, window: str | None = None,
              map: list[str] | None = None, chart: Path | None = None, list: bool = False,
-             resume: str | None = None, json_output: bool = False) -> Any:
+             resume: str | None = None) -> Any:
     from rlmap_bot.commands.results import SessionList, SessionRow
 
     core = ctx.core
@@ -65,8 +65,6 @@ def diagnose(ctx: Invocation, signals: str | None = None, simulate: str | None =
         from rlmap_bot.diagnosis.simulate import simulate as play
 
         return Simulation(**play(core.engine, parse_signals(simulate)))
-    if json_output:
-        raise UsageError("--json needs --signals FILE (the guided flow is interactive)")
     if list:
         return SessionList(sessions=[
             SessionRow(id=s.id, user=s.user, answers=len(s.answers), updated_at=s.updated_at, next=s.current)
