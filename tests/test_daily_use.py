@@ -200,6 +200,10 @@ def test_ctrl_c_at_the_prompt_cancels_the_line_not_the_shell(env):
     try:
         read_until(b"rlmap> ")
         os.write(fd, b"half a question")
+        # As a person would: Ctrl-C once the typed words are on the screen (readline has taken them in and
+        # waits for the next key; a signal that lands while it is still busy is only seen at the next key).
+        read_until(b"half a question")
+        time.sleep(0.3)  # a person's pause: readline is waiting for the next key again
         os.write(fd, b"\x03")  # Ctrl-C
         read_until(b"rlmap> ")
         os.write(fd, b"stages\n")
