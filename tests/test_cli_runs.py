@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+import os
 
 import pytest
 from click.testing import CliRunner
@@ -84,6 +85,32 @@ def test_bad_logs_are_one_line_exit_2(env, tmp_path):
         lines = out.stderr.strip().splitlines()
         assert len(lines) == 1 and expect in lines[0].lower(), (path, out.stderr)
         assert "Traceback" not in out.stderr
+
+
+def test_chart_paths_a_person_might_type(env, tmp_path):
+    """A folder gets <run>.png inside; a wrong extension or an unwritable place is one line, exit 2."""
+    path = runlogs.write_verl_console(tmp_path / "myrun.log", runlogs.named(runlogs.curves("grad_spikes"), "verl"))
+    folder = tmp_path / "charts"
+    folder.mkdir()
+    out = run_cli(["diagnose", "--run", str(path), "--chart", str(folder)], env)
+    assert out.returncode == 0, out.stderr
+    assert f"Chart: {folder / 'myrun.png'}" in out.stdout and (folder / "myrun.png").read_bytes()[:4] == b"\x89PNG"
+    blocker = tmp_path / "blocker"
+    blocker.write_text("a file where a folder should be")
+    locked = tmp_path / "locked"
+    locked.mkdir()
+    locked.chmod(0o500)
+    try:
+        cases = [(tmp_path / "run.jpg", ".png"), (tmp_path / "noext", ".png"), (blocker / "c.png", "not a folder")]
+        if os.geteuid() != 0:  # root writes anywhere; the permission case only means something for a user
+            cases.append((locked / "c.png", "not writable"))
+        for chart, expect in cases:
+            out = run_cli(["diagnose", "--run", str(path), "--chart", str(chart)], env)
+            lines = out.stderr.strip().splitlines()
+            assert out.returncode == 2 and len(lines) == 1 and expect in lines[0], (chart, out.stderr)
+            assert not chart.exists() and not chart.with_suffix(".png").exists()
+    finally:
+        locked.chmod(0o700)
 
 
 def test_piped_terminal_prints_provenance_and_verdict(env, tmp_path):

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from rlmap_bot.commands.context import Invocation
 from rlmap_bot.commands.registry import Param, Registry
-from rlmap_bot.errors import UsageError
+from rlmap_bot.errors import ConfigError, UsageError
 from rlmap_bot.runs.names import FORMATS, WINDOW_HELP
 
 CLI = frozenset({"cli"})
@@ -16,10 +17,6 @@ TERMINAL = frozenset({"cli", "shell"})
 
 _JSON_KINDS = {list: "an array", str: "a string", int: "a number", float: "a number", bool: "true/false",
                type(None): "null"}
-
-
-if TYPE_CHECKING:
-    pass
 
 
 def register(registry: Registry) -> None:
@@ -94,9 +91,32 @@ def _from_logs(ctx: Invocation, path: Path, format: str | None, run_id: str | No
         # The shell always draws: the picture is half of what `diagnose --run` tells.
         chart = ctx.core.settings.data_dir / "charts" / f"{path.stem or 'run'}.png"
     if chart is not None:
-        Path(chart).parent.mkdir(parents=True, exist_ok=True)
-    return diagnose_run(ctx.core.engine, ctx.core.knowledge_root, path, format=format, run_id=run_id,
-                        window=parse_window(window), mapping=parse_mapping(pairs), chart=chart)
+        chart = chart_path(Path(chart), path)
+    try:
+        return diagnose_run(ctx.core.engine, ctx.core.knowledge_root, path, format=format, run_id=run_id,
+                            window=parse_window(window), mapping=parse_mapping(pairs), chart=chart)
+    except OSError as exc:
+        if chart is None or exc.filename not in (str(chart), chart):
+            raise
+        raise ConfigError(f"cannot write the chart {chart}: {exc.strerror or exc}") from None
+
+
+def chart_path(chart: Path, run: Path) -> Path:
+    """Where the chart goes: a folder gets ``<run>.png`` inside it; a file must be a .png in a writable folder.
+
+    Checked before the log is read, so a typo in the path costs one line, not a parse of the log.
+    """
+    from rlmap_bot.files import ensure_folder
+
+    chart = chart.expanduser()
+    if chart.is_dir() or str(chart).endswith(("/", "\\")):
+        chart = chart / f"{run.stem or 'run'}.png"
+    elif chart.suffix.lower() != ".png":
+        raise UsageError(f"--chart writes a PNG: give a file ending in .png or a folder, not {chart}")
+    ensure_folder(chart.parent, "the chart")
+    if chart.exists() and not os.access(chart, os.W_OK):
+        raise ConfigError(f"cannot write the chart: {chart} is not writable")
+    return chart
 
 
 def parse_signals(text: str) -> dict[str, Any]:
