@@ -8,7 +8,7 @@ import pytest
 
 from rlmap_bot.core import Core
 from rlmap_bot.diagnosis.engine import DiagnosisInputError
-from rlmap_bot.diagnosis.flow import CONTROL_WORDS, Flow, FlowError, control_word
+from rlmap_bot.diagnosis.flow import CONTROL_WORDS, Flow, FlowError, SupersededError, control_word
 from rlmap_bot.diagnosis.simulate import simulate
 from support import KNOWLEDGE
 
@@ -232,6 +232,19 @@ def test_concurrent_moves_do_not_both_apply(fresh):
 
     with pytest.raises(ConflictError):
         fresh.state.sessions.save(stale.model_copy(update={"answers": {"x": 1}}))
+
+
+def test_a_reply_a_later_one_overtook_changes_nothing(fresh):
+    """``stale`` is asked of the applied keys; a reply it refuses leaves the session as it was."""
+    flow = fresh.flow
+    step = flow.start(user="U1")
+    flow.reply(step.session.id, "?", key="k2")
+    before = fresh.state.sessions.get(step.session.id)
+    with pytest.raises(SupersededError):
+        flow.reply(step.session.id, "?", key="k1", stale=lambda moves: "k2" in moves)
+    after = fresh.state.sessions.get(step.session.id)
+    assert (after.current, after.skipped, after.moves) == (before.current, before.skipped, ["k2"])
+    assert flow.reply(step.session.id, "?", key="k2", stale=lambda moves: True).replayed, "a replay is not stale"
 
 
 def test_control_words_front_ends_can_recognise():

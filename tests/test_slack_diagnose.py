@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import threading
 
 from support.bot import start_bot
 from support.slackio import blocks, start, text_of
@@ -118,3 +119,37 @@ def test_a_reply_while_the_first_card_is_being_posted_updates_that_card(bot, sta
     standin.settle()
     cards = [c for c in standin.of("chat.postMessage") if c.args.get("thread_ts") == thread]
     assert len(cards) == 1, "the reply made a second card"
+
+
+def test_a_reply_overtaken_by_a_later_one_is_refused_not_misapplied(bot, standin):
+    card = start(bot, standin)
+    first = card.signal
+    older, newer = card.reply_ts(), card.reply_ts()
+    card.type("?", ts=newer)  # the later message reaches the bot first and skips question 1
+    second = card.signal
+    assert second != first
+    card.type("?", ts=older, expect_update=False)  # the earlier one, late: it must not skip question 2
+    told = standin.wait_for("chat.postEphemeral", lambda c: "arrived after a later one" in c.args["text"])[0]
+    assert told.args["user"] == "U1" and told.args["thread_ts"] == card.thread
+    assert card.signal == second and card.updates() == 1
+    session = bot.front.core.state.sessions.find("T0001", card.channel, card.thread)
+    assert session.skipped == [first] and session.current == second
+
+
+def test_replies_typed_in_a_burst_are_applied_in_the_order_they_were_written(bot, standin):
+    card = start(bot, standin)
+    sent = [card.reply_ts() for _ in range(6)]
+    posts = [threading.Thread(target=bot.slack.event, args=({
+        "type": "message", "channel_type": "channel", "user": "U1", "channel": card.channel, "ts": ts,
+        "thread_ts": card.thread, "text": "?"},)) for ts in sent]
+    for post in posts:
+        post.start()
+    for post in posts:
+        post.join()
+    standin.settle()
+    session = bot.front.core.state.sessions.find("T0001", card.channel, card.thread)
+    applied = [move.rsplit(":", 1)[1] for move in session.moves]
+    assert applied and applied == sorted(applied, key=float), "a reply was applied after a later one"
+    assert len(session.skipped) == len(applied), "each applied reply skipped exactly one question"
+    refused = [c for c in standin.of("chat.postEphemeral") if c.args.get("thread_ts") == card.thread]
+    assert len(applied) + len(refused) == len(sent), "every reply was either applied or its writer told why not"

@@ -86,5 +86,13 @@ def diagnosis_started(user: str | None) -> str:
 
 
 DIAGNOSIS_THREAD_OPENED = "Diagnosis started: answer in the thread I just opened."
+
+
+def reply_superseded(text: str) -> str:
+    """A typed answer that reached the bot after a later one had been applied (already escaped)."""
+    return (f"Your reply \u201c{text}\u201d arrived after a later one and was not used: the card shows the "
+            "question being asked now. Type 'back' to change an earlier answer.")
+
+
 SOMETHING_WENT_WRONG = "Something went wrong on my side; it has been logged. Please try again."
 BRIEFLY_UNAVAILABLE = "I'm briefly unavailable (my database is not answering). Please try again in a minute."

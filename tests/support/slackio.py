@@ -44,6 +44,7 @@ class Card:
 
     def __init__(self, bot, standin, channel, ts, thread):
         self.bot, self.standin, self.channel, self.ts, self.thread = bot, standin, channel, ts, thread
+        self.typed = 0
 
     @property
     def blocks(self) -> list[dict]:
@@ -73,10 +74,16 @@ class Card:
                              message_ts=self.ts, thread_ts=self.thread)
         self._wait_update(before)
 
-    def type(self, text: str, user: str = "U1", expect_update: bool = True) -> None:
+    def reply_ts(self) -> str:
+        """A fresh message ts in the thread, later than every earlier one (as Slack's are)."""
+        self.typed += 1
+        seconds, _, micros = self.thread.partition(".")
+        return f"{int(seconds) + self.typed}.{micros or '000000'}"
+
+    def type(self, text: str, user: str = "U1", expect_update: bool = True, ts: str | None = None) -> None:
         before = self.updates()
         self.bot.slack.event({"type": "message", "channel_type": "channel", "user": user, "channel": self.channel,
-                              "ts": f"{self.thread}9", "thread_ts": self.thread, "text": text})
+                              "ts": ts or self.reply_ts(), "thread_ts": self.thread, "text": text})
         if expect_update:
             self._wait_update(before)
 

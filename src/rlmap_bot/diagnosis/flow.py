@@ -61,6 +61,10 @@ class FlowError(UsageError):
     """A move that does not apply (finished session, stale button, bad answer)."""
 
 
+class SupersededError(FlowError):
+    """A reply that reached the bot after a later one had been applied: it would answer the wrong question."""
+
+
 class PresetView(BaseModel):
     label: str
     value: Any
@@ -119,6 +123,11 @@ def _retrying(move, attempts: int = 3):
 # How many move keys a session remembers: a replay comes within minutes of the move (a takeover after
 # a crash), by which time a person has typed a few replies at most.
 MOVES_KEPT = 20
+
+
+def _refuse_if_stale(session: Session, stale: Callable[[list[str]], bool] | None) -> None:
+    if stale is not None and stale(session.moves):
+        raise SupersededError("a later reply was applied first")
 
 
 def _moves(session: Session, key: str | None) -> list[str]:
@@ -256,7 +265,8 @@ class Flow:
             step.help = step.question.how_to_measure
         return step
 
-    def reply(self, session_id: str, text: str, key: str | None = None) -> Step:
+    def reply(self, session_id: str, text: str, key: str | None = None,
+              stale: Callable[[list[str]], bool] | None = None) -> Step:
         """Whatever a person typed for the current question: a control word, a preset letter or an answer.
 
         Control words (see :data:`CONTROL_WORDS`): '?' or 'skip' for don't know, 'back', 'stop',
@@ -266,12 +276,15 @@ class Flow:
 
         ``key`` names this reply (a Slack message): a reply whose key the session has applied
         already (handled again after a crash) changes nothing and returns the current step with
-        ``replayed`` set.
+        ``replayed`` set.  ``stale`` says, from the keys applied so far, whether a later reply
+        has overtaken this one; it is asked of the same read of the session that the answer is
+        checked against when saved, so a reply overtaken in between cannot slip through.
         """
         if key is not None:
             session = self.load(session_id)
             if key in session.moves:
                 return self._step(session).model_copy(update={"replayed": True})
+            _refuse_if_stale(session, stale)
         word = control_word(text)
         if word == "help":
             return self.help(session_id)
@@ -280,6 +293,7 @@ class Flow:
         if word == "stop":
             return self.stop(session_id, key=key)
         session = self._open(session_id)
+        _refuse_if_stale(session, stale)
         current = session.current
         if word == "skip" or current is None:
             return self.skip(session_id, current, key=key)

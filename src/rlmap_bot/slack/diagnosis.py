@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import threading
 from typing import Callable
 
 from slack_sdk import WebClient
@@ -10,7 +11,7 @@ from slack_sdk.errors import SlackApiError
 
 from rlmap_bot import wording
 from rlmap_bot.core import Core
-from rlmap_bot.diagnosis.flow import FlowError, Step
+from rlmap_bot.diagnosis.flow import FlowError, Step, SupersededError
 from rlmap_bot.slack import posting
 from rlmap_bot.slack.blocks import diagnosis as cards
 from rlmap_bot.slack.blocks.common import FALLBACK_LIMIT
@@ -20,9 +21,41 @@ from rlmap_bot.state.models import ConflictError
 log = logging.getLogger(__name__)
 
 
+# Typed answers in one thread are applied one at a time: Bolt runs listeners on a thread pool, so two
+# replies typed a second apart would otherwise race for the same question.  Striped locks keep memory
+# bounded; two threads sharing a stripe only wait for each other's (millisecond) update.
+_STRIPES = 64
+
+
+def _ts(key: str) -> tuple[int, ...] | None:
+    """The Slack ts inside a message key ("channel:ts") as comparable numbers; None if it has none."""
+    try:
+        return tuple(int(part) for part in key.rsplit(":", 1)[1].split("."))
+    except (IndexError, ValueError):
+        return None
+
+
+def superseded(moves: list[str], key: str | None) -> bool:
+    """Whether a later message in the same channel has already been applied to the session.
+
+    Several replicas, or a slow thread, can see replies out of order; an older reply applied after a
+    newer one would answer the wrong question, so it is refused (and the person told) instead.
+    """
+    if key is None or key in moves:
+        return False
+    mine = _ts(key)
+    channel = key.rsplit(":", 1)[0]
+    later = (_ts(m) for m in moves if m.rsplit(":", 1)[0] == channel)
+    return mine is not None and any(t is not None and t > mine for t in later)
+
+
 class DiagnosisThreads:
     def __init__(self, core: Core):
         self.core = core
+        self._locks = [threading.Lock() for _ in range(_STRIPES)]
+
+    def _lock(self, team: str, channel: str, thread_ts: str) -> threading.Lock:
+        return self._locks[hash((team, channel, thread_ts)) % _STRIPES]
 
     def post_first_card(self, client: WebClient, channel: str, step: Step, respond: Callable | None = None) -> None:
         """Post the first question in the session's thread and remember the card."""
@@ -41,8 +74,14 @@ class DiagnosisThreads:
         """A reply in a diagnosis thread: the answer to the current question. False if no diagnosis here.
 
         ``key`` names the message: handled again (a takeover after a crash), a reply already
-        applied changes nothing and the card is redrawn as it is now.
+        applied changes nothing and the card is redrawn as it is now.  Replies in one thread are
+        applied one at a time, and one older than a reply already applied is refused.
         """
+        with self._lock(team, channel, thread_ts):
+            return self._typed_answer(client, team, channel, thread_ts, user, text, key)
+
+    def _typed_answer(self, client: WebClient, team: str, channel: str, thread_ts: str, user: str, text: str,
+                      key: str | None) -> bool:
         sessions = self.core.state.sessions
         session = sessions.find(team, channel, thread_ts)
         if session is None and key is not None:  # the reply that finished it, handled again
@@ -54,7 +93,10 @@ class DiagnosisThreads:
         if not text.strip():
             return True  # an empty reply (an image, a file) is not an answer
         try:
-            step = flow.reply(session.id, text, key=key)
+            step = flow.reply(session.id, text, key=key, stale=lambda moves: superseded(moves, key))
+        except SupersededError:
+            posting.tell(client, channel, user, wording.reply_superseded(cut(escape(text), 60)), thread_ts=thread_ts)
+            return True
         except (FlowError, ConflictError) as exc:
             posting.tell(client, channel, user, f"{escape(exc)}. Use the buttons, or type a value, '?', 'back', "
                          "'help' or 'stop'.", thread_ts=thread_ts)
