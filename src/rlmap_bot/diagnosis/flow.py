@@ -20,7 +20,7 @@ from typing import Any, Callable, Protocol
 
 from pydantic import BaseModel, Field
 
-from rlmap_bot.diagnosis.engine import DiagnosisInputError, Engine, Verdict
+from rlmap_bot.diagnosis.engine import DiagnosisInputError, Engine, Verdict, format_value
 from rlmap_bot.diagnosis.guide import COMPLAINT, Guide, answer_hint, parse_complaints
 from rlmap_bot.errors import UsageError
 from rlmap_bot.state.models import ConflictError, Session, utcnow
@@ -209,13 +209,13 @@ class Flow:
             if not value:
                 return self._advance(session, answers=session.answers, skipped=[*session.skipped, COMPLAINT],
                                      note="no complaint chosen", key=key)
-            note = f"complaint = {', '.join(value)}"
+            note = "you see: " + "; ".join(self.engine.complaints[c].label for c in value)
         else:
             try:
                 value = self.engine.validate({signal_id: raw})[signal_id]
             except (DiagnosisInputError, KeyError) as exc:
                 raise FlowError(str(exc) if str(exc) else f"{signal_id} needs a value") from None
-            note = f"{signal_id} = {value}"
+            note = f"{self._title(signal_id)}: {format_value(value)}"
         answers = {**session.answers, signal_id: value}
         return self._advance(session, answers=answers, skipped=session.skipped, note=note, key=key)
 
@@ -230,7 +230,7 @@ class Flow:
         if session.current is None:
             return self._step(session)
         return self._advance(session, answers=session.answers, skipped=[*session.skipped, session.current],
-                             note=f"skipped {session.current}", key=key)
+                             note=f"skipped: {self._title(session.current)}", key=key)
 
     def back(self, session_id: str, key: str | None = None) -> Step:
         return _retrying(lambda: self._back(session_id, key))
@@ -246,7 +246,7 @@ class Flow:
             "answers": answers, "skipped": skipped, "history": session.history[:-1], "current": last,
             "moves": _moves(session, key),
         }))
-        return self._step(session, note=f"back to {last}")
+        return self._step(session, note=f"back to: {self._title(last)}")
 
     def stop(self, session_id: str, key: str | None = None) -> Step:
         return _retrying(lambda: self._stop(session_id, key))
@@ -338,6 +338,13 @@ class Flow:
             time.sleep(0.05)
 
     # -- internals --------------------------------------------------------------------------
+    def _title(self, signal_id: str) -> str:
+        """How a note names a question: its title, as the card shows it (ids are for curators)."""
+        if signal_id == COMPLAINT:
+            return "what you see"
+        signal = self.engine.signals.get(signal_id)
+        return signal.title if signal is not None else signal_id
+
     def _open(self, session_id: str) -> Session:
         session = self.load(session_id)
         if session.status != "open":
