@@ -282,3 +282,15 @@ def test_simulation_input_errors_are_one_line(core, truth, message):
     with pytest.raises(DiagnosisInputError) as info:
         simulate(core.engine, truth)
     assert message in str(info.value) and "\n" not in str(info.value)
+
+
+def test_notes_name_questions_as_the_card_does(core):
+    """The line under a card says what just happened in words a person saw, never a curator's id."""
+    flow = core.flow
+    step = flow.reply(flow.start(user="U1").session.id, "a")
+    complaint = core.engine.settings.complaints[0]
+    assert step.note == f"you see: {complaint.label}"
+    asked = core.engine.signals[step.question.signal]
+    skipped = flow.reply(step.session.id, "?")
+    assert skipped.note == f"skipped: {asked.title}" and asked.id not in skipped.note
+    assert flow.reply(step.session.id, "back").note == f"back to: {asked.title}"
