@@ -71,6 +71,40 @@ def test_help_is_generated_for_each_surface():
     assert one.commands[0].usage.startswith("papers") and any("AUTHOR" in e.usage for e in one.commands)
 
 
+def test_help_shows_only_the_examples_that_work_where_it_is_read():
+    for surface in ("slack", "shell", "cli"):
+        entries = help_for(REGISTRY, surface, "diagnose").commands
+        examples = [e.usage for e in entries if e.kind == "example"]
+        assert examples, surface
+        for example in examples:  # each one is accepted by the parser of that surface
+            words = example.removeprefix("/rlmap ").split()
+            if surface != "cli":
+                assert REGISTRY.parse(" ".join(words), surface) is not None, (surface, example)
+    slack = [e.usage for e in help_for(REGISTRY, "slack", "diagnose").commands if e.kind == "example"]
+    assert slack == ["/rlmap diagnose"], "--signals and --run are terminal options"
+    cli = REGISTRY.get("diagnose").examples_for("cli")
+    assert "diagnose --signals run.json --json" in cli and "diagnose --run runs/exp42/train.log" in cli
+    assert {e.kind for e in help_for(REGISTRY, "shell", "diagnose").commands} == {"command", "option", "example"}
+
+
+@pytest.mark.parametrize("line, surface, where", [
+    ("watch", "shell", "in Slack (`/rlmap watch`) and from the command line (`rlmap-bot watch`)"),
+    ("digest subscribe", "shell", "in Slack (`/rlmap digest subscribe`)"),
+    ("kb build", "shell", "from the command line (`rlmap-bot kb build`)"),
+    ("kb build", "slack", "from the command line (`rlmap-bot kb build`)"),
+])
+def test_a_command_from_another_surface_says_where_it_works(line, surface, where):
+    with pytest.raises(UsageError) as caught:
+        REGISTRY.parse(line, surface)
+    assert str(caught.value).endswith(where)
+    with pytest.raises(UsageError) as caught:
+        help_for(REGISTRY, surface, line)
+    assert where in str(caught.value)
+    if line.split()[0] not in REGISTRY.names(surface):  # (`kb` is a group in the shell: its usage applies)
+        # A longer line that only starts with the word is a question, as before.
+        assert REGISTRY.parse(f"{line} for reward hacking in long runs", surface) is None
+
+
 def test_every_command_is_declared_once_with_a_summary():
     names = [c.name for c in REGISTRY.all()]
     assert len(names) == len(set(names))

@@ -65,6 +65,12 @@ def test_the_command_table_lists_every_terminal_command_and_option():
         assert options <= known, f"README names options `rlmap-bot {name}` does not have: {options - known}"
 
 
+def test_the_shell_row_names_the_shell_commands():
+    row = next(line for line in section("Commands").splitlines() if line.startswith("| `rlmap-bot shell`"))
+    listed = set(re.findall(r"`([a-z][a-z ]*)`", row.split("; any other line")[0])) - {"rlmap-bot", "rlmap-bot shell"}
+    assert listed == {c.name for c in REGISTRY.all("shell")} | {"quit"}
+
+
 def test_the_slack_tables_list_every_slack_command():
     slack = {c.name for c in REGISTRY.all("slack")}
     documented = set()

@@ -53,3 +53,16 @@ def test_verdict_headline_is_the_same_everywhere(core):
     blocks, _ = slack_render(verdict)
     head = to_dicts(blocks)[0]["text"]["text"]
     assert head.startswith("Verdict: Reward quality binds") and head in render.text(verdict)
+
+
+def test_help_for_one_command_sets_options_and_examples_apart():
+    from rlmap_bot.commands.admin import help_for
+
+    blocks, _ = slack_render(help_for(REGISTRY, "slack", "papers"))
+    text = json.dumps(to_dicts(blocks), ensure_ascii=False)
+    assert "• `/rlmap papers" in text and "◦ `[by AUTHOR]`" in text and "e.g. `/rlmap papers by Schulman`" in text
+    assert "`  " not in text, "no indentation inside code spans"
+    lines = render.text(help_for(REGISTRY, "shell", "papers")).splitlines()
+    assert lines[0].startswith("  papers [by AUTHOR]")
+    assert any(line.startswith("    [by AUTHOR]") for line in lines)
+    assert "    e.g. papers by Schulman" in lines and max(len(line) for line in lines) <= render.WIDTH

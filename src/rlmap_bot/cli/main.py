@@ -159,8 +159,10 @@ def _make(command: Command, name: str) -> click.Command:
         run(frontend, command, args, json_output)
 
     summary = command.summary[:1].upper() + command.summary[1:] + "."
+    examples = command.examples_for("cli")
+    epilog = "\b\nExamples:\n" + "\n".join(f"  rlmap-bot {e}" for e in examples) if examples else None
     return click.Command(name, callback=callback, params=_click_params(command), help=command.help or summary,
-                         short_help=summary)
+                         short_help=summary, epilog=epilog)
 
 
 def run(frontend: Frontend, command: Command, args: dict[str, Any], json_output: bool) -> None:

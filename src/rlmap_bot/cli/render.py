@@ -240,12 +240,17 @@ def help_text(result: Help) -> str:
     lines = [f"error: {result.problem}"] if result.problem else []
     if result.intro:
         lines.append(result.intro)
-    width = min(34, max((len(e.usage) for e in result.commands), default=0))
+    indent = {"command": "  ", "option": "    ", "example": "    e.g. "}
+    width = min(34, max((len(indent[e.kind] + e.usage) for e in result.commands if e.summary), default=0))
     for entry in result.commands:
-        if entry.summary:
-            lines.append(f"  {entry.usage:{width}}  {entry.summary}")
+        usage = indent[entry.kind] + entry.usage
+        hang = " " * (width + 2)
+        if not entry.summary:
+            lines.append(usage)
+        elif len(usage) > width:  # a long usage line gets its summary below it
+            lines += [textwrap.fill(usage, WIDTH, subsequent_indent=" " * 6), _wrap(entry.summary, hang)]
         else:
-            lines.append(f"  {entry.usage}")
+            lines.append(textwrap.fill(f"{usage:{width}}  {entry.summary}", WIDTH, subsequent_indent=hang))
     if result.outro:
         lines.append(result.outro)
     return "\n".join(lines)

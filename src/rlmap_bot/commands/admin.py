@@ -62,12 +62,12 @@ def help_for(registry: Registry, surface: str, command: str | None = None, probl
         wanted = " ".join(command.lower().split())
         found = [c for c in registry.all(surface) if c.name == wanted or c.words[0] == wanted]
         if not found:
-            raise UsageError(f"no command {command!r}; `help` lists them")
+            raise UsageError(registry.elsewhere(wanted.split(), surface) or f"no command {command!r}; `help` lists them")
         entries = []
         for c in found:
             entries.append(HelpEntry(usage=prefix + c.usage(surface), summary=c.summary))
-            entries += [HelpEntry(usage="  " + p.shown, summary=p.help) for p in c.params_for(surface)]
-            entries += [HelpEntry(usage="  e.g. " + prefix + e, summary="") for e in c.examples]
+            entries += [HelpEntry(usage=p.shown, summary=p.help, kind="option") for p in c.params_for(surface)]
+            entries += [HelpEntry(usage=prefix + e, summary="", kind="example") for e in c.examples_for(surface)]
         return Help(intro="", commands=entries, problem=problem)
     entries = [HelpEntry(usage=prefix + c.usage(surface), summary=c.summary) for c in registry.all(surface)]
     if surface == "shell":

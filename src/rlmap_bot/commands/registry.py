@@ -91,6 +91,20 @@ class Command:
     def params_for(self, surface: str) -> list[Param]:
         return [p for p in self.params if surface in p.surfaces]
 
+    def examples_for(self, surface: str) -> list[str]:
+        """The examples that are valid on ``surface``: each is bound as that surface would bind it."""
+        fitting = []
+        for example in self.examples:
+            words = shlex.split(example)[len(self.words):]
+            if surface == "cli" and self.json:
+                words = [w for w in words if w != "--json"]
+            try:
+                bind(self, words, surface, suggest=False)
+            except UsageError:
+                continue
+            fitting.append(example)
+        return fitting
+
     def usage(self, surface: str) -> str:
         parts = [self.name, *(p.shown for p in self.params_for(surface))]
         if surface == "cli" and self.json:
@@ -166,6 +180,10 @@ class Registry:
             sub = self.get(f"{head} {words[1].lower()}")
             if sub is not None and surface in sub.surfaces:
                 command, rest = sub, words[2:]
+        if command is None and len(words) <= 2:
+            other = self.elsewhere(words, surface)
+            if other is not None and (len(words) == 1 or self.get(" ".join(w.lower() for w in words))):
+                raise UsageError(other)
         if command is None:
             single = self.get(head)
             if single is not None and surface in single.surfaces:
@@ -189,6 +207,25 @@ class Registry:
         if command.fits is not None and not command.fits(context, args):
             return None
         return Parsed(command, args)
+
+    def elsewhere(self, words: list[str], surface: str) -> str | None:
+        """Where a command not offered on ``surface`` can be used ("in Slack: `/rlmap watch`"), else None.
+
+        Asked for ``help NAME`` and for a line that is only a command's name (``digest``) or its
+        name and sub-command (``digest subscribe``); a longer line may be a question that starts
+        with the word, so it is left to the search.
+        """
+        head = " ".join(w.lower() for w in words[:2])
+        found = [c for c in self.all() if c.name == head or c.words[0] == head]
+        if not found and words:
+            found = [c for c in self.all() if c.words[0] == words[0].lower()]
+        if not found or any(surface in c.surfaces for c in found):
+            return None
+        name = found[0].words[0] if len(found) > 1 or found[0].name != head else found[0].name
+        places = sorted({s for c in found for s in c.surfaces} - {surface}, key=["slack", "cli", "shell"].index)
+        where = {"slack": f"in Slack (`/rlmap {name}`)", "cli": f"from the command line (`rlmap-bot {name}`)",
+                 "shell": f"in the local shell (`{name}`)"}
+        return f"`{name}` is not a command here; it works " + " and ".join(where[w] for w in places)
 
     def near_miss(self, word: str, surface: str) -> str | None:
         """A command name one or two edits from ``word`` (a typo of a command, not a question)."""
@@ -239,8 +276,11 @@ def convert(param: Param, raw: str) -> Any:
     return raw
 
 
-def bind(command: Command, words: Iterable[str], surface: str) -> dict[str, Any]:
-    """Match words to the command's parameters; UsageError when they do not fit."""
+def bind(command: Command, words: Iterable[str], surface: str, suggest: bool = True) -> dict[str, Any]:
+    """Match words to the command's parameters; UsageError when they do not fit.
+
+    ``suggest`` adds an example to a missing-value message (off when checking the examples themselves).
+    """
     params = command.params_for(surface)
     by_flag = {p.flag_name: p for p in params if p.kind in {"option", "flag"}}
     by_word = {p.word: p for p in params if p.word}
@@ -283,7 +323,8 @@ def bind(command: Command, words: Iterable[str], surface: str) -> dict[str, Any]
     for param in params:
         if param.required and param.name not in args:
             prefix = surface_prefix(surface)
-            example = f", e.g. `{prefix}{command.examples[0]}`" if command.examples else ""
+            examples = command.examples_for(surface) if suggest else []
+            example = f", e.g. `{prefix}{examples[0]}`" if examples else ""
             raise UsageError(f"`{prefix}{command.name}` needs {param.metavar or param.name.upper()} "
                              f"({param.help}){example}. {command_usage(command, surface)}")
     return args

@@ -7,6 +7,7 @@ them as JSON; handlers never format anything.
 from __future__ import annotations
 
 import datetime as dt
+from typing import Literal
 
 from pydantic import BaseModel, Field
 
@@ -71,6 +72,8 @@ class KbBuilt(BaseModel):
 class HelpEntry(BaseModel):
     usage: str
     summary: str
+    kind: Literal["command", "option", "example"] = Field(
+        default="command", description="A command, one of its options, or an example of it (renderers indent).")
 
 
 class Help(BaseModel):

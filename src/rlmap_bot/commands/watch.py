@@ -33,7 +33,7 @@ def register(registry: Registry) -> None:
         help=("Check a training log once and print what a watch's check would post: the binding stage, faults, "
               "the evidence and what to check next. PATH must lie under RLMAP_RUN_ROOTS; nothing is stored. "
               "Watching itself runs in Slack: /rlmap watch PATH [every DURATION] [quiet]."),
-        examples=("watch runs/exp42/train.log every 30m", "watch runs/exp42 quiet"),
+        examples=("watch runs/exp42/train.log every 30m", "watch runs/exp42 quiet", "watch runs/exp42/train.log --once"),
     )(watch)
     registry.command("watch list", "this channel's watches: path, interval, last check, last verdict", surfaces=SLACK,
                      strict=True, order=31)(list_watches)

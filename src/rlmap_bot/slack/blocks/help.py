@@ -5,7 +5,7 @@ from __future__ import annotations
 from slack_sdk.models.blocks import Block
 
 from rlmap_bot import wording
-from rlmap_bot.commands.results import Help, KbStats, PaperList, SessionList
+from rlmap_bot.commands.results import Help, HelpEntry, KbStats, PaperList, SessionList
 from rlmap_bot.slack.blocks.common import fit, section
 from rlmap_bot.slack.markup import escape
 
@@ -15,11 +15,19 @@ def help_blocks(result: Help) -> list[Block]:
     if result.problem:
         blocks.append(section(f":warning: {escape(result.problem)}"))
     lines = [result.intro] if result.intro else []  # the intro is the bot's own mrkdwn
-    lines += [f"• `{escape(e.usage)}`" + (f": {escape(e.summary)}" if e.summary else "") for e in result.commands]
+    lines += [_line(e) for e in result.commands]
     if result.outro:
         lines.append(result.outro)
     blocks.append(section("\n".join(lines)))
     return blocks
+
+
+def _line(entry: HelpEntry) -> str:
+    usage = f"`{escape(entry.usage)}`"
+    summary = f": {escape(entry.summary)}" if entry.summary else ""
+    if entry.kind == "example":
+        return f"      e.g. {usage}"
+    return f"      ◦ {usage}{summary}" if entry.kind == "option" else f"• {usage}{summary}"
 
 
 def papers_blocks(result: PaperList) -> list[Block]:
