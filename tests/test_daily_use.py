@@ -10,6 +10,7 @@ import random
 import select
 import shutil
 import sqlite3
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -234,3 +235,28 @@ def test_a_corrupted_state_file_is_one_line_for_the_cli(env, tmp_path):
     assert out.returncode == 2 and out.stderr.count("error:") == 1 and "Traceback" not in out.stderr
     with pytest.raises(sqlite3.DatabaseError):
         sqlite3.connect(state).execute("select 1 from sqlite_master").fetchall()
+
+
+# -- empty values -----------------------------------------------------------------------------------------
+@pytest.mark.parametrize("args, named", [
+    (["papers", "--by", ""], "--by"), (["papers", "--stage", "  "], "--stage"), (["papers", "by", ""], "--by"),
+    (["diagnose", "--resume", ""], "--resume"), (["diagnose", "--run", ""], "--run"),
+    (["diagnose", "--run", "x.log", "--chart", ""], "--chart"), (["watch", "", "--once"], "PATH"),
+])
+def test_an_empty_value_is_a_slip_not_no_filter(args, named, env):
+    """`--by ""` (a variable that expanded to nothing) must not quietly list everything or start something."""
+    out = invoke(args, env)
+    assert out.exit_code == 2 and out.output.strip() == f"error: {named} needs a value, not an empty one"
+    if "--resume" in args:
+        assert not (Path(env["RLMAP_HOME"]) / "state.db").exists(), "no diagnosis was started"
+
+
+def test_an_empty_setting_means_unset(tmp_path, built_db):
+    """`RLMAP_HOME=` falls back to the default place, not to the folder the command runs in."""
+    cwd, home = tmp_path / "work", tmp_path / "user"
+    cwd.mkdir()
+    env = {**os.environ, "RLMAP_HOME": "", "RLMAP_DB": "", "HOME": str(home), "XDG_DATA_HOME": str(home / "data")}
+    out = subprocess.run([str(Path(sys.executable).with_name("rlmap-bot")), "stages"], cwd=cwd, env=env,
+                         capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert list(cwd.iterdir()) == [] and (home / "data" / "rlmap-bot" / "knowledge.db").exists()

@@ -34,7 +34,9 @@ def bundled_knowledge() -> Path:
 class Settings(BaseSettings):
     """Read once per process from the environment; see the README's settings tables."""
 
-    model_config = SettingsConfigDict(env_prefix="", case_sensitive=False, extra="ignore", frozen=True)
+    # An empty variable (`RLMAP_HOME=`) means unset, as in most tools, not "the current folder".
+    model_config = SettingsConfigDict(env_prefix="", case_sensitive=False, extra="ignore", frozen=True,
+                                      env_ignore_empty=True)
 
     # -- the core -----------------------------------------------------------------------------
     rlmap_knowledge: Path | None = Field(default=None, description="the knowledge folder")

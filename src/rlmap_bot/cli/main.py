@@ -98,7 +98,7 @@ def _click_type(param: Param) -> Any:
     if param.type == "date":
         return click.DateTime(formats=["%Y-%m-%d"])
     if param.type == "path":
-        return click.Path(path_type=Path)
+        return click.Path(path_type=str)  # made a Path after the empty check: Path("") would be "."
     return str
 
 
@@ -137,6 +137,11 @@ def _arguments(command: Command, values: dict[str, Any]) -> dict[str, Any]:
             value = value.date()
         elif isinstance(value, str):
             value = clean(value)
+            if not value.strip():  # `--by ""` is a slip, not "no filter"
+                fail(f"{p.flag_name if p.kind == 'option' else p.metavar or p.name.upper()} needs a value, "
+                     "not an empty one", 2)
+            if p.type == "path":
+                value = Path(value)
         if value is not None and value is not False:
             args[p.name] = value
     return args

@@ -260,6 +260,8 @@ def split_words(text: str) -> list[str]:
 
 def convert(param: Param, raw: str) -> Any:
     """A chat word as the parameter's type; UsageError names the parameter."""
+    if not raw.strip():
+        raise UsageError(f"{param.flag_name} needs a value, not an empty one")
     if param.choices and raw.lower() not in param.choices:
         raise UsageError(f"{param.flag_name} takes one of {', '.join(param.choices)}, not {raw!r}")
     if param.type == "int":
