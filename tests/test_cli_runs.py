@@ -118,6 +118,7 @@ def test_piped_terminal_prints_provenance_and_verdict(env, tmp_path):
     out = run_cli(["diagnose", "--run", str(path)], env)
     assert out.returncode == 0, out.stderr
     assert "From the logs:" in out.stdout and "rollout_wait_fraction" in out.stdout and "Verdict:" in out.stdout
+    assert out.stdout.splitlines()[0].endswith(f": {path}"), "a one-file log is not also called a run of its name"
 
 
 def test_the_shell_draws_the_chart_into_rlmap_home(core, tmp_path):

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import textwrap
 from functools import singledispatch
+from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel
@@ -164,7 +165,7 @@ def run_text(result: RunDiagnosis, with_verdict: bool = True) -> str:
     span = f"steps {run.first_step}-{run.last_step}" if run.first_step is not None else "no steps"
     framework = f", {run.framework} metric names" if run.framework else ""
     lines = [f"Read {run.steps} steps ({span}) of a {run.format} log{framework}: {run.path}"
-             + (f" (run {run.run_id})" if run.run_id else "")]
+             + (f" (run {run.run_id})" if run.run_id and run.run_id != Path(run.path).name else "")]
     if result.signal_sources:
         lines += ["", "From the logs:"]
         for signal, source in result.signal_sources.items():

@@ -11,6 +11,7 @@ from typing import Mapping
 
 import numpy as np
 
+from rlmap_bot.diagnosis.engine import format_value
 from rlmap_bot.runs.derive import Derivation
 from rlmap_bot.runs.model import RunData
 
@@ -31,6 +32,13 @@ LABELS = {"task_reward": "train reward", "heldout_score": "held-out score", "tra
           "env_time_share": "environment share of rollout", "truncation": "truncated", "zero_std_fraction":
           "zero-advantage prompts", "policy_loss": "policy loss", "loss": "loss"}
 COLOURS = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd")
+
+
+def _shown(value: object) -> str:
+    """A signal value on a chart: yes/no, three significant figures, or the word."""
+    if isinstance(value, float):
+        return f"{value:.3g}"
+    return format_value(value)
 
 
 def _short(text: str, n: int = 48) -> str:
@@ -101,7 +109,7 @@ def _panel(ax, derivation: Derivation, name: str, ylabel: str, quantities, signa
             shaded = True
         marks.update(src.marks)
         value = derivation.signals.get(signal)
-        notes.append(f"{signal} = {value}")
+        notes.append(f"{signal} = {_shown(value)}")
     for step in sorted(marks):
         ax.axvline(step, color="#d62728", linestyle="--", linewidth=1.0, alpha=0.8)
     low, high = ax.get_ylim()
