@@ -102,17 +102,17 @@ def _from_logs(ctx: Invocation, path: Path, format: str | None, run_id: str | No
 
 
 def chart_path(chart: Path, run: Path) -> Path:
-    """Where the chart goes: a folder gets ``<run>.png`` inside it; a file must be a .png in a writable folder.
+    """Where the chart goes: an existing folder gets ``<run>.png`` inside it; a file must be a .png in a writable folder.
 
     Checked before the log is read, so a typo in the path costs one line, not a parse of the log.
     """
     from rlmap_bot.files import ensure_folder
 
     chart = chart.expanduser()
-    if chart.is_dir() or str(chart).endswith(("/", "\\")):
+    if chart.is_dir():
         chart = chart / f"{run.stem or 'run'}.png"
     elif chart.suffix.lower() != ".png":
-        raise UsageError(f"--chart writes a PNG: give a file ending in .png or a folder, not {chart}")
+        raise UsageError(f"--chart writes a PNG: give a file ending in .png or an existing folder, not {chart}")
     ensure_folder(chart.parent, "the chart")
     if chart.exists() and not os.access(chart, os.W_OK):
         raise ConfigError(f"cannot write the chart: {chart} is not writable")
