@@ -27,6 +27,11 @@ log = logging.getLogger(__name__)
 _STRIPES = 64
 
 
+def message_key(channel: str | None, ts: str | None) -> str:
+    """A typed reply's key ("channel:ts"), the form :func:`superseded` reads back."""
+    return f"{channel}:{ts}"
+
+
 def _ts(key: str) -> tuple[int, ...] | None:
     """The Slack ts inside a message key ("channel:ts") as comparable numbers; None if it has none."""
     try:

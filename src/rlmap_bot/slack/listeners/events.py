@@ -12,6 +12,7 @@ from rlmap_bot.commands import REGISTRY
 from rlmap_bot.commands.admin import help_for
 from rlmap_bot.slack.blocks import watch as watch_blocks
 from rlmap_bot.slack.blocks.home import home_view
+from rlmap_bot.slack.diagnosis import message_key
 from rlmap_bot.slack.markup import MENTION, from_slack
 
 if TYPE_CHECKING:
@@ -47,8 +48,8 @@ def _team(event: dict, context: dict) -> str:
 
 
 def _message_key(event: dict) -> str:
-    """A message's identity (its channel and ts): a typed answer handled twice is applied once."""
-    return f"{event.get('channel')}:{event.get('ts')}"
+    """A message's identity: a typed answer handled twice is applied once."""
+    return message_key(event.get("channel"), event.get("ts"))
 
 
 def register(front: SlackFrontEnd) -> None:
