@@ -129,10 +129,6 @@ class DigestScheduler:
             if self.scheduler.get_job(sub_id) is None:
                 self.add(sub)
 
-    def remove(self, sub_id: str) -> None:
-        if self.scheduler.get_job(sub_id):
-            self.scheduler.remove_job(sub_id)
-
     def next_run_time(self, sub_id: str) -> dt.datetime | None:
         job = self.scheduler.get_job(sub_id)
         return job.next_run_time if job else None

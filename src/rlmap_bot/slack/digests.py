@@ -51,7 +51,6 @@ class SlackPoster:
 
     def find_digest(self, channel: str, digest_id: str, since: dt.datetime) -> str | None:
         return find_by_metadata(self.client, channel, METADATA_EVENT, "digest_id", digest_id, since)
-        return None
 
 
 class SlackDigests:

@@ -63,7 +63,6 @@ class SlackWatchPoster:
 
     def find_alert(self, channel: str, alert_id: str, since: dt.datetime) -> str | None:
         return find_by_metadata(self.client, channel, METADATA_EVENT, "alert_id", alert_id, since)
-        return None
 
 
 class SlackWatches:

@@ -48,7 +48,6 @@ class Evaluation:
     conditions: dict[str, ConditionState]
     episodes: dict[str, int]
     transitions: list[Transition] = field(default_factory=list)
-    closed: list[ConditionState] = field(default_factory=list)  # closed without a note of their own
 
 
 def _open(key: str, episodes: dict[str, int], now: dt.datetime, step: int | None, **detail) -> ConditionState:
@@ -69,7 +68,6 @@ def evaluate(previous: dict[str, ConditionState], episodes: dict[str, int], bind
     if binding is not None and (current is None or current.key != f"binds:{binding}"):
         if current is not None:
             del conditions[current.key]
-            out.closed.append(current)
         new = _open(f"binds:{binding}", episodes, now, last_step)
         conditions[new.key] = new
         out.transitions.append(Transition("change" if current is not None else "start", new, replaced=current))
@@ -92,8 +90,6 @@ def evaluate(previous: dict[str, ConditionState], episodes: dict[str, int], bind
             out.transitions.append(Transition("fault", new, transient=not active))
             if active:
                 conditions[key] = new
-            else:
-                out.closed.append(new)
         elif key in conditions and not active:
             out.transitions.append(Transition("resolved", conditions.pop(key)))
     return out
