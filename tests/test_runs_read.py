@@ -246,3 +246,14 @@ def test_ambiguous_content_asks_for_a_format(tmp_path, aliases, verl):
 def test_missing_path(tmp_path, aliases):
     with pytest.raises(RunReadError, match="no such file or folder"):
         read_run(tmp_path / "nope", aliases=aliases)
+
+
+def test_the_library_reads_and_derives_without_being_handed_a_table(tmp_path, monkeypatch, verl):
+    """`read_run(path)` and `derive_signals(run)` use the configured knowledge folder's metric names."""
+    from rlmap_bot.runs import RunReader, derive_signals
+
+    monkeypatch.setenv("RLMAP_KNOWLEDGE", str(KNOWLEDGE))
+    path = rl.write_format("verl-jsonl", tmp_path, verl)
+    run = read_run(path)
+    assert REWARD in run.series and derive_signals(run).signals
+    assert RunReader(path).read_new().records > 0

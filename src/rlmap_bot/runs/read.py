@@ -21,9 +21,10 @@ NAMES_SHOWN = 25
 
 
 def default_aliases() -> AliasTable:
-    from rlmap_bot.config import knowledge_dir
+    """The metric-name table of the configured knowledge folder (``RLMAP_KNOWLEDGE`` or the bundled one)."""
+    from rlmap_bot.settings import load_settings
 
-    return load_aliases(knowledge_dir())
+    return load_aliases(load_settings().knowledge_dir)
 
 
 def keeper(aliases: AliasTable, extra_metrics: Iterable[str]) -> Callable[[str], bool]:
