@@ -87,10 +87,10 @@ class DiagnosisThreads:
 
     def _typed_answer(self, client: WebClient, team: str, channel: str, thread_ts: str, user: str, text: str,
                       key: str | None) -> bool:
-        sessions = self.core.state.sessions
-        session = sessions.find(team, channel, thread_ts)
+        found = self.core.state.sessions.newest(team, channel, thread_ts, ("open", "done", "stopped"))
+        session = found.get("open")
         if session is None and key is not None:  # the reply that finished it, handled again
-            finished = (sessions.find(team, channel, thread_ts, status=status) for status in ("done", "stopped"))
+            finished = (found.get(status) for status in ("done", "stopped"))
             session = next((s for s in finished if s is not None and key in s.moves), None)
         if session is None or (session.current is None and key not in session.moves):
             return False

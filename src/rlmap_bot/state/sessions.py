@@ -45,14 +45,22 @@ class SessionRepository:
 
     def find(self, team: str, channel: str, thread_ts: str, status: str = "open") -> Session | None:
         """The newest session in a thread with this status."""
+        return self.newest(team, channel, thread_ts, (status,)).get(status)
+
+    def newest(self, team: str, channel: str, thread_ts: str, statuses: tuple[str, ...]) -> dict[str, Session]:
+        """The newest session in a thread for each of ``statuses`` that has one, in one query."""
         with self.engine.connect() as conn:
-            row = conn.execute(
-                sa.select(sessions.c.data, sessions.c.version)
+            rows = conn.execute(
+                sa.select(sessions.c.status, sessions.c.data, sessions.c.version)
                 .where(sessions.c.team == team, sessions.c.channel == channel,
-                       sessions.c.thread_ts == thread_ts, sessions.c.status == status)
-                .order_by(sessions.c.started_at.desc()).limit(1)
-            ).first()
-        return _from(row) if row else None
+                       sessions.c.thread_ts == thread_ts, sessions.c.status.in_(statuses))
+                .order_by(sessions.c.started_at.desc())
+            ).all()
+        found: dict[str, Session] = {}
+        for row in rows:
+            if row[0] not in found:
+                found[row[0]] = _from(row[1:])
+        return found
 
     def list(self, team: str | None = None, user: str | None = None, status: str | None = "open") -> list[Session]:
         query = sa.select(sessions.c.data, sessions.c.version).order_by(sessions.c.updated_at.desc())
