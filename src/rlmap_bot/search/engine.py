@@ -16,7 +16,7 @@ import math
 from dataclasses import dataclass
 
 from rlmap_bot.knowledge.cards import display_kind
-from rlmap_bot.knowledge.schema import Paper
+from rlmap_bot.knowledge.schema import Entry, Paper
 from rlmap_bot.knowledge.store import SEARCH_COLUMNS, KnowledgeStore
 from rlmap_bot.search import explain
 from rlmap_bot.search.fuse import fuse
@@ -26,7 +26,7 @@ from rlmap_bot.search.offtopic import evidence
 from rlmap_bot.search.params import DEFAULT, Params, evidence_to_score, floor_to_evidence
 from rlmap_bot.search.query import Query, parse
 from rlmap_bot.search.recall import Recall, recall
-from rlmap_bot.text import stem
+from rlmap_bot.text import content_tokens, stem
 
 __all__ = ["Answer", "Hit", "Searcher", "Analysis"]
 _NAMED_KEEP = 5  # entries the question names explicitly stay within this many results (comparisons)
@@ -54,6 +54,10 @@ class Searcher:
         self.floor = float(floor if floor is not None else store.settings.search_floor)
         self.lexicon = Lexicon(store.conn)
         self._known = [s.title for s in store.catalog.stages] + sorted(t.title for t in store.all("topic"))
+        # What explaining a hit needs of an entry, worked out the first time it is shown (the store
+        # never changes under a searcher): each search column's stems, each curated question's tokens.
+        self._stems: dict[str, dict[str, frozenset[str]]] = {}
+        self._questions: dict[str, list[tuple[str, frozenset[str]]]] = {}
 
     # -- analysis ---------------------------------------------------------------------------
     def analyse(self, question: str, params: Params | None = None) -> Analysis:
@@ -100,7 +104,7 @@ class Searcher:
         chosen = [(i, s) for r, (i, s) in enumerate(ranked)
                   if r < MIN_SHOWN or s >= params.keep_share * top or i in named][: max(1, limit)]
         question_rank = {i: r for r, i in enumerate(analysis.found.lists.get("questions", []), 1)}
-        rows = {i: self._columns(i) for i, _ in chosen}
+        rows = {i: self._column_stems(i) for i, _ in chosen}
         made = [self._hit(i, confidence * s / top, analysis, rows[i], question_rank.get(i)) for i, s in chosen]
         hits = [h for h in made if h is not None]
         # Too close to pick: the scores are nearly equal, or the question's words sit in the same
@@ -111,13 +115,24 @@ class Searcher:
         )
         return Answer(query=echo(query.text), results=hits, corrections=query.corrections, close_call=close)
 
-    def _columns(self, entry_id: str) -> dict[str, str]:
-        row = self.store.conn.execute(
-            f"select {', '.join(SEARCH_COLUMNS)} from docs where id = ?", (entry_id,)
-        ).fetchone()
-        return dict(zip(SEARCH_COLUMNS, row or (), strict=False))  # no row: no columns
+    def _column_stems(self, entry_id: str) -> dict[str, frozenset[str]]:
+        stems = self._stems.get(entry_id)
+        if stems is None:
+            row = self.store.conn.execute(
+                f"select {', '.join(SEARCH_COLUMNS)} from docs where id = ?", (entry_id,)
+            ).fetchone()
+            stems = {column: frozenset(stem(x) for x in (text or "").split())  # no row: no columns
+                     for column, text in zip(SEARCH_COLUMNS, row or (), strict=False)}
+            self._stems[entry_id] = stems
+        return stems
 
-    def _hit(self, entry_id: str, score: float, analysis: Analysis, columns: dict[str, str],
+    def _question_tokens(self, entry: Entry) -> list[tuple[str, frozenset[str]]]:
+        tokens = self._questions.get(entry.id)
+        if tokens is None:
+            tokens = self._questions[entry.id] = [(q, frozenset(content_tokens(q))) for q in entry.questions]
+        return tokens
+
+    def _hit(self, entry_id: str, score: float, analysis: Analysis, columns: dict[str, frozenset[str]],
              question_rank: int | None) -> Hit | None:
         entry = self.store.get(entry_id)
         if entry is None:
@@ -129,7 +144,8 @@ class Searcher:
             title=entry.title,
             score=round(min(1.0, max(0.0, score)), 4),
             one_line=entry.one_line,
-            why=explain.reasons(entry, analysis.query, analysis.found, columns, question_rank),
+            why=explain.reasons(entry, analysis.query, analysis.found, columns, question_rank,
+                                self._question_tokens(entry)),
             byline=(paper.byline or None) if paper is not None else None,
             url=paper.link if paper is not None else None,
             verification=paper.verification if paper is not None else None,
@@ -140,10 +156,10 @@ class Searcher:
         return list(self._known)
 
 
-def _signature(entry_id: str, columns: dict[str, str], analysis: Analysis) -> tuple:
+def _signature(entry_id: str, columns: dict[str, frozenset[str]], analysis: Analysis) -> tuple:
     """How an entry matched: named whole, by byline, and which question words its names and byline hold."""
     wanted = set(analysis.query.stems)
-    fields = tuple(frozenset(wanted & {stem(w) for w in columns.get(c, "").split()}) for c in ("names", "authors"))
+    fields = tuple(frozenset(wanted & columns.get(c, frozenset())) for c in ("names", "authors"))
     named = any(m.entry_id == entry_id for m in analysis.found.names)
     return (named, entry_id in analysis.found.authors, *fields)
 

@@ -7,10 +7,12 @@ question's own words and where in the entry they were found.
 
 from __future__ import annotations
 
+from typing import Mapping, Sequence
+
 from rlmap_bot.knowledge.schema import Entry, Paper
 from rlmap_bot.search.query import Query
 from rlmap_bot.search.recall import Recall
-from rlmap_bot.text import content_tokens, stem
+from rlmap_bot.text import stem
 
 _BODY = {"paper": "its key facts", "stage": "its symptoms, measures and levers", "topic": "its notes",
          "signal": "how it is measured"}
@@ -24,7 +26,10 @@ def _quote(items: list[str]) -> str:
     return quoted[0] if len(quoted) == 1 else ", ".join(quoted[:-1]) + " and " + quoted[-1]
 
 
-def reasons(entry: Entry, query: Query, found: Recall, row: dict[str, str], question_rank: int | None) -> list[str]:
+def reasons(entry: Entry, query: Query, found: Recall, stems: Mapping[str, frozenset[str]], question_rank: int | None,
+            questions: Sequence[tuple[str, frozenset[str]]]) -> list[str]:
+    """``stems``: the stems of each search column of the entry; ``questions``: its curated questions
+    with their content tokens (both worked out once per entry by the searcher)."""
     out: list[str] = []
     if entry.id in found.arxiv:
         out.append(f"arXiv id {found.arxiv[entry.id]}")
@@ -46,15 +51,15 @@ def reasons(entry: Entry, query: Query, found: Recall, row: dict[str, str], ques
     for column in ("names", "keywords", "summary", "body", "questions"):
         if not shown:
             break
-        present = {stem(x) for x in row.get(column, "").split()}
+        present = stems.get(column, frozenset())
         hit = [shown.pop(s) for s in list(shown) if s in present]
         if hit:
             where = _BODY.get(entry.kind, "its notes") if column == "body" else _WHERE[column]
             phrases.append(f"mentions {_quote(hit)} in {where}")
     out.extend(phrases[:2])
-    if question_rank is not None and question_rank <= 3 and entry.questions:
+    if question_rank is not None and question_rank <= 3 and questions:
         wanted = set(query.stems)
-        best_q = max(entry.questions, key=lambda q: len(wanted & set(content_tokens(q))))
-        if wanted & set(content_tokens(best_q)):
+        best_q, tokens = max(questions, key=lambda q: len(wanted & q[1]))
+        if wanted & tokens:
             out.append(f"close to a curated question: '{best_q}'")
     return out or ["shares words with the question"]
