@@ -437,6 +437,16 @@ class Engine:
         probs, _ = self._probabilities(scores)
         return binding, probs[binding]
 
+    def supporting_signals(self, values: Mapping[str, Any]) -> set[str]:
+        """The signals read by the kept readings that support the binding stage (none when none binds):
+        a verdict's supporting evidence, without building the verdict."""
+        _, kept, scores = self._evaluate(values)
+        binding = self._binding(scores)
+        if binding is None:
+            return set()
+        backing = [c for c in kept if any(s == binding and p > 0 for s, p in c.rule.points.items())]
+        return {n for c in backing for n in c.names if n in values}
+
     def is_settled(self, values: Mapping[str, Any]) -> bool:
         """True once the verdict is clear enough to stop asking (before threats and complaints)."""
         binding, probability = self.binding_of(values)

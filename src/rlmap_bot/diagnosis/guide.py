@@ -91,9 +91,7 @@ class Guide:
 
     def unexplained(self, values: dict[str, Any], chosen: list[Complaint]) -> list[Complaint]:
         """Chosen complaints that none of the verdict's supporting evidence reads a listed signal of."""
-        verdict = self.engine.diagnose(values, validated=True)
-        read = {name for ev in verdict.evidence if verdict.binding_stage and ev.supports(verdict.binding_stage)
-                for name in ev.signals}
+        read = self.engine.supporting_signals(values)
         return [c for c in chosen if not read & set(c.signals)]
 
 
