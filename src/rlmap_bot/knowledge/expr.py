@@ -81,14 +81,8 @@ class Expr:
     tree: ast.Expression
     names: frozenset[str]
     run: Callable[[Mapping[str, Any]], Any] = field(compare=False, repr=False)  # parse() compiles it
-
-    def evaluate(self, values: Mapping[str, Any]) -> Any:
-        """Evaluate with ``values`` bound to names; every name must be present."""
-        missing = sorted(self.names - values.keys())
-        if missing:
-            raise ExprError(f"no value for {missing[0]!r}")
-        result = self.value(values)
-        return result
+    # The elementary conditions under the and/or/not structure, compiled too (for contradicted()).
+    atoms: tuple[Callable[[Mapping[str, Any]], Any], ...] = field(default=(), compare=False, repr=False)
 
     def value(self, values: Mapping[str, Any]) -> Any:
         """Three-valued evaluation: absent names are unknown; returns UNKNOWN when it cannot tell."""
@@ -113,9 +107,9 @@ class Expr:
         ``a == 'x' and (b or c == 'y')`` with ``c`` known to be 'z' is contradicted even while
         ``a`` and ``b`` are unknown: the reading of ``c`` speaks against this branch.
         """
-        for node in _atoms(self.tree.body):
+        for atom in self.atoms:
             try:
-                if _eval(node, values) is False:
+                if atom(values) is False:
                     return True
             except (ExprError, ArithmeticError, ValueError, TypeError):
                 return True
@@ -153,7 +147,8 @@ def parse(source: str) -> Expr:
             raise ExprError(f"{type(node).__name__} is not allowed in a rule")
         if isinstance(node, ast.Constant) and not isinstance(node.value, (int, float, str, bool)):
             raise ExprError("constants must be numbers, strings or booleans")
-    return Expr(source=source.strip(), tree=tree, names=frozenset(names), run=_compile(tree.body))
+    return Expr(source=source.strip(), tree=tree, names=frozenset(names), run=_compile(tree.body),
+                atoms=tuple(_compile(a) for a in _atoms(tree.body)))
 
 
 # -- evaluation ------------------------------------------------------------------------------
@@ -162,10 +157,7 @@ def _number(x: Any) -> bool:
 
 
 def _compile(node: ast.AST) -> Callable[[Mapping[str, Any]], Any]:
-    """The condition as nested closures, so evaluating a rule does not walk its syntax tree.
-
-    Same semantics as :func:`_eval` (which :meth:`Expr.contradicted` still uses on parts).
-    """
+    """The condition as nested closures, so evaluating a rule does not walk its syntax tree."""
     if isinstance(node, ast.Constant):
         const = node.value
         return lambda values: const
@@ -230,57 +222,6 @@ def _compile(node: ast.AST) -> Callable[[Mapping[str, Any]], Any]:
     if isinstance(node, (ast.Tuple, ast.List)):
         items = [_compile(e) for e in node.elts]
         return lambda values: tuple(i(values) for i in items)
-    raise ExprError(f"{type(node).__name__} is not allowed in a rule")
-
-
-def _eval(node: ast.AST, values: Mapping[str, Any]) -> Any:
-    if isinstance(node, ast.Constant):
-        return node.value
-    if isinstance(node, ast.Name):
-        if node.id in _FUNCTIONS:
-            return _FUNCTIONS[node.id]
-        return values.get(node.id, UNKNOWN)
-    if isinstance(node, ast.BoolOp):
-        decided = isinstance(node.op, ast.Or)  # the value that settles the whole: True for or, False for and
-        unknown = False
-        for sub in node.values:
-            result = _eval(sub, values)
-            if result is UNKNOWN:
-                unknown = True
-            elif bool(result) == decided:
-                return decided
-        return UNKNOWN if unknown else (not decided)
-    if isinstance(node, ast.UnaryOp):
-        operand = _eval(node.operand, values)
-        if operand is UNKNOWN:
-            return UNKNOWN
-        return (not operand) if isinstance(node.op, ast.Not) else -operand
-    if isinstance(node, ast.BinOp):
-        left, right = _eval(node.left, values), _eval(node.right, values)
-        if left is UNKNOWN or right is UNKNOWN:
-            return UNKNOWN
-        if not (_number(left) and _number(right)):
-            raise ExprError("arithmetic takes numbers only")
-        return _BINOPS[type(node.op)](left, right)
-    if isinstance(node, ast.Compare):
-        left = _eval(node.left, values)
-        unknown = False
-        for op, comparator in zip(node.ops, node.comparators, strict=True):
-            right = _eval(comparator, values)
-            if left is UNKNOWN or right is UNKNOWN or (isinstance(right, tuple) and UNKNOWN in right):
-                unknown = True
-            elif not _CMPOPS[type(op)](left, right):
-                return False
-            left = right
-        return UNKNOWN if unknown else True
-    if isinstance(node, ast.Call):
-        args = [_eval(a, values) for a in node.args]
-        if any(a is UNKNOWN for a in args):
-            return UNKNOWN
-        assert isinstance(node.func, ast.Name)
-        return _FUNCTIONS[node.func.id](*args)
-    if isinstance(node, (ast.Tuple, ast.List)):
-        return tuple(_eval(e, values) for e in node.elts)
     raise ExprError(f"{type(node).__name__} is not allowed in a rule")
 
 
