@@ -19,10 +19,6 @@ class RlmapError(Exception):
         if exit_code is not None:
             self.exit_code = exit_code
 
-    @property
-    def message(self) -> str:
-        return str(self)
-
 
 class UsageError(RlmapError, ValueError):
     """Bad input or usage: a malformed command, a value out of range, an unknown id (exit 2)."""

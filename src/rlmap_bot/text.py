@@ -95,11 +95,6 @@ def words(text: str) -> list[str]:
     return out
 
 
-def tokens(text: str) -> list[str]:
-    """Stems of every word, stopwords kept (names need them)."""
-    return [stem(w) for w in words(text)]
-
-
 def content_words(text: str) -> list[str]:
     """Surface words that carry meaning: stopwords and non-evidence dropped, order kept, no repeats."""
     seen: dict[str, None] = {}

@@ -30,10 +30,6 @@ def verification_label(status: str | None) -> str | None:
     return None
 
 
-def verification_sentence(status: str) -> str:
-    return VERIFICATION[status][0].upper() + VERIFICATION[status][1:] + "."
-
-
 def verdict_headline(verdict: Any) -> str:
     """One line: the binding stage and how sure, the tie, or that nothing stands out."""
     sure = f"{verdict.confidence:.0%}"

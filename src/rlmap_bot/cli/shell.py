@@ -33,7 +33,6 @@ class Shell:
         self.core = core
         self.stdin = stdin
         self.stdout = stdout or sys.stdout
-        self.interactive = stdin is None
 
     def say(self, text: str) -> None:
         self.stdout.write(text.rstrip() + "\n")

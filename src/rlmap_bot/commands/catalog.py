@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from rlmap_bot import wording
 from rlmap_bot.commands.context import Invocation
 from rlmap_bot.commands.registry import ALL, Param, Registry
 from rlmap_bot.errors import NotFoundError, UsageError
@@ -67,7 +68,7 @@ def show(ctx: Invocation, entry: str) -> Any:
     found = ctx.core.resolve(text)
     if found is None:
         close = ctx.core.suggest_ids(text)
-        hint = f"; did you mean {', '.join(close)}?" if close else "; try `ask` to search"
+        hint = f"; {wording.did_you_mean(close)}" if close else "; try `ask` to search"
         raise NotFoundError(f"no entry with id {text[:80]!r}{hint}")
     return ctx.core.card(found.id)
 

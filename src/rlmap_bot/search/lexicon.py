@@ -25,7 +25,7 @@ from collections import Counter
 from collections.abc import Iterable
 
 from rlmap_bot.knowledge.schema import Entry, Paper
-from rlmap_bot.text import content_tokens, content_words, normalize, stem, words
+from rlmap_bot.text import content_tokens, content_words, normalize, normalize_content, stem, words
 
 # wordfreq's common misspellings sit at or below Zipf 3.04 ("teh" 3.04, "thier" 2.99,
 # "definately" 2.87, "recieve" 2.75; measured with wordfreq 3.1.1): the table keeps words from
@@ -79,7 +79,7 @@ def build_search_tables(conn: sqlite3.Connection, entries: Iterable[Entry], docs
     name_rows, author_rows, arxiv_rows = [], [], []
     for entry in entries:
         for i, name in enumerate((entry.title, *entry.aliases)):
-            key = " ".join(content_tokens(name))
+            key = normalize_content(name)
             if not key:
                 continue
             surface = content_words(name)

@@ -14,7 +14,6 @@ then one of:
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 
 from rlmap_bot.text import ARXIV, NOT_EVIDENCE, STOPWORDS, stem, words
@@ -40,7 +39,6 @@ AUTHOR_VERBS = frozenset(
     """wrote write writes written proposed propose proposes introduced introduce introduces invented invent
     created create developed develop published publish released release came made behind originated""".split()
 )
-_COMPARE = re.compile(r"\b(vs\.?|versus|compared?|comparison|difference|differences|differ|or|against|and)\b")
 
 
 @dataclass
@@ -59,7 +57,6 @@ class Query:
     all_words: list[str] = field(default_factory=list)  # every surface word, stopwords included
     arxiv: list[str] = field(default_factory=list)
     authorship: bool = False
-    comparison: bool = False
 
     @property
     def corrections(self) -> dict[str, str]:
@@ -107,7 +104,6 @@ def parse(question: str, lexicon) -> Query:
     query.authorship = bool(present & AUTHOR_NOUNS) or (
         ("who" in present or "whose" in present) and bool(present & AUTHOR_VERBS)
     ) or _by_someone(all_words, lexicon) or ("et" in present and "al" in present)
-    query.comparison = bool(_COMPARE.search(" ".join(all_words)))
     return query
 
 

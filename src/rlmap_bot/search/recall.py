@@ -22,10 +22,7 @@ from rlmap_bot.search.query import Query
 
 log = logging.getLogger(__name__)
 RECALL = 40  # entries taken from each list; the answer shows at most a handful
-_MIN_CORRECTED_NAME = 5
-# Two question words count as a phrase when the entry has them within this many words of each
-# other: "samples per prompt" finds "samples for each prompt".
-_NEAR = 3  # a corrected word of 4 letters ("GSPO" -> "grpo") is too weak to claim a name
+_MIN_CORRECTED_NAME = 5  # a corrected word of 4 letters ("GSPO" -> "grpo") is too weak to claim a name
 
 
 @dataclass

@@ -40,10 +40,6 @@ class StateHealth:
         self._lock = threading.Lock()
         metrics.STATE_STORE_UP.set(1)
 
-    @property
-    def available(self) -> bool:
-        return self.down_since is None
-
     def failed(self, error: BaseException) -> None:
         metrics.STATE_STORE_ERRORS.inc()
         with self._lock:
