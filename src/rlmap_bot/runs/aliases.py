@@ -129,12 +129,11 @@ class AliasFile(BaseModel):
 
 @dataclass(frozen=True)
 class Alias:
-    """An entry with where it came from and its compiled pattern."""
+    """A metric-name entry with its framework, its place in the file and its compiled pattern."""
 
     framework: str
     order: int
     entry: MetricAlias
-    source: str
     regex: re.Pattern[str] | None
 
     def matches(self, name: str) -> bool:
@@ -267,5 +266,5 @@ def load_aliases(knowledge_root: Path | str) -> AliasTable:
                                      f"listed twice for quantity '{entry.quantity}'"
                                      + (f" and version '{entry.version}'" if entry.version else ""))
             seen[key] = shown
-            aliases.append(Alias(parsed.framework, index, entry, shown, _compile(entry.metric)))
+            aliases.append(Alias(parsed.framework, index, entry, _compile(entry.metric)))
     return AliasTable(aliases)

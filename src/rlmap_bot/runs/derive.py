@@ -93,8 +93,8 @@ def _steps_text(steps: np.ndarray, sl: slice) -> str:
 
 
 class _Deriver:
-    def __init__(self, run: RunData, series: dict[str, QuantitySeries], window):
-        self.run, self.q, self.window = run, series, window
+    def __init__(self, series: dict[str, QuantitySeries], window):
+        self.q, self.window = series, window
 
     def need(self, quantity: str, what: str) -> QuantitySeries:
         q = self.q.get(quantity)
@@ -405,7 +405,7 @@ def derive_signals(run: RunData, aliases: AliasTable | None = None, window: int 
                      quantities={q: s.label + (f" [{s.source}]" if s.source else "")
                                  for q, s in sorted(resolution.series.items())})
     out._series = resolution.series
-    deriver = _Deriver(run, resolution.series, window)
+    deriver = _Deriver(resolution.series, window)
     for signal in DERIVED:
         fn: Callable = getattr(deriver, signal)
         try:

@@ -78,13 +78,12 @@ def read_and_derive(path: str | Path, knowledge_root: Path, format: str | None =
     return run, derive_signals(run, aliases, window=window, mapping=mapping)
 
 
-def verdict_for(engine: Engine, derivation: Derivation, extra: dict[str, Any] | None = None,
-                chart: str | None = None) -> RunDiagnosis:
+def verdict_for(engine: Engine, derivation: Derivation, extra: dict[str, Any] | None = None) -> RunDiagnosis:
     """The engine's verdict on the derived signals (plus ``extra`` answers), with the provenance."""
     verdict = engine.diagnose({**derivation.signals, **(extra or {})})
     return RunDiagnosis(**verdict.model_dump(), run=derivation.run, signal_sources=derivation.signal_sources,
                         missing=derivation.missing, missing_reasons=derivation.missing_reasons,
-                        warnings=derivation.warnings, chart=chart)
+                        warnings=derivation.warnings)
 
 
 def draw(run: RunData, derivation: Derivation, verdict: Verdict, path: str | Path) -> str | None:

@@ -37,11 +37,9 @@ class QuantitySeries:
     steps: np.ndarray
     values: np.ndarray
     label: str
-    metrics: list[str]
     unit: str
     source: str = ""
     includes_coef: bool = False
-    note: str | None = None
 
 
 @dataclass
@@ -92,27 +90,23 @@ def _build(alias: Alias, run: RunData) -> QuantitySeries | None:
         return None
     steps, values = _union(matched, entry.aggregate)
     label = matched[0].name if len(matched) == 1 else f"{entry.aggregate} of {', '.join(m.name for m in matched)}"
-    names = [m.name for m in matched]
     if entry.add:
         steps, vals = _align([Series(name="x", steps=steps, values=values), *[run.series[h] for h in entry.add]])
         values = np.sum(vals, axis=0)
         label = " + ".join([label, *entry.add])
-        names += entry.add
     if entry.divide_by:
         steps, vals = _align([Series(name="x", steps=steps, values=values), *[run.series[h] for h in entry.divide_by]])
         denominator = np.sum(vals[1:], axis=0)
         ok = denominator > 0
         steps, values = steps[ok], vals[0][ok] / denominator[ok]
         label = f"{label} / {' + '.join(entry.divide_by)}"
-        names += [n for n in entry.divide_by if n not in names]
     if entry.unit == "percent":
         values = values / 100.0
     if entry.complement:
         values = 1.0 - values
         label = f"1 - {label}"
     unit = "fraction" if entry.unit == "percent" else entry.unit
-    return QuantitySeries(entry.quantity, steps, values, label, names, unit, alias.label,
-                          entry.includes_coef, entry.note)
+    return QuantitySeries(entry.quantity, steps, values, label, unit, alias.label, entry.includes_coef)
 
 
 def resolve(run: RunData, table: AliasTable, mapping: Mapping[str, str] | None = None) -> Resolution:
@@ -145,6 +139,6 @@ def resolve(run: RunData, table: AliasTable, mapping: Mapping[str, str] | None =
                     else "no metric of that name in this run")
             out.warnings.append(f"--map {key}={metric}: {hint}")
             continue
-        out.series[quantity] = QuantitySeries(quantity, series.steps, series.values, metric, [metric],
+        out.series[quantity] = QuantitySeries(quantity, series.steps, series.values, metric,
                                               MAPPED_UNIT.get(quantity, "value"), "mapped by you")
     return out

@@ -148,7 +148,6 @@ class Spike:
     step: int
     value: float
     ratio: float
-    z: float
 
 
 def _rolling_reference(values: np.ndarray, window: int) -> tuple[np.ndarray, np.ndarray]:
@@ -177,7 +176,7 @@ def spikes(steps: np.ndarray, values: np.ndarray, start: int = 0) -> list[Spike]
         ratio = values / np.abs(med)
     hit = (z >= SPIKE_Z) & (ratio >= SPIKE_RATIO) & np.isfinite(z)
     hit[:start] = False
-    return [Spike(int(steps[i]), float(values[i]), float(ratio[i]), float(z[i])) for i in np.flatnonzero(hit)]
+    return [Spike(int(steps[i]), float(values[i]), float(ratio[i])) for i in np.flatnonzero(hit)]
 
 
 def sustained_jump(steps: np.ndarray, values: np.ndarray, start: int = 0) -> int | None:
