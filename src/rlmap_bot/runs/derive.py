@@ -18,7 +18,7 @@ from rlmap_bot.runs import stats
 from rlmap_bot.runs.aliases import AliasTable
 from rlmap_bot.runs.model import RunData
 from rlmap_bot.runs.provenance import RunInfo, SignalSource
-from rlmap_bot.runs.quantities import QuantitySeries, resolve
+from rlmap_bot.runs.quantities import QuantitySeries, align, resolve
 from rlmap_bot.runs.read import default_aliases
 
 #: Entropy collapse, judged against the early level.  "Lost most of its starting value and
@@ -285,10 +285,7 @@ class _Deriver:
             if coef is None:
                 raise _Missing(f"{kl.label} is logged without its coefficient; the share needs kl_loss_coef")
             parts.append(coef)
-        common = parts[0].steps
-        for p in parts[1:]:
-            common = np.intersect1d(common, p.steps)
-        vals = [p.values[np.searchsorted(p.steps, common)] for p in parts]
+        common, vals = align(parts)
         term = np.abs(vals[0] * (vals[2] if len(vals) > 2 else 1.0))
         with np.errstate(invalid="ignore", divide="ignore"):
             share = term / (np.abs(vals[1]) + term)

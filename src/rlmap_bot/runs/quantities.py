@@ -9,7 +9,7 @@ the most of the run's metric names wins, then the order of entries in its file
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Mapping
+from typing import Mapping, Sequence
 
 import numpy as np
 
@@ -49,7 +49,8 @@ class Resolution:
     warnings: list[str] = field(default_factory=list)
 
 
-def _align(parts: list[Series]) -> tuple[np.ndarray, list[np.ndarray]]:
+def align(parts: Sequence[Series | QuantitySeries]) -> tuple[np.ndarray, list[np.ndarray]]:
+    """The steps every part has (each part's steps are unique and sorted), and each part's values there."""
     steps = parts[0].steps
     for p in parts[1:]:
         steps = np.intersect1d(steps, p.steps, assume_unique=True)
@@ -74,11 +75,11 @@ def _union(parts: list[Series], how: str) -> tuple[np.ndarray, np.ndarray]:
     return steps, np.where(count == 0, np.nan, values)
 
 
-def framework_scores(run: RunData, table: AliasTable) -> dict[str, int]:
-    """How many of the run's metric names each framework's table knows."""
+def framework_scores(hits: Mapping[str, Sequence[Alias]]) -> dict[str, int]:
+    """How many of the run's metric names (each with the aliases it matches) each framework's table knows."""
     scores: dict[str, int] = {}
-    for name in run.metrics:
-        for fw in {a.framework for a in table.lookup(name)}:
+    for found in hits.values():
+        for fw in {a.framework for a in found}:
             scores[fw] = scores.get(fw, 0) + 1
     return scores
 
@@ -91,11 +92,11 @@ def _build(alias: Alias, run: RunData) -> QuantitySeries | None:
     steps, values = _union(matched, entry.aggregate)
     label = matched[0].name if len(matched) == 1 else f"{entry.aggregate} of {', '.join(m.name for m in matched)}"
     if entry.add:
-        steps, vals = _align([Series(name="x", steps=steps, values=values), *[run.series[h] for h in entry.add]])
+        steps, vals = align([Series(name="x", steps=steps, values=values), *[run.series[h] for h in entry.add]])
         values = np.sum(vals, axis=0)
         label = " + ".join([label, *entry.add])
     if entry.divide_by:
-        steps, vals = _align([Series(name="x", steps=steps, values=values), *[run.series[h] for h in entry.divide_by]])
+        steps, vals = align([Series(name="x", steps=steps, values=values), *[run.series[h] for h in entry.divide_by]])
         denominator = np.sum(vals[1:], axis=0)
         ok = denominator > 0
         steps, values = steps[ok], vals[0][ok] / denominator[ok]
@@ -112,10 +113,11 @@ def _build(alias: Alias, run: RunData) -> QuantitySeries | None:
 def resolve(run: RunData, table: AliasTable, mapping: Mapping[str, str] | None = None) -> Resolution:
     """Every quantity the run's series can give."""
     out = Resolution()
-    scores = framework_scores(run, table)
+    hits = {name: table.lookup(name) for name in run.metrics}  # pattern matching, once per name
+    scores = framework_scores(hits)
     if scores:
         best = max(scores.items(), key=lambda kv: (kv[1], kv[0] != "generic"))
-        versions = sorted({a.entry.version for name in run.metrics for a in table.lookup(name)
+        versions = sorted({a.entry.version for found in hits.values() for a in found
                            if a.framework == best[0] and a.entry.version})
         out.framework = best[0] + (f" ({', '.join(versions)})" if versions else "")
     ranked = sorted(table.aliases, key=lambda a: (-scores.get(a.framework, 0), a.framework == "generic",

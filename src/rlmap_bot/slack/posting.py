@@ -83,3 +83,13 @@ def find_by_metadata(client: WebClient, channel: str, event_type: str, key: str,
         if not page.get("has_more") or not cursor:
             return None
     return None
+
+
+def upload_chart(client: WebClient, channel: str, thread_ts: str, chart: str, filename: str, name: str) -> None:
+    """A run's chart into a thread under the post it belongs to; a refusal is logged, the post stands."""
+    try:
+        client.files_upload_v2(channel=channel, thread_ts=thread_ts, file=chart, filename=filename,
+                               title=f"{name}: the curves behind the verdict",
+                               alt_txt="Training curves with the judged windows shaded, and stage scores")
+    except SlackApiError as exc:
+        log.info("could not upload the chart %s: %s", filename, exc.response.get("error"))

@@ -17,7 +17,6 @@ import urllib.request
 from pathlib import Path
 
 from slack_sdk import WebClient
-from slack_sdk.errors import SlackApiError
 
 from rlmap_bot.core import Core
 from rlmap_bot.errors import RlmapError, UnavailableError
@@ -72,7 +71,7 @@ class RunFiles:
                 run, derivation = read_and_derive(path, self.core.knowledge_root)
                 derivation.run.path = name  # never the server's temporary path
                 session = self.core.state.sessions.get(session_id)
-                typed = {k: v for k, v in (session.answers if session else {}).items() if k in self.core.engine.signals}
+                typed = self.core.flow.guide.signal_answers(session) if session else {}
                 result = verdict_for(self.core.engine, derivation, extra=typed)
                 chart = draw(run, derivation, result, Path(tmp) / "run.png")
             except UnavailableError:
@@ -85,12 +84,7 @@ class RunFiles:
             blocks, text = run_blocks.run_blocks(result, name)
             posting.post(client, channel, user, blocks=blocks, text=text, thread_ts=thread)
             if chart:
-                try:
-                    client.files_upload_v2(channel=channel, thread_ts=thread, file=chart, filename="run.png",
-                                           title=f"{name}: the curves behind the verdict",
-                                           alt_txt="Training curves with the judged windows shaded, and stage scores")
-                except SlackApiError as exc:
-                    log.info("could not upload the chart: %s", exc.response.get("error"))
+                posting.upload_chart(client, channel, thread, chart, "run.png", name)
         try:
             step = self.core.flow.absorb(session_id, derivation.signals)
         except UnavailableError:

@@ -20,7 +20,7 @@ from rlmap_bot.core import Core
 from rlmap_bot.settings import Settings
 from rlmap_bot.slack.blocks.common import fallback, to_dicts
 from rlmap_bot.slack.blocks.watch import alert_blocks, alert_text
-from rlmap_bot.slack.posting import CANNOT_POST, find_by_metadata
+from rlmap_bot.slack.posting import CANNOT_POST, find_by_metadata, upload_chart
 from rlmap_bot.watch.model import Alert, CheckResult, WatchRow
 from rlmap_bot.watch.schedule import WatchScheduler, slot_key
 from rlmap_bot.watch.service import METADATA_EVENT, AlertNotPosted, WatchService
@@ -54,12 +54,7 @@ class SlackWatchPoster:
         return response["ts"]
 
     def attach_chart(self, channel: str, ts: str, chart: Path, alert: Alert) -> None:
-        try:
-            self.client.files_upload_v2(channel=channel, thread_ts=ts, file=str(chart), filename="watch.png",
-                                        title=f"{Path(alert.path).name}: the curves behind the verdict",
-                                        alt_txt="Training curves with the judged windows shaded, and stage scores")
-        except SlackApiError as exc:
-            log.info("could not upload the watch chart: %s", exc.response.get("error"))
+        upload_chart(self.client, channel, ts, str(chart), "watch.png", Path(alert.path).name)
 
     def find_alert(self, channel: str, alert_id: str, since: dt.datetime) -> str | None:
         return find_by_metadata(self.client, channel, METADATA_EVENT, "alert_id", alert_id, since)
