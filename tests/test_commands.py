@@ -6,6 +6,7 @@ import pytest
 
 from rlmap_bot.commands import REGISTRY
 from rlmap_bot.commands.admin import help_for
+from rlmap_bot.commands.parser import examples_for
 from rlmap_bot.errors import UsageError
 
 
@@ -82,7 +83,7 @@ def test_help_shows_only_the_examples_that_work_where_it_is_read():
                 assert REGISTRY.parse(" ".join(words), surface) is not None, (surface, example)
     slack = [e.usage for e in help_for(REGISTRY, "slack", "diagnose").commands if e.kind == "example"]
     assert slack == ["/rlmap diagnose"], "--signals and --run are terminal options"
-    cli = REGISTRY.get("diagnose").examples_for("cli")
+    cli = examples_for(REGISTRY.get("diagnose"), "cli")
     assert "diagnose --signals run.json --json" in cli and "diagnose --run runs/exp42/train.log" in cli
     assert {e.kind for e in help_for(REGISTRY, "shell", "diagnose").commands} == {"command", "option", "example"}
 

@@ -22,19 +22,29 @@ def terminal_prompt(prompt: str) -> str | None:
         return None
 
 
-def run_guided(core: Core, ask: Ask, say: Say, step: Step) -> Step:
-    """Run a started (or resumed) diagnosis until a verdict, or until input ends (it stays resumable)."""
+class Interrupted(click.exceptions.Exit):
+    """Ctrl-C during a guided diagnosis: the resume hint is printed, the command exits 130 (not click's "Aborted!")."""
+
+    def __init__(self) -> None:
+        super().__init__(130)
+
+
+def run_guided(core: Core, ask: Ask, say: Say, step: Step, prefix: str = "") -> Step:
+    """Run a started (or resumed) diagnosis until a verdict, or until input ends (it stays resumable).
+
+    Ctrl-D (end of input) pauses it; Ctrl-C pauses it too and then ends the command with exit 130.
+    """
     flow = core.flow
     say(f"Diagnosis {step.session.id[:8]}: answer what you know; '?' skips a question, 'help' explains it.")
     while step.question is not None:
         question = step.question
-        reply = ask(render.question_text(question) + "\n> ")
+        try:
+            reply = ask(render.question_text(question) + "\n> ")
+        except KeyboardInterrupt:
+            _pause(core, step, say, prefix)
+            raise Interrupted() from None
         if reply is None:
-            if not step.session.history:
-                flow.discard(step.session.id)  # nothing answered: nothing worth resuming
-                say("\n(no answers; nothing saved)")
-            else:
-                say(f"\n(paused; resume with `diagnose --resume {step.session.id[:8]}`)")
+            _pause(core, step, say, prefix)
             return step
         try:
             step = flow.reply(step.session.id, reply)
@@ -46,3 +56,11 @@ def run_guided(core: Core, ask: Ask, say: Say, step: Step) -> Step:
     say("")
     say(render.text(step.verdict))
     return step
+
+
+def _pause(core: Core, step: Step, say: Say, prefix: str) -> None:
+    if not step.session.history:
+        core.flow.discard(step.session.id)  # nothing answered: nothing worth resuming
+        say("\n(no answers; nothing saved)")
+    else:
+        say(f"\n(paused; resume with `{prefix}diagnose --resume {step.session.id[:8]}`)")

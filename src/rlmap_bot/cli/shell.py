@@ -14,8 +14,7 @@ import sys
 from pathlib import Path
 from typing import IO
 
-from rlmap_bot.cli import render
-from rlmap_bot.commands import REGISTRY
+from rlmap_bot.commands import REGISTRY, run
 from rlmap_bot.commands.context import Invocation
 from rlmap_bot.core import Core
 from rlmap_bot.errors import RlmapError
@@ -80,20 +79,11 @@ class Shell:
         return True
 
     def dispatch(self, line: str) -> None:
-        parsed = REGISTRY.parse(line, "shell", self.core)
+        from rlmap_bot.cli.terminal import Terminal
+
         ctx = Invocation.of(self.core, "shell", user="shell", channel="local", admin=True)
-        if parsed is None:
-            result = self.core.ask(line)
-        else:
-            result = parsed.command.handler(ctx, **parsed.args)
-        from rlmap_bot.diagnosis.flow import Step
-
-        if isinstance(result, Step):
-            from rlmap_bot.cli.diagnose_flow import run_guided
-
-            run_guided(self.core, ask=self.read, say=self.say, step=result)
-        elif result is not None:
-            self.say(render.text(result))
+        result = run(REGISTRY.read(line, "shell", self.core), ctx)
+        Terminal(ctx, say=self.say, ask=self.read).show(result)
 
 
 def log_path(core: Core) -> Path:

@@ -1,7 +1,11 @@
-"""The command core: every command declared once (:mod:`registry`), dispatched by every front-end.
+"""The command core: every command declared once (:mod:`registry`), run the same way from every front-end.
 
-``REGISTRY`` holds the built-in commands. Handlers import what they need when they
-run, so building the registry (every CLI start) stays cheap.
+Every surface turns its input into a :class:`Parsed` invocation (the terminal through
+the click command generated from the declaration, chat lines through
+:meth:`Registry.read`, which drives the same click parser), calls :func:`run` and
+renders the typed result it gets back. ``REGISTRY`` holds the built-in commands.
+Handlers import what they need when they run, so building the registry (every
+CLI start) stays cheap.
 """
 
 from __future__ import annotations
@@ -24,7 +28,7 @@ REGISTRY = build_registry()
 
 
 def run(parsed: Parsed, ctx: Invocation) -> Any:
-    """Call the handler with the parsed arguments; the result is a model for the front-end to render."""
+    """The one way a command runs: its handler with the parsed arguments; the result is a model to render."""
     return parsed.command.handler(ctx, **parsed.args)
 
 

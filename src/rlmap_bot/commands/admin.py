@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from rlmap_bot.commands.context import Invocation
-from rlmap_bot.commands.registry import CHAT, Param, Registry
+from rlmap_bot.commands.registry import CHAT, Param, Registry, examples_for
 from rlmap_bot.errors import UsageError
 
 if TYPE_CHECKING:
@@ -17,9 +17,9 @@ def register(registry: Registry) -> None:
         return help_for(registry, ctx.surface, command)
 
     def names_a_command(_core: object, args: dict) -> bool:
-        """`help diagnose` is a command; `help me with reward hacking` is a question."""
+        """`help diagnose` and `help nosuch` are commands (one word); `help me with reward hacking` is a question."""
         wanted = " ".join(str(args.get("command", "")).lower().split())
-        return not wanted or any(wanted in {c.name, c.words[0]} for c in registry.all())
+        return len(wanted.split()) <= 1 or any(wanted in {c.name, c.words[0]} for c in registry.all())
 
     registry.command("help", "this list (or `help COMMAND` for one command)",
                      Param("command", "a command name", kind="rest", metavar="COMMAND"),
@@ -62,12 +62,15 @@ def help_for(registry: Registry, surface: str, command: str | None = None, probl
         wanted = " ".join(command.lower().split())
         found = [c for c in registry.all(surface) if c.name == wanted or c.words[0] == wanted]
         if not found:
-            raise UsageError(registry.elsewhere(wanted.split(), surface) or f"no command {command!r}; `help` lists them")
+            near = registry.near_miss(wanted, surface)
+            hint = f"did you mean `{prefix}{near}`? " if near else ""
+            raise UsageError(registry.elsewhere(wanted.split(), surface)
+                             or f"no command {command!r}; {hint}`{prefix}help` lists them")
         entries = []
         for c in found:
             entries.append(HelpEntry(usage=prefix + c.usage(surface), summary=c.summary))
             entries += [HelpEntry(usage=p.shown, summary=p.help, kind="option") for p in c.params_for(surface)]
-            entries += [HelpEntry(usage=prefix + e, summary="", kind="example") for e in c.examples_for(surface)]
+            entries += [HelpEntry(usage=prefix + e, summary="", kind="example") for e in examples_for(c, surface)]
         return Help(intro="", commands=entries, problem=problem)
     entries = [HelpEntry(usage=prefix + c.usage(surface), summary=c.summary) for c in registry.all(surface)]
     if surface == "shell":

@@ -50,9 +50,23 @@ def register(registry: Registry) -> None:
 
 
 def ask(ctx: Invocation, question: str, limit: int = 5) -> Any:
+    if question.strip() == "-" and ctx.lines is not None:
+        return _ask_each(ctx, ctx.lines(), limit)
     if not question or not question.strip():
         raise UsageError("ask needs a question, e.g. `ask why is my reward going up but evals down?`")
     return ctx.core.ask(question, limit=limit)
+
+
+def _ask_each(ctx: Invocation, lines: Any, limit: int) -> Any:
+    """One answer per line read, in order; a blank line gets an answer that says it was empty."""
+    from rlmap_bot.commands.results import AnswerStream, Unanswered
+
+    def answers() -> Any:
+        for line in lines:
+            question = line.strip()
+            yield ctx.core.ask(question, limit=limit) if question else Unanswered()
+
+    return AnswerStream(answers())
 
 
 def _names_an_entry(core: Any, args: dict[str, Any]) -> bool:
@@ -116,7 +130,11 @@ def _pick(value: str, known: dict[str, str], what: str) -> str:
     words = [key for key, title in known.items() if low in title.lower().split()]
     if len(words) == 1:
         return words[0]
-    raise UsageError(f"unknown {what} {value!r}; one of {', '.join(known)}")
+    from rapidfuzz import fuzz, process
+
+    close = [key for key, _, _ in process.extract(low, list(known), scorer=fuzz.WRatio, limit=2, score_cutoff=70)]
+    hint = wording.did_you_mean(close) + " " if close else ""
+    raise UsageError(f"unknown {what} {value!r}; {hint}known: {', '.join(known)}")
 
 
 def _written_by(paper: Any, who: str) -> bool:

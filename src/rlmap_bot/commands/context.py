@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Protocol
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Protocol
 
 if TYPE_CHECKING:
     from rlmap_bot.core import Core
@@ -46,6 +46,8 @@ class Invocation:
     thread_ts: str | None = None
     admin: bool = False
     io: Channel | None = None
+    json: bool = False  # the result is printed as a document (`--json`): nothing interactive
+    lines: Callable[[], Iterable[str]] | None = None  # the terminal's standard input, line by line (`ask -`)
     extra: dict[str, Any] = field(default_factory=dict)
 
     @cached_property

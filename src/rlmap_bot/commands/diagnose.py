@@ -37,7 +37,7 @@ def register(registry: Registry) -> None:
         Param("chart", "write a PNG of the curves behind the verdict", type="path", metavar="FILE.png", surfaces=CLI),
         Param("list", "list open diagnoses", kind="flag", surfaces=TERMINAL),
         Param("resume", "continue a paused diagnosis (its id or first characters)", metavar="ID", surfaces=TERMINAL),
-        json=True, order=5, strict=True,
+        json=True, order=5, strict=True, excludes=(("signals", "simulate", "run", "list", "resume"),),
         examples=("diagnose", "diagnose --run runs/exp42/train.log", "diagnose --signals run.json --json"),
     )(diagnose)
 
@@ -49,8 +49,6 @@ def diagnose(ctx: Invocation, signals: str | None = None, simulate: str | None =
     from rlmap_bot.commands.results import SessionList, SessionRow
 
     core = ctx.core
-    if sum(x is not None for x in (signals, simulate, run)) > 1:
-        raise UsageError("give one of --signals, --simulate or --run")
     if run is not None:
         return _from_logs(ctx, Path(run), format, run_id, window, map or [], chart)
     if any(x for x in (format, run_id, window, map, chart)):
@@ -67,6 +65,8 @@ def diagnose(ctx: Invocation, signals: str | None = None, simulate: str | None =
             SessionRow(id=s.id, user=s.user, answers=len(s.answers), updated_at=s.updated_at, next=s.current)
             for s in core.flow.open_sessions(team=ctx.team if ctx.surface == "slack" else None)
         ])
+    if ctx.json:  # a guided diagnosis is a conversation, not a document
+        raise UsageError("--json needs --signals, --simulate or --run (the guided flow is interactive)")
     if resume:
         prefix = resume.strip()
         matches = [s.id for s in core.flow.open_sessions() if prefix and s.id.startswith(prefix)]

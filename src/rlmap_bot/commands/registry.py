@@ -1,11 +1,12 @@
-"""The command registry: every command is declared once, every front-end dispatches into it.
+"""The command registry: every command declared once, found by name from any front-end.
 
-Like Errbot's ``@botcmd`` over its backends: a command has a name, parameters,
-the surfaces it is offered on (``cli``, ``shell``, ``slack``), who may run it, a
-one-line summary and a handler that returns a model. The click CLI is generated
-from the declarations; the shell, ``/rlmap`` and mentions go through
-:meth:`Registry.parse`; help on every surface is generated from the same
-declarations, so a new command is one place.
+Like Errbot's ``@botcmd`` over its backends: a command (:mod:`declare`) has a name,
+parameters, the surfaces it is offered on (``cli``, ``shell``, ``slack``), who may
+run it, a one-line summary and a handler that returns a model. The click CLI is
+generated from the declarations; the shell, ``/rlmap`` and mentions go through
+:meth:`Registry.read`, which finds the command a line names and hands the rest to
+the same click parser (:mod:`parser`); help on every surface is generated from
+the same declarations, so a new command is one place.
 
 A chat line (shell, Slack) is a command only when its arguments fit the
 declaration; otherwise it is a question for ``ask``.
@@ -15,109 +16,20 @@ from __future__ import annotations
 
 import shlex
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Literal
+from typing import Any, Callable
 
+from rlmap_bot.commands.declare import ALL, CHAT, Command, Param, Surface, command_usage, surface_prefix
+from rlmap_bot.commands.parser import StrayWords, examples_for, parse_words
 from rlmap_bot.errors import UsageError
 
-Surface = Literal["cli", "shell", "slack"]
-ALL: frozenset[str] = frozenset({"cli", "shell", "slack"})
-CHAT: frozenset[str] = frozenset({"shell", "slack"})
-
-
-@dataclass(frozen=True)
-class Param:
-    """One parameter. ``kind``: ``arg`` (one word), ``rest`` (the rest of the line), ``option`` or ``flag``.
-
-    ``word`` is the chat form of an option or flag (``by Schulman``, ``every 15m``,
-    ``quiet``); ``--name`` always works too. ``surfaces`` limits where it exists
-    (``--json`` is for the terminal).
-    """
-
-    name: str
-    help: str
-    kind: Literal["arg", "rest", "option", "flag"] = "option"
-    type: Literal["str", "int", "path", "file", "date"] = "str"
-    choices: tuple[str, ...] = ()
-    default: Any = None
-    required: bool = False
-    multiple: bool = False
-    word: str | None = None
-    short: str | None = None
-    metavar: str | None = None
-    surfaces: frozenset[str] = ALL
-    range: tuple[int | None, int | None] | None = None
-
-    @property
-    def flag_name(self) -> str:
-        return "--" + self.name.replace("_", "-")
-
-    @property
-    def shown(self) -> str:
-        """How the parameter appears in a usage line."""
-        meta = self.metavar or self.name.upper()
-        if meta.startswith("["):
-            return meta  # the metavar spells out its own optional parts
-        if self.kind == "arg":
-            return meta if self.required else f"[{meta}]"
-        if self.kind == "rest":
-            return f"{meta}..." if self.required else f"[{meta}...]"
-        if self.kind == "flag":
-            return f"[{self.word or self.flag_name}]"
-        form = f"{self.word} {meta}" if self.word else f"{self.flag_name} {meta}"
-        return f"[{form}]"
-
-
-@dataclass(frozen=True)
-class Command:
-    """A command as every front-end sees it."""
-
-    name: str  # "ask", or "digest subscribe" for a sub-command
-    summary: str
-    handler: Callable[..., Any]
-    params: tuple[Param, ...] = ()
-    surfaces: frozenset[str] = ALL
-    admin: bool = False  # Slack: only users in RLMAP_ADMINS
-    strict: bool = False  # chat: arguments that do not fit are a usage error, not a question
-    fits: Callable[[Any, dict[str, Any]], bool] | None = None  # chat: do these arguments make it a command?
-    json: bool = False  # the terminal offers --json
-    examples: tuple[str, ...] = ()
-    help: str = ""
-    order: int = 100
-
-    @property
-    def words(self) -> tuple[str, ...]:
-        return tuple(self.name.split())
-
-    def params_for(self, surface: str) -> list[Param]:
-        return [p for p in self.params if surface in p.surfaces]
-
-    def examples_for(self, surface: str) -> list[str]:
-        """The examples that are valid on ``surface``: each is bound as that surface would bind it."""
-        fitting = []
-        for example in self.examples:
-            words = shlex.split(example)[len(self.words):]
-            if surface == "cli" and self.json:
-                words = [w for w in words if w != "--json"]
-            try:
-                bind(self, words, surface, suggest=False)
-            except UsageError:
-                continue
-            fitting.append(example)
-        return fitting
-
-    def usage(self, surface: str) -> str:
-        parts = [self.name, *(p.shown for p in self.params_for(surface))]
-        if surface == "cli" and self.json:
-            parts.append("[--json]")
-        return " ".join(parts)
-
-
-class StrayWords(UsageError):
-    """Words a command does not take: in chat the line is then a question rather than this command."""
+__all__ = ["ALL", "CHAT", "Command", "Param", "Parsed", "Registry", "StrayWords", "Surface", "command_usage",
+           "examples_for", "split_words", "surface_prefix"]
 
 
 @dataclass
 class Parsed:
+    """One invocation, whichever surface it came from: the command and its handler's arguments."""
+
     command: Command
     args: dict[str, Any] = field(default_factory=dict)
 
@@ -125,8 +37,9 @@ class Parsed:
 class Registry:
     """All commands, in declaration order; one per name."""
 
-    def __init__(self) -> None:
+    def __init__(self, question: str = "ask", empty: str = "help") -> None:
         self._commands: dict[str, Command] = {}
+        self.question, self.empty = question, empty  # what a chat line that names no command runs
 
     def add(self, command: Command) -> Command:
         if command.name in self._commands:
@@ -162,6 +75,15 @@ class Registry:
         return {c.words[0] for c in self.all(surface)}
 
     # -- chat parsing -------------------------------------------------------------------------
+    def read(self, text: str, surface: str, context: Any = None) -> Parsed:
+        """Any chat line as an invocation: the command it names, else a question (an empty line: help)."""
+        parsed = self.parse(text, surface, context)
+        if parsed is not None:
+            return parsed
+        if not text.strip():
+            return Parsed(self._commands[self.empty], {})
+        return Parsed(self._commands[self.question], {"question": text})
+
     def parse(self, text: str, surface: str, context: Any = None) -> Parsed | None:
         """The command a chat line names, with its arguments; None when the line is a question.
 
@@ -180,10 +102,11 @@ class Registry:
             sub = self.get(f"{head} {words[1].lower()}")
             if sub is not None and surface in sub.surfaces:
                 command, rest = sub, words[2:]
-        if command is None and len(words) <= 2:
+        if command is None:
             other = self.elsewhere(words, surface)
-            if other is not None and (len(words) == 1 or self.get(" ".join(w.lower() for w in words))):
-                raise UsageError(other)
+            named = len(words) == 1 or (len(words) == 2 and self.get(" ".join(w.lower() for w in words)))
+            if other is not None and (named or any(w.startswith("--") for w in rest)):
+                raise UsageError(other)  # `watch x --once` in the shell: a command, just not here
         if command is None:
             single = self.get(head)
             if single is not None and surface in single.surfaces:
@@ -199,7 +122,7 @@ class Registry:
                 raise UsageError(f"unknown command `{words[0]}`; did you mean `{prefix}{near}`?")
             return None
         try:
-            args = bind(command, rest, surface)
+            args = parse_words(command, rest, surface)
         except StrayWords:
             if command.strict:
                 raise
@@ -211,9 +134,9 @@ class Registry:
     def elsewhere(self, words: list[str], surface: str) -> str | None:
         """Where a command not offered on ``surface`` can be used ("in Slack: `/rlmap watch`"), else None.
 
-        Asked for ``help NAME`` and for a line that is only a command's name (``digest``) or its
-        name and sub-command (``digest subscribe``); a longer line may be a question that starts
-        with the word, so it is left to the search.
+        Asked for ``help NAME``, for a line that is only a command's name (``digest``) or its
+        name and sub-command (``digest subscribe``), and for a line with an ``--option``; any
+        other longer line may be a question that starts with the word, so it is left to the search.
         """
         head = " ".join(w.lower() for w in words[:2])
         found = [c for c in self.all() if c.name == head or c.words[0] == head]
@@ -242,11 +165,6 @@ class Registry:
         return "Usage: " + " | ".join(prefix + c.usage(surface) for c in commands)
 
 
-def surface_prefix(surface: str) -> str:
-    """How a command is typed on a surface: `/rlmap ask`, `rlmap-bot ask`, or just `ask` in the shell."""
-    return {"slack": "/rlmap ", "cli": "rlmap-bot "}.get(surface, "")
-
-
 def split_words(text: str) -> list[str]:
     """Shell-like words ("show \"reward hacking\"" -> ["show", "reward hacking"]); unbalanced quotes fall back to spaces."""
     text = (text or "").strip()
@@ -256,82 +174,3 @@ def split_words(text: str) -> list[str]:
         return shlex.split(text)
     except ValueError:
         return text.split()
-
-
-def convert(param: Param, raw: str) -> Any:
-    """A chat word as the parameter's type; UsageError names the parameter."""
-    if not raw.strip():
-        raise UsageError(f"{param.flag_name} needs a value, not an empty one")
-    if param.choices and raw.lower() not in param.choices:
-        raise UsageError(f"{param.flag_name} takes one of {', '.join(param.choices)}, not {raw!r}")
-    if param.type == "int":
-        try:
-            value = int(raw)
-        except ValueError:
-            raise UsageError(f"{param.flag_name} takes a whole number, not {raw!r}") from None
-        low, high = param.range or (None, None)
-        if (low is not None and value < low) or (high is not None and value > high):
-            raise UsageError(f"{param.flag_name} must be from {low} to {high}, not {value}")
-        return value
-    if param.choices:
-        return raw.lower()
-    return raw
-
-
-def bind(command: Command, words: Iterable[str], surface: str, suggest: bool = True) -> dict[str, Any]:
-    """Match words to the command's parameters; UsageError when they do not fit.
-
-    ``suggest`` adds an example to a missing-value message (off when checking the examples themselves).
-    """
-    params = command.params_for(surface)
-    by_flag = {p.flag_name: p for p in params if p.kind in {"option", "flag"}}
-    by_word = {p.word: p for p in params if p.word}
-    positional = [p for p in params if p.kind in {"arg", "rest"}]
-    args: dict[str, Any] = {}
-    loose: list[str] = []
-    items = list(words)
-    i = 0
-    while i < len(items):
-        word = items[i]
-        low = word.lower()
-        param = by_flag.get(low) or (by_word.get(low) if low not in by_flag else None)
-        if param is None and low.startswith("--"):
-            raise UsageError(f"unknown option {word}. {command_usage(command, surface)}")
-        if param is None:
-            loose.append(word)
-            i += 1
-            continue
-        if param.kind == "flag":
-            args[param.name] = True
-            i += 1
-            continue
-        if i + 1 >= len(items):
-            raise UsageError(f"{word} needs a value. {command_usage(command, surface)}")
-        value = convert(param, items[i + 1])
-        if param.multiple:
-            args.setdefault(param.name, []).append(value)
-        else:
-            args[param.name] = value
-        i += 2
-    for param in positional:
-        if param.kind == "rest":
-            if loose:
-                args[param.name] = " ".join(loose)
-                loose = []
-        elif loose:
-            args[param.name] = convert(param, loose.pop(0))
-    if loose:
-        raise StrayWords(f"unexpected words: {' '.join(loose)}. {command_usage(command, surface)}")
-    for param in params:
-        if param.required and param.name not in args:
-            prefix = surface_prefix(surface)
-            examples = command.examples_for(surface) if suggest else []
-            example = f", e.g. `{prefix}{examples[0]}`" if examples else ""
-            raise UsageError(f"`{prefix}{command.name}` needs {param.metavar or param.name.upper()} "
-                             f"({param.help}){example}. {command_usage(command, surface)}")
-    return args
-
-
-def command_usage(command: Command, surface: str) -> str:
-    prefix = surface_prefix(surface)
-    return f"Usage: {prefix}{command.usage(surface)}"

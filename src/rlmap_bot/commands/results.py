@@ -7,7 +7,8 @@ them as JSON; handlers never format anything.
 from __future__ import annotations
 
 import datetime as dt
-from typing import Literal
+from dataclasses import dataclass
+from typing import Any, Iterator, Literal
 
 from pydantic import BaseModel, Field
 
@@ -88,3 +89,22 @@ class Notice(BaseModel):
 
     text: str
     public: bool = False
+
+
+class Unanswered(BaseModel):
+    """An empty line in a batch of questions: an answer-shaped line saying so, so output lines stay aligned."""
+
+    query: str = ""
+    results: list[Any] = Field(default_factory=list)
+    weak: list[Any] = Field(default_factory=list)
+    corrections: dict[str, str] = Field(default_factory=dict)
+    close_call: bool = False
+    known_topics: list[str] = Field(default_factory=list)
+    error: str = "empty question"
+
+
+@dataclass
+class AnswerStream:
+    """`ask -`: answers produced one by one as the questions arrive, rendered as they come."""
+
+    answers: Iterator[Any]

@@ -1,22 +1,24 @@
-"""Running registry commands for Slack: `/rlmap TEXT`, mentions and DMs.
+"""Running registry commands for Slack: `/rlmap TEXT`, mentions and DMs, one path for all three.
 
-The text is parsed by the command registry (the same declarations the CLI and the
-shell use); a line that is not a command is a question. Results are rendered as
-Block Kit: privately for slash commands, in the thread for mentions. Problems a
-person can act on are told privately in one line; anything else is logged.
+The text becomes an invocation through the command registry (the same declarations
+and the same click parser the CLI and the shell use; a line that is not a command
+is a question for ``ask``), :func:`rlmap_bot.commands.run` runs it, and a
+:class:`Reply` renders the typed result as Block Kit: privately for slash commands
+(:class:`SlashReply`), in the thread for mentions and DMs (:class:`ThreadReply`).
+Problems a person can act on are told privately in one line; anything else is logged.
 """
 
 from __future__ import annotations
 
 import logging
+from functools import singledispatchmethod
 from typing import Any, Callable
 
 from slack_sdk import WebClient
 
-from rlmap_bot.commands import REGISTRY
+from rlmap_bot.commands import REGISTRY, run
 from rlmap_bot.commands.admin import help_for
 from rlmap_bot.commands.context import Invocation
-from rlmap_bot.commands.registry import Parsed
 from rlmap_bot.commands.results import Notice
 from rlmap_bot.core import Core
 from rlmap_bot.diagnosis.flow import Step
@@ -36,74 +38,113 @@ from rlmap_bot.wording import sentence
 log = logging.getLogger(__name__)
 
 
+class Reply:
+    """Where one request's result goes. Subclasses say how a result, a problem and a usage slip are sent."""
+
+    respond: Callable | None = None
+
+    def __init__(self, client: WebClient, channel: str, user: str, threads: DiagnosisThreads):
+        self.client, self.channel, self.user, self.threads = client, channel, user, threads
+
+    @singledispatchmethod
+    def result(self, result: Any) -> None:
+        blocks, text = render(result)
+        self.send(blocks, text, public=isinstance(result, Notice) and result.public)
+
+    @result.register
+    def _(self, result: None) -> None:
+        """The command told the person already (e.g. the bot cannot post here)."""
+
+    @result.register
+    def _(self, result: Step) -> None:
+        self.threads.post_first_card(self.client, self.channel, result, respond=self.respond)
+
+    def send(self, blocks: list, text: str, public: bool) -> None:
+        raise NotImplementedError
+
+    def problem(self, exc: RlmapError) -> None:
+        raise NotImplementedError
+
+    def usage(self, exc: UsageError) -> None:
+        self.problem(exc)
+
+
+class SlashReply(Reply):
+    """`/rlmap`: privately through the response_url; a usage slip comes with the help."""
+
+    def __init__(self, client: WebClient, channel: str, user: str, threads: DiagnosisThreads, respond: Callable):
+        super().__init__(client, channel, user, threads)
+        self.respond = respond
+
+    def send(self, blocks: list, text: str, public: bool) -> None:
+        assert self.respond is not None
+        self.respond(response_type="in_channel" if public else "ephemeral", text=cut(text, FALLBACK_LIMIT),
+                     blocks=to_dicts(blocks))
+
+    def problem(self, exc: RlmapError) -> None:
+        assert self.respond is not None
+        self.respond(response_type="ephemeral", text=escape(sentence(exc)))
+
+    def usage(self, exc: UsageError) -> None:
+        assert self.respond is not None
+        usage = help_for(REGISTRY, "slack", problem=str(exc))
+        self.respond(response_type="ephemeral", text=escape(sentence(exc)),
+                     blocks=to_dicts(help_blocks.help_blocks(usage)))
+
+
+class ThreadReply(Reply):
+    """A mention (answered in its thread) or a DM (answered in the DM); problems are told privately."""
+
+    def __init__(self, client: WebClient, channel: str, user: str, threads: DiagnosisThreads, thread_ts: str | None):
+        super().__init__(client, channel, user, threads)
+        self.thread_ts = thread_ts
+
+    @singledispatchmethod
+    def result(self, result: Any) -> None:
+        super().result(result)
+
+    @result.register
+    def _(self, result: Answer) -> None:
+        # In a thread: no "share" button, everyone sees it already.
+        self.send(ask_blocks.answer_blocks(result), escape(ask_blocks.answer_text(result)), public=True)
+
+    def send(self, blocks: list, text: str, public: bool) -> None:
+        posting.post(self.client, self.channel, self.user, blocks=blocks, text=text, thread_ts=self.thread_ts)
+
+    def problem(self, exc: RlmapError) -> None:
+        posting.tell(self.client, self.channel, self.user, escape(sentence(exc)), thread_ts=self.thread_ts)
+
+
 class SlackCommands:
     def __init__(self, core: Core, settings: Settings, threads: DiagnosisThreads):
         self.core, self.settings, self.threads = core, settings, threads
         self.extra: dict[str, Any] = {}  # what commands share with the front-end (the watch service)
 
-    def _parse(self, text: str) -> Parsed | None:
-        if not text.strip():
-            help_command = REGISTRY.get("help")
-            assert help_command is not None, "help is always registered (commands/admin.py)"
-            return Parsed(help_command, {})
-        return REGISTRY.parse(text, "slack", self.core)
-
-    def _invocation(self, client: WebClient, team: str, channel: str, user: str, thread_ts: str | None,
-                    respond: Callable | None) -> Invocation:
-        return Invocation.of(self.core, "slack", user=user, team=team, channel=channel, thread_ts=thread_ts,
-                             admin=user in self.settings.admins, io=SlackChannel(client, channel, user, respond),
-                             extra=dict(self.extra))
-
-    # -- /rlmap ----------------------------------------------------------------------------------
-    def slash(self, client: WebClient, text: str, team: str, channel: str, user: str, respond: Callable) -> None:
+    def handle(self, client: WebClient, text: str, team: str, channel: str, user: str, anchor_ts: str | None,
+               reply: Reply) -> None:
+        """Read, run, reply: the one path of every Slack text. ``anchor_ts``: the thread a diagnosis lives in."""
         try:
-            parsed = self._parse(text)
+            parsed = REGISTRY.read(text, "slack", self.core)
         except UsageError as exc:
-            usage = help_for(REGISTRY, "slack", problem=str(exc))
-            respond(response_type="ephemeral", text=escape(sentence(exc)), blocks=to_dicts(help_blocks.help_blocks(usage)))
+            reply.usage(exc)
             return
-        ctx = self._invocation(client, team, channel, user, None, respond)
+        ctx = Invocation.of(self.core, "slack", user=user, team=team, channel=channel, thread_ts=anchor_ts,
+                            admin=user in self.settings.admins,
+                            io=SlackChannel(client, channel, user, reply.respond), extra=dict(self.extra))
         try:
-            result = self.core.ask(text) if parsed is None else parsed.command.handler(ctx, **parsed.args)
+            result = run(parsed, ctx)
         except UnavailableError:
-            raise  # not the person's doing: the listener says the bot is briefly unavailable
+            raise  # not the person's doing: the listener says the bot is briefly unavailable, or retries
         except RlmapError as exc:
-            respond(response_type="ephemeral", text=escape(sentence(exc)))
+            reply.problem(exc)
             return
-        if result is None:
-            return
-        if isinstance(result, Step):
-            self.threads.post_first_card(client, channel, result, respond=respond)
-            return
-        blocks, text = render(result)
-        public = isinstance(result, Notice) and result.public
-        respond(response_type="in_channel" if public else "ephemeral", text=cut(text, FALLBACK_LIMIT),
-                blocks=to_dicts(blocks))
+        reply.result(result)
 
-    # -- mentions and DMs ------------------------------------------------------------------------
+    def slash(self, client: WebClient, text: str, team: str, channel: str, user: str, respond: Callable) -> None:
+        self.handle(client, text, team, channel, user, None, SlashReply(client, channel, user, self.threads, respond))
+
     def chat(self, client: WebClient, text: str, team: str, channel: str, user: str, thread_ts: str | None,
              anchor_ts: str) -> None:
-        """A mention (answered in its thread) or a DM (answered in the DM).
-
-        ``thread_ts`` is where the answer goes (None: the DM itself); ``anchor_ts`` is the
-        thread a diagnosis started from this message lives in.
-        """
-        try:
-            parsed = self._parse(text)
-            ctx = self._invocation(client, team, channel, user, anchor_ts, None)
-            result: Any = self.core.ask(text) if parsed is None else parsed.command.handler(ctx, **parsed.args)
-        except UnavailableError:
-            raise  # not the person's doing: handled again once the state store answers
-        except RlmapError as exc:
-            posting.tell(client, channel, user, escape(sentence(exc)), thread_ts=thread_ts)
-            return
-        if result is None:
-            return
-        if isinstance(result, Step):
-            self.threads.post_first_card(client, channel, result)
-            return
-        if isinstance(result, Answer):  # in a thread: no "share" button, everyone sees it already
-            blocks, text = ask_blocks.answer_blocks(result), escape(ask_blocks.answer_text(result))
-        else:
-            blocks, text = render(result)
-        posting.post(client, channel, user, blocks=blocks, text=text, thread_ts=thread_ts)
+        """A mention or a DM: ``thread_ts`` is where the answer goes (None: the DM itself)."""
+        self.handle(client, text, team, channel, user, anchor_ts,
+                    ThreadReply(client, channel, user, self.threads, thread_ts))

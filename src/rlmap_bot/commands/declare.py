@@ -1,0 +1,108 @@
+"""What a command is: its name, parameters, surfaces and handler, declared once.
+
+Like Errbot's ``@botcmd`` over its backends. These are plain declarations; reading
+a line or argv against them is :mod:`rlmap_bot.commands.parser`, finding the
+command a chat line names is :mod:`rlmap_bot.commands.registry`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable, Literal
+
+Surface = Literal["cli", "shell", "slack"]
+ALL: frozenset[str] = frozenset({"cli", "shell", "slack"})
+CHAT: frozenset[str] = frozenset({"shell", "slack"})
+
+
+@dataclass(frozen=True)
+class Param:
+    """One parameter. ``kind``: ``arg`` (one word), ``rest`` (the rest of the line), ``option`` or ``flag``.
+
+    ``word`` is the chat form of an option or flag (``by Schulman``, ``every 15m``,
+    ``quiet``); ``--name`` always works too. ``surfaces`` limits where it exists
+    (``--json`` is for the terminal).
+    """
+
+    name: str
+    help: str
+    kind: Literal["arg", "rest", "option", "flag"] = "option"
+    type: Literal["str", "int", "path", "file", "date"] = "str"
+    choices: tuple[str, ...] = ()
+    default: Any = None
+    required: bool = False
+    multiple: bool = False
+    word: str | None = None
+    short: str | None = None
+    metavar: str | None = None
+    surfaces: frozenset[str] = ALL
+    range: tuple[int | None, int | None] | None = None
+
+    @property
+    def flag_name(self) -> str:
+        return "--" + self.name.replace("_", "-")
+
+    @property
+    def label(self) -> str:
+        """How a message names it: ``--by`` for an option, ``PATH`` for an argument."""
+        return self.flag_name if self.kind in {"option", "flag"} else (self.metavar or self.name.upper())
+
+    @property
+    def shown(self) -> str:
+        """How the parameter appears in a usage line."""
+        meta = self.metavar or self.name.upper()
+        if meta.startswith("["):
+            return meta  # the metavar spells out its own optional parts
+        if self.kind == "arg":
+            return meta if self.required else f"[{meta}]"
+        if self.kind == "rest":
+            return f"{meta}..." if self.required else f"[{meta}...]"
+        if self.kind == "flag":
+            return f"[{self.word or self.flag_name}]"
+        form = f"{self.word} {meta}" if self.word else f"{self.flag_name} {meta}"
+        return f"[{form}]"
+
+
+@dataclass(frozen=True)
+class Command:
+    """A command as every front-end sees it.
+
+    ``excludes`` lists groups of parameters of which at most one may be given
+    (``diagnose --list --resume ID`` is refused, not half obeyed).
+    """
+
+    name: str  # "ask", or "digest subscribe" for a sub-command
+    summary: str
+    handler: Callable[..., Any]
+    params: tuple[Param, ...] = ()
+    surfaces: frozenset[str] = ALL
+    admin: bool = False  # Slack: only users in RLMAP_ADMINS
+    strict: bool = False  # chat: arguments that do not fit are a usage error, not a question
+    fits: Callable[[Any, dict[str, Any]], bool] | None = None  # chat: do these arguments make it a command?
+    json: bool = False  # the terminal offers --json
+    excludes: tuple[tuple[str, ...], ...] = ()
+    examples: tuple[str, ...] = ()
+    help: str = ""
+    order: int = 100
+
+    @property
+    def words(self) -> tuple[str, ...]:
+        return tuple(self.name.split())
+
+    def params_for(self, surface: str) -> list[Param]:
+        return [p for p in self.params if surface in p.surfaces]
+
+    def usage(self, surface: str) -> str:
+        parts = [self.name, *(p.shown for p in self.params_for(surface))]
+        if surface == "cli" and self.json:
+            parts.append("[--json]")
+        return " ".join(parts)
+
+
+def surface_prefix(surface: str) -> str:
+    """How a command is typed on a surface: `/rlmap ask`, `rlmap-bot ask`, or just `ask` in the shell."""
+    return {"slack": "/rlmap ", "cli": "rlmap-bot "}.get(surface, "")
+
+
+def command_usage(command: Command, surface: str) -> str:
+    return f"Usage: {surface_prefix(surface)}{command.usage(surface)}"

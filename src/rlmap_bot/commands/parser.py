@@ -1,0 +1,242 @@
+"""The one parser: click reads the command line and every chat line, from the same declarations.
+
+Each declared command becomes a click command (:func:`click_command`). The terminal
+hands it ``argv``; the shell, ``/rlmap`` and mentions hand it the words of a line
+(:func:`parse_words`). Chat words are rewritten to their options before click
+parses (``papers by Schulman stage reward`` is ``papers --by Schulman --stage
+reward``), in both places, so ``rlmap-bot papers by Schulman`` works too.
+
+Why click drives and not a parser of our own: click already reads the terminal
+(types, ranges, ``-`` for stdin, ``--help``), and a second, hand-written parser
+for chat lines drifted from it (an option given twice, a chat word and its
+option, were read differently). Rewriting chat words is the only chat-specific
+step, and it is a plain token map. On top of click, :class:`DeclaredCommand`
+refuses what click would quietly settle: an option given twice and options the
+declaration says exclude each other.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+from pathlib import Path
+from typing import Any, Callable, Iterable
+
+import click
+from click.core import ParameterSource
+
+from rlmap_bot.commands.declare import Command, Param, command_usage, surface_prefix
+from rlmap_bot.errors import RlmapError, UsageError
+
+# A question or file read from the terminal is capped: the bot answers questions, not books.
+MAX_INPUT_CHARS = 200_000
+
+
+class StrayWords(UsageError):
+    """Words a command does not take: in chat the line is then a question rather than this command."""
+
+
+def chat_to_flags(params: Iterable[Param], words: Iterable[str]) -> list[str]:
+    """``by X`` -> ``--by X``, ``quiet`` -> ``--quiet``; option values and words after ``--`` are left alone."""
+    params = list(params)
+    by_word = {p.word.lower(): p for p in params if p.word}
+    valued = {p.flag_name for p in params if p.kind == "option"} | {p.short for p in params if p.short}
+    out: list[str] = []
+    items = list(words)
+    i = 0
+    while i < len(items):
+        word = items[i]
+        if word == "--":
+            out += items[i:]
+            break
+        param = by_word.get(word.lower())
+        out.append(param.flag_name if param is not None else word)
+        takes_value = param.kind == "option" if param is not None else word in valued
+        if takes_value and i + 1 < len(items):
+            out.append(items[i + 1])
+            i += 1
+        i += 1
+    return out
+
+
+class DeclaredCommand(click.Command):
+    """A click command that knows its declaration: chat words, no option twice, exclusions."""
+
+    def __init__(self, declared: Command, surface: str, **kwargs: Any):
+        super().__init__(**kwargs)
+        self.declared, self.surface = declared, surface
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        params = self.declared.params_for(self.surface)
+        args = chat_to_flags(params, args)
+        _, _, order = self.make_parser(ctx).parse_args(args=list(args))
+        seen: set[str] = set()
+        for param in order:
+            if isinstance(param, click.Option) and not param.multiple and not param.is_flag and param.name:
+                if param.name in seen:
+                    flag = param.opts[0]
+                    values = [args[i + 1] for i, a in enumerate(args[:-1]) if a in param.opts]
+                    raise click.UsageError(f"{flag} is given twice ({', '.join(values)}); give it once", ctx)
+                seen.add(param.name)
+        rest = super().parse_args(ctx, args)
+        for group in self.declared.excludes:
+            given = [p for p in params if p.name in group
+                     and ctx.get_parameter_source(p.name) == ParameterSource.COMMANDLINE]
+            if len(given) > 1:
+                names = " and ".join(p.flag_name for p in given)
+                raise click.UsageError(f"{names} exclude each other; give one", ctx)
+        return rest
+
+
+def _click_type(param: Param, open_files: bool = True) -> Any:
+    if param.choices:
+        return click.Choice(param.choices, case_sensitive=False)
+    if param.type == "int":
+        low, high = param.range or (None, None)
+        return click.IntRange(low, high)
+    if param.type == "file" and open_files:
+        return click.File("rb")
+    if param.type == "date":
+        return click.DateTime(formats=["%Y-%m-%d"])
+    if param.type == "path":
+        return click.Path(path_type=str)  # made a Path after the empty check: Path("") would be "."
+    return str
+
+
+def _click_params(command: Command, surface: str, open_files: bool = True) -> list[click.Parameter]:
+    out: list[click.Parameter] = []
+    for p in command.params_for(surface):
+        if p.kind == "arg":
+            out.append(click.Argument([p.name], required=p.required, type=_click_type(p, open_files),
+                                      metavar=p.metavar))
+        elif p.kind == "rest":
+            out.append(click.Argument([p.name], nargs=-1, required=p.required, metavar=p.metavar or p.name.upper()))
+        elif p.kind == "flag":
+            out.append(click.Option([p.flag_name, p.name], is_flag=True, required=p.required, help=p.help))
+        else:
+            decls = [p.flag_name, p.name] + ([p.short] if p.short and surface == "cli" else [])
+            out.append(click.Option(decls, type=_click_type(p, open_files), default=p.default, multiple=p.multiple,
+                                    metavar=p.metavar, help=p.help, show_default=p.default is not None))
+    if surface == "cli" and command.json:
+        out.append(click.Option(["--json", "json_output"], is_flag=True, help="Print the result as JSON."))
+    return out
+
+
+def click_command(command: Command, surface: str, name: str | None = None,
+                  callback: Callable[..., Any] | None = None, open_files: bool = True) -> DeclaredCommand:
+    """The declaration as a click command for ``surface`` (the terminal adds its callback).
+
+    ``open_files=False`` reads a file option as its name (to check an example without the file).
+    """
+    summary = command.summary[:1].upper() + command.summary[1:] + "."
+    examples = examples_for(command, surface) if callback is not None else []
+    epilog = "\b\nExamples:\n" + "\n".join(f"  rlmap-bot {e}" for e in examples) if examples else None
+    return DeclaredCommand(command, surface, name=name or command.words[-1], callback=callback,
+                           params=_click_params(command, surface, open_files), help=command.help or summary,
+                           short_help=summary, epilog=epilog, add_help_option=surface == "cli")
+
+
+@cache
+def _chat_command(command: Command, surface: str, open_files: bool = True) -> DeclaredCommand:
+    return click_command(command, surface, open_files=open_files)
+
+
+def parse_words(command: Command, words: Iterable[str], surface: str, suggest: bool = True) -> dict[str, Any]:
+    """A chat line's words (after the command's name) as the handler's arguments, read by click.
+
+    Raises :class:`UsageError` naming the option or argument, with the usage line;
+    :class:`StrayWords` for words the command does not take. ``suggest`` adds an
+    example to a missing-value message; off, the words are an example being checked (files are not opened).
+    """
+    words = list(words)
+    parser = _chat_command(command, surface, open_files=suggest)
+    usage = command_usage(command, surface)
+    try:
+        ctx = parser.make_context(command.name, list(words), allow_extra_args=True, help_option_names=[])
+    except click.NoSuchOption as exc:
+        near = f" (did you mean {', '.join(exc.possibilities)}?)" if exc.possibilities else ""
+        raise UsageError(f"unknown option {exc.option_name}{near}. {usage}") from None
+    except click.BadOptionUsage as exc:
+        raise UsageError(f"{_as_typed(command, surface, exc.option_name, words)} needs a value. {usage}") from None
+    except click.MissingParameter as exc:
+        param = next((p for p in command.params_for(surface) if exc.param and p.name == exc.param.name), None)
+        if param is None:
+            raise UsageError(f"{exc.format_message()}. {usage}") from None
+        prefix = surface_prefix(surface)
+        examples = examples_for(command, surface) if suggest else []
+        example = f", e.g. `{prefix}{examples[0]}`" if examples else ""
+        raise UsageError(f"`{prefix}{command.name}` needs {param.metavar or param.name.upper()} "
+                         f"({param.help}){example}. {usage}") from None
+    except click.ClickException as exc:
+        raise UsageError(f"{exc.format_message().rstrip('.')}. {usage}") from None
+    if ctx.args:
+        raise StrayWords(f"unexpected words: {' '.join(ctx.args)}. {usage}")
+    return arguments(command, surface, ctx.params) if suggest else dict(ctx.params)
+
+
+def _as_typed(command: Command, surface: str, flag: str, words: list[str]) -> str:
+    """An option as the person typed it: ``by`` when they wrote the chat word."""
+    lowered = [w.lower() for w in words]
+    for p in command.params_for(surface):
+        if p.flag_name == flag and p.word and flag not in lowered and p.word.lower() in lowered:
+            return p.word
+    return flag
+
+
+def arguments(command: Command, surface: str, values: dict[str, Any]) -> dict[str, Any]:
+    """click's values as the handler's arguments (words joined, files read, dates as dates, paths as Paths)."""
+    args: dict[str, Any] = {}
+    for p in command.params_for(surface):
+        value = values.get(p.name)
+        if p.kind == "rest":
+            value = clean(" ".join(value)) if value else None
+        elif p.type == "file" and value is not None:
+            value = read_text(value)
+        elif p.type == "date" and value is not None:
+            value = value.date()
+        elif isinstance(value, str):
+            value = clean(value)
+            if not value.strip():  # `--by ""` is a slip, not "no filter"
+                raise UsageError(f"{p.label} needs a value, not an empty one")
+            if p.type == "path":
+                value = Path(value)
+        if value is not None and value is not False and value != ():
+            args[p.name] = list(value) if isinstance(value, tuple) else value
+    return args
+
+
+def examples_for(command: Command, surface: str) -> list[str]:
+    """The examples that are valid on ``surface``: each is parsed as that surface would parse it."""
+    import shlex
+
+    fitting = []
+    for example in command.examples:
+        words = shlex.split(example)[len(command.words):]
+        try:
+            parse_words(command, words, surface, suggest=False)
+        except UsageError:
+            continue
+        fitting.append(example)
+    return fitting
+
+
+def clean(text: str) -> str:
+    """Text from argv or stdin with undecodable bytes replaced, so it can always be printed and serialised."""
+    try:
+        text.encode("utf-8")
+        return text
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+
+
+def read_text(stream: Any) -> str:
+    """A file option's content (``-`` is stdin), as UTF-8 text of at most MAX_INPUT_CHARS."""
+    data = stream.buffer.read(MAX_INPUT_CHARS + 1) if hasattr(stream, "buffer") else stream.read(MAX_INPUT_CHARS + 1)
+    name = getattr(stream, "name", "input")
+    if isinstance(data, bytes):
+        try:
+            data = data.decode("utf-8")
+        except UnicodeDecodeError:
+            raise RlmapError(f"{name} is not UTF-8 text", exit_code=2) from None
+    if len(data) > MAX_INPUT_CHARS:
+        raise RlmapError(f"{name} is over {MAX_INPUT_CHARS:,} characters", exit_code=2)
+    return data

@@ -1,0 +1,126 @@
+"""One parser, one run, refusals instead of guesses: the same line means the same thing on every surface."""
+
+from __future__ import annotations
+
+import io
+import os
+import pty
+import select
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from rlmap_bot.cli.shell import run_shell
+from rlmap_bot.commands import REGISTRY
+from rlmap_bot.errors import UsageError
+from support.cli import invoke
+
+
+def shell(core, *lines: str) -> str:
+    out = io.StringIO()
+    run_shell(core, stdin=io.StringIO("\n".join(lines) + "\nquit\n"), stdout=out)
+    return out.getvalue()
+
+
+@pytest.mark.parametrize("line, args", [
+    ("papers by Schulman", {"by": "Schulman"}),
+    ("papers BY Schulman stage reward", {"by": "Schulman", "stage": "reward"}),
+    ("papers --by stage", {"by": "stage"}),  # an option's value is never read as a chat word
+    ("papers --stage=reward by Gao", {"stage": "reward", "by": "Gao"}),
+    ("diagnose --run x.log --map a=b --map c=d", {"run": Path("x.log"), "map": ["a=b", "c=d"]}),
+])
+def test_chat_words_and_options_are_read_by_one_parser(line, args, env):
+    assert REGISTRY.parse(line, "shell").args == args
+    # The terminal reads the same words the same way (its output is the same as the options' output).
+    words = line.split()
+    if words[0] == "papers":
+        chat, flags = invoke(words, env), invoke(["papers", *_as_flags(args)], env)
+        assert chat.returncode == flags.returncode == 0, chat.stderr
+        assert chat.stdout == flags.stdout
+
+
+def _as_flags(args: dict) -> list[str]:
+    return [part for name, value in args.items() for part in (f"--{name}", str(value))]
+
+
+@pytest.mark.parametrize("words, expect", [
+    (["papers", "--by", "Schulman", "by", "Hafner"], "--by is given twice (Schulman, Hafner); give it once"),
+    (["papers", "by", "X", "stage", "reward", "--stage", "rollouts"], "--stage is given twice (reward, rollouts)"),
+    (["diagnose", "--list", "--resume", "1a2b"], "--list and --resume exclude each other; give one"),
+    (["diagnose", "--signals", "-", "--run", "x.log"], "--signals and --run exclude each other"),
+])
+def test_conflicts_are_refused_in_the_terminal_and_in_chat(words, expect, env, core):
+    out = invoke(words, env, stdin="{}")
+    assert out.returncode == 2 and expect in out.stderr and "Traceback" not in out.stderr
+    assert out.stdout == "", "nothing was listed or started"
+    if "--signals" not in words:  # a terminal-only option
+        with pytest.raises(UsageError) as refused:
+            REGISTRY.parse(" ".join(words), "shell", core)
+        assert expect in str(refused.value)
+        said = shell(core, " ".join(words))
+        assert f"error: {expect}" in said
+
+
+@pytest.mark.parametrize("words, expect", [
+    (["papers", "--stage", "rewrd"], "unknown stage 'rewrd'; did you mean reward?"),
+    (["papers", "stage", "rolouts"], "unknown stage 'rolouts'; did you mean rollouts?"),
+    (["papers", "--topic", "nosuchtopic"], "unknown subtopic 'nosuchtopic'"),
+])
+def test_unknown_stage_or_topic_is_one_line_with_did_you_mean(words, expect, env):
+    out = invoke(words, env)
+    assert out.returncode == 2 and out.stdout == ""
+    lines = out.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: ") and expect in lines[0], out.stderr
+
+
+def test_shell_answers_commands_it_does_not_run_and_unknown_help_topics(core):
+    said = shell(core, "watch runs/x.log --once", "help nosuch", "help stagse", "help me with reward hacking")
+    assert ("error: `watch` is not a command here; it works in Slack (`/rlmap watch`) and from the command line "
+            "(`rlmap-bot watch`)") in said
+    assert "error: no command 'nosuch'; `help` lists them" in said
+    assert "error: no command 'stagse'; did you mean `stages`?" in said
+    # A question that starts with "help" is still a question: the one line is followed by answers.
+    assert "(reward-overoptimization, score" in said.split("did you mean `stages`?")[-1]
+
+
+def test_ctrl_c_in_the_guided_diagnosis_prints_how_to_resume_and_exits_130(env):
+    pid, fd = pty.fork()
+    if pid == 0:  # the child: the real command on a real terminal
+        os.execve(str(Path(sys.executable).with_name("rlmap-bot")), ["rlmap-bot", "diagnose"], env)
+    seen = b""
+
+    def read_until(marker: bytes, timeout: float = 60) -> None:
+        nonlocal seen
+        deadline = time.time() + timeout
+        while marker not in seen and time.time() < deadline:
+            ready, _, _ = select.select([fd], [], [], 0.5)
+            if ready:
+                try:
+                    seen += os.read(fd, 65536)
+                except OSError:
+                    break
+        assert marker in seen, seen[-800:]
+
+    try:
+        read_until(b"Q1.")
+        read_until(b"> ")
+        os.write(fd, b"1\n")  # answer the first question, so there is something to resume
+        read_until(b"Q2.")
+        read_until(b"\n> ")
+        time.sleep(0.3)  # a person's pause: input() is waiting for the next key
+        os.write(fd, b"\x03")  # Ctrl-C
+        read_until(b"resume with `rlmap-bot diagnose --resume ")
+        _, status = os.waitpid(pid, 0)
+        pid = 0
+        assert os.waitstatus_to_exitcode(status) == 130
+        assert b"Aborted" not in seen and b"Traceback" not in seen
+    finally:
+        if pid:
+            try:
+                os.kill(pid, 9)
+            except ProcessLookupError:
+                pass
+            os.waitpid(pid, 0)
+        os.close(fd)
