@@ -45,8 +45,9 @@ sys.path.insert(0, str(ROOT / "src"))
 
 from rlmap_bot.knowledge.loader import Catalog, load_catalog  # noqa: E402
 from rlmap_bot.knowledge.schema import Paper  # noqa: E402
-from rlmap_bot.knowledge.store import KnowledgeStore, build_store  # noqa: E402
+from rlmap_bot.knowledge.store import KnowledgeStore  # noqa: E402
 from rlmap_bot.search.engine import Searcher  # noqa: E402
+from rlmap_bot.search.index import build_store  # noqa: E402
 
 sys.path.insert(0, str(ROOT / "benchmarks"))
 from rlmap_bot.text import content_words  # noqa: E402

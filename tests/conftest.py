@@ -22,7 +22,7 @@ os.environ["RLMAP_HOME"] = tempfile.mkdtemp(prefix="rlmap-test-home-")
 @pytest.fixture(scope="session")
 def built_db(tmp_path_factory) -> Path:
     """A knowledge store built once from the bundled catalog (read-only use)."""
-    from rlmap_bot.knowledge.store import build_store
+    from rlmap_bot.search.index import build_store
 
     db = tmp_path_factory.mktemp("kb") / "knowledge.db"
     build_store(KNOWLEDGE, db)

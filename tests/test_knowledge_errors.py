@@ -7,7 +7,8 @@ import sqlite3
 import pytest
 
 from rlmap_bot.knowledge.loader import KnowledgeError, load_catalog
-from rlmap_bot.knowledge.store import KnowledgeStore, build_store
+from rlmap_bot.knowledge.store import KnowledgeStore
+from rlmap_bot.search.index import build_store
 from support.cli import invoke as run_cli
 
 PPO = "papers/ppo.yaml"

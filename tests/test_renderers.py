@@ -48,6 +48,19 @@ def test_user_text_is_escaped_once(core):
     assert "&lt;!channel&gt;" in raw and "&amp;amp;" not in raw
 
 
+def test_notices_are_plain_text_that_slack_escapes_and_names_the_actor():
+    """Commands write no Slack markup: a path with <!channel> in it reaches Slack escaped, the actor as a mention."""
+    from rlmap_bot.commands.results import Notice
+
+    notice = Notice(text=f"stopped watching `runs/{EVIL}.log` here.", public=True, actor="U42")
+    blocks, fallback = slack_render(notice)
+    raw = json.dumps(to_dicts(blocks)) + fallback
+    for bad in ("<!channel>", "<@U123>", "<https://evil.example"):
+        assert bad not in raw
+    assert fallback.startswith("<@U42> stopped watching `runs/&lt;!channel&gt;")
+    assert render.text(notice).startswith("stopped watching `runs/<!channel>"), "the terminal shows it as typed"
+
+
 def test_verdict_headline_is_the_same_everywhere(core):
     verdict = core.diagnose({"proxy_reward_trend": "rising", "heldout_score_trend": "falling"})
     blocks, _ = slack_render(verdict)

@@ -6,7 +6,8 @@ import datetime as dt
 import sqlite3
 
 from rlmap_bot.core import Core
-from rlmap_bot.knowledge.store import KnowledgeStore, build_store, store_status
+from rlmap_bot.knowledge.store import KnowledgeStore, store_status
+from rlmap_bot.search.index import build_store
 
 
 def test_build_creates_entries_and_fts5(knowledge_copy, tmp_path):

@@ -22,7 +22,8 @@ from rlmap_bot.errors import ConfigError, RlmapError
 from rlmap_bot.knowledge.cards import Card, card_for
 from rlmap_bot.knowledge.loader import KnowledgeError, check_folder
 from rlmap_bot.knowledge.schema import Entry, Paper, Stage
-from rlmap_bot.knowledge.store import KnowledgeStore, build_store, store_status
+from rlmap_bot.knowledge.store import KnowledgeStore, store_status
+from rlmap_bot.search.index import build_store
 
 if TYPE_CHECKING:
     from rlmap_bot.diagnosis.engine import Engine, Verdict

@@ -9,6 +9,7 @@ settings table is checked against these fields by a test.
 from __future__ import annotations
 
 import datetime as dt
+import os
 from functools import cached_property
 from pathlib import Path
 from typing import Literal
@@ -21,6 +22,20 @@ from rlmap_bot.errors import ConfigError
 PACKAGE_DIR = Path(__file__).resolve().parent
 DEFAULT_SCOPES = ("app_mentions:read,chat:write,commands,im:history,channels:history,groups:history,users:read,"
                   "files:read,files:write,channels:read,groups:read")
+
+
+def parse_roots(value: str | None) -> list[Path]:
+    """``RLMAP_RUN_ROOTS``' text as folders: separated like PATH, each resolved; empty parts ignored."""
+    if not value:
+        return []
+    roots: list[Path] = []
+    for part in value.split(os.pathsep):
+        part = part.strip()
+        if part:
+            root = Path(part).expanduser().resolve(strict=False)
+            if root not in roots:
+                roots.append(root)
+    return roots
 
 
 def bundled_knowledge() -> Path:
@@ -168,8 +183,6 @@ class Settings(BaseSettings):
     @property
     def run_roots(self) -> list[Path]:
         """The folders watches may read, resolved; empty when watching is off."""
-        from rlmap_bot.watch.roots import parse_roots
-
         return parse_roots(self.rlmap_run_roots)
 
     @property

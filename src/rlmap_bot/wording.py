@@ -7,7 +7,6 @@ near miss is written once here, so the terminal and Slack never drift apart.
 
 from __future__ import annotations
 
-import re
 from typing import Any, Iterable
 
 VERIFICATION = {
@@ -78,16 +77,6 @@ def corrected(corrections: dict[str, str]) -> str:
 def did_you_mean(options: Iterable[str]) -> str:
     options = list(options)
     return f"did you mean {', '.join(options)}?" if options else ""
-
-
-def mention(user: str | None) -> str:
-    """A real Slack mention for a user id, never for anything else."""
-    return f"<@{user}>" if user and re.fullmatch(r"[UW][A-Z0-9]+", user) else "someone"
-
-
-def diagnosis_started(user: str | None) -> str:
-    return (f":stethoscope: {mention(user)} started a diagnosis: which stage binds this RL run? "
-            "Answer in the thread below.")
 
 
 DIAGNOSIS_THREAD_OPENED = "Diagnosis started: answer in the thread I just opened."

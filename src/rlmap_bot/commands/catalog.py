@@ -149,7 +149,7 @@ def kb_build(ctx: Invocation) -> KbBuilt:
     from rlmap_bot.commands.results import KbBuilt
     from rlmap_bot.errors import ConfigError
     from rlmap_bot.knowledge.loader import KnowledgeError, KnowledgeErrors
-    from rlmap_bot.knowledge.store import build_store
+    from rlmap_bot.search.index import build_store
     from rlmap_bot.settings import load_settings
 
     try:

@@ -16,14 +16,14 @@ if TYPE_CHECKING:
 class Channel(Protocol):
     """What a chat front-end lends a command that acts in a channel (Slack implements it)."""
 
-    def announce(self, text: str) -> bool:
-        """Post ``text`` in the channel for everyone; False (having told the user why) when the bot cannot."""
+    def announce(self, text: str, actor: str | None = None) -> bool:
+        """Post ``text`` (plain) by ``actor`` in the channel for everyone; False (user told why) when the bot cannot."""
 
     def user_timezone(self) -> str:
         """The asking user's timezone name, ``UTC`` when unknown."""
 
-    def open_thread(self, text: str) -> str | None:
-        """Post ``text`` as the root of a new thread; its ts, or None (user told why) when the bot cannot."""
+    def open_thread(self, text: str, actor: str | None = None) -> str | None:
+        """Post ``text`` (plain) by ``actor`` as the root of a new thread; its ts, or None (user told why)."""
 
     def digest_poster(self) -> Poster:
         """Where a digest for this channel is posted."""

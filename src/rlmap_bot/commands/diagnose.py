@@ -75,9 +75,8 @@ def diagnose(ctx: Invocation, signals: str | None = None, simulate: str | None =
         return core.flow.resume(matches[0])
     thread = ctx.thread_ts
     if ctx.surface == "slack" and thread is None and ctx.io is not None:
-        from rlmap_bot import wording
-
-        thread = ctx.io.open_thread(wording.diagnosis_started(ctx.user))
+        thread = ctx.io.open_thread("started a diagnosis: which stage binds this RL run? Answer in the thread below.",
+                                    actor=ctx.user)
         if thread is None:
             return None  # the bot cannot post here; the person was told why
     return core.flow.start(user=ctx.user, team=ctx.team, channel=ctx.channel, thread_ts=thread)

@@ -15,7 +15,7 @@ SCHEDULE = "[weekly|daily] [DAY] [HH:MM] [TIMEZONE] [stage:ID] [topic:ID] [note-
 
 
 if TYPE_CHECKING:
-    from rlmap_bot.commands.results import Notice
+    from rlmap_bot.commands.results import Notice, SubscriptionList
 
 
 def register(registry: Registry) -> None:
@@ -57,8 +57,8 @@ def subscribe(ctx: Invocation, schedule: str = "") -> Notice | None:
     when = next_run(sub, dt.datetime.now(dt.UTC)).strftime("%a %d %b %H:%M %Z")
     filters = f", only {', '.join(sub.filters)}" if sub.filters else ""
     # The confirmation doubles as proof that the bot can post here.
-    if not channel.announce(f"{_mention(ctx.user)} subscribed this channel to the RL Map digest, {sub.when}{filters}. "
-                           f"Next: {when}."):
+    if not channel.announce(f"subscribed this channel to the RL Map digest, {sub.when}{filters}. Next: {when}.",
+                            actor=ctx.user):
         return None
     core.state.subscriptions.save(sub)
     core.subscriptions_changed()
@@ -71,21 +71,21 @@ def unsubscribe(ctx: Invocation) -> Notice:
     _need_channel(ctx)
     if ctx.core.state.subscriptions.delete(ctx.team, ctx.channel):
         ctx.core.subscriptions_changed()
-        return Notice(text=f"{_mention(ctx.user)} unsubscribed this channel from the RL Map digest.", public=True)
+        return Notice(text="unsubscribed this channel from the RL Map digest.", public=True, actor=ctx.user)
     return Notice(text="This channel has no digest subscription.")
 
 
-def list_subscriptions(ctx: Invocation) -> Notice:
-    from rlmap_bot.commands.results import Notice
+def list_subscriptions(ctx: Invocation) -> Notice | SubscriptionList:
+    from rlmap_bot.commands.results import Notice, SubscriptionList, SubscriptionRow
     from rlmap_bot.digest.schedule import next_run
 
     subs = ctx.core.state.subscriptions.list(team=ctx.team)
     if not subs:
         return Notice(text="No channel in this workspace subscribes to the digest.")
     now_ = dt.datetime.now(dt.UTC)
-    lines = [f"• <#{s.channel}>: {s.when}" + (f", {', '.join(s.filters)}" if s.filters else "")
-             + f"; next {next_run(s, now_).strftime('%a %d %b %H:%M %Z')}" for s in subs]
-    return Notice(text="Digest subscriptions:\n" + "\n".join(lines))
+    return SubscriptionList(subscriptions=[
+        SubscriptionRow(channel=s.channel, when=s.when, filters=list(s.filters), next_run=next_run(s, now_))
+        for s in subs])
 
 
 def preview(ctx: Invocation, since: dt.date | None = None) -> Any:
@@ -120,12 +120,6 @@ def now(ctx: Invocation) -> Notice:
             "duplicate": "Another digest for this channel is being posted right now; nothing more was posted."}.get(
         result.status, "Nothing new since the last digest; nothing was posted.")
     return Notice(text=text)
-
-
-def _mention(user: str) -> str:
-    from rlmap_bot.wording import mention
-
-    return mention(user)
 
 
 def _usage() -> str:

@@ -85,10 +85,28 @@ class Help(BaseModel):
 
 
 class Notice(BaseModel):
-    """A short confirmation or status line; ``public`` when everyone in the channel should see it."""
+    """A short confirmation or status line; ``public`` when everyone in the channel should see it.
+
+    ``text`` is plain (front-ends escape it for their markup); ``actor`` is the user who did
+    what it tells, named by each front-end its own way (a mention in Slack) before the text.
+    """
 
     text: str
     public: bool = False
+    actor: str | None = None
+
+
+class SubscriptionRow(BaseModel):
+    channel: str
+    when: str
+    filters: list[str] = Field(default_factory=list)
+    next_run: dt.datetime
+
+
+class SubscriptionList(BaseModel):
+    """`digest list`: every digest subscription of the workspace."""
+
+    subscriptions: list[SubscriptionRow]
 
 
 class Unanswered(BaseModel):

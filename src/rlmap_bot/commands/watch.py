@@ -71,9 +71,7 @@ def _need_roots(service: WatchService) -> None:
 def watch(ctx: Invocation, path: str, every: str | None = None, quiet: bool = False, once: bool = False,
           json_output: bool = False) -> Any:
     from rlmap_bot.commands.results import Notice
-    from rlmap_bot.slack.markup import escape
     from rlmap_bot.watch.model import DEFAULT_INTERVAL, Watch, format_interval, parse_interval
-    from rlmap_bot.wording import mention
 
     service = _service(ctx)
     if ctx.surface == "cli":
@@ -98,35 +96,33 @@ def watch(ctx: Invocation, path: str, every: str | None = None, quiet: bool = Fa
     what = ("NaN/inf or diverging loss" if quiet else
             "a stage starting to bind, a change of binding stage, or a NaN/inf or diverging loss")
     # The announcement doubles as proof that the bot can post here.
-    if not channel.announce(f":eyes: {mention(ctx.user)} {verb} `{escape(str(resolved))}` here, {how}. I'll post "
-                            f"{what}, once each. `/rlmap unwatch {watch_.short_id}` stops it."):
+    if not channel.announce(f"{verb} `{resolved}` here, {how}. I'll post {what}, once each. "
+                            f"`/rlmap unwatch {watch_.short_id}` stops it.", actor=ctx.user):
         return None
     service.repo.save(watch_)
     ctx.core.watches_changed()
     result = service.run(watch_.id, f"first:{uuid.uuid4().hex}", channel.watch_poster())
-    return Notice(text=f"Watching `{escape(str(resolved))}` (id `{watch_.short_id}`), {how}. " + first_check(result))
+    return Notice(text=f"Watching `{resolved}` (id `{watch_.short_id}`), {how}. " + first_check(result))
 
 
 def first_check(result: CheckResult | None) -> str:
-    """What the check made at `watch` time found, in a sentence or two."""
-    from rlmap_bot.slack.markup import escape
-
+    """What the check made at `watch` time found, in a sentence or two (plain text)."""
     if result is None:
         return ""
     if result.status == "busy":
         return "A check of it is running right now."
     if result.status == "paused":
-        return f"It paused at once: {escape(result.problem or '')}."
+        return f"It paused at once: {result.problem or ''}."
     if result.status == "problem":
-        return f"First check: {escape(result.problem or 'cannot read it')}."
+        return f"First check: {result.problem or 'cannot read it'}."
     text = f"First check: {result.steps} steps read"
     if result.format:
-        text += f" ({escape(result.format)})"
+        text += f" ({result.format})"
     if result.verdict is not None:
-        text += f"; {escape(result.verdict.headline)}"
+        text += f"; {result.verdict.headline}"
     posted = [a for a in result.alerts if a.kind == "alert"]
     if posted:
-        text += f". Posted: {escape(posted[0].title)}"
+        text += f". Posted: {posted[0].title}"
     return text + "."
 
 
@@ -160,8 +156,6 @@ def now(ctx: Invocation) -> WatchNow:
 
 def unwatch(ctx: Invocation, target: str) -> Notice:
     from rlmap_bot.commands.results import Notice
-    from rlmap_bot.slack.markup import escape
-    from rlmap_bot.wording import mention
 
     _need_channel(ctx)
     service = _service(ctx)
@@ -170,4 +164,4 @@ def unwatch(ctx: Invocation, target: str) -> Notice:
         raise UsageError(f"No watch of this channel is {target!r}; `/rlmap watch list` shows them")
     service.repo.delete(found.id)
     ctx.core.watches_changed()
-    return Notice(text=f"{mention(ctx.user)} stopped watching `{escape(found.path)}` here.", public=True)
+    return Notice(text=f"stopped watching `{found.path}` here.", public=True, actor=ctx.user)

@@ -16,6 +16,7 @@ import os
 import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, Callable, Iterable, Sequence
 
 from pydantic import TypeAdapter
 
@@ -125,8 +126,15 @@ def check_replaceable(db_path: Path) -> None:
                       "name a new file or an existing store")
 
 
-def build_store(root: Path, db_path: Path, catalog: Catalog | None = None, now: dt.datetime | None = None) -> Catalog:
-    """Validate ``root`` and atomically replace ``db_path`` with a fresh store.
+#: Adds its own tables to a store being built: ``(connection, entries, index rows)``. The search
+#: layer passes its index builders here (``rlmap_bot.search.index.build_store``), so the knowledge
+#: layer writes entries without knowing what is built over them.
+Indexer = Callable[[sqlite3.Connection, Iterable[Any], list[dict[str, str]]], None]
+
+
+def build_store(root: Path, db_path: Path, catalog: Catalog | None = None, now: dt.datetime | None = None, *,
+                indexers: Sequence[Indexer]) -> Catalog:
+    """Validate ``root`` and atomically replace ``db_path`` with a fresh store, ``indexers`` adding their tables.
 
     Raises :class:`~rlmap_bot.knowledge.loader.KnowledgeError` before touching
     ``db_path`` when any file is wrong, and :class:`~rlmap_bot.errors.ConfigError`
@@ -171,9 +179,8 @@ def build_store(root: Path, db_path: Path, catalog: Catalog | None = None, now: 
         db.table("docs").insert_all(docs, pk="id")
         # porter: FTS5 stems the surface words, so "rewards" finds "reward"; the text is folded already.
         db.table("docs").enable_fts(list(SEARCH_COLUMNS), fts_version="FTS5", tokenize="porter unicode61")
-        from rlmap_bot.search.lexicon import build_search_tables  # wordfreq is needed at build time only
-
-        build_search_tables(db.conn, catalog.entries.values(), docs)
+        for index in indexers:
+            index(db.conn, catalog.entries.values(), docs)
         db.table("meta").insert_all(
             [
                 {"key": "schema_version", "value": str(SCHEMA_VERSION)},

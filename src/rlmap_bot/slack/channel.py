@@ -9,6 +9,7 @@ from slack_sdk.errors import SlackApiError
 
 from rlmap_bot.slack import posting
 from rlmap_bot.slack.blocks.common import section
+from rlmap_bot.slack.markup import by
 
 
 class SlackChannel:
@@ -17,7 +18,8 @@ class SlackChannel:
     def __init__(self, client: WebClient, channel: str, user: str, respond: Callable | None = None):
         self.client, self.channel, self.user, self.respond = client, channel, user, respond
 
-    def announce(self, text: str) -> bool:
+    def announce(self, text: str, actor: str | None = None) -> bool:
+        text = by(actor, text)
         try:
             self.client.chat_postMessage(channel=self.channel, text=text, blocks=[section(text)])
             return True
@@ -37,7 +39,8 @@ class SlackChannel:
         except (SlackApiError, KeyError, TypeError, ValueError):
             return "UTC"
 
-    def open_thread(self, text: str) -> str | None:
+    def open_thread(self, text: str, actor: str | None = None) -> str | None:
+        text = ":stethoscope: " + by(actor, text)
         root = posting.post(self.client, self.channel, self.user, blocks=[section(text)], text="Diagnosis started",
                             respond=self.respond)
         return root["ts"] if root else None

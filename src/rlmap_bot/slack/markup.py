@@ -16,6 +16,16 @@ def escape(text: Any) -> str:
     return str(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
+def mention(user: str | None) -> str:
+    """A real Slack mention for a user id, never for anything else."""
+    return f"<@{user}>" if user and re.fullmatch(r"[UW][A-Z0-9]+", user) else "someone"
+
+
+def by(actor: str | None, text: str) -> str:
+    """Plain ``text`` told as done by ``actor``: their mention, then the text escaped."""
+    return f"{mention(actor)} {escape(text)}" if actor else escape(text)
+
+
 def from_slack(text: str) -> str:
     """Plain text from Slack's message markup: mentions dropped, links and channels named, &amp; decoded."""
 

@@ -1,7 +1,7 @@
 """Watches: the watched paths, what checking learnt, claims on check slots, and the alert ledger.
 
-* ``watches``: one row per path and channel (the :class:`~rlmap_bot.watch.model.Watch`).
-* ``watch_state``: the :class:`~rlmap_bot.watch.model.Tracking` JSON and the bounded
+* ``watches``: one row per path and channel (the :class:`~rlmap_bot.state.models.Watch`).
+* ``watch_state``: the :class:`~rlmap_bot.state.models.Tracking` JSON and the bounded
   series, versioned so a check that was given up for dead cannot overwrite a newer one.
 * ``watch_checks``: one row per check slot (unique per watch), and at most one
   ``claimed`` row per watch (a partial unique index), so a slot fired on two replicas,
@@ -22,8 +22,8 @@ from typing import Callable, Literal, Sequence
 import sqlalchemy as sa
 
 from rlmap_bot.state.db import ConflictError, insert_ignoring_duplicates, iso, utcnow
+from rlmap_bot.state.models import Tracking, Watch
 from rlmap_bot.state.tables import watch_alerts, watch_checks, watch_state, watches
-from rlmap_bot.watch.model import Tracking, Watch
 
 AlertKey = tuple[str, int, str]  # (condition, episode, kind)
 

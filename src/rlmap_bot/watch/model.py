@@ -1,7 +1,8 @@
 """What a watch is and what a check returns: plain pydantic models, no engine, no Slack.
 
 A :class:`Watch` is what a person asked for (a path in a channel, how often, quiet
-or not); the state store keeps it in ``watches``.  What checking has learnt so far
+or not); the state store keeps it in ``watches`` (it and :class:`Tracking` are defined
+with the other stored records in :mod:`rlmap_bot.state.models`, below this layer).  What checking has learnt so far
 (where the reader stopped, the open conditions, the last verdict) is a
 :class:`Tracking` kept beside it in ``watch_state`` with the bounded series
 (:mod:`rlmap_bot.watch.series`).  A check returns a :class:`CheckResult` listing
@@ -12,81 +13,16 @@ from __future__ import annotations
 
 import datetime as dt
 import uuid
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import BaseModel, Field
 
+# The records the state store keeps live with it (the state layer is below watching); named here too.
+from rlmap_bot.state.models import ConditionState, Tracking, VerdictSummary, Watch
 
-def _now() -> dt.datetime:
-    return dt.datetime.now(dt.UTC)
-
-
-class Watch(BaseModel):
-    """One path watched in one channel."""
-
-    id: str = Field(default_factory=lambda: uuid.uuid4().hex)
-    team: str
-    channel: str
-    path: str = Field(description="The resolved path, under one of RLMAP_RUN_ROOTS.")
-    interval_minutes: int = 15
-    quiet: bool = Field(False, description="Post only faults (NaN/inf, divergence), not stage changes.")
-    status: Literal["active", "paused"] = "active"
-    paused_reason: str | None = None
-    created_by: str = ""
-    created_at: dt.datetime = Field(default_factory=_now)
-    updated_at: dt.datetime = Field(default_factory=_now)
-
-    @property
-    def short_id(self) -> str:
-        return self.id[:8]
-
-    @property
-    def every(self) -> str:
-        return format_interval(self.interval_minutes)
-
-    @property
-    def interval(self) -> dt.timedelta:
-        return dt.timedelta(minutes=self.interval_minutes)
-
-
-class ConditionState(BaseModel):
-    """An open condition: a stage that binds, or a fault, from the check that saw it first."""
-
-    key: str = Field(description="'binds:STAGE', 'fault:nan' or 'fault:divergence'")
-    episode: int = Field(description="How many times this condition has opened on this watch, this time included.")
-    since: dt.datetime
-    since_step: int | None = None
-    announced: bool = Field(False, description="Its alert was posted (or claimed by a check that posts it).")
-    alert_ts: str | None = Field(None, description="The alert's message, for threading the resolved note.")
-    misses: int = Field(0, description="Checks in a row with new steps where it no longer held.")
-    detail: dict[str, Any] = Field(default_factory=dict)
-
-
-class VerdictSummary(BaseModel):
-    """The last check's verdict in one line, for `watch list` and App Home."""
-
-    headline: str
-    binding_stage: str | None = None
-    binding_title: str | None = None
-    confidence: float = 0.0
-
-
-class Tracking(BaseModel):
-    """What checking has learnt about a watched run; stored as JSON between checks."""
-
-    mode: Literal["lines", "whole"] | None = Field(None, description="incremental line reading, or re-read whole")
-    source: str | None = Field(None, description="The file read (the chosen log, for a folder).")
-    reader: dict[str, Any] | None = Field(None, description="the incremental reader's ReaderState")
-    signature: str | None = Field(None, description="whole mode: size and mtime of what was read")
-    faults: dict[str, Any] = Field(default_factory=dict, description="the full-resolution fault scan's state")
-    conditions: dict[str, ConditionState] = Field(default_factory=dict)
-    episodes: dict[str, int] = Field(default_factory=dict, description="condition key -> episodes opened so far")
-    pauses: int = Field(0, description="times the watch paused itself (numbers its notices)")
-    checks: int = 0
-    last_check_at: dt.datetime | None = None
-    last_growth_at: dt.datetime | None = None
-    last_verdict: VerdictSummary | None = None
-    bytes_read: int = Field(0, description="bytes read from the log over every check")
+__all__ = ["Alert", "CheckResult", "ConditionState", "DEFAULT_INTERVAL", "EvidenceLine", "MAX_INTERVAL",
+           "MIN_INTERVAL", "Tracking", "VerdictSummary", "Watch", "WatchList", "WatchNow", "WatchRow",
+           "format_interval", "parse_interval"]
 
 
 class EvidenceLine(BaseModel):

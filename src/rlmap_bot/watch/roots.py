@@ -14,6 +14,9 @@ import stat
 from pathlib import Path
 
 from rlmap_bot.errors import UsageError
+from rlmap_bot.settings import parse_roots
+
+__all__ = ["PathRefused", "WATCHING_OFF", "check_folder", "parse_roots", "resolve_watch_path", "within"]
 
 WATCHING_OFF = ("Watching runs is off: it needs RLMAP_RUN_ROOTS, the folders whose logs may be watched "
                 f"(several separated by '{os.pathsep}'), set where the bot runs, and a restart")
@@ -21,20 +24,6 @@ WATCHING_OFF = ("Watching runs is off: it needs RLMAP_RUN_ROOTS, the folders who
 
 class PathRefused(UsageError):
     """The path lands outside RLMAP_RUN_ROOTS (or watching is off); nothing was watched."""
-
-
-def parse_roots(value: str | None) -> list[Path]:
-    """The roots from the setting's text: separated like PATH, each resolved; empty parts ignored."""
-    if not value:
-        return []
-    roots: list[Path] = []
-    for part in value.split(os.pathsep):
-        part = part.strip()
-        if part:
-            root = Path(part).expanduser().resolve(strict=False)
-            if root not in roots:
-                roots.append(root)
-    return roots
 
 
 def within(path: Path, roots: list[Path]) -> bool:

@@ -22,7 +22,7 @@ from typing import Any, Callable
 from apscheduler.schedulers.background import BackgroundScheduler
 from apscheduler.triggers.interval import IntervalTrigger
 
-from rlmap_bot.watch.model import Watch
+from rlmap_bot.watch.model import Watch, format_interval
 
 log = logging.getLogger(__name__)
 
@@ -100,7 +100,7 @@ class WatchScheduler:
     def add(self, watch: Watch) -> None:
         trigger = IntervalTrigger(minutes=watch.interval_minutes, start_date=watch.created_at, timezone=dt.UTC)
         self.scheduler.add_job(self._run, trigger, args=[watch.id, watch], id=watch.id, replace_existing=True,
-                               name=f"watch {watch.channel} every {watch.every}")
+                               name=f"watch {watch.channel} every {format_interval(watch.interval_minutes)}")
         self._intervals[watch.id] = watch.interval_minutes
 
     def sync(self, watches: list[Watch]) -> None:

@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any, Callable, Protocol
 from rlmap_bot.errors import RlmapError, UsageError
 from rlmap_bot.state.db import ConflictError
 from rlmap_bot.watch.conditions import Transition, pending_announcements
-from rlmap_bot.watch.model import Alert, CheckResult, EvidenceLine, Tracking, Watch, WatchRow
+from rlmap_bot.watch.model import Alert, CheckResult, EvidenceLine, Tracking, Watch, WatchRow, format_interval
 from rlmap_bot.watch.series import KeptRun
 
 if TYPE_CHECKING:
@@ -165,8 +165,8 @@ class WatchService:
         out = []
         for w in watches:
             t = tracking.get(w.id, Tracking())
-            out.append(WatchRow(id=w.short_id, channel=w.channel, path=w.path, every=w.every, quiet=w.quiet,
-                                status=w.status, paused_reason=w.paused_reason, last_check_at=t.last_check_at,
+            out.append(WatchRow(id=w.short_id, channel=w.channel, path=w.path,
+                                every=format_interval(w.interval_minutes), quiet=w.quiet, status=w.status, paused_reason=w.paused_reason, last_check_at=t.last_check_at,
                                 last_verdict=t.last_verdict.headline if t.last_verdict else None,
                                 open_conditions=sorted(t.conditions)))
         return out

@@ -12,7 +12,7 @@ from typing import Any
 
 from slack_sdk.models.blocks import Block
 
-from rlmap_bot.commands.results import Help, KbStats, Notice, PaperList, SessionList, StageList
+from rlmap_bot.commands.results import Help, KbStats, Notice, PaperList, SessionList, StageList, SubscriptionList
 from rlmap_bot.diagnosis.engine import Verdict
 from rlmap_bot.digest.content import Digest
 from rlmap_bot.knowledge.cards import Card
@@ -20,7 +20,7 @@ from rlmap_bot.search.engine import Answer
 from rlmap_bot.slack.blocks import ask, diagnosis, digest, entries, help
 from rlmap_bot.slack.blocks import watch as watch_blocks
 from rlmap_bot.slack.blocks.common import context, section, to_dicts
-from rlmap_bot.slack.markup import escape
+from rlmap_bot.slack.markup import by, escape
 from rlmap_bot.watch.model import WatchList, WatchNow
 
 Rendered = tuple[list[Block], str]  # the blocks, and the notification text (already safe mrkdwn)
@@ -80,8 +80,16 @@ def _(result: KbStats) -> Rendered:
 
 @render.register
 def _(result: Notice) -> Rendered:
-    # Notices are built by commands from validated values and the bot's own mentions: already mrkdwn.
-    return [section(result.text)], result.text
+    text = by(result.actor, result.text)
+    return [section(text)], text
+
+
+@render.register
+def _(result: SubscriptionList) -> Rendered:
+    lines = [f"• <#{escape(s.channel)}>: {escape(s.when)}" + (f", {escape(', '.join(s.filters))}" if s.filters else "")
+             + f"; next {s.next_run.strftime('%a %d %b %H:%M %Z')}" for s in result.subscriptions]
+    text = "Digest subscriptions:\n" + "\n".join(lines)
+    return [section(text)], text
 
 
 @render.register

@@ -7,7 +7,7 @@ from slack_sdk.models.blocks import Block
 from rlmap_bot import wording
 from rlmap_bot.search.engine import Answer, Hit
 from rlmap_bot.slack.blocks.common import actions, button, context, fit, section
-from rlmap_bot.slack.markup import cut, escape
+from rlmap_bot.slack.markup import cut, escape, mention
 
 
 def _hit(hit: Hit, index: int) -> list[Block]:
@@ -35,7 +35,7 @@ def answer_blocks(answer: Answer, shareable: bool = False, shared_by: str | None
     question = cut(escape(answer.query), 500)
     blocks: list[Block] = []
     if shared_by:
-        blocks.append(context(f"{wording.mention(shared_by)} asked: _{question}_"))
+        blocks.append(context(f"{mention(shared_by)} asked: _{question}_"))
     if answer.english_only:
         blocks.append(context(escape(wording.ENGLISH_ONLY)))
     if answer.corrections:

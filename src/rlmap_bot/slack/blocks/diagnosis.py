@@ -10,7 +10,7 @@ from rlmap_bot import wording
 from rlmap_bot.diagnosis.engine import Verdict, format_value
 from rlmap_bot.diagnosis.flow import Step
 from rlmap_bot.slack.blocks.common import actions, button, context, fit, plain, section
-from rlmap_bot.slack.markup import cut, escape
+from rlmap_bot.slack.markup import cut, escape, mention
 
 PICK_BLOCK = "diag_pick_block"
 PICK_ACTION = "diag_pick"
@@ -68,7 +68,7 @@ def question_blocks(step: Step, note: str | None = None, by: str | None = None) 
     if leaning is not None and leaning.ranking and leaning.ranking[0].score > 0:
         status += f" Leaning: {escape(leaning.ranking[0].title)} ({leaning.ranking[0].score:g} points)."
     if note:
-        status = f"{wording.mention(by) + ': ' if by else ''}{escape(note)} · {status}"
+        status = f"{mention(by) + ': ' if by else ''}{escape(note)} · {status}"
     blocks.append(context(status))
     return blocks
 
@@ -102,7 +102,7 @@ def verdict_blocks(verdict: Verdict, note: str | None = None, by: str | None = N
         blocks.append(section("*Read*"))
         blocks.append(actions([button(cut(p.title, 70), f"entry_show_{i}", p.id) for i, p in enumerate(verdict.papers[:10])]))
     if note:
-        blocks.append(context(f"{wording.mention(by) + ': ' if by else ''}{escape(note)}"))
+        blocks.append(context(f"{mention(by) + ': ' if by else ''}{escape(note)}"))
     return fit(blocks)
 
 

@@ -11,10 +11,10 @@ from typing import TYPE_CHECKING
 from rlmap_bot.slack.listeners import actions, commands, events
 
 if TYPE_CHECKING:
-    from rlmap_bot.slack.app import SlackFrontEnd
+    from rlmap_bot.slack.front import Front
 
 
-def register(front: SlackFrontEnd) -> None:
+def register(front: Front) -> None:
     events.register(front)
     commands.register(front)
     actions.register(front)

@@ -20,7 +20,7 @@ from rlmap_bot.slack.blocks.common import fallback, fit, plain, section
 from rlmap_bot.slack.markup import cut
 
 if TYPE_CHECKING:
-    from rlmap_bot.slack.app import SlackFrontEnd
+    from rlmap_bot.slack.front import Front
 
 
 def _show(body: dict, client: WebClient, respond: Callable, blocks: list, text: str, title: str) -> None:
@@ -41,7 +41,7 @@ def _channel(body: dict) -> str:
     return body.get("channel", {}).get("id") or body.get("container", {}).get("channel_id") or ""
 
 
-def register(front: SlackFrontEnd) -> None:
+def register(front: Front) -> None:
     app = front.app
 
     @app.action(re.compile(r"^entry_show(_\d+)?$"))

@@ -11,10 +11,10 @@ from rlmap_bot.slack import posting
 from rlmap_bot.slack.markup import from_slack, name_authors
 
 if TYPE_CHECKING:
-    from rlmap_bot.slack.app import SlackFrontEnd
+    from rlmap_bot.slack.front import Front
 
 
-def register(front: SlackFrontEnd) -> None:
+def register(front: Front) -> None:
     @front.app.command("/rlmap")
     def on_command(ack: Callable, command: dict, respond: Callable, client: WebClient, context: Any) -> None:
         ack()

@@ -17,7 +17,7 @@ from rlmap_bot.slack.diagnosis import message_key
 from rlmap_bot.slack.markup import MENTION, from_slack, name_authors
 
 if TYPE_CHECKING:
-    from rlmap_bot.slack.app import SlackFrontEnd
+    from rlmap_bot.slack.front import Front
 
 log = logging.getLogger(__name__)
 
@@ -58,7 +58,7 @@ def _message_key(event: dict) -> str:
     return message_key(event.get("channel"), event.get("ts"))
 
 
-def register(front: SlackFrontEnd) -> None:
+def register(front: Front) -> None:
     app, threads, commands = front.app, front.threads, front.commands
 
     @app.event("app_mention")
