@@ -47,7 +47,7 @@ class CountingPoster:
     def attach_chart(self, channel, ts, chart, alert):
         pass
 
-    def find_alert(self, channel, alert_id, since):
+    def find(self, channel, alert_id, since):
         return None
 
 

@@ -7,8 +7,9 @@ import threading
 
 import pytest
 
-from rlmap_bot.digest.schedule import DigestScheduler, last_due, missed_run, next_run, slot_key
+from rlmap_bot.digest.schedule import DigestJobs, last_due, missed_run, next_run, slot_key
 from rlmap_bot.digest.subscribe import SubscribeError, parse_subscription
+from rlmap_bot.jobs import Scheduler
 from rlmap_bot.state.models import Subscription
 
 UTC = dt.UTC
@@ -58,14 +59,16 @@ def test_scheduler_catches_up_at_start_and_fires_jobs():
 
     late = sub(channel="C1", last_run_at=at(2026, 11, 30, 9))
     fresh = sub(channel="C2", last_run_at=at(2026, 12, 7, 9, 1))
-    scheduler = DigestScheduler(fire)
+    scheduler = Scheduler()
     try:
-        caught = scheduler.start([late, fresh], now=at(2026, 12, 7, 11))
-        assert caught == [late.id] and fired == [(late.id, at(2026, 12, 7, 9))]
-        assert scheduler.next_run_time(fresh.id) > dt.datetime.now(UTC)
+        caught = scheduler.register(DigestJobs(fire, load=lambda: [late, fresh]), now=at(2026, 12, 7, 11))
+        assert caught == [late.id]
+        assert event.wait(10), "the catch-up never ran"  # in the scheduler's threads, not holding up the start
+        assert fired == [(late.id, at(2026, 12, 7, 9))]
+        assert scheduler.next_run_time("digest", fresh.id) > dt.datetime.now(UTC)
         # Bring one job forward: the real APScheduler runs it on its own thread.
         event.clear()
-        scheduler.scheduler.modify_job(fresh.id, next_run_time=dt.datetime.now(UTC) + dt.timedelta(milliseconds=300))
+        scheduler.run_soon("digest", fresh.id, dt.datetime.now(UTC) + dt.timedelta(milliseconds=300))
         assert event.wait(10), "the scheduler never fired"
         assert fired[-1][0] == fresh.id
     finally:

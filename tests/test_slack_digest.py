@@ -171,7 +171,7 @@ def test_scheduler_posts_the_digest_on_time(kbot, standin):
     digests.start_scheduler()
     try:
         sub = kbot.front.core.state.subscriptions.get("T0001", "C1")
-        digests.scheduler.scheduler.modify_job(sub.id, next_run_time=dt.datetime.now(dt.UTC) + dt.timedelta(milliseconds=200))
+        digests.scheduler.run_soon("digest", sub.id, dt.datetime.now(dt.UTC) + dt.timedelta(milliseconds=200))
         standin.wait_for("chat.postMessage", is_digest)
         deadline = time.time() + 10  # the run is marked after the post is recorded
         while kbot.front.core.state.subscriptions.get("T0001", "C1").last_run_at is None and time.time() < deadline:

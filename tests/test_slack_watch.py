@@ -329,14 +329,13 @@ def test_the_scheduler_checks_on_its_own(wbot, standin, roots):
     watches = wbot.front.watches
     assert watches.start_scheduler() == [], "checked at `watch` time: nothing to catch up"
     try:
-        assert watches.scheduler.next_run_time(watch.id) is not None
+        assert watches.scheduler.next_run_time("watch", watch.id) is not None
         log.grow(450)
-        watches.scheduler.scheduler.modify_job(watch.id, next_run_time=dt.datetime.now(dt.UTC)
-                                               + dt.timedelta(milliseconds=200))
+        watches.scheduler.run_soon("watch", watch.id, dt.datetime.now(dt.UTC) + dt.timedelta(milliseconds=200))
         standin.wait_for("chat.postMessage", is_watch_alert, timeout=30)
         assert [m["condition"] for _, m in watch_posts(standin)] == ["binds:reward"]
         # unwatch drops the job at once (the command tells the scheduler)
         command(wbot, standin, f"unwatch {watch.path}")
-        assert watches.scheduler.next_run_time(watch.id) is None
+        assert watches.scheduler.next_run_time("watch", watch.id) is None
     finally:
         watches.stop_scheduler(wait=True)

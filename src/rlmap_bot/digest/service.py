@@ -17,8 +17,8 @@ from typing import TYPE_CHECKING, Protocol
 
 from pydantic import BaseModel
 
+from rlmap_bot import jobs
 from rlmap_bot.digest.content import MAX_ITEMS, Digest, capped_digest, select_items
-from rlmap_bot.errors import RlmapError
 from rlmap_bot.state.models import Subscription
 
 if TYPE_CHECKING:
@@ -29,23 +29,12 @@ METADATA_EVENT = "rlmap_digest"
 RECOVER_AFTER = dt.timedelta(minutes=2)
 
 
-class DeliveryError(RlmapError):
-    """The front-end is sure the digest was not posted (e.g. the bot is not in the channel)."""
-
-    def __init__(self, code: str, hint: str | None = None):
-        super().__init__(hint or f"could not post the digest ({code})")
-        self.code = code
-        self.hint = hint
-
-
-class Poster(Protocol):
-    """What a front-end provides to deliver digests (Slack implements it)."""
+class Poster(jobs.Poster, Protocol):
+    """What a front-end provides to deliver digests (Slack implements it); ``find`` looks a digest up by its id."""
 
     def post_digest(self, channel: str, digest: Digest, digest_id: str) -> str: ...
 
     def post_note(self, channel: str, text: str) -> None: ...
-
-    def find_digest(self, channel: str, digest_id: str, since: dt.datetime) -> str | None: ...
 
 
 class RunResult(BaseModel):
@@ -75,7 +64,7 @@ class DigestService:
         settled = 0
         for run in self.core.state.digests.pending(sub.team, sub.channel):
             started = dt.datetime.fromisoformat(run["created_at"])
-            ts = poster.find_digest(sub.channel, run["digest_id"], started - dt.timedelta(minutes=5))
+            ts = poster.find(sub.channel, run["digest_id"], started - dt.timedelta(minutes=5))
             if ts:
                 self.core.state.digests.record(run["digest_id"], ts)
                 settled += 1
@@ -104,7 +93,7 @@ class DigestService:
                 return RunResult(status="empty", recovered=recovered)
             state.digests.set_entries(digest_id, entries)
             ts = poster.post_digest(sub.channel, digest, digest_id)
-        except DeliveryError:
+        except jobs.NotPosted:
             state.digests.finish(digest_id, "abandoned")  # surely not posted: the entries stay eligible
             raise
         # Any other failure leaves the run claimed: recovery will look for its post.

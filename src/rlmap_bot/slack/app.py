@@ -16,6 +16,7 @@ from slack_sdk import WebClient
 from rlmap_bot import wording
 from rlmap_bot.core import Core
 from rlmap_bot.errors import UnavailableError
+from rlmap_bot.jobs import Scheduler
 from rlmap_bot.settings import Settings
 from rlmap_bot.slack import listeners
 from rlmap_bot.slack.claims import ClaimCompletion, Claims, LeaseLost, request_key, set_outcome
@@ -53,8 +54,9 @@ class SlackFrontEnd:
         self.threads = DiagnosisThreads(core)
         self.commands = SlackCommands(core, settings, self.threads)
         self.run_files = RunFiles(core, settings, self.threads)
-        self.digests = SlackDigests(core, self.client_for)
-        self.watches = SlackWatches(core, self.client_for, settings)
+        self.jobs = Scheduler()  # digests, watches and any other timed work share one scheduler
+        self.digests = SlackDigests(core, self.client_for, self.jobs)
+        self.watches = SlackWatches(core, self.client_for, settings, self.jobs)
         self.commands.extra["watch_service"] = self.watches.service
         self.claims = Claims(core.state, settings)
         self.app.use(EventClaims(self.claims))

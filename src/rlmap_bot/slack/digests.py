@@ -16,9 +16,10 @@ from slack_sdk.models.metadata import Metadata
 from rlmap_bot import metrics
 from rlmap_bot.core import Core
 from rlmap_bot.digest.content import Digest
-from rlmap_bot.digest.schedule import DigestScheduler, slot_key
-from rlmap_bot.digest.service import METADATA_EVENT, DeliveryError, DigestService, RunResult
+from rlmap_bot.digest.schedule import DigestJobs, slot_key
+from rlmap_bot.digest.service import METADATA_EVENT, DigestService, RunResult
 from rlmap_bot.errors import UnavailableError
+from rlmap_bot.jobs import NotPosted, Scheduler
 from rlmap_bot.slack.blocks.common import context, fallback
 from rlmap_bot.slack.blocks.digest import digest_blocks, digest_text
 from rlmap_bot.slack.markup import escape
@@ -42,33 +43,34 @@ class SlackPoster:
             )
         except SlackApiError as exc:  # Slack answered: the message was not posted
             code = str(exc.response.get("error", "error"))
-            raise DeliveryError(code, CANNOT_POST.get(code)) from None
+            raise NotPosted(code, CANNOT_POST.get(code), what="post the digest") from None
         metrics.DIGEST_POSTS.inc()
         return response["ts"]
 
     def post_note(self, channel: str, text: str) -> None:
         self.client.chat_postMessage(channel=channel, text=text, blocks=[context(escape(text))])
 
-    def find_digest(self, channel: str, digest_id: str, since: dt.datetime) -> str | None:
+    def find(self, channel: str, digest_id: str, since: dt.datetime) -> str | None:
         return find_by_metadata(self.client, channel, METADATA_EVENT, "digest_id", digest_id, since)
 
 
 class SlackDigests:
     """The `/rlmap digest ...` commands and the scheduler's deliveries."""
 
-    def __init__(self, core: Core, client_for: Callable[[str], WebClient]):
+    def __init__(self, core: Core, client_for: Callable[[str], WebClient], jobs: Scheduler | None = None):
         self.core = core
         self.client_for = client_for
         self.service = DigestService(core)
-        self.scheduler: DigestScheduler | None = None
+        self.jobs = jobs or Scheduler()
+        self.scheduler: Scheduler | None = None  # the jobs scheduler, once digests are registered with it
         core.on_subscriptions_changed(self.resync)
 
     # -- scheduling -----------------------------------------------------------------------------
     def start_scheduler(self, now: dt.datetime | None = None) -> list[str]:
-        self.scheduler = DigestScheduler(self.fire, load=self.core.state.subscriptions.list)
-        caught_up = self.scheduler.start(self.core.state.subscriptions.list(), now=now)
-        self.scheduler.scheduler.add_job(self.housekeeping, "interval", hours=1, id="sync:housekeeping",
-                                         replace_existing=True)
+        """Register digests with the scheduler; the ids of the digests caught up (sent in its threads)."""
+        caught_up = self.jobs.register(DigestJobs(self.fire, load=self.core.state.subscriptions.list), now=now)
+        self.jobs.every(DigestJobs.name, "housekeeping", self.housekeeping, hours=1)
+        self.scheduler = self.jobs
         return caught_up
 
     def housekeeping(self) -> None:
@@ -84,7 +86,10 @@ class SlackDigests:
 
     def stop_scheduler(self) -> None:
         if self.scheduler is not None:
-            self.scheduler.shutdown()
+            self.jobs.unregister(DigestJobs.name)
+            if not self.jobs.kinds:
+                self.jobs.shutdown()
+            self.scheduler = None
 
     def fire(self, sub_id: str, due: dt.datetime) -> RunResult | None:
         try:
@@ -96,7 +101,7 @@ class SlackDigests:
             except LookupError as exc:
                 log.warning("digest for %s skipped: %s", sub.channel, exc)
                 return None
-            except DeliveryError as exc:
+            except NotPosted as exc:
                 log.warning("digest for %s not delivered: %s", sub.channel, exc.code)
                 return None
         except UnavailableError:
@@ -109,7 +114,7 @@ class SlackDigests:
     def resync(self) -> None:
         """Match the scheduler's jobs to the subscriptions in the store (other replicas change them too)."""
         if self.scheduler is not None:
-            self.scheduler.sync(self.core.state.subscriptions.list())
+            self.jobs.sync(DigestJobs.name)
 
 
 __all__ = ["SlackDigests", "SlackPoster"]

@@ -17,13 +17,14 @@ from slack_sdk.models.metadata import Metadata
 
 from rlmap_bot import metrics
 from rlmap_bot.core import Core
+from rlmap_bot.jobs import NotPosted, Scheduler
 from rlmap_bot.settings import Settings
 from rlmap_bot.slack.blocks.common import fallback, to_dicts
 from rlmap_bot.slack.blocks.watch import alert_blocks, alert_text
 from rlmap_bot.slack.posting import CANNOT_POST, find_by_metadata, upload_chart
 from rlmap_bot.watch.model import Alert, CheckResult, WatchRow
-from rlmap_bot.watch.schedule import WatchScheduler, slot_key
-from rlmap_bot.watch.service import METADATA_EVENT, AlertNotPosted, WatchService
+from rlmap_bot.watch.schedule import WatchJobs, slot_key
+from rlmap_bot.watch.service import METADATA_EVENT, WatchService
 
 log = logging.getLogger(__name__)
 
@@ -49,27 +50,29 @@ class SlackWatchPoster:
                 reply_broadcast=True if alert.reply_to else None)
         except SlackApiError as exc:  # Slack answered: the message was not posted
             code = str(exc.response.get("error", "error"))
-            raise AlertNotPosted(code, CANNOT_POST.get(code)) from None
+            raise NotPosted(code, CANNOT_POST.get(code), what="post the watch alert") from None
         metrics.WATCH_POSTS.inc()
         return response["ts"]
 
     def attach_chart(self, channel: str, ts: str, chart: Path, alert: Alert) -> None:
         upload_chart(self.client, channel, ts, str(chart), "watch.png", Path(alert.path).name)
 
-    def find_alert(self, channel: str, alert_id: str, since: dt.datetime) -> str | None:
+    def find(self, channel: str, alert_id: str, since: dt.datetime) -> str | None:
         return find_by_metadata(self.client, channel, METADATA_EVENT, "alert_id", alert_id, since)
 
 
 class SlackWatches:
     """The scheduler's checks of every watch, and what App Home shows of them."""
 
-    def __init__(self, core: Core, client_for: Callable[[str], WebClient], settings: Settings | None = None):
+    def __init__(self, core: Core, client_for: Callable[[str], WebClient], settings: Settings | None = None,
+                 jobs: Scheduler | None = None):
         self.core = core
         self.client_for = client_for
         self.settings = settings or core.settings
         self.clock: Callable[[], dt.datetime] = _utcnow  # tests set a controlled clock
         self.service = WatchService(core, clock=lambda: self.clock(), settings=self.settings)
-        self.scheduler: WatchScheduler | None = None
+        self.jobs = jobs or Scheduler()
+        self.scheduler: Scheduler | None = None  # the jobs scheduler, once watches are registered with it
         core.on_watches_changed(self.resync)
 
     # -- scheduling -----------------------------------------------------------------------------
@@ -78,20 +81,28 @@ class SlackWatches:
         if not self.settings.run_roots:
             log.info("watching runs is off (RLMAP_RUN_ROOTS is unset)")
             return []
-        self.scheduler = WatchScheduler(self.fire, load=self.core.state.watches.list, clock=lambda: self.clock(),
-                                        housekeeping=self.housekeeping)
-        watches = self.core.state.watches.list(status="active")
+        kind = WatchJobs(self.fire, load=self.core.state.watches.list, last_checks=self._last_checks,
+                         clock=lambda: self.clock())
+        caught_up = self.jobs.register(kind, now=now)
+        self.jobs.every(WatchJobs.name, "housekeeping", self.housekeeping, hours=1)
+        self.scheduler = self.jobs
+        return caught_up
+
+    def _last_checks(self, watches: list) -> dict[str, dt.datetime | None]:
         tracking = self.core.state.watches.tracking([w.id for w in watches])
-        return self.scheduler.start(watches, now=now, last_checks={i: t.last_check_at for i, t in tracking.items()})
+        return {i: t.last_check_at for i, t in tracking.items()}
 
     def stop_scheduler(self, wait: bool = False) -> None:
-        """Stop scheduling; ``wait`` for checks already running to finish."""
+        """Stop scheduling watches; ``wait`` for checks already running to finish."""
         if self.scheduler is not None:
-            self.scheduler.shutdown(wait=wait)
+            self.jobs.unregister(WatchJobs.name)
+            if not self.jobs.kinds:
+                self.jobs.shutdown(wait=wait)
+            self.scheduler = None
 
     def resync(self) -> None:
         if self.scheduler is not None:
-            self.scheduler.sync(self.core.state.watches.list())
+            self.jobs.sync(WatchJobs.name)
 
     def housekeeping(self) -> None:
         """Forget check slots older than any trigger can fire again.

@@ -10,5 +10,5 @@ front-end supplies a :class:`~rlmap_bot.watch.service.Poster`.
 ``conditions``  what opens, what changes, what clears (with hysteresis)
 ``check``       one check: read what is new (incrementally for line logs), scan, derive, judge
 ``service``     exactly-once checks and announcements: slot claims, the ledger, recovery
-``schedule``    APScheduler interval jobs from the state store, catch-up after downtime
+``schedule``    watches as a kind of timed job (:mod:`rlmap_bot.jobs`): interval jobs, catch-up after downtime
 """

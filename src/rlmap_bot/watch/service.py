@@ -28,7 +28,8 @@ import uuid
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Protocol
 
-from rlmap_bot.errors import RlmapError, UsageError
+from rlmap_bot import jobs
+from rlmap_bot.errors import UsageError
 from rlmap_bot.state.db import ConflictError
 from rlmap_bot.watch.conditions import Transition, pending_announcements
 from rlmap_bot.watch.model import Alert, CheckResult, EvidenceLine, Tracking, Watch, WatchRow, format_interval
@@ -75,26 +76,14 @@ def owner_dead(owner: str) -> bool:
     return False
 
 
-class AlertNotPosted(RlmapError):
-    """The front-end is sure the post was not made (the bot is not in the channel, ...)."""
-
-    def __init__(self, code: str, hint: str | None = None):
-        super().__init__(hint or f"could not post the watch alert ({code})")
-        self.code = code
-        self.hint = hint
-
-
-class Poster(Protocol):
-    """What a front-end provides to deliver watch posts (Slack implements it)."""
+class Poster(jobs.Poster, Protocol):
+    """What a front-end provides to deliver watch posts (Slack implements it); ``find`` looks an alert up by its id."""
 
     def post_alert(self, channel: str, alert: Alert) -> str:
         """Post it with METADATA_EVENT and the alert id in the message metadata; the ts."""
 
     def attach_chart(self, channel: str, ts: str, chart: Path, alert: Alert) -> None:
         """Upload the chart next to the posted alert (best effort)."""
-
-    def find_alert(self, channel: str, alert_id: str, since: dt.datetime) -> str | None:
-        """The ts of a post carrying ``alert_id`` in its metadata, posted after ``since``."""
 
 
 def _utcnow() -> dt.datetime:
@@ -177,7 +166,7 @@ class WatchService:
         settled = 0
         for claim in self.repo.pending_alerts(watch.id):
             started = dt.datetime.fromisoformat(claim["created_at"])
-            ts = poster.find_alert(watch.channel, claim["alert_id"], started - dt.timedelta(minutes=5))
+            ts = poster.find(watch.channel, claim["alert_id"], started - dt.timedelta(minutes=5))
             if ts:
                 self.repo.record_alert(claim["alert_id"], ts)
                 settled += 1
@@ -200,7 +189,7 @@ class WatchService:
             return CheckResult(watch_id=watch.id, path=watch.path, status=claim)
         try:
             result = self._check(watch, poster, now)
-        except AlertNotPosted as exc:
+        except jobs.NotPosted as exc:
             self.repo.finish_check(check_id, "failed")
             reason = f"I could not post in this channel ({exc.code})"
             self.repo.set_status(watch.id, "paused", reason)
@@ -277,7 +266,7 @@ class WatchService:
     def _post(self, watch: Watch, alert: Alert, poster: Poster) -> str:
         try:
             ts = poster.post_alert(watch.channel, alert)
-        except AlertNotPosted:
+        except jobs.NotPosted:
             self.repo.drop_alert(alert.alert_id)  # surely not posted: the condition stays to announce
             raise
         # Any other failure leaves the claim: the next check looks for the post by its metadata.
