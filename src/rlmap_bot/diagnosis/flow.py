@@ -15,7 +15,6 @@ next is decided by :mod:`rlmap_bot.diagnosis.guide`.
 from __future__ import annotations
 
 import datetime as dt
-import time
 from typing import Any, Callable, Protocol
 
 from pydantic import BaseModel, Field
@@ -111,13 +110,10 @@ def _retrying(move, attempts: int = 3):
     Each attempt re-reads the session, so a move that no longer applies fails
     with a FlowError ("already answered") instead of overwriting the other one.
     """
-    for attempt in range(attempts):
-        try:
-            return move()
-        except ConflictError:
-            if attempt == attempts - 1:
-                raise
-    raise AssertionError("unreachable")
+    from tenacity import Retrying, retry_if_exception_type, stop_after_attempt  # ~60 ms: only when a move runs
+
+    retrying = Retrying(retry=retry_if_exception_type(ConflictError), stop=stop_after_attempt(attempts), reraise=True)
+    return retrying(move)
 
 
 # How many move keys a session remembers: a replay comes within minutes of the move (a takeover after
@@ -330,12 +326,18 @@ class Flow:
         A reply can reach another thread (or replica) between the card being posted and its
         ts being recorded; waiting here keeps one card per diagnosis instead of a second one.
         """
-        deadline = time.monotonic() + wait
-        while True:
-            session = self.store.sessions.get(session_id)
-            if session is None or session.message_ts or time.monotonic() >= deadline:
-                return session.message_ts if session else None
-            time.sleep(0.05)
+        from tenacity import RetryCallState, Retrying, retry_if_result, stop_after_delay, wait_fixed
+
+        def posted(session: Session | None) -> bool:
+            return session is None or bool(session.message_ts)
+
+        def last_read(state: RetryCallState) -> Session | None:  # waited long enough: what the store says now
+            return state.outcome.result() if state.outcome else None
+
+        retrying = Retrying(retry=retry_if_result(lambda s: not posted(s)), stop=stop_after_delay(wait),
+                            wait=wait_fixed(0.05), retry_error_callback=last_read)
+        session = retrying(self.store.sessions.get, session_id)
+        return session.message_ts if session else None
 
     # -- internals --------------------------------------------------------------------------
     def _title(self, signal_id: str) -> str:

@@ -16,7 +16,6 @@ from rlmap_bot.knowledge.cards import display_kind
 from rlmap_bot.knowledge.schema import Paper, Stage, Topic
 from rlmap_bot.knowledge.store import KnowledgeStore, StoredEntry
 
-FILTER_KINDS = ("stage", "topic")
 MAX_ITEMS = 30  # what one Slack post shows; the rest are counted ("and N more") and lead the next one
 
 

@@ -187,12 +187,6 @@ class Rule(BaseModel):
 
 Cost = Literal["dashboard", "logs", "audit", "experiment"]
 _COST_WEIGHTS: dict[Cost, float] = {"dashboard": 1.0, "logs": 0.85, "audit": 0.6, "experiment": 0.5}
-COST_MEANING = {
-    "dashboard": "read off the training dashboard or the config",
-    "logs": "computed from the run's logs or config",
-    "audit": "needs a manual audit or check",
-    "experiment": "needs an extra experiment or evaluation",
-}
 _PERCENT = ("%",)
 _TIMES = ("x", "×")
 

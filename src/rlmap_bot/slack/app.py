@@ -139,7 +139,3 @@ class SlackFrontEnd:
             respond(response_type="ephemeral", replace_original=False, text=text)
         except Exception:  # noqa: BLE001 - the reply is best effort
             log.info("could not tell the user about the failure")
-
-
-def build_app(core: Core, settings: Settings) -> App:
-    return SlackFrontEnd(core, settings).app
