@@ -111,14 +111,22 @@ def _click_params(command: Command, surface: str, open_files: bool = True) -> li
         elif p.kind == "rest":
             out.append(click.Argument([p.name], nargs=-1, required=p.required, metavar=p.metavar or p.name.upper()))
         elif p.kind == "flag":
-            out.append(click.Option([p.flag_name, p.name], is_flag=True, required=p.required, help=p.help))
+            out.append(click.Option([p.flag_name, p.name], is_flag=True, required=p.required, help=_help(p)))
         else:
             decls = [p.flag_name, p.name] + ([p.short] if p.short and surface == "cli" else [])
             out.append(click.Option(decls, type=_click_type(p, open_files), default=p.default, multiple=p.multiple,
-                                    metavar=p.metavar, help=p.help, show_default=p.default is not None))
+                                    metavar=p.metavar, help=_help(p), show_default=p.default is not None))
     if surface == "cli" and command.json:
         out.append(click.Option(["--json", "json_output"], is_flag=True, help="Print the result as JSON."))
     return out
+
+
+def _help(param: Param) -> str:
+    """An option's help, with its chat form when it has one (`rlmap-bot papers by Schulman` works too)."""
+    if not param.word:
+        return param.help
+    form = param.word if param.kind == "flag" else f"{param.word} {param.metavar or param.name.upper()}"
+    return f"{param.help} (or: {form})"
 
 
 def click_command(command: Command, surface: str, name: str | None = None,
