@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 import click
 
 from rlmap_bot.cli import render
-from rlmap_bot.core import Core
-from rlmap_bot.diagnosis.flow import FlowError, Step
+
+if TYPE_CHECKING:
+    from rlmap_bot.core import Core
+    from rlmap_bot.diagnosis.flow import Step
 
 Ask = Callable[[str], "str | None"]
 Say = Callable[[str], None]
@@ -34,6 +36,9 @@ def run_guided(core: Core, ask: Ask, say: Say, step: Step, prefix: str = "") -> 
 
     Ctrl-D (end of input) pauses it; Ctrl-C pauses it too and then ends the command with exit 130.
     """
+    from rlmap_bot.diagnosis.flow import FlowError
+
+
     flow = core.flow
     say(f"Diagnosis {step.session.id[:8]}: answer what you know; '?' skips a question, 'help' explains it.")
     while step.question is not None:
