@@ -33,8 +33,8 @@ sys.path.insert(0, str(ROOT / "src"))
 
 import minilm  # noqa: E402
 from rlmap_bot.knowledge.store import KnowledgeStore  # noqa: E402
-from rlmap_bot.search.index import build_store  # noqa: E402
 from rlmap_bot.search.engine import Searcher  # noqa: E402
+from rlmap_bot.search.index import build_store  # noqa: E402
 from rlmap_bot.search.params import floor_to_evidence  # noqa: E402
 from run import quality_sets  # noqa: E402
 
