@@ -88,3 +88,18 @@ class Notice(BaseModel):
 
     text: str
     public: bool = False
+
+
+class AdditionRow(BaseModel):
+    id: str
+    title: str
+    arxiv: str
+    suggested_by: str
+    approved_by: str
+    added: str
+
+
+class AdditionList(BaseModel):
+    """Papers approved from Slack and live in the catalog (until a knowledge file takes them over)."""
+
+    additions: list[AdditionRow]

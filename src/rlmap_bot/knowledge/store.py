@@ -125,12 +125,15 @@ def check_replaceable(db_path: Path) -> None:
                       "name a new file or an existing store")
 
 
-def build_store(root: Path, db_path: Path, catalog: Catalog | None = None, now: dt.datetime | None = None) -> Catalog:
+def build_store(root: Path, db_path: Path, catalog: Catalog | None = None, now: dt.datetime | None = None,
+                stamp: str = "") -> Catalog:
     """Validate ``root`` and atomically replace ``db_path`` with a fresh store.
 
     Raises :class:`~rlmap_bot.knowledge.loader.KnowledgeError` before touching
     ``db_path`` when any file is wrong, and :class:`~rlmap_bot.errors.ConfigError`
-    when ``db_path`` is not ours to replace or cannot be written.
+    when ``db_path`` is not ours to replace or cannot be written. ``stamp`` records what was merged
+    beside the files (approved additions, see :mod:`rlmap_bot.knowledge.additions`), so a changed set
+    is seen as stale.
     """
     root, db_path = Path(root), Path(db_path)
     check_replaceable(db_path)
@@ -181,6 +184,7 @@ def build_store(root: Path, db_path: Path, catalog: Catalog | None = None, now: 
                 {"key": "knowledge_root", "value": str(root.resolve())},
                 {"key": "built_at", "value": now_text},
                 {"key": "settings", "value": catalog.settings.model_dump_json()},
+                {"key": "additions", "value": stamp},
             ],
             pk="key",
         )
@@ -284,8 +288,8 @@ class KnowledgeStore:
         return [self._stored[i].entry for i in seen]
 
 
-def store_status(root: Path, db_path: Path) -> str:
-    """'missing', 'stale' or 'fresh': whether ``db_path`` reflects ``root``."""
+def store_status(root: Path, db_path: Path, stamp: str | None = None) -> str:
+    """'missing', 'stale' or 'fresh': whether ``db_path`` reflects ``root`` (and, given, the additions ``stamp``)."""
     if not Path(db_path).exists():
         return "missing"
     try:
@@ -299,5 +303,7 @@ def store_status(root: Path, db_path: Path) -> str:
     if meta.get("schema_version") != str(SCHEMA_VERSION):
         return "stale"
     if meta.get("knowledge_root") != str(Path(root).resolve()):
+        return "stale"
+    if stamp is not None and meta.get("additions", "") != stamp:
         return "stale"
     return "fresh" if meta.get("fingerprint") == catalog_fingerprint(root) else "stale"
