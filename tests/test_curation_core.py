@@ -37,7 +37,8 @@ def cli_env(env, arxiv):
     "2305.18290", "2305.18290v3", "arXiv:2305.18290", "https://arxiv.org/abs/2305.18290",
     "http://export.arxiv.org/abs/2305.18290v1", "https://arxiv.org/pdf/2305.18290.pdf", "https://arxiv.org/pdf/2305.18290v2",
     "10.48550/arXiv.2305.18290", "https://doi.org/10.48550/arXiv.2305.18290", "doi:10.48550/ARXIV.2305.18290",
-    "<https://arxiv.org/abs/2305.18290|arxiv.org/abs/2305.18290>",
+    "<https://arxiv.org/abs/2305.18290|arxiv.org/abs/2305.18290>", "arxiv.org/abs/2305.18290",
+    "www.arxiv.org/pdf/2305.18290v1", "doi.org/10.48550/arXiv.2305.18290",
 ])
 def test_every_way_of_naming_a_paper_gives_its_id(text):
     assert parse_reference(text) == "2305.18290"

@@ -122,6 +122,14 @@ class Settings(BaseSettings):
             raise ValueError("must start with http:// or https://")
         return value
 
+    @field_validator("rlmap_scout_schedule")
+    @classmethod
+    def _scout_schedule(cls, value: str) -> str:
+        from rlmap_bot.curation.scout import parse_schedule
+
+        parse_schedule(value)  # ValueError says what is wrong
+        return value
+
     @field_validator("slack_api_url")
     @classmethod
     def _trailing_slash(cls, value: str) -> str:

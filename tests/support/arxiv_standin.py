@@ -4,7 +4,7 @@
 recorded entry of that id from a recorded search feed (put in the recorded empty feed's
 envelope, totalResults 1), else with arXiv's recorded answer to an unknown id (an empty feed);
 an id arXiv would not parse gets its recorded 400. ``search_query`` is answered with the
-recorded search feed. Tests can take it down (connections reset), make it slow, or add an entry
+recorded search feed (its total cut to the 100 recorded results). Tests can take it down (connections reset), make it slow, or add an entry
 of their own (a variant of a real one: a 5 MB abstract, markup in a title).
 """
 
@@ -98,8 +98,9 @@ class ArxivStandIn:
 
     def answer(self, query: dict[str, str]) -> tuple[int, str]:
         ids = [i for i in query.get("id_list", "").split(",") if i]
-        if not ids:
-            return 200, self.search_feed
+        if not ids:  # a search: the recorded 100 results are all this stand-in has, so it says so
+            return 200, re.sub(r"<opensearch:totalResults>\d+", f"<opensearch:totalResults>{len(entries(self.search_feed))}",
+                               self.search_feed)
         wanted = ids[0]
         if not NEW_ID.match(wanted) and "/" not in wanted:
             return 400, recorded("malformed_abc.xml").replace("abc", wanted)

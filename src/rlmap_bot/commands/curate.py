@@ -56,7 +56,7 @@ def suggest(ctx: Invocation, reference: str) -> Candidate | Notice:
     cards = ctx.extra.get("cards")
     if cards is None:
         raise UsageError("suggestions go to the curators from Slack; here `suggest` only shows the candidate")
-    outcome = curation.suggest(reference, ctx.team, ctx.channel, ctx.user, cards.for_team(ctx.team))
+    outcome = curation.suggest(reference, ctx.team, ctx.channel, ctx.user, cards)
     return Notice(text=outcome.text)
 
 
@@ -77,7 +77,7 @@ def curate_here(ctx: Invocation) -> Notice:
 def kb_additions(ctx: Invocation, action: str, target: str | None = None) -> Any:
     from rlmap_bot.commands.results import AdditionList, AdditionRow, Notice
 
-    if ctx.surface == "slack" and ctx.user not in ctx.core.settings.curators:
+    if ctx.surface == "slack" and not _curation(ctx).is_curator(ctx.user):
         raise UsageError("Only the curators in RLMAP_CURATORS can manage additions.")
     repo = ctx.core.state.curation
     if action == "list":

@@ -33,6 +33,8 @@ def parse_reference(text: str) -> str:
         raise UsageError(f"suggest needs {EXAMPLE}")
     if "|" in raw:  # Slack's <url|label> link markup
         raw = raw.split("|", 1)[0]
+    if raw.lower().startswith(tuple(h + "/" for h in (*ARXIV_HOSTS, "doi.org", "dx.doi.org"))):
+        raw = "https://" + raw  # a link as Slack shows it (its label), without the scheme
     candidate = raw
     lowered = raw.lower()
     if lowered.startswith(("http://", "https://")):

@@ -26,6 +26,7 @@ from rlmap_bot.errors import NotFoundError, UsageError
 
 if TYPE_CHECKING:
     from rlmap_bot.core import Core
+    from rlmap_bot.settings import Settings
     from rlmap_bot.state.additions import Suggestion
 
 log = logging.getLogger(__name__)
@@ -67,9 +68,10 @@ def _when(moment: str | None) -> str:
 class Curation:
     """The flow over one core (catalog + state store) and one arXiv source."""
 
-    def __init__(self, core: Core, source: ArxivSource | None = None):
-        settings = core.settings
+    def __init__(self, core: Core, source: ArxivSource | None = None, settings: Settings | None = None):
+        settings = settings or core.settings
         self.core = core
+        self.settings = settings
         self.source = source or ArxivSource(settings.rlmap_arxiv_url, settings.rlmap_arxiv_delay_seconds,
                                             settings.rlmap_arxiv_timeout_seconds)
         self.retry_first = dt.timedelta(seconds=settings.rlmap_suggest_retry_seconds)

@@ -190,6 +190,11 @@ class CurationRepository:
             row = conn.execute(sa.select(curator_channels.c.channel).where(curator_channels.c.team == team)).first()
         return row[0] if row else None
 
+    def channels(self) -> list[tuple[str, str]]:
+        """(team, channel) of every workspace that chose a curators' channel."""
+        with self.engine.connect() as conn:
+            return [(r[0], r[1]) for r in conn.execute(sa.select(curator_channels.c.team, curator_channels.c.channel))]
+
     # -- scout slots ------------------------------------------------------------------------------
     def claim_scan(self, slot: str, owner: str) -> bool:
         try:

@@ -27,7 +27,8 @@ def digest_blocks(digest: Digest, preview: bool = False) -> list[Block]:
                 line += f"\n{escape(item.byline)}"
             line += f"\n{escape(item.one_line)}"
             if item.suggested_by and item.approved_by:
-                line += f"\n_suggested by {mention(item.suggested_by)}, approved by {mention(item.approved_by)}_"
+                who = "the weekly scan" if item.suggested_by == "scout" else mention(item.suggested_by)
+                line += f"\n_suggested by {who}, approved by {mention(item.approved_by)}_"
             if item.url:
                 line += f"\n<{escape(item.url)}|{escape(item.url)}>"
             body.append(section(line, accessory=button("Open", f"entry_show_{len(body)}", item.id)))
