@@ -80,7 +80,7 @@ def test_a_paper_already_in_the_catalog_is_said_at_once_by_id_or_by_title(cli_en
 
 def test_unknown_malformed_and_unreachable_are_one_line_each(cli_env, arxiv):
     unknown = invoke(["suggest", "2101.99999"], cli_env)
-    assert unknown.returncode == 2 and unknown.stderr.strip() == "error: arXiv has no paper 2101.99999"
+    assert unknown.returncode == 2 and unknown.stderr.strip() == "error: no paper 2101.99999 on arXiv"
     bad = invoke(["suggest", "10.1234/abc"], cli_env)
     assert bad.returncode == 2 and len(bad.stderr.strip().splitlines()) == 1
     arxiv.down = True

@@ -6,6 +6,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import time
+import urllib.parse
 
 import pytest
 
@@ -13,7 +14,7 @@ from rlmap_bot.state.models import Subscription
 from rlmap_bot.state.store import StateStore
 from support.arxiv_standin import ArxivStandIn
 from support.slackio import blocks_of, buttons, text_of
-from support.standin import TEAM, Slack
+from support.standin import TEAM, Slack, sign
 
 REST = "2507.10541"  # "REST: Stress Testing Large Reasoning Models by Asking Multiple Problems at Once"
 CURATORS = "CCUR"
@@ -251,3 +252,38 @@ def test_additions_are_listed_and_removed_by_curators_only(cbot, standin):
     assert cbot.front.core.get(entry_id) is not None
     cbot.slack.command(f"kb additions remove {entry_id}", user="UCUR", respond_as="rm")
     assert "Removed" in reply(standin, "rm") and cbot.front.core.get(entry_id) is None
+
+
+def test_unknown_papers_and_an_unreachable_curators_channel_are_one_private_line(cbot, standin):
+    cbot.slack.command("curate here", user="UADMIN", channel="CX", respond_as="admin")
+    reply(standin, "admin")
+    cbot.slack.command("suggest 2101.99999", user="U1", respond_as="unknown")
+    assert "No paper 2101.99999 on arXiv" in reply(standin, "unknown")
+    cbot.slack.command("suggest https://example.com/paper.pdf", user="U1", respond_as="bad")
+    assert "not on arxiv.org or doi.org" in reply(standin, "bad")
+    standin.fail_next("chat.postMessage", "not_in_channel")
+    cbot.slack.command(f"suggest {REST}", user="U1", respond_as="noroom")
+    assert "can't post in the curators' channel" in reply(standin, "noroom")
+    cbot.slack.command(f"suggest {REST}", user="U1", respond_as="retry")  # not stuck as "already suggested"
+    assert "with the curators" in reply(standin, "retry")
+
+
+def test_one_click_delivered_to_both_replicas_decides_once(replicas, standin, pg_url):
+    a, b = replicas("a"), replicas("b")
+    a.command(f"suggest {REST}", user="U1", channel="C1", respond_as="suggest")
+    reply(standin, "suggest")
+    posted = card(standin)
+    sid, ts = buttons(posted)["curate_approve"]["value"], card_ts(standin, posted)
+    payload = a.click_payload("curate_approve", sid, user="UCUR", channel=CURATORS, message_ts=ts)
+    body = urllib.parse.urlencode({"payload": json.dumps(payload)})
+    for replica in (a, b):  # Slack's retry of the same click reaching the other replica
+        assert replica._send(body, "application/x-www-form-urlencoded", sign(body))[0] == 200
+    standin.wait_for("chat.update", lambda c: c.args["ts"] == ts)
+    told(standin, "U1", "approved by")
+    standin.settle(quiet=1.5)
+    assert len(standin.of("chat.update")) == 1 and len(standin.of("chat.postEphemeral")) == 1
+    state = StateStore(pg_url)
+    try:
+        assert len(state.curation.additions("live")) == 1
+    finally:
+        state.close()

@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING
 
 from rlmap_bot.curation.dedupe import in_catalog
 from rlmap_bot.curation.models import ArxivRecord
+from rlmap_bot.curation.service import CardNotPosted
 from rlmap_bot.knowledge.store import KnowledgeStore, search_fields
 from rlmap_bot.text import words
 
@@ -155,7 +156,12 @@ class Scout:
                 for team, channel in targets:
                     suggestion = state.suggest(team, record.arxiv_id, "scout", channel, "pending",
                                                data=candidate.model_dump_json(), source="scout")
-                    ts = cards.post_card(team, channel, suggestion.id, candidate, "scout")
+                    try:
+                        ts = cards.post_card(team, channel, suggestion.id, candidate, "scout")
+                    except CardNotPosted as exc:
+                        state.drop(suggestion.id, "the card could not be posted")
+                        log.warning("scout %s: %s", slot, exc)
+                        continue
                     state.set_card(suggestion.id, channel, ts)
                     posted += 1
         except Exception:

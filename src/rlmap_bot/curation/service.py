@@ -36,11 +36,15 @@ NO_CHANNEL = ("no curators' channel is set: set RLMAP_CURATOR_CHANNEL, or have a
               "`/rlmap curate here` in it")
 
 
+class CardNotPosted(UsageError):
+    """The front-end is sure the card was not posted (the bot is not in the curators' channel, say)."""
+
+
 class Cards(Protocol):
     """What a front-end does for the flow (Slack implements it)."""
 
     def post_card(self, team: str, channel: str, suggestion_id: str, candidate: Candidate, suggested_by: str) -> str:
-        """Post the candidate's card with Approve, Edit and Reject; return its ts."""
+        """Post the candidate's card with Approve, Edit and Reject; return its ts (CardNotPosted: surely not)."""
 
     def close_card(self, team: str, channel: str, ts: str, candidate: Candidate, outcome: str) -> None:
         """Replace the card's buttons with the outcome (mrkdwn)."""
@@ -100,7 +104,7 @@ class Curation:
         arxiv_id = parse_reference(reference)
         record = self.source.fetch(arxiv_id)
         if record is None:
-            raise NotFoundError(f"arXiv has no paper {arxiv_id}")
+            raise NotFoundError(f"no paper {arxiv_id} on arXiv")
         return self.candidate(record, with_state=self.core.has_state())
 
     # -- suggesting ----------------------------------------------------------------------------------
@@ -125,12 +129,16 @@ class Curation:
                 f"arXiv is not answering right now, so I kept your suggestion of {arxiv_id} and will try again "
                 "shortly; I'll tell you here when it reaches the curators."))
         if record is None:
-            raise NotFoundError(f"arXiv has no paper {arxiv_id}; check the id")
+            raise NotFoundError(f"no paper {arxiv_id} on arXiv; check the id")
         candidate = self.candidate(record)
         if candidate.existing is not None:
             return Outcome(ok=False, text=self.known_text(candidate))
         suggestion = state.suggest(team, arxiv_id, user, channel, "pending", data=candidate.model_dump_json())
-        self._post(suggestion.id, team, curators, candidate, user, cards)
+        try:
+            self._post(suggestion.id, team, curators, candidate, user, cards)
+        except CardNotPosted:
+            state.drop(suggestion.id, "the card could not be posted")  # so it can be suggested again
+            raise
         return Outcome(ok=True, suggestion_id=suggestion.id,
                        text=f"Thanks: *{_esc(record.title)}* ({arxiv_id}) is with the curators in <#{curators}>.")
 
@@ -209,7 +217,13 @@ class Curation:
             return
         if not state.resolve(suggestion.id, "pending", data=candidate.model_dump_json()):
             return
-        self._post(suggestion.id, suggestion.team, curators, candidate, suggestion.user, cards)
+        try:
+            self._post(suggestion.id, suggestion.team, curators, candidate, suggestion.user, cards)
+        except CardNotPosted as exc:
+            state.drop(suggestion.id, "the card could not be posted")
+            cards.tell(suggestion.team, suggestion.channel, suggestion.user,
+                       f"arXiv answered, but your suggestion of {record.arxiv_id} could not reach the curators: {exc}")
+            return
         cards.tell(suggestion.team, suggestion.channel, suggestion.user,
                    f"arXiv is answering again: *{_esc(record.title)}* ({record.arxiv_id}) is with the curators "
                    f"in <#{curators}>.")

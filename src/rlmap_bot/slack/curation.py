@@ -23,13 +23,14 @@ from slack_sdk.errors import SlackApiError
 from rlmap_bot.core import Core
 from rlmap_bot.curation.models import Candidate
 from rlmap_bot.curation.scout import Scout, last_due, parse_schedule
-from rlmap_bot.curation.service import Curation
+from rlmap_bot.curation.service import CardNotPosted, Curation
 from rlmap_bot.errors import RlmapError, UnavailableError
 from rlmap_bot.knowledge.schema import STAGE_IDS
 from rlmap_bot.settings import Settings
 from rlmap_bot.slack.blocks import curate as blocks
 from rlmap_bot.slack.blocks.common import fallback, to_dicts
 from rlmap_bot.slack.markup import escape
+from rlmap_bot.slack.posting import CANNOT_POST
 from rlmap_bot.wording import sentence
 
 log = logging.getLogger(__name__)
@@ -43,11 +44,16 @@ class SlackCards:
         self.client_for = client_for
 
     def post_card(self, team: str, channel: str, suggestion_id: str, candidate: Candidate, suggested_by: str) -> str:
-        response = self.client_for(team).chat_postMessage(
-            channel=channel, text=fallback(blocks.card_text(candidate)),
-            blocks=to_dicts(blocks.card_blocks(suggestion_id, candidate, suggested_by)),
-            metadata={"event_type": "rlmap_suggestion", "event_payload": {"suggestion": suggestion_id}},
-            unfurl_links=False, unfurl_media=False)
+        try:
+            response = self.client_for(team).chat_postMessage(
+                channel=channel, text=fallback(blocks.card_text(candidate)),
+                blocks=to_dicts(blocks.card_blocks(suggestion_id, candidate, suggested_by)),
+                metadata={"event_type": "rlmap_suggestion", "event_payload": {"suggestion": suggestion_id}},
+                unfurl_links=False, unfurl_media=False)
+        except SlackApiError as exc:  # Slack answered: the card was not posted
+            code = str(exc.response.get("error", "error"))
+            hint = CANNOT_POST.get(code, f"Slack said {code}")
+            raise CardNotPosted(f"I can't post in the curators' channel <#{channel}>: {hint}") from None
         return str(response["ts"])
 
     def close_card(self, team: str, channel: str, ts: str, candidate: Candidate, outcome: str) -> None:

@@ -124,6 +124,12 @@ class CurationRepository:
                 status=status, data=data, reason=reason, next_try_at=None, updated_at=iso(utcnow())))
             return done.rowcount == 1
 
+    def drop(self, suggestion_id: str, reason: str) -> None:
+        """A suggestion that never reached the curators (its card could not be posted): forgotten, with why."""
+        with self.engine.begin() as conn:
+            conn.execute(suggestions.update().where(suggestions.c.id == suggestion_id).values(
+                status="dropped", reason=reason, next_try_at=None, updated_at=iso(utcnow())))
+
     def set_card(self, suggestion_id: str, channel: str, ts: str) -> None:
         with self.engine.begin() as conn:
             conn.execute(suggestions.update().where(suggestions.c.id == suggestion_id).values(
