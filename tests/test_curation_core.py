@@ -12,6 +12,7 @@ import yaml
 
 from rlmap_bot.core import Core
 from rlmap_bot.curation.ids import parse_reference
+from rlmap_bot.digest.content import select_items
 from rlmap_bot.errors import UsageError
 from support import KNOWLEDGE
 from support.arxiv_standin import ArxivStandIn
@@ -145,6 +146,10 @@ def test_export_writes_knowledge_files_and_a_landed_file_retires_the_addition(en
     repo = kcore.state.curation
     repo.add("rest-stress-testing", "2507.10541", "s1", _paper("rest-stress-testing", "2507.10541"), "U1", "UCUR")
     kcore.sync_additions()
+    since = dt.datetime.now(dt.UTC) - dt.timedelta(days=1)
+    first = [i for i in select_items(kcore.store, set(), since=since) if i.id == "rest-stress-testing"]
+    assert [(i.suggested_by, i.approved_by) for i in first] == [("U1", "UCUR")]
+    delivered = {(i.id, i.version) for i in first}
     env.update(RLMAP_STATE_DB=str(tmp_path / "state.db"))
     listed = invoke(["--knowledge", str(knowledge_copy), "kb", "additions", "list"], env)
     assert "rest-stress-testing" in listed.stdout and "approved by UCUR" in listed.stdout
@@ -159,6 +164,8 @@ def test_export_writes_knowledge_files_and_a_landed_file_retires_the_addition(en
     assert kcore.store.stored("rest-stress-testing").source == "knowledge/papers/rest-stress-testing.yaml"
     check = invoke(["--knowledge", str(knowledge_copy), "kb", "check"], env)
     assert check.returncode == 0, check.stderr
+    again = [i.id for i in select_items(kcore.store, delivered, since=since)]
+    assert "rest-stress-testing" not in again, "the retired addition's file is announced a second time"
 
 
 def test_the_bundled_catalog_is_untouched(tmp_path):
