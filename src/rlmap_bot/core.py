@@ -168,7 +168,7 @@ class Core:
         if not live:
             build_store(self.knowledge_root, self.db_path, catalog=files, stamp=stamp)
             return
-        from rlmap_bot.curation.merge import merge
+        from rlmap_bot.knowledge.additions import merge
 
         merged = merge(files, live)
         for problem in merged.problems:

@@ -31,6 +31,21 @@ def bundled_knowledge() -> Path:
     return PACKAGE_DIR.parent.parent / "knowledge"
 
 
+WEEKDAYS = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
+
+
+def parse_weekly(text: str) -> tuple[str, int, int]:
+    """``mon 07:00`` -> ("mon", 7, 0); ValueError naming what is wrong."""
+    parts = text.lower().split()
+    if len(parts) != 2 or parts[0][:3] not in WEEKDAYS or ":" not in parts[1]:
+        raise ValueError(f"{text!r} is not DAY HH:MM (e.g. mon 07:00, UTC)")
+    hour, _, minute = parts[1].partition(":")
+    if not (hour.isdigit() and minute.isdigit() and int(hour) < 24 and int(minute) < 60):
+        raise ValueError(f"{text!r}: the time must be HH:MM")
+    return parts[0][:3], int(hour), int(minute)
+
+
+
 class Settings(BaseSettings):
     """Read once per process from the environment; see the README's settings tables."""
 
@@ -125,9 +140,7 @@ class Settings(BaseSettings):
     @field_validator("rlmap_scout_schedule")
     @classmethod
     def _scout_schedule(cls, value: str) -> str:
-        from rlmap_bot.curation.scout import parse_schedule
-
-        parse_schedule(value)  # ValueError says what is wrong
+        parse_weekly(value)  # ValueError says what is wrong
         return value
 
     @field_validator("slack_api_url")

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from rlmap_bot.curation.merge import merge
+from rlmap_bot.knowledge.additions import merge
 from rlmap_bot.knowledge.loader import Catalog, raise_all
 
 

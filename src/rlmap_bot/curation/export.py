@@ -1,7 +1,7 @@
 """Approved additions written out as knowledge files, for review in the repository.
 
 Each file holds one paper entry in the layout of ``knowledge/papers/*.yaml``; once such a
-file lands (same id), the addition retires at the next build (:mod:`rlmap_bot.curation.merge`).
+file lands (same id), the addition retires at the next build (:mod:`rlmap_bot.knowledge.additions`).
 """
 
 from __future__ import annotations

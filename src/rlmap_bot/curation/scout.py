@@ -30,6 +30,7 @@ from rlmap_bot.curation.dedupe import in_catalog
 from rlmap_bot.curation.models import ArxivRecord
 from rlmap_bot.curation.service import CardNotPosted
 from rlmap_bot.knowledge.store import KnowledgeStore, search_fields
+from rlmap_bot.settings import WEEKDAYS, parse_weekly
 from rlmap_bot.text import words
 
 if TYPE_CHECKING:
@@ -94,22 +95,10 @@ def default_query(vocab: Vocabulary, categories: list[str]) -> str:
     return f"({cats}) AND ({terms})" if terms else f"({cats})"
 
 
-def parse_schedule(text: str) -> tuple[str, int, int]:
-    """``mon 07:00`` -> ("mon", 7, 0); ValueError naming what is wrong."""
-    parts = text.lower().split()
-    days = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
-    if len(parts) != 2 or parts[0][:3] not in days or ":" not in parts[1]:
-        raise ValueError(f"{text!r} is not DAY HH:MM (e.g. mon 07:00, UTC)")
-    hour, _, minute = parts[1].partition(":")
-    if not (hour.isdigit() and minute.isdigit() and int(hour) < 24 and int(minute) < 60):
-        raise ValueError(f"{text!r}: the time must be HH:MM")
-    return parts[0][:3], int(hour), int(minute)
-
-
 def last_due(schedule: str, now: dt.datetime) -> dt.datetime:
     """The latest scheduled moment at or before ``now`` (UTC)."""
-    day, hour, minute = parse_schedule(schedule)
-    weekday = ("mon", "tue", "wed", "thu", "fri", "sat", "sun").index(day)
+    day, hour, minute = parse_weekly(schedule)
+    weekday = WEEKDAYS.index(day)
     moment = now.replace(hour=hour, minute=minute, second=0, microsecond=0)
     moment -= dt.timedelta(days=(moment.weekday() - weekday) % 7)
     return moment if moment <= now else moment - dt.timedelta(days=7)

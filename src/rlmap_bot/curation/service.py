@@ -251,7 +251,7 @@ class Curation:
         subtopics = subtopics if subtopics is not None else [t.id for t in candidate.subtopics]
         if not stages:
             raise UsageError("No stage was proposed for this paper; use Edit to choose its stages.")
-        from rlmap_bot.curation.merge import validate
+        from rlmap_bot.knowledge.additions import validate
         from rlmap_bot.knowledge.loader import KnowledgeError
 
         catalog = self.core.store.catalog

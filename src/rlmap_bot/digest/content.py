@@ -106,7 +106,7 @@ def _group(store: KnowledgeStore, stored: StoredEntry, filters: list[str]) -> st
 
 
 def _item(store: KnowledgeStore, stored: StoredEntry, status: str, filters: list[str]) -> DigestItem:
-    from rlmap_bot.curation.merge import credit
+    from rlmap_bot.knowledge.additions import credit
 
     entry = stored.entry
     paper = entry if isinstance(entry, Paper) else None

@@ -22,11 +22,11 @@ from slack_sdk.errors import SlackApiError
 
 from rlmap_bot.core import Core
 from rlmap_bot.curation.models import Candidate
-from rlmap_bot.curation.scout import Scout, last_due, parse_schedule
+from rlmap_bot.curation.scout import Scout, last_due
 from rlmap_bot.curation.service import CardNotPosted, Curation
 from rlmap_bot.errors import RlmapError, UnavailableError
 from rlmap_bot.knowledge.schema import STAGE_IDS
-from rlmap_bot.settings import Settings
+from rlmap_bot.settings import Settings, parse_weekly
 from rlmap_bot.slack.blocks import curate as blocks
 from rlmap_bot.slack.blocks.common import fallback, to_dicts
 from rlmap_bot.slack.markup import escape
@@ -122,7 +122,7 @@ class SlackCuration:
         """
         if self.settings.rlmap_scout_top == 0 or scheduler is None:
             return False
-        day, hour, minute = parse_schedule(self.settings.rlmap_scout_schedule)
+        day, hour, minute = parse_weekly(self.settings.rlmap_scout_schedule)
         scheduler.scheduler.add_job(self.scan, CronTrigger(day_of_week=day, hour=hour, minute=minute, timezone=dt.UTC),
                                     id="scout:weekly", replace_existing=True, name="weekly paper scan")
         now = now or dt.datetime.now(dt.UTC)
