@@ -104,7 +104,7 @@ class Core:
             return
         db_source = self.settings.knowledge_db_source(self.db_path)
         try:
-            build_store(self.knowledge_root, self.db_path)
+            self._build()
         except ConfigError as exc:
             raise CoreError(f"{db_source}: {exc}") from None
         except OSError as exc:
@@ -160,10 +160,54 @@ class Core:
     def diagnose(self, signals: dict) -> Verdict:
         return self.engine.diagnose(signals)
 
+    def _build(self) -> None:
+        """Build the store from the files plus the approved additions (each validated; bad ones left out)."""
+        from rlmap_bot.knowledge.loader import load_catalog
+
+        files = load_catalog(self.knowledge_root)
+        stamp, live = self._additions()
+        if not live:
+            build_store(self.knowledge_root, self.db_path, catalog=files, stamp=stamp)
+            return
+        from rlmap_bot.knowledge.additions import merge
+
+        merged = merge(files, live)
+        for problem in merged.problems:
+            log.warning("addition left out of the catalog: %s", problem)
+        build_store(self.knowledge_root, self.db_path, catalog=merged.catalog, stamp=stamp)
+        if merged.retired:
+            try:
+                retired = self.state.curation.set_status(merged.retired, "retired")
+            except RlmapError as exc:
+                log.warning("could not mark additions retired (%s); tried again at the next build", exc)
+            else:
+                if retired:
+                    log.info("%d addition(s) retired: a knowledge file holds them now", retired)
+
+    def has_state(self) -> bool:
+        """Is there a state store to read (open, a URL, or a file already made)? A fresh terminal has none."""
+        url = str(self.state_url)
+        return self._state is not None or "://" in url or Path(url).expanduser().exists()
+
+    def _additions(self) -> tuple[str, list]:
+        """(fingerprint, live additions) from the state store; none when it was never made (a fresh terminal)."""
+        if not self.has_state():
+            return "", []
+        curation = self.state.curation
+        stamp = curation.fingerprint()
+        return stamp, (curation.additions("live") if stamp else [])
+
+    def sync_additions(self) -> bool:
+        """Rebuild when the additions changed since this store was built (polled by every replica)."""
+        if self.state.curation.fingerprint() == self.store.meta.get("additions", ""):
+            return False
+        self.reload()
+        return True
+
     def reload(self) -> dict[str, int]:
         """Rebuild from the files and swap the new store in; the old one stays on error."""
         with self._lock:
-            build_store(self.knowledge_root, self.db_path)
+            self._build()
             # The old store is not closed here: requests still running on it finish on it, and
             # its connection closes when the last of them lets go.
             self._open()

@@ -404,6 +404,16 @@ class Slack:
         body = urllib.parse.urlencode({"payload": json.dumps(payload)})
         return self._send(body, "application/x-www-form-urlencoded", sign(body))
 
+    def submit_view(self, callback_id: str, private_metadata: str, values: dict, user: str = "U1",
+                    team: str = TEAM) -> tuple[int, str]:
+        """A modal's submission (view_submission), with its inputs as Slack sends them under state.values."""
+        payload = {"type": "view_submission", "team": {"id": team}, "user": {"id": user, "team_id": team},
+                   "api_app_id": "A1", "trigger_id": trigger_id(),
+                   "view": {"id": "V1", "type": "modal", "callback_id": callback_id,
+                            "private_metadata": private_metadata, "state": {"values": values}}}
+        body = urllib.parse.urlencode({"payload": json.dumps(payload)})
+        return self._send(body, "application/x-www-form-urlencoded", sign(body))
+
     def click_payload(self, action_id: str, value: str, user: str = "U1", channel: str = "C1",
                       message_ts: str = "1.0", thread_ts: str | None = None, container: str = "message",
                       respond_as: str = "click", team: str = TEAM, state: dict | None = None) -> dict:

@@ -16,7 +16,17 @@ from pydantic import BaseModel
 from rlmap_bot import wording
 
 if TYPE_CHECKING:
-    from rlmap_bot.commands.results import Help, KbBuilt, KbStats, Notice, PaperList, SessionList, StageList
+    from rlmap_bot.commands.results import (
+        AdditionList,
+        Help,
+        KbBuilt,
+        KbStats,
+        Notice,
+        PaperList,
+        SessionList,
+        StageList,
+    )
+    from rlmap_bot.curation.models import Candidate
     from rlmap_bot.diagnosis.engine import Verdict
     from rlmap_bot.diagnosis.flow import Question
     from rlmap_bot.diagnosis.simulate import Simulation
@@ -237,6 +247,8 @@ def digest_text(digest: Digest) -> str:
         for item in group.items:
             lines.append(f"  - [{item.status}] {item.title} ({item.id})" + (f" · {item.byline}" if item.byline else ""))
             lines.append(_wrap(item.one_line, "      "))
+            if item.suggested_by and item.approved_by:
+                lines.append(f"      suggested by {item.suggested_by}, approved by {item.approved_by}")
             if item.url:
                 lines.append(f"      {item.url}")
     if digest.more:
@@ -342,3 +354,35 @@ def check_text(result: CheckResult) -> str:
         lines.append(_wrap("Open conditions: " + ", ".join(result.open_conditions), ""))
     return "\n".join(lines).rstrip()
 
+
+
+@_renders("Candidate")
+def candidate_text(candidate: Candidate) -> str:
+    record = candidate.record
+    authors = ", ".join(record.authors[:5]) + (" et al." if len(record.authors) > 5 or record.more_authors else "")
+    lines = [f"{record.title} ({record.arxiv_id}, {record.year or 'year unknown'})", _wrap(authors or "no authors given"),
+             f"  {record.url} · {', '.join(record.categories) or 'no categories'}"]
+    if candidate.existing is not None:
+        found = candidate.existing
+        if found.status == "in_catalog":
+            lines.append(f"  Already in the catalog as {found.title} ({found.entry_id}), matched by {found.how}.")
+        elif found.status == "rejected":
+            lines.append(f"  Rejected before by {found.by}" + (f": {found.reason}" if found.reason else "."))
+        else:
+            lines.append(f"  Already suggested ({found.status}).")
+    tags = lambda items: ", ".join(f"{t.id} {t.score:.2f}" for t in items) or "none"  # noqa: E731
+    lines += [f"  Proposed stages: {tags(candidate.stages)}", f"  Proposed subtopics: {tags(candidate.subtopics)}", ""]
+    abstract = record.abstract if len(record.abstract) <= 1200 else record.abstract[:1199] + "…"
+    lines.append(_wrap(abstract))
+    return "\n".join(lines)
+
+
+@_renders("AdditionList")
+def additions_text(result: AdditionList) -> str:
+    if not result.additions:
+        return "No papers approved from Slack are live (exported ones retire once their file is in knowledge/)."
+    lines = [f"{len(result.additions)} paper(s) approved from Slack:"]
+    for a in result.additions:
+        lines.append(f"  {a.id}  {a.title} (arXiv {a.arxiv}; suggested by {a.suggested_by}, approved by "
+                     f"{a.approved_by}, {a.added})")
+    return "\n".join(lines)

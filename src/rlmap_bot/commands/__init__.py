@@ -12,14 +12,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from rlmap_bot.commands import admin, catalog, diagnose, digest, watch
+from rlmap_bot.commands import admin, catalog, curate, diagnose, digest, watch
 from rlmap_bot.commands.context import Invocation
 from rlmap_bot.commands.registry import Command, Param, Parsed, Registry
 
 
 def build_registry() -> Registry:
     registry = Registry()
-    for module in (catalog, diagnose, digest, watch, admin):
+    for module in (catalog, diagnose, digest, watch, curate, admin):
         module.register(registry)
     return registry
 

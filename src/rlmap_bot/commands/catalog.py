@@ -168,6 +168,9 @@ def kb_check(ctx: Invocation) -> KbBuilt:
     from rlmap_bot.commands.results import KbBuilt
 
     catalog = _validate(ctx.knowledge_root)
+    from rlmap_bot.curation.check import check_additions
+
+    check_additions(ctx, catalog)  # approved additions pass the same checks (curation/check.py)
     return KbBuilt(path=str(ctx.knowledge_root), counts=_counts(catalog.entries.values()), checked_only=True)
 
 

@@ -126,3 +126,18 @@ class AnswerStream:
     """`ask -`: answers produced one by one as the questions arrive, rendered as they come."""
 
     answers: Iterator[Any]
+
+
+class AdditionRow(BaseModel):
+    id: str
+    title: str
+    arxiv: str
+    suggested_by: str
+    approved_by: str
+    added: str
+
+
+class AdditionList(BaseModel):
+    """Papers approved from Slack and live in the catalog (until a knowledge file takes them over)."""
+
+    additions: list[AdditionRow]

@@ -30,6 +30,8 @@ class DigestItem(BaseModel):
     version: str
     added: dt.date
     group: str
+    suggested_by: str | None = Field(default=None, description="Slack user id of who suggested it (an addition).")
+    approved_by: str | None = Field(default=None, description="Slack user id of the curator who approved it.")
 
 
 class DigestGroup(BaseModel):
@@ -103,9 +105,13 @@ def _group(store: KnowledgeStore, stored: StoredEntry, filters: list[str]) -> st
 
 
 def _item(store: KnowledgeStore, stored: StoredEntry, status: str, filters: list[str]) -> DigestItem:
+    from rlmap_bot.knowledge.additions import credit
+
     entry = stored.entry
     paper = entry if isinstance(entry, Paper) else None
+    suggested_by, approved_by = credit(stored.source) or (None, None)
     return DigestItem(
+        suggested_by=suggested_by, approved_by=approved_by,
         id=entry.id, kind=display_kind(entry), title=entry.title, one_line=entry.one_line,
         byline=(paper.byline or None) if paper else None,
         url=paper.link if paper else None,

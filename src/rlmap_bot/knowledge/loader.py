@@ -304,6 +304,13 @@ def check_links(catalog: Catalog) -> list[KnowledgeError]:
     return errors
 
 
+def check_entry(catalog: Catalog, entry: Entry) -> list[KnowledgeError]:
+    """One entry's links checked against a catalog that holds it (an addition merged beside the files)."""
+    stage_ids = {s.id for s in catalog.of_kind("stage")}
+    signal_ids = {s.id for s in catalog.of_kind("signal")}
+    return _collect(lambda: _check_entry_links(catalog, entry, stage_ids, signal_ids))
+
+
 def _check_entry_links(catalog: Catalog, entry: Entry, stage_ids: set[str], signal_ids: set[str]) -> None:
     """One entry's links: the first problem found, as a KnowledgeError."""
     for target in entry.related:

@@ -133,12 +133,14 @@ Indexer = Callable[[sqlite3.Connection, Iterable[Any], list[dict[str, str]]], No
 
 
 def build_store(root: Path, db_path: Path, catalog: Catalog | None = None, now: dt.datetime | None = None, *,
-                indexers: Sequence[Indexer]) -> Catalog:
+                indexers: Sequence[Indexer], stamp: str = "") -> Catalog:
     """Validate ``root`` and atomically replace ``db_path`` with a fresh store, ``indexers`` adding their tables.
 
     Raises :class:`~rlmap_bot.knowledge.loader.KnowledgeError` before touching
     ``db_path`` when any file is wrong, and :class:`~rlmap_bot.errors.ConfigError`
-    when ``db_path`` is not ours to replace or cannot be written.
+    when ``db_path`` is not ours to replace or cannot be written. ``stamp`` records what was merged
+    beside the files (approved additions, see :mod:`rlmap_bot.knowledge.additions`), so a changed set
+    is seen as stale.
     """
     root, db_path = Path(root), Path(db_path)
     check_replaceable(db_path)
@@ -188,6 +190,7 @@ def build_store(root: Path, db_path: Path, catalog: Catalog | None = None, now: 
                 {"key": "knowledge_root", "value": str(root.resolve())},
                 {"key": "built_at", "value": now_text},
                 {"key": "settings", "value": catalog.settings.model_dump_json()},
+                {"key": "additions", "value": stamp},
             ],
             pk="key",
         )
@@ -291,8 +294,8 @@ class KnowledgeStore:
         return [self._stored[i].entry for i in seen]
 
 
-def store_status(root: Path, db_path: Path) -> str:
-    """'missing', 'stale' or 'fresh': whether ``db_path`` reflects ``root``."""
+def store_status(root: Path, db_path: Path, stamp: str | None = None) -> str:
+    """'missing', 'stale' or 'fresh': whether ``db_path`` reflects ``root`` (and, given, the additions ``stamp``)."""
     if not Path(db_path).exists():
         return "missing"
     try:
@@ -306,5 +309,7 @@ def store_status(root: Path, db_path: Path) -> str:
     if meta.get("schema_version") != str(SCHEMA_VERSION):
         return "stale"
     if meta.get("knowledge_root") != str(Path(root).resolve()):
+        return "stale"
+    if stamp is not None and meta.get("additions", "") != stamp:
         return "stale"
     return "fresh" if meta.get("fingerprint") == catalog_fingerprint(root) else "stale"

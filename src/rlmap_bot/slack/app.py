@@ -21,6 +21,7 @@ from rlmap_bot.settings import Settings
 from rlmap_bot.slack import listeners
 from rlmap_bot.slack.claims import ClaimCompletion, Claims, LeaseLost, request_key, set_outcome
 from rlmap_bot.slack.client import make_client
+from rlmap_bot.slack.curation import SlackCuration
 from rlmap_bot.slack.diagnosis import DiagnosisThreads
 from rlmap_bot.slack.digests import SlackDigests
 from rlmap_bot.slack.dispatch import SlackCommands
@@ -58,10 +59,13 @@ class SlackFrontEnd:
         self.digests = SlackDigests(core, self.client_for, self.jobs)
         self.watches = SlackWatches(core, self.client_for, settings, self.jobs)
         self.commands.extra["watch_service"] = self.watches.service
+        self.curation = SlackCuration(core, settings, self.client_for)
+        self.commands.extra.update(curation=self.curation.flow, cards=self.curation.cards)
         self.claims = Claims(core.state, settings)
         self.app.use(EventClaims(self.claims))
         # Bolt calls this when a listener returns: the claim is done then (see slack/claims.py).
         self.app.listener_runner.listener_completion_handler = ClaimCompletion(self.claims)
+        self.curation.register(self.app, self.after_ack)  # before the catch-all listeners
         listeners.register(self)
         self.app.error(self.on_error)
 

@@ -94,6 +94,9 @@ def serve_from_env(frontend, http: bool, host: str = "127.0.0.1", port: int = 30
     caught_up = front.digests.start_scheduler()
     if caught_up:
         log.info("sent %d digest(s) missed while the bot was down", len(caught_up))
+    front.curation.start()  # approved additions and kept suggestions, polled
+    if front.curation.start_scout(front.digests.scheduler):
+        log.info("caught up the weekly paper scan missed while the bot was down")
     watched = front.watches.start_scheduler()
     if watched:
         log.info("checking %d watched run(s) once for the slots missed while the bot was down", len(watched))

@@ -3,7 +3,8 @@
 One database (see :mod:`rlmap_bot.state.db`), one small repository per aggregate:
 ``sessions`` (guided diagnoses), ``events`` (claims on the requests Slack sent),
 ``subscriptions`` and ``digests`` (digest runs and the ledger), ``watches``
-(watched runs, check claims and the alert ledger). Nothing else in
+(watched runs, check claims and the alert ledger), ``curation`` (suggested papers, approved
+additions, the curators' channel, scout slots). Nothing else in
 the project knows which engine is behind it.
 """
 
@@ -11,6 +12,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from rlmap_bot.state.additions import CurationRepository
 from rlmap_bot.state.db import ConflictError, StateStoreError, StateUnavailableError, iso, open_engine, safe_url, utcnow
 from rlmap_bot.state.digests import DigestRepository
 from rlmap_bot.state.events import EventRepository
@@ -33,6 +35,7 @@ class StateStore:
         self.subscriptions = SubscriptionRepository(self.engine)
         self.digests = DigestRepository(self.engine)
         self.watches = WatchRepository(self.engine)
+        self.curation = CurationRepository(self.engine)
 
     def close(self) -> None:
         self.engine.dispose()

@@ -129,6 +129,60 @@ watch_alerts = sa.Table(
     sa.Index("ix_watch_alerts_alert", "alert_id"),
 )
 
+# Curation (see state/additions.py): papers suggested from Slack or by the scout, and what curators decided.
+suggestions = sa.Table(
+    "suggestions", metadata,
+    sa.Column("id", sa.String(64), primary_key=True),
+    sa.Column("team", sa.String(64), nullable=False),
+    sa.Column("arxiv_id", sa.String(32), nullable=False),
+    sa.Column("status", sa.String(16), nullable=False),  # waiting (for arXiv) | pending | approved | rejected | dropped
+    sa.Column("source", sa.String(16), nullable=False),  # person | scout
+    sa.Column("user_id", sa.String(64), nullable=False),  # who suggested it ("scout" for the scan)
+    sa.Column("channel", sa.String(64), nullable=False),  # where it was suggested (the suggester is told there)
+    sa.Column("data", sa.Text),  # the Candidate as JSON, once arXiv answered
+    sa.Column("attempts", sa.Integer, nullable=False),  # arXiv look-ups tried
+    sa.Column("next_try_at", sa.String(40)),  # waiting: when to try arXiv again (also the lease of a replica trying)
+    sa.Column("card_channel", sa.String(64)),
+    sa.Column("card_ts", sa.String(64)),
+    sa.Column("decided_by", sa.String(64)),
+    sa.Column("reason", sa.Text),  # a rejection's reason
+    sa.Column("created_at", sa.String(40), nullable=False),
+    sa.Column("updated_at", sa.String(40), nullable=False),
+    sa.Index("ix_suggestions_arxiv", "arxiv_id", "status"),
+    sa.Index("ix_suggestions_due", "status", "next_try_at"),
+)
+
+# Approved papers, live in every replica's knowledge store until a knowledge file takes the id over.
+additions = sa.Table(
+    "additions", metadata,
+    sa.Column("entry_id", sa.String(128), primary_key=True),
+    sa.Column("arxiv_id", sa.String(32), nullable=False),
+    sa.Column("suggestion_id", sa.String(64), nullable=False),
+    sa.Column("status", sa.String(16), nullable=False),  # live | retired (a file has it) | removed
+    sa.Column("data", sa.Text, nullable=False),  # the Paper entry as JSON, validated like a knowledge file
+    sa.Column("suggested_by", sa.String(64), nullable=False),
+    sa.Column("approved_by", sa.String(64), nullable=False),
+    sa.Column("created_at", sa.String(40), nullable=False),
+    sa.Column("updated_at", sa.String(40), nullable=False),
+)
+
+curator_channels = sa.Table(
+    "curator_channels", metadata,
+    sa.Column("team", sa.String(64), primary_key=True),
+    sa.Column("channel", sa.String(64), nullable=False),
+    sa.Column("set_by", sa.String(64), nullable=False),
+    sa.Column("set_at", sa.String(40), nullable=False),
+)
+
+scout_runs = sa.Table(
+    "scout_runs", metadata,
+    sa.Column("slot", sa.String(80), primary_key=True),  # one weekly scan, claimed once across replicas
+    sa.Column("status", sa.String(16), nullable=False),  # claimed | done | failed
+    sa.Column("owner", sa.String(300), nullable=False),
+    sa.Column("posted", sa.Integer, nullable=False),
+    sa.Column("created_at", sa.String(40), nullable=False),
+)
+
 # Tables that hold a workspace's data, for uninstall.
 PER_TEAM = (subscriptions, sessions, digest_ledger, digest_runs, event_claims, watches, watch_state, watch_checks,
-            watch_alerts)
+            watch_alerts, suggestions, curator_channels)

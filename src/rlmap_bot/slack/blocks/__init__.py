@@ -12,12 +12,21 @@ from typing import Any
 
 from slack_sdk.models.blocks import Block
 
-from rlmap_bot.commands.results import Help, KbStats, Notice, PaperList, SessionList, StageList, SubscriptionList
+from rlmap_bot.commands.results import (
+    AdditionList,
+    Help,
+    KbStats,
+    Notice,
+    PaperList,
+    SessionList,
+    StageList,
+    SubscriptionList,
+)
 from rlmap_bot.diagnosis.engine import Verdict
 from rlmap_bot.digest.content import Digest
 from rlmap_bot.knowledge.cards import Card
 from rlmap_bot.search.engine import Answer
-from rlmap_bot.slack.blocks import ask, diagnosis, digest, entries, help
+from rlmap_bot.slack.blocks import ask, curate, diagnosis, digest, entries, help
 from rlmap_bot.slack.blocks import watch as watch_blocks
 from rlmap_bot.slack.blocks.common import context, section, to_dicts
 from rlmap_bot.slack.markup import by, escape
@@ -90,6 +99,11 @@ def _(result: SubscriptionList) -> Rendered:
              + f"; next {s.next_run.strftime('%a %d %b %H:%M %Z')}" for s in result.subscriptions]
     text = "Digest subscriptions:\n" + "\n".join(lines)
     return [section(text)], text
+
+
+@render.register
+def _(result: AdditionList) -> Rendered:
+    return curate.additions_blocks(result), f"{len(result.additions)} papers approved from Slack"
 
 
 @render.register

@@ -7,6 +7,7 @@ from slack_sdk.models.blocks import Block, HeaderBlock
 from rlmap_bot.digest.content import Digest
 from rlmap_bot.slack.blocks.common import MAX_BLOCKS, button, context, plain, section
 from rlmap_bot.slack.markup import escape
+from rlmap_bot.wording import mention
 
 
 def digest_blocks(digest: Digest, preview: bool = False) -> list[Block]:
@@ -25,6 +26,9 @@ def digest_blocks(digest: Digest, preview: bool = False) -> list[Block]:
             if item.byline:
                 line += f"\n{escape(item.byline)}"
             line += f"\n{escape(item.one_line)}"
+            if item.suggested_by and item.approved_by:
+                who = "the weekly scan" if item.suggested_by == "scout" else mention(item.suggested_by)
+                line += f"\n_suggested by {who}, approved by {mention(item.approved_by)}_"
             if item.url:
                 line += f"\n<{escape(item.url)}|{escape(item.url)}>"
             body.append(section(line, accessory=button("Open", f"entry_show_{len(body)}", item.id)))

@@ -1,0 +1,249 @@
+"""Curation over Slack: candidate cards in the curators' channel, Approve/Edit/Reject, the poller.
+
+Decisions are the core's (:mod:`rlmap_bot.curation.service`); this module posts and updates
+cards, opens the forms, and tells people. Clicks are claimed once like every other request
+(slack/claims.py), and each suggestion is decided once (a compare-and-set in the state store),
+so a double click, two curators, or two replicas decide it once. A thread on every replica
+polls the state store: approved additions are merged into this replica's store within
+``RLMAP_ADDITIONS_POLL_SECONDS``, and suggestions kept while arXiv was down are tried again.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import logging
+import threading
+from typing import Any, Callable
+
+from apscheduler.triggers.cron import CronTrigger
+from slack_bolt import App
+from slack_sdk import WebClient
+from slack_sdk.errors import SlackApiError
+
+from rlmap_bot.core import Core
+from rlmap_bot.curation.models import Candidate
+from rlmap_bot.curation.scout import Scout, last_due
+from rlmap_bot.curation.service import CardNotPosted, Curation
+from rlmap_bot.errors import RlmapError, UnavailableError
+from rlmap_bot.knowledge.schema import STAGE_IDS
+from rlmap_bot.settings import Settings, parse_weekly
+from rlmap_bot.slack.blocks import curate as blocks
+from rlmap_bot.slack.blocks.common import fallback, to_dicts
+from rlmap_bot.slack.markup import escape
+from rlmap_bot.slack.posting import CANNOT_POST
+from rlmap_bot.wording import sentence
+
+log = logging.getLogger(__name__)
+CATCH_UP = dt.timedelta(hours=12)  # as digests: a scan missed by a restart is run if it is this recent
+
+
+class SlackCards:
+    """The curation flow's front-end: cards with chat.postMessage and chat.update, private notes."""
+
+    def __init__(self, client_for: Callable[[str], WebClient]):
+        self.client_for = client_for
+
+    def post_card(self, team: str, channel: str, suggestion_id: str, candidate: Candidate, suggested_by: str) -> str:
+        try:
+            response = self.client_for(team).chat_postMessage(
+                channel=channel, text=fallback(blocks.card_text(candidate)),
+                blocks=to_dicts(blocks.card_blocks(suggestion_id, candidate, suggested_by)),
+                metadata={"event_type": "rlmap_suggestion", "event_payload": {"suggestion": suggestion_id}},
+                unfurl_links=False, unfurl_media=False)
+        except SlackApiError as exc:  # Slack answered: the card was not posted
+            code = str(exc.response.get("error", "error"))
+            hint = CANNOT_POST.get(code, f"Slack said {code}")
+            raise CardNotPosted(f"I can't post in the curators' channel <#{channel}>: {hint}") from None
+        return str(response["ts"])
+
+    def close_card(self, team: str, channel: str, ts: str, candidate: Candidate, outcome: str) -> None:
+        try:
+            self.client_for(team).chat_update(channel=channel, ts=ts, text=fallback(blocks.card_text(candidate)),
+                                              blocks=to_dicts(blocks.closed_blocks(candidate, outcome)))
+        except SlackApiError as exc:  # the decision stands; only the card stays as it was
+            log.info("could not update the card %s: %s", ts, exc.response.get("error"))
+
+    def tell(self, team: str, channel: str, user: str, text: str) -> None:
+        try:
+            self.client_for(team).chat_postEphemeral(channel=channel, user=user, text=text)
+        except SlackApiError as exc:
+            log.info("could not tell %s privately: %s", user, exc.response.get("error"))
+
+
+class SlackCuration:
+    """Listeners for the card's buttons and forms, and the poller thread."""
+
+    def __init__(self, core: Core, settings: Settings, client_for: Callable[[str], WebClient]):
+        self.core = core
+        self.settings = settings
+        self.cards = SlackCards(client_for)
+        self.flow = Curation(core, settings=settings)
+        self.scout = Scout(self.flow)
+        self.poll_every = settings.rlmap_additions_poll_seconds
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    # -- the poller -----------------------------------------------------------------------------
+    def start(self) -> None:
+        if self._thread is None:
+            self._thread = threading.Thread(target=self._run, name="rlmap-curation", daemon=True)
+            self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout=10)
+
+    def _run(self) -> None:
+        while not self._stop.wait(self.poll_every):
+            self.poll()
+
+    def poll(self) -> None:
+        """Merge new additions into this replica's store; try arXiv again for kept suggestions."""
+        try:
+            if self.core.sync_additions():
+                log.info("approved additions changed: the knowledge store was rebuilt")
+        except UnavailableError:
+            return  # the outage is logged once by the state store's health
+        except Exception:  # noqa: BLE001 - a failed rebuild keeps the old store; the next poll tries again
+            log.exception("could not merge the approved additions")
+        try:
+            self.flow.retry_due(self.cards)
+        except UnavailableError:
+            return
+        except Exception:  # noqa: BLE001 - the poller must outlive one bad round
+            log.exception("retrying kept suggestions failed")
+
+    # -- the weekly scan ---------------------------------------------------------------------------
+    def start_scout(self, scheduler: Any, now: dt.datetime | None = None) -> bool:
+        """Add the weekly scan to the bot's scheduler, and run a slot missed while down (within 12 hours).
+
+        Returns whether a missed slot was caught up (whichever replica claims it first posts).
+        """
+        if self.settings.rlmap_scout_top == 0 or scheduler is None:
+            return False
+        day, hour, minute = parse_weekly(self.settings.rlmap_scout_schedule)
+        scheduler.scheduler.add_job(self.scan, CronTrigger(day_of_week=day, hour=hour, minute=minute, timezone=dt.UTC),
+                                    id="scout:weekly", replace_existing=True, name="weekly paper scan")
+        now = now or dt.datetime.now(dt.UTC)
+        due = last_due(self.settings.rlmap_scout_schedule, now)
+        if now - due > CATCH_UP:
+            return False
+        self.scan(due)
+        return True
+
+    def scan(self, due: dt.datetime | None = None) -> int:
+        """One scan of the slot ``due`` falls in, to every curators' channel; claimed once across replicas."""
+        now = dt.datetime.now(dt.UTC)
+        due = due or last_due(self.settings.rlmap_scout_schedule, now)
+        targets = self.core.state.curation.channels()
+        default = self.settings.rlmap_curator_channel
+        if default and not targets:
+            targets = [(self._default_team(), default)]
+        try:
+            return self.scout.scan("scout:" + due.astimezone(dt.UTC).isoformat(timespec="minutes"), targets,
+                                   self.cards)
+        except UnavailableError:
+            log.warning("the weekly scan did not run: a service it needs is not answering")
+        except Exception:  # noqa: BLE001 - the scheduler must outlive one failed scan
+            log.exception("the weekly scan failed")
+        return 0
+
+    def _default_team(self) -> str:
+        """The one workspace of a bot-token install (the scan's posts need a team for their client)."""
+        try:
+            return str(self.cards.client_for("").auth_test().get("team_id") or "")
+        except (SlackApiError, LookupError):
+            return ""
+
+    # -- listeners ----------------------------------------------------------------------------------
+    def register(self, app: App, after_ack: Callable) -> None:
+        flow, cards = self.flow, self.cards
+
+        def refuse(respond: Callable, exc: RlmapError) -> None:
+            respond(response_type="ephemeral", replace_original=False, text=escape(sentence(exc)))
+
+        @app.action(blocks.APPROVE)
+        def on_approve(ack: Callable, action: dict, body: dict, respond: Callable, context: Any) -> None:
+            ack()
+            with after_ack(context, respond):
+                try:
+                    flow.approve(action.get("value", ""), body.get("user", {}).get("id", ""), cards)
+                except UnavailableError:
+                    raise
+                except RlmapError as exc:
+                    refuse(respond, exc)
+
+        @app.action(blocks.EDIT)
+        def on_edit(ack: Callable, action: dict, body: dict, client: WebClient, respond: Callable,
+                    context: Any) -> None:
+            ack()
+            with after_ack(context, respond):
+                try:
+                    suggestion, candidate = flow.open_suggestion(action.get("value", ""),
+                                                                 body.get("user", {}).get("id", ""))
+                except UnavailableError:
+                    raise
+                except RlmapError as exc:
+                    refuse(respond, exc)
+                    return
+                client.views_open(trigger_id=body["trigger_id"],
+                                  view=blocks.edit_modal(suggestion.id, candidate, self._stages(), self._subtopics()))
+
+        @app.action(blocks.REJECT)
+        def on_reject(ack: Callable, action: dict, body: dict, client: WebClient, respond: Callable,
+                      context: Any) -> None:
+            ack()
+            with after_ack(context, respond):
+                try:
+                    suggestion, candidate = flow.open_suggestion(action.get("value", ""),
+                                                                 body.get("user", {}).get("id", ""))
+                except UnavailableError:
+                    raise
+                except RlmapError as exc:
+                    refuse(respond, exc)
+                    return
+                client.views_open(trigger_id=body["trigger_id"], view=blocks.reject_modal(suggestion.id, candidate))
+
+        @app.view(blocks.EDIT_VIEW)
+        def on_edit_submitted(ack: Callable, body: dict, view: dict) -> None:
+            values = blocks.form_values(view)
+            stages = [s for s in values.get("stages") or [] if s in STAGE_IDS]
+            if not stages:
+                ack(response_action="errors", errors={"stages": "Choose at least one stage."})
+                return
+            ack()
+            facts = [line for line in str(values.get("facts") or "").splitlines() if line.strip()]
+            self._decide(body, lambda user: flow.approve(
+                view.get("private_metadata", ""), user, cards, stages=stages,
+                subtopics=list(values.get("subtopics") or []), summary=str(values.get("summary") or "") or None,
+                facts=facts))
+
+        @app.view(blocks.REJECT_VIEW)
+        def on_reject_submitted(ack: Callable, body: dict, view: dict) -> None:
+            reason = str(blocks.form_values(view).get("reason") or "").strip()
+            if not reason:
+                ack(response_action="errors", errors={"reason": "Say why, for the suggester."})
+                return
+            ack()
+            self._decide(body, lambda user: flow.reject(view.get("private_metadata", ""), user, reason, cards))
+
+    def _decide(self, body: dict, decide: Callable[[str], object]) -> None:
+        """A form's decision after its ack; a refusal is told privately in the curators' channel."""
+        user = body.get("user", {}).get("id", "")
+        team = body.get("team", {}).get("id") or body.get("user", {}).get("team_id", "")
+        try:
+            decide(user)
+        except RlmapError as exc:
+            channel = self.flow.curator_channel(team) if not isinstance(exc, UnavailableError) else None
+            if channel:
+                self.cards.tell(team, channel, user, escape(sentence(exc)))
+            log.info("a curation form was refused: %s", exc)
+        except Exception:  # noqa: BLE001 - logged; a form has no reply URL to say more on
+            log.exception("a curation form failed")
+
+    def _stages(self) -> list[tuple[str, str]]:
+        return [(s.id, s.title) for s in self.core.stages()]
+
+    def _subtopics(self) -> list[tuple[str, str]]:
+        return sorted((t.id, t.title) for t in self.core.store.all("topic") if getattr(t, "parent", None))
