@@ -9,8 +9,8 @@ layer and the layers below it, never from a layer above):
    the records it keeps): the two stores, each on its own.
 2. ``search``, ``diagnosis``, ``runs``: the core answers, over the stores.
 3. ``core``: what every front-end holds (the knowledge snapshot and the state store).
-4. ``jobs``, ``digest``, ``watch``: timed work over the core (jobs is the one
-   scheduler; digest and watch are its kinds of job).
+4. ``jobs``, ``digest``, ``watch``, ``curation``: work over the core (jobs is the one
+   scheduler; digests, watches and the weekly paper scan are its kinds of job).
 5. ``commands``: every command declared once, over everything below.
 6. ``cli``, ``slack``: the front-ends; only they know click's terminal or Slack.
 7. ``__main__``.
@@ -37,7 +37,7 @@ LAYERS: list[set[str]] = [
     {"knowledge", "state"},
     {"search", "diagnosis", "runs"},
     {"core"},
-    {"jobs", "digest", "watch"},
+    {"jobs", "digest", "watch", "curation"},
     {"commands"},
     {"cli", "slack"},
     {"__main__"},

@@ -7,6 +7,7 @@ near miss is written once here, so the terminal and Slack never drift apart.
 
 from __future__ import annotations
 
+import re
 from typing import Any, Iterable
 
 VERIFICATION = {
@@ -77,6 +78,12 @@ def corrected(corrections: dict[str, str]) -> str:
 def did_you_mean(options: Iterable[str]) -> str:
     options = list(options)
     return f"did you mean {', '.join(options)}?" if options else ""
+
+
+def mention(user: str | None) -> str:
+    """A Slack mention for a user id, never for anything else (the curation flow still writes its cards' text;
+    commands and the rest of the core write plain text, and slack.markup mentions their actors)."""
+    return f"<@{user}>" if user and re.fullmatch(r"[UW][A-Z0-9]+", user) else "someone"
 
 
 DIAGNOSIS_THREAD_OPENED = "Diagnosis started: answer in the thread I just opened."

@@ -57,7 +57,7 @@ def suggest(ctx: Invocation, reference: str) -> Candidate | Notice:
     if cards is None:
         raise UsageError("suggestions go to the curators from Slack; here `suggest` only shows the candidate")
     outcome = curation.suggest(reference, ctx.team, ctx.channel, ctx.user, cards)
-    return Notice(text=outcome.text)
+    return Notice(text=outcome.text, mrkdwn=True)
 
 
 def curate_here(ctx: Invocation) -> Notice:
@@ -68,10 +68,7 @@ def curate_here(ctx: Invocation) -> Notice:
     if ctx.io is None or not ctx.channel.startswith(("C", "G")):
         raise UsageError("Run `/rlmap curate here` in the channel the curators read (not in a DM).")
     ctx.core.state.curation.set_channel(ctx.team, ctx.channel, ctx.user)
-    from rlmap_bot.wording import mention
-
-    return Notice(text=f"{mention(ctx.user)} made this the curators' channel: paper suggestions come here.",
-                  public=True)
+    return Notice(text="made this the curators' channel: paper suggestions come here.", public=True, actor=ctx.user)
 
 
 def kb_additions(ctx: Invocation, action: str, target: str | None = None) -> Any:

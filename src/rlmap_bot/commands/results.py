@@ -94,6 +94,8 @@ class Notice(BaseModel):
     text: str
     public: bool = False
     actor: str | None = None
+    mrkdwn: bool = Field(False, description="The text is Slack mrkdwn its producer escaped already (the curation "
+                                            "flow's outcomes, which mention curators mid-sentence).")
 
 
 class SubscriptionRow(BaseModel):

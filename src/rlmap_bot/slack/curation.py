@@ -13,7 +13,8 @@ from __future__ import annotations
 import datetime as dt
 import logging
 import threading
-from typing import Any, Callable
+from dataclasses import dataclass
+from typing import Any, Callable, Sequence
 
 from apscheduler.triggers.cron import CronTrigger
 from slack_bolt import App
@@ -25,6 +26,7 @@ from rlmap_bot.curation.models import Candidate
 from rlmap_bot.curation.scout import Scout, last_due
 from rlmap_bot.curation.service import CardNotPosted, Curation
 from rlmap_bot.errors import RlmapError, UnavailableError
+from rlmap_bot.jobs import Scheduler
 from rlmap_bot.knowledge.schema import STAGE_IDS
 from rlmap_bot.settings import Settings, parse_weekly
 from rlmap_bot.slack.blocks import curate as blocks
@@ -35,6 +37,39 @@ from rlmap_bot.wording import sentence
 
 log = logging.getLogger(__name__)
 CATCH_UP = dt.timedelta(hours=12)  # as digests: a scan missed by a restart is run if it is this recent
+
+
+@dataclass(frozen=True)
+class _Weekly:
+    id: str = "weekly"
+
+
+class ScoutJobs:
+    """The weekly scan as a kind of timed job (:mod:`rlmap_bot.jobs`): one cron job, caught up within 12 hours."""
+
+    name = "scout"
+    misfire_grace: dt.timedelta | None = CATCH_UP
+
+    def __init__(self, curation: SlackCuration):
+        self.curation, self.schedule = curation, curation.settings.rlmap_scout_schedule
+
+    def load(self) -> list[_Weekly]:
+        return [_Weekly()]
+
+    def trigger(self, item: _Weekly) -> CronTrigger:
+        day, hour, minute = parse_weekly(self.schedule)
+        return CronTrigger(day_of_week=day, hour=hour, minute=minute, timezone=dt.UTC)
+
+    def due(self, item: _Weekly) -> dt.datetime:
+        return last_due(self.schedule, dt.datetime.now(dt.UTC))
+
+    def missed(self, items: Sequence[_Weekly], now: dt.datetime | None) -> dict[str, dt.datetime]:
+        now = now or dt.datetime.now(dt.UTC)
+        due = last_due(self.schedule, now)
+        return {"weekly": due} if now - due <= CATCH_UP else {}
+
+    def fire(self, item_id: str, due: dt.datetime) -> object:
+        return self.curation.scan(due)
 
 
 class SlackCards:
@@ -115,22 +150,14 @@ class SlackCuration:
             log.exception("retrying kept suggestions failed")
 
     # -- the weekly scan ---------------------------------------------------------------------------
-    def start_scout(self, scheduler: Any, now: dt.datetime | None = None) -> bool:
-        """Add the weekly scan to the bot's scheduler, and run a slot missed while down (within 12 hours).
+    def start_scout(self, jobs: Scheduler, now: dt.datetime | None = None) -> bool:
+        """Register the weekly scan with the bot's scheduler; a slot missed while down (within 12 hours) is run.
 
-        Returns whether a missed slot was caught up (whichever replica claims it first posts).
+        Returns whether a missed slot is caught up (whichever replica claims it first posts).
         """
-        if self.settings.rlmap_scout_top == 0 or scheduler is None:
+        if self.settings.rlmap_scout_top == 0:
             return False
-        day, hour, minute = parse_weekly(self.settings.rlmap_scout_schedule)
-        scheduler.scheduler.add_job(self.scan, CronTrigger(day_of_week=day, hour=hour, minute=minute, timezone=dt.UTC),
-                                    id="scout:weekly", replace_existing=True, name="weekly paper scan")
-        now = now or dt.datetime.now(dt.UTC)
-        due = last_due(self.settings.rlmap_scout_schedule, now)
-        if now - due > CATCH_UP:
-            return False
-        self.scan(due)
-        return True
+        return bool(jobs.register(ScoutJobs(self), now=now))
 
     def scan(self, due: dt.datetime | None = None) -> int:
         """One scan of the slot ``due`` falls in, to every curators' channel; claimed once across replicas."""

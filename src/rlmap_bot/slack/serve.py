@@ -95,7 +95,7 @@ def serve_from_env(frontend, http: bool, host: str = "127.0.0.1", port: int = 30
     if caught_up:
         log.info("sent %d digest(s) missed while the bot was down", len(caught_up))
     front.curation.start()  # approved additions and kept suggestions, polled
-    if front.curation.start_scout(front.digests.scheduler):
+    if front.curation.start_scout(front.jobs):
         log.info("caught up the weekly paper scan missed while the bot was down")
     watched = front.watches.start_scheduler()
     if watched:

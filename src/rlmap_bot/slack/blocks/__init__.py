@@ -89,7 +89,7 @@ def _(result: KbStats) -> Rendered:
 
 @render.register
 def _(result: Notice) -> Rendered:
-    text = by(result.actor, result.text)
+    text = result.text if result.mrkdwn else by(result.actor, result.text)
     return [section(text)], text
 
 
