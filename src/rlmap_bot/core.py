@@ -23,6 +23,7 @@ from rlmap_bot.knowledge.cards import Card, card_for
 from rlmap_bot.knowledge.loader import KnowledgeError, check_folder
 from rlmap_bot.knowledge.schema import Entry, Paper, Stage
 from rlmap_bot.knowledge.store import KnowledgeStore, store_status
+from rlmap_bot.paths import Paths
 from rlmap_bot.search.index import build_store
 
 if TYPE_CHECKING:
@@ -71,15 +72,12 @@ class Core:
         auto_build: bool = True,
         settings: Settings | None = None,
     ):
-        if settings is None:
-            from rlmap_bot.settings import load_settings
-
-            settings = load_settings()
-        self.settings = settings
-        self.knowledge_root = Path(knowledge_root or settings.knowledge_dir)
-        self.db_path = Path(db_path or settings.knowledge_db)
-        self.state_url = state_url or settings.state_url
-        self.session_ttl: dt.timedelta = settings.session_ttl
+        # The full settings load on first use: a plain ask needs only the paths (rlmap_bot.paths).
+        self._settings = settings
+        self.paths = settings.paths if settings is not None else Paths.from_env()
+        self.knowledge_root = Path(knowledge_root or self.paths.knowledge_dir)
+        self.db_path = Path(db_path or self.paths.knowledge_db)
+        self._state_url = state_url
         self._state: StateStore | None = None
         self._flow: Flow | None = None
         self._lock = threading.Lock()
@@ -92,17 +90,33 @@ class Core:
             raise CoreError(f"no knowledge store at {self.db_path}; run `rlmap-bot kb build`")
         self._open()
 
+    @property
+    def settings(self) -> Settings:
+        if self._settings is None:
+            from rlmap_bot.settings import load_settings
+
+            self._settings = load_settings()
+        return self._settings
+
+    @property
+    def state_url(self) -> str | Path:
+        return self._state_url or self.settings.state_url
+
+    @property
+    def session_ttl(self) -> dt.timedelta:
+        return self.settings.session_ttl
+
     def _build_if_needed(self) -> None:
         # A wrong path is refused outright; only a real knowledge folder with a bad entry in it
         # falls back to the previous store (a curator's mistake must not stop the bot).
         try:
             check_folder(self.knowledge_root)
         except KnowledgeError as exc:
-            raise CoreError(f"{self.settings.knowledge_source(self.knowledge_root)}: {exc}") from None
+            raise CoreError(f"{self.paths.knowledge_source(self.knowledge_root)}: {exc}") from None
         status = store_status(self.knowledge_root, self.db_path)
         if status == "fresh":
             return
-        db_source = self.settings.knowledge_db_source(self.db_path)
+        db_source = self.paths.knowledge_db_source(self.db_path)
         try:
             self._build()
         except ConfigError as exc:

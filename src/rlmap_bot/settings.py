@@ -18,8 +18,8 @@ from pydantic import Field, SecretStr, ValidationError, field_validator, model_v
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from rlmap_bot.errors import ConfigError
+from rlmap_bot.paths import Paths, bundled_knowledge
 
-PACKAGE_DIR = Path(__file__).resolve().parent
 DEFAULT_SCOPES = ("app_mentions:read,chat:write,commands,im:history,channels:history,groups:history,users:read,"
                   "files:read,files:write,channels:read,groups:read")
 
@@ -36,14 +36,6 @@ def parse_roots(value: str | None) -> list[Path]:
             if root not in roots:
                 roots.append(root)
     return roots
-
-
-def bundled_knowledge() -> Path:
-    """The ``knowledge/`` folder of the checkout (or installed data), whichever exists."""
-    for candidate in (PACKAGE_DIR.parent.parent / "knowledge", PACKAGE_DIR / "knowledge_data"):
-        if candidate.is_dir():
-            return candidate
-    return PACKAGE_DIR.parent.parent / "knowledge"
 
 
 WEEKDAYS = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
@@ -190,22 +182,22 @@ class Settings(BaseSettings):
                              "for a SQLite file set RLMAP_STATE_DB instead")
         return value
 
-    # -- derived paths ------------------------------------------------------------------------
+    # -- derived paths (the rules live in rlmap_bot.paths, which a plain ask reads alone) --------
+    @cached_property
+    def paths(self) -> Paths:
+        return Paths(self.rlmap_knowledge, self.rlmap_home, self.rlmap_db)
+
     @property
     def knowledge_dir(self) -> Path:
-        return self.rlmap_knowledge.expanduser() if self.rlmap_knowledge else bundled_knowledge()
+        return self.paths.knowledge_dir
 
-    @cached_property
+    @property
     def data_dir(self) -> Path:
-        if self.rlmap_home:
-            return self.rlmap_home.expanduser()
-        from platformdirs import user_data_dir
-
-        return Path(user_data_dir("rlmap-bot", appauthor=False))
+        return self.paths.data_dir
 
     @property
     def knowledge_db(self) -> Path:
-        return self.rlmap_db.expanduser() if self.rlmap_db else self.data_dir / "knowledge.db"
+        return self.paths.knowledge_db
 
     @property
     def state_url(self) -> str:
@@ -216,16 +208,10 @@ class Settings(BaseSettings):
 
     # -- which setting chose a path, for error lines ("RLMAP_DB: notes.md is not a knowledge store") --
     def knowledge_source(self, folder: Path) -> str:
-        """RLMAP_KNOWLEDGE, or --knowledge when a front-end passed another folder."""
-        if Path(folder) != self.knowledge_dir:
-            return "--knowledge"
-        return "RLMAP_KNOWLEDGE" if self.rlmap_knowledge else "the bundled knowledge folder"
+        return self.paths.knowledge_source(folder)
 
     def knowledge_db_source(self, path: Path) -> str:
-        """RLMAP_DB, --db when a front-end passed another file, or RLMAP_HOME for the default place."""
-        if Path(path) != self.knowledge_db:
-            return "--db"
-        return "RLMAP_DB" if self.rlmap_db else "RLMAP_HOME"
+        return self.paths.knowledge_db_source(path)
 
     @property
     def state_source(self) -> str:

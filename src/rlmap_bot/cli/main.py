@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import sys
+from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -25,24 +26,32 @@ from rlmap_bot.errors import RlmapError
 
 if TYPE_CHECKING:
     from rlmap_bot.core import Core
+    from rlmap_bot.settings import Settings
 
 
 class Frontend:
     """What every CLI command shares: the paths, and the core, opened on first use."""
 
     def __init__(self, knowledge: Path | None, db: Path | None):
+        from rlmap_bot.paths import Paths
+
+        self.paths = Paths.from_env()
+        self.knowledge = knowledge or self.paths.knowledge_dir
+        self.db = db or self.paths.knowledge_db
+        self._core: Core | None = None
+
+    @cached_property
+    def settings(self) -> Settings:
+        """Every setting, validated on first use (a plain ask never needs them: rlmap_bot.paths)."""
         from rlmap_bot.settings import load_settings
 
-        self.settings = load_settings()
-        self.knowledge = knowledge or self.settings.knowledge_dir
-        self.db = db or self.settings.knowledge_db
-        self._core: Core | None = None
+        return load_settings()
 
     def core(self) -> Core:
         if self._core is None:
             from rlmap_bot.core import Core
 
-            self._core = Core(self.knowledge, self.db, settings=self.settings)
+            self._core = Core(self.knowledge, self.db, settings=self.__dict__.get("settings"))
             if self._core.warning:
                 click.echo(f"warning: {self._core.warning}", err=True)
         return self._core

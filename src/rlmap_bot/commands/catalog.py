@@ -149,14 +149,14 @@ def kb_build(ctx: Invocation) -> KbBuilt:
     from rlmap_bot.commands.results import KbBuilt
     from rlmap_bot.errors import ConfigError
     from rlmap_bot.knowledge.loader import KnowledgeError, KnowledgeErrors
+    from rlmap_bot.paths import Paths
     from rlmap_bot.search.index import build_store
-    from rlmap_bot.settings import load_settings
 
     try:
         catalog = _validate(ctx.knowledge_root)
         build_store(ctx.knowledge_root, ctx.db_path, catalog=catalog)
     except ConfigError as exc:  # not ours to replace, or not writable: say which setting chose the file
-        raise ConfigError(f"{load_settings().knowledge_db_source(ctx.db_path)}: {exc}") from None
+        raise ConfigError(f"{Paths.from_env().knowledge_db_source(ctx.db_path)}: {exc}") from None
     except KnowledgeError as exc:
         raise KnowledgeErrors([KnowledgeError(e.path, e.entry, e.field, f"{e.problem} (the previous store is unchanged)")
                                for e in exc.errors]) if len(exc.errors) > 1 else KnowledgeError(

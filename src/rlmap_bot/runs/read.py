@@ -22,9 +22,9 @@ NAMES_SHOWN = 25
 
 def default_aliases() -> AliasTable:
     """The metric-name table of the configured knowledge folder (``RLMAP_KNOWLEDGE`` or the bundled one)."""
-    from rlmap_bot.settings import load_settings
+    from rlmap_bot.paths import Paths
 
-    return load_aliases(load_settings().knowledge_dir)
+    return load_aliases(Paths.from_env().knowledge_dir)
 
 
 def keeper(aliases: AliasTable, extra_metrics: Iterable[str]) -> Callable[[str], bool]:
