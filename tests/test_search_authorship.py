@@ -12,6 +12,7 @@ import pytest
         ("PPO authors", "ppo"),
         ("who introduced V-trace", "impala"),
         ("who came up with clip-higher", "dapo"),
+        ("who proposed dynamic sampling", "dapo"),
     ],
 )
 def test_who_wrote_x_finds_the_paper_first(core, question, expected):
@@ -19,6 +20,20 @@ def test_who_wrote_x_finds_the_paper_first(core, question, expected):
     assert answer.results and answer.results[0].id == expected, [h.id for h in answer.results]
     assert all(h.kind != "stage" for h in answer.results)  # it asks for a paper
     assert any(w.startswith("written by ") for w in answer.results[0].why), answer.results[0].why
+
+
+@pytest.mark.parametrize(
+    "question, unrelated",
+    [
+        # Each unrelated entry's text says "proposes" or "introduces" and nothing about the subject asked.
+        ("who proposed RLOO", "entropy-mechanism"),
+        ("who introduced CISPO", "impala"),
+        ("who proposed Dr. GRPO", "entropy-mechanism"),
+    ],
+)
+def test_the_words_asking_who_match_no_entry(core, question, unrelated):
+    ids = [h.id for h in core.ask(question).results]
+    assert ids and unrelated not in ids, ids
 
 
 def test_papers_by_someone_lists_their_papers_and_says_so(core):

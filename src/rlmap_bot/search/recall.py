@@ -18,9 +18,10 @@ import sqlite3
 from dataclasses import dataclass, field
 
 from rlmap_bot.search.params import Params
-from rlmap_bot.search.query import Query
+from rlmap_bot.search.query import AUTHOR_NOUNS, AUTHOR_VERBS, Query
 
 log = logging.getLogger(__name__)
+ASKS_AUTHOR = AUTHOR_NOUNS | AUTHOR_VERBS  # the words of "who wrote X" that ask for a person
 RECALL = 40  # entries taken from each list; the answer shows at most a handful
 _MIN_CORRECTED_NAME = 5  # a corrected word of 4 letters ("GSPO" -> "grpo") is too weak to claim a name
 
@@ -45,6 +46,8 @@ class Recall:
 def _fts_terms(query: Query, lexicon, common: float) -> list[str]:
     terms = []
     for w in query.words:
+        if query.authorship and w.surface in ASKS_AUTHOR:
+            continue  # "who proposed GRPO" is about GRPO: "proposes" in another entry's text is no match
         if w.kind == "known":
             terms.append(w.surface)
         elif w.kind == "corrected":
