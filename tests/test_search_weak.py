@@ -13,7 +13,10 @@ import json
 from support.cli import invoke
 from support.slackio import blocks_of, text_of
 
-WEAK = "the agent discovered it could edit the tests so the checks pass without solving anything"
+# Thin evidence: everyday words ("rewrite", "green") around a few the map uses. The earlier example ("the agent
+# discovered it could edit the tests so the checks pass without solving anything") is a confident answer
+# since the swe-bench paper gave the catalog "tests", "pass" and "solving": reward_audit_error_rate first.
+WEAK = "the model learned to rewrite the unit tests so that every check comes back green"
 SHARES_A_WORD = "is a PPO health plan worth it"
 
 
