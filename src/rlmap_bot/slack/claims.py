@@ -48,6 +48,7 @@ from slack_sdk.webhook import WebhookResponse
 
 from rlmap_bot import metrics
 from rlmap_bot.errors import UnavailableError
+from rlmap_bot.jobs.ticker import Ticker
 from rlmap_bot.state.events import Claim, GaveUp
 
 log = logging.getLogger(__name__)
@@ -115,8 +116,7 @@ class Claims:
         self.working: dict[str, Handling] = {}
         self.unwritten: dict[str, str] = {}  # key -> final status, to write when the store answers again
         self._lock = threading.Lock()
-        self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
+        self._ticker = Ticker("rlmap-sweeper", self.sweep_every, self.sweep)
         self.dispatch: Callable[[BoltRequest], Any] | None = None
 
     # -- claiming (the middleware) ------------------------------------------------------------------
@@ -219,18 +219,10 @@ class Claims:
     def start(self, dispatch: Callable[[BoltRequest], Any]) -> None:
         """Sweep every ``RLMAP_SWEEP_SECONDS`` on a daemon thread until :meth:`stop`."""
         self.dispatch = dispatch
-        if self._thread is None:
-            self._thread = threading.Thread(target=self._run, name="rlmap-sweeper", daemon=True)
-            self._thread.start()
+        self._ticker.start()
 
     def stop(self) -> None:
-        self._stop.set()
-        if self._thread is not None:
-            self._thread.join(timeout=10)
-
-    def _run(self) -> None:
-        while not self._stop.wait(self.sweep_every):
-            self.sweep()
+        self._ticker.stop()
 
     def sweep(self) -> int:
         """Renew this replica's leases, write finishes the store missed, take over expired claims."""

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import datetime as dt
 import logging
-import threading
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
@@ -27,6 +26,7 @@ from rlmap_bot.curation.scout import Scout, last_due
 from rlmap_bot.curation.service import CardNotPosted, Curation
 from rlmap_bot.errors import RlmapError, UnavailableError
 from rlmap_bot.jobs import Scheduler
+from rlmap_bot.jobs.ticker import Ticker
 from rlmap_bot.knowledge.schema import STAGE_IDS
 from rlmap_bot.settings import Settings, parse_weekly
 from rlmap_bot.slack.blocks import curate as blocks
@@ -115,23 +115,14 @@ class SlackCuration:
         self.flow = Curation(core, settings=settings)
         self.scout = Scout(self.flow)
         self.poll_every = settings.rlmap_additions_poll_seconds
-        self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
+        self._ticker = Ticker("rlmap-curation", self.poll_every, self.poll)
 
     # -- the poller -----------------------------------------------------------------------------
     def start(self) -> None:
-        if self._thread is None:
-            self._thread = threading.Thread(target=self._run, name="rlmap-curation", daemon=True)
-            self._thread.start()
+        self._ticker.start()
 
     def stop(self) -> None:
-        self._stop.set()
-        if self._thread is not None:
-            self._thread.join(timeout=10)
-
-    def _run(self) -> None:
-        while not self._stop.wait(self.poll_every):
-            self.poll()
+        self._ticker.stop()
 
     def poll(self) -> None:
         """Merge new additions into this replica's store; try arXiv again for kept suggestions."""
@@ -201,10 +192,9 @@ class SlackCuration:
                 except RlmapError as exc:
                     refuse(respond, exc)
 
-        @app.action(blocks.EDIT)
-        def on_edit(ack: Callable, action: dict, body: dict, client: WebClient, respond: Callable,
-                    context: Any) -> None:
-            ack()
+        def open_modal(action: dict, body: dict, client: WebClient, respond: Callable, context: Any,
+                       modal: Callable[[Any, Any], Any]) -> None:
+            """Edit and Reject: a curator's click opens a form over the suggestion (anyone else is told no)."""
             with after_ack(context, respond):
                 try:
                     suggestion, candidate = flow.open_suggestion(action.get("value", ""),
@@ -214,23 +204,20 @@ class SlackCuration:
                 except RlmapError as exc:
                     refuse(respond, exc)
                     return
-                client.views_open(trigger_id=body["trigger_id"],
-                                  view=blocks.edit_modal(suggestion.id, candidate, self._stages(), self._subtopics()))
+                client.views_open(trigger_id=body["trigger_id"], view=modal(suggestion, candidate))
+
+        @app.action(blocks.EDIT)
+        def on_edit(ack: Callable, action: dict, body: dict, client: WebClient, respond: Callable,
+                    context: Any) -> None:
+            ack()
+            open_modal(action, body, client, respond, context,
+                       lambda s, c: blocks.edit_modal(s.id, c, self._stages(), self._subtopics()))
 
         @app.action(blocks.REJECT)
         def on_reject(ack: Callable, action: dict, body: dict, client: WebClient, respond: Callable,
                       context: Any) -> None:
             ack()
-            with after_ack(context, respond):
-                try:
-                    suggestion, candidate = flow.open_suggestion(action.get("value", ""),
-                                                                 body.get("user", {}).get("id", ""))
-                except UnavailableError:
-                    raise
-                except RlmapError as exc:
-                    refuse(respond, exc)
-                    return
-                client.views_open(trigger_id=body["trigger_id"], view=blocks.reject_modal(suggestion.id, candidate))
+            open_modal(action, body, client, respond, context, lambda s, c: blocks.reject_modal(s.id, c))
 
         @app.view(blocks.EDIT_VIEW)
         def on_edit_submitted(ack: Callable, body: dict, view: dict) -> None:
