@@ -122,6 +122,16 @@ def pg_url():
 
 
 @pytest.fixture
+def arxiv():
+    """The local arXiv API stand-in, serving recorded arXiv answers (see support/arxiv_standin.py)."""
+    from support.arxiv_standin import ArxivStandIn
+
+    s = ArxivStandIn().start()
+    yield s
+    s.stop()
+
+
+@pytest.fixture
 def standin():
     """The local Slack Web API stand-in (see support/standin.py)."""
     from support.standin import StandIn

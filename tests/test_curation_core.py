@@ -15,17 +15,9 @@ from rlmap_bot.curation.ids import parse_reference
 from rlmap_bot.digest.content import select_items
 from rlmap_bot.errors import UsageError
 from support import KNOWLEDGE
-from support.arxiv_standin import ArxivStandIn
 from support.cli import invoke
 
 REST = "2507.10541"  # "REST: Stress Testing Large Reasoning Models ...", an entry of the recorded search feed
-
-
-@pytest.fixture
-def arxiv():
-    s = ArxivStandIn().start()
-    yield s
-    s.stop()
 
 
 @pytest.fixture

@@ -12,19 +12,11 @@ import pytest
 
 from rlmap_bot.state.models import Subscription
 from rlmap_bot.state.store import StateStore
-from support.arxiv_standin import ArxivStandIn
 from support.slackio import blocks_of, buttons, text_of
 from support.standin import TEAM, Slack, sign
 
 REST = "2507.10541"  # "REST: Stress Testing Large Reasoning Models by Asking Multiple Problems at Once"
 CURATORS = "CCUR"
-
-
-@pytest.fixture
-def arxiv():
-    s = ArxivStandIn().start()
-    yield s
-    s.stop()
 
 
 @pytest.fixture
