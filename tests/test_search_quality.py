@@ -69,10 +69,10 @@ def test_expected_ids_exist(core, items):
 
 def test_tuning_set_figures(core):
     # In-sample figures (the weights were chosen on this set), a little under what was reached:
-    # top-3 0.951, MRR 0.917, off-topic rejected 0.961, both in top 5 1.000 (weak matches count:
-    # they are shown; 0.934 and 0.900 for confident answers alone).
+    # top-3 0.950, MRR 0.916, off-topic rejected 0.963, both in top 5 1.000 (weak matches count:
+    # they are shown; 0.925 and 0.893 for confident answers alone).
     f = figures(ours(core), QUESTIONS)
-    assert f["top3"] >= 0.945 and f["mrr"] >= 0.915 and f["reject"] >= 0.95 and f["both5"] >= 0.9, f
+    assert f["top3"] >= 0.945 and f["mrr"] >= 0.91 and f["reject"] >= 0.95 and f["both5"] >= 0.9, f
 
 
 @pytest.fixture(scope="module")
@@ -88,8 +88,8 @@ def locked_figures(core):
 
 
 def test_locked_set_meets_the_targets(locked_figures):
-    """The issue's targets on questions nobody tuned for (reached: top-3 0.958, MRR 0.897, off-topic
-    rejected 0.982, both in top 5 1.000), and ours never below BM25 alone."""
+    """The issue's targets on the earlier locked set, whose author saw the aliases (reached: top-3
+    0.965, MRR 0.899, off-topic rejected 0.964, both in top 5 1.000), and ours never below BM25 alone."""
     f, base, report = locked_figures
     assert f["top3"] >= 0.95, report
     assert f["mrr"] >= 0.85, report
@@ -117,9 +117,15 @@ def _outsider() -> list[dict] | None:
 # the outsider figures (0.850/0.768 -> 0.867/0.797). Re-measured on the tuning set, neither more say
 # for BM25 (params.py: w_bm25) nor a higher floor (evidence 1.5 rejects one more tuning question and
 # loses one on-map answer) is a real gain, so 0.900 is the figure reached, not a target met.
+# Lowered a second time, on purpose: the practitioners' words added to the keywords of every signal,
+# stage and topic (written without sight of any question set) raised the locked set (0.959/0.898 ->
+# 0.964/0.905), moved one outsider answer down the list (MRR 0.797 -> 0.789; top-3 and rejection
+# unchanged) and cost the earlier locked set one answer and one rejection: on the sets nobody tuned
+# on, a wash. Kept for what it does for the person asking: their own words for a problem
+# ("leaderboard", "warmup", "cheating") no longer count against their question (docs/measurements.md).
 REACHED = {
-    "locked": {"top3": 0.959, "mrr": 0.898, "reject": 0.900},
-    "outsider": {"top3": 0.867, "mrr": 0.797, "reject": 0.966},
+    "locked": {"top3": 0.964, "mrr": 0.905, "reject": 0.900},
+    "outsider": {"top3": 0.867, "mrr": 0.789, "reject": 0.966},
 }
 
 

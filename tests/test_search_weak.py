@@ -32,6 +32,23 @@ def test_a_question_that_shares_a_word_gets_neither(core):
     assert answer.results == [] and answer.weak == []
 
 
+def test_one_borrowed_map_word_is_shown_weak_not_vouched_for(core):
+    # Enough evidence for the floor, all of it from one word: the rest of the question may be about a
+    # game ("dota") or be chat around a lookup ("GRPO"); the map cannot tell, so neither is confident.
+    for question, nearest in [("which dota 2 items are best for a support player", "openai-five"),
+                              ("is GRPO still worth using these days", "deepseekmath-grpo"),
+                              ("what does PPO stand for and who came up with it", "ppo")]:
+        answer = core.ask(question)
+        assert answer.results == [], question
+        assert nearest in [h.id for h in answer.weak], question
+    # A short lookup, two map words meeting in one entry, or a comparison stay confident answers.
+    for question, first in [("the PPO paper", "ppo"), ("entropy collapse in GRPO training", None),
+                            ("Ape-X and IMPALA, how are they different", None)]:
+        answer = core.ask(question)
+        assert answer.results and answer.weak == [], question
+        assert first is None or answer.results[0].id == first
+
+
 def test_cli_json_keeps_weak_matches_in_their_own_field(env):
     data = json.loads(invoke(["ask", "--json", WEAK], env).stdout)
     assert data["results"] == [] and data["weak"] and data["weak"][0]["id"]

@@ -50,8 +50,13 @@ STOPWORDS = frozenset(
     many few one get got give tell show find look looking see know want need please thanks thank hi hello hey
     anything something everything paper papers work works article study studies read reading say says said
     bot rlmap ask question questions answer think like use using used go going goes went let lets make up out off
-    et al ca wo am""".split()
+    et al ca wo am
+    summarize summary summaries overview gist tldr eli5 rundown recap briefly quick quickly explain explained
+    explanation takeaway takeaways""".split()
 )
+# The last two lines: how people ask for an entry ("can you summarise the DAPO paper", "explain
+# ScaleRL briefly", "the gist of DreamerV3"), like "tell", "show" and "please" above; the map never
+# uses them as topics, and counted as evidence they turned a named lookup into "nothing relevant".
 # Words that look like content but are no evidence of what an entry is about: "et al." and
 # "team" sit in bylines ("Kimi Team"), "paper"/"arxiv" in how people refer to any entry, "vs" in
 # any comparison.

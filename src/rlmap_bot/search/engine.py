@@ -92,9 +92,15 @@ class Searcher:
         params = params or self.params
         floor = self.floor if floor is None else floor
         query, ranked = analysis.query, analysis.ranked
-        if not ranked or analysis.evidence < floor_to_evidence(floor):
+        below = analysis.evidence < floor_to_evidence(floor)
+        lone = not below and self.lone_word(analysis, params)
+        if not ranked or below or lone:
             weak = []
-            if ranked and self.is_weak_match(analysis, params):
+            # A lone map word carries enough evidence to show its entries, not to vouch for them:
+            # "is GRPO still worth using these days" is a lookup, "which dota 2 items are best for a
+            # support player" is not, and only the rest of the question, which the map cannot read,
+            # tells them apart. Both get the nearest entries, marked weak.
+            if ranked and (lone or self.is_weak_match(analysis, params)):
                 top = ranked[0][1]
                 # A weak match's score is at most the floor: it never reads as sure as an answer.
                 weak = [h for h in (self._hit(i, floor * s / top, analysis, self._column_stems(i), None)
@@ -132,6 +138,14 @@ class Searcher:
             held = set().union(*self._column_stems(entry_id).values())
             best = max(best, len(wanted & held))
         return best
+
+    def lone_word(self, analysis: Analysis, params: Params | None = None) -> bool:
+        """One map word borrowed by a question about something else: see params.lone_word_words."""
+        params = params or self.params
+        if math.isinf(analysis.evidence) or len(_named_ids(analysis.found)) >= 2:
+            return False  # an arXiv id the catalog has; a comparison ("Ape-X and IMPALA")
+        content = sum(1 for w in analysis.query.words if any(c.isalpha() for c in w.surface))
+        return content >= params.lone_word_words and self.coherence(analysis) < 2
 
     def is_weak_match(self, analysis: Analysis, params: Params | None = None,
                       ranked: list[tuple[str, float]] | None = None) -> bool:

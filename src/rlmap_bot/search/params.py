@@ -106,6 +106,17 @@ class Params:
     # words not on balance against the map (-0.5 is the middle of the tied -1 .. 0).
     weak_words: int = 4
     weak_evidence: float = -0.5
+    # -- one borrowed word (engine.py) -------------------------------------------------------------
+    # A question of at least this many content words (numbers aside) is answered with confidence
+    # only when two of its words that speak for the map meet in one of the nearest entries. One
+    # such word alone in a longer question may be borrowed ("which dota 2 items are best for a
+    # support player", "how to optimize my tax return") or may be a lookup padded with chat ("is
+    # GRPO still worth using these days"): the map cannot read the rest of the question, so its
+    # nearest entries are shown marked weak, neither vouched for nor withheld. Shorter questions
+    # are lookups ("the PPO paper") and a question naming two entries is a comparison: both keep
+    # the plain floor. 3 = the shortest question with a word beside the lookup and its padding;
+    # measured against 'never' on every set (docs/measurements.md).
+    lone_word_words: int = 3
     # -- what is shown (engine.py) ----------------------------------------------------------------
     # After the first three, a hit below this share of the top hit's fused score is padding. CV
     # on the F1 of shown hits against the expected ids over {0.2, 0.3, 0.4, 0.5, 0.6}.
