@@ -20,9 +20,9 @@ CURATORS = "CCUR"
 
 
 @pytest.fixture
-def replicas(serve_env, standin, pg_url, processes, tmp_path, arxiv):
+def replicas(serve_env, standin, pg_url, processes, tmp_path, arxiv, store_copy):
     def launch(name: str, **more: str) -> Slack:
-        env = dict(serve_env, RLMAP_SCOUT_TOP="0", RLMAP_STATE_URL=pg_url, RLMAP_DB=str(tmp_path / f"{name}-knowledge.db"),
+        env = dict(serve_env, RLMAP_SCOUT_TOP="0", RLMAP_STATE_URL=pg_url, RLMAP_DB=store_copy(name),
                    RLMAP_ARXIV_URL=arxiv.url, RLMAP_ARXIV_DELAY_SECONDS="0", RLMAP_ARXIV_TIMEOUT_SECONDS="2",
                    RLMAP_CURATORS="UCUR,UCUR2", RLMAP_CURATOR_CHANNEL=CURATORS, RLMAP_ADDITIONS_POLL_SECONDS="0.5",
                    RLMAP_SUGGEST_RETRY_SECONDS="0.5", RLMAP_ADMINS="UADMIN")
@@ -166,7 +166,8 @@ def test_a_title_with_markup_and_a_huge_abstract_reach_the_card_escaped_and_capp
                   abstract="reward hacking " * 350_000)
     a = replicas("a")
     a.command("suggest 2999.00003", user="U1", channel="C1", respond_as="suggest")
-    reply(standin, "suggest")
+    thanks = reply(standin, "suggest")  # the title, escaped, beside a real link to the curators' channel
+    assert "<!channel>" not in thanks and "&lt;!channel&gt;" in thanks and f"<#{CURATORS}>" in thanks
     posted = card(standin)
     raw = json.dumps(blocks_of(posted))
     assert "<!channel>" not in raw and "<https://evil.example" not in raw and "&lt;!channel&gt;" in raw
