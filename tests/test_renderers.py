@@ -94,3 +94,16 @@ def test_help_for_one_command_sets_options_and_examples_apart():
     assert lines[0].startswith("  papers [by AUTHOR]")
     assert any(line.startswith("    [by AUTHOR]") for line in lines)
     assert "    e.g. papers by Schulman" in lines and max(len(line) for line in lines) <= render.WIDTH
+
+
+def test_a_line_of_parts_is_plain_in_the_terminal_and_escaped_markup_in_slack():
+    from rlmap_bot.slack.markup import mrkdwn
+    from rlmap_bot.wording import channel, code, emoji, line, plain, title, user
+
+    said = line(emoji("no_entry_sign"), " ", title("<!channel> *Free*"), " by ", user("U0CUR"), " in ",
+                channel("C0CUR"), ": ", code("kb-id"), " <@U999> & more", user("not-an-id"), channel("#general"))
+    assert plain(said) == "<!channel> *Free* by @U0CUR in #C0CUR: kb-id <@U999> & more@not-an-id##general"
+    slack = mrkdwn(said)
+    assert slack.startswith(":no_entry_sign: *&lt;!channel&gt; *Free**")
+    assert " by <@U0CUR> in <#C0CUR>: `kb-id` &lt;@U999&gt; &amp; more" in slack
+    assert slack.endswith("someone#general"), "only real ids become mentions and channel links"

@@ -56,8 +56,10 @@ def suggest(ctx: Invocation, reference: str) -> Candidate | Notice:
     cards = ctx.extra.get("cards")
     if cards is None:
         raise UsageError("suggestions go to the curators from Slack; here `suggest` only shows the candidate")
+    from rlmap_bot.wording import plain
+
     outcome = curation.suggest(reference, ctx.team, ctx.channel, ctx.user, cards)
-    return Notice(text=outcome.text, mrkdwn=True)
+    return Notice(text=plain(outcome.text), parts=outcome.text)
 
 
 def curate_here(ctx: Invocation) -> Notice:

@@ -12,6 +12,8 @@ from typing import Any, Iterator, Literal
 
 from pydantic import BaseModel, Field
 
+from rlmap_bot.wording import Part
+
 
 class StageRow(BaseModel):
     order: int
@@ -94,8 +96,8 @@ class Notice(BaseModel):
     text: str
     public: bool = False
     actor: str | None = None
-    mrkdwn: bool = Field(False, description="The text is Slack mrkdwn its producer escaped already (the curation "
-                                            "flow's outcomes, which mention curators mid-sentence).")
+    parts: list[Part] | None = Field(None, description="The same line with the names in it (titles, channels, "
+                                                       "people) as parts, for a surface that shows them its way.")
 
 
 class SubscriptionRow(BaseModel):

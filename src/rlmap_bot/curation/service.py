@@ -23,6 +23,9 @@ from rlmap_bot.curation.ids import parse_reference
 from rlmap_bot.curation.models import ArxivRecord, Candidate, Existing
 from rlmap_bot.curation.propose import propose
 from rlmap_bot.errors import NotFoundError, UsageError
+from rlmap_bot.wording import Part, code, emoji, line, title
+from rlmap_bot.wording import channel as channel_part
+from rlmap_bot.wording import user as user_part
 
 if TYPE_CHECKING:
     from rlmap_bot.core import Core
@@ -46,18 +49,18 @@ class Cards(Protocol):
     def post_card(self, team: str, channel: str, suggestion_id: str, candidate: Candidate, suggested_by: str) -> str:
         """Post the candidate's card with Approve, Edit and Reject; return its ts (CardNotPosted: surely not)."""
 
-    def close_card(self, team: str, channel: str, ts: str, candidate: Candidate, outcome: str) -> None:
-        """Replace the card's buttons with the outcome (mrkdwn)."""
+    def close_card(self, team: str, channel: str, ts: str, candidate: Candidate, outcome: list[Part]) -> None:
+        """Replace the card's buttons with the outcome."""
 
-    def tell(self, team: str, channel: str, user: str, text: str) -> None:
-        """A private note to one person (mrkdwn)."""
+    def tell(self, team: str, channel: str, user: str, text: list[Part]) -> None:
+        """A private note to one person."""
 
 
 class Outcome(BaseModel):
     """What a suggestion or a decision came to, in a line for the person who acted."""
 
     ok: bool
-    text: str
+    text: list[Part]  # names in it (titles, channels, people) are parts each surface shows its way
     suggestion_id: str | None = None
 
 
@@ -125,7 +128,7 @@ class Curation:
         except ArxivUnavailable as exc:
             kept = state.suggest(team, arxiv_id, user, channel, "waiting", next_try_at=_now() + self.retry_first)
             log.info("suggestion %s of %s kept for a retry: %s", kept.id, arxiv_id, exc)
-            return Outcome(ok=True, suggestion_id=kept.id, text=(
+            return Outcome(ok=True, suggestion_id=kept.id, text=line(
                 f"arXiv is not answering right now, so I kept your suggestion of {arxiv_id} and will try again "
                 "shortly; I'll tell you here when it reaches the curators."))
         if record is None:
@@ -139,33 +142,36 @@ class Curation:
         except CardNotPosted:
             state.drop(suggestion.id, "the card could not be posted")  # so it can be suggested again
             raise
-        return Outcome(ok=True, suggestion_id=suggestion.id,
-                       text=f"Thanks: *{_esc(record.title)}* ({arxiv_id}) is with the curators in <#{curators}>.")
+        return Outcome(ok=True, suggestion_id=suggestion.id, text=line(
+            "Thanks: ", title(record.title), f" ({arxiv_id}) is with the curators in ", channel_part(curators), "."))
 
     def _known_before_fetch(self, arxiv_id: str) -> Outcome | None:
         """Already in the catalog by id, or suggested before: said without asking arXiv."""
         for paper in self.core.store.catalog.papers:
             if paper.arxiv == arxiv_id:
-                return Outcome(ok=False, text=f"*{_esc(paper.title)}* is already in the catalog (`{paper.id}`).")
+                return Outcome(ok=False, text=line(title(paper.title), " is already in the catalog (", code(paper.id),
+                                                   ")."))
         found = self._decided(arxiv_id)
         if found is None:
             return None
         return Outcome(ok=False, text=self.known_text(None, found, arxiv_id))
 
-    def known_text(self, candidate: Candidate | None, existing: Existing | None = None, arxiv_id: str = "") -> str:
+    def known_text(self, candidate: Candidate | None, existing: Existing | None = None,
+                   arxiv_id: str = "") -> list[Part]:
         existing = existing or (candidate.existing if candidate else None)
         assert existing is not None, "known_text is asked only about a known paper"
-        name = f"*{_esc(candidate.record.title)}*" if candidate else arxiv_id
+        name: Part | str = title(candidate.record.title) if candidate else arxiv_id
+        when = _when(existing.when.isoformat() if existing.when else None)
         if existing.status == "in_catalog":
             how = "" if existing.how == "arxiv id" else f" (by its title, {existing.how})"
-            return f"{name} is already in the catalog as *{_esc(existing.title)}* (`{existing.entry_id}`){how}."
+            return line(name, " is already in the catalog as ", title(existing.title or ""), " (",
+                        code(existing.entry_id or ""), f"){how}.")
         if existing.status == "approved":
-            return f"{name} was approved on {_when(existing.when.isoformat() if existing.when else None)}; it is in the catalog."
+            return line(name, f" was approved on {when}; it is in the catalog.")
         if existing.status == "rejected":
-            why = f": {_esc(existing.reason)}" if existing.reason else ""
-            return (f"{name} was suggested before and rejected by {_mention(existing.by)} on "
-                    f"{_when(existing.when.isoformat() if existing.when else None)}{why}")
-        return f"{name} is already suggested and waiting for the curators."
+            why = f": {existing.reason}" if existing.reason else ""
+            return line(name, " was suggested before and rejected by ", user_part(existing.by), f" on {when}{why}")
+        return line(name, " is already suggested and waiting for the curators.")
 
     def _post(self, suggestion_id: str, team: str, curators: str, candidate: Candidate, user: str,
               cards: Cards) -> None:
@@ -199,7 +205,7 @@ class Curation:
         if record is None:
             state.resolve(suggestion.id, "dropped", reason="arXiv has no such paper")
             cards.tell(suggestion.team, suggestion.channel, suggestion.user,
-                       f"arXiv answered: it has no paper {suggestion.arxiv_id}, so your suggestion is dropped.")
+                       line(f"arXiv answered: it has no paper {suggestion.arxiv_id}, so your suggestion is dropped."))
             return
         candidate = self.candidate(record, with_state=False)
         if candidate.existing is None:
@@ -222,11 +228,12 @@ class Curation:
         except CardNotPosted as exc:
             state.drop(suggestion.id, "the card could not be posted")
             cards.tell(suggestion.team, suggestion.channel, suggestion.user,
-                       f"arXiv answered, but your suggestion of {record.arxiv_id} could not reach the curators: {exc}")
+                       line(f"arXiv answered, but your suggestion of {record.arxiv_id} could not reach the curators: "
+                            f"{exc}"))
             return
         cards.tell(suggestion.team, suggestion.channel, suggestion.user,
-                   f"arXiv is answering again: *{_esc(record.title)}* ({record.arxiv_id}) is with the curators "
-                   f"in <#{curators}>.")
+                   line("arXiv is answering again: ", title(record.title), f" ({record.arxiv_id}) is with the "
+                        "curators in ", channel_part(curators), "."))
 
     # -- decisions -----------------------------------------------------------------------------------
     def is_curator(self, user: str) -> bool:
@@ -240,7 +247,9 @@ class Curation:
         if suggestion is None or suggestion.data is None:
             raise UsageError("That suggestion is no longer known.")
         if suggestion.status != "pending":
-            raise UsageError(f"That suggestion was already {suggestion.status} by {_mention(suggestion.decided_by)}.")
+            who = "" if not suggestion.decided_by else " by you" if suggestion.decided_by == curator \
+                else " by another curator"
+            raise UsageError(f"That suggestion was already {suggestion.status}{who}.")
         return suggestion, Candidate.model_validate_json(suggestion.data)
 
     def approve(self, suggestion_id: str, curator: str, cards: Cards, stages: list[str] | None = None,
@@ -274,11 +283,12 @@ class Curation:
             self.core.sync_additions()
         except Exception:  # noqa: BLE001 - the addition is stored; the poller rebuilds this replica too
             log.exception("rebuild after approving %s failed; the next poll tries again", entry_id)
-        outcome = f":white_check_mark: Approved by {_mention(curator)} as `{entry_id}`."
+        outcome = line(emoji("white_check_mark"), " Approved by ", user_part(curator), " as ", code(entry_id), ".")
         self._close(suggestion, candidate, outcome, cards)
-        self._tell_suggester(suggestion, cards, f"Your suggestion *{_esc(candidate.record.title)}* was approved by "
-                                                f"{_mention(curator)}; it is in the catalog as `{entry_id}`.")
-        return Outcome(ok=True, suggestion_id=suggestion.id, text=f"Approved: `{entry_id}` is live.")
+        self._tell_suggester(suggestion, cards, line("Your suggestion ", title(candidate.record.title),
+                                                     " was approved by ", user_part(curator), "; it is in the catalog as ",
+                                                     code(entry_id), "."))
+        return Outcome(ok=True, suggestion_id=suggestion.id, text=line("Approved: ", code(entry_id), " is live."))
 
     def reject(self, suggestion_id: str, curator: str, reason: str, cards: Cards) -> Outcome:
         suggestion, candidate = self.open_suggestion(suggestion_id, curator)
@@ -287,26 +297,17 @@ class Curation:
             raise UsageError("A rejection needs a reason (the suggester is told it).")
         if not self.core.state.curation.decide(suggestion.id, "rejected", curator, reason):
             raise UsageError("Another curator decided on this suggestion first; nothing changed.")
-        self._close(suggestion, candidate, f":no_entry_sign: Rejected by {_mention(curator)}: {_esc(reason)}", cards)
-        self._tell_suggester(suggestion, cards, f"Your suggestion *{_esc(candidate.record.title)}* was rejected by "
-                                                f"{_mention(curator)}: {_esc(reason)}")
-        return Outcome(ok=True, suggestion_id=suggestion.id, text="Rejected; it will not be suggested again.")
+        self._close(suggestion, candidate, line(emoji("no_entry_sign"), " Rejected by ", user_part(curator), f": {reason}"),
+                    cards)
+        self._tell_suggester(suggestion, cards, line("Your suggestion ", title(candidate.record.title),
+                                                     " was rejected by ", user_part(curator), f": {reason}"))
+        return Outcome(ok=True, suggestion_id=suggestion.id, text=line("Rejected; it will not be suggested again."))
 
-    def _close(self, suggestion: Suggestion, candidate: Candidate, outcome: str, cards: Cards) -> None:
+    def _close(self, suggestion: Suggestion, candidate: Candidate, outcome: list[Part], cards: Cards) -> None:
         if suggestion.card_channel and suggestion.card_ts:
             cards.close_card(suggestion.team, suggestion.card_channel, suggestion.card_ts, candidate, outcome)
 
-    def _tell_suggester(self, suggestion: Suggestion, cards: Cards, text: str) -> None:
+    def _tell_suggester(self, suggestion: Suggestion, cards: Cards, text: list[Part]) -> None:
         if suggestion.source == "person":
             cards.tell(suggestion.team, suggestion.channel, suggestion.user, text)
 
-
-def _esc(text: str | None) -> str:
-    """arXiv's and people's text made inert in mrkdwn (no <!channel>, no forged links), as Slack's escaping."""
-    return (text or "").replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-
-
-def _mention(user: str | None) -> str:
-    from rlmap_bot.wording import mention
-
-    return mention(user)

@@ -31,9 +31,9 @@ from rlmap_bot.knowledge.schema import STAGE_IDS
 from rlmap_bot.settings import Settings, parse_weekly
 from rlmap_bot.slack.blocks import curate as blocks
 from rlmap_bot.slack.blocks.common import fallback, to_dicts
-from rlmap_bot.slack.markup import escape
+from rlmap_bot.slack.markup import escape, mrkdwn
 from rlmap_bot.slack.posting import CANNOT_POST
-from rlmap_bot.wording import sentence
+from rlmap_bot.wording import Part, line, sentence
 
 log = logging.getLogger(__name__)
 CATCH_UP = dt.timedelta(hours=12)  # as digests: a scan missed by a restart is run if it is this recent
@@ -88,19 +88,19 @@ class SlackCards:
         except SlackApiError as exc:  # Slack answered: the card was not posted
             code = str(exc.response.get("error", "error"))
             hint = CANNOT_POST.get(code, f"Slack said {code}")
-            raise CardNotPosted(f"I can't post in the curators' channel <#{channel}>: {hint}") from None
+            raise CardNotPosted(f"I can't post in the curators' channel ({channel}): {hint}") from None
         return str(response["ts"])
 
-    def close_card(self, team: str, channel: str, ts: str, candidate: Candidate, outcome: str) -> None:
+    def close_card(self, team: str, channel: str, ts: str, candidate: Candidate, outcome: list[Part]) -> None:
         try:
             self.client_for(team).chat_update(channel=channel, ts=ts, text=fallback(blocks.card_text(candidate)),
-                                              blocks=to_dicts(blocks.closed_blocks(candidate, outcome)))
+                                              blocks=to_dicts(blocks.closed_blocks(candidate, mrkdwn(outcome))))
         except SlackApiError as exc:  # the decision stands; only the card stays as it was
             log.info("could not update the card %s: %s", ts, exc.response.get("error"))
 
-    def tell(self, team: str, channel: str, user: str, text: str) -> None:
+    def tell(self, team: str, channel: str, user: str, text: list[Part]) -> None:
         try:
-            self.client_for(team).chat_postEphemeral(channel=channel, user=user, text=text)
+            self.client_for(team).chat_postEphemeral(channel=channel, user=user, text=mrkdwn(text))
         except SlackApiError as exc:
             log.info("could not tell %s privately: %s", user, exc.response.get("error"))
 
@@ -251,7 +251,7 @@ class SlackCuration:
         except RlmapError as exc:
             channel = self.flow.curator_channel(team) if not isinstance(exc, UnavailableError) else None
             if channel:
-                self.cards.tell(team, channel, user, escape(sentence(exc)))
+                self.cards.tell(team, channel, user, line(sentence(exc)))
             log.info("a curation form was refused: %s", exc)
         except Exception:  # noqa: BLE001 - logged; a form has no reply URL to say more on
             log.exception("a curation form failed")

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import re
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable, Iterable
+
+if TYPE_CHECKING:
+    from rlmap_bot.wording import Part
 
 _SLACK_MARKUP = re.compile(r"<([@#!][^>|]*)(?:\|([^>]*))?>|<([^>|]+)(?:\|([^>]*))?>")
 MENTION = re.compile(r"<@[A-Z0-9]+(?:\|[^>]*)?>")
@@ -19,6 +22,26 @@ def escape(text: Any) -> str:
 def mention(user: str | None) -> str:
     """A real Slack mention for a user id, never for anything else."""
     return f"<@{user}>" if user and re.fullmatch(r"[UW][A-Z0-9]+", user) else "someone"
+
+
+def mrkdwn(parts: Iterable[Part]) -> str:
+    """A line of the core's parts (wording.Part) as Slack mrkdwn: words and names escaped, titles in
+    bold, ids as code, channels linked, users mentioned (only real ids: anything else is "someone")."""
+    out = []
+    for p in parts:
+        if p.kind == "title":
+            out.append(f"*{escape(p.value)}*")
+        elif p.kind == "code":
+            out.append(f"`{escape(p.value)}`")
+        elif p.kind == "channel":
+            out.append(f"<#{p.value}>" if re.fullmatch(r"[CG][A-Z0-9]+", p.value) else escape(p.value))
+        elif p.kind == "user":
+            out.append(mention(p.value))
+        elif p.kind == "emoji":
+            out.append(f":{p.value}:" if re.fullmatch(r"[a-z0-9_+-]+", p.value) else "")
+        else:
+            out.append(escape(p.value))
+    return "".join(out)
 
 
 def by(actor: str | None, text: str) -> str:

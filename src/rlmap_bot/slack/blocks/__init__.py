@@ -29,7 +29,7 @@ from rlmap_bot.search.engine import Answer
 from rlmap_bot.slack.blocks import ask, curate, diagnosis, digest, entries, help
 from rlmap_bot.slack.blocks import watch as watch_blocks
 from rlmap_bot.slack.blocks.common import context, section, to_dicts
-from rlmap_bot.slack.markup import by, escape
+from rlmap_bot.slack.markup import by, escape, mrkdwn
 from rlmap_bot.watch.model import WatchList, WatchNow
 
 Rendered = tuple[list[Block], str]  # the blocks, and the notification text (already safe mrkdwn)
@@ -89,7 +89,7 @@ def _(result: KbStats) -> Rendered:
 
 @render.register
 def _(result: Notice) -> Rendered:
-    text = result.text if result.mrkdwn else by(result.actor, result.text)
+    text = mrkdwn(result.parts) if result.parts else by(result.actor, result.text)
     return [section(text)], text
 
 

@@ -17,8 +17,7 @@ from slack_sdk.models.views import View
 from rlmap_bot.commands.results import AdditionList
 from rlmap_bot.curation.models import Candidate
 from rlmap_bot.slack.blocks.common import actions, button, context, plain, section
-from rlmap_bot.slack.markup import cut, escape
-from rlmap_bot.wording import mention
+from rlmap_bot.slack.markup import cut, escape, mention
 
 APPROVE, EDIT, REJECT = "curate_approve", "curate_edit", "curate_reject"
 EDIT_VIEW, REJECT_VIEW = "curate_edit_view", "curate_reject_view"

@@ -6,8 +6,7 @@ from slack_sdk.models.blocks import Block, HeaderBlock
 
 from rlmap_bot.digest.content import Digest
 from rlmap_bot.slack.blocks.common import MAX_BLOCKS, button, context, plain, section
-from rlmap_bot.slack.markup import escape
-from rlmap_bot.wording import mention
+from rlmap_bot.slack.markup import escape, mention
 
 
 def digest_blocks(digest: Digest, preview: bool = False) -> list[Block]:
