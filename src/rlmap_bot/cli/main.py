@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import os
 import sys
-from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -39,19 +38,23 @@ class Frontend:
         self.knowledge = knowledge or self.paths.knowledge_dir
         self.db = db or self.paths.knowledge_db
         self._core: Core | None = None
+        self._settings: Settings | None = None
 
-    @cached_property
+    @property
     def settings(self) -> Settings:
         """Every setting, validated on first use (a plain ask never needs them: rlmap_bot.paths)."""
-        from rlmap_bot.settings import load_settings
+        if self._settings is None:
+            from rlmap_bot.settings import load_settings
 
-        return load_settings()
+            self._settings = load_settings()
+        return self._settings
 
     def core(self) -> Core:
         if self._core is None:
             from rlmap_bot.core import Core
 
-            self._core = Core(self.knowledge, self.db, settings=self.__dict__.get("settings"))
+            # The settings already validated, if a command needed them; else the core reads its own.
+            self._core = Core(self.knowledge, self.db, settings=self._settings)
             if self._core.warning:
                 click.echo(f"warning: {self._core.warning}", err=True)
         return self._core
