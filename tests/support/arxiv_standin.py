@@ -14,9 +14,11 @@ import re
 import threading
 import time
 import urllib.parse
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
+
+from support.localserver import LocalServer
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "arxiv"
 _ENTRY = re.compile(r"  <entry>.*?</entry>\n", re.S)
@@ -38,7 +40,7 @@ def entries(feed: str) -> dict[str, str]:
     return out
 
 
-class ArxivStandIn:
+class ArxivStandIn(LocalServer):
     def __init__(self) -> None:
         self.search_feed = recorded("query_testing.xml")
         self.known = entries(self.search_feed)
@@ -50,7 +52,6 @@ class ArxivStandIn:
         self.requests: list[dict[str, str]] = []
         self._lock = threading.Lock()
         self._changed = threading.Condition(self._lock)
-        self.server: ThreadingHTTPServer | None = None
 
     def start(self) -> ArxivStandIn:
         standin = self
@@ -81,20 +82,12 @@ class ArxivStandIn:
                 except (BrokenPipeError, ConnectionResetError):
                     pass  # the client gave up (a time-out test)
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.server.daemon_threads = True
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        self.serve(Handler)
         return self
-
-    def stop(self) -> None:
-        if self.server:
-            self.server.shutdown()
-            self.server.server_close()
 
     @property
     def url(self) -> str:
-        host, port = self.server.server_address[:2]
-        return f"http://{host}:{port}/api/query"
+        return self.origin + "/api/query"
 
     def answer(self, query: dict[str, str]) -> tuple[int, str]:
         ids = [i for i in query.get("id_list", "").split(",") if i]

@@ -13,7 +13,6 @@ import hashlib
 import hmac
 import itertools
 import json
-import sys
 import threading
 import time
 import urllib.error
@@ -21,23 +20,16 @@ import urllib.parse
 import urllib.request
 import uuid
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any, Callable
+
+from support.localserver import LocalServer
 
 BOT_TOKEN = "xoxb-test-token-0000"
 SIGNING_SECRET = "test-signing-secret-1234"
 BOT_USER = "UBOT"
 BOT_ID = "BBOT"
 TEAM = "T0001"
-
-
-class QuietServer(ThreadingHTTPServer):
-    """A bot killed mid-call leaves its answer nowhere to go: that is expected, not worth a traceback."""
-
-    def handle_error(self, request: Any, client_address: Any) -> None:
-        if isinstance(sys.exc_info()[1], (BrokenPipeError, ConnectionResetError)):
-            return
-        super().handle_error(request, client_address)
 
 
 @dataclass
@@ -49,7 +41,7 @@ class Call:
     at: float = field(default_factory=time.time)
 
 
-class StandIn:
+class StandIn(LocalServer):
     """Start with ``StandIn().start()``; ``base_url`` is what SLACK_API_URL should be."""
 
     def __init__(self, token: str = BOT_TOKEN):
@@ -71,7 +63,6 @@ class StandIn:
         self._ts = itertools.count(1)
         self._lock = threading.RLock()  # _record is called with it held, and without
         self._changed = threading.Condition(self._lock)
-        self.server: ThreadingHTTPServer | None = None
 
     # -- lifecycle ----------------------------------------------------------------------------
     def start(self) -> StandIn:
@@ -122,20 +113,12 @@ class StandIn:
             def do_PUT(self) -> None:  # noqa: N802
                 self.do_POST()
 
-        self.server = QuietServer(("127.0.0.1", 0), Handler)
-        # A short poll: stop() (shutdown) returns within it, instead of up to half a second per test.
-        threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
+        self.serve(Handler)
         return self
-
-    def stop(self) -> None:
-        if self.server:
-            self.server.shutdown()
-            self.server.server_close()
 
     @property
     def url(self) -> str:
-        host, port = self.server.server_address[:2]
-        return f"http://{host}:{port}"
+        return self.origin
 
     @property
     def base_url(self) -> str:
