@@ -82,13 +82,14 @@ def test_suggest_approve_live_on_the_other_replica_then_in_the_digest_once(repli
     standin.wait_for("chat.update", lambda c: c.args["ts"] == ts)
     assert "approved by <@UCUR>" in told(standin, "U1", "approved by").args["text"]
 
-    deadline = time.time() + 10  # the other replica finds it within 10 s: asked until it does, no fixed sleep
+    # The other replica's poller merges it (a poll, then a rebuild: seconds, more on a loaded CI): asked
+    # until it does, no fixed sleep; the minute is only where the test gives up on a broken bot.
+    deadline = time.time() + 60
     for n in range(1, 1000):
         b.command("ask stress testing large reasoning models with multiple problems at once", respond_as="ask")
         if "REST: Stress Testing" in reply(standin, "ask", n).split("\n\n")[0] or time.time() > deadline:
             break
     assert "REST: Stress Testing" in reply(standin, "ask", n), "replica b never found the approved paper"
-    assert time.time() <= deadline + 1
 
     b.command("digest now", channel="CDIG", respond_as="digest")
     digest = standin.wait_for("chat.postMessage", lambda c: c.args["channel"] == "CDIG", timeout=15)[0]
@@ -242,6 +243,10 @@ def test_additions_are_listed_and_removed_by_curators_only(cbot, standin):
     listed = reply(standin, "list")
     assert "REST: Stress Testing" in listed and "approved by <@UCUR>" in listed
     entry_id = listed.split("`")[1]
+    # The card closes first; the rebuild that makes the entry searchable here follows it.
+    deadline = time.time() + 60
+    while cbot.front.core.get(entry_id) is None and time.time() < deadline:
+        time.sleep(0.05)
     assert cbot.front.core.get(entry_id) is not None
     cbot.slack.command(f"kb additions remove {entry_id}", user="UCUR", respond_as="rm")
     assert "Removed" in reply(standin, "rm") and cbot.front.core.get(entry_id) is None

@@ -279,15 +279,18 @@ class Curation:
         except Exception:
             state.undecide(suggestion.id)
             raise
-        try:
-            self.core.sync_additions()
-        except Exception:  # noqa: BLE001 - the addition is stored; the poller rebuilds this replica too
-            log.exception("rebuild after approving %s failed; the next poll tries again", entry_id)
+        # The decision is stored: the card and the suggester hear it now; the rebuild that makes the
+        # paper searchable here (seconds on a busy machine) comes after, and every other replica's
+        # poller makes its own.
         outcome = line(emoji("white_check_mark"), " Approved by ", user_part(curator), " as ", code(entry_id), ".")
         self._close(suggestion, candidate, outcome, cards)
         self._tell_suggester(suggestion, cards, line("Your suggestion ", title(candidate.record.title),
                                                      " was approved by ", user_part(curator), "; it is in the catalog as ",
                                                      code(entry_id), "."))
+        try:
+            self.core.sync_additions()
+        except Exception:  # noqa: BLE001 - the addition is stored; the poller rebuilds this replica too
+            log.exception("rebuild after approving %s failed; the next poll tries again", entry_id)
         return Outcome(ok=True, suggestion_id=suggestion.id, text=line("Approved: ", code(entry_id), " is live."))
 
     def reject(self, suggestion_id: str, curator: str, reason: str, cards: Cards) -> Outcome:
