@@ -3,7 +3,7 @@
 The order, lowest first (a package or top-level module may import from its own
 layer and the layers below it, never from a layer above):
 
-0. ``errors``, ``text``, ``files``, ``metrics``, ``crypto``, ``logs``, ``wording``, ``paths``,
+0. ``errors``, ``text``, ``files``, ``metrics``, ``crypto``, ``logs``, ``wording``, ``parts``, ``paths``,
    ``settings``: plain helpers and the settings model; they know no feature.
 1. ``knowledge`` (the catalog and its store) and ``state`` (the state store and
    the records it keeps): the two stores, each on its own.
@@ -33,7 +33,7 @@ SRC = Path(__file__).resolve().parents[1] / "src"
 PACKAGE = "rlmap_bot"
 
 LAYERS: list[set[str]] = [
-    {"errors", "text", "files", "metrics", "crypto", "logs", "wording", "paths", "settings"},
+    {"errors", "text", "files", "metrics", "crypto", "logs", "wording", "parts", "paths", "settings"},
     {"knowledge", "state"},
     {"search", "diagnosis", "runs"},
     {"core"},

@@ -97,8 +97,8 @@ def test_help_for_one_command_sets_options_and_examples_apart():
 
 
 def test_a_line_of_parts_is_plain_in_the_terminal_and_escaped_markup_in_slack():
+    from rlmap_bot.parts import channel, code, emoji, line, plain, title, user
     from rlmap_bot.slack.markup import mrkdwn
-    from rlmap_bot.wording import channel, code, emoji, line, plain, title, user
 
     said = line(emoji("no_entry_sign"), " ", title("<!channel> *Free*"), " by ", user("U0CUR"), " in ",
                 channel("C0CUR"), ": ", code("kb-id"), " <@U999> & more", user("not-an-id"), channel("#general"))

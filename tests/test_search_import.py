@@ -33,3 +33,19 @@ def test_a_plain_ask_on_the_command_line_loads_no_settings_model(built_db, tmp_p
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert "Reward" in done.stdout, done.stdout
     assert done.stderr.split() == ["False"] * 5, done.stderr
+
+
+def test_help_loads_no_pydantic():
+    """`rlmap-bot --help` lists the declared commands without loading any model: pydantic alone is
+    about 90 ms of a 0.06 s start (benchmarks/coldstart.py), and once slipped in through the plain
+    sentences of rlmap_bot.wording."""
+    code = (
+        "import sys\n"
+        "from rlmap_bot.cli.main import cli\n"
+        "try:\n"
+        "    cli(['--help'], standalone_mode=False)\n"
+        "finally:\n"
+        "    print('pydantic' in sys.modules, file=sys.stderr)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert "Usage" in done.stdout and done.stderr.split() == ["False"], done.stderr

@@ -56,7 +56,7 @@ def suggest(ctx: Invocation, reference: str) -> Candidate | Notice:
     cards = ctx.extra.get("cards")
     if cards is None:
         raise UsageError("suggestions go to the curators from Slack; here `suggest` only shows the candidate")
-    from rlmap_bot.wording import plain
+    from rlmap_bot.parts import plain
 
     outcome = curation.suggest(reference, ctx.team, ctx.channel, ctx.user, cards)
     return Notice(text=plain(outcome.text), parts=outcome.text)

@@ -12,7 +12,7 @@ from typing import Any, Iterator, Literal
 
 from pydantic import BaseModel, Field
 
-from rlmap_bot.wording import Part
+from rlmap_bot.parts import Part
 
 
 class StageRow(BaseModel):

@@ -23,9 +23,9 @@ from rlmap_bot.curation.ids import parse_reference
 from rlmap_bot.curation.models import ArxivRecord, Candidate, Existing
 from rlmap_bot.curation.propose import propose
 from rlmap_bot.errors import NotFoundError, UsageError
-from rlmap_bot.wording import Part, code, emoji, line, title
-from rlmap_bot.wording import channel as channel_part
-from rlmap_bot.wording import user as user_part
+from rlmap_bot.parts import Part, code, emoji, line, title
+from rlmap_bot.parts import channel as channel_part
+from rlmap_bot.parts import user as user_part
 
 if TYPE_CHECKING:
     from rlmap_bot.core import Core

@@ -28,12 +28,13 @@ from rlmap_bot.errors import RlmapError, UnavailableError
 from rlmap_bot.jobs import Scheduler
 from rlmap_bot.jobs.ticker import Ticker
 from rlmap_bot.knowledge.schema import STAGE_IDS
+from rlmap_bot.parts import Part, line
 from rlmap_bot.settings import Settings, parse_weekly
 from rlmap_bot.slack.blocks import curate as blocks
 from rlmap_bot.slack.blocks.common import fallback, to_dicts
 from rlmap_bot.slack.markup import escape, mrkdwn
 from rlmap_bot.slack.posting import CANNOT_POST
-from rlmap_bot.wording import Part, line, sentence
+from rlmap_bot.wording import sentence
 
 log = logging.getLogger(__name__)
 CATCH_UP = dt.timedelta(hours=12)  # as digests: a scan missed by a restart is run if it is this recent

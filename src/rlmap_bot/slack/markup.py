@@ -6,7 +6,7 @@ import re
 from typing import TYPE_CHECKING, Any, Callable, Iterable
 
 if TYPE_CHECKING:
-    from rlmap_bot.wording import Part
+    from rlmap_bot.parts import Part
 
 _SLACK_MARKUP = re.compile(r"<([@#!][^>|]*)(?:\|([^>]*))?>|<([^>|]+)(?:\|([^>]*))?>")
 MENTION = re.compile(r"<@[A-Z0-9]+(?:\|[^>]*)?>")
@@ -25,7 +25,7 @@ def mention(user: str | None) -> str:
 
 
 def mrkdwn(parts: Iterable[Part]) -> str:
-    """A line of the core's parts (wording.Part) as Slack mrkdwn: words and names escaped, titles in
+    """A line of the core's parts (parts.Part) as Slack mrkdwn: words and names escaped, titles in
     bold, ids as code, channels linked, users mentioned (only real ids: anything else is "someone")."""
     out = []
     for p in parts:
