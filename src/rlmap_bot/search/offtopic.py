@@ -33,9 +33,7 @@ from __future__ import annotations
 import math
 
 from rlmap_bot.search.params import Params
-from rlmap_bot.search.query import AUTHOR_NOUNS, AUTHOR_VERBS, Query
-
-AUTHORSHIP_WORDS = AUTHOR_NOUNS | AUTHOR_VERBS
+from rlmap_bot.search.query import ASKS_AUTHOR, Query
 
 # wordfreq's large English list ends near Zipf 1: a word it does not list is at most that common.
 EN_FLOOR_ZIPF = 1.0
@@ -112,7 +110,7 @@ def _entity(lexicon, word) -> bool:
 
 def _kind(word, query: Query, params: Params) -> str:
     """The word's kind as evidence: the query's reading, with two refinements the gate may use."""
-    if params.form_neutral and query.authorship and word.surface in AUTHORSHIP_WORDS:
+    if params.form_neutral and query.authorship and word.surface in ASKS_AUTHOR:
         return "form"  # "who wrote ...": the words that ask for an author say nothing of the topic
     if word.kind == "unknown" and word.zipf >= params.unknown_foreign_zipf:
         return "foreign"  # not a typo of any catalog word, yet an English word: "sourdough"

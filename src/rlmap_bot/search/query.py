@@ -41,6 +41,7 @@ AUTHOR_VERBS = frozenset(
     """wrote write writes written proposed propose proposes introduced introduce introduces invented invent
     created create developed develop published publish released release came made behind originated""".split()
 )
+ASKS_AUTHOR = AUTHOR_NOUNS | AUTHOR_VERBS  # every word of "who wrote X" that asks for a person, not a topic
 
 
 # Chat markup is not part of the question (issue 18): mentions, channel links, URLs and emoji are

@@ -18,10 +18,9 @@ import sqlite3
 from dataclasses import dataclass, field
 
 from rlmap_bot.search.params import Params
-from rlmap_bot.search.query import AUTHOR_NOUNS, AUTHOR_VERBS, Query
+from rlmap_bot.search.query import ASKS_AUTHOR, Query
 
 log = logging.getLogger(__name__)
-ASKS_AUTHOR = AUTHOR_NOUNS | AUTHOR_VERBS  # the words of "who wrote X" that ask for a person
 RECALL = 40  # entries taken from each list; the answer shows at most a handful
 _MIN_CORRECTED_NAME = 5  # a corrected word of 4 letters ("GSPO" -> "grpo") is too weak to claim a name
 
