@@ -61,7 +61,7 @@ class StandIn(LocalServer):
         self.uploads: dict[str, dict] = {}  # id -> {"filename", "data", "length", "completed"}: what the bot uploaded
         self.downloads: list[dict] = []  # every GET of a shared file, with the token used
         self._ts = itertools.count(1)
-        self._lock = threading.RLock()  # _record is called with it held, and without
+        self._lock = threading.Lock()
         self._changed = threading.Condition(self._lock)
 
     # -- lifecycle ----------------------------------------------------------------------------
@@ -143,39 +143,41 @@ class StandIn(LocalServer):
             return 404, {"ok": False, "error": "unknown_path"}, {}
         if self.delays.get(method):
             time.sleep(self.delays[method])
+        refused = self._refusal(method, args, headers)
+        response = refused or (200, self.answer(method, self._credentials(method, args, headers)), {})
         # A call is recorded (and waiters woken) once it is answered: a test that waited for a
         # chat.update reads the channel with that update in it, as Slack's own answer would show it.
-        call = Call(method, args, headers, path[len("/respond/"):] if method == "response_url" else "")
+        with self._lock:
+            self.calls.append(Call(method, args, headers, path[len("/respond/"):] if method == "response_url" else ""))
+            self._changed.notify_all()
+        if refused is None and self.holds.get(method):
+            time.sleep(self.holds[method])
+        return response
+
+    def _refusal(self, method: str, args: dict, headers: dict) -> tuple[int, dict, dict] | None:
+        """What Slack answers instead of doing the call: a rate limit, a queued failure, a bad token or blocks."""
         with self._lock:
             if self.rate_limits.get(method):
                 self.rate_limits[method] -= 1
-                self._record(call)
                 return 429, {"ok": False, "error": "ratelimited"}, {"Retry-After": "1"}
             if self.failures.get(method):
-                self._record(call)
                 return 200, {"ok": False, "error": self.failures[method].pop(0)}, {}
         if method != "response_url" and method != "apps.connections.open":
             if method != "oauth.v2.access" and headers.get("authorization", "")[len("Bearer "):] not in self.tokens:
-                self._record(call)
                 return 200, {"ok": False, "error": "invalid_auth"}, {}
         problem = self.block_problem(args.get("blocks"))
         if problem:
-            self._record(call)
             return 200, {"ok": False, "error": "invalid_blocks", "detail": problem}, {}
-        if method == "auth.test":
-            args = {**args, "token": headers.get("authorization", "")[len("Bearer "):]}
-        elif method == "oauth.v2.access" and headers.get("authorization", "").startswith("Basic "):
-            args = {**args, "basic": headers["authorization"][len("Basic "):]}
-        answer = self.answer(method, args)
-        self._record(call)
-        if self.holds.get(method):
-            time.sleep(self.holds[method])
-        return 200, answer, {}
+        return None
 
-    def _record(self, call: Call) -> None:
-        with self._lock:
-            self.calls.append(call)
-            self._changed.notify_all()
+    @staticmethod
+    def _credentials(method: str, args: dict, headers: dict) -> dict:
+        """The call's arguments with what auth.test and oauth.v2.access read from its headers."""
+        if method == "auth.test":
+            return {**args, "token": headers.get("authorization", "")[len("Bearer "):]}
+        if method == "oauth.v2.access" and headers.get("authorization", "").startswith("Basic "):
+            return {**args, "basic": headers["authorization"][len("Basic "):]}
+        return args
 
     @staticmethod
     def block_problem(blocks: Any) -> str | None:
