@@ -123,6 +123,15 @@ class OursConfident(Ours):
         return [h.id for h in self.searcher.ask(question, limit=limit).results]
 
 
+class RankingOnly(Ours):
+    """Ask's fused ranking with no floor and no weak-match rule: what the gate costs, measured."""
+
+    name = "ours, ranking alone"
+
+    def ask(self, question: str, limit: int = 3) -> list[str]:
+        return [i for i, _ in self.searcher.analyse(question).ranked[:limit]]
+
+
 # -- quality -----------------------------------------------------------------------------------
 def quality(system, questions=None) -> dict[str, float]:
     """Aggregate figures only: top-3, MRR, off-topic rejection, comparisons with both in the top 5."""
@@ -329,6 +338,8 @@ def main(argv: list[str]) -> int:
                         help="also measure the diagnosis engine of this git revision (e.g. the commit before a change)")
     parser.add_argument("--diagnosis-only", action="store_true", help="skip search quality and ask latency")
     parser.add_argument("--cv", action="store_true", help="first, 5-fold cross-validation on the tuning set")
+    parser.add_argument("--cv-wide", action="store_true",
+                        help="with --cv, also choose how the gate counts word evidence (43,008 points, about 11 min)")
     parser.add_argument("--quality-only", action="store_true", help="stop after the quality figures")
     args = parser.parse_args(argv)
     if args.diagnosis_only:
@@ -345,8 +356,8 @@ def main(argv: list[str]) -> int:
         if args.cv:
             from tune import cross_validate  # benchmarks/tune.py
 
-            nested = cross_validate(store, QUESTIONS)
-        systems = [Ours(store), OursConfident(store), BM25Only(store), WRatioTitles(store)]
+            nested = cross_validate(store, QUESTIONS, wide=args.cv_wide)
+        systems = [Ours(store), OursConfident(store), RankingOnly(store), BM25Only(store), WRatioTitles(store)]
         results = print_quality(systems, nested)
         ours = results["rlmap-bot search"]
         for name, _ in quality_sets():
