@@ -69,10 +69,11 @@ def test_expected_ids_exist(core, items):
 
 def test_tuning_set_figures(core):
     # In-sample figures (the weights were chosen on this set), a little under what was reached:
-    # top-3 0.950, MRR 0.916, off-topic rejected 0.963, both in top 5 1.000 (weak matches count:
-    # they are shown; 0.925 and 0.893 for confident answers alone).
+    # top-3 0.933, MRR 0.896, off-topic rejected 0.973, both in top 5 1.000 (weak matches count:
+    # they are shown; 0.898 and 0.862 for confident answers alone). The 75 questions of round 5, a
+    # helper's, in everyday words, are the hard ones: on the first 321 the figures were 0.950 and 0.916.
     f = figures(ours(core), QUESTIONS)
-    assert f["top3"] >= 0.945 and f["mrr"] >= 0.91 and f["reject"] >= 0.95 and f["both5"] >= 0.9, f
+    assert f["top3"] >= 0.93 and f["mrr"] >= 0.89 and f["reject"] >= 0.96 and f["both5"] >= 0.9, f
 
 
 @pytest.fixture(scope="module")
@@ -123,8 +124,13 @@ def _outsider() -> list[dict] | None:
 # unchanged) and cost the earlier locked set one answer and one rejection: on the sets nobody tuned
 # on, a wash. Kept for what it does for the person asking: their own words for a problem
 # ("leaderboard", "warmup", "cheating") no longer count against their question (docs/measurements.md).
+# Lowered a third time, by the procedure: 75 new tuning questions (a helper's, in everyday words) and
+# the gate's counting fixed (benchmarks/tune.py) made the cross-validation choose name_zipf 9, weak
+# matches from evidence 0.5 and search_floor 0.586. Locked MRR moved 0.905 -> 0.902 (one answer a place
+# down), top-3 and rejection unchanged; the outsider set unchanged. Choosing otherwise because of the
+# locked set would be tuning on it.
 REACHED = {
-    "locked": {"top3": 0.964, "mrr": 0.905, "reject": 0.900},
+    "locked": {"top3": 0.964, "mrr": 0.902, "reject": 0.900},
     "outsider": {"top3": 0.867, "mrr": 0.789, "reject": 0.966},
 }
 
