@@ -54,3 +54,32 @@ def test_et_al_and_team_are_not_words_of_the_question(core):
 def test_what_did_an_organisation_publish(core):
     ids = [h.id for h in core.ask("what did MiniMax publish").results[:2]]
     assert set(ids) == {"minimax-m2", "minimax-m3"}
+
+
+@pytest.mark.parametrize(
+    "question, expected",
+    [
+        # Each word of these names is everyday English: alone, "jimmy", "jones" or "brain" says nothing.
+        ("what did Jimmy Ba work on here", "dreamerv3"),
+        ("Andy Jones board games", "board-game-scaling"),  # the byline is "Andy L. Jones"
+        ("Lambert et al", "tulu-3"),
+        ("any Google Brain papers?", "on-policy-what-matters"),
+        ("stuff from UT Austin", "path-not-taken"),  # the byline is "Meta and UT Austin"
+    ],
+)
+def test_a_name_the_catalog_writes_is_one_word_of_the_map(core, question, expected):
+    answer = core.ask(question)
+    assert expected in [h.id for h in answer.results[:3]], (answer.results, answer.weak)
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "Li et al 2019 on lithium battery electrolytes",  # "Li" is a byline word; the rest is chemistry
+        "is Timothy Chalamet in the new Dune film",  # a first name of a byline, not the name
+        "Princeton University tuition fees for next year",  # the byline's name, next to words of another field
+    ],
+)
+def test_a_name_next_to_another_fields_words_is_not_enough(core, question):
+    answer = core.ask(question)
+    assert not answer.results and not answer.weak, [h.id for h in answer.results + answer.weak]

@@ -26,19 +26,29 @@ what one word proves; an uncorrectable word wordfreq lists is foreign
 names and bylines are not discounted ("Hafner"); a multi-word title or
 alias found whole, and each phrase the catalog writes ("chain of thought"),
 add evidence.  An arXiv id the catalog has is decisive.
+
+A byline's full name found whole ("Jimmy Ba", "Andy Jones", "Google Brain"), or a byline word
+cited as "Lambert et al", is read as one token of the catalog, not as its everyday words: its
+English probability is that of its words together (their product, as if independent), so it
+counts as much as a word only the catalog uses, bounded by ``borrow`` like any word, and its
+evidence is shared by its words (``name_tokens``).
 """
 
 from __future__ import annotations
 
+import functools
 import math
+import re
 
 from rlmap_bot.search.params import Params
 from rlmap_bot.search.query import ASKS_AUTHOR, Query
+from rlmap_bot.text import content_words, stem
 
 # wordfreq's large English list ends near Zipf 1: a word it does not list is at most that common.
 EN_FLOOR_ZIPF = 1.0
 # A name rarer than this in English is a name, not a word ("Hafner" 2.1, "Espeholt"; "Brain" 4.9 is a word).
 ENTITY_ZIPF = 4.0
+NAME_ENTRIES = 40  # recall.RECALL: a byline word on more entries than a list holds is no one's name
 
 
 def word_evidence(lexicon, stem: str, kind: str, mix: float, discount: float = 0.0, borrow: float = 0.0,
@@ -60,6 +70,11 @@ def word_evidence(lexicon, stem: str, kind: str, mix: float, discount: float = 0
     # Off-topic questions sent to this bot borrow the map's words ("batch size for cookies"): with
     # weight ``borrow`` the off-topic side draws its words from the catalog too, which bounds what
     # one word can prove at log10(mix / borrow).
+    return _log_odds(ratio, mix, borrow)
+
+
+def _log_odds(ratio: float, mix: float, borrow: float) -> float:
+    """The evidence of one token whose catalog probability is ``ratio`` times its English one."""
     return math.log10((mix * ratio + (1.0 - mix)) / (borrow * ratio + (1.0 - borrow)))
 
 
@@ -94,10 +109,68 @@ def evidence(query: Query, lexicon, params: Params, arxiv_hit: bool, names=()) -
         per_word[w.surface] = e
     if arxiv_hit:
         return math.inf, per_word
+    if params.name_tokens:
+        for _label, parts, uses, p_english in _name_tokens(query, lexicon):
+            ratio = uses / lexicon.total_tokens / max(p_english, 1e-300)
+            share = _log_odds(ratio, params.mix, params.borrow) / len(parts)
+            for part in parts:
+                per_word[part] = share  # the name counts once, shared by its words
     total = sum(per_word.values()) + params.phrase_evidence * min(phrases, 2)
     if params.name_evidence and any(m.span[1] - m.span[0] >= 2 for m in names):
         total += params.name_evidence  # a title or alias of two words or more, found whole
     return total, per_word
+
+
+# An organisation label may list several ("Meta and UT Austin", "Sea AI Lab / NUS", "Allen Institute
+# for AI (Ai2)", "Shanghai AI Lab et al."): each is a name of its own.
+_ORG_PARTS = re.compile(r"\s*(?:[,/()]|\band\b|\bet al\b\.?)\s*")
+
+
+@functools.lru_cache(maxsize=4096)
+def _name_parts(label: str, person: bool) -> tuple[tuple[str, ...], ...]:
+    """The names of two words or more in a byline label, as their words (an initial left out)."""
+    parts = [label] if person else _ORG_PARTS.split(label)
+    found = [tuple(w for w in content_words(part) if len(w) >= 2 and not w.isdigit()) for part in parts]
+    return tuple(ws for ws in found if len(ws) >= 2)
+
+
+def _name_tokens(query: Query, lexicon) -> list[tuple[str, list[str], int, float]]:
+    """People and organisations named in the question as the catalog writes them: (name, the
+    question's words that make it, how many entries carry it, its English probability).
+
+    A name of two words or more must be there whole ("Jimmy Ba", "Google Brain"; an initial may
+    be left out: "Andy Jones" for "Andy L. Jones"); one byline word counts when cited with "et al".
+    """
+    by_stem = {w.stem: w.surface for w in query.words if w.kind == "known"}
+    found: dict[str, tuple[str, list[str], int, float]] = {}
+    for s in by_stem:
+        rows = lexicon.authors.get(s, ())
+        if len({r[0] for r in rows}) > NAME_ENTRIES:
+            continue  # as in recall: a byline word this common names no one
+        for entry_id, label, person, _zipf in rows:
+            for ws in _name_parts(label, person):
+                name = " ".join(ws)
+                stems = {stem(w) for w in ws}
+                if name in found or s not in stems or not stems <= by_stem.keys():
+                    continue
+                zipfs = {p: r[3] for p in stems for r in lexicon.authors.get(p, ()) if r[:2] == (entry_id, label)}
+                uses = len({r[0] for r in rows if r[1] == label})
+                found[name] = (name, [by_stem[p] for p in stems], uses, _product(zipfs.get(p, 0.0) for p in stems))
+    cited = query.all_words
+    for i, surface in enumerate(cited[:-2]):
+        s = stem(surface)
+        cites = lexicon.authors.get(s, ())
+        if cited[i + 1 : i + 3] == ["et", "al"] and s in by_stem and 0 < len({r[0] for r in cites}) <= NAME_ENTRIES:
+            if any(by_stem[s] in parts for _, parts, _, _ in found.values()):
+                continue  # already part of a full name
+            p_english = _product((cites[0][3], lexicon.english_zipf("et"), lexicon.english_zipf("al")))
+            found[f"{surface} et al"] = (f"{surface} et al", [by_stem[s]], len({r[0] for r in cites}), p_english)
+    return list(found.values())
+
+
+def _product(zipfs) -> float:
+    """The probability of words together, taken as independent (wordfreq Zipf -> probability)."""
+    return math.prod(10.0 ** (max(z, EN_FLOOR_ZIPF) - 9.0) for z in zipfs)
 
 
 def _entity(lexicon, word) -> bool:
