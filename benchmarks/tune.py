@@ -20,7 +20,12 @@ type.  Four stages, each on what it controls:
 The estimate printed as "held out" is nested: on each fold, stages 1 and 2 choose
 their values on the other four folds only, and the whole of ask (ranking, gate and
 floor) is scored on the held-out fold; the figures are pooled over the five folds.
-The values to write into params.py / catalog.yaml are the choice on the whole set.
+The values to write into params.py / catalog.yaml are the choice on the whole set, unless the
+value already written is among the folds' own choices (or the folds disagree with the whole set
+on the ranking): then the difference is within what the folds show as noise, and the written
+value stays (the one-standard-error rule's spirit: Hastie, Tibshirani and Friedman, The Elements
+of Statistical Learning, section 7.10). On 436 questions the floor's folds chose 0.586-0.598 and the
+whole set 0.596, and the ranking's folds agreed with the whole-set choice once in five: neither moved.
 
 Why the gate's counting is fixed (2026-12-03, 396 tuning questions): with the wide grid the
 whole-set choice agreed with 2 folds of 5 and the nested figures were top-3 0.930, MRR 0.881,
@@ -76,7 +81,12 @@ FORM_NEUTRAL = [False]  # measured: never chosen, no held-out gain
 RARE_ZERO = [False, True]
 NAME_EVIDENCE = [0.0, 1.0]
 SHARES = [0.2, 0.3, 0.4, 0.5, 0.6]
-WEAK_WORDS = [3, 4, 5, 99]  # 99: no weak matches
+# 99: no weak matches. 3 is not offered: this set chose it in the last two rounds (held out, top-3
+# 0.938 against 0.924 on 436 questions, the same rejection), and each time it cost 3 of the outsider
+# set's 30 off-topic rejections ("the pass rate for the UK driving test", three map words in another
+# field's phrase) and gained no answer on any set nobody tuned on. The family's members written here
+# do not reach the weak band, so this set cannot yet see the cost; the figure printed is what ships.
+WEAK_WORDS = [4, 5, 99]
 WEAK_EVIDENCE = [-1.0, -0.5, 0.0, 0.5]
 
 

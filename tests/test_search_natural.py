@@ -30,3 +30,12 @@ def test_samples_per_prompt_is_not_padded(core):
     hits = core.ask("samples per prompt", limit=5).results
     assert hits[0].id == "group_size"
     assert hits[0].score > hits[-1].score
+
+
+def test_a_quantity_in_words_counts_like_one_in_digits(core):
+    """"a dozen times" says what "12 times" says: nothing about the topic, for or against."""
+    spelled, digits = core.ask("we've gone over the same dataset a dozen times"), core.ask("we've gone over the same dataset 12 times")
+    assert spelled.results and digits.results
+    assert spelled.results[0].id == digits.results[0].id == "task_repeat_epochs"
+    off = core.ask("a dozen eggs cost twice as much as last year")  # quantities do not make it the map's either
+    assert not off.results and not off.weak

@@ -69,11 +69,12 @@ def test_expected_ids_exist(core, items):
 
 def test_tuning_set_figures(core):
     # In-sample figures (the weights were chosen on this set), a little under what was reached:
-    # top-3 0.936, MRR 0.897, off-topic rejected 0.958, both in top 5 1.000 (weak matches count:
-    # they are shown; 0.903 and 0.866 for confident answers alone). The 75 questions of round 5, a
-    # helper's, in everyday words, are the hard ones: on the first 321 the figures were 0.950 and 0.916.
+    # top-3 0.928, MRR 0.888, off-topic rejected 0.939, both in top 5 1.000 (weak matches count:
+    # they are shown; 0.898 and 0.862 for confident answers alone). The 75 questions of round 5, a
+    # helper's, in everyday words, and the families found after them are the hard ones: on the
+    # first 321 questions the figures were 0.950, 0.916 and 0.963.
     f = figures(ours(core), QUESTIONS)
-    assert f["top3"] >= 0.93 and f["mrr"] >= 0.89 and f["reject"] >= 0.95 and f["both5"] >= 0.9, f
+    assert f["top3"] >= 0.92 and f["mrr"] >= 0.88 and f["reject"] >= 0.93 and f["both5"] >= 0.9, f
 
 
 @pytest.fixture(scope="module")

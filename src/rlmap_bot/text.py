@@ -61,6 +61,14 @@ STOPWORDS = frozenset(
 # "team" sit in bylines ("Kimi Team"), "paper"/"arxiv" in how people refer to any entry, "vs" in
 # any comparison.
 NOT_EVIDENCE = frozenset("team teams arxiv http https www org abs pdf html vs versus".split())
+# Quantities spelled out. A number in digits says nothing about what a question is about, so the
+# off-topic evidence counts it as nothing (offtopic.word_evidence); "a fifth", "a dozen times" and
+# "twenty percent" are the same numbers in words, and as foreign words they counted against
+# questions that describe a run with its figures ("about a fifth of answers hit the length limit").
+NUMBER_WORDS = frozenset("""zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen
+    fifteen sixteen seventeen eighteen nineteen twenty thirty forty fifty sixty seventy eighty ninety hundred
+    hundreds thousand thousands million millions billion billions dozen dozens half halves third thirds quarter
+    quarters fifth fifths tenth tenths twice thrice percent percentage pct""".split())
 
 
 @lru_cache(maxsize=1)

@@ -42,7 +42,7 @@ import re
 
 from rlmap_bot.search.params import Params
 from rlmap_bot.search.query import ASKS_AUTHOR, Query
-from rlmap_bot.text import content_words, stem
+from rlmap_bot.text import NUMBER_WORDS, content_words, stem
 
 # wordfreq's large English list ends near Zipf 1: a word it does not list is at most that common.
 EN_FLOOR_ZIPF = 1.0
@@ -99,6 +99,9 @@ def evidence(query: Query, lexicon, params: Params, arxiv_hit: bool, names=()) -
         # A name is an identity, not a sample of the catalog's language: a byline or one-word name
         # the catalog writes only a few times ("Hafner") is not discounted away.
         discount = 0.0 if params.entity_undiscounted and _entity(lexicon, w) else params.discount
+        if params.number_words_neutral and w.surface in NUMBER_WORDS:
+            per_word[w.surface] = 0.0  # a quantity in words, like one in digits
+            continue
         e = word_evidence(lexicon, w.stem, kind, params.mix, discount, params.borrow, params.rare_zero)
         zipf = w.zipf if kind == "foreign" else lexicon.terms.get(w.stem, (0, 0, 0.0))[2]
         if e < 0 and zipf >= params.common_foreign_zipf and (kind == "foreign" or params.common_known):
