@@ -52,9 +52,13 @@ STOPWORDS = frozenset(
     bot rlmap ask question questions answer think like use using used go going goes went let lets make up out off
     et al ca wo am
     summarize summary summaries overview gist tldr eli5 rundown recap briefly quick quickly explain explained
-    explanation takeaway takeaways""".split()
+    explanation takeaway takeaways
+    ok okay lol huh hmm hm btw fyi pls plz thx anyone anybody guys folks""".split()
 )
-# The last two lines: how people ask for an entry ("can you summarise the DAPO paper", "explain
+# The last line: chat's fillers ("still ok?", "lol", "huh?", "anyone seen this?"), like "hi" and
+# "thanks" above; counted as foreign words they held everyday questions about a run under the floor
+# (held out on the tuning set: top-3 0.924 -> 0.928, MRR 0.883 -> 0.887, rejection the same).
+# The two lines before it: how people ask for an entry ("can you summarise the DAPO paper", "explain
 # ScaleRL briefly", "the gist of DreamerV3"), like "tell", "show" and "please" above; the map never
 # uses them as topics, and counted as evidence they turned a named lookup into "nothing relevant".
 # Words that look like content but are no evidence of what an entry is about: "et al." and
