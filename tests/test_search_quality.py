@@ -69,8 +69,8 @@ def test_expected_ids_exist(core, items):
 
 def test_tuning_set_figures(core):
     # In-sample figures (the weights were chosen on this set), a little under what was reached:
-    # top-3 0.932, MRR 0.893, off-topic rejected 0.940, both in top 5 1.000 (weak matches count:
-    # they are shown; 0.906 and 0.870 for confident answers alone). The 75 questions of round 5, a
+    # top-3 0.933, MRR 0.896, off-topic rejected 0.940, both in top 5 1.000 (weak matches count:
+    # they are shown; 0.908 and 0.873 for confident answers alone). The 75 questions of round 5, a
     # helper's, in everyday words, and the families found after them are the hard ones: on the
     # first 321 questions the figures were 0.950, 0.916 and 0.963.
     f = figures(ours(core), QUESTIONS)
@@ -125,7 +125,8 @@ def _outsider() -> list[dict] | None:
 # unchanged) and cost the earlier locked set one answer and one rejection: on the sets nobody tuned
 # on, a wash. Kept for what it does for the person asking: their own words for a problem
 # ("leaderboard", "warmup", "cheating") no longer count against their question (docs/measurements.md).
-# Raised on 2026-12-03: chat's fillers as stopwords ("still ok?") answered one more outsider question.
+# Raised on 2026-12-03: chat's fillers as stopwords ("still ok?") answered one more outsider question,
+# and names typed run together ("r1zero") one more.
 # Lowered a third time, by the procedure: 75 new tuning questions (a helper's, in everyday words) and
 # the gate's counting fixed (benchmarks/tune.py) made the cross-validation choose name_zipf 9, weak
 # matches from evidence 0.5 and search_floor 0.586. Locked MRR moved 0.905 -> 0.902 (one answer a place
@@ -133,7 +134,7 @@ def _outsider() -> list[dict] | None:
 # locked set would be tuning on it.
 REACHED = {
     "locked": {"top3": 0.964, "mrr": 0.902, "reject": 0.900},
-    "outsider": {"top3": 0.883, "mrr": 0.794, "reject": 0.966},
+    "outsider": {"top3": 0.900, "mrr": 0.811, "reject": 0.966},
 }
 
 

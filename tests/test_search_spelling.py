@@ -41,3 +41,29 @@ def test_stems_meet_and_do_not_invent_words():
 def test_does_and_goes_are_not_corrected(core):
     answer = core.ask("does the loss keep going down as compute goes up")
     assert not answer.corrections
+
+
+@pytest.mark.parametrize(
+    "question, expected",
+    [
+        ("how high did r1zero get on aime", "deepseek-r1"),  # R1-Zero, an alias of DeepSeek-R1
+        ("r2egym environments", "r2e-gym"),
+        ("seedrl architecture", "seed-rl"),
+        ("largelanguagemonkeys", "large-language-monkeys"),
+    ],
+)
+def test_a_name_typed_run_together_is_its_words(core, question, expected):
+    answer = core.ask(question)
+    assert answer.results and answer.results[0].id == expected, [h.id for h in answer.results]
+
+
+def test_a_word_the_catalog_writes_is_not_split(core):
+    """"apex" is a word of the catalog (the alias "ApeX") though "Ape-X" run together is "apex" too:
+    it stays one word, as typed; "r1zero" is no word of the catalog and becomes R1-Zero's words."""
+    from rlmap_bot.search.query import parse
+
+    lexicon = core.searcher.lexicon
+    assert "apex" in lexicon.vocab_df and "ape x" in lexicon.names
+    assert "apex" not in lexicon.run_together
+    assert parse("apex predator documentary", lexicon).all_words[0] == "apex"
+    assert parse("r1zero on aime", lexicon).all_words[:2] == ["r1", "zero"]

@@ -126,7 +126,7 @@ def parse(question: str, lexicon) -> Query:
     """Read ``question`` against ``lexicon`` (a :class:`~rlmap_bot.search.engine.Lexicon`)."""
     text = cap(question)
     content = plain(text)  # an arXiv id still counts inside a link
-    all_words = _join_compounds(words(content), lexicon)
+    all_words = _split_run_together(_join_compounds(words(content), lexicon), lexicon)
     query = Query(text=text, all_words=all_words, arxiv=list(dict.fromkeys(ARXIV.findall(text))),
                   other_language=other_language(content, all_words, lexicon.markers))
     seen: set[str] = set()
@@ -174,6 +174,19 @@ def _join_compounds(ws: list[str], lexicon) -> list[str]:
         else:
             out.append(a)
             i += 1
+    return out
+
+
+def _split_run_together(ws: list[str], lexicon) -> list[str]:
+    """"r1zero", "r2egym": a name of several words typed as one is those words, unless it is a word
+    of its own (the catalog's, or English: "apex" stays "apex")."""
+    out: list[str] = []
+    for w in ws:
+        parts = lexicon.run_together.get(w)
+        if parts and not lexicon.knows(stem(w)) and lexicon.english_zipf(w) < ENGLISH_ZIPF:
+            out.extend(parts)
+        else:
+            out.append(w)
     return out
 
 
