@@ -98,10 +98,10 @@ def evidence(query: Query, lexicon, params: Params, arxiv_hit: bool, names=()) -
     for i, (w, kind) in enumerate(zip(query.words, kinds, strict=True)):
         # A name is an identity, not a sample of the catalog's language: a byline or one-word name
         # the catalog writes only a few times ("Hafner") is not discounted away.
-        discount = 0.0 if params.entity_undiscounted and _entity(lexicon, w) else params.discount
         if params.number_words_neutral and w.surface in NUMBER_WORDS:
             per_word[w.surface] = 0.0  # a quantity in words, like one in digits
             continue
+        discount = 0.0 if params.entity_undiscounted and _entity(lexicon, w) else params.discount
         e = word_evidence(lexicon, w.stem, kind, params.mix, discount, params.borrow, params.rare_zero)
         zipf = w.zipf if kind == "foreign" else lexicon.terms.get(w.stem, (0, 0, 0.0))[2]
         if e < 0 and zipf >= params.common_foreign_zipf and (kind == "foreign" or params.common_known):

@@ -179,7 +179,7 @@ def _join_compounds(ws: list[str], lexicon) -> list[str]:
 
 def _split_run_together(ws: list[str], lexicon) -> list[str]:
     """"r1zero", "r2egym": a name of several words typed as one is those words, unless it is a word
-    of its own (the catalog's, or English: "apex" stays "apex")."""
+    of its own: the catalog's ("apex", the alias ApeX, is never split into Ape-X) or English's."""
     out: list[str] = []
     for w in ws:
         parts = lexicon.run_together.get(w)
