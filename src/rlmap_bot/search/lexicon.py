@@ -150,19 +150,17 @@ class Lexicon:
             if len(word) >= 4:
                 self._vocab_by_len.setdefault(len(word), []).append(word)
         self.names: dict[str, list[tuple[str, str, bool, float, str]]] = {}
+        # Names typed run together ("r1zero" for R1-Zero, "r2egym", "seedrl"): each to its words.
+        self.run_together: dict[str, list[str]] = {}
         for key, entry_id, name, is_title, zipf, surface in conn.execute(
             "select key, id, name, is_title, zipf, surface from search_names"
         ):
             self.names.setdefault(key, []).append((entry_id, name, bool(is_title), zipf, surface))
+            parts = surface.split()
+            joined = "".join(parts)
+            if len(parts) >= 2 and joined.isalnum() and joined not in self.vocab_df:
+                self.run_together.setdefault(joined, parts)
         self.max_name_tokens = max((len(k.split()) for k in self.names), default=1)
-        # Names typed run together ("r1zero" for R1-Zero, "r2egym", "seedrl"): each to its words.
-        self.run_together: dict[str, list[str]] = {}
-        for rows in self.names.values():
-            for _id, _name, _title, _zipf, surface in rows:
-                parts = surface.split()
-                joined = "".join(parts)
-                if len(parts) >= 2 and joined.isalnum() and joined not in self.vocab_df:
-                    self.run_together.setdefault(joined, parts)
         self.authors: dict[str, list[tuple[str, str, bool, float]]] = {}
         for s, entry_id, label, person, zipf in conn.execute("select stem, id, label, person, zipf from search_authors"):
             self.authors.setdefault(s, []).append((entry_id, label, bool(person), zipf))

@@ -42,13 +42,13 @@ import re
 
 from rlmap_bot.search.params import Params
 from rlmap_bot.search.query import ASKS_AUTHOR, Query
+from rlmap_bot.search.recall import byline_rows
 from rlmap_bot.text import NUMBER_WORDS, content_words, stem
 
 # wordfreq's large English list ends near Zipf 1: a word it does not list is at most that common.
 EN_FLOOR_ZIPF = 1.0
 # A name rarer than this in English is a name, not a word ("Hafner" 2.1, "Espeholt"; "Brain" 4.9 is a word).
 ENTITY_ZIPF = 4.0
-NAME_ENTRIES = 40  # recall.RECALL: a byline word on more entries than a list holds is no one's name
 
 
 def word_evidence(lexicon, stem: str, kind: str, mix: float, discount: float = 0.0, borrow: float = 0.0,
@@ -147,9 +147,7 @@ def _name_tokens(query: Query, lexicon) -> list[tuple[str, list[str], int, float
     by_stem = {w.stem: w.surface for w in query.words if w.kind == "known"}
     found: dict[str, tuple[str, list[str], int, float]] = {}
     for s in by_stem:
-        rows = lexicon.authors.get(s, ())
-        if len({r[0] for r in rows}) > NAME_ENTRIES:
-            continue  # as in recall: a byline word this common names no one
+        rows = byline_rows(lexicon, s)
         for entry_id, label, person, _zipf in rows:
             for ws in _name_parts(label, person):
                 name = " ".join(ws)
@@ -161,13 +159,14 @@ def _name_tokens(query: Query, lexicon) -> list[tuple[str, list[str], int, float
                 found[name] = (name, [by_stem[p] for p in stems], uses, _product(zipfs.get(p, 0.0) for p in stems))
     cited = query.all_words
     for i, surface in enumerate(cited[:-2]):
+        if cited[i + 1 : i + 3] != ["et", "al"]:
+            continue
         s = stem(surface)
-        cites = lexicon.authors.get(s, ())
-        if cited[i + 1 : i + 3] == ["et", "al"] and s in by_stem and 0 < len({r[0] for r in cites}) <= NAME_ENTRIES:
-            if any(by_stem[s] in parts for _, parts, _, _ in found.values()):
-                continue  # already part of a full name
-            p_english = _product((cites[0][3], lexicon.english_zipf("et"), lexicon.english_zipf("al")))
-            found[f"{surface} et al"] = (f"{surface} et al", [by_stem[s]], len({r[0] for r in cites}), p_english)
+        cites = byline_rows(lexicon, s) if s in by_stem else []
+        if not cites or any(by_stem[s] in parts for _, parts, _, _ in found.values()):
+            continue  # no byline word, or already part of a full name
+        p_english = _product((cites[0][3], lexicon.english_zipf("et"), lexicon.english_zipf("al")))
+        found[f"{surface} et al"] = (f"{surface} et al", [by_stem[s]], len({r[0] for r in cites}), p_english)
     return list(found.values())
 
 

@@ -134,15 +134,21 @@ def _names(query: Query, lexicon, params: Params) -> list[NameMatch]:
     return [t[3] for t in found]
 
 
+def byline_rows(lexicon, stem_: str) -> list[tuple[str, str, bool, float]]:
+    """The byline rows of a word, or none when it sits on more entries than a list holds: a word
+    that common ("team", "ai") names no one."""
+    rows = lexicon.authors.get(stem_, [])
+    return rows if len({r[0] for r in rows}) <= RECALL else []
+
+
 def _authors(query: Query, lexicon, params: Params) -> dict[str, list[str]]:
     out: dict[str, list[str]] = {}
     for w in query.words:
         if w.kind != "known":
             continue  # a guessed word is no evidence of a person
-        rows = lexicon.authors.get(w.stem, ())
-        if len({r[0] for r in rows}) > RECALL:
-            continue  # a very common byline word; BM25 still ranks it through the byline column
-        for entry_id, label, _person, zipf in rows:
+        # A very common byline word (on more entries than a list holds) gives nothing here; BM25
+        # still ranks it through the byline column.
+        for entry_id, label, _person, zipf in byline_rows(lexicon, w.stem):
             if zipf >= params.author_zipf and not query.authorship:
                 continue  # "team", "brain", "pan": a byline word only when the question asks who
             labels = out.setdefault(entry_id, [])
