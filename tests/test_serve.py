@@ -64,6 +64,7 @@ def test_sighup_reloads_the_catalog(serve_env, standin, knowledge_copy, tmp_path
     serve_env["RLMAP_KNOWLEDGE"] = str(knowledge_copy)
     log = tmp_path / "serve.log"
     proc, url = start(serve_env, log)
+    assert "building the knowledge store" in log.read_text(), "a start that builds says so (it takes seconds)"
     try:
         (knowledge_copy / "papers" / "zz-quokka.yaml").write_text(
             "id: zz-quokka\nkind: paper\ntitle: Quokka Policy Gradients\nsummary: Quokkas learn fast.\n"

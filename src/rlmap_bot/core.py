@@ -117,6 +117,8 @@ class Core:
         if status == "fresh":
             return
         db_source = self.paths.knowledge_db_source(self.db_path)
+        # A build takes seconds (more on a busy machine): say so, or a slow start looks like a hang.
+        log.info("building the knowledge store %s from %s (%s)", self.db_path, self.knowledge_root, status)
         try:
             self._build()
         except ConfigError as exc:

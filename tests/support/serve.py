@@ -16,7 +16,10 @@ def start(env: dict, log: Path) -> tuple[subprocess.Popen, str]:
     before = len(re.findall(pattern, log.read_text())) if log.exists() else 0
     handle = open(log, "a")
     proc = subprocess.Popen([EXE, "serve", "--http", "--port", "0"], env=env, stdout=handle, stderr=subprocess.STDOUT)
-    deadline = time.time() + 30
+    # Generous: start-up may build the knowledge store, which takes several times longer on a
+    # loaded CI machine (two replicas and the test workers on two cores); a working start is quick.
+    started = time.time()
+    deadline = started + 120
     while time.time() < deadline:
         found = re.findall(pattern, log.read_text())
         if len(found) > before:
@@ -25,4 +28,4 @@ def start(env: dict, log: Path) -> tuple[subprocess.Popen, str]:
             raise AssertionError(f"serve exited: {log.read_text()}")
         time.sleep(0.1)
     proc.kill()
-    raise AssertionError(f"serve did not start: {log.read_text()}")
+    raise AssertionError(f"serve did not start in {time.time() - started:.0f} s: {log.read_text()}")
