@@ -8,10 +8,10 @@ the field, so a curator can fix a pull request from the error line alone.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Iterable
+from typing import Iterable
 
-import yaml
 from pydantic import TypeAdapter, ValidationError
 
 from rlmap_bot.errors import RlmapError
@@ -21,23 +21,25 @@ from rlmap_bot.knowledge.schema import KINDS, STAGE_IDS, CatalogSettings, Entry,
 _ENTRY = TypeAdapter(Entry)
 
 
-# libyaml's parser when PyYAML has it (its wheels do): the catalog parses about five times faster,
-# which was half of a store build (1.2 of 2.5 s for the bundled catalog, measured with cProfile).
-if TYPE_CHECKING:
-    _SafeBase = yaml.SafeLoader
-else:
-    _SafeBase = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-
-
-class _Loader(_SafeBase):
-    """The safe loader, but dates stay text: pydantic then parses them and names the field."""
-
-
-_Loader.yaml_implicit_resolvers = {
-    key: [(tag, regexp) for tag, regexp in resolvers if tag != "tag:yaml.org,2002:timestamp"]
-    for key, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
-}
 SETTINGS_FILE = "catalog.yaml"
+
+
+@cache
+def _yaml_loader() -> type:
+    """The safe loader, but dates stay text: pydantic then parses them and names the field.
+
+    libyaml's parser when PyYAML has it (its wheels do): the catalog parses about five times faster,
+    which was half of a store build (1.2 of 2.5 s for the bundled catalog, measured with cProfile).
+    Built on first read: opening a built store reads no YAML, and importing PyYAML is about 15 ms
+    of a cold `ask` (python -X importtime).
+    """
+    import yaml
+
+    resolvers = {
+        key: [(tag, regexp) for tag, regexp in found if tag != "tag:yaml.org,2002:timestamp"]
+        for key, found in yaml.SafeLoader.yaml_implicit_resolvers.items()
+    }
+    return type("_Loader", (getattr(yaml, "CSafeLoader", yaml.SafeLoader),), {"yaml_implicit_resolvers": resolvers})
 
 
 class KnowledgeError(RlmapError, ValueError):
@@ -154,8 +156,10 @@ def _read_yaml(path: Path, shown: str) -> object:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise KnowledgeError(shown, None, None, f"cannot read file: {exc}") from None
+    import yaml
+
     try:
-        return yaml.load(text, Loader=_Loader)  # noqa: S506 - a SafeLoader subclass
+        return yaml.load(text, Loader=_yaml_loader())  # noqa: S506 - a SafeLoader subclass
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 1}" if mark is not None else ""
