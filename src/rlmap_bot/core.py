@@ -19,7 +19,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
 from rlmap_bot.errors import ConfigError, RlmapError
-from rlmap_bot.knowledge.cards import Card, card_for
 from rlmap_bot.knowledge.loader import KnowledgeError, check_folder
 from rlmap_bot.knowledge.schema import Entry, Paper, Stage
 from rlmap_bot.knowledge.store import KnowledgeStore, store_status
@@ -29,6 +28,7 @@ from rlmap_bot.search.index import build_store
 if TYPE_CHECKING:
     from rlmap_bot.diagnosis.engine import Engine, Verdict
     from rlmap_bot.diagnosis.flow import Flow
+    from rlmap_bot.knowledge.cards import Card
     from rlmap_bot.search.engine import Answer, Searcher
     from rlmap_bot.settings import Settings
     from rlmap_bot.state.store import StateStore
@@ -273,6 +273,8 @@ class Core:
         return min(named, key=lambda e: (wanted != fold(e.title).lower(), _BREADTH[e.kind], e.id), default=None)
 
     def card(self, entry_id: str) -> Card | None:
+        from rlmap_bot.knowledge.cards import card_for  # `show` only: an ask never builds a card
+
         store = self.store
         entry = store.get(entry_id.strip().lower())
         return card_for(store, entry) if entry else None

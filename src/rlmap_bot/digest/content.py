@@ -12,8 +12,7 @@ from typing import Iterable, Literal
 
 from pydantic import BaseModel, Field
 
-from rlmap_bot.knowledge.cards import display_kind
-from rlmap_bot.knowledge.schema import Paper, Stage, Topic
+from rlmap_bot.knowledge.schema import Paper, Stage, Topic, display_kind
 from rlmap_bot.knowledge.store import KnowledgeStore, StoredEntry
 
 MAX_ITEMS = 30  # what one Slack post shows; the rest are counted ("and N more") and lead the next one

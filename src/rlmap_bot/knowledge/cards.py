@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, Field
 
-from rlmap_bot.knowledge.schema import Entry, Paper, Signal, Stage, Topic
+from rlmap_bot.knowledge.schema import Entry, Paper, Signal, Stage, Topic, display_kind
 from rlmap_bot.knowledge.store import KnowledgeStore
 
 
@@ -33,12 +33,6 @@ class Card(BaseModel):
     sections: list[Section] = Field(default_factory=list)
     links: list[Link] = Field(default_factory=list)
     url: str | None = None
-
-
-def display_kind(entry: Entry) -> str:
-    if isinstance(entry, Topic) and entry.parent:
-        return "subtopic"
-    return entry.kind
 
 
 def link(entry: Entry) -> Link:

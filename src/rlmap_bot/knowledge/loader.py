@@ -18,7 +18,7 @@ from rlmap_bot.errors import RlmapError
 from rlmap_bot.knowledge.expr import ExprError, ValueType
 from rlmap_bot.knowledge.schema import KINDS, STAGE_IDS, CatalogSettings, Entry, Paper, Signal, Stage, Topic
 
-_ENTRY = TypeAdapter(Entry)
+ENTRY = TypeAdapter(Entry)  # any kind of entry, by its 'kind' (built once: a few ms of every start)
 
 
 SETTINGS_FILE = "catalog.yaml"
@@ -192,7 +192,7 @@ def parse_entry(raw: object, shown: str, index: int, folder_kind: str | None = N
         raise KnowledgeError(shown, label, "kind", f"a {raw['kind']} in the {folder_kind}s' folder; "
                              f"move the file to {folder}/ or correct the kind")
     try:
-        return _ENTRY.validate_python(raw)
+        return ENTRY.validate_python(raw)
     except ValidationError as exc:
         errors = exc.errors()
         misspelt = any(e["type"] == "extra_forbidden" for e in errors)

@@ -316,6 +316,13 @@ Entry = Annotated[Stage | Topic | Paper | Signal, Field(discriminator="kind")]
 KINDS = ("stage", "topic", "paper", "signal")
 
 
+def display_kind(entry: Entry) -> str:
+    """The kind a person reads: a topic under another topic is a subtopic."""
+    if isinstance(entry, Topic) and entry.parent:
+        return "subtopic"
+    return entry.kind
+
+
 class Complaint(BaseModel):
     """Something a team sees that opens a guided diagnosis ("training has stalled").
 

@@ -18,17 +18,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterable, Sequence
 
-from pydantic import TypeAdapter
-
 from rlmap_bot.errors import ConfigError
 from rlmap_bot.files import ensure_folder, is_sqlite_file
-from rlmap_bot.knowledge.loader import Catalog, knowledge_files, load_catalog
+from rlmap_bot.knowledge.loader import ENTRY, Catalog, knowledge_files, load_catalog
 from rlmap_bot.knowledge.schema import BUILT, CatalogSettings, Entry, Paper, Signal, Stage, Topic
 from rlmap_bot.text import normalize
 
 SCHEMA_VERSION = 4  # 2: surface-word columns split for explanations, porter FTS, search tables; 3: one row per curated question; 4: other-language marker words
 SEARCH_COLUMNS = ("names", "authors", "keywords", "summary", "body", "questions")
-_ENTRY = TypeAdapter(Entry)
 _READ_BACK = {BUILT: True}  # see schema.BUILT: what the build checked is not checked again
 
 
@@ -229,7 +226,7 @@ class KnowledgeStore:
         for id_, data, first_seen, changed_at, source, version in self.conn.execute(
             "select id, data, first_seen, changed_at, source, content_hash from entries"
         ):
-            self._stored[id_] = StoredEntry(_ENTRY.validate_json(data, context=_READ_BACK), first_seen, changed_at, source, version)
+            self._stored[id_] = StoredEntry(ENTRY.validate_json(data, context=_READ_BACK), first_seen, changed_at, source, version)
         self._names: dict[str, set[str]] | None = None
         self.catalog = Catalog(
             entries={k: v.entry for k, v in self._stored.items()},

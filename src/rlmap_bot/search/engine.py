@@ -15,8 +15,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from rlmap_bot.knowledge.cards import display_kind
-from rlmap_bot.knowledge.schema import Entry, Paper
+from rlmap_bot.knowledge.schema import Entry, Paper, display_kind
 from rlmap_bot.knowledge.store import SEARCH_COLUMNS, KnowledgeStore
 from rlmap_bot.search import explain
 from rlmap_bot.search.fuse import fuse
