@@ -20,7 +20,8 @@ def test_ask_never_loads_wordfreq(built_db):
 
 def test_a_plain_ask_on_the_command_line_loads_no_settings_model(built_db, tmp_path):
     """`rlmap-bot ask` reads its paths alone (rlmap_bot.paths): pydantic-settings, SQLAlchemy, the
-    diagnosis engine and the Slack layer stay out of its start-up (issue 18's cold ask)."""
+    diagnosis engine and the Slack layer stay out of its start-up (issue 18's cold ask); so do PyYAML
+    (a built store holds no YAML) and the card models (only `show` builds a card)."""
     code = (
         "import sys\n"
         "from rlmap_bot.cli.main import cli\n"
@@ -28,11 +29,12 @@ def test_a_plain_ask_on_the_command_line_loads_no_settings_model(built_db, tmp_p
         f"    cli(['--db', {str(built_db)!r}, 'ask', 'rewrad hacking'], standalone_mode=False)\n"
         "finally:\n"
         "    print(*(m in sys.modules for m in ('pydantic_settings', 'sqlalchemy', 'rlmap_bot.diagnosis.engine',\n"
-        "                                          'slack_sdk', 'rlmap_bot.settings')), file=sys.stderr)\n"
+        "                                          'slack_sdk', 'rlmap_bot.settings', 'yaml', 'rlmap_bot.knowledge.cards')),\n"
+        "          file=sys.stderr)\n"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert "Reward" in done.stdout, done.stdout
-    assert done.stderr.split() == ["False"] * 5, done.stderr
+    assert done.stderr.split() == ["False"] * 7, done.stderr
 
 
 def test_help_loads_no_pydantic():
