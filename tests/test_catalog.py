@@ -109,7 +109,7 @@ def test_every_required_signal_is_in_the_catalog(catalog):
     signals = {s.id: s for s in catalog.signals}
     assert set(required) <= set(signals)
     assert signals["proxy_reward_trend"].choices == ["rising", "flat", "falling"]
-    assert signals["entropy_trend"].choices == ["collapsing", "collapsed", "stable", "rising"]
+    assert signals["entropy_trend"].choices == ["collapsing", "collapsed", "declined", "stable", "rising"]
     for sid in ("grad_norm_spikes", "loss_divergence", "contamination_suspected"):
         assert signals[sid].type == "bool"
     assert signals["eval_num_seeds"].type == "integer"

@@ -128,7 +128,7 @@ def test_next_checks_skip_what_is_answered_or_unknown(core):
         ({"eval_num_seeds": 2.5}, "eval_num_seeds takes a whole number"),
         ({"batch_doubling_speedup": 0}, "batch_doubling_speedup must be above 0"),
         ({"proxy_reward_trend": "up"}, "proxy_reward_trend takes one of rising, flat, falling"),
-        ({"entropy_trend": "falling"}, "entropy_trend takes one of collapsing, collapsed, stable, rising"),
+        ({"entropy_trend": "falling"}, "entropy_trend takes one of collapsing, collapsed, declined, stable, rising"),
         ({"grad_norm_spikes": "sometimes"}, "grad_norm_spikes takes yes/no"),
         ({"loss_divergence": 3}, "loss_divergence takes yes/no"),
     ],

@@ -56,7 +56,8 @@ def test_every_derived_value_is_valid_for_the_engine(derived, engine):
 def test_healthy_run(derived):
     s = derived["healthy"].signals
     assert s["proxy_reward_trend"] == "rising" and s["heldout_score_trend"] == "rising"
-    assert s["entropy_trend"] == "stable" and s["grad_norm_spikes"] is False and s["loss_divergence"] is False
+    # 0.6 -> 0.4 over the run: a third spent, the usual course of RL (declined, a hint, not a fault)
+    assert s["entropy_trend"] == "declined" and s["grad_norm_spikes"] is False and s["loss_divergence"] is False
     assert s["rollout_wait_fraction"] == pytest.approx(0.15, abs=0.01)
     assert 1.1 < s["length_growth"] < 1.25 and s["truncation_rate"] < 0.02
     assert 0.5 < s["train_solve_rate"] < 0.75

@@ -73,13 +73,24 @@ def test_a_slow_steady_fall_to_a_fifth_is_collapsed_while_falling(tmp_path, alia
     assert d.signals["entropy_trend"] == "collapsed"
 
 
-def test_a_fall_to_two_fifths_that_stopped_is_not_collapsed(tmp_path, aliases):
-    """Above the line: 0.5 -> 0.2 early, then flat, is not collapsed (and not falling any more)."""
+def test_a_fall_to_two_fifths_that_stopped_is_declined_not_collapsed(tmp_path, aliases):
+    """Above the line: 0.5 -> 0.2 early, then flat, is not collapsed (and not falling any more);
+    nor is it stable, which would contradict the chart: it is declined."""
     steps = np.arange(1, 401)
     entropy = 0.2 + 0.3 * np.exp(-steps / 20) + _noise(steps.size, 0.002)
     d = _derive(tmp_path, aliases, steps, entropy=entropy)
-    assert d.signals["entropy_trend"] == "stable"
+    assert d.signals["entropy_trend"] == "declined"
     assert d.signal_sources["entropy_trend"].level > COLLAPSED_SHARE * d.signal_sources["entropy_trend"].first_level
+
+
+def test_a_gentle_fall_of_a_third_reads_declined_and_a_tenth_stable(tmp_path, aliases):
+    """The example log's shape (0.6 -> 0.4, still falling) once read "stable" beside a falling chart."""
+    steps = np.arange(1, 201)
+    d = _derive(tmp_path, aliases, steps, entropy=0.6 - 0.001 * steps + _noise(steps.size, 0.005))
+    assert d.signals["entropy_trend"] == "declined"
+    assert "declined at <= 80%" in d.signal_sources["entropy_trend"].method
+    d = _derive(tmp_path, aliases, steps, entropy=0.6 - 0.0003 * steps + _noise(steps.size, 0.005))
+    assert d.signals["entropy_trend"] == "stable"
 
 
 def test_a_reward_that_collapsed_and_sat_flat_reads_falling(tmp_path, aliases):

@@ -33,6 +33,10 @@ COLLAPSE_MOST = 0.5
 #: Rising entropy: a rising recent trend with the level at least 1.2x the early one
 #: (judgement: a trend that has not moved the level 20% is drift), or at least 2x anyway.
 RISE_MIN, RISE_DEEP = 1.2, 2.0
+#: Declined entropy: at most 0.8 of the first or the early level, neither collapsed nor
+#: collapsing nor rising: the same judgement as RISE_MIN, mirrored (a fall of a fifth is no
+#: drift). Reading such a curve as "stable" told users the opposite of their chart.
+DECLINED_SHARE = 0.8
 #: Sparse validation: drop the first evaluation (it often jumps: format learning, per the
 #: notes) and judge at least 6 recent evaluations, 3 against 3 (judgement: the fewest where a
 #: median means anything); with fewer than 5 evaluations after the first, no trend.
@@ -251,6 +255,8 @@ class _Deriver:
             value = "collapsing"
         elif ratio >= RISE_DEEP or (ratio >= RISE_MIN and t.direction == "rising"):
             value = "rising"
+        elif min(ratio, of_first) <= DECLINED_SHARE:
+            value = "declined"
         else:
             value = "stable"
         c, d = _span(steps, win.early)
@@ -259,7 +265,7 @@ class _Deriver:
                       f"and the early level, {_steps_text(steps, win.early)}")
         src.method = (f"collapsed at <= {stats.COLLAPSED_SHARE:.0%} of the first level (or of the early level), "
                       "whatever the trend; collapsing at <= 50% and still falling; rising at >= 1.2x the early "
-                      "level and rising, or >= 2x")
+                      f"level and rising, or >= 2x; otherwise declined at <= {DECLINED_SHARE:.0%}")
         src.detail = (f"first level {lv.first:.3g} -> {lv.last:.3g} now ({of_first:.0%} of the first); "
                       f"early level {early:.3g} -> recent {recent:.3g} ({ratio:.0%}); recent trend "
                       f"{t.direction} ({t.describe()})")
