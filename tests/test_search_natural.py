@@ -39,3 +39,19 @@ def test_a_quantity_in_words_counts_like_one_in_digits(core):
     assert spelled.results[0].id == digits.results[0].id == "task_repeat_epochs"
     off = core.ask("a dozen eggs cost twice as much as last year")  # quantities do not make it the map's either
     assert not off.results and not off.weak
+
+
+@pytest.mark.parametrize("question", [
+    "how many GPUs do I need",
+    "the model started writing really long answers and never stops",
+    "the score jumped 10 points overnight, suspicious",
+])
+def test_entries_found_by_their_text_alone_are_told_apart_by_score(core, question):
+    """'Two entries fit about equally well' once showed beside scores of 0.65 and 0.43: nothing
+    named either entry, and two empty matches of names and bylines were taken for a tie."""
+    answer = core.ask(question)
+    assert answer.results and not answer.close_call, [(h.id, h.score) for h in answer.results[:2]]
+
+
+def test_two_reports_by_one_lab_are_still_a_close_call(core):
+    assert core.ask("papers by MiniMax").close_call

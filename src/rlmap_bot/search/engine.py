@@ -121,9 +121,12 @@ class Searcher:
         hits = [h for h in made if h is not None]
         # Too close to pick: the scores are nearly equal, or the question's words sit in the same
         # fields of both ("MiniMax": two reports by MiniMax), so nothing in it prefers one.
+        first = _signature(hits[0].id, rows[hits[0].id], analysis) if hits else ()
         close = len(hits) >= 2 and (
             hits[0].score - hits[1].score < _CLOSE_CALL
-            or _signature(hits[0].id, rows[hits[0].id], analysis) == _signature(hits[1].id, rows[hits[1].id], analysis)
+            # An empty signature (neither named, nor in a byline) says nothing: two entries found by
+            # their text alone are told apart by their scores ("how many GPUs do I need": 0.65, 0.43).
+            or (any(first) and first == _signature(hits[1].id, rows[hits[1].id], analysis))
         )
         return Answer(query=echo(query.text), results=hits, corrections=query.corrections, close_call=close,
                       english_only=query.other_language)
