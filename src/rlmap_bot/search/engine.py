@@ -185,7 +185,7 @@ class Searcher:
             score=round(min(1.0, max(0.0, score)), 4),
             one_line=entry.one_line,
             why=explain.reasons(entry, analysis.query, analysis.found, columns, question_rank,
-                                self._question_tokens(entry)),
+                                self._question_tokens(entry), analysis.word_evidence),
             byline=(paper.byline or None) if paper is not None else None,
             url=paper.link if paper is not None else None,
             verification=paper.verification if paper is not None else None,

@@ -27,9 +27,12 @@ def _quote(items: list[str]) -> str:
 
 
 def reasons(entry: Entry, query: Query, found: Recall, stems: Mapping[str, frozenset[str]], question_rank: int | None,
-            questions: Sequence[tuple[str, frozenset[str]]]) -> list[str]:
+            questions: Sequence[tuple[str, frozenset[str]]], evidence: Mapping[str, float] | None = None) -> list[str]:
     """``stems``: the stems of each search column of the entry; ``questions``: its curated questions
-    with their content tokens (both worked out once per entry by the searcher)."""
+    with their content tokens (both worked out once per entry by the searcher); ``evidence``: each
+    question word's evidence for the map (offtopic.evidence), so the words that speak for the map
+    are quoted first, and a number or a word that speaks against it ("2", "better") is not quoted
+    as a reason."""
     out: list[str] = []
     if entry.id in found.arxiv:
         out.append(f"arXiv id {found.arxiv[entry.id]}")
@@ -44,9 +47,13 @@ def reasons(entry: Entry, query: Query, found: Recall, stems: Mapping[str, froze
         out.append(f"written by {entry.byline}")  # "who wrote PPO": the answer to the question asked
     explained = {stem(w) for m in named for w in m.name.lower().split()}
     shown: dict[str, str] = {}
-    for w in query.words:
-        if w.kind in ("known", "corrected") and w.stem not in explained:
-            shown.setdefault(w.stem, w.fixed or w.surface)
+    words = [w for w in query.words if w.kind in ("known", "corrected") and w.stem not in explained
+             and any(c.isalpha() for c in w.surface)]
+    if evidence is not None:
+        words = sorted((w for w in words if evidence.get(w.surface, 0.0) > 0),
+                       key=lambda w: -evidence.get(w.surface, 0.0))
+    for w in words:
+        shown.setdefault(w.stem, w.fixed or w.surface)
     phrases = []
     for column in ("names", "keywords", "summary", "body", "questions"):
         if not shown:
