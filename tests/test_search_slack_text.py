@@ -7,6 +7,8 @@ language gets a short "English only" note with whatever matched.
 
 from __future__ import annotations
 
+import pytest
+
 from rlmap_bot.search.query import plain
 from support.slackio import blocks_of, text_of
 
@@ -55,3 +57,22 @@ def test_another_language_gets_an_english_only_note(bot, standin):
     standin.calls.clear()
     english = _dm(bot, standin, PLAIN, "402.2")
     assert "English only" not in text_of(blocks_of(english))
+
+
+def test_another_language_with_nothing_readable_is_told_so_and_nothing_is_corrected(bot, standin):
+    """The note once promised "what I could match is below" above "Nothing in the map is relevant",
+    and "fällt" was "corrected" to "falls"."""
+    call = _dm(bot, standin, "warum steigt meine Belohnung aber die Bewertung fällt", "403.1")
+    text = text_of(blocks_of(call))
+    assert "English only, and nothing I could read" in text and "what I could match is below" not in text
+    assert "corrected spelling" not in text
+
+
+@pytest.mark.parametrize("question, other", [
+    ("como reduzir a divergência KL", True),  # two words English lacks, one written with a diacritic
+    ("¿por qué mi recompensa sube pero la evaluación baja?", True),
+    ("is the naïve café reward model ok", False),  # diacritics on English words
+    ("Schrödinger reward hacking", False),  # one name with a diacritic is no language
+])
+def test_diacritics_on_words_neither_english_nor_the_catalogs_mark_another_language(core, question, other):
+    assert core.ask(question).english_only is other

@@ -55,6 +55,12 @@ def nothing_relevant(query: str) -> str:
 
 
 ENGLISH_ONLY = "I read questions in English only; what I could match is below."
+ENGLISH_ONLY_NOTHING = "I read questions in English only, and nothing I could read in this one matches the map."
+
+
+def english_only(matched: bool) -> str:
+    """The other-language note: it promises matches only when there are some."""
+    return ENGLISH_ONLY if matched else ENGLISH_ONLY_NOTHING
 
 
 def weak_match(query: str) -> str:

@@ -82,7 +82,7 @@ def as_json(result: Any, indent: int | None = 2) -> str:
 def answer_text(answer: Answer) -> str:
     lines: list[str] = []
     if answer.english_only:
-        lines.append(f"({wording.ENGLISH_ONLY})")
+        lines.append(f"({wording.english_only(bool(answer.results or answer.weak))})")
     if answer.corrections:
         lines.append(f"({wording.corrected(answer.corrections)})")
     if not answer.results and answer.weak:

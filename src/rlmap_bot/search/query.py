@@ -18,7 +18,7 @@ import re
 import unicodedata
 from dataclasses import dataclass, field
 
-from rlmap_bot.text import ARXIV, NOT_EVIDENCE, STOPWORDS, stem, words
+from rlmap_bot.text import ARXIV, NOT_EVIDENCE, STOPWORDS, fold, stem, words
 
 # A question longer than this is read from its start only: 2,000 characters is about 300
 # words, several times the longest question in tests/questions.yaml (about 20 content words).
@@ -70,12 +70,24 @@ def plain(text: str) -> str:
     return text
 
 
-def other_language(text: str, all_words: list[str], markers: frozenset[str]) -> bool:
+_WORD = re.compile(r"[^\W\d_]+")
+
+
+def other_language(text: str, all_words: list[str], markers: frozenset[str], lexicon=None) -> bool:
     letters = [c for c in text if c.isalpha()]
     if letters and sum(1 for c in letters if "LATIN" not in unicodedata.name(c, "")) >= OTHER_SCRIPT_SHARE * len(letters):
         return True
-    found = sum(1 for w in all_words if w in markers)
-    return found >= MIN_MARKERS and found >= MARKER_SHARE * len(all_words)
+    found = {w for w in all_words if w in markers}
+    if lexicon is not None:
+        # A word written with a diacritic ("réduire", "fällt", "divergência") that neither the
+        # catalog nor English has is a word of another language; "café" and "naïve" are English.
+        for raw in _WORD.findall(text):
+            if not raw.isascii():
+                w = fold(raw).lower()
+                if not lexicon.knows(stem(w)) and lexicon.english_zipf(w) < ENGLISH_ZIPF:
+                    found.add(w)
+    hits = sum(1 for w in all_words if w in found)
+    return hits >= MIN_MARKERS and hits >= MARKER_SHARE * len(all_words)
 
 
 @dataclass
@@ -128,7 +140,7 @@ def parse(question: str, lexicon) -> Query:
     content = plain(text)  # an arXiv id still counts inside a link
     all_words = _split_run_together(_join_compounds(words(content), lexicon), lexicon)
     query = Query(text=text, all_words=all_words, arxiv=list(dict.fromkeys(ARXIV.findall(text))),
-                  other_language=other_language(content, all_words, lexicon.markers))
+                  other_language=other_language(content, all_words, lexicon.markers, lexicon))
     seen: set[str] = set()
     corrections = 0
     for surface in all_words:
@@ -144,7 +156,8 @@ def parse(question: str, lexicon) -> Query:
         zipf = lexicon.english_zipf(surface) if surface.isalpha() else 0.0
         if zipf >= ENGLISH_ZIPF:
             query.words.append(Word(surface, s, "foreign", zipf=zipf))
-        elif corrections < MAX_CORRECTIONS and len(surface) >= MIN_CORRECTABLE and surface.isalpha():
+        elif (corrections < MAX_CORRECTIONS and len(surface) >= MIN_CORRECTABLE and surface.isalpha()
+              and not query.other_language):  # "fallt" in a German question is no typo of "falls"
             corrections += 1
             fixed = lexicon.correct(surface, CORRECTION_SIMILARITY)
             if fixed:
