@@ -86,6 +86,37 @@ def test_shell_answers_commands_it_does_not_run_and_unknown_help_topics(core):
     assert "(reward-overoptimization, score" in said.split("did you mean `stages`?")[-1]
 
 
+def test_shell_lines_that_are_plainly_commands_are_not_searched(core):
+    """A newcomer's shell: "shwo reward" was answered with a paper on verifiers, and "watch
+    examples/grpo-run.log", "suggest 2401.00001" and "serve" were searched as questions."""
+    said = shell(core, "shwo reward", "watch examples/grpo-run.log", "suggest 2401.00001", "serve", "aks what is ppo")
+    assert "unknown command `shwo`; did you mean `show`?" in said
+    assert "error: `watch` is not a command here; it works in Slack (`/rlmap watch`)" in said
+    assert "error: `suggest` is not a command here" in said
+    assert "error: `serve` is not a command here; it works from the command line (`rlmap-bot serve`)" in said
+    assert "unknown command `aks`; did you mean `ask`?" in said
+    assert "Nothing in the map is relevant" not in said and "score 0." not in said
+
+
+@pytest.mark.parametrize("line", [
+    "watch out for reward hacking in long runs",  # a command's word, then English: a question
+    "suggest a paper on reward hacking",
+    "show me papers on entropy collapse",
+    "shall we clip the ratio higher",  # an English word near a command name ("shell")
+    "rewrad hacking",  # a typo nearer the map's "reward" than the command "reload"
+])
+def test_questions_that_start_like_commands_are_still_questions(core, line):
+    assert REGISTRY.parse(line, "shell", core) is None
+
+
+def test_the_terminal_only_commands_are_the_clicks_not_declared():
+    from rlmap_bot.cli.main import cli
+    from rlmap_bot.commands import TERMINAL_ONLY
+
+    declared = {c.words[0] for c in REGISTRY.all()}
+    assert set(cli.commands) - declared == TERMINAL_ONLY
+
+
 def test_ctrl_c_in_the_guided_diagnosis_prints_how_to_resume_and_exits_130(env):
     pid, fd = pty.fork()
     if pid == 0:  # the child: the real command on a real terminal

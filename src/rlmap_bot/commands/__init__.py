@@ -16,11 +16,16 @@ from rlmap_bot.commands import admin, catalog, curate, diagnose, digest, watch
 from rlmap_bot.commands.context import Invocation
 from rlmap_bot.commands.registry import Command, Param, Parsed, Registry
 
+#: The terminal's own commands (rlmap_bot.cli.main adds them to click by hand): chat lines that
+#: name them are told where they work, not searched.
+TERMINAL_ONLY = frozenset({"serve", "shell", "key"})
+
 
 def build_registry() -> Registry:
     registry = Registry()
     for module in (catalog, diagnose, digest, watch, curate, admin):
         module.register(registry)
+    registry.terminal_only |= TERMINAL_ONLY
     return registry
 
 
@@ -32,4 +37,4 @@ def run(parsed: Parsed, ctx: Invocation) -> Any:
     return parsed.command.handler(ctx, **parsed.args)
 
 
-__all__ = ["REGISTRY", "Command", "Invocation", "Param", "Parsed", "Registry", "build_registry", "run"]
+__all__ = ["REGISTRY", "TERMINAL_ONLY", "Command", "Invocation", "Param", "Parsed", "Registry", "build_registry", "run"]

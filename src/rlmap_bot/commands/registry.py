@@ -14,6 +14,7 @@ declaration; otherwise it is a question for ``ask``.
 
 from __future__ import annotations
 
+import re
 import shlex
 from dataclasses import dataclass, field
 from typing import Any, Callable
@@ -40,6 +41,8 @@ class Registry:
     def __init__(self, question: str = "ask", empty: str = "help") -> None:
         self._commands: dict[str, Command] = {}
         self.question, self.empty = question, empty  # what a chat line that names no command runs
+        # Commands the terminal adds by hand (serve, shell, key): never run from chat, but named there.
+        self.terminal_only: set[str] = set()
 
     def add(self, command: Command) -> Command:
         if command.name in self._commands:
@@ -105,8 +108,8 @@ class Registry:
         if command is None:
             other = self.elsewhere(words, surface)
             named = len(words) == 1 or (len(words) == 2 and self.get(" ".join(w.lower() for w in words)))
-            if other is not None and (named or any(w.startswith("--") for w in rest)):
-                raise UsageError(other)  # `watch x --once` in the shell: a command, just not here
+            if other is not None and (named or any(w.startswith("--") or _argument_like(w) for w in rest)):
+                raise UsageError(other)  # `watch x --once`, `watch runs/x.log` in the shell: a command, just not here
         if command is None:
             single = self.get(head)
             if single is not None and surface in single.surfaces:
@@ -117,7 +120,8 @@ class Registry:
                 raise UsageError(f"`{prefix}{head}` needs one of {subs}. " + self.usage_line(surface, head))
         if command is None:
             near = self.near_miss(head, surface)
-            if near and len(words) == 1:
+            # "stagse", or "shwo reward": a near miss of a command that is no word is a typo, not a question.
+            if near and (len(words) == 1 or not _is_a_word(context, head, near)):
                 prefix = surface_prefix(surface)
                 raise UsageError(f"unknown command `{words[0]}`; did you mean `{prefix}{near}`?")
             return None
@@ -139,6 +143,9 @@ class Registry:
         other longer line may be a question that starts with the word, so it is left to the search.
         """
         head = " ".join(w.lower() for w in words[:2])
+        if words and words[0].lower() in self.terminal_only and surface != "cli":
+            name = words[0].lower()
+            return f"`{name}` is not a command here; it works from the command line (`rlmap-bot {name}`)"
         found = [c for c in self.all() if c.name == head or c.words[0] == head]
         if not found and words:
             found = [c for c in self.all() if c.words[0] == words[0].lower()]
@@ -152,17 +159,46 @@ class Registry:
 
     def near_miss(self, word: str, surface: str) -> str | None:
         """A command name one or two edits from ``word`` (a typo of a command, not a question)."""
-        from rapidfuzz import fuzz, process
+        from rapidfuzz import process
+        from rapidfuzz.distance import OSA
 
         if len(word) < 3 or not word.isalpha():
             return None
-        found = process.extractOne(word, sorted(self.names(surface)), scorer=fuzz.ratio, score_cutoff=75)
+        # Optimal string alignment: a swap of two letters ("aks", "stagse") is one edit, as people type.
+        edits = 1 if len(word) <= 6 else 2  # "rewrad" is two edits from "reload", one from "reward"
+        found = process.extractOne(word, sorted(self.names(surface)), scorer=OSA.distance, score_cutoff=edits)
         return found[0] if found and found[0] != word else None
 
     def usage_line(self, surface: str, group: str | None = None) -> str:
         prefix = surface_prefix(surface)
         commands = [c for c in self.all(surface) if group is None or c.words[0] == group]
         return "Usage: " + " | ".join(prefix + c.usage(surface) for c in commands)
+
+
+_ARGUMENT = re.compile(r"\d{4}\.\d{4,5}(v\d+)?|[\w.-]+\.(log|jsonl?|csv|txt|gz|db|ya?ml|png)", re.IGNORECASE)
+
+
+def _argument_like(word: str) -> bool:
+    """A path, a file name or an arXiv id: what follows a command word, never a question's word."""
+    return "/" in word or "\\" in word or _ARGUMENT.fullmatch(word) is not None
+
+
+def _is_a_word(context: Any, word: str, command: str) -> bool:
+    """Whether ``word`` is English or the catalog's, or closer to a catalog word than to ``command``
+    (a question may start with it); without a core, assume so."""
+    lexicon = getattr(getattr(context, "searcher", None), "lexicon", None)
+    if lexicon is None:
+        return True
+    from rapidfuzz.distance import OSA
+
+    from rlmap_bot.search.query import CORRECTION_SIMILARITY, ENGLISH_ZIPF
+    from rlmap_bot.text import stem
+
+    word = word.lower()
+    if lexicon.knows(stem(word)) or lexicon.english_zipf(word) >= ENGLISH_ZIPF:
+        return True
+    fixed = lexicon.correct(word, CORRECTION_SIMILARITY)  # "rewrad" -> "reward": a typo of the map's word
+    return fixed is not None and OSA.distance(word, fixed) < OSA.distance(word, command)
 
 
 def split_words(text: str) -> list[str]:
