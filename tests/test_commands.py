@@ -44,6 +44,8 @@ def test_lines_whose_arguments_do_not_fit_are_questions(text, core):
     ("diagnoze", "slack", "did you mean `/rlmap diagnose`?"),
     ("digest", "slack", "`/rlmap digest` needs one of subscribe"),
     ("diagnose --frobnicate", "shell", "unknown option --frobnicate"),
+    ("ask --json ppo", "shell", "--json is not an option here; it works from the command line (`rlmap-bot ask --json`)"),
+    ("diagnose --signals x.json", "slack", "--signals is not an option here; it works from the command line"),
     ("papers by", "shell", "by needs a value"),
 ])
 def test_malformed_commands_are_usage_errors(text, surface, expect, core):

@@ -148,6 +148,20 @@ def _chat_command(command: Command, surface: str, open_files: bool = True) -> De
     return click_command(command, surface, open_files=open_files)
 
 
+def _option_elsewhere(command: Command, surface: str, option: str) -> str | None:
+    """Where an option of ``command`` that ``surface`` lacks works ("--json": from the command line)."""
+    places = set(next((p.surfaces for p in command.params if p.flag_name == option), frozenset()))
+    if option == "--json" and command.json:
+        places.add("cli")
+    places.discard(surface)
+    if not places:
+        return None
+    shown = {"cli": f"it works from the command line (`rlmap-bot {command.name} {option}`)",
+             "shell": f"it works in the local shell (`{command.name} {option}`)",
+             "slack": f"it works in Slack (`/rlmap {command.name} {option}`)"}
+    return " and ".join(shown[s] for s in sorted(places, key=["cli", "shell", "slack"].index))
+
+
 def parse_words(command: Command, words: Iterable[str], surface: str, suggest: bool = True) -> dict[str, Any]:
     """A chat line's words (after the command's name) as the handler's arguments, read by click.
 
@@ -161,6 +175,9 @@ def parse_words(command: Command, words: Iterable[str], surface: str, suggest: b
     try:
         ctx = parser.make_context(command.name, list(words), allow_extra_args=True, help_option_names=[])
     except click.NoSuchOption as exc:
+        elsewhere = _option_elsewhere(command, surface, exc.option_name)
+        if elsewhere:
+            raise UsageError(f"{exc.option_name} is not an option here; {elsewhere}. {usage}") from None
         near = f" (did you mean {', '.join(exc.possibilities)}?)" if exc.possibilities else ""
         raise UsageError(f"unknown option {exc.option_name}{near}. {usage}") from None
     except click.BadOptionUsage as exc:
