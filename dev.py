@@ -72,11 +72,26 @@ def workers(args: list[str]) -> list[str]:
     return [] if chosen else ["-n", "4"]
 
 
+COMMANDS = ("run", "test", "bench", "bench-load", "lint")
+
+
 def main(argv: list[str]) -> int:
-    if not argv or argv[0] not in {"run", "test", "bench", "bench-load", "lint"}:
+    if argv and argv[0] in {"-h", "--help", "help"}:
         print(__doc__.strip())
+        return 0
+    if not argv or argv[0] not in COMMANDS:
+        if argv:
+            import difflib
+
+            near = difflib.get_close_matches(argv[0], COMMANDS, n=1)
+            print(f"dev.py: unknown command {argv[0]!r}" + (f"; did you mean {near[0]!r}?" if near else ""),
+                  file=sys.stderr)
+        print(__doc__.strip(), file=sys.stderr)
         return 2
     command, rest = argv[0], argv[1:]
+    if command == "lint" and rest:
+        print("dev.py lint takes no arguments: it runs ruff check and mypy over the project", file=sys.stderr)
+        return 0 if rest[0] in {"-h", "--help"} else 2
     try:
         if command == "run":
             ensure_venv("")

@@ -19,7 +19,8 @@ from rlmap_bot.settings import parse_roots
 __all__ = ["PathRefused", "WATCHING_OFF", "check_folder", "parse_roots", "resolve_watch_path", "within"]
 
 WATCHING_OFF = ("Watching runs is off: it needs RLMAP_RUN_ROOTS, the folders whose logs may be watched "
-                f"(several separated by '{os.pathsep}'), set where the bot runs, and a restart")
+                f"(several separated by '{os.pathsep}'), in the environment the bot runs in (a bot "
+                "already serving Slack sees it after a restart)")
 
 
 class PathRefused(UsageError):
