@@ -221,11 +221,24 @@ def run_text(result: RunDiagnosis, with_verdict: bool = True) -> str:
         lines.append(_item(f"note: {warning}", "  ! ", "    "))
     if result.missing:
         lines += ["", _wrap("Not in the logs: " + ", ".join(result.missing) + ".", "")]
+        unused = _unused_metrics(result)
+        if unused and len(unused) <= _UNUSED_SHOWN:  # a custom log's few columns; a framework's hundreds are noise
+            lines.append(_wrap("Logged but read for no signal: " + ", ".join(unused) + "; if one of them measures "
+                               "a signal above, name it with --map SIGNAL=METRIC.", ""))
     if result.chart:
         lines.append(f"Chart: {result.chart}")
     if with_verdict:
         lines += ["", verdict_text(result)]
     return "\n".join(lines)
+
+
+_UNUSED_SHOWN = 12
+
+
+def _unused_metrics(result: RunDiagnosis) -> list[str]:
+    """The log's metrics that no derived signal read (a source names its metrics in ``metric``)."""
+    used = " ".join(source.metric for source in result.signal_sources.values())
+    return [m for m in result.run.metrics if m not in used and m.lower() not in {"step", "_step", "epoch", "time"}]
 
 
 _renders("RunDiagnosis")(run_text)
