@@ -45,7 +45,19 @@ def test_ask_batch_from_stdin_one_object_per_line_in_order(env):
     assert lines[1]["results"] == []
     assert {"deepseek-r1", "deepseekmath-grpo"} <= {r["id"] for r in lines[2]["results"]}
     assert lines[3]["results"] == [] and lines[3]["error"] == "empty question"
+    assert set(lines[3]) >= set(lines[0]), "an empty line's object has an answer's keys"
     assert lines[4]["results"][0]["id"] == "reward-model-overoptimization"
+
+
+def test_ask_batch_as_text_answers_each_line_under_its_question(env):
+    """Without --json a blank line printed a JSON object among the text answers (newcomer pass)."""
+    out = invoke(["ask", "--limit", "1", "-"], env, stdin="DreamerV3\n\nreward hacking\n")
+    assert out.returncode == 0, out.stderr
+    assert "{" not in out.stdout
+    blocks = out.stdout.split("\n> ")
+    assert out.stdout.startswith("> DreamerV3\n") and "dreamerv3" in blocks[0]
+    assert blocks[1].startswith("(an empty line: no question)")
+    assert blocks[2].startswith("reward hacking\n") and "reward-overoptimization" in blocks[2]
 
 
 def test_show_prints_whole_entry_with_links(env):

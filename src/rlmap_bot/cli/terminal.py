@@ -53,5 +53,12 @@ class Terminal:
         self.show(self.ctx.core.flow.start(user=self.ctx.user, channel=self.ctx.channel, known=result.signals))
 
     def _show_AnswerStream(self, result: AnswerStream) -> None:  # noqa: N802
+        from rlmap_bot.commands.results import Unanswered
+
         for answer in result.answers:
-            self.say(render.as_json(answer, indent=None) if self.ctx.json else render.text(answer) + "\n")
+            if self.ctx.json:
+                self.say(render.as_json(answer, indent=None))
+            elif isinstance(answer, Unanswered):  # text: each answer under its question, a blank line said so
+                self.say("> (an empty line: no question)\n")
+            else:
+                self.say(f"> {answer.query}\n" + render.text(answer) + "\n")

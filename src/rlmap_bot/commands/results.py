@@ -120,8 +120,10 @@ class Unanswered(BaseModel):
     results: list[Any] = Field(default_factory=list)
     weak: list[Any] = Field(default_factory=list)
     corrections: dict[str, str] = Field(default_factory=dict)
+    english_only: bool = False
     close_call: bool = False
     known_topics: list[str] = Field(default_factory=list)
+    unrelated_words: list[str] = Field(default_factory=list)
     error: str = "empty question"
 
 
