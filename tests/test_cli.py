@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from support.cli import invoke, run_cli
 
 
@@ -112,3 +114,14 @@ def test_bare_command_without_tokens_starts_the_shell(env):
     assert "score" in out.stdout  # an answer, not just the stage list
     assert "3. Reward quality (reward)" in out.stdout
     assert "bye" in out.stdout
+
+
+@pytest.mark.parametrize("words, named", [(["diagnose", "--run"], "--run needs a value"),
+                                          (["ask", "--limit"], "--limit needs a value"),
+                                          (["papers", "by"], "by needs a value")])
+def test_an_option_missing_its_value_gets_the_usage_line_and_a_help_pointer(words, named, env):
+    """click's parser raised these without a context: one bare 'Error:' line, naming '--by' for 'by'."""
+    out = invoke(words, env)
+    assert out.returncode == 2 and out.stdout == ""
+    assert f" {words[0]} [OPTIONS]" in out.stderr and f" {words[0]} --help' for help" in out.stderr
+    assert f"Error: {named}" in out.stderr and "Traceback" not in out.stderr

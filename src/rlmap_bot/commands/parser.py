@@ -66,6 +66,20 @@ class DeclaredCommand(click.Command):
         self.declared, self.surface = declared, surface
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        typed = list(args)
+        try:
+            return self._parse(ctx, args)
+        except click.BadOptionUsage as exc:
+            # click's parser raises "requires an argument" without a context, so no usage line or
+            # --help pointer is shown; and the option is named as typed ("by", not "--by").
+            name = _as_typed(self.declared, self.surface, exc.option_name, typed)
+            raise click.BadOptionUsage(exc.option_name, f"{name} needs a value", ctx) from None
+        except click.UsageError as exc:
+            if exc.ctx is None:
+                exc.ctx = ctx
+            raise
+
+    def _parse(self, ctx: click.Context, args: list[str]) -> list[str]:
         params = self.declared.params_for(self.surface)
         args = chat_to_flags(params, args)
         _, _, order = self.make_parser(ctx).parse_args(args=list(args))
