@@ -83,6 +83,14 @@ def test_a_verdict_on_one_measurement_says_so_everywhere(core):
     assert not firm.one_measurement and "one measurement" not in render.text(firm)
 
 
+def test_check_next_starts_with_what_would_confirm_a_verdict_on_one_measurement(core):
+    """The summary said "to confirm it, check: env_time_fraction, ..." while "Check next" listed
+    loss_divergence and contamination_suspected (newcomer pass)."""
+    verdict = core.diagnose({"rollout_wait_fraction": 0.7})
+    named = verdict.summary.split("to confirm it, check: ")[1].rstrip(".").split(", ")
+    assert [c.signal for c in verdict.next_checks][: len(named)] == named
+
+
 def test_help_for_one_command_sets_options_and_examples_apart():
     from rlmap_bot.commands.admin import help_for
 

@@ -474,10 +474,13 @@ class Engine:
         )
         evidence = self._evidence(fired, kept, values)
         ranked = [c for c in self.information(values, exclude) if c.gain > self.settings.min_gain]
-        checks = ranked[: self.settings.next_checks]
         tied = [] if binding else self._tied(scores)
         backing = [e for e in evidence if binding and e.supports(binding)]
         one = binding is not None and scores[binding] < self.settings.min_score and len(backing) == 1
+        confirming = self._confirming(values, ranked, exclude) if one else []
+        # A verdict on one measurement says which checks would confirm it: "Check next" starts with those.
+        ranked = [c for c in ranked if c.signal in confirming] + [c for c in ranked if c.signal not in confirming]
+        checks = ranked[: self.settings.next_checks]
         # Confidence is the probability of what is said: the stage, one of the tied stages, or "none".
         confidence = probs[binding] if binding else (sum(probs[s] for s in tied) if tied else none_prob)
         return Verdict(
@@ -486,8 +489,7 @@ class Engine:
             tied=tied,
             confidence=round(confidence, 4),
             one_measurement=one,
-            summary=self._summary(binding, ranking, evidence, checks, values, one, self._confirming(values, ranked, exclude)
-                                  if one else []),
+            summary=self._summary(binding, ranking, evidence, checks, values, one, confirming),
             ranking=ranking,
             evidence=evidence,
             next_checks=checks,
