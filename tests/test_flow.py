@@ -320,3 +320,17 @@ def test_a_lone_moderate_reading_ends_with_a_verdict_on_one_measurement(fresh):
     # ... and once the team has said "don't know" to those and one more, the flow stops with it.
     after = asked[asked.index("rollout_wait_fraction") + 1:]
     assert len(after) == fresh.engine.settings.stop_after_unknowns, asked
+
+
+def test_stopping_without_a_verdict_still_says_what_the_team_sees(fresh):
+    """A newcomer picked "training reward rises, the eval does not", said the reward rises and
+    stopped: the verdict read "Nothing you reported points at a binding stage"."""
+    step = fresh.flow.start(user="U1")
+    step = fresh.flow.reply(step.session.id, "a")  # the first complaint
+    assert step.question.signal == "proxy_reward_trend"
+    step = fresh.flow.reply(step.session.id, "rising")
+    step = fresh.flow.reply(step.session.id, "stop")
+    assert step.verdict.binding_stage is None
+    summary = step.verdict.summary
+    assert summary.startswith("You see: training reward rises, the eval does not."), summary
+    assert "heldout_score_trend" in summary and "Nothing you reported" not in summary
