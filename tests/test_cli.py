@@ -125,3 +125,9 @@ def test_an_option_missing_its_value_gets_the_usage_line_and_a_help_pointer(word
     assert out.returncode == 2 and out.stdout == ""
     assert f" {words[0]} [OPTIONS]" in out.stderr and f" {words[0]} --help' for help" in out.stderr
     assert f"Error: {named}" in out.stderr and "Traceback" not in out.stderr
+
+
+def test_a_flag_given_a_value_is_told_it_takes_none(env):
+    out = invoke(["stages", "--json=yes"], env)
+    assert out.returncode == 2 and "Error: Option '--json' does not take a value." in out.stderr
+    assert " stages --help' for help" in out.stderr

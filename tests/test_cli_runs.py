@@ -170,3 +170,13 @@ def test_a_custom_logs_unread_column_is_named_with_how_to_map_it(built_db, tmp_p
     assert "Logged but read for no signal: eval_acc; if one of them measures a signal above, name it" in out.output
     mapped = invoke(["diagnose", "--run", str(path), "--map", "heldout_score_trend=eval_acc"], built_db, input="")
     assert "heldout_score_trend = rising" in mapped.output and "Logged but read for no signal" not in mapped.output
+
+
+def test_a_column_named_inside_a_used_ones_name_is_still_listed(built_db, tmp_path):
+    """"acc" was hidden because "eval_acc" was read: names are compared whole."""
+    path = tmp_path / "two.csv"
+    rows = ["step,reward,eval_acc,acc,entropy"]
+    rows += [f"{s},{0.2 + 0.004 * s:.4f},{0.30 + 0.002 * s:.4f},{0.5:.4f},{0.6 - 0.0005 * s:.4f}" for s in range(1, 151)]
+    path.write_text("\n".join(rows) + "\n")
+    out = invoke(["diagnose", "--run", str(path), "--map", "heldout_score_trend=eval_acc"], built_db, input="")
+    assert "Logged but read for no signal: acc;" in out.output, out.output

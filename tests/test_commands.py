@@ -45,6 +45,8 @@ def test_lines_whose_arguments_do_not_fit_are_questions(text, core):
     ("digest", "slack", "`/rlmap digest` needs one of subscribe"),
     ("diagnose --frobnicate", "shell", "unknown option --frobnicate"),
     ("ask --json ppo", "shell", "--json is not an option here; it works from the command line (`rlmap-bot ask --json`)"),
+    ("ask --question x", "shell", "unknown option --question"),  # a positional parameter is no option anywhere
+    ("papers --json=yes", "shell", "--json is not an option here"),
     ("diagnose --signals x.json", "slack", "--signals is not an option here; it works from the command line"),
     ("papers by", "shell", "by needs a value"),
 ])

@@ -89,12 +89,12 @@ def test_shell_answers_commands_it_does_not_run_and_unknown_help_topics(core):
 def test_shell_lines_that_are_plainly_commands_are_not_searched(core):
     """A newcomer's shell: "shwo reward" was answered with a paper on verifiers, and "watch
     examples/grpo-run.log", "suggest 2401.00001" and "serve" were searched as questions."""
-    said = shell(core, "shwo reward", "watch examples/grpo-run.log", "suggest 2401.00001", "serve", "aks what is ppo")
+    said = shell(core, "shwo reward", "watch examples/grpo-run.log", "suggest 2401.00001", "serve", "papres by Gao")
     assert "unknown command `shwo`; did you mean `show`?" in said
     assert "error: `watch` is not a command here; it works in Slack (`/rlmap watch`)" in said
     assert "error: `suggest` is not a command here" in said
     assert "error: `serve` is not a command here; it works from the command line (`rlmap-bot serve`)" in said
-    assert "unknown command `aks`; did you mean `ask`?" in said
+    assert "unknown command `papres`; did you mean `papers`?" in said
     assert "Nothing in the map is relevant" not in said and "score 0." not in said
 
 
@@ -104,6 +104,11 @@ def test_shell_lines_that_are_plainly_commands_are_not_searched(core):
     "show me papers on entropy collapse",
     "shall we clip the ratio higher",  # an English word near a command name ("shell")
     "rewrad hacking",  # a typo nearer the map's "reward" than the command "reload"
+    "outages on rollout workers slow everything down",  # rarer English words near "stages", "reload"
+    "reloaded the checkpoint and the loss jumped",
+    "key metric actor/entropy keeps falling, is that bad?",  # a metric name's slash is no path
+    "suggest a fix for kl/entropy blowup",
+    "watch the grad norm for spikes",
 ])
 def test_questions_that_start_like_commands_are_still_questions(core, line):
     assert REGISTRY.parse(line, "shell", core) is None

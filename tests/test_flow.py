@@ -324,7 +324,7 @@ def test_a_lone_moderate_reading_ends_with_a_verdict_on_one_measurement(fresh):
 
 def test_stopping_without_a_verdict_still_says_what_the_team_sees(fresh):
     """A newcomer picked "training reward rises, the eval does not", said the reward rises and
-    stopped: the verdict read "Nothing you reported points at a binding stage"."""
+    stopped: the verdict read "Nothing you reported points at a binding stage", as if unheard."""
     step = fresh.flow.start(user="U1")
     step = fresh.flow.reply(step.session.id, "a")  # the first complaint
     assert step.question.signal == "proxy_reward_trend"
@@ -332,5 +332,6 @@ def test_stopping_without_a_verdict_still_says_what_the_team_sees(fresh):
     step = fresh.flow.reply(step.session.id, "stop")
     assert step.verdict.binding_stage is None
     summary = step.verdict.summary
-    assert summary.startswith("You see: training reward rises, the eval does not."), summary
-    assert "heldout_score_trend" in summary and "Nothing you reported" not in summary
+    assert summary.startswith("You see: “Training reward rises, the eval does not”. The answers so far point"), summary
+    checks = [c.signal for c in step.verdict.next_checks]
+    assert "heldout_score_trend" in checks and f"check: {', '.join(checks)}." in summary, "one list, not two"

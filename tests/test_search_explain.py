@@ -22,8 +22,14 @@ def test_a_number_or_a_word_against_the_map_is_never_quoted_as_a_reason(core):
     """"mentions 'stuck' and '2'" and "mentions '3' and 'better'" made good matches look accidental."""
     for question, unquoted in [("the score jumped 10 points overnight, suspicious", "'10'"),
                                ("training is stuck at step 2 and gets no better", "'2'"),
-                               ("training is stuck at step 2 and gets no better", "'better'"),
+                               ("training is stuck at step 2 and gets no better", "'gets'"),
                                ("we ran 3 seeds and the best one is much better", "'3'")]:
         answer = core.ask(question, limit=10)
         reasons = [r for h in answer.results + answer.weak for r in h.why if r.startswith("mentions")]
         assert reasons and not any(unquoted in r for r in reasons), (question, reasons)
+
+
+def test_a_rare_word_the_catalog_writes_is_still_quoted(core):
+    """Its evidence is 0 (used too rarely to count for or against), yet it is what matched."""
+    reasons = why(core, "bayesian reward models with megatron overhead", "env_time_fraction")
+    assert any("'overhead'" in r for r in reasons), reasons

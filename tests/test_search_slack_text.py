@@ -73,6 +73,8 @@ def test_another_language_with_nothing_readable_is_told_so_and_nothing_is_correc
     ("¿por qué mi recompensa sube pero la evaluación baja?", True),
     ("is the naïve café reward model ok", False),  # diacritics on English words
     ("Schrödinger reward hacking", False),  # one name with a diacritic is no language
+    ("reward model by Hervé Jégou", False),  # nor two, without another language's common words
+    ("Gödel or Schrödinger reward hacking", False),
 ])
 def test_diacritics_on_words_neither_english_nor_the_catalogs_mark_another_language(core, question, other):
     assert core.ask(question).english_only is other

@@ -82,7 +82,7 @@ def as_json(result: Any, indent: int | None = 2) -> str:
 def answer_text(answer: Answer) -> str:
     lines: list[str] = []
     if answer.english_only:
-        lines.append(f"({wording.english_only(bool(answer.results or answer.weak))})")
+        lines.append(f"({wording.english_only(answer.shows_entries)})")
     if answer.corrections:
         lines.append(f"({wording.corrected(answer.corrections)})")
     if not answer.results and answer.weak:
@@ -237,8 +237,9 @@ _UNUSED_SHOWN = 12
 
 def _unused_metrics(result: RunDiagnosis) -> list[str]:
     """The log's metrics that no derived signal read (a source names its metrics in ``metric``)."""
-    used = " ".join(source.metric for source in result.signal_sources.values())
-    return [m for m in result.run.metrics if m not in used and m.lower() not in {"step", "_step", "epoch", "time"}]
+    labels = [f" {source.metric} " for source in result.signal_sources.values()]  # "a / b", "a x b against c"
+    return [m for m in result.run.metrics
+            if not any(f" {m} " in label for label in labels) and m.lower() not in {"step", "_step", "epoch", "time"}]
 
 
 _renders("RunDiagnosis")(run_text)

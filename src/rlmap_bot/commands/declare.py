@@ -8,7 +8,7 @@ command a chat line names is :mod:`rlmap_bot.commands.registry`.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Callable, Literal
+from typing import Any, Callable, Iterable, Literal
 
 Surface = Literal["cli", "shell", "slack"]
 ALL: frozenset[str] = frozenset({"cli", "shell", "slack"})
@@ -102,6 +102,14 @@ class Command:
 def surface_prefix(surface: str) -> str:
     """How a command is typed on a surface: `/rlmap ask`, `rlmap-bot ask`, or just `ask` in the shell."""
     return {"slack": "/rlmap ", "cli": "rlmap-bot "}.get(surface, "")
+
+
+def where_it_works(typed: str, places: Iterable[str]) -> str:
+    """"it works in Slack (`/rlmap watch`) and from the command line (`rlmap-bot watch`)": where
+    ``typed`` (a command, or a command and an option) can be used instead."""
+    words = {"slack": "in Slack", "cli": "from the command line", "shell": "in the local shell"}
+    shown = [f"{words[s]} (`{surface_prefix(s)}{typed}`)" for s in ("slack", "cli", "shell") if s in set(places)]
+    return "it works " + " and ".join(shown)
 
 
 def command_usage(command: Command, surface: str) -> str:

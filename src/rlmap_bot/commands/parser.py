@@ -24,7 +24,7 @@ from typing import Any, Callable, Iterable
 import click
 from click.core import ParameterSource
 
-from rlmap_bot.commands.declare import Command, Param, command_usage, surface_prefix
+from rlmap_bot.commands.declare import Command, Param, command_usage, surface_prefix, where_it_works
 from rlmap_bot.errors import RlmapError, UsageError
 
 # A question or file read from the terminal is capped: the bot answers questions, not books.
@@ -72,8 +72,12 @@ class DeclaredCommand(click.Command):
         except click.BadOptionUsage as exc:
             # click's parser raises "requires an argument" without a context, so no usage line or
             # --help pointer is shown; and the option is named as typed ("by", not "--by").
-            name = _as_typed(self.declared, self.surface, exc.option_name, typed)
-            raise click.BadOptionUsage(exc.option_name, f"{name} needs a value", ctx) from None
+            if "requires" in exc.message:
+                name = _as_typed(self.declared, self.surface, exc.option_name, typed)
+                raise click.BadOptionUsage(exc.option_name, f"{name} needs a value", ctx) from None
+            if exc.ctx is None:
+                exc.ctx = ctx  # "--json=yes": the option takes no value
+            raise
         except click.UsageError as exc:
             if exc.ctx is None:
                 exc.ctx = ctx
@@ -164,16 +168,12 @@ def _chat_command(command: Command, surface: str, open_files: bool = True) -> De
 
 def _option_elsewhere(command: Command, surface: str, option: str) -> str | None:
     """Where an option of ``command`` that ``surface`` lacks works ("--json": from the command line)."""
-    places = set(next((p.surfaces for p in command.params if p.flag_name == option), frozenset()))
+    places = set(next((p.surfaces for p in command.params if p.kind in ("option", "flag") and p.flag_name == option),
+                      frozenset()))
     if option == "--json" and command.json:
         places.add("cli")
     places.discard(surface)
-    if not places:
-        return None
-    shown = {"cli": f"it works from the command line (`rlmap-bot {command.name} {option}`)",
-             "shell": f"it works in the local shell (`{command.name} {option}`)",
-             "slack": f"it works in Slack (`/rlmap {command.name} {option}`)"}
-    return " and ".join(shown[s] for s in sorted(places, key=["cli", "shell", "slack"].index))
+    return where_it_works(f"{command.name} {option}", places) if places else None
 
 
 def parse_words(command: Command, words: Iterable[str], surface: str, suggest: bool = True) -> dict[str, Any]:
@@ -195,6 +195,8 @@ def parse_words(command: Command, words: Iterable[str], surface: str, suggest: b
         near = f" (did you mean {', '.join(exc.possibilities)}?)" if exc.possibilities else ""
         raise UsageError(f"unknown option {exc.option_name}{near}. {usage}") from None
     except click.BadOptionUsage as exc:
+        if "requires" not in exc.message:  # "--quiet=yes": a flag given a value
+            raise UsageError(f"{exc.message} {usage}") from None
         raise UsageError(f"{_as_typed(command, surface, exc.option_name, words)} needs a value. {usage}") from None
     except click.MissingParameter as exc:
         param = next((p for p in command.params_for(surface) if exc.param and p.name == exc.param.name), None)

@@ -19,7 +19,7 @@ import shlex
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from rlmap_bot.commands.declare import ALL, CHAT, Command, Param, Surface, command_usage, surface_prefix
+from rlmap_bot.commands.declare import ALL, CHAT, Command, Param, Surface, command_usage, surface_prefix, where_it_works
 from rlmap_bot.commands.parser import StrayWords, examples_for, parse_words
 from rlmap_bot.errors import UsageError
 
@@ -145,17 +145,15 @@ class Registry:
         head = " ".join(w.lower() for w in words[:2])
         if words and words[0].lower() in self.terminal_only and surface != "cli":
             name = words[0].lower()
-            return f"`{name}` is not a command here; it works from the command line (`rlmap-bot {name}`)"
+            return f"`{name}` is not a command here; " + where_it_works(name, ["cli"])
         found = [c for c in self.all() if c.name == head or c.words[0] == head]
         if not found and words:
             found = [c for c in self.all() if c.words[0] == words[0].lower()]
         if not found or any(surface in c.surfaces for c in found):
             return None
         name = found[0].words[0] if len(found) > 1 or found[0].name != head else found[0].name
-        places = sorted({s for c in found for s in c.surfaces} - {surface}, key=["slack", "cli", "shell"].index)
-        where = {"slack": f"in Slack (`/rlmap {name}`)", "cli": f"from the command line (`rlmap-bot {name}`)",
-                 "shell": f"in the local shell (`{name}`)"}
-        return f"`{name}` is not a command here; it works " + " and ".join(where[w] for w in places)
+        places = {s for c in found for s in c.surfaces} - {surface}
+        return f"`{name}` is not a command here; " + where_it_works(name, places)
 
     def near_miss(self, word: str, surface: str) -> str | None:
         """A command name one or two edits from ``word`` (a typo of a command, not a question)."""
@@ -175,27 +173,31 @@ class Registry:
         return "Usage: " + " | ".join(prefix + c.usage(surface) for c in commands)
 
 
-_ARGUMENT = re.compile(r"\d{4}\.\d{4,5}(v\d+)?|[\w.-]+\.(log|jsonl?|csv|txt|gz|db|ya?ml|png)", re.IGNORECASE)
+_ARGUMENT = re.compile(r"\d{4}\.\d{4,5}(v\d+)?|\S+\.(log|jsonl?|csv|txt|gz|db|ya?ml|png|tfevents\S*)", re.IGNORECASE)
 
 
 def _argument_like(word: str) -> bool:
-    """A path, a file name or an arXiv id: what follows a command word, never a question's word."""
-    return "/" in word or "\\" in word or _ARGUMENT.fullmatch(word) is not None
+    """A file name, a folder written as one (``runs/``, ``./out``, ``~/x``) or an arXiv id: what
+    follows a command word, never a question's word. A bare "a/b" is not one: metric names
+    ("actor/entropy") and "kl/entropy" are a question's words."""
+    return (word.startswith(("/", "./", "../", "~/")) or word.endswith("/")
+            or _ARGUMENT.fullmatch(word) is not None)
 
 
 def _is_a_word(context: Any, word: str, command: str) -> bool:
-    """Whether ``word`` is English or the catalog's, or closer to a catalog word than to ``command``
-    (a question may start with it); without a core, assume so."""
+    """Whether ``word`` is a word, so a question may start with it: the catalog's, any word English
+    lists at all ("outages", "reloaded"; a listed typo such as "aks" too, which the search then
+    reads), or closer to a catalog word than to ``command``. Without a core, assume so."""
     lexicon = getattr(getattr(context, "searcher", None), "lexicon", None)
     if lexicon is None:
         return True
     from rapidfuzz.distance import OSA
 
-    from rlmap_bot.search.query import CORRECTION_SIMILARITY, ENGLISH_ZIPF
+    from rlmap_bot.search.query import CORRECTION_SIMILARITY
     from rlmap_bot.text import stem
 
     word = word.lower()
-    if lexicon.knows(stem(word)) or lexicon.english_zipf(word) >= ENGLISH_ZIPF:
+    if lexicon.knows(stem(word)) or lexicon.english_zipf(word) > 0:
         return True
     fixed = lexicon.correct(word, CORRECTION_SIMILARITY)  # "rewrad" -> "reward": a typo of the map's word
     return fixed is not None and OSA.distance(word, fixed) < OSA.distance(word, command)

@@ -600,7 +600,7 @@ class Engine:
         if not values:
             return f"No evidence yet. Start with: {settle}."
         if all(r.score <= 0 for r in ranking):
-            return (f"Nothing you reported points at a binding stage: on these signals no stage looks like the "
+            return (f"The answers so far point at no stage: on these signals no stage looks like the "
                     f"constraint. To be sure, check: {settle}.")
         lead, second = ranking[0], ranking[1]
         if lead.score >= self.settings.min_score and lead.score - second.score < self.settings.min_lead:

@@ -375,23 +375,19 @@ class Flow:
             # The catalog was reloaded without this question's signal: ask the next one instead.
             cleaned = session.model_copy(update={"answers": self.guide.known_answers(session)})
             session = self.store.sessions.save(cleaned.model_copy(update={"current": self.guide.next(cleaned)}))
-        answers = self.guide.signal_answers(session)
-        verdict = self.engine.diagnose(answers, exclude=session.skipped, validated=True)
+        verdict = self.engine.diagnose(self.guide.signal_answers(session), exclude=session.skipped, validated=True)
         if session.status != "open" or session.current is None:
-            return Step(session=session, verdict=self._with_complaints(session, answers, verdict), note=note)
+            return Step(session=session, verdict=self._with_complaints(session, verdict), note=note)
         return Step(session=session, question=self._question(session), leaning=verdict, note=note)
 
-    def _with_complaints(self, session: Session, answers: dict[str, Any], verdict: Verdict) -> Verdict:
-        """A verdict that names no stage still says what the team reported seeing, and which of its
-        questions would place it ("Nothing you reported points at a stage" read as if nothing was)."""
+    def _with_complaints(self, session: Session, verdict: Verdict) -> Verdict:
+        """A verdict that names no stage still says what the team reported seeing: "Nothing you
+        reported points at a binding stage" once read as if the complaint had not been heard."""
         chosen = self.guide.complaints(session)
         if verdict.binding_stage or verdict.tied or not chosen:
             return verdict
-        open_ = list(dict.fromkeys(sid for c in chosen for sid in c.signals if sid not in answers))[:3]
-        seen = "; ".join(c.label[0].lower() + c.label[1:] for c in chosen)
-        summary = f"You see: {seen}. The answers given do not yet place it in one stage" + (
-            f"; these questions would: {', '.join(open_)}." if open_ else ".")
-        return verdict.model_copy(update={"summary": summary})
+        seen = "; ".join(f"“{c.label}”" for c in chosen)
+        return verdict.model_copy(update={"summary": f"You see: {seen}. {verdict.summary}"})
 
     def _question(self, session: Session) -> Question:
         assert session.current is not None, "_step asks only while a question is open"

@@ -31,7 +31,7 @@ def reasons(entry: Entry, query: Query, found: Recall, stems: Mapping[str, froze
     """``stems``: the stems of each search column of the entry; ``questions``: its curated questions
     with their content tokens (both worked out once per entry by the searcher); ``evidence``: each
     question word's evidence for the map (offtopic.evidence), so the words that speak for the map
-    are quoted first, and a number or a word that speaks against it ("2", "better") is not quoted
+    are quoted first, and a number or a word that speaks against it ("2", "gets") is not quoted
     as a reason."""
     out: list[str] = []
     if entry.id in found.arxiv:
@@ -49,8 +49,8 @@ def reasons(entry: Entry, query: Query, found: Recall, stems: Mapping[str, froze
     shown: dict[str, str] = {}
     words = [w for w in query.words if w.kind in ("known", "corrected") and w.stem not in explained
              and any(c.isalpha() for c in w.surface)]
-    if evidence is not None:
-        words = sorted((w for w in words if evidence.get(w.surface, 0.0) > 0),
+    if evidence is not None:  # a rare catalog word has evidence 0 ("megatron"): still a reason
+        words = sorted((w for w in words if evidence.get(w.surface, 0.0) >= 0),
                        key=lambda w: -evidence.get(w.surface, 0.0))
     for w in words:
         shown.setdefault(w.stem, w.fixed or w.surface)

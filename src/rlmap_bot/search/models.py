@@ -36,6 +36,11 @@ class Answer(BaseModel):
         default_factory=list, description="When nothing matched: the question's words the map never uses."
     )
 
+    @property
+    def shows_entries(self) -> bool:
+        """Whether any entry is shown, confident or weak."""
+        return bool(self.results or self.weak)
+
 
 QUERY_ECHO = 500  # a question is echoed back at most this long: enough to recognise, never a wall
 

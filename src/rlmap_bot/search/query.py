@@ -78,9 +78,10 @@ def other_language(text: str, all_words: list[str], markers: frozenset[str], lex
     if letters and sum(1 for c in letters if "LATIN" not in unicodedata.name(c, "")) >= OTHER_SCRIPT_SHARE * len(letters):
         return True
     found = {w for w in all_words if w in markers}
-    if lexicon is not None:
-        # A word written with a diacritic ("réduire", "fällt", "divergência") that neither the
-        # catalog nor English has is a word of another language; "café" and "naïve" are English.
+    if lexicon is not None and found:
+        # Beside one of another language's common words, a word written with a diacritic that
+        # neither the catalog nor English has ("divergência", "fällt") is that language's too;
+        # "café" and "naïve" are English, and names alone ("Hervé Jégou") are no language.
         for raw in _WORD.findall(text):
             if not raw.isascii():
                 w = fold(raw).lower()

@@ -37,7 +37,7 @@ def answer_blocks(answer: Answer, shareable: bool = False, shared_by: str | None
     if shared_by:
         blocks.append(context(f"{mention(shared_by)} asked: _{question}_"))
     if answer.english_only:
-        blocks.append(context(escape(wording.english_only(bool(answer.results or answer.weak)))))
+        blocks.append(context(escape(wording.english_only(answer.shows_entries))))
     if answer.corrections:
         blocks.append(context(escape(wording.corrected(answer.corrections))))
     if not answer.results and answer.weak:
@@ -70,7 +70,7 @@ def answer_blocks(answer: Answer, shareable: bool = False, shared_by: str | None
 
 
 def answer_text(answer: Answer) -> str:
-    note = wording.english_only(bool(answer.results or answer.weak)) + " " if answer.english_only else ""
+    note = wording.english_only(answer.shows_entries) + " " if answer.english_only else ""
     return note + _answer_text(answer)
 
 
