@@ -171,7 +171,7 @@ def verdict_text(verdict: Verdict) -> str:
     if verdict.next_checks:
         lines += ["", "Check next:"]
         for check in verdict.next_checks:
-            lines.append(_item(f"{check.signal}: {check.question}"))
+            lines.append(_item(f"{check.title} ({check.signal}): {check.question}"))
     if verdict.papers:
         lines += ["", "Read:"]
         for paper in verdict.papers:

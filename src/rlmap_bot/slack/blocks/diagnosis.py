@@ -96,7 +96,8 @@ def verdict_blocks(verdict: Verdict, note: str | None = None, by: str | None = N
             lines.append(f"…and {len(verdict.evidence) - 8} more")
         blocks.append(section("*Evidence*\n" + "\n".join(lines)))
     if verdict.next_checks:
-        checks = "\n".join(f"• `{escape(c.signal)}`: {escape(c.question)}" for c in verdict.next_checks)
+        checks = "\n".join(f"• *{escape(c.title)}* (`{escape(c.signal)}`): {escape(c.question)}"
+                           for c in verdict.next_checks)
         blocks.append(section("*Check next*\n" + checks))
     if verdict.papers:
         blocks.append(section("*Read*"))
