@@ -185,22 +185,24 @@ def _argument_like(word: str) -> bool:
 
 
 def _is_a_word(context: Any, word: str, command: str) -> bool:
-    """Whether ``word`` is a word, so a question may start with it: the catalog's, any word English
-    lists at all ("outages", "reloaded"; a listed typo such as "aks" too, which the search then
-    reads), or closer to a catalog word than to ``command``. Without a core, assume so."""
+    """Whether ``word`` is a word, so a question may start with it, as the search reads it: the
+    catalog's, any word English lists ("outages", "reloaded"; a listed typo such as "aks" too, which
+    the search then reads), or a typo closer to the catalog word it is corrected to than to
+    ``command`` ("rewrad"). Without a core, assume so."""
     lexicon = getattr(getattr(context, "searcher", None), "lexicon", None)
     if lexicon is None:
         return True
     from rapidfuzz.distance import OSA
 
-    from rlmap_bot.search.query import CORRECTION_SIMILARITY
-    from rlmap_bot.text import stem
+    from rlmap_bot.search.query import parse
 
-    word = word.lower()
-    if lexicon.knows(stem(word)) or lexicon.english_zipf(word) > 0:
+    read = parse(word, lexicon).words
+    if not read:
+        return True  # a stopword
+    first = read[0]
+    if first.kind in ("known", "foreign") or first.zipf > 0:
         return True
-    fixed = lexicon.correct(word, CORRECTION_SIMILARITY)  # "rewrad" -> "reward": a typo of the map's word
-    return fixed is not None and OSA.distance(word, fixed) < OSA.distance(word, command)
+    return first.fixed is not None and OSA.distance(word.lower(), first.fixed) < OSA.distance(word.lower(), command)
 
 
 def split_words(text: str) -> list[str]:

@@ -121,12 +121,8 @@ class Searcher:
         hits = [h for h in made if h is not None]
         # Too close to pick: the scores are nearly equal, or the question's words sit in the same
         # fields of both ("MiniMax": two reports by MiniMax), so nothing in it prefers one.
-        first = _signature(hits[0].id, rows[hits[0].id], analysis) if hits else ()
         close = len(hits) >= 2 and (
-            hits[0].score - hits[1].score < _CLOSE_CALL
-            # An empty signature (neither named, nor in a byline) says nothing: two entries found by
-            # their text alone are told apart by their scores ("how many GPUs do I need": 0.65, 0.43).
-            or (any(first) and first == _signature(hits[1].id, rows[hits[1].id], analysis))
+            hits[0].score - hits[1].score < _CLOSE_CALL or _named_alike(hits[0].id, hits[1].id, rows, analysis)
         )
         return Answer(query=echo(query.text), results=hits, corrections=query.corrections, close_call=close,
                       english_only=query.other_language)
@@ -194,6 +190,14 @@ class Searcher:
     def known_topics(self) -> list[str]:
         """What the bot can talk about: the stages and the topic with its subtopics."""
         return list(self._known)
+
+
+def _named_alike(a: str, b: str, rows: dict[str, dict[str, frozenset[str]]], analysis: Analysis) -> bool:
+    """Both entries matched the same way through their names or bylines. An empty signature (neither
+    named, nor in a byline) says nothing: two entries found by their text alone are told apart by
+    their scores ("how many GPUs do I need": 0.65 and 0.43 is no tie)."""
+    first = _signature(a, rows[a], analysis)
+    return any(first) and first == _signature(b, rows[b], analysis)
 
 
 def _signature(entry_id: str, columns: dict[str, frozenset[str]], analysis: Analysis) -> tuple:

@@ -162,7 +162,7 @@ def parse(question: str, lexicon) -> Query:
             corrections += 1
             fixed = lexicon.correct(surface, CORRECTION_SIMILARITY)
             if fixed:
-                query.words.append(Word(surface, stem(fixed), "corrected", fixed))
+                query.words.append(Word(surface, stem(fixed), "corrected", fixed, zipf=zipf))
             else:
                 query.words.append(Word(surface, s, "unknown", zipf=zipf))
         else:
