@@ -233,13 +233,14 @@ def run_text(result: RunDiagnosis, with_verdict: bool = True) -> str:
 
 
 _UNUSED_SHOWN = 12
+_NOT_METRICS = frozenset({"step", "_step", "epoch", "time"})  # a log's axes, never a signal's metric
 
 
 def _unused_metrics(result: RunDiagnosis) -> list[str]:
     """The log's metrics that no derived signal read (a source names its metrics in ``metric``)."""
     labels = [f" {source.metric} " for source in result.signal_sources.values()]  # "a / b", "a x b against c"
     return [m for m in result.run.metrics
-            if not any(f" {m} " in label for label in labels) and m.lower() not in {"step", "_step", "epoch", "time"}]
+            if not any(f" {m} " in label for label in labels) and m.lower() not in _NOT_METRICS]
 
 
 _renders("RunDiagnosis")(run_text)

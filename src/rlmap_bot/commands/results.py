@@ -13,6 +13,7 @@ from typing import Any, Iterator, Literal
 from pydantic import BaseModel, Field
 
 from rlmap_bot.parts import Part
+from rlmap_bot.search.models import Answer, Hit
 
 
 class StageRow(BaseModel):
@@ -113,17 +114,12 @@ class SubscriptionList(BaseModel):
     subscriptions: list[SubscriptionRow]
 
 
-class Unanswered(BaseModel):
-    """An empty line in a batch of questions: an answer-shaped line saying so, so output lines stay aligned."""
+class Unanswered(Answer):
+    """An empty line in a batch of questions: an answer with nothing in it that says so, so output
+    lines stay aligned (an answer, so its JSON has every key an answer has)."""
 
     query: str = ""
-    results: list[Any] = Field(default_factory=list)
-    weak: list[Any] = Field(default_factory=list)
-    corrections: dict[str, str] = Field(default_factory=dict)
-    english_only: bool = False
-    close_call: bool = False
-    known_topics: list[str] = Field(default_factory=list)
-    unrelated_words: list[str] = Field(default_factory=list)
+    results: list[Hit] = Field(default_factory=list)
     error: str = "empty question"
 
 
