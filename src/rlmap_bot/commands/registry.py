@@ -186,9 +186,9 @@ def _argument_like(word: str) -> bool:
 
 def _is_a_word(context: Any, word: str, command: str) -> bool:
     """Whether ``word`` is a word, so a question may start with it, as the search reads it: the
-    catalog's, any word English lists ("outages", "reloaded"; a listed typo such as "aks" too, which
-    the search then reads), or a typo closer to the catalog word it is corrected to than to
-    ``command`` ("rewrad"). Without a core, assume so."""
+    catalog's, any word the store's English table lists ("outages", "reloaded"), or a typo closer
+    to the catalog word it is corrected to than to ``command`` ("rewrad"; not "aks", which the table
+    does not list). Without a core, assume so."""
     lexicon = getattr(getattr(context, "searcher", None), "lexicon", None)
     if lexicon is None:
         return True
