@@ -89,12 +89,14 @@ def test_shell_answers_commands_it_does_not_run_and_unknown_help_topics(core):
 def test_shell_lines_that_are_plainly_commands_are_not_searched(core):
     """A newcomer's shell: "shwo reward" was answered with a paper on verifiers, and "watch
     examples/grpo-run.log", "suggest 2401.00001" and "serve" were searched as questions."""
-    said = shell(core, "shwo reward", "watch examples/grpo-run.log", "suggest 2401.00001", "serve", "papres by Gao")
+    said = shell(core, "shwo reward", "watch examples/grpo-run.log", "suggest 2401.00001", "serve", "papres by Gao",
+                 "aks what is ppo")
     assert "unknown command `shwo`; did you mean `show`?" in said
     assert "error: `watch` is not a command here; it works in Slack (`/rlmap watch`)" in said
     assert "error: `suggest` is not a command here" in said
     assert "error: `serve` is not a command here; it works from the command line (`rlmap-bot serve`)" in said
     assert "unknown command `papres`; did you mean `papers`?" in said
+    assert "unknown command `aks`; did you mean `ask`?" in said  # a swap is one edit
     assert "Nothing in the map is relevant" not in said and "score 0." not in said
 
 
