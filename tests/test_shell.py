@@ -43,6 +43,7 @@ def test_off_topic_says_what_it_knows(core):
     out = drive(core, "where is the coffee machine?", "quit")
     assert "Nothing in the map is relevant" in out
     assert "Rollout generation" in out
+    assert "About a run of yours? `diagnose` asks what you see" in out  # as the shell types it
 
 
 def test_end_of_input_quits(core):

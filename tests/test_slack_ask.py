@@ -43,6 +43,8 @@ def test_off_topic_says_what_the_bot_knows(bot, standin):
                      "text": "where is the coffee machine?"})
     text = text_of(blocks_of(standin.wait_for("chat.postMessage")[0]))
     assert "Nothing in the map is relevant" in text and "Reward quality" in text
+    # A symptom the catalog's words missed is better sent to a diagnosis than left unanswered.
+    assert "About a run of yours? `/rlmap diagnose` asks what you see" in text
 
 
 def test_slash_ask_is_ephemeral_with_a_share_button(bot, standin):

@@ -95,6 +95,7 @@ def answer_text(answer: Answer) -> str:
         if answer.known_topics:
             lines.append(_wrap(wording.known_topics(answer.known_topics), ""))
         lines.append(wording.TRY_INSTEAD)
+        lines.append(wording.about_your_run("diagnose"))
         return "\n".join(lines)
     if answer.close_call:
         lines.append(wording.CLOSE_CALL)

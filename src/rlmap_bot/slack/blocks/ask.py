@@ -49,6 +49,7 @@ def answer_blocks(answer: Answer, shareable: bool = False, shared_by: str | None
     if not answer.results:
         blocks.append(section(escape(wording.nothing_relevant(answer.query)) + "\n"
                               + escape(wording.known_topics(answer.known_topics))))
+        blocks.append(context(wording.about_your_run("/rlmap diagnose")))
         blocks.append(actions([
             button("Show the stages", "stages_show", "stages"),
             button("How to ask", "help_show", "help"),
