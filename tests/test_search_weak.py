@@ -61,6 +61,7 @@ def test_cli_and_shell_say_it_is_a_weak_match(env):
     assert out.returncode == 0, out.stderr
     assert "weak match" in out.stdout and "Reward audit error rate" in out.stdout
     assert "Nothing in the map is relevant" not in out.stdout
+    assert "About a run of yours? `diagnose`" in out.stdout  # a symptom told loosely: a diagnosis may say more
     shell = invoke(["shell"], env, stdin=WEAK + "\nquit\n")
     assert "weak match" in shell.stdout and "Reward audit error rate" in shell.stdout
 
@@ -71,4 +72,5 @@ def test_slack_says_it_is_a_weak_match(bot, standin):
     call = standin.wait_for("chat.postMessage")[0]
     text = text_of(blocks_of(call))
     assert "weak match" in text and "Reward audit error rate" in text
+    assert "About a run of yours? `/rlmap diagnose`" in text
     assert "weak match" in call.args["text"]

@@ -89,6 +89,7 @@ def answer_text(answer: Answer) -> str:
         lines.append(wording.weak_match(answer.query))
         lines += _hit_lines(answer.weak)
         lines.append("Use `show ID` for the whole entry.")
+        lines.append(wording.about_your_run("diagnose"))
         return "\n".join(lines)
     if not answer.results:
         lines.append(wording.nothing_relevant(answer.query))

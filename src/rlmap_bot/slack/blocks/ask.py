@@ -45,6 +45,7 @@ def answer_blocks(answer: Answer, shareable: bool = False, shared_by: str | None
         listing = "\n".join(f"• *{escape(h.title)}* ({escape(h.kind)}): {escape(h.one_line)}" for h in answer.weak)
         blocks.append(section(listing))
         blocks.append(actions([button(cut(h.title, 70), f"entry_show_{10 + i}", h.id) for i, h in enumerate(answer.weak)]))
+        blocks.append(context(wording.about_your_run("/rlmap diagnose")))
         return fit(blocks)
     if not answer.results:
         blocks.append(section(escape(wording.nothing_relevant(answer.query)) + "\n"
