@@ -76,10 +76,12 @@ TRY_INSTEAD = "Try `stages`, `papers`, or a question such as “why is my reward
 
 
 def about_your_run(command: str) -> str:
-    """The pointer to the guided diagnosis under no answer or a weak one: a symptom in everyday words is the question
-    the catalog's words most often miss ("numbers go up, quality goes down"), and the right answer
-    to it is a diagnosis, not silence. ``command`` is how this front-end spells it."""
+    """The pointer to the guided diagnosis under no answer or a weak one: a symptom in everyday
+    words is the question the catalog's words most often miss ("numbers go up, quality goes down"),
+    and a diagnosis answers it better than silence. ``command`` is how this front-end spells it."""
     return f"About a run of yours? `{command}` asks what you see and names the stage that binds."
+
+
 CLOSE_CALL = "Two entries fit about equally well. Did you mean one of these?"
 
 
