@@ -5,9 +5,12 @@ from __future__ import annotations
 from slack_sdk.models.blocks import Block
 
 from rlmap_bot import wording
+from rlmap_bot.commands.declare import surface_prefix
 from rlmap_bot.search.engine import Answer, Hit
 from rlmap_bot.slack.blocks.common import actions, button, context, fit, section
 from rlmap_bot.slack.markup import cut, escape, mention
+
+DIAGNOSE = surface_prefix("slack") + "diagnose"  # as Slack spells the command (`/rlmap diagnose`)
 
 
 def _hit(hit: Hit, index: int) -> list[Block]:
@@ -45,12 +48,12 @@ def answer_blocks(answer: Answer, shareable: bool = False, shared_by: str | None
         listing = "\n".join(f"• *{escape(h.title)}* ({escape(h.kind)}): {escape(h.one_line)}" for h in answer.weak)
         blocks.append(section(listing))
         blocks.append(actions([button(cut(h.title, 70), f"entry_show_{10 + i}", h.id) for i, h in enumerate(answer.weak)]))
-        blocks.append(context(wording.about_your_run("/rlmap diagnose")))
+        blocks.append(context(wording.about_your_run(DIAGNOSE)))
         return fit(blocks)
     if not answer.results:
         blocks.append(section(escape(wording.nothing_relevant(answer.query)) + "\n"
                               + escape(wording.known_topics(answer.known_topics))))
-        blocks.append(context(wording.about_your_run("/rlmap diagnose")))
+        blocks.append(context(wording.about_your_run(DIAGNOSE)))
         blocks.append(actions([
             button("Show the stages", "stages_show", "stages"),
             button("How to ask", "help_show", "help"),
