@@ -153,3 +153,75 @@ def test_replies_typed_in_a_burst_are_applied_in_the_order_they_were_written(bot
     assert len(session.skipped) == len(applied), "each applied reply skipped exactly one question"
     refused = [c for c in standin.of("chat.postEphemeral") if c.args.get("thread_ts") == card.thread]
     assert len(applied) + len(refused) == len(sent), "every reply was either applied or its writer told why not"
+
+
+# -- "Diagnose a run": from an answer that missed, one click to the guided diagnosis -----------------------
+SYMPTOM = "the model learned to rewrite the unit tests so that every check comes back green"  # a weak match
+
+
+def _diagnose_button(call_blocks: list) -> dict:
+    found = [e for b in call_blocks if b["type"] == "actions" for e in b["elements"] if e["action_id"] == "diagnose_start"]
+    assert len(found) == 1, "one 'Diagnose a run' button under an answer that missed"
+    assert found[0]["text"]["text"] == "Diagnose a run"
+    return found[0]
+
+
+def test_a_private_answer_that_missed_opens_a_diagnosis_thread_and_stays(bot, standin):
+    bot.slack.command("ask where is the coffee machine", channel="C4", respond_as="asked")
+    answer = standin.wait_for("response_url", lambda c: c.target == "asked")[0]
+    assert "Nothing in the map is relevant" in text_of(answer.args["blocks"])
+    button = _diagnose_button(answer.args["blocks"])
+    # The click comes from an ephemeral message: Slack sends no `message`, so there is nothing to thread under.
+    bot.slack.click(button["action_id"], button["value"], user="U4", channel="C4", respond_as="clicked",
+                    ephemeral=True)
+    root, card = standin.wait_for("chat.postMessage", lambda c: c.args["channel"] == "C4", count=2)[:2]
+    assert "started a diagnosis" in text_of(blocks(root)) and not root.args.get("thread_ts")
+    assert card.args["thread_ts"] == standin.messages["C4"][0]["ts"]
+    assert "Diagnosis · question 1" in json.dumps(blocks(card), ensure_ascii=False)
+    told = standin.wait_for("response_url", lambda c: c.target == "clicked")[0]
+    assert "answer in the thread" in told.args["text"]
+    assert told.args.get("replace_original") is False  # the answer the person was reading stays on screen
+    session = bot.front.core.state.sessions.find("T0001", "C4", card.args["thread_ts"])
+    assert session is not None and session.user == "U4"
+
+
+def test_a_weak_match_in_a_mention_thread_starts_the_diagnosis_in_that_thread(bot, standin):
+    bot.slack.event({"type": "app_mention", "user": "U5", "channel": "C5", "ts": "950.1",
+                     "text": f"<@{BOT_USER}> {SYMPTOM}"})
+    answer = standin.wait_for("chat.postMessage")[0]
+    assert "weak match" in text_of(blocks(answer)) and answer.args["thread_ts"] == "950.1"
+    button = _diagnose_button(blocks(answer))
+    answer_ts = next(m["ts"] for m in standin.messages["C5"] if m.get("thread_ts") == "950.1")
+    bot.slack.click(button["action_id"], button["value"], user="U5", channel="C5", message_ts=answer_ts,
+                    thread_ts="950.1")
+    card = standin.wait_for("chat.postMessage", count=2)[1]
+    assert card.args["channel"] == "C5" and card.args["thread_ts"] == "950.1"  # no new root: the same thread
+    assert "Diagnosis · question 1" in json.dumps(blocks(card), ensure_ascii=False)
+    assert bot.front.core.state.sessions.find("T0001", "C5", "950.1") is not None
+    # The thread's next reply answers the first question ("?": don't know), as in any diagnosis thread.
+    first = bot.front.core.state.sessions.find("T0001", "C5", "950.1").current
+    bot.slack.event({"type": "message", "channel_type": "channel", "user": "U5", "channel": "C5", "ts": "950.9",
+                     "thread_ts": "950.1", "text": "?"})
+    update = standin.wait_for("chat.update", lambda c: c.args["channel"] == "C5")[0]
+    assert "question 2" in update.args["text"]
+    assert bot.front.core.state.sessions.find("T0001", "C5", "950.1").current not in (None, first)
+
+
+def test_a_dm_answer_that_missed_starts_the_diagnosis_under_that_answer(bot, standin):
+    bot.slack.event({"type": "message", "channel_type": "im", "user": "U6", "channel": "D6", "ts": "960.1",
+                     "text": "where is the coffee machine"})
+    answer = standin.wait_for("chat.postMessage")[0]
+    button = _diagnose_button(blocks(answer))
+    answer_ts = standin.messages["D6"][0]["ts"]
+    bot.slack.click(button["action_id"], button["value"], user="U6", channel="D6", message_ts=answer_ts)
+    card = standin.wait_for("chat.postMessage", count=2)[1]
+    assert card.args["channel"] == "D6" and card.args["thread_ts"] == answer_ts
+    assert bot.front.core.state.sessions.find("T0001", "D6", answer_ts) is not None
+
+
+def test_a_confident_answer_offers_no_diagnosis(bot, standin):
+    bot.slack.command("ask the PPO paper", respond_as="sure")
+    answer = standin.wait_for("response_url", lambda c: c.target == "sure")[0]
+    assert "Proximal Policy Optimization" in text_of(answer.args["blocks"])
+    assert not any(e["action_id"] == "diagnose_start" for b in answer.args["blocks"] if b["type"] == "actions"
+                   for e in b["elements"])

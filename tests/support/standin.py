@@ -393,9 +393,10 @@ class Slack:
 
     def click(self, action_id: str, value: str, user: str = "U1", channel: str = "C1",
               message_ts: str = "1.0", thread_ts: str | None = None, container: str = "message",
-              respond_as: str = "click", team: str = TEAM, state: dict | None = None) -> tuple[int, str]:
+              respond_as: str = "click", team: str = TEAM, state: dict | None = None,
+              ephemeral: bool = False) -> tuple[int, str]:
         payload = self.click_payload(action_id, value, user, channel, message_ts, thread_ts, container, respond_as,
-                                     team, state)
+                                     team, state, ephemeral)
         body = urllib.parse.urlencode({"payload": json.dumps(payload)})
         return self._send(body, "application/x-www-form-urlencoded", sign(body))
 
@@ -411,8 +412,13 @@ class Slack:
 
     def click_payload(self, action_id: str, value: str, user: str = "U1", channel: str = "C1",
                       message_ts: str = "1.0", thread_ts: str | None = None, container: str = "message",
-                      respond_as: str = "click", team: str = TEAM, state: dict | None = None) -> dict:
-        """The block_actions payload Slack sends for a click on a button."""
+                      respond_as: str = "click", team: str = TEAM, state: dict | None = None,
+                      ephemeral: bool = False) -> dict:
+        """The block_actions payload Slack sends for a click on a button.
+
+        A button in an ephemeral message (a `/rlmap` answer) comes without ``message``, its container
+        marked ``is_ephemeral`` (as in real payloads: only the person saw it, Slack keeps no copy).
+        """
         payload = {
             "type": "block_actions", "user": {"id": user, "team_id": team}, "api_app_id": "A1",
             "team": {"id": team}, "trigger_id": trigger_id(),
@@ -428,7 +434,10 @@ class Slack:
             payload["container"] = {"type": "message", "message_ts": message_ts, "channel_id": channel,
                                     **({"thread_ts": thread_ts} if thread_ts else {})}
             payload["channel"] = {"id": channel}
-            payload["message"] = {"ts": message_ts, **({"thread_ts": thread_ts} if thread_ts else {})}
+            if ephemeral:
+                payload["container"]["is_ephemeral"] = True
+            else:
+                payload["message"] = {"ts": message_ts, **({"thread_ts": thread_ts} if thread_ts else {})}
             payload["response_url"] = self.standin.response_url(respond_as)
         return payload
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from slack_sdk.models.blocks import Block
+from slack_sdk.models.blocks import Block, ButtonElement
 
 from rlmap_bot import wording
 from rlmap_bot.commands.declare import surface_prefix
@@ -11,6 +11,11 @@ from rlmap_bot.slack.blocks.common import actions, button, context, fit, section
 from rlmap_bot.slack.markup import cut, escape, mention
 
 DIAGNOSE = surface_prefix("slack") + "diagnose"  # as Slack spells the command (`/rlmap diagnose`)
+DIAGNOSE_ACTION = "diagnose_start"  # the button under no answer or a weak one: the guided diagnosis, one click
+
+
+def _diagnose_button() -> ButtonElement:
+    return button("Diagnose a run", DIAGNOSE_ACTION, "diagnose")
 
 
 def _hit(hit: Hit, index: int) -> list[Block]:
@@ -49,12 +54,14 @@ def answer_blocks(answer: Answer, shareable: bool = False, shared_by: str | None
         blocks.append(section(listing))
         blocks.append(actions([button(cut(h.title, 70), f"entry_show_{10 + i}", h.id) for i, h in enumerate(answer.weak)]))
         blocks.append(context(wording.about_your_run(DIAGNOSE)))
+        blocks.append(actions([_diagnose_button()], block_id="diagnose"))
         return fit(blocks)
     if not answer.results:
         blocks.append(section(escape(wording.nothing_relevant(answer.query)) + "\n"
                               + escape(wording.known_topics(answer.known_topics))))
         blocks.append(context(wording.about_your_run(DIAGNOSE)))
         blocks.append(actions([
+            _diagnose_button(),
             button("Show the stages", "stages_show", "stages"),
             button("How to ask", "help_show", "help"),
         ]))

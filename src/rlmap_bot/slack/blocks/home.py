@@ -5,6 +5,7 @@ from __future__ import annotations
 from slack_sdk.models.blocks import Block, DividerBlock, HeaderBlock
 from slack_sdk.models.views import View
 
+from rlmap_bot.slack.blocks.ask import DIAGNOSE
 from rlmap_bot.slack.blocks.common import MAX_HOME_BLOCKS, button, fit, plain, section
 from rlmap_bot.slack.blocks.help import help_blocks
 from rlmap_bot.slack.markup import escape
@@ -30,7 +31,7 @@ def home_view(stages, newest, sessions, help_result, watches: list[Block] | None
                 f"In {where}: {len(session.answers)} answered, next `{escape(session.current or '-')}`, "
                 f"updated {session.updated_at:%Y-%m-%d %H:%M} UTC"))
     else:
-        blocks.append(section("*Your open diagnoses*\nNone. Start one with `/rlmap diagnose` in a channel."))
+        blocks.append(section(f"*Your open diagnoses*\nNone. Start one with `{DIAGNOSE}` in a channel."))
     blocks.append(DividerBlock())
     if watches:
         blocks += watches

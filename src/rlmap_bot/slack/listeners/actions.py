@@ -1,4 +1,4 @@
-"""Buttons: full entries, related entries, sharing an answer, stages and help, diagnosis answers."""
+"""Buttons: full entries, related entries, sharing an answer, stages and help, starting and answering diagnoses."""
 
 from __future__ import annotations
 
@@ -35,6 +35,14 @@ def _show(body: dict, client: WebClient, respond: Callable, blocks: list, text: 
     thread = body.get("message", {}).get("thread_ts") or body.get("container", {}).get("thread_ts")
     respond(response_type="ephemeral", replace_original=False, text=fallback(text), blocks=to_dicts(blocks),
             **({"thread_ts": thread} if thread else {}))
+
+
+def _beside(respond: Callable) -> Callable:
+    """``respond`` that adds a message instead of replacing the one whose button was clicked."""
+    def send(**kwargs: Any) -> Any:
+        kwargs.setdefault("replace_original", False)
+        return respond(**kwargs)
+    return send
 
 
 def _channel(body: dict) -> str:
@@ -102,6 +110,23 @@ def register(front: Front) -> None:
                 respond(response_type="ephemeral", replace_original=False, text=hint)
                 return
             respond(delete_original=True)
+
+    @app.action(ask.DIAGNOSE_ACTION)
+    def on_diagnose(ack: Callable, body: dict, client: WebClient, respond: Callable, context: Any) -> None:
+        """"Diagnose a run" under an answer that missed: the `diagnose` command, run as if typed there."""
+        ack()
+        with front.after_ack(context, respond):
+            team = body.get("team", {}).get("id") or body.get("user", {}).get("team_id", "")
+            user, channel = body.get("user", {}).get("id", ""), _channel(body)
+            message = body.get("message") or {}
+            if body.get("container", {}).get("is_ephemeral") or not message.get("ts"):
+                # A private answer (`/rlmap ask`) has no message to thread under: open a thread, as
+                # `/rlmap diagnose` does, and keep the answer on screen.
+                front.commands.slash(client, "diagnose", team=team, channel=channel, user=user,
+                                     respond=_beside(respond))
+                return
+            thread = message.get("thread_ts") or message["ts"]  # a mention's thread, or under a DM answer
+            front.commands.chat(client, "diagnose", team, channel, user, thread_ts=thread, anchor_ts=thread)
 
     @app.action(cards.PICK_ACTION)
     def on_diagnosis_tick(ack: Callable) -> None:
