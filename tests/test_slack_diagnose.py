@@ -180,9 +180,18 @@ def test_a_private_answer_that_missed_opens_a_diagnosis_thread_and_stays(bot, st
     assert "Diagnosis · question 1" in json.dumps(blocks(card), ensure_ascii=False)
     told = standin.wait_for("response_url", lambda c: c.target == "clicked")[0]
     assert "answer in the thread" in told.args["text"]
-    assert told.args.get("replace_original") is False  # the answer the person was reading stays on screen
     session = bot.front.core.state.sessions.find("T0001", "C4", card.args["thread_ts"])
     assert session is not None and session.user == "U4"
+    # A second click before any answer is the same request: pointed to the first, no second thread.
+    bot.slack.click(button["action_id"], button["value"], user="U4", channel="C4", respond_as="clicked",
+                    ephemeral=True)
+    again = standin.wait_for("response_url", lambda c: c.target == "clicked", count=2)[1]
+    assert "already waiting for its first answer" in again.args["text"]
+    standin.settle()
+    assert len(standin.of("chat.postMessage")) == 2 and len(bot.front.core.flow.open_sessions(team="T0001")) == 1
+    for reply in standin.of("response_url"):
+        if reply.target == "clicked":  # the answer the person was reading stays on screen
+            assert reply.args.get("replace_original") is False and not reply.args.get("delete_original"), reply.args
 
 
 def test_a_weak_match_in_a_mention_thread_starts_the_diagnosis_in_that_thread(bot, standin):
@@ -200,6 +209,12 @@ def test_a_weak_match_in_a_mention_thread_starts_the_diagnosis_in_that_thread(bo
     assert bot.front.core.state.sessions.find("T0001", "C5", "950.1") is not None
     # The thread's next reply answers the first question ("?": don't know), as in any diagnosis thread.
     first = bot.front.core.state.sessions.find("T0001", "C5", "950.1").current
+    # A teammate's click on the same answer before anyone answered: pointed to the open card.
+    bot.slack.click(button["action_id"], button["value"], user="U9", channel="C5", message_ts=answer_ts,
+                    thread_ts="950.1", respond_as="teammate")
+    assert "already waiting" in standin.wait_for("response_url", lambda c: c.target == "teammate")[0].args["text"]
+    standin.settle()
+    assert len(standin.of("chat.postMessage")) == 2
     bot.slack.event({"type": "message", "channel_type": "channel", "user": "U5", "channel": "C5", "ts": "950.9",
                      "thread_ts": "950.1", "text": "?"})
     update = standin.wait_for("chat.update", lambda c: c.args["channel"] == "C5")[0]
@@ -225,3 +240,11 @@ def test_a_confident_answer_offers_no_diagnosis(bot, standin):
     assert "Proximal Policy Optimization" in text_of(answer.args["blocks"])
     assert not any(e["action_id"] == "diagnose_start" for b in answer.args["blocks"] if b["type"] == "actions"
                    for e in b["elements"])
+
+
+def test_a_diagnose_click_from_a_view_starts_nothing(bot, standin):
+    # Answers are never shown in App Home or a modal; a click from one (an old or forged payload) has no
+    # channel to open a thread in, and must not leave a session nobody can see.
+    bot.slack.click("diagnose_start", "diagnose", user="U8", container="view")
+    standin.settle()
+    assert not standin.of("chat.postMessage") and not bot.front.core.flow.open_sessions(user="U8")

@@ -95,6 +95,7 @@ def did_you_mean(options: Iterable[str]) -> str:
 
 
 DIAGNOSIS_THREAD_OPENED = "Diagnosis started: answer in the thread I just opened."
+DIAGNOSIS_WAITING = "A diagnosis is already waiting for its first answer there: answer its card in the thread."
 
 
 def reply_superseded(text: str) -> str:

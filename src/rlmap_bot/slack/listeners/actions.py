@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import re
 from typing import TYPE_CHECKING, Any, Callable
 
@@ -9,6 +10,7 @@ from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
 from slack_sdk.models.views import View
 
+from rlmap_bot import wording
 from rlmap_bot.commands import REGISTRY
 from rlmap_bot.commands.admin import help_for
 from rlmap_bot.commands.catalog import stages as stages_command
@@ -18,9 +20,14 @@ from rlmap_bot.slack.blocks import ask, entries, help, to_dicts
 from rlmap_bot.slack.blocks import diagnosis as cards
 from rlmap_bot.slack.blocks.common import fallback, fit, plain, section
 from rlmap_bot.slack.markup import cut
+from rlmap_bot.state.models import utcnow
 
 if TYPE_CHECKING:
     from rlmap_bot.slack.front import Front
+
+# A second click on "Diagnose a run" this soon after the first, before any answer, is the same
+# request (a double click, a second look at the answer): judgement, a few minutes of reading.
+_AGAIN = dt.timedelta(minutes=10)
 
 
 def _show(body: dict, client: WebClient, respond: Callable, blocks: list, text: str, title: str) -> None:
@@ -43,6 +50,20 @@ def _beside(respond: Callable) -> Callable:
         kwargs.setdefault("replace_original", False)
         return respond(**kwargs)
     return send
+
+
+def _waiting(front: Front, team: str, channel: str, user: str, thread: str | None) -> bool:
+    """A diagnosis not yet answered where this click would start one: in the thread, or (from a private
+    answer, which opens a new thread) one the same person started in the channel in the last minutes."""
+    recent = utcnow() - _AGAIN
+    for session in front.core.flow.open_sessions(team=team):
+        if session.channel != channel or session.history:
+            continue
+        if thread is not None and session.thread_ts == thread:
+            return True
+        if thread is None and session.user == user and session.started_at >= recent:
+            return True
+    return False
 
 
 def _channel(body: dict) -> str:
@@ -118,14 +139,22 @@ def register(front: Front) -> None:
         with front.after_ack(context, respond):
             team = body.get("team", {}).get("id") or body.get("user", {}).get("team_id", "")
             user, channel = body.get("user", {}).get("id", ""), _channel(body)
+            if not channel or body.get("container", {}).get("type") == "view":
+                return  # answers are never shown in App Home or a modal: no channel to open a thread in
             message = body.get("message") or {}
-            if body.get("container", {}).get("is_ephemeral") or not message.get("ts"):
+            private = body.get("container", {}).get("is_ephemeral") or not message.get("ts")
+            thread = None if private else message.get("thread_ts") or message["ts"]
+            if _waiting(front, team, channel, user, thread):
+                # A second click (or a teammate's) would leave the first card orphaned: point to it.
+                _beside(respond)(response_type="ephemeral", text=wording.DIAGNOSIS_WAITING)
+                return
+            if thread is None:
                 # A private answer (`/rlmap ask`) has no message to thread under: open a thread, as
                 # `/rlmap diagnose` does, and keep the answer on screen.
                 front.commands.slash(client, "diagnose", team=team, channel=channel, user=user,
                                      respond=_beside(respond))
                 return
-            thread = message.get("thread_ts") or message["ts"]  # a mention's thread, or under a DM answer
+            # Under a mention's answer: its thread; under a DM answer: a thread under it.
             front.commands.chat(client, "diagnose", team, channel, user, thread_ts=thread, anchor_ts=thread)
 
     @app.action(cards.PICK_ACTION)
