@@ -6,7 +6,7 @@ taken from a large language model's embedding table and trained for similarity; 
 vector is the mean of its tokens' vectors (no special tokens), L2-normalised, as the package's
 own ``embed`` does (an empty text is the zero vector).
 Its weights and tokenizer ship inside the ``wordllama`` package on the registry (MIT); they are
-read here with ``tokenizers`` and a memory map, without the package's loader (which, in 0.4.0,
+read here with ``tokenizers`` and a memory map, without the package's loader (which, in 0.4.0.post1,
 looks for the tokenizer in a folder the wheel does not have and then tries to download it).
 Without the packages, :func:`load` returns None.
 """

@@ -128,6 +128,11 @@ def test_help_gives_how_to_measure_without_moving(fresh):
     ("length_growth", "3.5x", 3.5), ("length_growth", "3.5", 3.5), ("rollout_wait_fraction", "40%", 0.4),
     ("rollout_wait_fraction", "0.4", 0.4), ("loss_divergence", "y", True), ("loss_divergence", "n", False),
     ("kl_to_reference", "5 nats", 5.0), ("eval_improvement", "+2.5 points", 2.5), ("entropy_trend", "a", "collapsing"),
+    # A choice in everyday words (knowledge/catalog.yaml: answer_words), as a person types it.
+    ("proxy_reward_trend", "going up", "rising"), ("proxy_reward_trend", "Going up!", "rising"),
+    ("heldout_score_trend", "dropping", "falling"), ("heldout_score_trend", "plateaued", "flat"),
+    ("logprob_mismatch_trend", "growing", "widening"), ("passk_vs_base", "lower", "below"),
+    ("entropy_trend", "stable", "stable"), ("entropy_trend", "up", "rising"),
 ])
 def test_typed_answers_as_people_write_them(fresh, signal, typed, value):
     step = fresh.flow.reply(at(fresh.flow, signal).session.id, typed)
@@ -138,10 +143,16 @@ def test_typed_answers_as_people_write_them(fresh, signal, typed, value):
     ("length_growth", "350%", "'%' is only for shares"),
     ("rollout_wait_fraction", "40", "fraction from 0 to 1"),
     ("loss_divergence", "sometimes", "takes yes/no"),
+    # "down" could be a collapse or a decline: the entropy question does not guess.
+    ("entropy_trend", "down", "takes one of collapsing, collapsed, declined, stable, rising"),
+    ("proxy_reward_trend", "sideways", "takes one of rising, flat, falling"),
 ])
 def test_typed_answers_that_do_not_fit_are_refused(fresh, signal, typed, message):
-    with pytest.raises(FlowError, match=message):
+    with pytest.raises(FlowError, match=message) as refused:
         fresh.flow.reply(at(fresh.flow, signal).session.id, typed)
+    # Named by the question's title, as the card shows it, not by the signal's id.
+    assert str(refused.value).startswith(fresh.engine.signals[signal].title), str(refused.value)
+    assert signal not in str(refused.value)
 
 
 def test_questions_carry_what_front_ends_render(fresh):

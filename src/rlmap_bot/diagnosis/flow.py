@@ -56,6 +56,16 @@ def control_word(text: str) -> str | None:
     return CONTROL_WORDS.get(text.strip().lower())
 
 
+def typed_choice(choices: list[str], text: str, words: dict[str, list[str]]) -> str | None:
+    """The choice a reply names in everyday words ("going up": rising), from the catalog's
+    ``answer_words``; None when it names a choice itself, none, or more than one."""
+    said = " ".join("".join(c if c.isalnum() or c in " '" else " " for c in text.lower()).split())
+    if not choices or said in choices:
+        return None
+    found = [c for c in choices if said in words.get(c, ())]
+    return found[0] if len(found) == 1 else None
+
+
 class FlowError(UsageError):
     """A move that does not apply (finished session, stale button, bad answer)."""
 
@@ -210,7 +220,9 @@ class Flow:
             try:
                 value = self.engine.validate({signal_id: raw})[signal_id]
             except (DiagnosisInputError, KeyError) as exc:
-                raise FlowError(str(exc) if str(exc) else f"{signal_id} needs a value") from None
+                # The question is shown by its title: the signal's id means nothing to the person answering.
+                said = str(exc).removeprefix(f"{signal_id} ")
+                raise FlowError(f"{self._title(signal_id)} {said}" if str(exc) else f"{signal_id} needs a value") from None
             note = f"{self._title(signal_id)}: {format_value(value)}"
         answers = {**session.answers, signal_id: value}
         return self._advance(session, answers=answers, skipped=session.skipped, note=note, key=key)
@@ -303,6 +315,8 @@ class Flow:
             if not 0 <= index < len(signal.presets):
                 raise FlowError(f"no option {reply!r}; pick a-{chr(ord('a') + len(signal.presets) - 1)}")
             return self.answer(session_id, current, signal.presets[index].value, key=key)
+        if signal is not None and signal.type == "choice":
+            reply = typed_choice(signal.choices, reply, self.engine.settings.answer_words) or reply
         return self.answer(session_id, current, reply, key=key)
 
     def attach(self, session_id: str, message_ts: str | None = None, thread_ts: str | None = None) -> Session:

@@ -372,6 +372,9 @@ class DiagnosisSettings(BaseModel):
         default_factory=lambda: _COST_WEIGHTS.copy())
     next_checks: int = Field(default=3, ge=0)
     papers: int = Field(default=5, ge=0)
+    answer_words: dict[Slug, list[Annotated[str, StringConstraints(strip_whitespace=True, to_lower=True,
+                                                                    min_length=1)]]] = Field(
+        default_factory=dict, description="Words typed for a choice answer, read as that choice ('going up': rising).")
     complaints: list[Complaint] = Field(default_factory=list)
     checkup: list[Slug] = Field(
         default_factory=list, description="Signals asked first, in this order, when the team names no complaint.")
