@@ -149,6 +149,21 @@ def test_piped_terminal_prints_provenance_and_verdict(env, tmp_path):
     assert out.stdout.splitlines()[0].endswith(f": {path}"), "a one-file log is not also called a run of its name"
 
 
+def test_the_verdict_and_the_readings_it_rests_on_come_first(built_db, tmp_path):
+    # A newcomer read 45 lines of method before the verdict (2026-12-03): the conclusion and the few
+    # numbers behind it lead, named as cards name them; the derivation follows.
+    path = runlogs.write_verl_console(tmp_path / "run.log", runlogs.named(runlogs.curves("reward_hacking"), "verl"))
+    out = invoke(["diagnose", "--run", str(path)], built_db).output
+    head, _, rest = out.partition("From the logs:")
+    assert "Verdict: Reward quality binds" in head and "Verdict: Reward quality binds" in rest  # and again at the end
+    on = head.split("  On:", 1)[1]
+    assert "Held-out score trend = falling:" in on and "Training reward trend = rising:" in on
+    assert "highest" in on.split("Training reward trend")[0], "a held-out score that fell says where it peaked"
+    assert "Sen's slope" not in head.split("  On:", 1)[0] and "median of the recent window" not in head
+    assert "Held-out score trend (heldout_score_trend) = falling" in rest, "ids stay beside titles, for --map"
+    assert "Claimed eval improvement (eval_improvement) = " in rest and " points: " in rest.split("eval_improvement")[1]
+
+
 def test_the_shell_draws_the_chart_into_rlmap_home(core, tmp_path):
     path = runlogs.write_verl_console(tmp_path / "myrun.log", runlogs.named(runlogs.curves("grad_spikes"), "verl"))
     out = io.StringIO()
@@ -169,7 +184,7 @@ def test_a_custom_logs_unread_column_is_named_with_how_to_map_it(built_db, tmp_p
     out = invoke(["diagnose", "--run", str(path)], built_db, input="")
     assert "Logged but read for no signal: eval_acc; if one of them measures a signal above, name it" in out.output
     mapped = invoke(["diagnose", "--run", str(path), "--map", "heldout_score_trend=eval_acc"], built_db, input="")
-    assert "heldout_score_trend = rising" in mapped.output and "Logged but read for no signal" not in mapped.output
+    assert "(heldout_score_trend) = rising" in mapped.output and "Logged but read for no signal" not in mapped.output
 
 
 def test_a_column_named_inside_a_used_ones_name_is_still_listed(built_db, tmp_path):

@@ -201,9 +201,9 @@ def how_to_measure(question: Question) -> str:
 
 
 def run_text(result: RunDiagnosis, with_verdict: bool = True) -> str:
-    from rlmap_bot.diagnosis.engine import format_value
-
-    """What was read from the logs (each value with its source), what was not, then the verdict."""
+    """The verdict and the readings it rests on, then every value read from the logs with its source,
+    what was not there, and the verdict in full (``with_verdict=False``: the readings alone, for a
+    terminal that asks the rest before it gives a verdict)."""
     run = result.run
     span = f"steps {run.first_step}-{run.last_step}" if run.first_step is not None else "no steps"
     framework = f", {run.framework} metric names" if run.framework else ""
@@ -213,12 +213,21 @@ def run_text(result: RunDiagnosis, with_verdict: bool = True) -> str:
         lines += ["", "Faults (fix these before reading the stage verdict):"]
         for fault in result.faults:
             lines.append(_item(f"{fault.title}: {fault.detail}", "  ! ", "    "))
+    if with_verdict:  # the conclusion and the readings it rests on first; how each was read after
+        lines += ["", wording.verdict_headline(result) + ".", _wrap(result.summary, "  ")]
+        decided = _deciding_signals(result)
+        if decided:
+            lines.append("  On:")
+            for signal in decided:
+                lines.append(_item(f"{result.title_of(signal)} = {result.value_text(signal)}: "
+                                   f"{result.signal_sources[signal].detail}", "    - ", "      "))
+        lines.append(_wrap("(Below: every reading and how it was made, the stages' scores, what to check next "
+                           "and what to read.)", "  "))
     if result.signal_sources:
         lines += ["", "From the logs:"]
         for signal, source in result.signal_sources.items():
-            value = format_value(result.signals.get(signal))
-            lines.append(_item(f"{signal} = {value}: {source.detail} ({source.method}; {source.window} of "
-                               f"{source.metric})"))
+            lines.append(_item(f"{result.title_of(signal)} ({signal}) = {result.value_text(signal)}: "
+                               f"{source.detail} ({source.method}; {source.window} of {source.metric})"))
     for warning in result.warnings:
         lines.append(_item(f"note: {warning}", "  ! ", "    "))
     if result.missing:
@@ -232,6 +241,16 @@ def run_text(result: RunDiagnosis, with_verdict: bool = True) -> str:
     if with_verdict:
         lines += ["", verdict_text(result)]
     return "\n".join(lines)
+
+
+def _deciding_signals(result: RunDiagnosis) -> list[str]:
+    """The signals read from the logs behind the evidence for the verdict's stage (or tied stages)."""
+    stages = {result.binding_stage} if result.binding_stage else set(result.tied)
+    out: list[str] = []
+    for ev in result.evidence:
+        if any(ev.supports(stage) for stage in stages):
+            out += [s for s in ev.signals if s in result.signal_sources and s not in out]
+    return out
 
 
 _UNUSED_SHOWN = 12

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any, Iterable
 
 from pydantic import Field
 
-from rlmap_bot.diagnosis.engine import Verdict
+from rlmap_bot.diagnosis.engine import Verdict, format_value
 from rlmap_bot.errors import UsageError
 from rlmap_bot.runs.provenance import Fault, LevelReading, RunInfo, SignalSource
 
@@ -34,6 +34,18 @@ class RunDiagnosis(Verdict):
     missing_reasons: dict[str, str] = Field(default_factory=dict)
     warnings: list[str] = Field(default_factory=list)
     chart: str | None = Field(default=None, description="Where the chart was written, if one was asked for.")
+    signal_titles: dict[str, str] = Field(default_factory=dict, description="Each signal read: its title, as cards show it.")
+    signal_units: dict[str, str] = Field(default_factory=dict, description="Each signal read that has a unit: the unit.")
+
+    def title_of(self, signal: str) -> str:
+        """A signal as cards name it ("Held-out score trend"); its id when the catalog has no title for it."""
+        return self.signal_titles.get(signal, signal)
+
+    def value_text(self, signal: str) -> str:
+        """A signal's value as read, with its unit ("32.6 points") unless the title says it already."""
+        unit = self.signal_units.get(signal)
+        value = format_value(self.signals.get(signal))
+        return f"{value} {unit}" if unit and unit not in self.title_of(signal) else value
 
 
 def parse_window(spec: str | None) -> int | float | None:
@@ -91,10 +103,12 @@ def read_and_derive(path: str | Path, knowledge_root: Path, format: str | None =
 def verdict_for(engine: Engine, derivation: Derivation, extra: dict[str, Any] | None = None) -> RunDiagnosis:
     """The engine's verdict on the derived signals (plus ``extra`` answers), with the provenance."""
     verdict = engine.diagnose({**derivation.signals, **(extra or {})})
+    read = [engine.signals[s] for s in derivation.signal_sources if s in engine.signals]
     return RunDiagnosis(**verdict.model_dump(), run=derivation.run, faults=derivation.faults, levels=derivation.levels,
                         signal_sources=derivation.signal_sources,
                         missing=derivation.missing, missing_reasons=derivation.missing_reasons,
-                        warnings=derivation.warnings)
+                        warnings=derivation.warnings, signal_titles={s.id: s.title for s in read},
+                        signal_units={s.id: s.unit for s in read if s.unit and s.unit != "x"})
 
 
 def draw(run: RunData, derivation: Derivation, verdict: Verdict, path: str | Path) -> str | None:

@@ -5,7 +5,6 @@ from __future__ import annotations
 from slack_sdk.models.blocks import Block
 
 from rlmap_bot import wording
-from rlmap_bot.diagnosis.engine import format_value
 from rlmap_bot.runs.diagnose import RunDiagnosis
 from rlmap_bot.slack.blocks.common import SECTION_LIMIT, context, fit, section
 from rlmap_bot.slack.blocks.diagnosis import verdict_blocks
@@ -24,9 +23,8 @@ def run_blocks(result: RunDiagnosis, name: str) -> tuple[list[Block], str]:
     head: list[Block] = [context(escape(f"Read {run.steps} steps ({span}) of {name}, a {run.format} log{framework}."))]
     lines = []
     for signal, source in result.signal_sources.items():
-        value = format_value(result.signals.get(signal))
-        lines.append(f"• `{escape(signal)}` = *{escape(value)}*: {escape(source.detail)} _({escape(source.metric)}, "
-                     f"{escape(source.window)})_")
+        lines.append(f"• {escape(result.title_of(signal))} (`{escape(signal)}`) = *{escape(result.value_text(signal))}*: "
+                     f"{escape(source.detail)} _({escape(source.metric)}, {escape(source.window)})_")
     if lines:
         head.append(section(cut("*From the logs*\n" + "\n".join(lines), SECTION_LIMIT)))
     notes = [f"• {escape(w)}" for w in result.warnings]
