@@ -131,3 +131,16 @@ def test_a_flag_given_a_value_is_told_it_takes_none(env):
     out = invoke(["stages", "--json=yes"], env)
     assert out.returncode == 2 and "Error: Option '--json' does not take a value." in out.stderr
     assert " stages --help' for help" in out.stderr
+
+
+def test_help_is_a_command_here_too(env):
+    # The README's "`help` lists them all" after `python3 dev.py run show reward`: a newcomer typed
+    # `dev.py run help` and was told there is no such command (2026-12-03).
+    out = invoke(["help"], env)
+    assert out.returncode == 0, out.stderr
+    for command in ("ask", "show", "diagnose", "papers", "kb build"):
+        assert f"rlmap-bot {command}" in out.stdout
+    one = invoke(["help", "diagnose"], env)
+    assert one.returncode == 0 and "--run PATH" in one.stdout and "rlmap-bot diagnose --run" in one.stdout
+    missing = invoke(["help", "nosuch"], env)
+    assert missing.returncode == 2 and "`rlmap-bot help` lists them" in missing.stderr

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from rlmap_bot.commands.context import Invocation
+from rlmap_bot.commands.declare import surface_prefix
 from rlmap_bot.commands.registry import CHAT, Param, Registry, examples_for
 from rlmap_bot.errors import UsageError
 
@@ -23,7 +24,7 @@ def register(registry: Registry) -> None:
 
     registry.command("help", "this list (or `help COMMAND` for one command)",
                      Param("command", "a command name", kind="rest", metavar="COMMAND"),
-                     surfaces=CHAT, order=90, fits=names_a_command)(help_)
+                     surfaces=CHAT | {"cli"}, order=90, fits=names_a_command)(help_)
     registry.command("reload", "rebuild the catalog from the knowledge files (admins)", surfaces=CHAT, admin=True,
                      order=91)(reload)
 
@@ -57,7 +58,7 @@ def help_for(registry: Registry, surface: str, command: str | None = None, probl
     """Help generated from the declarations, for one surface."""
     from rlmap_bot.commands.results import Help, HelpEntry
 
-    prefix = "/rlmap " if surface == "slack" else ""
+    prefix = surface_prefix(surface)
     if command:
         wanted = " ".join(command.lower().split())
         found = [c for c in registry.all(surface) if c.name == wanted or c.words[0] == wanted]
