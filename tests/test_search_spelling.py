@@ -67,3 +67,21 @@ def test_a_word_the_catalog_writes_is_not_split(core):
     assert "apex" not in lexicon.run_together
     assert parse("apex predator documentary", lexicon).all_words[0] == "apex"
     assert parse("r1zero on aime", lexicon).all_words[:2] == ["r1", "zero"]
+
+
+@pytest.mark.parametrize("question, name", [
+    ("anything from Lilian Weng?", "weng"),  # was "corrected" to "went" (a newcomer pass, 2026-12-03)
+    ("did Noam Brown write about self-play here", "noam"),  # was "norm"
+    ("is there something by Yejin Choi in here", "yejin"),
+])
+def test_a_name_the_catalog_lacks_is_not_corrected_into_a_word(core, question, name):
+    # Capitalised inside a sentence, a word is a name: it may be a misspelt byline, never a misspelt word.
+    assert name not in core.ask(question).corrections
+
+
+@pytest.mark.parametrize("question, fixed", [
+    ("papers by Schulmann", "schulman"), ("what did Jon Schulmann write about PPO", "schulman"),
+    ("the Hafnr paper on world models", "hafner"), ("is the Rewrad model overfitting", "reward"),
+])
+def test_a_capitalised_typo_of_a_catalog_name_is_still_corrected(core, question, fixed):
+    assert fixed in core.ask(question).corrections.values()

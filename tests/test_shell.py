@@ -49,3 +49,22 @@ def test_off_topic_says_what_it_knows(core):
 def test_end_of_input_quits(core):
     out = drive(core, "stages")
     assert out.rstrip().endswith("bye")
+
+
+def test_papers_by_a_name_as_people_type_it(core):
+    # A newcomer (2026-12-03): "papers by Schulmann" found nothing and offered nothing, and "papers by
+    # John Schulman" left the papers list for a search. Bylines give surnames; a letter off is a typo.
+    out = drive(core, "papers by John Schulman", "papers by Schulmann stage optimization", "papers by deepmnd",
+                "papers by Lilian Weng", "quit")
+    assert "4 papers by Schulman (for “John Schulman”) in the catalog" in out
+    assert "papers on Optimization by Schulman (for “Schulmann”)" in out
+    assert "papers by DeepMind (for “deepmnd”)" in out  # as the byline writes it
+    assert "No papers by Lilian Weng in the catalog" in out  # nobody close: said plainly, nothing guessed
+    assert "Two entries fit about equally well" not in out
+
+
+def test_a_close_call_shows_two_then_the_rest_apart(core):
+    out = drive(core, "ask MiniMax", "quit")
+    head, _, rest = out.partition("Also relevant:")
+    assert "Did you mean one of these?" in head and "1. [" in head and "2. [" in head and "3. [" not in head
+    assert not rest or "3. [" in rest

@@ -98,16 +98,21 @@ def answer_text(answer: Answer) -> str:
         lines.append(wording.TRY_INSTEAD)
         lines.append(wording.about_your_run("diagnose"))
         return "\n".join(lines)
-    if answer.close_call:
+    if answer.close_call:  # the two that fit alike under the question, the rest as Slack shows them: apart
         lines.append(wording.CLOSE_CALL)
-    lines += _hit_lines(answer.results)
+        lines += _hit_lines(answer.results[:2])
+        if answer.results[2:]:
+            lines.append("Also relevant:")
+            lines += _hit_lines(answer.results[2:], first=3)
+    else:
+        lines += _hit_lines(answer.results)
     lines.append("Use `show ID` for the whole entry.")
     return "\n".join(lines)
 
 
-def _hit_lines(hits) -> list[str]:
+def _hit_lines(hits, first: int = 1) -> list[str]:
     lines: list[str] = []
-    for i, hit in enumerate(hits, 1):
+    for i, hit in enumerate(hits, first):
         label = wording.verification_label(hit.verification)
         lines.append(f"{i}. [{hit.kind}] {hit.title}  ({hit.id}, score {hit.score:.2f})" + (f" [{label}]" if label else ""))
         if hit.byline:

@@ -33,9 +33,9 @@ def register(registry: Registry) -> None:
     registry.command("stages", "the five stages of the map", json=True, order=3)(stages)
     registry.command(
         "papers", "papers in the catalog, newest first, optionally filtered",
-        Param("by", "only papers by this author or organisation", word="by", metavar="AUTHOR"),
-        Param("stage", "only papers on this stage", metavar="STAGE", word="stage"),
-        Param("topic", "only papers on this subtopic", metavar="TOPIC", word="topic"),
+        Param("by", "only papers by this author or organisation", word="by", metavar="AUTHOR", phrase=True),
+        Param("stage", "only papers on this stage", metavar="STAGE", word="stage", phrase=True),
+        Param("topic", "only papers on this subtopic", metavar="TOPIC", word="topic", phrase=True),
         json=True, order=4, examples=("papers by Schulman", "papers --stage reward"),
     )(papers)
     registry.command("kb build", "validate every knowledge file, build a new store, swap it in atomically",
@@ -112,8 +112,14 @@ def papers(ctx: Invocation, by: str | None = None, stage: str | None = None, top
         found = [p for p in found if topic_id in p.subtopics]
         filters.append(f"on {subtopics[topic_id]}")
     if by:
-        found = [p for p in found if _written_by(p, by)]
-        filters.append(f"by {by}")
+        narrowed = [p for p in found if _written_by(p, by)]
+        near = _near_bylines(by, found) if not narrowed else []
+        if near:  # a given name bylines leave out, or a letter off: read as the byline, and say so
+            narrowed = [p for p in found if _written_by(p, near[0])]
+            filters.append(f"by {near[0]} (for “{by}”)")
+        else:
+            filters.append(f"by {by}")
+        found = narrowed
     rows = [PaperRow(id=p.id, title=p.title, byline=p.byline or None, year=p.year, stages=list(p.stages),
                      verification=p.verification, url=p.link) for p in found]
     return PaperList(papers=rows, filters=filters, total=len(everything))
@@ -137,12 +143,45 @@ def _pick(value: str, known: dict[str, str], what: str) -> str:
     raise UsageError(f"unknown {what} {value!r}; {hint}known: {', '.join(known)}")
 
 
-def _written_by(paper: Any, who: str) -> bool:
+def _byline_words(text: str) -> list[str]:
     from rlmap_bot.text import fold
 
-    wanted = [w for w in fold(who).lower().replace(".", " ").split() if w not in {"et", "al"}]
-    names = fold(" ".join([*paper.authors, paper.organisation or ""])).lower().replace(".", " ").replace(",", " ").split()
+    return fold(text).lower().replace(".", " ").replace(",", " ").split()
+
+
+def _written_by(paper: Any, who: str) -> bool:
+    wanted = [w for w in _byline_words(who) if w not in {"et", "al"}]
+    names = _byline_words(" ".join([*paper.authors, paper.organisation or ""]))
     return bool(wanted) and all(w in names for w in wanted)
+
+
+# How close a misspelt name must be to a byline's word to be offered (rapidfuzz ratio, 0-100): one
+# letter doubled, dropped or swapped in a name of six or more ("Schulmann" 94, "Shulman" 93), not a
+# different short name ("Wang" against "Weng" is 75). Judgement, checked on those examples.
+_NEAR_NAME = 85
+
+
+def _near_bylines(who: str, papers: list[Any]) -> list[str]:
+    """The name asked for, each word no byline has replaced by the closest one that does; a word
+    close to none is left out (bylines give surnames: "John Schulmann" is offered as Schulman)."""
+    from rapidfuzz import fuzz, process
+
+    known = sorted({w for p in papers for w in _byline_words(" ".join([*p.authors, p.organisation or ""]))})
+    wanted = [w for w in _byline_words(who) if w not in {"et", "al"}]
+    fixed = []
+    for word in wanted:
+        near = (word, 100, 0) if word in known else process.extractOne(word, known, scorer=fuzz.ratio,
+                                                                        score_cutoff=_NEAR_NAME)
+        if near is not None:
+            fixed.append(near[0])
+    if not fixed or fixed == wanted:
+        return []
+    guess = " ".join(fixed)
+    if not any(_written_by(p, guess) for p in papers):
+        return []
+    cased = {w.lower(): w for p in papers for w in " ".join([*p.authors, p.organisation or ""])
+             .replace(".", " ").replace(",", " ").split()}  # as the byline writes it: "DeepMind"
+    return [" ".join(cased.get(w, w) for w in fixed)]
 
 
 def kb_build(ctx: Invocation) -> KbBuilt:

@@ -20,7 +20,9 @@ class Param:
     """One parameter. ``kind``: ``arg`` (one word), ``rest`` (the rest of the line), ``option`` or ``flag``.
 
     ``word`` is the chat form of an option or flag (``by Schulman``, ``every 15m``,
-    ``quiet``); ``--name`` always works too. ``surfaces`` limits where it exists
+    ``quiet``); ``--name`` always works too. ``phrase``: in chat, its value runs over the
+    following words up to the next chat word or option (``by John Schulman``, ``stage reward
+    quality``), as a person writes a name. ``surfaces`` limits where it exists
     (``--json`` is for the terminal).
     """
 
@@ -33,6 +35,7 @@ class Param:
     required: bool = False
     multiple: bool = False
     word: str | None = None
+    phrase: bool = False
     short: str | None = None
     metavar: str | None = None
     surfaces: frozenset[str] = ALL

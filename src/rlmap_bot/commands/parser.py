@@ -52,8 +52,12 @@ def chat_to_flags(params: Iterable[Param], words: Iterable[str]) -> list[str]:
         out.append(param.flag_name if param is not None else word)
         takes_value = param.kind == "option" if param is not None else word in valued
         if takes_value and i + 1 < len(items):
-            out.append(items[i + 1])
-            i += 1
+            end = i + 2
+            if param is not None and param.phrase:  # "by John Schulman stage reward": up to the next word or option
+                while end < len(items) and items[end].lower() not in by_word and not items[end].startswith("-"):
+                    end += 1
+            out.append(" ".join(items[i + 1:end]))
+            i = end - 1
         i += 1
     return out
 

@@ -144,6 +144,7 @@ def parse(question: str, lexicon) -> Query:
                   other_language=other_language(content, all_words, lexicon.markers, lexicon))
     seen: set[str] = set()
     corrections = 0
+    named = _capitalised_inside(content)
     for surface in all_words:
         if surface in STOPWORDS or surface in NOT_EVIDENCE or surface in seen:
             continue
@@ -161,6 +162,8 @@ def parse(question: str, lexicon) -> Query:
               and not query.other_language):  # "fallt" in a German question is no typo of "falls"
             corrections += 1
             fixed = lexicon.correct(surface, CORRECTION_SIMILARITY)
+            if fixed and surface in named and not lexicon.is_byline_word(stem(fixed)) and fixed not in lexicon.names:
+                fixed = None  # "Lilian Weng" is a name the catalog lacks, not a typo of "went"
             if fixed:
                 query.words.append(Word(surface, stem(fixed), "corrected", fixed, zipf=zipf))
             else:
@@ -172,6 +175,15 @@ def parse(question: str, lexicon) -> Query:
         ("who" in present or "whose" in present) and bool(present & AUTHOR_VERBS)
     ) or _by_someone(all_words, lexicon) or ("et" in present and "al" in present)
     return query
+
+
+# A word written with a capital after a lower-case word ("anything from Lilian Weng"): a name.
+_CAPITALISED_INSIDE = re.compile(r"(?<=[a-z,;:] )[A-Z][a-z]+\b")
+
+
+def _capitalised_inside(text: str) -> set[str]:
+    """Words capitalised inside a sentence, lower-cased: names, which are corrected only into names."""
+    return {w.lower() for w in _CAPITALISED_INSIDE.findall(text)}
 
 
 def _join_compounds(ws: list[str], lexicon) -> list[str]:
