@@ -480,6 +480,8 @@ class Engine:
         confirming = self._confirming(values, ranked, exclude) if one else []
         # A verdict on one measurement says which checks would confirm it: "Check next" starts with those.
         ranked = [c for c in ranked if c.signal in confirming] + [c for c in ranked if c.signal not in confirming]
+        if binding is not None and not one:
+            ranked = self._about_the_verdict(binding, values, ranked)
         checks = ranked[: self.settings.next_checks]
         # Confidence is the probability of what is said: the stage, one of the tied stages, or "none".
         confidence = probs[binding] if binding else (sum(probs[s] for s in tied) if tied else none_prob)
@@ -496,6 +498,21 @@ class Engine:
             papers=self._papers(binding, tied, evidence),
             signals=values,
         )
+
+    def _about_the_verdict(self, binding: str, values: Mapping[str, Any], ranked: list[NextCheck]) -> list[NextCheck]:
+        """A firm verdict's checks: first what could explain its evidence away (:meth:`threats`), then
+        what bears on its stage (a rule of the signal moves it), then the rest, each by priority.
+
+        Ranked by information alone, the same few silent problems (a log-prob mismatch, contamination,
+        a saturated benchmark: each decisive for another stage) led every verdict's list; a team that
+        has a verdict wants first what would confirm or overturn it (a newcomer pass, 2026-12-03).
+        """
+        signals = [c.signal for c in ranked]
+        threats = set(self.threats(values, signals))
+        bearing = {c.signal for c in ranked
+                   if any(binding in r.rule.points for r in self.rules_by_signal.get(c.signal, ()))}
+        return ([c for c in ranked if c.signal in threats] + [c for c in ranked if c.signal in bearing - threats]
+                + [c for c in ranked if c.signal not in threats | bearing])
 
     def _tied(self, scores: Mapping[str, float]) -> list[str]:
         """Stages that each have enough evidence but none leads by enough."""
