@@ -64,9 +64,9 @@ def _install(extras: str) -> None:
 def workers(args: list[str]) -> list[str]:
     """pytest-xdist's ``-n 4`` unless the caller chose (``-n``, ``--numprocesses``, ``-p no:xdist``).
 
-    The suite spends most of its wall time waiting on the servers and processes it starts (on 2
-    cores: 4 min 33 s of wall time for 3 min 20 s of CPU), so 4 workers keep 2 cores busy:
-    2 min 11 s for the same 1,005 tests.
+    The suite spends most of its wall time waiting on the servers and processes it starts, so 4
+    workers keep 2 cores busy (measured with 1,005 tests on 2 cores: 4 min 33 s of wall time for
+    3 min 20 s of CPU in one process, 2 min 11 s in four).
     """
     chosen = any(a in ("-n", "--numprocesses", "no:xdist") or a.startswith(("-n", "--numprocesses=")) for a in args)
     return [] if chosen else ["-n", "4"]

@@ -147,7 +147,8 @@ REACHED = {
 def test_honest_sets_do_not_lose_ground(core, name):
     items = NEW_LOCKED if name == "locked" else _outsider()
     if items is None:
-        pytest.skip("../shared/eval/outsider-questions.json is not beside this checkout")
+        pytest.skip("the outside question set (validation data kept outside the repository, at "
+                    "../shared/eval/outsider-questions.json) is not on this machine")
     f = figures(ours(core), items)
     report = f"{name}: " + ", ".join(f"{k} {f[k]:.3f} (reached {v:.3f})" for k, v in REACHED[name].items())
     assert all(f[k] >= v - 0.0005 for k, v in REACHED[name].items()), report

@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import os
+import shlex
 import subprocess
 
 import numpy as np
@@ -414,6 +415,21 @@ def test_the_terminal_prints_what_a_check_would_post(env, tmp_path):
     # The installed script, as a user runs it: the same one line and exit code.
     done = run_cli(["watch", "exp/train.log"], env)
     assert done.returncode == 2 and "--once" in done.stderr and done.stderr.count("\n") == 1
+
+
+def test_watching_off_in_the_terminal_shows_the_line_that_turns_it_on(env, tmp_path):
+    # A newcomer ran `rlmap-bot watch examples/grpo-run.log --once` and was told only that it needs
+    # RLMAP_RUN_ROOTS (2026-12-03); the refusal now gives a line that works, which is run here as given.
+    log = rl.write_verl_console(tmp_path / "runs" / "train.log", rl.named(rl.curves("reward_hacking"), "verl"))
+    env.pop("RLMAP_RUN_ROOTS", None)
+    refused = CliRunner().invoke(cli, ["watch", str(log), "--once"], env=env)
+    assert refused.exit_code == 2 and refused.stderr.count("\n") == 1
+    line = refused.stderr.split("for example: ", 1)[1].strip()
+    setting, _, command = line.partition(" rlmap-bot ")
+    name, _, value = setting.partition("=")
+    assert name == "RLMAP_RUN_ROOTS" and value == str(log.parent)
+    done = CliRunner().invoke(cli, shlex.split(command), env={**env, name: value})
+    assert done.exit_code == 0 and "Verdict: Reward quality binds" in done.stdout, done.output
 
 
 def test_a_claim_by_a_dead_process_on_this_host_is_known_dead():

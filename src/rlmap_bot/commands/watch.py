@@ -61,11 +61,20 @@ def _need_channel(ctx: Invocation) -> Channel:
     return ctx.io
 
 
-def _need_roots(service: WatchService) -> None:
+def _need_roots(service: WatchService, path: str | None = None) -> None:
+    """Watching is on; in the terminal (``path`` given), the refusal shows the line that turns it on."""
+    import shlex
+    from pathlib import Path
+
     from rlmap_bot.watch.roots import WATCHING_OFF, PathRefused
 
     if not service.roots:
-        raise PathRefused(WATCHING_OFF)
+        if path is None:
+            raise PathRefused(WATCHING_OFF)
+        target = Path(path).expanduser().resolve()  # a watch's path is read under a root, not from here
+        folder = target if target.is_dir() else target.parent
+        raise PathRefused(f"{WATCHING_OFF}; for example: RLMAP_RUN_ROOTS={shlex.quote(str(folder))} "
+                          f"rlmap-bot watch {shlex.quote(str(target))} --once")
 
 
 def watch(ctx: Invocation, path: str, every: str | None = None, quiet: bool = False, once: bool = False,
@@ -78,7 +87,7 @@ def watch(ctx: Invocation, path: str, every: str | None = None, quiet: bool = Fa
         if not once:
             raise UsageError("in the terminal, `rlmap-bot watch PATH --once` checks once and prints what would be "
                              "posted; to keep watching, use `/rlmap watch PATH` in Slack")
-        _need_roots(service)
+        _need_roots(service, path)
         return service.preview(path)
     channel = _need_channel(ctx)
     _need_roots(service)
