@@ -118,6 +118,8 @@ def _hit_lines(hits, first: int = 1) -> list[str]:
         if hit.byline:
             lines.append(f"   {hit.byline}")
         lines.append(_wrap(hit.one_line, "   "))
+        if hit.points_to:  # a signal: what the map reads into it
+            lines.append(_item("points to " + hit.points_to, "   ", "        "))
         if hit.why:
             lines.append(_item("why: " + "; ".join(hit.why), "   ", "        "))
     return lines

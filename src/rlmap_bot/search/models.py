@@ -17,6 +17,8 @@ class Hit(BaseModel):
     byline: str | None = None
     url: str | None = None
     verification: str | None = Field(default=None, description="For papers: verified, partial or unverified.")
+    points_to: str | None = Field(default=None, description=(
+        "For signals: the stage the map's strongest reading of it names, and that reading in brief."))
 
 
 class Answer(BaseModel):

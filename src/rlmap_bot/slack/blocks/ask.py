@@ -29,6 +29,8 @@ def _hit(hit: Hit, index: int) -> list[Block]:
     if hit.url:
         lines.append(f"<{escape(hit.url)}|{escape(hit.url)}>")
     out: list[Block] = [section("\n".join(lines))]
+    if hit.points_to:  # a signal: what the map reads into it
+        out.append(context("Points to " + escape(hit.points_to)))
     if hit.why:
         out.append(context("Matched on: " + escape("; ".join(hit.why))))
     out.append(actions([

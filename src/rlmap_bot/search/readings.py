@@ -1,0 +1,83 @@
+"""What a signal found by ask points to: a stage its diagnosis rules name, and why, in brief.
+
+A question about a symptom ("my reward keeps going up but eval accuracy is dropping") is best
+answered by the signal that measures it, but the signal's summary says what it measures, not
+what it means. The diagnosis rules say what it means. A signal has several (the held-out trend
+falling beside a rising reward is overoptimization; not improving beside a collapsed entropy is
+an optimisation problem), so the one shown is the one the question's own words meet most, and
+with no word in common, the strongest the signal's own file holds (a newcomer pass, 2026-12-03).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Iterable
+
+from rlmap_bot.knowledge.schema import Signal
+from rlmap_bot.text import content_tokens
+
+# Rules that can name a stage beside an answer: "moderate" and up on the catalog's scale
+# (knowledge/catalog.yaml: 2 moderate, 3.5 strong, 5 decisive); weaker ones only corroborate.
+MODERATE = 2.0
+# With no word of the question in any of them, a reading is shown only if strong enough to settle a
+# verdict alone (3.5): a guess at which reading was meant should at least be a weighty one.
+STRONG = 3.5
+# A rule's first clause ends at a full stop, colon or semicolon followed by a space, but not after
+# these abbreviations ("Gao et al.", "Dr. GRPO", "e.g.").
+_ABBREVIATIONS = ("al", "dr", "e.g", "i.e", "vs", "cf", "fig", "approx")
+_CLAUSE_END = re.compile(r"[.:;](?=\s|$)")
+
+
+@dataclass(frozen=True)
+class Reading:
+    stage: str  # the stage's title
+    points: float  # the most the rule gives that stage
+    clause: str  # its reason, first clause
+    stems: frozenset[str]  # the content stems of its whole reason
+    own: bool  # defined in the signal's own file
+
+    def text(self) -> str:
+        return f"{self.stage}: {self.clause}"
+
+
+def signal_readings(signals: Iterable[Signal], stage_titles: dict[str, str]) -> dict[str, list[Reading]]:
+    """Per signal id, every rule reading it that points at a stage with moderate weight or more."""
+    signals = list(signals)
+    out: dict[str, list[Reading]] = {}
+    for signal in signals:
+        for rule in signal.rules:
+            stage = max(rule.points, key=lambda s: rule.points[s])
+            points = rule.points[stage]
+            if points < MODERATE:
+                continue
+            for name in rule.expr.names:
+                out.setdefault(name, []).append(Reading(
+                    stage=stage_titles.get(stage, stage), points=points, clause=first_clause(rule.why),
+                    stems=frozenset(content_tokens(rule.why)), own=name == signal.id))
+    return out
+
+
+def pick(readings: list[Reading], question: Iterable[str]) -> Reading | None:
+    """The reading of the signal's own file the question's stems meet most, else of another file's
+    (its own readings are what it is for: a long wait for rollouts, not a batch-doubling experiment
+    that mentions the wait); with no stem in common, its own strongest if strong, else none. Of
+    equals, the stronger, then the curator's first."""
+    asked = set(question)
+    for group in ([r for r in readings if r.own], [r for r in readings if not r.own]):
+        met = [r for r in group if r.stems & asked]
+        if met:
+            return max(met, key=lambda r: (len(r.stems & asked), r.points))  # max keeps the first of equals
+    own = [r for r in readings if r.own and r.points >= STRONG]
+    return max(own, key=lambda r: r.points) if own else None
+
+
+def first_clause(text: str) -> str:
+    """A rule's reason up to its first full stop, colon or semicolon, ending with a full stop."""
+    text = " ".join(text.split())
+    for end in _CLAUSE_END.finditer(text):
+        before = text[: end.start()].rsplit(" ", 1)[-1].lower()
+        if text[end.start()] == "." and before in _ABBREVIATIONS:
+            continue
+        return text[: end.start()].rstrip(" .") + "."
+    return text.rstrip(" .") + "."
