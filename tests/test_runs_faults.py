@@ -114,7 +114,7 @@ def test_the_cli_says_faults_before_the_verdict(env, tmp_path):
     out = run_cli(["diagnose", "--run", str(folder)], env)
     assert out.returncode == 0, out.stderr
     text = out.stdout
-    assert text.index("Faults") < text.index("From the logs:") < text.index("Verdict:")
+    assert text.index("Faults") < text.index("Verdict:") < text.index("From the logs:")
     assert "gradient norm is exactly 0" in text and "all 200 logged steps (steps 1-200)" in text
     data = json.loads(run_cli(["diagnose", "--run", str(folder), "--json"], env).stdout)
     [fault] = data["faults"]

@@ -35,6 +35,11 @@ class StrayWords(UsageError):
     """Words a command does not take: in chat the line is then a question rather than this command."""
 
 
+# Words that end a phrase value ("papers by Schulman on PPO": the name is Schulman) or show there is
+# none ("papers by on PPO", a mention that could not be named): what follows is a question's, not a name's.
+PHRASE_STOPS = frozenset("on about in for with from to of that which regarding and or re".split())
+
+
 def chat_to_flags(params: Iterable[Param], words: Iterable[str]) -> list[str]:
     """``by X`` -> ``--by X``, ``quiet`` -> ``--quiet``; option values and words after ``--`` are left alone."""
     params = list(params)
@@ -54,7 +59,8 @@ def chat_to_flags(params: Iterable[Param], words: Iterable[str]) -> list[str]:
         if takes_value and i + 1 < len(items):
             end = i + 2
             if param is not None and param.phrase:  # "by John Schulman stage reward": up to the next word or option
-                while end < len(items) and items[end].lower() not in by_word and not items[end].startswith("-"):
+                while (end < len(items) and items[end].lower() not in by_word and not items[end].startswith("-")
+                       and items[end].lower() not in PHRASE_STOPS and items[i + 1].lower() not in PHRASE_STOPS):
                     end += 1
             out.append(" ".join(items[i + 1:end]))
             i = end - 1

@@ -44,6 +44,9 @@ class Reading:
 def signal_readings(signals: Iterable[Signal], stage_titles: dict[str, str]) -> dict[str, list[Reading]]:
     """Per signal id, every rule reading it that points at a stage with moderate weight or more."""
     signals = list(signals)
+    # The signals a rule reads, from its text: parsing every expression again would cost a cold ask
+    # what the store spares it (the expressions are checked at `kb build`; docs/measurements.md).
+    ids = re.compile(r"\b(" + "|".join(sorted((re.escape(s.id) for s in signals), key=len, reverse=True)) + r")\b")
     out: dict[str, list[Reading]] = {}
     for signal in signals:
         for rule in signal.rules:
@@ -51,7 +54,7 @@ def signal_readings(signals: Iterable[Signal], stage_titles: dict[str, str]) -> 
             points = rule.points[stage]
             if points < MODERATE:
                 continue
-            for name in rule.expr.names:
+            for name in dict.fromkeys(ids.findall(rule.when)):
                 out.setdefault(name, []).append(Reading(
                     stage=stage_titles.get(stage, stage), points=points, clause=first_clause(rule.why),
                     stems=frozenset(content_tokens(rule.why)), own=name == signal.id))
