@@ -57,7 +57,7 @@ class Searcher:
         # never changes under a searcher): each search column's stems, each curated question's tokens.
         self._stems: dict[str, dict[str, frozenset[str]]] = {}
         self._questions: dict[str, list[tuple[str, frozenset[str]]]] = {}
-        self._readings: dict[str, list] | None = None
+        self._readings: dict[str, list] = {}
 
     # -- analysis ---------------------------------------------------------------------------
     def analyse(self, question: str, params: Params | None = None) -> Analysis:
@@ -186,17 +186,19 @@ class Searcher:
             byline=(paper.byline or None) if paper is not None else None,
             url=paper.link if paper is not None else None,
             verification=paper.verification if paper is not None else None,
-            points_to=self._points_to(entry.id, analysis),
+            points_to=self._points_to(entry.id, analysis) if isinstance(entry, Signal) else None,
         )
 
     def _points_to(self, entry_id: str, analysis: Analysis) -> str | None:
         """For a signal: the stage the reading the question meets names (search/readings.py)."""
         from rlmap_bot.search.readings import pick, signal_readings
 
-        if self._readings is None:  # worked out the first time a signal is shown: the store never changes
+        readings = self._readings.get(entry_id)
+        if readings is None:  # worked out the first time the signal is shown: the store never changes
             signals = [e for e in self.store.all("signal") if isinstance(e, Signal)]
-            self._readings = signal_readings(signals, {s.id: s.title for s in self.store.all("stage")})
-        found = pick(self._readings.get(entry_id, []), analysis.query.stems)
+            stages = {s.id: s.title for s in self.store.all("stage")}
+            readings = self._readings[entry_id] = signal_readings(entry_id, signals, stages)
+        found = pick(readings, analysis.query.stems)
         return found.text() if found else None
 
     def known_topics(self) -> list[str]:
