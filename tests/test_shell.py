@@ -59,8 +59,19 @@ def test_papers_by_a_name_as_people_type_it(core):
     assert "4 papers by Schulman (for “John Schulman”) in the catalog" in out
     assert "papers on Optimization by Schulman (for “Schulmann”)" in out
     assert "papers by DeepMind (for “deepmnd”)" in out  # as the byline writes it
-    assert "No papers by Lilian Weng in the catalog" in out  # nobody close: said plainly, nothing guessed
+    # Nobody close: nothing guessed, and the line is a question the map has no answer to.
+    assert "(for “Lilian Weng”)" not in out and "Nothing in the map is relevant to “papers by Lilian Weng”" in out
     assert "Two entries fit about equally well" not in out
+
+
+def test_a_question_that_starts_with_papers_by_stays_a_question(core):
+    # The review of the change above (2026-12-03): a name read over several words must not swallow the
+    # question that follows it, nor read a short name as another person's.
+    out = drive(core, "papers by DeepMind using world models", "papers by the DeepSeek team",
+                "papers by Gao et al reward overoptimization", "papers by Lin", "quit")
+    assert "Mastering Diverse Domains through World Models" in out.split("papers by the DeepSeek")[0]
+    assert "(deepseek-r1," in out and "(reward-model-overoptimization," in out
+    assert "papers by Team" not in out and "No papers by Lin in the catalog" in out and "(for “Lin”)" not in out
 
 
 def test_a_close_call_shows_two_then_the_rest_apart(core):

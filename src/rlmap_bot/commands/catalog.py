@@ -34,9 +34,9 @@ def register(registry: Registry) -> None:
     registry.command(
         "papers", "papers in the catalog, newest first, optionally filtered",
         Param("by", "only papers by this author or organisation", word="by", metavar="AUTHOR", phrase=True),
-        Param("stage", "only papers on this stage", metavar="STAGE", word="stage", phrase=True),
-        Param("topic", "only papers on this subtopic", metavar="TOPIC", word="topic", phrase=True),
-        json=True, order=4, examples=("papers by Schulman", "papers --stage reward"),
+        Param("stage", "only papers on this stage", metavar="STAGE", word="stage"),
+        Param("topic", "only papers on this subtopic", metavar="TOPIC", word="topic"),
+        json=True, order=4, examples=("papers by Schulman", "papers --stage reward"), fits=names_someone,
     )(papers)
     registry.command("kb build", "validate every knowledge file, build a new store, swap it in atomically",
                      surfaces=CLI, order=60)(kb_build)
@@ -155,26 +155,47 @@ def _written_by(paper: Any, who: str) -> bool:
     return bool(wanted) and all(w in names for w in wanted)
 
 
-# How close a misspelt name must be to a byline's word to be offered (rapidfuzz ratio, 0-100): one
-# letter doubled, dropped or swapped in a name of six or more ("Schulmann" 94, "Shulman" 93), not a
-# different short name ("Wang" against "Weng" is 75). Judgement, checked on those examples.
+# How close a misspelt name must be to a byline's word to be read as it (rapidfuzz ratio, 0-100),
+# and how long: one letter doubled, dropped or swapped in a name of six letters or more ("Schulmann"
+# 94, "deepmnd" 93), never a short name one letter from another person's ("Lin" and "Ling", "Yan"
+# and "Yang", "Kim" and "Kimi" are different bylines). Judgement, checked on those examples.
 _NEAR_NAME = 85
+_NEAR_NAME_LETTERS = 6
+
+
+def names_someone(core: Any, args: dict[str, Any]) -> bool:
+    """In chat, `papers by X` is the papers list when X is a name: one word (as ever), a byline's
+    name as written ("Google Brain"), or a first name before a byline's surname ("John Schulman").
+    A line that runs on past the name ("papers by DeepMind using world models", "papers by the
+    DeepSeek team") is a question, and search answers it."""
+    who = args.get("by")
+    wanted = [w for w in _byline_words(who or "") if w not in {"et", "al"}]
+    if len(wanted) <= 1:
+        return True
+    papers = core.papers()
+    return any(_written_by(p, who) for p in papers) or (
+        len(wanted) == 2 and any(_written_by(p, wanted[1]) for p in papers))
 
 
 def _near_bylines(who: str, papers: list[Any]) -> list[str]:
-    """The name asked for, each word no byline has replaced by the closest one that does; a word
-    close to none is left out (bylines give surnames: "John Schulmann" is offered as Schulman)."""
+    """The byline meant by a name no paper carries: a first name before a byline's surname is left
+    out ("John Schulman": Schulman), a long word a letter off a byline's is read as it ("Schulmann")."""
     from rapidfuzz import fuzz, process
 
     known = sorted({w for p in papers for w in _byline_words(" ".join([*p.authors, p.organisation or ""]))})
     wanted = [w for w in _byline_words(who) if w not in {"et", "al"}]
+    typed = list(wanted)
+    if len(wanted) == 2:
+        wanted = wanted[1:]  # no paper has both words (else this is not asked): bylines give surnames
     fixed = []
     for word in wanted:
-        near = (word, 100, 0) if word in known else process.extractOne(word, known, scorer=fuzz.ratio,
-                                                                        score_cutoff=_NEAR_NAME)
-        if near is not None:
-            fixed.append(near[0])
-    if not fixed or fixed == wanted:
+        near = (word, 100, 0) if word in known else (
+            process.extractOne(word, known, scorer=fuzz.ratio, score_cutoff=_NEAR_NAME)
+            if len(word) >= _NEAR_NAME_LETTERS else None)
+        if near is None:
+            return []
+        fixed.append(near[0])
+    if not fixed or fixed == typed:
         return []
     guess = " ".join(fixed)
     if not any(_written_by(p, guess) for p in papers):
