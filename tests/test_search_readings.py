@@ -52,3 +52,17 @@ def test_the_terminal_json_and_slack_show_it(env, bot, standin):
                      "text": question})
     text = text_of(blocks_of(standin.wait_for("chat.postMessage")[0]))
     assert "Points to Reward quality: Training reward up" in text
+
+
+@pytest.mark.parametrize("question, signal, contradiction", [
+    # The review of 2026-12-03 found each shown the reading of the opposite value.
+    ("the reward curve keeps going up", "proxy_reward_trend", "going down"),
+    ("is rising entropy a good sign?", "entropy_trend", "collaps"),
+    ("pass@256 stays above the base model", "passk_vs_base", "fallen below"),
+    ("the training reward has been flat for 500 steps", "proxy_reward_trend", "going down"),
+])
+def test_a_reading_never_contradicts_the_value_the_question_states(core, question, signal, contradiction):
+    hits = core.ask(question).results + core.ask(question).weak
+    hit = next((h for h in hits if h.id == signal), None)
+    assert hit is not None, [h.id for h in hits]
+    assert contradiction not in (hit.points_to or "").lower(), hit.points_to

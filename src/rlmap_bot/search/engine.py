@@ -191,14 +191,16 @@ class Searcher:
 
     def _points_to(self, entry_id: str, analysis: Analysis) -> str | None:
         """For a signal: the stage the reading the question meets names (search/readings.py)."""
-        from rlmap_bot.search.readings import pick, signal_readings
+        from rlmap_bot.search.readings import pick, said_choices, signal_readings
 
+        signals = [e for e in self.store.all("signal") if isinstance(e, Signal)]
         readings = self._readings.get(entry_id)
         if readings is None:  # worked out the first time the signal is shown: the store never changes
-            signals = [e for e in self.store.all("signal") if isinstance(e, Signal)]
             stages = {s.id: s.title for s in self.store.all("stage")}
             readings = self._readings[entry_id] = signal_readings(entry_id, signals, stages)
-        found = pick(readings, analysis.query.stems)
+        words = self.store.settings.diagnosis.answer_words
+        said = {s.id: said_choices(s, analysis.query.text, words) for s in signals if s.type == "choice"}
+        found = pick(readings, analysis.query.stems, said)
         return found.text() if found else None
 
     def known_topics(self) -> list[str]:

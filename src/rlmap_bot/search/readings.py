@@ -36,9 +36,37 @@ class Reading:
     clause: str  # its reason, first clause
     stems: frozenset[str]  # the content stems of its whole reason
     own: bool  # defined in the signal's own file
+    # Per choice signal the rule's condition names, the choices it holds for: ("proxy_reward_trend",
+    # {"rising"}) for "proxy_reward_trend == 'rising'".
+    requires: tuple[tuple[str, frozenset[str]], ...] = ()
 
     def text(self) -> str:
         return f"{self.stage}: {self.clause}"
+
+
+def _requires(when: str, signals: Iterable[Signal]) -> tuple[tuple[str, frozenset[str]], ...]:
+    """Per choice signal a rule's condition compares ("x == 'rising'", "x != 'rising'"), the choices
+    it allows."""
+    out = []
+    for signal in signals:
+        if signal.type != "choice":
+            continue
+        allowed = set(signal.choices)
+        for op, value in re.findall(rf"\b{re.escape(signal.id)}\s*(==|!=)\s*'([a-z_]+)'", when):
+            allowed = allowed & {value} if op == "==" else allowed - {value}
+        if allowed != set(signal.choices):
+            out.append((signal.id, frozenset(allowed)))
+    return tuple(out)
+
+
+def said_choices(signal: Signal, text: str, answer_words: dict[str, list[str]]) -> set[str]:
+    """The choices of a choice signal a question states, in its words or everyday ones ("keeps going
+    up": rising; knowledge/catalog.yaml's answer_words)."""
+    if signal.type != "choice":
+        return set()
+    said = " " + " ".join(re.findall(r"[a-z0-9']+", text.lower())) + " "
+    return {c for c in signal.choices
+            if any(f" {w} " in said for w in [c.replace("_", " "), *answer_words.get(c, ())])}
 
 
 def signal_readings(signal_id: str, signals: Iterable[Signal], stage_titles: dict[str, str]) -> list[Reading]:
@@ -46,6 +74,7 @@ def signal_readings(signal_id: str, signals: Iterable[Signal], stage_titles: dic
     weight or more. Worked out per signal shown, not for the catalog: a cold ask stems only the
     few reasons it shows (the whole catalog's took 6 ms)."""
     mention = re.compile(rf"\b{re.escape(signal_id)}\b")  # read from the text: the store spares re-parsing it
+    signals = list(signals)
     out: list[Reading] = []
     for signal in signals:
         for rule in signal.rules:
@@ -54,15 +83,25 @@ def signal_readings(signal_id: str, signals: Iterable[Signal], stage_titles: dic
             if points < MODERATE or not mention.search(rule.when):
                 continue
             out.append(Reading(stage=stage_titles.get(stage, stage), points=points, clause=first_clause(rule.why),
-                               stems=frozenset(content_tokens(rule.why)), own=signal.id == signal_id))
+                               stems=frozenset(content_tokens(rule.why)), own=signal.id == signal_id,
+                               requires=_requires(rule.when, signals)))
     return out
 
 
-def pick(readings: list[Reading], question: Iterable[str]) -> Reading | None:
+def pick(readings: list[Reading], question: Iterable[str], said: dict[str, set[str]] | None = None) -> Reading | None:
     """The reading of the signal's own file the question's stems meet most, else of another file's
     (its own readings are what it is for: a long wait for rollouts, not a batch-doubling experiment
     that mentions the wait); with no stem in common, its own strongest if strong, else none. Of
-    equals, the stronger, then the curator's first."""
+    equals, the stronger, then the curator's first.
+
+    ``said``: per choice signal, the choices the question's words state ("the reward keeps going up":
+    rising). Words cannot be pinned to one signal (rising, flat and falling are every trend's), so a
+    reading is left out when, for a signal its condition compares, the question states choices and
+    none of them is one the reading holds for: it would contradict the question (the review of
+    2026-12-03: "the reward curve keeps going up" was shown the reading of a falling reward).
+    """
+    said = said or {}
+    readings = [r for r in readings if all(not said.get(sid) or allowed & said[sid] for sid, allowed in r.requires)]
     asked = set(question)
     for group in ([r for r in readings if r.own], [r for r in readings if not r.own]):
         met = [r for r in group if r.stems & asked]
