@@ -82,6 +82,10 @@ def test_a_name_the_catalog_lacks_is_not_corrected_into_a_word(core, question, n
 @pytest.mark.parametrize("question, fixed", [
     ("papers by Schulmann", "schulman"), ("what did Jon Schulmann write about PPO", "schulman"),
     ("the Hafnr paper on world models", "hafner"), ("is the Rewrad model overfitting", "reward"),
+    # A catalog word typed with a capital (the review of 2026-12-03: these lost their correction when
+    # every capitalised word was read as a name): alone, or in a phrase the catalog writes.
+    ("what about Entorpy collapse", "entropy"), ("the Trunction rate is high", "truncation"),
+    ("what causes Reward Hackign", "hacking"), ("my Learnign rate is too high", "learning"),
 ])
 def test_a_capitalised_typo_of_a_catalog_name_is_still_corrected(core, question, fixed):
     assert fixed in core.ask(question).corrections.values()

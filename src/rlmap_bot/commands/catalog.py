@@ -168,8 +168,8 @@ def names_someone(core: Any, args: dict[str, Any]) -> bool:
     name as written ("Google Brain"), or a first name before a byline's surname ("John Schulman").
     A line that runs on past the name ("papers by DeepMind using world models", "papers by the
     DeepSeek team") is a question, and search answers it."""
-    who = args.get("by")
-    wanted = [w for w in _byline_words(who or "") if w not in {"et", "al"}]
+    who = str(args.get("by") or "")
+    wanted = [w for w in _byline_words(who) if w not in {"et", "al"}]
     if len(wanted) <= 1:
         return True
     papers = core.papers()

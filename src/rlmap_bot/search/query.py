@@ -162,7 +162,9 @@ def parse(question: str, lexicon) -> Query:
               and not query.other_language):  # "fallt" in a German question is no typo of "falls"
             corrections += 1
             fixed = lexicon.correct(surface, CORRECTION_SIMILARITY)
-            if fixed and surface in named and not lexicon.is_byline_word(stem(fixed)) and fixed not in lexicon.names:
+            if fixed and surface in named and not lexicon.is_byline_word(stem(fixed)) and fixed not in lexicon.names \
+                    and not any(lexicon.has_pair(*pair) for n in named[surface]
+                                for pair in ((stem(fixed), stem(n)), (stem(n), stem(fixed)))):
                 fixed = None  # "Lilian Weng" is a name the catalog lacks, not a typo of "went"
             if fixed:
                 query.words.append(Word(surface, stem(fixed), "corrected", fixed, zipf=zipf))
@@ -177,13 +179,21 @@ def parse(question: str, lexicon) -> Query:
     return query
 
 
-# A word written with a capital after a lower-case word ("anything from Lilian Weng"): a name.
-_CAPITALISED_INSIDE = re.compile(r"(?<=[a-z,;:] )[A-Z][a-z]+\b")
+# Two or more capitalised words after a lower-case one ("anything from Lilian Weng"): a person's name.
+# One capitalised word is as often a typo written with a capital ("what about Entorpy collapse").
+_CAPITALISED_RUN = re.compile(r"(?<=[a-z,;:] )[A-Z][a-z]+(?: [A-Z][a-z]+)+\b")
 
 
-def _capitalised_inside(text: str) -> set[str]:
-    """Words capitalised inside a sentence, lower-cased: names, which are corrected only into names."""
-    return {w.lower() for w in _CAPITALISED_INSIDE.findall(text)}
+def _capitalised_inside(text: str) -> dict[str, list[str]]:
+    """The words of capitalised runs inside a sentence (lower-cased), each with its neighbours in the
+    run. They are names: corrected only into a name, or into a phrase the catalog writes with a
+    neighbour ("Reward Hackign" is reward hacking; "Lilian Weng" is not "lilian went")."""
+    out: dict[str, list[str]] = {}
+    for run in _CAPITALISED_RUN.findall(text):
+        words = run.lower().split()
+        for i, w in enumerate(words):
+            out.setdefault(w, []).extend(words[max(0, i - 1):i] + words[i + 1:i + 2])
+    return out
 
 
 def _join_compounds(ws: list[str], lexicon) -> list[str]:
