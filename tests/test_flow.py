@@ -132,7 +132,7 @@ def test_help_gives_how_to_measure_without_moving(fresh):
     ("proxy_reward_trend", "going up", "rising"), ("proxy_reward_trend", "Going up!", "rising"),
     ("heldout_score_trend", "dropping", "falling"), ("heldout_score_trend", "plateaued", "flat"),
     ("logprob_mismatch_trend", "growing", "widening"), ("passk_vs_base", "lower", "below"),
-    ("entropy_trend", "stable", "stable"), ("entropy_trend", "up", "rising"),
+    ("entropy_trend", "stable", "stable"), ("entropy_trend", "up", "rising"), ("entropy_trend", "steady", "stable"),
 ])
 def test_typed_answers_as_people_write_them(fresh, signal, typed, value):
     step = fresh.flow.reply(at(fresh.flow, signal).session.id, typed)

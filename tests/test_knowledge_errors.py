@@ -109,6 +109,13 @@ def test_a_precedence_naming_nothing_is_refused(knowledge_copy, old, new, field,
     assert problem in str(err.value)
 
 
+def test_answer_words_for_no_choice_are_refused(knowledge_copy):
+    _edit(knowledge_copy, "catalog.yaml", "    widening: [", "    widenning: [")
+    with pytest.raises(KnowledgeError, match=r"entry 'settings': field 'diagnosis\.answer_words\.widenning'") as err:
+        load_catalog(knowledge_copy)
+    assert "'widenning' is no choice of any signal" in str(err.value) and "widening" in str(err.value)
+
+
 def test_failed_build_keeps_the_old_store(knowledge_copy, tmp_path):
     db = tmp_path / "kb.db"
     build_store(knowledge_copy, db)

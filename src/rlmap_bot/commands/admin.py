@@ -50,7 +50,8 @@ INTRO = {
 OUTRO = {
     "shell": "Leave with quit (also exit, Ctrl-D).",
     "slack": "Anything else after `/rlmap` is a question.",
-    "cli": "",
+    "cli": "Also `rlmap-bot serve` (the Slack app), `rlmap-bot shell` and `rlmap-bot key`: `rlmap-bot --help` lists "
+           "every command.",
 }
 
 

@@ -379,7 +379,8 @@ def check_rules(catalog: Catalog, signal: Signal, signal_ids: set[str]) -> None:
 
 
 def check_complaints(catalog: Catalog, shown: str) -> None:
-    """Every complaint of the guided flow, and the check-up list, name signals that exist."""
+    """Every complaint of the guided flow, and the check-up list, name signals that exist; every
+    answer_words key is some signal's choice."""
     signal_ids = {s.id for s in catalog.signals}
     for j, complaint in enumerate(catalog.settings.diagnosis.complaints):
         for sid in complaint.signals:
@@ -389,6 +390,11 @@ def check_complaints(catalog: Catalog, shown: str) -> None:
     for sid in catalog.settings.diagnosis.checkup:
         if sid not in signal_ids:
             raise KnowledgeError(shown, "settings", "diagnosis.checkup", f"names unknown signal '{sid}'")
+    choices = {c for s in catalog.signals for c in s.choices}
+    for choice in catalog.settings.diagnosis.answer_words:
+        if choice not in choices:
+            raise KnowledgeError(shown, "settings", f"diagnosis.answer_words.{choice}",
+                                 f"'{choice}' is no choice of any signal (choices: {', '.join(sorted(choices))})")
     rules = {f"{s.id}.{r.id}" for s in catalog.signals for r in s.rules}
     for j, order in enumerate(catalog.settings.diagnosis.precedence):
         for part, ref in [("first", order.first), *(("explains", r) for r in order.explains)]:

@@ -206,15 +206,15 @@ class _Deriver:
         half = k // 2
         t = stats.judge_trend(rs[:half], rv[:half], rs[half:], rv[half:], values)
         direction, detail = t.direction, t.describe()
-        if direction == "falling":  # a score that rose and then fell: where it peaked says more than its ends
-            top = int(np.argmax(values))
-            detail += f"; highest {values[top]:.3g} at step {int(steps[top])}"
         lv = stats.level(values)  # against the first evaluation after the dropped one
         if lv is not None:
             detail += "; " + lv.describe(steps)
             if lv.collapsed() and direction != "falling":
                 direction = "falling"
                 detail += f"; read as falling: now at most {stats.COLLAPSED_SHARE:.0%} of its first level"
+        if direction == "falling":  # a score that rose and then fell: where it peaked says more than its ends
+            top = int(np.argmax(values))
+            detail += f"; highest {values[top]:.3g} at step {int(steps[top])}"
         return direction, SignalSource(
             metric=q.label, window=f"the last {k} evaluations, steps {int(rs[0])}-{int(rs[-1])}",
             method="sparse validation: first evaluation dropped, the later half of the recent evaluations "
