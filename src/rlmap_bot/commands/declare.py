@@ -21,8 +21,8 @@ class Param:
 
     ``word`` is the chat form of an option or flag (``by Schulman``, ``every 15m``,
     ``quiet``); ``--name`` always works too. ``phrase``: in chat, its value runs over the
-    following words up to the next chat word or option (``by John Schulman``, ``stage reward
-    quality``), as a person writes a name. ``surfaces`` limits where it exists
+    following words up to the next chat word, option or word of a question's (``by Google
+    Brain``; commands/parser.py: PHRASE_STOPS), as a person writes a name. ``surfaces`` limits where it exists
     (``--json`` is for the terminal).
     """
 

@@ -221,8 +221,10 @@ class Flow:
                 value = self.engine.validate({signal_id: raw})[signal_id]
             except (DiagnosisInputError, KeyError) as exc:
                 # The question is shown by its title: the signal's id means nothing to the person answering.
-                said = str(exc).removeprefix(f"{signal_id} ")
-                raise FlowError(f"{self._title(signal_id)} {said}" if str(exc) else f"{signal_id} needs a value") from None
+                said = str(exc) or f"{signal_id} needs a value"
+                if said.startswith(f"{signal_id} "):
+                    said = self._title(signal_id) + said[len(signal_id):]
+                raise FlowError(said) from None
             note = f"{self._title(signal_id)}: {format_value(value)}"
         answers = {**session.answers, signal_id: value}
         return self._advance(session, answers=answers, skipped=session.skipped, note=note, key=key)

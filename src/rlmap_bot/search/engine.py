@@ -190,7 +190,7 @@ class Searcher:
         )
 
     def _points_to(self, entry_id: str, analysis: Analysis) -> str | None:
-        """For a signal: the stage the reading the question meets names (search/readings.py)."""
+        """For a signal: the stage its diagnosis rule that fits the question names, and why (search/readings.py)."""
         from rlmap_bot.search.readings import pick, said_choices, signal_readings
 
         signals = [e for e in self.store.all("signal") if isinstance(e, Signal)]

@@ -18,7 +18,7 @@ class Hit(BaseModel):
     url: str | None = None
     verification: str | None = Field(default=None, description="For papers: verified, partial or unverified.")
     points_to: str | None = Field(default=None, description=(
-        "For signals: the stage the map's strongest reading of it names, and that reading in brief."))
+        "For signals: the stage one of its diagnosis rules names, and why, in brief (search/readings.py)."))
 
 
 class Answer(BaseModel):
