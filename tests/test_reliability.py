@@ -227,3 +227,31 @@ def test_many_workspaces_keep_their_acks_through_an_outage(standin, built_db, pg
     finally:
         bot.stop()
         proxy.stop()
+
+
+def test_a_connection_older_than_the_outage_does_not_end_it(caplog, monkeypatch):
+    # Seen in CI under load (2026-12-03): a pooled connection answered 13 ms after the outage began,
+    # "ended" it, and the next failure began a second outage with a second traceback.
+    import logging
+
+    from rlmap_bot.state import health as health_module
+    from rlmap_bot.state.health import StateHealth
+
+    monkeypatch.setattr(health_module, "SETTLE_S", 0.2)
+    health = StateHealth()
+    before = time.time() - 5
+    with caplog.at_level(logging.WARNING, logger="rlmap_bot.state"):
+        health.failed(ConnectionError("connection refused"))
+        health.ok(connected_at=before)  # a straggler: opened before the outage
+        health.ok()  # a success on no known connection, at once: not yet proof
+        assert health.down_since is not None
+        health.failed(ConnectionError("server closed the connection unexpectedly"))
+        assert sum("unavailable since" in r.getMessage() for r in caplog.records) == 1, "one outage, one traceback"
+        health.ok(connected_at=time.time())  # a connection opened since: the store is back
+        assert health.down_since is None
+        health.failed(ConnectionError("refused again"))
+        time.sleep(0.25)
+        health.ok()  # nothing failed for SETTLE_S: any success is a recovery
+    assert health.down_since is None
+    assert sum("answering again" in r.getMessage() for r in caplog.records) == 2
+    assert sum("unavailable since" in r.getMessage() for r in caplog.records) == 2

@@ -168,9 +168,9 @@ def _watch(engine: sa.Engine, health: StateHealth) -> None:
         health.failed(ctx.original_exception)
         return StateUnavailableError()
 
-    def on_checkout(*_args: Any) -> None:
-        if health.down_since is not None:  # a connection works again: the outage is over
-            health.ok()
+    def on_checkout(_dbapi: Any, record: Any, *_args: Any) -> None:
+        if health.down_since is not None:  # a connection works again: the outage may be over
+            health.ok(connected_at=getattr(record, "starttime", None))
 
     sa.event.listen(engine, "handle_error", on_error)
     sa.event.listen(engine.pool, "checkout", on_checkout)

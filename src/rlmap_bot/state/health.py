@@ -6,11 +6,16 @@ counted (each request that failed logs its own one line where it is handled),
 and the first success after it logs that the outage is over, with when it began
 and ended. ``/readyz`` asks :meth:`StateHealth.probe`.
 
-There is no threshold: an outage starts at the first failed operation and ends at
-the first success. A single failure is worth its one traceback (it is rare, and
-it is the only one logged for as long as the store stays down), and detection
-takes no longer than the failed operation itself: a refused connection at once,
-an unreachable host within the connect time-out (``PG_CONNECT_TIMEOUT_S``).
+An outage starts at the first failed operation: a single failure is worth its one
+traceback (it is rare, and it is the only one logged for as long as the store stays
+down), and detection takes no longer than the failed operation itself: a refused
+connection at once, an unreachable host within the connect time-out
+(``PG_CONNECT_TIMEOUT_S``). It ends at the first success that proves the store is
+back: one over a connection opened after the outage began, or any success once
+:data:`SETTLE_S` has passed since the last failure. A connection opened before it
+can still answer for a moment while the others are cut (seen under load in CI: an
+outage "ended" 13 ms after it began and began again 13 ms later, with a second
+traceback), which is the same outage, not a recovery.
 """
 
 from __future__ import annotations
@@ -23,6 +28,10 @@ from typing import Any
 from rlmap_bot import metrics
 
 log = logging.getLogger("rlmap_bot.state")
+# How long after the last failure any success counts as recovery. Judgement: connections that
+# outlive a cut answer for milliseconds (13 ms in the CI run above); a second is far beyond that,
+# and short beside readiness probes, which come every few seconds.
+SETTLE_S = 1.0
 
 
 def _now() -> dt.datetime:
@@ -36,6 +45,7 @@ def _stamp(moment: dt.datetime) -> str:
 class StateHealth:
     def __init__(self) -> None:
         self.down_since: dt.datetime | None = None
+        self.last_failure: dt.datetime | None = None
         self.errors = 0
         self._lock = threading.Lock()
         metrics.STATE_STORE_UP.set(1)
@@ -49,15 +59,22 @@ class StateHealth:
                 since = self.down_since = _now()
                 self.errors = 0
             self.errors += 1
+            self.last_failure = _now()
         if first:
             metrics.STATE_STORE_UP.set(0)
             reason = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
             log.error("state store unavailable since %s: %s", _stamp(since), reason, exc_info=error)
 
-    def ok(self) -> None:
+    def ok(self, connected_at: float | None = None) -> None:
+        """A success. ``connected_at`` (epoch seconds): when the connection it used was opened; one
+        older than the outage proves nothing until SETTLE_S has passed since the last failure."""
         with self._lock:
             since, errors = self.down_since, self.errors
             if since is None:
+                return
+            fresh = connected_at is not None and connected_at >= since.timestamp()
+            settled = self.last_failure is None or (_now() - self.last_failure).total_seconds() >= SETTLE_S
+            if not (fresh or settled):
                 return
             self.down_since = None
         end = _now()
