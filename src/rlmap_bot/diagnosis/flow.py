@@ -22,7 +22,9 @@ from pydantic import BaseModel, Field
 from rlmap_bot.diagnosis.engine import DiagnosisInputError, Engine, Verdict, format_value
 from rlmap_bot.diagnosis.guide import COMPLAINT, Guide, answer_hint, parse_complaints
 from rlmap_bot.errors import UsageError
+from rlmap_bot.knowledge.schema import DiagnosisSettings
 from rlmap_bot.state.models import ConflictError, Session, utcnow
+from rlmap_bot.text import normalize
 
 EngineSource = Callable[[], Engine]
 
@@ -56,13 +58,11 @@ def control_word(text: str) -> str | None:
     return CONTROL_WORDS.get(text.strip().lower())
 
 
-def typed_choice(choices: list[str], text: str, words: dict[str, list[str]]) -> str | None:
-    """The choice a reply names in everyday words ("going up": rising), from the catalog's
-    ``answer_words``; None when it names a choice itself, none, or more than one."""
-    said = " ".join("".join(c if c.isalnum() or c in " '" else " " for c in text.lower()).split())
-    if not choices or said in choices:
-        return None
-    found = [c for c in choices if said in words.get(c, ())]
+def typed_choice(choices: list[str], text: str, settings: DiagnosisSettings) -> str | None:
+    """The choice a reply names, in its own name or everyday words ("going up": rising, from the
+    catalog's ``answer_words``); None when it names none, or more than one."""
+    said = normalize(text)
+    found = [c for c in choices if said in settings.said_as(c)]
     return found[0] if len(found) == 1 else None
 
 
@@ -318,7 +318,7 @@ class Flow:
                 raise FlowError(f"no option {reply!r}; pick a-{chr(ord('a') + len(signal.presets) - 1)}")
             return self.answer(session_id, current, signal.presets[index].value, key=key)
         if signal is not None and signal.type == "choice":
-            reply = typed_choice(signal.choices, reply, self.engine.settings.answer_words) or reply
+            reply = typed_choice(signal.choices, reply, self.engine.settings) or reply
         return self.answer(session_id, current, reply, key=key)
 
     def attach(self, session_id: str, message_ts: str | None = None, thread_ts: str | None = None) -> Session:

@@ -375,6 +375,13 @@ class DiagnosisSettings(BaseModel):
     answer_words: dict[Slug, list[Annotated[str, StringConstraints(strip_whitespace=True, to_lower=True,
                                                                     min_length=1)]]] = Field(
         default_factory=dict, description="Words typed for a choice answer, read as that choice ('going up': rising).")
+
+    def said_as(self, choice: str) -> list[str]:
+        """How a person may say a choice: its name and its answer_words, each read as text.normalize
+        reads what they type (so a reply and a question are matched against them the same way)."""
+        from rlmap_bot.text import normalize
+
+        return [normalize(w) for w in (choice, *self.answer_words.get(choice, ()))]
     complaints: list[Complaint] = Field(default_factory=list)
     checkup: list[Slug] = Field(
         default_factory=list, description="Signals asked first, in this order, when the team names no complaint.")

@@ -198,9 +198,8 @@ class Searcher:
         if readings is None:  # worked out the first time the signal is shown: the store never changes
             stages = {s.id: s.title for s in self.store.all("stage")}
             readings = self._readings[entry_id] = signal_readings(entry_id, signals, stages)
-        words = self.store.settings.diagnosis.answer_words
-        said = {s.id: said_choices(s, analysis.query.text, words) for s in signals if s.type == "choice"}
-        found = pick(readings, analysis.query.stems, said)
+        found = pick(readings, analysis.query.stems,
+                     said_choices(signals, analysis.query.text, self.store.settings.diagnosis))
         return found.text() if found else None
 
     def known_topics(self) -> list[str]:

@@ -14,8 +14,8 @@ import re
 from dataclasses import dataclass
 from typing import Iterable
 
-from rlmap_bot.knowledge.schema import Signal
-from rlmap_bot.text import content_tokens
+from rlmap_bot.knowledge.schema import DiagnosisSettings, Signal
+from rlmap_bot.text import content_tokens, normalize
 
 # Rules that can name a stage beside an answer: "moderate" and up on the catalog's scale
 # (knowledge/catalog.yaml: 2 moderate, 3.5 strong, 5 decisive); weaker ones only corroborate.
@@ -59,14 +59,12 @@ def _requires(when: str, signals: Iterable[Signal]) -> tuple[tuple[str, frozense
     return tuple(out)
 
 
-def said_choices(signal: Signal, text: str, answer_words: dict[str, list[str]]) -> set[str]:
-    """The choices of a choice signal a question states, in its words or everyday ones ("keeps going
-    up": rising; knowledge/catalog.yaml's answer_words)."""
-    if signal.type != "choice":
-        return set()
-    said = " " + " ".join(re.findall(r"[a-z0-9']+", text.lower())) + " "
-    return {c for c in signal.choices
-            if any(f" {w} " in said for w in [c.replace("_", " "), *answer_words.get(c, ())])}
+def said_choices(signals: Iterable[Signal], text: str, settings: DiagnosisSettings) -> dict[str, set[str]]:
+    """Per choice signal, the choices a question states, in their names or everyday words ("keeps
+    going up": rising; knowledge/catalog.yaml's answer_words)."""
+    said = f" {normalize(text)} "
+    return {s.id: {c for c in s.choices if any(f" {w} " in said for w in settings.said_as(c))}
+            for s in signals if s.type == "choice"}
 
 
 def signal_readings(signal_id: str, signals: Iterable[Signal], stage_titles: dict[str, str]) -> list[Reading]:
