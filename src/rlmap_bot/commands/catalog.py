@@ -143,15 +143,29 @@ def _pick(value: str, known: dict[str, str], what: str) -> str:
     raise UsageError(f"unknown {what} {value!r}; {hint}known: {', '.join(known)}")
 
 
+def _byline(paper: Any) -> str:
+    """A paper's authors and organisation, as one text."""
+    return " ".join([*paper.authors, paper.organisation or ""])
+
+
+def _split_names(text: str) -> list[str]:
+    return text.replace(".", " ").replace(",", " ").split()
+
+
 def _byline_words(text: str) -> list[str]:
     from rlmap_bot.text import fold
 
-    return fold(text).lower().replace(".", " ").replace(",", " ").split()
+    return [fold(w).lower() for w in _split_names(text)]
+
+
+def _name_words(who: str) -> list[str]:
+    """The words of a name asked for ("Lambert et al": lambert)."""
+    return [w for w in _byline_words(who) if w not in {"et", "al"}]
 
 
 def _written_by(paper: Any, who: str) -> bool:
-    wanted = [w for w in _byline_words(who) if w not in {"et", "al"}]
-    names = _byline_words(" ".join([*paper.authors, paper.organisation or ""]))
+    wanted = _name_words(who)
+    names = _byline_words(_byline(paper))
     return bool(wanted) and all(w in names for w in wanted)
 
 
@@ -169,7 +183,7 @@ def names_someone(core: Any, args: dict[str, Any]) -> bool:
     A line that runs on past the name ("papers by DeepMind using world models", "papers by the
     DeepSeek team") is a question, and search answers it."""
     who = str(args.get("by") or "")
-    wanted = [w for w in _byline_words(who) if w not in {"et", "al"}]
+    wanted = _name_words(who)
     if len(wanted) <= 1:
         return True
     papers = core.papers()
@@ -182,8 +196,12 @@ def _near_bylines(who: str, papers: list[Any]) -> list[str]:
     out ("John Schulman": Schulman), a long word a letter off a byline's is read as it ("Schulmann")."""
     from rapidfuzz import fuzz, process
 
-    known = sorted({w for p in papers for w in _byline_words(" ".join([*p.authors, p.organisation or ""]))})
-    wanted = [w for w in _byline_words(who) if w not in {"et", "al"}]
+    from rlmap_bot.text import fold
+
+    # Each byline word as matched, and as the byline writes it ("deepmind": "DeepMind").
+    cased = {fold(w).lower(): w for p in papers for w in _split_names(_byline(p))}
+    known = sorted(cased)
+    wanted = _name_words(who)
     typed = list(wanted)
     if len(wanted) == 2:
         wanted = wanted[1:]  # no paper has both words (else this is not asked): bylines give surnames
@@ -197,12 +215,9 @@ def _near_bylines(who: str, papers: list[Any]) -> list[str]:
         fixed.append(near[0])
     if not fixed or fixed == typed:
         return []
-    guess = " ".join(fixed)
-    if not any(_written_by(p, guess) for p in papers):
+    if not any(_written_by(p, " ".join(fixed)) for p in papers):
         return []
-    cased = {w.lower(): w for p in papers for w in " ".join([*p.authors, p.organisation or ""])
-             .replace(".", " ").replace(",", " ").split()}  # as the byline writes it: "DeepMind"
-    return [" ".join(cased.get(w, w) for w in fixed)]
+    return [" ".join(cased[w] for w in fixed)]
 
 
 def kb_build(ctx: Invocation) -> KbBuilt:

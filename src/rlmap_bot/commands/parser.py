@@ -58,9 +58,10 @@ def chat_to_flags(params: Iterable[Param], words: Iterable[str]) -> list[str]:
         takes_value = param.kind == "option" if param is not None else word in valued
         if takes_value and i + 1 < len(items):
             end = i + 2
-            if param is not None and param.phrase:  # "by John Schulman stage reward": up to the next word or option
+            if param is not None and param.phrase and items[i + 1].lower() not in PHRASE_STOPS:
+                # "by John Schulman stage reward": up to the next chat word, option or question's word
                 while (end < len(items) and items[end].lower() not in by_word and not items[end].startswith("-")
-                       and items[end].lower() not in PHRASE_STOPS and items[i + 1].lower() not in PHRASE_STOPS):
+                       and items[end].lower() not in PHRASE_STOPS):
                     end += 1
             out.append(" ".join(items[i + 1:end]))
             i = end - 1
