@@ -444,7 +444,12 @@ class Engine:
         answer that weakens the binding stage's evidence (an override or a reading against it)
         until it no longer binds.  The guided flow does not stop while one remains.
         """
-        fired, kept, scores = self._evaluate(values)
+        return self._threats(values, candidates, self._evaluate(values))
+
+    def _threats(self, values: Mapping[str, Any], candidates: Iterable[str],
+                 evaluated: tuple[list[_CompiledRule], list[_CompiledRule], dict[str, float]]) -> list[str]:
+        """:meth:`threats`, given :meth:`_evaluate`'s result for ``values`` (a verdict has it already)."""
+        fired, kept, scores = evaluated
         leader = self._binding(scores, values, kept)
         if leader is None:
             return []
@@ -481,7 +486,7 @@ class Engine:
         # A verdict on one measurement says which checks would confirm it: "Check next" starts with those.
         ranked = [c for c in ranked if c.signal in confirming] + [c for c in ranked if c.signal not in confirming]
         if binding is not None and not one:
-            ranked = self._about_the_verdict(binding, values, ranked)
+            ranked = self._about_the_verdict(binding, values, ranked, (fired, kept, scores))
         checks = ranked[: self.settings.next_checks]
         # Confidence is the probability of what is said: the stage, one of the tied stages, or "none".
         confidence = probs[binding] if binding else (sum(probs[s] for s in tied) if tied else none_prob)
@@ -499,7 +504,8 @@ class Engine:
             signals=values,
         )
 
-    def _about_the_verdict(self, binding: str, values: Mapping[str, Any], ranked: list[NextCheck]) -> list[NextCheck]:
+    def _about_the_verdict(self, binding: str, values: Mapping[str, Any], ranked: list[NextCheck],
+                           evaluated: tuple[list[_CompiledRule], list[_CompiledRule], dict[str, float]]) -> list[NextCheck]:
         """A firm verdict's checks: first what could explain its evidence away (:meth:`threats`), then
         what bears on its stage (a rule of the signal moves it), then the rest, each by priority.
 
@@ -508,7 +514,7 @@ class Engine:
         has a verdict wants first what would confirm or overturn it (a newcomer pass, 2026-12-03).
         """
         signals = [c.signal for c in ranked]
-        threats = set(self.threats(values, signals))
+        threats = set(self._threats(values, signals, evaluated))
         bearing = {c.signal for c in ranked
                    if any(binding in r.rule.points for r in self.rules_by_signal.get(c.signal, ()))}
         return ([c for c in ranked if c.signal in threats] + [c for c in ranked if c.signal in bearing - threats]
