@@ -200,7 +200,7 @@ def run(replicas: int, rate: float, seconds: float, state_url: str, tmp: Path, k
 
 
 def outage(pg_url: str, seconds: float, tmp: Path) -> dict:
-    """Events sent while the replica's database is cut: their statuses and how long each answer took."""
+    """Events sent while the replica's database is cut: their statuses and answer times."""
     import sqlalchemy as sa
 
     from support.tcpproxy import TcpProxy
@@ -209,7 +209,8 @@ def outage(pg_url: str, seconds: float, tmp: Path) -> dict:
     proxy = TcpProxy(url.host or "127.0.0.1", url.port or 5432).start()
     standin = StandIn().start()
     env = dict(os.environ, SLACK_BOT_TOKEN=BOT_TOKEN, SLACK_SIGNING_SECRET=SIGNING_SECRET,
-               SLACK_API_URL=standin.base_url, RLMAP_HOME=str(tmp / "home-outage"), RLMAP_DB=str(tmp / "kb-outage.db"),
+               SLACK_API_URL=standin.base_url, RLMAP_HOME=str(tmp / "home-outage"),
+               RLMAP_DB=str(tmp / "kb-outage.db"),
                RLMAP_STATE_URL=url.set(port=proxy.port).render_as_string(hide_password=False))
     env.pop("SLACK_APP_TOKEN", None)
     proc, bot_url = start_replica(env, tmp / "outage.log")
@@ -217,19 +218,19 @@ def outage(pg_url: str, seconds: float, tmp: Path) -> dict:
     took: list[float] = []
     statuses: list[int | None] = []
     try:
-        slack.event({"type": "message", "channel_type": "im", "user": "U1", "channel": "DWARM", "ts": "1.1",
-                     "text": "what is DAPO?"})
+        slack.event({"type": "message", "channel_type": "im", "user": "U1", "channel": "DWARM",
+                     "ts": "1.1", "text": "what is DAPO?"})
         standin.wait_for("chat.postMessage", timeout=30)
         proxy.down()
         down_at, round_ = time.time(), 0
         while time.time() - down_at < seconds:
             for i in range(4):
-                event = {"type": "message", "channel_type": "im", "user": "U1", "channel": f"DOUT{i}",
-                         "ts": f"{2000 + i}.1", "text": "what is DAPO?"}
+                event = {"type": "message", "channel_type": "im", "user": "U1",
+                         "channel": f"DOUT{i}", "ts": f"{2000 + i}.1", "text": "what is DAPO?"}
                 started = time.perf_counter()
                 try:
-                    statuses.append(slack.event(event, event_id=f"EvOut{i}",
-                                                headers={"X-Slack-Retry-Num": str(round_)} if round_ else None)[0])
+                    retry = {"X-Slack-Retry-Num": str(round_)} if round_ else None
+                    statuses.append(slack.event(event, event_id=f"EvOut{i}", headers=retry)[0])
                 except (OSError, http.client.HTTPException):
                     statuses.append(None)
                 took.append((time.perf_counter() - started) * 1000)
@@ -244,7 +245,8 @@ def outage(pg_url: str, seconds: float, tmp: Path) -> dict:
             proc.kill()
         standin.stop()
     took.sort()
-    return {"sent": len(took), "500": statuses.count(500), "p50": statistics.median(took), "max": took[-1]}
+    return {"sent": len(took), "500": statuses.count(500), "p50": statistics.median(took),
+            "max": took[-1]}
 
 
 def main(argv: list[str]) -> int:
@@ -258,7 +260,7 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--burst-rate", type=float, default=100.0, help="kill scenario: events/s in the burst")
     parser.add_argument("--no-kill", action="store_true", help="skip the kill -9 scenario")
     parser.add_argument("--outage-seconds", type=float, default=3.0,
-                        help="outage scenario (needs --pg): how long the database is cut; 0 skips it")
+                        help="outage scenario (needs --pg): seconds the database is cut (0: skip)")
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory() as tmp_dir:
         tmp = Path(tmp_dir)
@@ -293,9 +295,9 @@ def main(argv: list[str]) -> int:
         if args.pg and args.outage_seconds > 0:
             cut = outage(args.pg, args.outage_seconds, tmp)
             cut_ok = cut["500"] == cut["sent"]
-            print(f"   outage: database cut for {args.outage_seconds:g} s; {cut['sent']} events, {cut['500']} answered "
-                  f"HTTP 500 (Slack retries them); answer time p50 {cut['p50']:.1f} ms, max {cut['max']:.1f} ms "
-                  "(Slack gives up after 3000 ms)")
+            print(f"   outage: database cut for {args.outage_seconds:g} s; {cut['sent']} events, "
+                  f"{cut['500']} answered HTTP 500 (Slack retries them); answer time p50 "
+                  f"{cut['p50']:.1f} ms, max {cut['max']:.1f} ms (Slack gives up after 3000 ms)")
         return 0 if cut_ok and all(r["lost"] == 0 and r["duplicated"] == 0 for r in rows) else 1
 
 

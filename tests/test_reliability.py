@@ -21,8 +21,8 @@ from support.standin import BOT_TOKEN, BOT_USER, SIGNING_SECRET, Slack
 from support.tcpproxy import TcpProxy
 
 FAST = {"RLMAP_CLAIM_LEASE_SECONDS": "2", "RLMAP_SWEEP_SECONDS": "0.3"}
-# How long to wait for the answers before calling an event lost: only a guard against a hang. How long
-# recovery takes is measured by the load benchmark (benchmarks/load.py, docs/measurements.md).
+# How long to wait for the answers before calling an event lost: only a guard against a hang.
+# How long recovery takes is measured by the load benchmark (benchmarks/load.py).
 ANSWER_WAIT_S = 90
 OUTAGE_S = 3  # how long the database is unreachable in the outage test (the issue saw 10 s; 3 is as telling)
 
@@ -168,7 +168,7 @@ def test_a_database_outage_keeps_every_ack_and_logs_one_traceback(serve_env, sta
             time.sleep(0.3)
         _, during = get(bot_url + "/metrics")
         assert metric(during, "rlmap_state_store_up") == 0 and metric(during, "rlmap_state_store_errors_total") > 0
-        # How fast the 500 comes (well inside Slack's 3 s) is measured by benchmarks/load.py's outage scenario.
+        # How fast the 500 comes (well inside Slack's 3 s) is measured by benchmarks/load.py.
         assert set(statuses) == {500}, "an event gets 500, so Slack retries it"
         for target in ("out-digest", "out-diagnose", "out-click"):
             told = standin.wait_for("response_url", lambda c, t=target: c.target.startswith(t), count=round_)

@@ -101,23 +101,26 @@ def test_runs_and_checks_claimed_before_0007_keep_the_lease_their_claim_gave_the
     config = Config()
     config.set_main_option("script_location", str(MIGRATIONS))
     now = dt.datetime.now(dt.UTC)
-    with engine.begin() as conn:  # the schema as the previous release left it, with claims in flight
+    with engine.begin() as conn:  # the schema of the previous release, with claims in flight
         config.attributes["connection"] = conn
         command.upgrade(config, "0006")
         for digest_id, channel, age in [("old", "C1", 10), ("fresh", "C2", 0)]:
-            conn.execute(sa.text("insert into digest_runs (digest_id, team, channel, slot, status, entries, "
-                                 "created_at) values (:d, 'T1', :c, 'at:1', 'claimed', '[]', :at)"),
+            conn.execute(sa.text("insert into digest_runs (digest_id, team, channel, slot, status, "
+                                 "entries, created_at) "
+                                 "values (:d, 'T1', :c, 'at:1', 'claimed', '[]', :at)"),
                          {"d": digest_id, "c": channel, "at": iso(now - dt.timedelta(minutes=age))})
         for check_id, watch_id, age in [("stale", "W1", 11), ("running", "W2", 5)]:
-            conn.execute(sa.text("insert into watch_checks (check_id, watch_id, team, slot, status, owner, created_at) "
+            conn.execute(sa.text("insert into watch_checks (check_id, watch_id, team, slot, "
+                                 "status, owner, created_at) "
                                  "values (:k, :w, 'T1', 'at:1', 'claimed', 'elsewhere:1:x', :at)"),
                          {"k": check_id, "w": watch_id, "at": iso(now - dt.timedelta(minutes=age))})
     engine.dispose()
 
     store = StateStore(state_url)
-    assert store.digests.give_up("old") is True, "claimed 10 minutes ago: its 2-minute lease ran out"
+    assert store.digests.give_up("old") is True, "claimed 10 minutes ago: its 2-minute lease is out"
     assert store.digests.give_up("fresh") is False, "claimed just now: still posting, perhaps"
     stale = dt.timedelta(minutes=10)
-    assert store.watches.claim_check("c1", "W1", "T1", "at:2", now, stale) == "claimed", "11 minutes: given up"
-    assert store.watches.claim_check("c2", "W2", "T1", "at:2", now, stale) == "busy", "5 minutes: still running"
+    claim = store.watches.claim_check
+    assert claim("c1", "W1", "T1", "at:2", now, stale) == "claimed", "11 minutes: given up"
+    assert claim("c2", "W2", "T1", "at:2", now, stale) == "busy", "5 minutes: still running"
     store.close()

@@ -67,7 +67,8 @@ class ArxivSource:
 
     def __init__(self, url: str = DEFAULT_URL, delay: float = 3.0, timeout: float = 10.0, retries: int = 1):
         self.client = arxiv.Client(page_size=100, delay_seconds=delay, num_retries=retries)
-        # The package documents this attribute as its endpoint; a stand-in (tests) or a mirror replaces it.
+        # The package documents this attribute as its endpoint; a stand-in (tests) or a mirror
+        # replaces it.
         self.client.query_url_format = url.rstrip("?") + "?{}"
         self.timeout = timeout
         self._busy = threading.Lock()  # held by the look-up in flight, released when it ends
@@ -85,14 +86,16 @@ class ArxivSource:
     def _run(self, search: arxiv.Search, what: str) -> list[ArxivRecord]:
         deadline = time.monotonic() + self.timeout
         if not self._busy.acquire(timeout=self.timeout):
-            raise ArxivUnavailable(f"arXiv is not answering (an earlier look-up has waited over {self.timeout:g} s)")
+            raise ArxivUnavailable(
+                f"arXiv is not answering (an earlier look-up has waited over {self.timeout:g} s)"
+            )
         done = threading.Event()
         outcome: dict[str, Any] = {}
 
         def look_up() -> None:
             try:
                 outcome["results"] = list(self.client.results(search))
-            except Exception as exc:  # noqa: BLE001 - handed to the caller, which says what it means
+            except Exception as exc:  # noqa: BLE001 - handed to the caller, to say what it means
                 outcome["error"] = exc
             finally:
                 self._busy.release()

@@ -22,7 +22,7 @@ log = logging.getLogger(__name__)
 
 
 class Ticker:
-    """``tick()`` every ``every`` seconds from :meth:`start` until :meth:`stop` (which waits for it)."""
+    """``tick()`` every ``every`` seconds from :meth:`start` until :meth:`stop` (which waits)."""
 
     def __init__(self, name: str, every: float, tick: Callable[[], object]):
         self.name, self.every, self.tick = name, every, tick

@@ -159,8 +159,14 @@ class Claims:
         HANDED_OVER.set(handling)
 
     # -- replies ------------------------------------------------------------------------------------
-    def once(self, handling: Handling, method: str, send: Callable[[int], T], again: Callable[[int, dict], T],
-             lookup: Callable[[int], dict | None] | None = None) -> T:
+    def once(
+        self,
+        handling: Handling,
+        method: str,
+        send: Callable[[int], T],
+        again: Callable[[int, dict], T],
+        lookup: Callable[[int], dict | None] | None = None,
+    ) -> T:
         """Send reply number n of this claim, or, when it was sent already (recorded, or found by
         ``lookup``), return ``again(n, reply)`` instead."""
         with handling.lock:
@@ -176,7 +182,8 @@ class Claims:
                 log.info("%s: reply %d found in the channel by its metadata; not posted again", claim.key, n)
                 self._record(handling, n, done)
         elif done is not None:
-            log.info("%s: reply %d (%s) was sent before the takeover; not sent again", claim.key, n, method)
+            log.info("%s: reply %d (%s) was sent before the takeover; not sent again",
+                     claim.key, n, method)
         self.check_owner(handling)
         if done is not None:
             return again(n, done)
@@ -203,7 +210,7 @@ class Claims:
             # (Debug: the request's one line comes when it finishes; the outage is logged on its own.)
             log.debug("%s: reply %d sent but not recorded (state store unavailable)", claim.key, n)
 
-    # -- finishing (when the listener returns: ClaimingExecutor) ----------------------------------------
+    # -- finishing (when the listener returns: ClaimingExecutor) -------------------------------
     def complete(self, handling: Handling) -> None:
         claim = handling.claim
         with self._lock:
@@ -307,11 +314,13 @@ T = TypeVar("T")
 
 #: The claim the middleware attached to the request being dispatched in this context, until
 #: :class:`ClaimingExecutor` takes it for that request's listener.
-HANDED_OVER: contextvars.ContextVar[Handling | None] = contextvars.ContextVar("rlmap_claim", default=None)
+HANDED_OVER: contextvars.ContextVar[Handling | None] = contextvars.ContextVar(
+    "rlmap_claim", default=None
+)
 
 
 class ClaimingExecutor(ThreadPoolExecutor):
-    """Bolt's ``listener_executor``: runs listeners in a pool and finishes each one's claim when it returns.
+    """Bolt's ``listener_executor``: runs listeners in a pool, finishing each one's claim after it.
 
     ``App(listener_executor=...)`` is Bolt's documented way to run listeners on an executor of
     one's own; Bolt submits each request's listener to it from the thread (or asyncio task,
@@ -358,7 +367,10 @@ def request_key(context: Any, body: dict | None = None) -> str:
 
 # -- the recording client and respond ---------------------------------------------------------------
 # What a post made again is updated with: chat.update's arguments among chat.postMessage's.
-UPDATABLE = ("text", "blocks", "attachments", "metadata", "link_names", "parse", "reply_broadcast", "markdown_text")
+UPDATABLE = (
+    "text", "blocks", "attachments", "metadata", "link_names", "parse", "reply_broadcast",
+    "markdown_text",
+)
 
 
 def _where(result: Any) -> dict:
@@ -369,7 +381,7 @@ def _where(result: Any) -> dict:
 
 
 class RecordingClient(WebClient):
-    """The request's Web API client under a claim, sending each reply once (see the module docstring).
+    """The request's Web API client under a claim, sending each reply once (see the module doc).
 
     A ``WebClient`` subclass built with ``WebClient``'s documented constructor from the
     request's client's public settings, the ones Bolt itself copies into each request's client
@@ -380,28 +392,40 @@ class RecordingClient(WebClient):
     """
 
     def __init__(self, base: WebClient, claims: Claims, handling: Handling):
-        super().__init__(token=base.token, base_url=base.base_url, timeout=base.timeout, ssl=base.ssl,
-                         proxy=base.proxy, headers=dict(base.headers), team_id=base.default_params.get("team_id"),
-                         logger=base.logger, retry_handlers=list(base.retry_handlers))
+        super().__init__(
+            token=base.token,
+            base_url=base.base_url,
+            timeout=base.timeout,
+            ssl=base.ssl,
+            proxy=base.proxy,
+            headers=dict(base.headers),
+            team_id=base.default_params.get("team_id"),
+            logger=base.logger,
+            retry_handlers=list(base.retry_handlers),
+        )
         self.claims, self.handling = claims, handling
 
     def chat_postMessage(self, **kwargs: Any) -> SlackResponse:  # noqa: N802 - slack-sdk's name
         key = self.handling.key
 
         def metadata(n: int) -> dict:
-            return kwargs.get("metadata") or {"event_type": REPLY_EVENT, "event_payload": {"claim": key, "n": n}}
+            mine = {"event_type": REPLY_EVENT, "event_payload": {"claim": key, "n": n}}
+            return kwargs.get("metadata") or mine
 
         def send(n: int) -> SlackResponse:
             return WebClient.chat_postMessage(self, **{**kwargs, "metadata": metadata(n)})
 
         def again(n: int, reply: dict) -> SlackResponse:
-            assert reply.get("channel") and reply.get("ts"), "a recorded post names its channel and ts"
+            assert reply.get("channel") and reply.get("ts"), "a recorded post has a channel and ts"
             update = {k: v for k, v in kwargs.items() if k in UPDATABLE}
             where = {"channel": reply["channel"], "ts": reply["ts"], "metadata": metadata(n)}
             return WebClient.chat_update(self, **{**update, **where})
 
-        return self.claims.once(self.handling, "chat.postMessage", send, again,
-                                lambda n: self._find_post(kwargs.get("channel"), kwargs.get("thread_ts"), key, n))
+        channel, thread = kwargs.get("channel"), kwargs.get("thread_ts")
+        return self.claims.once(
+            self.handling, "chat.postMessage", send, again,
+            lambda n: self._find_post(channel, thread, key, n),
+        )
 
     def chat_postEphemeral(self, **kwargs: Any) -> SlackResponse:  # noqa: N802 - slack-sdk's name
         self.claims.check_owner(self.handling)
@@ -443,9 +467,13 @@ class RecordingRespond:
         self.inner, self.claims, self.handling = inner, claims, handling
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        return self.claims.once(self.handling, "response_url", lambda _n: self.inner(*args, **kwargs),
-                                lambda _n, _reply: None)
+        return self.claims.once(
+            self.handling, "response_url", lambda _n: self.inner(*args, **kwargs),
+            lambda _n, _reply: None,
+        )
 
 
-__all__ = ["Claims", "ClaimingExecutor", "Handling", "LeaseLost", "RecordingClient", "RecordingRespond",
-           "identify", "set_outcome", "request_key", "CLAIM", "KEY", "REPLAY", "HANDED_OVER"]
+__all__ = [
+    "Claims", "ClaimingExecutor", "Handling", "LeaseLost", "RecordingClient", "RecordingRespond",
+    "identify", "set_outcome", "request_key", "CLAIM", "KEY", "REPLAY", "HANDED_OVER",
+]

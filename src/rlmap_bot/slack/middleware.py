@@ -40,7 +40,7 @@ class EventClaims(Middleware):
         self.claims = claims
 
     def process(self, *, req: BoltRequest, resp: BoltResponse, next: Callable[[], BoltResponse]) -> BoltResponse:
-        HANDED_OVER.set(None)  # nothing is handed to this request's listener unless it is claimed below
+        HANDED_OVER.set(None)  # nothing goes to this request's listener unless claimed below
         replay = req.context.get(REPLAY)
         if replay is not None:
             self.claims.attach(req, replay)

@@ -2,7 +2,8 @@
 
 Decisions are compare-and-set on the suggestion's status, so two curators clicking at once
 (or one click handled by two replicas) decide once. A retry of a kept suggestion and a
-weekly scan are claimed with the state store's lease primitive (:mod:`rlmap_bot.state.leases`). Additions carry a fingerprint (how many,
+weekly scan are claimed with the state store's lease primitive (:mod:`rlmap_bot.state.leases`).
+Additions carry a fingerprint (how many,
 and the latest change) that every replica polls to know when to rebuild its knowledge store.
 """
 
@@ -111,20 +112,26 @@ class CurationRepository:
 
     def take(self, suggestion_id: str, lease: dt.timedelta, now: dt.datetime | None = None,
              owner: str = OWNER) -> bool:
-        """Claim a due retry for ``owner``: its next try moves a ``lease`` on, unless another replica took it first.
+        """Claim a due retry for ``owner``: its next try moves a ``lease`` on, unless taken first.
 
-        ``next_try_at`` is the lease (:mod:`rlmap_bot.state.leases`): a waiting suggestion whose next
-        try is due is one whose lease has run out, so the replica trying arXiv owns the try until then.
+        ``next_try_at`` is the lease (:mod:`rlmap_bot.state.leases`): a waiting suggestion whose
+        next try is due is one whose lease has run out, so the replica trying arXiv owns the try
+        until then.
         """
         now = now or utcnow()
-        taken = self.retries.take_over(suggestions.c.id == suggestion_id, suggestion_id, owner, lease, now)
+        where = suggestions.c.id == suggestion_id
+        taken = self.retries.take_over(where, suggestion_id, owner, lease, now)
         if taken is not None:
             self._touch(suggestion_id)
         return taken is not None
 
     def _touch(self, suggestion_id: str) -> None:
         with self.engine.begin() as conn:
-            conn.execute(suggestions.update().where(suggestions.c.id == suggestion_id).values(updated_at=iso(utcnow())))
+            conn.execute(
+                suggestions.update()
+                .where(suggestions.c.id == suggestion_id)
+                .values(updated_at=iso(utcnow()))
+            )
 
     def retry_at(self, suggestion_id: str, when: dt.datetime) -> None:
         with self.engine.begin() as conn:
@@ -218,9 +225,10 @@ class CurationRepository:
 
     # -- scout slots ------------------------------------------------------------------------------
     def claim_scan(self, slot: str, owner: str = OWNER) -> bool:
-        """Claim a weekly scan's slot once across replicas (a slot is never run twice, so it is never taken over)."""
+        """Claim a weekly scan's slot once across replicas (a slot runs once: never taken over)."""
         now = utcnow()
-        return self.scans.claim(dict(slot=slot, posted=0, created_at=iso(now)), owner, SCAN_LEASE, now)
+        row = dict(slot=slot, posted=0, created_at=iso(now))
+        return self.scans.claim(row, owner, SCAN_LEASE, now)
 
     def finish_scan(self, slot: str, status: str, posted: int) -> None:
         self.scans.release(scout_runs.c.slot == slot, status, posted=posted)

@@ -33,8 +33,9 @@ class DigestRepository:
               lease: dt.timedelta = LEASE, owner: str = OWNER) -> bool:
         """Claim a digest slot; False when that slot was run already or another run is in progress."""
         now = utcnow()
-        return self.leases.claim(dict(digest_id=digest_id, team=team, channel=channel, slot=slot,
-                                      entries=json.dumps(entries), created_at=iso(now)), owner, lease, now)
+        row = dict(digest_id=digest_id, team=team, channel=channel, slot=slot,
+                   entries=json.dumps(entries), created_at=iso(now))
+        return self.leases.claim(row, owner, lease, now)
 
     def pending(self, team: str, channel: str) -> list[dict]:
         """Runs claimed but never recorded as posted: a crash may sit between post and record."""
@@ -71,7 +72,8 @@ class DigestRepository:
 
     def give_up(self, digest_id: str, now: dt.datetime | None = None) -> bool:
         """Abandon a claimed run whose lease has run out (its post was looked for and not found)."""
-        return self.leases.release(digest_runs.c.digest_id == digest_id, "abandoned", expired_by=now or utcnow()) == 1
+        where = digest_runs.c.digest_id == digest_id
+        return self.leases.release(where, "abandoned", expired_by=now or utcnow()) == 1
 
     def delivered(self, team: str, channel: str) -> set[tuple[str, str]]:
         """(entry_id, version) pairs this channel has received."""

@@ -66,7 +66,8 @@ class EventRepository:
         """
         now = utcnow()
         claimed_at = iso(now)
-        row = dict(key=key, kind=kind, team=team, body=json.dumps(body), replies="{}", claimed_at=claimed_at)
+        row = dict(key=key, kind=kind, team=team, body=json.dumps(body), replies="{}",
+                   claimed_at=claimed_at)
         if self.leases.claim(row, owner, lease, now):
             return "new", Claim(key, kind, team, owner, 1, body, claimed_at)
         try:
@@ -81,10 +82,10 @@ class EventRepository:
 
     def take_over(self, key: str, owner: str, lease: dt.timedelta, now: dt.datetime | None = None,
                   max_attempts: int = 3) -> Claim | None:
-        """Own an unfinished claim whose lease has run out; None if it is not (or someone was first).
+        """Own an unfinished claim whose lease has run out; None if not (or someone was first).
 
         A claim tried ``max_attempts`` times already is what kills replicas (or always fails): it is
-        marked failed, its payload dropped, and :class:`GaveUp` raised, instead of passing it around.
+        marked failed, its payload dropped, and :class:`GaveUp` raised, not passed around.
         """
         now = now or utcnow()
         row = self.leases.take_over(event_claims.c.key == key, key, owner, lease, now, max_attempts,

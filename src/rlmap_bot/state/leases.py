@@ -46,11 +46,12 @@ HOST = socket.gethostname()[:40]
 
 
 def owner_id() -> str:
-    """A new owner id: ``host:pid:token``; the token tells a process from an earlier one with its pid."""
+    """A new owner id, ``host:pid:token``: the token tells two processes with one pid apart."""
     return f"{HOST}:{os.getpid()}:{uuid.uuid4().hex[:12]}"
 
 
-#: The owner of every claim this process makes (a restarted container is often pid 1 again, hence the token).
+#: The owner of every claim this process makes (a restarted container is often pid 1 again:
+#: hence the token).
 OWNER = owner_id()
 
 
@@ -99,9 +100,20 @@ class Leases:
         return self.table.c[self.until]
 
     # -- claiming ---------------------------------------------------------------------------------
-    def claim(self, row: Mapping[str, Any], owner: str, lease: dt.timedelta, now: dt.datetime | None = None) -> bool:
-        """Insert ``row`` held by ``owner`` until ``now + lease``; False when its unique key is taken."""
-        values = {**row, "status": self.held, "owner": owner, self.until: iso((now or utcnow()) + lease)}
+    def claim(
+        self,
+        row: Mapping[str, Any],
+        owner: str,
+        lease: dt.timedelta,
+        now: dt.datetime | None = None,
+    ) -> bool:
+        """Insert ``row`` held by ``owner`` until ``now + lease``; False when its key is taken."""
+        values = {
+            **row,
+            "status": self.held,
+            "owner": owner,
+            self.until: iso((now or utcnow()) + lease),
+        }
         if "attempts" in self.c:
             values.setdefault("attempts", 1)
         try:
@@ -111,10 +123,17 @@ class Leases:
         except sa.exc.IntegrityError:
             return False
 
-    def take_over(self, where: sa.ColumnElement, key: str, owner: str, lease: dt.timedelta,
-                  now: dt.datetime | None = None, max_attempts: int | None = None,
-                  on_give_up: Mapping[str, Any] | None = None) -> dict[str, Any] | None:
-        """Own the held row ``where`` selects if its lease has run out; the row as it is now, or None.
+    def take_over(
+        self,
+        where: sa.ColumnElement,
+        key: str,
+        owner: str,
+        lease: dt.timedelta,
+        now: dt.datetime | None = None,
+        max_attempts: int | None = None,
+        on_give_up: Mapping[str, Any] | None = None,
+    ) -> dict[str, Any] | None:
+        """Own the held row ``where`` selects if its lease has run out; the row, or None.
 
         None when there is no such row, it is not held, its lease is live, or another contender
         changed it first. When it has been attempted ``max_attempts`` times already it is marked
@@ -125,14 +144,26 @@ class Leases:
         gave_up = 0
         with self.engine.begin() as conn:
             row = conn.execute(sa.select(self.table).where(where)).mappings().first()
-            if row is None or row["status"] != self.held or row[self.until] is None or row[self.until] > iso(now):
+            if (
+                row is None
+                or row["status"] != self.held
+                or row[self.until] is None
+                or row[self.until] > iso(now)
+            ):
                 return None
-            same = [where, c.status == self.held, self._lease() == row[self.until],
-                    c.owner.is_(None) if row["owner"] is None else c.owner == row["owner"]]
+            same = [
+                where,
+                c.status == self.held,
+                self._lease() == row[self.until],
+                c.owner.is_(None) if row["owner"] is None else c.owner == row["owner"],
+            ]
             attempts = int(row["attempts"]) if "attempts" in c else 0
             if max_attempts is not None and attempts >= max_attempts:
-                gave_up = conn.execute(self.table.update().where(*same)
-                                       .values(status="failed", **dict(on_give_up or {}))).rowcount
+                gave_up = conn.execute(
+                    self.table.update()
+                    .where(*same)
+                    .values(status="failed", **dict(on_give_up or {}))
+                ).rowcount
                 taken = 0
             else:
                 values: dict[str, Any] = {"owner": owner, self.until: iso(now + lease)}
@@ -147,11 +178,14 @@ class Leases:
 
     # -- while working ----------------------------------------------------------------------------
     def renew(self, where: sa.ColumnElement, owner: str, lease: dt.timedelta) -> int:
-        """Extend the leases ``owner`` holds on the rows ``where`` selects; how many it still holds."""
+        """Extend the leases ``owner`` holds on the rows ``where`` selects; how many it holds."""
         c = self.c
         with self.engine.begin() as conn:
-            return conn.execute(self.table.update().where(where, c.owner == owner, c.status == self.held)
-                                .values({self.until: iso(utcnow() + lease)})).rowcount
+            return conn.execute(
+                self.table.update()
+                .where(where, c.owner == owner, c.status == self.held)
+                .values({self.until: iso(utcnow() + lease)})
+            ).rowcount
 
     def holder(self, where: sa.ColumnElement) -> str | None:
         """The owner of the row ``where`` selects (held or not); None if there is no such row."""
@@ -159,9 +193,15 @@ class Leases:
             return conn.execute(sa.select(self.c.owner).where(where)).scalar()
 
     # -- letting go -------------------------------------------------------------------------------
-    def release(self, where: sa.ColumnElement, status: str, owner: str | None = None,
-                expired_by: dt.datetime | None = None, **values: Any) -> int:
-        """Close the held rows ``where`` selects with ``status`` (and ``values``); how many were closed.
+    def release(
+        self,
+        where: sa.ColumnElement,
+        status: str,
+        owner: str | None = None,
+        expired_by: dt.datetime | None = None,
+        **values: Any,
+    ) -> int:
+        """Close the held rows ``where`` selects with ``status`` (and ``values``); how many closed.
 
         ``owner``: only while that owner holds them (a replica that lost its lease changes nothing).
         ``expired_by``: only rows whose lease had run out by then (work given up for dead).
@@ -173,27 +213,47 @@ class Leases:
         if expired_by is not None:
             conditions.append(self._lease() <= iso(expired_by))
         with self.engine.begin() as conn:
-            return conn.execute(self.table.update().where(*conditions).values(status=status, **values)).rowcount
+            return conn.execute(
+                self.table.update().where(*conditions).values(status=status, **values)
+            ).rowcount
 
-    def give_up(self, where: sa.ColumnElement, status: str, now: dt.datetime | None = None,
-                gone: Callable[[str], bool] = owner_gone) -> int:
-        """Close the held rows ``where`` selects whose lease ran out, or whose owner ``gone`` says has ended."""
+    def give_up(
+        self,
+        where: sa.ColumnElement,
+        status: str,
+        now: dt.datetime | None = None,
+        gone: Callable[[str], bool] = owner_gone,
+    ) -> int:
+        """Close the held rows ``where`` selects whose lease ran out or whose owner is ``gone``."""
         now = now or utcnow()
         c = self.c
         closed = self.release(where, status, expired_by=now)
         with self.engine.begin() as conn:
-            for row in conn.execute(sa.select(c.owner, self._lease()).where(where, c.status == self.held)).all():
+            for row in conn.execute(
+                sa.select(c.owner, self._lease()).where(where, c.status == self.held)
+            ).all():
                 if row[0] is not None and gone(row[0]):
-                    closed += conn.execute(self.table.update().where(
-                        where, c.status == self.held, c.owner == row[0], self._lease() == row[1])
-                        .values(status=status)).rowcount
+                    closed += conn.execute(
+                        self.table.update()
+                        .where(
+                            where, c.status == self.held, c.owner == row[0], self._lease() == row[1]
+                        )
+                        .values(status=status)
+                    ).rowcount
         return closed
 
-    def expired(self, columns: list[sa.ColumnElement], now: dt.datetime | None = None,
-                limit: int | None = None) -> list[sa.Row]:
+    def expired(
+        self,
+        columns: list[sa.ColumnElement],
+        now: dt.datetime | None = None,
+        limit: int | None = None,
+    ) -> list[sa.Row]:
         """``columns`` of the held rows whose lease has run out, the longest expired first."""
-        query = (sa.select(*columns).where(self.c.status == self.held, self._lease() <= iso(now or utcnow()))
-                 .order_by(self._lease()))
+        query = (
+            sa.select(*columns)
+            .where(self.c.status == self.held, self._lease() <= iso(now or utcnow()))
+            .order_by(self._lease())
+        )
         if limit is not None:
             query = query.limit(limit)
         with self.engine.connect() as conn:

@@ -67,7 +67,7 @@ digest_runs = sa.Table(
     sa.Column("ts", sa.String(64)),
     sa.Column("created_at", sa.String(40), nullable=False),
     sa.Column("owner", sa.String(80)),  # leases.OWNER of the replica that claimed it
-    sa.Column("lease_until", sa.String(40)),  # a claimed run unposted by then is given up (if not found)
+    sa.Column("lease_until", sa.String(40)),  # unposted then (and not found): given up
     sa.UniqueConstraint("team", "channel", "slot", name="uq_digest_runs_slot"),
 )
 
@@ -111,9 +111,9 @@ watch_checks = sa.Table(
     sa.Column("team", sa.String(64), nullable=False),
     sa.Column("slot", sa.String(80), nullable=False),
     sa.Column("status", sa.String(16), nullable=False),  # claimed | done | failed | abandoned
-    sa.Column("owner", sa.String(300), nullable=False),  # leases.OWNER of the process that claimed it
+    sa.Column("owner", sa.String(300), nullable=False),  # leases.OWNER of the claiming process
     sa.Column("created_at", sa.String(40), nullable=False),
-    sa.Column("lease_until", sa.String(40)),  # a claimed check still running then is given up for dead
+    sa.Column("lease_until", sa.String(40)),  # still running then: given up for dead
     sa.UniqueConstraint("watch_id", "slot", name="uq_watch_checks_slot"),
 )
 
@@ -132,9 +132,9 @@ watch_alerts = sa.Table(
     sa.Index("ix_watch_alerts_alert", "alert_id"),
 )
 
-# Every claimed row (event_claims, digest_runs, watch_checks, suggestions, scout_runs) holds its lease
-# in the columns state/leases.py works on: status, owner, a lease time and, where work is handed on,
-# attempts.
+# Every claimed row (event_claims, digest_runs, watch_checks, suggestions, scout_runs) holds its
+# lease in the columns state/leases.py works on: status, owner, a lease time and, where work is
+# handed on, attempts.
 
 # Curation (see state/additions.py): papers suggested from Slack or by the scout, and what curators decided.
 suggestions = sa.Table(

@@ -148,8 +148,8 @@ class WatchRepository:
         finish: it is given up first.
         """
         self.checks.give_up(watch_checks.c.watch_id == watch_id, "abandoned", now, gone=owner_dead)
-        if self.checks.claim(dict(check_id=check_id, watch_id=watch_id, team=team, slot=slot, created_at=iso(now)),
-                             owner, stale_after, now):
+        row = dict(check_id=check_id, watch_id=watch_id, team=team, slot=slot, created_at=iso(now))
+        if self.checks.claim(row, owner, stale_after, now):
             return "claimed"
         with self.engine.connect() as conn:
             ran = conn.execute(sa.select(watch_checks.c.check_id).where(

@@ -44,7 +44,7 @@ METADATA_EVENT = "rlmap_watch"
 #: A claimed post that the channel history does not show is taken as never posted after this
 #: long (Slack may still be answering a slow post), as for digests.
 RECOVER_AFTER = dt.timedelta(minutes=2)
-#: A check's claim is a lease this long: a check still claimed then has died; the next one takes over.
+#: A check's claim is a lease this long: a check still claimed then has died; the next takes over.
 #: Judgement: far past the slowest check measured (the first read of a 1 GB log, 10 s on a
 #: 2-core machine, see benchmarks/watch.py; a slow disk or Slack's 429 retries add a minute at
 #: most), so a live check is never overtaken.  A claim by a dead process on the same host is given up at once (owner_dead);

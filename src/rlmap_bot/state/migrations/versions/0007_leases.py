@@ -29,8 +29,11 @@ COLUMNS = {
     "scout_runs": (("lease_until", 40),),
 }
 # The lease a claimed row had before this revision, counted from its created_at.
-HELD_FOR = {"digest_runs": dt.timedelta(minutes=2), "watch_checks": dt.timedelta(minutes=10),
-            "scout_runs": dt.timedelta(0)}
+HELD_FOR = {
+    "digest_runs": dt.timedelta(minutes=2),
+    "watch_checks": dt.timedelta(minutes=10),
+    "scout_runs": dt.timedelta(0),
+}
 KEYS = {"digest_runs": "digest_id", "watch_checks": "check_id", "scout_runs": "slot"}
 
 
@@ -44,12 +47,22 @@ def upgrade() -> None:
                 op.add_column(table, sa.Column(name, sa.String(length), nullable=True))
     for table, held in HELD_FOR.items():
         key = KEYS[table]
-        rows = bind.execute(sa.text(f"SELECT {key}, created_at FROM {table} "
-                                    "WHERE status = 'claimed' AND lease_until IS NULL")).all()
+        rows = bind.execute(
+            sa.text(
+                f"SELECT {key}, created_at FROM {table} "
+                "WHERE status = 'claimed' AND lease_until IS NULL"
+            )
+        ).all()
         for row_key, created in rows:
-            until = (dt.datetime.fromisoformat(str(created)) + held).astimezone(dt.UTC).isoformat(timespec="microseconds")
-            bind.execute(sa.text(f"UPDATE {table} SET lease_until = :until WHERE {key} = :key"),
-                         {"until": until, "key": row_key})
+            until = (
+                (dt.datetime.fromisoformat(str(created)) + held)
+                .astimezone(dt.UTC)
+                .isoformat(timespec="microseconds")
+            )
+            bind.execute(
+                sa.text(f"UPDATE {table} SET lease_until = :until WHERE {key} = :key"),
+                {"until": until, "key": row_key},
+            )
 
 
 def downgrade() -> None:
