@@ -58,6 +58,9 @@ from rlmap_bot.state.leases import OWNER
 
 log = logging.getLogger(__name__)
 
+P = ParamSpec("P")
+T = TypeVar("T")
+
 CLAIM = "rlmap_claim"  # the context key of the claim a request is handled under
 KEY = "rlmap_key"  # the context key of the request's claim key (also when it could not be claimed)
 REPLAY = "rlmap_replay"  # the context key the sweeper puts a taken-over claim under
@@ -308,9 +311,6 @@ class Claims:
             handling.outcome = "failed"
             self.complete(handling)
 
-
-P = ParamSpec("P")
-T = TypeVar("T")
 
 #: The claim the middleware attached to the request being dispatched in this context, until
 #: :class:`ClaimingExecutor` takes it for that request's listener.
