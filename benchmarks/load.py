@@ -20,6 +20,12 @@ and posts made but not yet recorded. It waits until the survivor has finished
 every claim, then prints the same counts and how long after the kill the last
 event was answered (the target is 90 s).
 
+The outage scenario (PostgreSQL only) starts one replica whose database is reached
+through a TCP proxy on loopback, cuts the proxy for --outage-seconds while sending
+events, and prints how long each event took to get its answer: HTTP 500 at once, so
+that Slack retries it, well inside Slack's 3 s (tests/test_reliability.py checks the
+500s; the time is measured here).
+
 The state store is the PostgreSQL at --pg (or $RLMAP_TEST_PG_URL); without one,
 the replicas share a SQLite file on this machine, which is said in the output.
 Traffic goes to 127.0.0.1 only, in a bounded number of requests.
@@ -193,6 +199,56 @@ def run(replicas: int, rate: float, seconds: float, state_url: str, tmp: Path, k
         standin.stop()
 
 
+def outage(pg_url: str, seconds: float, tmp: Path) -> dict:
+    """Events sent while the replica's database is cut: their statuses and answer times."""
+    import sqlalchemy as sa
+
+    from support.tcpproxy import TcpProxy
+
+    url = sa.engine.make_url(pg_url)
+    proxy = TcpProxy(url.host or "127.0.0.1", url.port or 5432).start()
+    standin = StandIn().start()
+    env = dict(os.environ, SLACK_BOT_TOKEN=BOT_TOKEN, SLACK_SIGNING_SECRET=SIGNING_SECRET,
+               SLACK_API_URL=standin.base_url, RLMAP_HOME=str(tmp / "home-outage"),
+               RLMAP_DB=str(tmp / "kb-outage.db"),
+               RLMAP_STATE_URL=url.set(port=proxy.port).render_as_string(hide_password=False))
+    env.pop("SLACK_APP_TOKEN", None)
+    proc, bot_url = start_replica(env, tmp / "outage.log")
+    slack = Slack(bot_url, standin)
+    took: list[float] = []
+    statuses: list[int | None] = []
+    try:
+        slack.event({"type": "message", "channel_type": "im", "user": "U1", "channel": "DWARM",
+                     "ts": "1.1", "text": "what is DAPO?"})
+        standin.wait_for("chat.postMessage", timeout=30)
+        proxy.down()
+        down_at, round_ = time.time(), 0
+        while time.time() - down_at < seconds:
+            for i in range(4):
+                event = {"type": "message", "channel_type": "im", "user": "U1",
+                         "channel": f"DOUT{i}", "ts": f"{2000 + i}.1", "text": "what is DAPO?"}
+                started = time.perf_counter()
+                try:
+                    retry = {"X-Slack-Retry-Num": str(round_)} if round_ else None
+                    statuses.append(slack.event(event, event_id=f"EvOut{i}", headers=retry)[0])
+                except (OSError, http.client.HTTPException):
+                    statuses.append(None)
+                took.append((time.perf_counter() - started) * 1000)
+            round_ += 1
+            time.sleep(0.3)
+    finally:
+        proxy.stop()
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+        standin.stop()
+    took.sort()
+    return {"sent": len(took), "500": statuses.count(500), "p50": statistics.median(took),
+            "max": took[-1]}
+
+
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--rate", type=float, default=20.0, help="events per second")
@@ -203,6 +259,8 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--burst", type=int, default=60, help="kill scenario: mentions in the burst")
     parser.add_argument("--burst-rate", type=float, default=100.0, help="kill scenario: events/s in the burst")
     parser.add_argument("--no-kill", action="store_true", help="skip the kill -9 scenario")
+    parser.add_argument("--outage-seconds", type=float, default=3.0,
+                        help="outage scenario (needs --pg): seconds the database is cut (0: skip)")
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory() as tmp_dir:
         tmp = Path(tmp_dir)
@@ -233,7 +291,14 @@ def main(argv: list[str]) -> int:
                   f"the survivor took over {killed['taken_over']} unfinished events ({killed['found']} replies found "
                   f"already posted, by their metadata) and every claim was finished {killed['finished']:.1f} s after "
                   "the kill; lease and sweep as configured (default 30 s and 5 s)")
-        return 0 if all(r["lost"] == 0 and r["duplicated"] == 0 for r in rows) else 1
+        cut_ok = True
+        if args.pg and args.outage_seconds > 0:
+            cut = outage(args.pg, args.outage_seconds, tmp)
+            cut_ok = cut["500"] == cut["sent"]
+            print(f"   outage: database cut for {args.outage_seconds:g} s; {cut['sent']} events, "
+                  f"{cut['500']} answered HTTP 500 (Slack retries them); answer time p50 "
+                  f"{cut['p50']:.1f} ms, max {cut['max']:.1f} ms (Slack gives up after 3000 ms)")
+        return 0 if cut_ok and all(r["lost"] == 0 and r["duplicated"] == 0 for r in rows) else 1
 
 
 if __name__ == "__main__":

@@ -145,3 +145,31 @@ def test_kinds_share_one_scheduler_and_keep_their_slot_keys():
         assert {j.id for j in jobs.aps.get_jobs()} == {"scan:item:s", "scan:sync", "tick:item:t", "tick:sync"}
     finally:
         jobs.shutdown()
+
+
+def test_a_ticker_logs_a_failing_tick_once_and_keeps_ticking(caplog):
+    import logging
+
+    from rlmap_bot.jobs.ticker import Ticker
+
+    ticks: list[int] = []
+    done = threading.Event()
+
+    def tick() -> None:
+        ticks.append(len(ticks))
+        if len(ticks) == 1:
+            raise RuntimeError("a bug in this tick")
+        if len(ticks) == 2:
+            raise UnavailableError("state store down")  # the store's health logs the outage itself
+        if len(ticks) >= 4:
+            done.set()
+
+    ticker = Ticker("rlmap-test-ticker", 0.01, tick)
+    with caplog.at_level(logging.DEBUG, logger="rlmap_bot.jobs.ticker"):
+        ticker.start()
+        assert done.wait(10), f"the ticker stopped after {len(ticks)} ticks"
+        ticker.stop()
+    errors = [r for r in caplog.records if r.levelno >= logging.WARNING]
+    assert len(errors) == 1 and errors[0].exc_info is not None, "one record, with the traceback"
+    assert "rlmap-test-ticker" in errors[0].getMessage() and "a bug in this tick" in caplog.text
+    assert not ticker._thread.is_alive(), "stop() ends the loop"

@@ -89,3 +89,38 @@ def test_an_0003_database_keeps_its_handled_events_and_gets_room_for_encrypted_t
     sealed.save(Installation(app_id="A1", team_id="T2", user_id="U1", bot_token=long_token, bot_id="B2"))
     assert sealed.find_bot(enterprise_id=None, team_id="T2").bot_token == long_token
     store.close()
+
+
+def test_runs_and_checks_claimed_before_0007_keep_the_lease_their_claim_gave_them(state_url):
+    from alembic import command
+    from alembic.config import Config
+
+    from rlmap_bot.state.db import MIGRATIONS, iso
+
+    engine = sa.create_engine(state_url if "://" in state_url else f"sqlite:///{state_url}")
+    config = Config()
+    config.set_main_option("script_location", str(MIGRATIONS))
+    now = dt.datetime.now(dt.UTC)
+    with engine.begin() as conn:  # the schema of the previous release, with claims in flight
+        config.attributes["connection"] = conn
+        command.upgrade(config, "0006")
+        for digest_id, channel, age in [("old", "C1", 10), ("fresh", "C2", 0)]:
+            conn.execute(sa.text("insert into digest_runs (digest_id, team, channel, slot, status, "
+                                 "entries, created_at) "
+                                 "values (:d, 'T1', :c, 'at:1', 'claimed', '[]', :at)"),
+                         {"d": digest_id, "c": channel, "at": iso(now - dt.timedelta(minutes=age))})
+        for check_id, watch_id, age in [("stale", "W1", 11), ("running", "W2", 5)]:
+            conn.execute(sa.text("insert into watch_checks (check_id, watch_id, team, slot, "
+                                 "status, owner, created_at) "
+                                 "values (:k, :w, 'T1', 'at:1', 'claimed', 'elsewhere:1:x', :at)"),
+                         {"k": check_id, "w": watch_id, "at": iso(now - dt.timedelta(minutes=age))})
+    engine.dispose()
+
+    store = StateStore(state_url)
+    assert store.digests.give_up("old") is True, "claimed 10 minutes ago: its 2-minute lease is out"
+    assert store.digests.give_up("fresh") is False, "claimed just now: still posting, perhaps"
+    stale = dt.timedelta(minutes=10)
+    claim = store.watches.claim_check
+    assert claim("c1", "W1", "T1", "at:2", now, stale) == "claimed", "11 minutes: given up"
+    assert claim("c2", "W2", "T1", "at:2", now, stale) == "busy", "5 minutes: still running"
+    store.close()

@@ -5,11 +5,21 @@ every ``delay`` seconds, 3 by arXiv's API terms of use) across every look-up the
 makes. Records come back as :class:`ArxivRecord`, whitespace collapsed and capped.
 A connection failure, a time-out or a 5xx is :class:`ArxivUnavailable` (the caller keeps
 the suggestion and tries again later); a paper arXiv does not have is ``None``.
+
+Only the ``arxiv`` package's public API is used (tested with arxiv 4.0): ``Client``'s
+documented options (``page_size``, ``delay_seconds``, ``num_retries``, and the
+``query_url_format`` attribute it documents as the endpoint), ``Client.results``,
+``Search``, ``SortCriterion``, ``Result`` and its errors. The client has no time-out
+option (its requests session is private), so a look-up runs on a daemon thread and the
+caller waits for it at most ``timeout`` seconds: past that, arXiv counts as not answering.
+A look-up still waiting holds the source (one look-up in flight per process, as arXiv's
+pace wants) until it ends, and never keeps the process from exiting.
 """
 
 from __future__ import annotations
 
 import threading
+import time
 from typing import Any
 
 import arxiv
@@ -31,18 +41,6 @@ DEFAULT_URL = "https://export.arxiv.org/api/query"
 
 class ArxivUnavailable(UnavailableError):
     """arXiv did not answer (down, slow, or a server error): try again later."""
-
-
-class _TimedSession(requests.Session):
-    """The arxiv client's session with a time-out on every request (the package sets none)."""
-
-    def __init__(self, timeout: float):
-        super().__init__()
-        self.timeout = timeout
-
-    def request(self, method: str, url: str, *args: Any, **kwargs: Any) -> requests.Response:  # type: ignore[override]
-        kwargs.setdefault("timeout", self.timeout)
-        return super().request(method, url, *args, **kwargs)
 
 
 def _clip(text: str, cap: int) -> str:
@@ -69,10 +67,11 @@ class ArxivSource:
 
     def __init__(self, url: str = DEFAULT_URL, delay: float = 3.0, timeout: float = 10.0, retries: int = 1):
         self.client = arxiv.Client(page_size=100, delay_seconds=delay, num_retries=retries)
-        # The package reads its endpoint from this attribute; a stand-in (tests) or a mirror replaces it.
+        # The package documents this attribute as its endpoint; a stand-in (tests) or a mirror
+        # replaces it.
         self.client.query_url_format = url.rstrip("?") + "?{}"
-        self.client._session = _TimedSession(timeout)  # noqa: SLF001 - the only way to give its requests a time-out
-        self._lock = threading.Lock()
+        self.timeout = timeout
+        self._busy = threading.Lock()  # held by the look-up in flight, released when it ends
 
     def fetch(self, arxiv_id: str) -> ArxivRecord | None:
         """The paper with this id, None when arXiv has none."""
@@ -85,13 +84,33 @@ class ArxivSource:
         return self._run(search, query)
 
     def _run(self, search: arxiv.Search, what: str) -> list[ArxivRecord]:
-        with self._lock:
+        deadline = time.monotonic() + self.timeout
+        if not self._busy.acquire(timeout=self.timeout):
+            raise ArxivUnavailable(
+                f"arXiv is not answering (an earlier look-up has waited over {self.timeout:g} s)"
+            )
+        done = threading.Event()
+        outcome: dict[str, Any] = {}
+
+        def look_up() -> None:
             try:
-                results = list(self.client.results(search))
-            except arxiv.HTTPError as exc:
-                if exc.status == 400:
-                    raise UsageError(f"arXiv says {shown(what)!r} is not an id or query it understands") from None
-                raise ArxivUnavailable(f"arXiv answered HTTP {exc.status}") from None
-            except (requests.RequestException, arxiv.UnexpectedEmptyPageError) as exc:
-                raise ArxivUnavailable(f"arXiv is not answering ({type(exc).__name__})") from None
-        return [to_record(r) for r in results if "/api/errors" not in r.entry_id]
+                outcome["results"] = list(self.client.results(search))
+            except Exception as exc:  # noqa: BLE001 - handed to the caller, to say what it means
+                outcome["error"] = exc
+            finally:
+                self._busy.release()
+                done.set()
+
+        threading.Thread(target=look_up, name="rlmap-arxiv", daemon=True).start()
+        if not done.wait(max(deadline - time.monotonic(), 0.0)):
+            raise ArxivUnavailable(f"arXiv is not answering (no answer within {self.timeout:g} s)")
+        error = outcome.get("error")
+        if isinstance(error, arxiv.HTTPError):
+            if error.status == 400:
+                raise UsageError(f"arXiv says {shown(what)!r} is not an id or query it understands")
+            raise ArxivUnavailable(f"arXiv answered HTTP {error.status}")
+        if isinstance(error, (requests.RequestException, arxiv.UnexpectedEmptyPageError)):
+            raise ArxivUnavailable(f"arXiv is not answering ({type(error).__name__})")
+        if error is not None:
+            raise error
+        return [to_record(r) for r in outcome["results"] if "/api/errors" not in r.entry_id]

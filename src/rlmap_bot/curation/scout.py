@@ -19,9 +19,6 @@ from __future__ import annotations
 import datetime as dt
 import logging
 import math
-import os
-import socket
-import uuid
 from collections import Counter
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -115,7 +112,6 @@ class Scout:
         self.fetch = settings.rlmap_scout_fetch
         self.categories = [c.strip() for c in settings.rlmap_scout_categories.split(",") if c.strip()]
         self.query = settings.rlmap_scout_query
-        self.owner = f"{socket.gethostname()[:40]}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
 
     def pick(self, records: list[ArxivRecord]) -> list[tuple[ArxivRecord, float]]:
         """The best ``top`` records that are neither in the catalog nor suggested, approved or rejected before."""
@@ -134,7 +130,7 @@ class Scout:
     def scan(self, slot: str, targets: list[tuple[str, str]], cards: Cards) -> int:
         """Run the scan of ``slot`` unless another replica has; post to each (team, channel); return posts."""
         state = self.core.state.curation
-        if self.top == 0 or not targets or not state.claim_scan(slot, self.owner):
+        if self.top == 0 or not targets or not state.claim_scan(slot):
             return 0
         posted = 0
         try:

@@ -188,7 +188,7 @@ class Curation:
         state = self.core.state.curation
         settled = 0
         for suggestion in state.due(now):
-            if not state.take(suggestion, now + LEASE):
+            if not state.take(suggestion.id, LEASE, now):
                 continue  # another replica took this try
             attempts = suggestion.attempts + 1
             try:

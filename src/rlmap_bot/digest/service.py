@@ -25,8 +25,8 @@ if TYPE_CHECKING:
     from rlmap_bot.core import Core
 
 METADATA_EVENT = "rlmap_digest"
-# A claimed run whose post cannot be found is taken as dead after this long (it may still be posting).
-RECOVER_AFTER = dt.timedelta(minutes=2)
+# A claimed run whose post cannot be found is taken as dead when its lease runs out (it may still be
+# posting before then); the lease is the state store's (state/digests.py).
 
 
 class Poster(jobs.Poster, Protocol):
@@ -68,8 +68,7 @@ class DigestService:
             if ts:
                 self.core.state.digests.record(run["digest_id"], ts)
                 settled += 1
-            elif now - started > RECOVER_AFTER:
-                self.core.state.digests.finish(run["digest_id"], "abandoned")
+            elif self.core.state.digests.give_up(run["digest_id"], now):
                 settled += 1
         return settled
 

@@ -19,7 +19,7 @@ from rlmap_bot.errors import UnavailableError
 from rlmap_bot.jobs import Scheduler
 from rlmap_bot.settings import Settings
 from rlmap_bot.slack import listeners
-from rlmap_bot.slack.claims import ClaimCompletion, Claims, LeaseLost, request_key, set_outcome
+from rlmap_bot.slack.claims import ClaimingExecutor, Claims, LeaseLost, request_key, set_outcome
 from rlmap_bot.slack.client import make_client
 from rlmap_bot.slack.curation import SlackCuration
 from rlmap_bot.slack.diagnosis import DiagnosisThreads
@@ -45,10 +45,14 @@ class SlackFrontEnd:
             from rlmap_bot.slack.oauth import oauth_setup
 
             self.installations, oauth_settings = oauth_setup(settings, core.state.engine)
+        self.claims = Claims(core.state, settings)
+        # Bolt's documented App arguments: listeners run after the ack (process_before_response
+        # off) on an executor of ours that finishes each request's claim when its listener returns.
         self.app = App(
             client=make_client(settings),
             signing_secret=secret,
             process_before_response=False,
+            listener_executor=ClaimingExecutor(self.claims),
             oauth_settings=oauth_settings,
             logger=logging.getLogger("rlmap_bot.slack.bolt"),
         )
@@ -61,10 +65,7 @@ class SlackFrontEnd:
         self.commands.extra["watch_service"] = self.watches.service
         self.curation = SlackCuration(core, settings, self.client_for)
         self.commands.extra.update(curation=self.curation.flow, cards=self.curation.cards)
-        self.claims = Claims(core.state, settings)
-        self.app.use(EventClaims(self.claims))
-        # Bolt calls this when a listener returns: the claim is done then (see slack/claims.py).
-        self.app.listener_runner.listener_completion_handler = ClaimCompletion(self.claims)
+        self.app.use(EventClaims(self.claims))  # claims each request before any listener runs
         self.curation.register(self.app, self.after_ack)  # before the catch-all listeners
         listeners.register(self)
         self.app.error(self.on_error)

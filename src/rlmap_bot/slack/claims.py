@@ -1,57 +1,65 @@
 """At-least-once handling of what Slack sends, answered once: claims, leases, takeovers, recorded replies.
 
 Every event, button click and slash command is claimed in the state store before
-any work (see :mod:`rlmap_bot.state.events`), with its payload and a lease, by
-:class:`rlmap_bot.slack.middleware.EventClaims`. This module holds the rest:
+any work (see :mod:`rlmap_bot.state.events`, over the store's one lease primitive),
+with its payload and a lease, by :class:`rlmap_bot.slack.middleware.EventClaims`.
+This module holds the rest, on Bolt's and slack-sdk's documented extension points only:
 
 - :class:`Claims`: this replica's claims in progress; their leases are renewed at
-  every sweep while the work goes on; a claim is marked done when its listener
-  returns (Bolt's listener completion handler), so a replica killed mid-work
-  leaves it unfinished, and its lease runs out.
-- The sweeper (a thread on every replica): every ``RLMAP_SWEEP_SECONDS`` it takes
-  over unfinished claims whose lease ran out and hands their stored body to
-  Bolt again (``app.dispatch``, as a trusted in-process request: Bolt's
-  ``socket_mode`` request mode, which skips the HTTP signature check; the body
+  every sweep while the work goes on.
+- :class:`ClaimingExecutor`: Bolt's ``listener_executor`` (an ``App`` argument, "custom
+  executor to run background tasks"): it runs each listener as Bolt's default pool does
+  and marks the listener's claim done when the listener returns, so a replica killed
+  mid-work leaves it unfinished, and its lease runs out. The middleware hands the claim
+  over in a context variable, read when Bolt submits that request's listener.
+- The sweeper (a :class:`~rlmap_bot.jobs.ticker.Ticker` on every replica): every
+  ``RLMAP_SWEEP_SECONDS`` it takes over unfinished claims whose lease ran out and
+  hands their stored body to Bolt again (``App.dispatch`` with a ``BoltRequest`` in
+  Bolt's ``socket_mode`` request mode, which skips the HTTP signature check; the body
   was verified when it first arrived). Slack's own retry of such an event takes it
   over the same way, in the middleware.
-- Replies stay single: while a claim is handled, its Web API client and its
-  ``respond`` number every message they send (``chat.postMessage``,
-  ``chat.postEphemeral``, ``response_url``), tag posts with message metadata
-  (``rlmap_reply``: the claim and the number), and record each one on the claim
-  once sent. A takeover re-runs the listener, and each reply it would send again
-  is skipped when it is recorded, or when a post is found in the channel by its
-  metadata (the owner died between posting and recording). Before sending, the
-  owner checks it still owns the claim, so a replica that lost its lease (cut off
-  from the database for a whole lease) does not post beside the one that took over.
+- Replies stay single: under a claim, the request's Web API client
+  (:class:`RecordingClient`, a ``WebClient`` subclass) and its ``respond``
+  (:class:`RecordingRespond`) number every ``chat.postMessage`` and ``response_url``
+  reply, tag posts with message metadata (``rlmap_reply``: the claim and the number),
+  and record each one on the claim once sent. A takeover re-runs the listener; a reply
+  it would send again that is recorded, or found in the channel by its metadata (the
+  owner died between posting and recording), is not sent again: a post is updated in
+  place with what this run would post (``chat.update``, so the listener gets Slack's own
+  answer with the message's ts), a ``response_url`` reply is skipped. Before sending
+  anything, the owner checks it still owns the claim, so a replica that lost its lease
+  (cut off from the database for a whole lease) does not post beside the one that took
+  over. Private notes (``chat.postEphemeral``) are checked the same way but not recorded:
+  Slack keeps no copy of them to find or update, so a takeover shows such a note again.
 """
 
 from __future__ import annotations
 
+import contextvars
 import datetime as dt
 import hashlib
 import json
 import logging
-import os
-import socket
 import threading
-import uuid
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any, Callable, ParamSpec, TypeVar
 
-from slack_bolt.listener.listener_completion_handler import ListenerCompletionHandler
 from slack_bolt.request import BoltRequest
-from slack_bolt.response import BoltResponse
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web import SlackResponse
-from slack_sdk.webhook import WebhookResponse
 
 from rlmap_bot import metrics
 from rlmap_bot.errors import UnavailableError
 from rlmap_bot.jobs.ticker import Ticker
 from rlmap_bot.state.events import Claim, GaveUp
+from rlmap_bot.state.leases import OWNER
 
 log = logging.getLogger(__name__)
+
+P = ParamSpec("P")
+T = TypeVar("T")
 
 CLAIM = "rlmap_claim"  # the context key of the claim a request is handled under
 KEY = "rlmap_key"  # the context key of the request's claim key (also when it could not be claimed)
@@ -112,7 +120,7 @@ class Claims:
         self.repo = state.events
         self.lease: dt.timedelta = settings.claim_lease
         self.sweep_every: float = settings.rlmap_sweep_seconds
-        self.owner = f"{socket.gethostname()[:40]}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+        self.owner = OWNER
         self.working: dict[str, Handling] = {}
         self.unwritten: dict[str, str] = {}  # key -> final status, to write when the store answers again
         self._lock = threading.Lock()
@@ -140,38 +148,58 @@ class Claims:
         return handling
 
     def attach(self, req: BoltRequest, handling: Handling) -> None:
-        """Handle this request under ``handling``: its client and respond number and record replies."""
+        """Handle this request under ``handling``: its client and respond number and record replies.
+
+        The claim is also put in :data:`HANDED_OVER`, where :class:`ClaimingExecutor` takes it
+        when Bolt submits this request's listener (in the same thread, right after the middleware).
+        """
         ctx = req.context
         ctx[CLAIM], ctx[KEY] = handling, handling.key
         if ctx.client is not None:
-            ctx["client"] = RecordingClient.around(ctx.client, self, handling)
+            ctx["client"] = RecordingClient(ctx.client, self, handling)
         if ctx.response_url and ctx.respond is not None:  # Bolt makes respond wherever there is a response_url
             ctx["respond"] = RecordingRespond(ctx.respond, self, handling)
+        HANDED_OVER.set(handling)
 
     # -- replies ------------------------------------------------------------------------------------
-    def once(self, handling: Handling, method: str, send: Callable[[int], Any], fake: Callable[[dict], Any],
-             lookup: Callable[[int], dict | None] | None = None) -> Any:
-        """Send reply number n of this claim unless it was sent already (recorded, or found by ``lookup``)."""
+    def once(
+        self,
+        handling: Handling,
+        method: str,
+        send: Callable[[int], T],
+        again: Callable[[int, dict], T],
+        lookup: Callable[[int], dict | None] | None = None,
+    ) -> T:
+        """Send reply number n of this claim, or, when it was sent already (recorded, or found by
+        ``lookup``), return ``again(n, reply)`` instead."""
         with handling.lock:
             handling.sent += 1
             n = handling.sent
         claim = handling.claim
         done = claim.replies.get(str(n))
-        if done is not None and done.get("method") == method:
-            log.info("%s: reply %d (%s) was sent before the takeover; not sent again", claim.key, n, method)
-            return fake(done)
-        if claim.taken_over and lookup is not None:
-            found = lookup(n)
-            if found is not None:
+        if done is not None and done.get("method") != method:
+            done = None
+        if done is None and claim.taken_over and lookup is not None:
+            done = lookup(n)
+            if done is not None:
                 log.info("%s: reply %d found in the channel by its metadata; not posted again", claim.key, n)
-                self._record(handling, n, found)
-                return fake(found)
-        if self.repo.owner_of(claim.key) != claim.owner:
-            handling.outcome = "lost"
-            raise LeaseLost(f"{claim.key} was taken over by another replica")
+                self._record(handling, n, done)
+        elif done is not None:
+            log.info("%s: reply %d (%s) was sent before the takeover; not sent again",
+                     claim.key, n, method)
+        self.check_owner(handling)
+        if done is not None:
+            return again(n, done)
         result = send(n)
         self._record(handling, n, {"method": method, **_where(result)})
         return result
+
+    def check_owner(self, handling: Handling) -> None:
+        """Raise :class:`LeaseLost` when another replica has taken the claim over."""
+        claim = handling.claim
+        if self.repo.owner_of(claim.key) != claim.owner:
+            handling.outcome = "lost"
+            raise LeaseLost(f"{claim.key} was taken over by another replica")
 
     def _record(self, handling: Handling, n: int, reply: dict) -> None:
         claim = handling.claim
@@ -185,7 +213,7 @@ class Claims:
             # (Debug: the request's one line comes when it finishes; the outage is logged on its own.)
             log.debug("%s: reply %d sent but not recorded (state store unavailable)", claim.key, n)
 
-    # -- finishing (Bolt's listener completion handler) ----------------------------------------------
+    # -- finishing (when the listener returns: ClaimingExecutor) -------------------------------
     def complete(self, handling: Handling) -> None:
         claim = handling.claim
         with self._lock:
@@ -225,20 +253,17 @@ class Claims:
         self._ticker.stop()
 
     def sweep(self) -> int:
-        """Renew this replica's leases, write finishes the store missed, take over expired claims."""
-        try:
-            self._renew()
-            self._write_unwritten()
-            taken = self._take_over_expired()
-            count, oldest = self.repo.unfinished()
-            metrics.CLAIMS_UNFINISHED.set(count)
-            metrics.CLAIMS_OLDEST_SECONDS.set(oldest)
-            return taken
-        except UnavailableError:
-            return 0  # the outage is logged once, with its start and end (state/health.py)
-        except Exception:  # noqa: BLE001 - the sweeper must outlive any one bad sweep
-            log.exception("sweep failed")
-            return 0
+        """Renew this replica's leases, write finishes the store missed, take over expired claims.
+
+        Returns how many were taken over. Errors are raised: the ticker logs them and sweeps again.
+        """
+        self._renew()
+        self._write_unwritten()
+        taken = self._take_over_expired()
+        count, oldest = self.repo.unfinished()
+        metrics.CLAIMS_UNFINISHED.set(count)
+        metrics.CLAIMS_OLDEST_SECONDS.set(oldest)
+        return taken
 
     def _renew(self) -> None:
         with self._lock:
@@ -287,16 +312,42 @@ class Claims:
             self.complete(handling)
 
 
-class ClaimCompletion(ListenerCompletionHandler):
-    """Bolt calls this when a listener returns (or raised): the claim is finished then."""
+#: The claim the middleware attached to the request being dispatched in this context, until
+#: :class:`ClaimingExecutor` takes it for that request's listener.
+HANDED_OVER: contextvars.ContextVar[Handling | None] = contextvars.ContextVar(
+    "rlmap_claim", default=None
+)
 
-    def __init__(self, claims: Claims):
+
+class ClaimingExecutor(ThreadPoolExecutor):
+    """Bolt's ``listener_executor``: runs listeners in a pool, finishing each one's claim after it.
+
+    ``App(listener_executor=...)`` is Bolt's documented way to run listeners on an executor of
+    one's own; Bolt submits each request's listener to it from the thread (or asyncio task,
+    in Socket Mode) that dispatched the request, right after the global middleware ran, so
+    the claim :class:`~rlmap_bot.slack.middleware.EventClaims` attached is in
+    :data:`HANDED_OVER` there. ``submit`` takes it (leaving None, so nothing else submitted
+    from that context finishes it) and finishes it after the listener, and Bolt's error
+    handler inside it, have returned. Five workers, as Bolt's own default pool.
+    """
+
+    def __init__(self, claims: Claims, max_workers: int = 5):
+        super().__init__(max_workers=max_workers, thread_name_prefix="rlmap-listener")
         self.claims = claims
 
-    def handle(self, request: BoltRequest, response: BoltResponse | None) -> None:
-        handling = request.context.get(CLAIM)
-        if handling is not None:
-            self.claims.complete(handling)
+    def submit(self, fn: Callable[P, T], /, *args: P.args, **kwargs: P.kwargs) -> Future[T]:
+        handling = HANDED_OVER.get()
+        if handling is None:
+            return super().submit(fn, *args, **kwargs)
+        HANDED_OVER.set(None)
+
+        def run() -> T:
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                self.claims.complete(handling)
+
+        return super().submit(run)
 
 
 def set_outcome(context: Any, outcome: str) -> None:
@@ -315,7 +366,11 @@ def request_key(context: Any, body: dict | None = None) -> str:
 
 
 # -- the recording client and respond ---------------------------------------------------------------
-RECORDED = {"chat.postMessage", "chat.postEphemeral"}
+# What a post made again is updated with: chat.update's arguments among chat.postMessage's.
+UPDATABLE = (
+    "text", "blocks", "attachments", "metadata", "link_names", "parse", "reply_broadcast",
+    "markdown_text",
+)
 
 
 def _where(result: Any) -> dict:
@@ -326,42 +381,58 @@ def _where(result: Any) -> dict:
 
 
 class RecordingClient(WebClient):
-    """The request's Web API client, sending each reply once per claim (see the module docstring)."""
+    """The request's Web API client under a claim, sending each reply once (see the module doc).
 
-    claims: Claims
-    handling: Handling
+    A ``WebClient`` subclass built with ``WebClient``'s documented constructor from the
+    request's client's public settings, the ones Bolt itself copies into each request's client
+    (token, ``base_url``, ``timeout``, ``ssl``, ``proxy``, ``headers``, the team id of
+    ``default_params``, ``logger``, ``retry_handlers``). It overrides two of the client's public
+    Web API methods, ``chat_postMessage`` and ``chat_postEphemeral``, and calls the others
+    (``chat_update``, ``conversations_history``, ``conversations_replies``) as documented.
+    """
 
-    @classmethod
-    def around(cls, base: WebClient, claims: Claims, handling: Handling) -> RecordingClient:
-        client = cls.__new__(cls)
-        client.__dict__.update(vars(base))  # same token, URL, retry handlers: only api_call differs
-        client.claims, client.handling = claims, handling
-        return client
+    def __init__(self, base: WebClient, claims: Claims, handling: Handling):
+        super().__init__(
+            token=base.token,
+            base_url=base.base_url,
+            timeout=base.timeout,
+            ssl=base.ssl,
+            proxy=base.proxy,
+            headers=dict(base.headers),
+            team_id=base.default_params.get("team_id"),
+            logger=base.logger,
+            retry_handlers=list(base.retry_handlers),
+        )
+        self.claims, self.handling = claims, handling
 
-    def api_call(self, api_method: str, **kwargs: Any) -> SlackResponse:
-        if api_method not in RECORDED:
-            return super().api_call(api_method, **kwargs)
-        body = kwargs.get("json")
-        args: dict = body if body is not None else kwargs.get("params") or kwargs.get("data") or {}
+    def chat_postMessage(self, **kwargs: Any) -> SlackResponse:  # noqa: N802 - slack-sdk's name
         key = self.handling.key
 
+        def metadata(n: int) -> dict:
+            mine = {"event_type": REPLY_EVENT, "event_payload": {"claim": key, "n": n}}
+            return kwargs.get("metadata") or mine
+
         def send(n: int) -> SlackResponse:
-            if api_method == "chat.postMessage" and not args.get("metadata"):
-                args["metadata"] = {"event_type": REPLY_EVENT, "event_payload": {"claim": key, "n": n}}
-            return super(RecordingClient, self).api_call(api_method, **kwargs)
+            return WebClient.chat_postMessage(self, **{**kwargs, "metadata": metadata(n)})
 
-        def fake(reply: dict) -> SlackResponse:
-            data = {"ok": True, "channel": reply.get("channel"), "ts": reply.get("ts"),
-                    "message_ts": reply.get("ts"), "message": {"ts": reply.get("ts")}}
-            return SlackResponse(client=self, http_verb="POST", api_url=self.base_url + api_method, req_args={},
-                                 data=data, headers={}, status_code=200)
+        def again(n: int, reply: dict) -> SlackResponse:
+            assert reply.get("channel") and reply.get("ts"), "a recorded post has a channel and ts"
+            update = {k: v for k, v in kwargs.items() if k in UPDATABLE}
+            where = {"channel": reply["channel"], "ts": reply["ts"], "metadata": metadata(n)}
+            return WebClient.chat_update(self, **{**update, **where})
 
-        lookup = (lambda n: self._find_post(args, key, n)) if api_method == "chat.postMessage" else None
-        return self.claims.once(self.handling, api_method, send, fake, lookup)
+        channel, thread = kwargs.get("channel"), kwargs.get("thread_ts")
+        return self.claims.once(
+            self.handling, "chat.postMessage", send, again,
+            lambda n: self._find_post(channel, thread, key, n),
+        )
 
-    def _find_post(self, args: dict, key: str, n: int) -> dict | None:
+    def chat_postEphemeral(self, **kwargs: Any) -> SlackResponse:  # noqa: N802 - slack-sdk's name
+        self.claims.check_owner(self.handling)
+        return super().chat_postEphemeral(**kwargs)
+
+    def _find_post(self, channel: str | None, thread: str | None, key: str, n: int) -> dict | None:
         """A post of this claim's reply n in the channel (or thread), by its metadata."""
-        channel, thread = args.get("channel"), args.get("thread_ts")
         if channel is None:
             return None  # chat.postMessage always names its channel; without one there is nowhere to look
         claimed = dt.datetime.fromisoformat(self.handling.claim.claimed_at).timestamp()
@@ -385,18 +456,24 @@ class RecordingClient(WebClient):
 
 
 class RecordingRespond:
-    """The request's ``respond`` (its response_url), sending each reply once per claim."""
+    """The request's ``respond`` (its response_url), sending each reply once per claim.
+
+    Bolt's ``respond`` is a callable its listeners are given; this wraps it and calls it as
+    documented. A reply sent before a takeover is not sent again, and the call returns None then
+    (a response_url answers nothing a listener reads).
+    """
 
     def __init__(self, inner: Callable[..., Any], claims: Claims, handling: Handling):
         self.inner, self.claims, self.handling = inner, claims, handling
-        self.response_url = getattr(inner, "response_url", None)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        def fake(_reply: dict) -> WebhookResponse:
-            return WebhookResponse(url=self.response_url or "", status_code=200, body="ok", headers={})
+        return self.claims.once(
+            self.handling, "response_url", lambda _n: self.inner(*args, **kwargs),
+            lambda _n, _reply: None,
+        )
 
-        return self.claims.once(self.handling, "response_url", lambda _n: self.inner(*args, **kwargs), fake)
 
-
-__all__ = ["Claims", "ClaimCompletion", "Handling", "LeaseLost", "RecordingClient", "RecordingRespond",
-           "identify", "set_outcome", "request_key", "CLAIM", "KEY", "REPLAY"]
+__all__ = [
+    "Claims", "ClaimingExecutor", "Handling", "LeaseLost", "RecordingClient", "RecordingRespond",
+    "identify", "set_outcome", "request_key", "CLAIM", "KEY", "REPLAY", "HANDED_OVER",
+]

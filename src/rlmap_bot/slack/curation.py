@@ -116,30 +116,27 @@ class SlackCuration:
         self.flow = Curation(core, settings=settings)
         self.scout = Scout(self.flow)
         self.poll_every = settings.rlmap_additions_poll_seconds
-        self._ticker = Ticker("rlmap-curation", self.poll_every, self.poll)
+        # Two loops, so a failing rebuild never holds up the retries (or the other way round).
+        self._tickers = (Ticker("rlmap-additions", self.poll_every, self.merge_additions),
+                         Ticker("rlmap-suggestions", self.poll_every, self.retry_suggestions))
 
-    # -- the poller -----------------------------------------------------------------------------
+    # -- the pollers (each tick's errors are logged by the ticker) ------------------------------
     def start(self) -> None:
-        self._ticker.start()
+        for ticker in self._tickers:
+            ticker.start()
 
     def stop(self) -> None:
-        self._ticker.stop()
+        for ticker in self._tickers:
+            ticker.stop()
 
-    def poll(self) -> None:
-        """Merge new additions into this replica's store; try arXiv again for kept suggestions."""
-        try:
-            if self.core.sync_additions():
-                log.info("approved additions changed: the knowledge store was rebuilt")
-        except UnavailableError:
-            return  # the outage is logged once by the state store's health
-        except Exception:  # noqa: BLE001 - a failed rebuild keeps the old store; the next poll tries again
-            log.exception("could not merge the approved additions")
-        try:
-            self.flow.retry_due(self.cards)
-        except UnavailableError:
-            return
-        except Exception:  # noqa: BLE001 - the poller must outlive one bad round
-            log.exception("retrying kept suggestions failed")
+    def merge_additions(self) -> None:
+        """Merge new additions into this replica's store (a failed rebuild keeps the old store)."""
+        if self.core.sync_additions():
+            log.info("approved additions changed: the knowledge store was rebuilt")
+
+    def retry_suggestions(self) -> None:
+        """Try arXiv again for kept suggestions that are due."""
+        self.flow.retry_due(self.cards)
 
     # -- the weekly scan ---------------------------------------------------------------------------
     def start_scout(self, jobs: Scheduler, now: dt.datetime | None = None) -> bool:

@@ -1,4 +1,9 @@
-"""Bolt middleware: each request Slack sends is claimed before any listener, and acted on once."""
+"""Bolt middleware: each request Slack sends is claimed before any listener, and acted on once.
+
+A global middleware (``App.use``, Bolt's documented hook that runs before any listener) is
+where a request is claimed; the claim is finished by
+:class:`~rlmap_bot.slack.claims.ClaimingExecutor` when the listener returns.
+"""
 
 from __future__ import annotations
 
@@ -10,7 +15,7 @@ from slack_bolt.middleware import Middleware
 
 from rlmap_bot import metrics
 from rlmap_bot.errors import UnavailableError
-from rlmap_bot.slack.claims import KEY, REPLAY, Claims, identify
+from rlmap_bot.slack.claims import HANDED_OVER, KEY, REPLAY, Claims, identify
 
 log = logging.getLogger(__name__)
 
@@ -35,6 +40,7 @@ class EventClaims(Middleware):
         self.claims = claims
 
     def process(self, *, req: BoltRequest, resp: BoltResponse, next: Callable[[], BoltResponse]) -> BoltResponse:
+        HANDED_OVER.set(None)  # nothing goes to this request's listener unless claimed below
         replay = req.context.get(REPLAY)
         if replay is not None:
             self.claims.attach(req, replay)

@@ -1,7 +1,9 @@
 """Curation state: suggestions and their decisions, approved additions, the curators' channel, scout slots.
 
 Decisions are compare-and-set on the suggestion's status, so two curators clicking at once
-(or one click handled by two replicas) decide once. Additions carry a fingerprint (how many,
+(or one click handled by two replicas) decide once. A retry of a kept suggestion and a
+weekly scan are claimed with the state store's lease primitive (:mod:`rlmap_bot.state.leases`).
+Additions carry a fingerprint (how many,
 and the latest change) that every replica polls to know when to rebuild its knowledge store.
 """
 
@@ -14,9 +16,13 @@ from dataclasses import dataclass
 import sqlalchemy as sa
 
 from rlmap_bot.state.db import iso, utcnow
+from rlmap_bot.state.leases import OWNER, Leases
 from rlmap_bot.state.tables import additions, curator_channels, scout_runs, suggestions
 
 OPEN = ("waiting", "pending")
+# A scan's claim, for the record: a slot is run once and never taken over, so nothing waits on it.
+# Judgement: an hour is longer than any scan (one arXiv search and a few card posts).
+SCAN_LEASE = dt.timedelta(hours=1)
 
 
 @dataclass
@@ -63,6 +69,8 @@ def _suggestion(row: sa.RowMapping) -> Suggestion:
 class CurationRepository:
     def __init__(self, engine: sa.Engine):
         self.engine = engine
+        self.retries = Leases(engine, suggestions, held="waiting", until="next_try_at")
+        self.scans = Leases(engine, scout_runs, held="claimed")
 
     # -- suggestions ------------------------------------------------------------------------------
     def suggest(self, team: str, arxiv_id: str, user: str, channel: str, status: str, data: str | None = None,
@@ -102,14 +110,28 @@ class CurationRepository:
                 .order_by(suggestions.c.next_try_at).limit(limit)).mappings().all()
         return [_suggestion(r) for r in rows]
 
-    def take(self, suggestion: Suggestion, until: dt.datetime) -> bool:
-        """Claim a due retry: its next try moves to ``until`` (a lease) unless another replica moved it first."""
+    def take(self, suggestion_id: str, lease: dt.timedelta, now: dt.datetime | None = None,
+             owner: str = OWNER) -> bool:
+        """Claim a due retry for ``owner``: its next try moves a ``lease`` on, unless taken first.
+
+        ``next_try_at`` is the lease (:mod:`rlmap_bot.state.leases`): a waiting suggestion whose
+        next try is due is one whose lease has run out, so the replica trying arXiv owns the try
+        until then.
+        """
+        now = now or utcnow()
+        where = suggestions.c.id == suggestion_id
+        taken = self.retries.take_over(where, suggestion_id, owner, lease, now)
+        if taken is not None:
+            self._touch(suggestion_id)
+        return taken is not None
+
+    def _touch(self, suggestion_id: str) -> None:
         with self.engine.begin() as conn:
-            done = conn.execute(suggestions.update().where(
-                suggestions.c.id == suggestion.id, suggestions.c.status == "waiting",
-                suggestions.c.next_try_at == suggestion.next_try_at).values(
-                next_try_at=iso(until), attempts=suggestions.c.attempts + 1, updated_at=iso(utcnow())))
-            return done.rowcount == 1
+            conn.execute(
+                suggestions.update()
+                .where(suggestions.c.id == suggestion_id)
+                .values(updated_at=iso(utcnow()))
+            )
 
     def retry_at(self, suggestion_id: str, when: dt.datetime) -> None:
         with self.engine.begin() as conn:
@@ -202,15 +224,11 @@ class CurationRepository:
             return [(r[0], r[1]) for r in conn.execute(sa.select(curator_channels.c.team, curator_channels.c.channel))]
 
     # -- scout slots ------------------------------------------------------------------------------
-    def claim_scan(self, slot: str, owner: str) -> bool:
-        try:
-            with self.engine.begin() as conn:
-                conn.execute(scout_runs.insert().values(slot=slot, status="claimed", owner=owner, posted=0,
-                                                        created_at=iso(utcnow())))
-            return True
-        except sa.exc.IntegrityError:
-            return False
+    def claim_scan(self, slot: str, owner: str = OWNER) -> bool:
+        """Claim a weekly scan's slot once across replicas (a slot runs once: never taken over)."""
+        now = utcnow()
+        row = dict(slot=slot, posted=0, created_at=iso(now))
+        return self.scans.claim(row, owner, SCAN_LEASE, now)
 
     def finish_scan(self, slot: str, status: str, posted: int) -> None:
-        with self.engine.begin() as conn:
-            conn.execute(scout_runs.update().where(scout_runs.c.slot == slot).values(status=status, posted=posted))
+        self.scans.release(scout_runs.c.slot == slot, status, posted=posted)

@@ -1,31 +1,41 @@
-"""Digest runs (a claimed slot per channel) and the ledger of entries each channel received."""
+"""Digest runs (a claimed slot per channel) and the ledger of entries each channel received.
+
+A run is claimed with the state store's one lease primitive (:mod:`rlmap_bot.state.leases`):
+a unique row per channel and slot, at most one claimed per channel, held by its replica
+until its lease runs out. A claimed run is settled later by whoever finds it: recorded if
+its post exists, given up once its lease has run out if not.
+"""
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 from typing import Sequence
 
 import sqlalchemy as sa
 
 from rlmap_bot.state.db import insert_ignoring_duplicates, iso, utcnow
+from rlmap_bot.state.leases import OWNER, Leases
 from rlmap_bot.state.tables import digest_ledger, digest_runs
+
+# How long a claimed run owns its slot: a run still unposted by then is given up when its post
+# cannot be found (it may still be posting before that: Slack can take a while to answer).
+# Judgement: a digest is one post, so two minutes covers slow answers and 429 waits.
+LEASE = dt.timedelta(minutes=2)
 
 
 class DigestRepository:
     def __init__(self, engine: sa.Engine):
         self.engine = engine
+        self.leases = Leases(engine, digest_runs, held="claimed")
 
     def claim(self, digest_id: str, team: str, channel: str, slot: str, entries: list[tuple[str, str, str]],
-              status: str = "claimed") -> bool:
+              lease: dt.timedelta = LEASE, owner: str = OWNER) -> bool:
         """Claim a digest slot; False when that slot was run already or another run is in progress."""
-        try:
-            with self.engine.begin() as conn:
-                conn.execute(digest_runs.insert().values(
-                    digest_id=digest_id, team=team, channel=channel, slot=slot, status=status,
-                    entries=json.dumps(entries), created_at=iso(utcnow())))
-            return True
-        except sa.exc.IntegrityError:
-            return False
+        now = utcnow()
+        row = dict(digest_id=digest_id, team=team, channel=channel, slot=slot,
+                   entries=json.dumps(entries), created_at=iso(now))
+        return self.leases.claim(row, owner, lease, now)
 
     def pending(self, team: str, channel: str) -> list[dict]:
         """Runs claimed but never recorded as posted: a crash may sit between post and record."""
@@ -58,9 +68,12 @@ class DigestRepository:
 
     def finish(self, digest_id: str, status: str) -> None:
         """Close a claimed run without a post: 'empty' (nothing new) or 'abandoned' (never posted)."""
-        with self.engine.begin() as conn:
-            conn.execute(digest_runs.update().where(digest_runs.c.digest_id == digest_id,
-                                                    digest_runs.c.status == "claimed").values(status=status))
+        self.leases.release(digest_runs.c.digest_id == digest_id, status)
+
+    def give_up(self, digest_id: str, now: dt.datetime | None = None) -> bool:
+        """Abandon a claimed run whose lease has run out (its post was looked for and not found)."""
+        where = digest_runs.c.digest_id == digest_id
+        return self.leases.release(where, "abandoned", expired_by=now or utcnow()) == 1
 
     def delivered(self, team: str, channel: str) -> set[tuple[str, str]]:
         """(entry_id, version) pairs this channel has received."""

@@ -9,10 +9,9 @@ of any replica, takes it over with a conditional update, so exactly one of them
 does. The replies a claim posted are recorded on it, by its owner only, so a
 takeover skips what was already posted.
 
-Times are ISO strings in UTC with a fixed format (as everywhere in the state
-store), so they compare as text on both engines. Leases are judged by each
-replica's own clock: replicas are assumed to agree within a few seconds, which
-is far less than a lease.
+The claim, the lease, its renewal and the takeover are the state store's one lease
+primitive (:mod:`rlmap_bot.state.leases`); this module adds what a request needs on
+top: its payload, the replies it posted, and when it was claimed and finished.
 """
 
 from __future__ import annotations
@@ -25,6 +24,7 @@ from typing import Any, Literal
 import sqlalchemy as sa
 
 from rlmap_bot.state.db import iso, utcnow
+from rlmap_bot.state.leases import GaveUp, Leases
 from rlmap_bot.state.tables import event_claims
 
 Outcome = Literal["new", "takeover", "done", "busy", "gave_up"]
@@ -51,6 +51,7 @@ class Claim:
 class EventRepository:
     def __init__(self, engine: sa.Engine):
         self.engine = engine
+        self.leases = Leases(engine, event_claims, held="working")
 
     # -- claiming ---------------------------------------------------------------------------------
     def claim(self, key: str, kind: str, team: str, body: dict, owner: str, lease: dt.timedelta,
@@ -65,14 +66,10 @@ class EventRepository:
         """
         now = utcnow()
         claimed_at = iso(now)
-        row = dict(key=key, kind=kind, team=team, status="working", owner=owner, attempts=1,
-                   lease_until=iso(now + lease), body=json.dumps(body), replies="{}", claimed_at=claimed_at)
-        try:
-            with self.engine.begin() as conn:
-                conn.execute(event_claims.insert().values(**row))
+        row = dict(key=key, kind=kind, team=team, body=json.dumps(body), replies="{}",
+                   claimed_at=claimed_at)
+        if self.leases.claim(row, owner, lease, now):
             return "new", Claim(key, kind, team, owner, 1, body, claimed_at)
-        except sa.exc.IntegrityError:
-            pass
         try:
             claim = self.take_over(key, owner, lease, now=now, max_attempts=max_attempts)
         except GaveUp:
@@ -85,57 +82,33 @@ class EventRepository:
 
     def take_over(self, key: str, owner: str, lease: dt.timedelta, now: dt.datetime | None = None,
                   max_attempts: int = 3) -> Claim | None:
-        """Own an unfinished claim whose lease has run out; None if it is not (or someone was first)."""
+        """Own an unfinished claim whose lease has run out; None if not (or someone was first).
+
+        A claim tried ``max_attempts`` times already is what kills replicas (or always fails): it is
+        marked failed, its payload dropped, and :class:`GaveUp` raised, not passed around.
+        """
         now = now or utcnow()
-        c = event_claims.c
-        with self.engine.begin() as conn:
-            row = conn.execute(sa.select(event_claims).where(c.key == key)).mappings().first()
-            if row is None or row["status"] != "working" or row["lease_until"] >= iso(now):
-                return None
-            if row["attempts"] >= max_attempts:
-                # Tried that often, it is what kills replicas (or always fails): stop passing it around.
-                gave_up = conn.execute(event_claims.update()
-                                       .where(c.key == key, c.status == "working", c.attempts == row["attempts"])
-                                       .values(status="failed", body=None, finished_at=iso(now))).rowcount
-                taken = 0
-            else:
-                gave_up = 0
-                taken = conn.execute(
-                    event_claims.update()
-                    .where(c.key == key, c.status == "working", c.owner == row["owner"],
-                           c.attempts == row["attempts"])
-                    .values(owner=owner, attempts=row["attempts"] + 1, lease_until=iso(now + lease))
-                ).rowcount
-        if gave_up:
-            raise GaveUp(key, row["attempts"])
-        if taken != 1:
+        row = self.leases.take_over(event_claims.c.key == key, key, owner, lease, now, max_attempts,
+                                    on_give_up=dict(body=None, finished_at=iso(now)))
+        if row is None:
             return None
-        return Claim(key, row["kind"], row["team"], owner, row["attempts"] + 1,
+        return Claim(key, row["kind"], row["team"], owner, row["attempts"],
                      json.loads(row["body"]) if row["body"] else None, row["claimed_at"],
                      json.loads(row["replies"] or "{}"))
 
     def expired(self, now: dt.datetime | None = None, limit: int = 20) -> list[str]:
         """Keys of unfinished claims whose lease has run out, oldest first."""
-        c = event_claims.c
-        with self.engine.connect() as conn:
-            rows = conn.execute(sa.select(c.key).where(c.status == "working", c.lease_until < iso(now or utcnow()))
-                                .order_by(c.lease_until).limit(limit))
-            return [r[0] for r in rows]
+        return [r[0] for r in self.leases.expired([event_claims.c.key], now, limit)]
 
     # -- while working ----------------------------------------------------------------------------
     def renew(self, keys: list[str], owner: str, lease: dt.timedelta) -> int:
         """Extend the leases ``owner`` holds on ``keys``; returns how many it still holds."""
         if not keys:
             return 0
-        c = event_claims.c
-        with self.engine.begin() as conn:
-            return conn.execute(event_claims.update()
-                                .where(c.key.in_(keys), c.owner == owner, c.status == "working")
-                                .values(lease_until=iso(utcnow() + lease))).rowcount
+        return self.leases.renew(event_claims.c.key.in_(keys), owner, lease)
 
     def owner_of(self, key: str) -> str | None:
-        with self.engine.connect() as conn:
-            return conn.execute(sa.select(event_claims.c.owner).where(event_claims.c.key == key)).scalar()
+        return self.leases.holder(event_claims.c.key == key)
 
     def record_replies(self, key: str, owner: str, replies: dict[str, dict]) -> bool:
         """Write what the claim has posted so far; False if ``owner`` no longer owns it."""
@@ -146,10 +119,8 @@ class EventRepository:
 
     def finish(self, key: str, owner: str, status: str = "done") -> bool:
         """Mark the claim done (or failed) and drop its payload; False if ``owner`` no longer owns it."""
-        c = event_claims.c
-        with self.engine.begin() as conn:
-            return conn.execute(event_claims.update().where(c.key == key, c.owner == owner, c.status == "working")
-                                .values(status=status, body=None, finished_at=iso(utcnow()))).rowcount == 1
+        return self.leases.release(event_claims.c.key == key, status, owner=owner, body=None,
+                                   finished_at=iso(utcnow())) == 1
 
     # -- watching and housekeeping ------------------------------------------------------------------
     def unfinished(self, now: dt.datetime | None = None) -> tuple[int, float]:
@@ -177,9 +148,4 @@ class EventRepository:
                                                             c.claimed_at < iso(older_than))).rowcount
 
 
-class GaveUp(Exception):
-    """A claim was taken over too often; it is marked failed instead of being tried again."""
-
-    def __init__(self, key: str, attempts: int):
-        super().__init__(f"{key} was tried {attempts} times; giving up on it")
-        self.key, self.attempts = key, attempts
+__all__ = ["Claim", "EventRepository", "GaveUp", "Outcome"]

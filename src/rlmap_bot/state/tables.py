@@ -36,7 +36,7 @@ event_claims = sa.Table(
     sa.Column("kind", sa.String(16), nullable=False),  # event | action | command
     sa.Column("team", sa.String(64), nullable=False),
     sa.Column("status", sa.String(16), nullable=False),  # working | done | failed
-    sa.Column("owner", sa.String(80), nullable=False),  # the replica working on it (host, pid, random)
+    sa.Column("owner", sa.String(80), nullable=False),  # leases.OWNER of the replica working on it
     sa.Column("attempts", sa.Integer, nullable=False),
     sa.Column("lease_until", sa.String(40), nullable=False),
     sa.Column("body", sa.Text),  # the request as JSON while unfinished; cleared when finished
@@ -66,6 +66,8 @@ digest_runs = sa.Table(
     sa.Column("entries", sa.Text, nullable=False),  # JSON list of [entry_id, version, kind]
     sa.Column("ts", sa.String(64)),
     sa.Column("created_at", sa.String(40), nullable=False),
+    sa.Column("owner", sa.String(80)),  # leases.OWNER of the replica that claimed it
+    sa.Column("lease_until", sa.String(40)),  # unposted then (and not found): given up
     sa.UniqueConstraint("team", "channel", "slot", name="uq_digest_runs_slot"),
 )
 
@@ -109,8 +111,9 @@ watch_checks = sa.Table(
     sa.Column("team", sa.String(64), nullable=False),
     sa.Column("slot", sa.String(80), nullable=False),
     sa.Column("status", sa.String(16), nullable=False),  # claimed | done | failed | abandoned
-    sa.Column("owner", sa.String(300), nullable=False),  # host:pid:token of the process that claimed it
+    sa.Column("owner", sa.String(300), nullable=False),  # leases.OWNER of the claiming process
     sa.Column("created_at", sa.String(40), nullable=False),
+    sa.Column("lease_until", sa.String(40)),  # still running then: given up for dead
     sa.UniqueConstraint("watch_id", "slot", name="uq_watch_checks_slot"),
 )
 
@@ -128,6 +131,10 @@ watch_alerts = sa.Table(
     sa.Column("created_at", sa.String(40), nullable=False),
     sa.Index("ix_watch_alerts_alert", "alert_id"),
 )
+
+# Every claimed row (event_claims, digest_runs, watch_checks, suggestions, scout_runs) holds its
+# lease in the columns state/leases.py works on: status, owner, a lease time and, where work is
+# handed on, attempts.
 
 # Curation (see state/additions.py): papers suggested from Slack or by the scout, and what curators decided.
 suggestions = sa.Table(
@@ -148,6 +155,7 @@ suggestions = sa.Table(
     sa.Column("reason", sa.Text),  # a rejection's reason
     sa.Column("created_at", sa.String(40), nullable=False),
     sa.Column("updated_at", sa.String(40), nullable=False),
+    sa.Column("owner", sa.String(80)),  # leases.OWNER of the replica that took the latest arXiv try
     sa.Index("ix_suggestions_arxiv", "arxiv_id", "status"),
     sa.Index("ix_suggestions_due", "status", "next_try_at"),
 )
@@ -181,6 +189,7 @@ scout_runs = sa.Table(
     sa.Column("owner", sa.String(300), nullable=False),
     sa.Column("posted", sa.Integer, nullable=False),
     sa.Column("created_at", sa.String(40), nullable=False),
+    sa.Column("lease_until", sa.String(40)),
 )
 
 # Tables that hold a workspace's data, for uninstall.

@@ -5,7 +5,8 @@
   series, versioned so a check that was given up for dead cannot overwrite a newer one.
 * ``watch_checks``: one row per check slot (unique per watch), and at most one
   ``claimed`` row per watch (a partial unique index), so a slot fired on two replicas,
-  or a `now` during a scheduled check, runs once.
+  or a `now` during a scheduled check, runs once; each claim is a lease
+  (:mod:`rlmap_bot.state.leases`).
 * ``watch_alerts``: the ledger, one row per watch, condition, episode and kind
   (alert, resolved, paused), claimed before posting and marked posted with the
   message ts afterwards; a claim left behind by a crash is settled by looking the
@@ -22,6 +23,7 @@ from typing import Callable, Literal, Sequence
 import sqlalchemy as sa
 
 from rlmap_bot.state.db import ConflictError, insert_ignoring_duplicates, iso, utcnow
+from rlmap_bot.state.leases import Leases
 from rlmap_bot.state.models import Tracking, Watch
 from rlmap_bot.state.tables import watch_alerts, watch_checks, watch_state, watches
 
@@ -35,6 +37,7 @@ def path_key(path: str) -> str:
 class WatchRepository:
     def __init__(self, engine: sa.Engine):
         self.engine = engine
+        self.checks = Leases(engine, watch_checks, held="claimed")
 
     # -- the watches -------------------------------------------------------------------------------
     def save(self, watch: Watch) -> Watch:
@@ -140,35 +143,21 @@ class WatchRepository:
                     owner_dead: Callable[[str], bool] = lambda _owner: False) -> Literal["claimed", "duplicate", "busy"]:
         """'claimed'; 'duplicate' (this slot ran already); or 'busy' (another check of the watch is running).
 
-        A claim older than ``stale_after``, or whose owner ``owner_dead`` says has died, belongs
-        to a check that will never finish: it is given up first.
+        The claim is a lease of ``stale_after`` (:mod:`rlmap_bot.state.leases`). A claim whose lease
+        has run out, or whose owner ``owner_dead`` says has died, belongs to a check that will never
+        finish: it is given up first.
         """
-        with self.engine.begin() as conn:
-            conn.execute(watch_checks.update().where(
-                watch_checks.c.watch_id == watch_id, watch_checks.c.status == "claimed",
-                watch_checks.c.created_at < iso(now - stale_after)).values(status="abandoned"))
-            for row in conn.execute(sa.select(watch_checks.c.check_id, watch_checks.c.owner).where(
-                    watch_checks.c.watch_id == watch_id, watch_checks.c.status == "claimed")).all():
-                if owner_dead(row[1]):
-                    conn.execute(watch_checks.update().where(watch_checks.c.check_id == row[0],
-                                                             watch_checks.c.status == "claimed")
-                                 .values(status="abandoned"))
-        try:
-            with self.engine.begin() as conn:
-                conn.execute(watch_checks.insert().values(check_id=check_id, watch_id=watch_id, team=team, slot=slot,
-                                                          status="claimed", owner=owner, created_at=iso(now)))
+        self.checks.give_up(watch_checks.c.watch_id == watch_id, "abandoned", now, gone=owner_dead)
+        row = dict(check_id=check_id, watch_id=watch_id, team=team, slot=slot, created_at=iso(now))
+        if self.checks.claim(row, owner, stale_after, now):
             return "claimed"
-        except sa.exc.IntegrityError:
-            pass
         with self.engine.connect() as conn:
             ran = conn.execute(sa.select(watch_checks.c.check_id).where(
                 watch_checks.c.watch_id == watch_id, watch_checks.c.slot == slot)).first()
         return "duplicate" if ran else "busy"
 
     def finish_check(self, check_id: str, status: str) -> None:
-        with self.engine.begin() as conn:
-            conn.execute(watch_checks.update().where(watch_checks.c.check_id == check_id,
-                                                     watch_checks.c.status == "claimed").values(status=status))
+        self.checks.release(watch_checks.c.check_id == check_id, status)
 
     def forget_checks(self, before: dt.datetime) -> int:
         """Drop finished check rows older than ``before`` (slots matter only while they can fire again)."""

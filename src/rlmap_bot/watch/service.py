@@ -21,8 +21,6 @@ from __future__ import annotations
 
 import datetime as dt
 import logging
-import os
-import socket
 import tempfile
 import uuid
 from pathlib import Path
@@ -30,6 +28,7 @@ from typing import TYPE_CHECKING, Any, Callable, Protocol
 
 from rlmap_bot import jobs
 from rlmap_bot.errors import UsageError
+from rlmap_bot.state import leases
 from rlmap_bot.state.db import ConflictError
 from rlmap_bot.watch.conditions import Transition, pending_announcements
 from rlmap_bot.watch.model import Alert, CheckResult, EvidenceLine, Tracking, Watch, WatchRow, format_interval
@@ -45,35 +44,16 @@ METADATA_EVENT = "rlmap_watch"
 #: A claimed post that the channel history does not show is taken as never posted after this
 #: long (Slack may still be answering a slow post), as for digests.
 RECOVER_AFTER = dt.timedelta(minutes=2)
-#: A check claim older than this belongs to a check that died; the next one takes over.
+#: A check's claim is a lease this long: a check still claimed then has died; the next takes over.
 #: Judgement: far past the slowest check measured (the first read of a 1 GB log, 10 s on a
 #: 2-core machine, see benchmarks/watch.py; a slow disk or Slack's 429 retries add a minute at
 #: most), so a live check is never overtaken.  A claim by a dead process on the same host is given up at once (owner_dead);
 #: only a replica that died on another host keeps its watches waiting this long.
 CHECK_STALE = dt.timedelta(minutes=10)
-#: Who claims checks in this process: host, pid, and a token that tells this process from an
-#: earlier one that had the same pid (a restarted container is often pid 1 again).
-OWNER = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:12]}"
-
-
-def owner_dead(owner: str) -> bool:
-    """Whether the process that made a claim is surely gone (only knowable on this host)."""
-    try:
-        host, pid_text, token = owner.rsplit(":", 2)
-        pid = int(pid_text)
-    except ValueError:
-        return False
-    if host != socket.gethostname():
-        return False
-    if pid == os.getpid():
-        return owner != OWNER
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return True
-    except OSError:  # someone else's process: alive
-        return False
-    return False
+#: Who claims checks in this process, and whether a claim's owner has died: the state store's
+#: one owner id (state/leases.py).
+OWNER = leases.OWNER
+owner_dead = leases.owner_gone
 
 
 class Poster(jobs.Poster, Protocol):
