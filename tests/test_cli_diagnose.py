@@ -103,3 +103,18 @@ def test_json_is_refused_for_the_interactive_flow_and_leaves_no_session(env):
     assert out.returncode == 2 and "--json needs --signals, --simulate or --run" in out.stderr
     listed = run_cli(["diagnose", "--list", "--json"], env)
     assert listed.returncode == 0 and json.loads(listed.stdout) == {"sessions": []}
+
+
+@pytest.mark.parametrize("dont_know", ["?", "don't know", "no idea"])
+def test_a_person_who_knows_nothing_is_asked_four_questions_then_shown_what_to_measure(env, dont_know):
+    out = run_cli(["diagnose"], env, stdin=f"{dont_know}\n" * 30)
+    assert out.returncode == 0, out.stderr
+    said = " ".join(out.stdout.split())
+    assert "Q4." in out.stdout and "Q5." not in out.stdout, out.stdout
+    assert "These would tell most" in said and "\n1. " in out.stdout and "\n3. " in out.stdout
+    assert "resume with `rlmap-bot diagnose --resume" in out.stdout
+    assert "Verdict:" not in out.stdout
+    listed = run_cli(["diagnose", "--list"], env)
+    short = listed.stdout.split()[0]
+    resumed = run_cli(["diagnose", "--resume", short], env, stdin="stop\n")
+    assert resumed.returncode == 0 and "Q5." in resumed.stdout and "Verdict:" in resumed.stdout

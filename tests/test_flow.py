@@ -346,3 +346,41 @@ def test_stopping_without_a_verdict_still_says_what_the_team_sees(fresh):
     assert summary.startswith("You see: “Training reward rises, the eval does not”. The answers so far point"), summary
     checks = [c.signal for c in step.verdict.next_checks]
     assert "heldout_score_trend" in checks and f"check: {', '.join(checks)}." in summary, "one list, not two"
+
+
+def test_three_dont_knows_without_a_verdict_pause_with_the_checks_that_tell_most(fresh):
+    flow = fresh.flow
+    step = flow.start(user="U1")
+    step = flow.skip(step.session.id)  # the opening question: nothing seen
+    for _ in range(2):
+        step = flow.skip(step.session.id)
+        assert not step.paused and step.question is not None
+    step = flow.skip(step.session.id)
+    assert step.verdict is None and step.question is not None and step.session.status == "open"
+    assert len(step.paused) == fresh.engine.settings.pause_checks
+    assert step.paused[0].signal == step.question.signal, "resuming answers the first check offered"
+    assert all(c.how_to_measure and c.signal not in step.session.history for c in step.paused)
+    assert len({c.signal for c in step.paused}) == len(step.paused)
+    # Answering goes on from there; a value ends the "don't know" streak, so the next step asks.
+    answered = flow.answer(step.session.id, step.question.signal, fresh.engine.signals[step.question.signal].presets[0].value)
+    assert not answered.paused
+
+
+def test_a_verdict_in_hand_is_never_paused(fresh):
+    flow = fresh.flow
+    step = flow.start(user="U1", known={"proxy_reward_trend": "rising", "heldout_score_trend": "falling"})
+    while step.question is not None:
+        step = flow.skip(step.session.id)
+        assert not step.paused
+    assert step.verdict is not None and step.verdict.binding_stage == "reward"
+
+
+def test_a_simulated_team_that_knows_nothing_stops_at_the_pause(fresh):
+    result = simulate(fresh.engine, {})
+    assert len(result["asked"]) == fresh.engine.settings.pause_after_unknowns and result["complaint_asked"]
+    assert result["binding_stage"] is None
+
+
+@pytest.mark.parametrize("said", ["no idea", "Not sure.", "don\u2019t know", "dunno", "n/a"])
+def test_everyday_ways_of_saying_dont_know_skip_the_question(said):
+    assert control_word(said) == "skip"

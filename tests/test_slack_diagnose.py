@@ -248,3 +248,15 @@ def test_a_diagnose_click_from_a_view_starts_nothing(bot, standin):
     bot.slack.click("diagnose_start", "diagnose", user="U8", container="view")
     standin.settle()
     assert not standin.of("chat.postMessage") and not bot.front.core.flow.open_sessions(user="U8")
+
+
+def test_dont_know_four_times_in_a_thread_shows_what_to_measure_and_keeps_the_question(bot, standin):
+    card = start(bot, standin)
+    for _ in range(4):  # the opening question ("None of these"), then three readings
+        card.click("diag_skip")
+    shown = json.dumps(card.blocks, ensure_ascii=False)
+    assert "These would tell most" in shown and "1. *" in shown and "3. *" in shown
+    assert card.signal is not None and "diag_skip" in card.buttons, "the question stays answerable"
+    assert "Verdict" not in shown
+    session = bot.front.core.state.sessions.list(status=None)[0]
+    assert session.status == "open" and len(session.history) == 4

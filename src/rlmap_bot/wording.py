@@ -106,3 +106,7 @@ def reply_superseded(text: str) -> str:
 
 SOMETHING_WENT_WRONG = "Something went wrong on my side; it has been logged. Please try again."
 BRIEFLY_UNAVAILABLE = "I'm briefly unavailable (my database is not answering). Please try again in a minute."
+
+
+PAUSED = ("Several \"don't know\"s in a row and no stage stands out yet, so I'll stop asking. "
+          "These would tell most; measure one and answer, or carry on if you have other numbers:")

@@ -58,6 +58,10 @@ def run_guided(core: Core, ask: Ask, say: Say, step: Step, prefix: str = "") -> 
             continue
         if step.help:
             say(render.how_to_measure(question))
+        if step.paused:
+            say(render.paused_text(step))
+            say(f"(paused; resume with `{prefix}diagnose --resume {step.session.id[:8]}`)")
+            return step
     say("")
     say(render.text(step.verdict))
     return step

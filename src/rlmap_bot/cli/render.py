@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     )
     from rlmap_bot.curation.models import Candidate
     from rlmap_bot.diagnosis.engine import Verdict
-    from rlmap_bot.diagnosis.flow import Question
+    from rlmap_bot.diagnosis.flow import Question, Step
     from rlmap_bot.diagnosis.simulate import Simulation
     from rlmap_bot.digest.content import Digest
     from rlmap_bot.knowledge.cards import Card
@@ -205,6 +205,15 @@ def question_text(question: Question) -> str:
 
 def how_to_measure(question: Question) -> str:
     return _wrap(f"How to measure: {question.how_to_measure}", "  ")
+
+
+def paused_text(step: Step) -> str:
+    """A paused diagnosis: why it stopped and the checks that would tell most, with how to measure each."""
+    lines = ["", _wrap(wording.PAUSED, "")]
+    for i, check in enumerate(step.paused, 1):
+        lines.append(f"{i}. {check.title}")
+        lines.append(_wrap(check.how_to_measure, "   "))
+    return "\n".join(lines)
 
 
 def run_text(result: RunDiagnosis, with_verdict: bool = True) -> str:

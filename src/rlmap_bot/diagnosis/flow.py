@@ -49,13 +49,15 @@ class SessionStore(Protocol):
 DEFAULT_TTL = dt.timedelta(hours=72)
 # Words a person types instead of an answer, in the terminal or in a Slack thread.
 CONTROL_WORDS = {"?": "skip", "": "skip", "skip": "skip", "dk": "skip", "don't know": "skip", "dont know": "skip",
-                 "idk": "skip", "back": "back", "<": "back", "undo": "back", "stop": "stop", "verdict": "stop",
+                 "idk": "skip", "dunno": "skip", "no idea": "skip", "not sure": "skip", "unsure": "skip",
+                 "unknown": "skip", "n/a": "skip", "back": "back", "<": "back", "undo": "back", "stop": "stop", "verdict": "stop",
                  "quit": "stop", "help": "help", "how": "help", "how?": "help", "how to measure": "help"}
 
 
 def control_word(text: str) -> str | None:
     """'skip', 'back', 'stop' or 'help' when ``text`` is one of the control words, else None."""
-    return CONTROL_WORDS.get(text.strip().lower())
+    # Slack and phones type a curly apostrophe ("don’t know"); a closing full stop is not a word.
+    return CONTROL_WORDS.get(text.strip().lower().replace("\u2019", "'").rstrip(".!"))
 
 
 def typed_choice(choices: list[str], text: str, settings: DiagnosisSettings) -> str | None:
@@ -100,6 +102,15 @@ class Question(BaseModel):
     can_go_back: bool
 
 
+class PauseCheck(BaseModel):
+    """A check offered when the flow pauses: what to measure and how."""
+
+    signal: str
+    title: str
+    how_to_measure: str
+    cost: str | None = None
+
+
 class Step(BaseModel):
     session: Session
     question: Question | None = None
@@ -108,6 +119,9 @@ class Step(BaseModel):
     note: str | None = None
     help: str | None = Field(default=None, description="How to measure the current question, when asked for help.")
     replayed: bool = Field(default=False, description="The move was applied before (handled again after a crash).")
+    paused: list[PauseCheck] = Field(default_factory=list, description=(
+        "Set when the flow pauses after several \"don't know\"s with no verdict: the checks that would tell most, "
+        "the current question first. The session stays open; answering it (or resuming) goes on."))
 
     @property
     def finished(self) -> bool:
@@ -239,8 +253,14 @@ class Flow:
             raise FlowError("that question was already answered; answer the latest one")
         if session.current is None:
             return self._step(session)
-        return self._advance(session, answers=session.answers, skipped=[*session.skipped, session.current],
+        step = self._advance(session, answers=session.answers, skipped=[*session.skipped, session.current],
                              note=f"skipped: {self._title(session.current)}", key=key)
+        if step.question is None:
+            return step
+        signals = self.engine.signals
+        checks = [PauseCheck(signal=c.signal, title=c.title, how_to_measure=signals[c.signal].how_to_measure,
+                             cost=c.cost) for c in self.guide.pause(step.session)]
+        return step.model_copy(update={"paused": checks}) if checks else step
 
     def back(self, session_id: str, key: str | None = None) -> Step:
         return _retrying(lambda: self._back(session_id, key))

@@ -16,6 +16,9 @@ One place decides, for the stored flow and for simulations alike:
    asked; or when a verdict is in hand and the last ``stop_after_unknowns``
    answers were "don't know"; or when nothing left is worth asking; or after ``max_questions``
    answered signal questions or ``max_asked`` put ("don't know" included).
+6. Pause, with no verdict yet, after ``pause_after_unknowns`` "don't know"s in a row: the
+   front-end shows the ``pause_checks`` questions that would tell most and stops; the session
+   stays open, and answering (or resuming) goes on from the first of them.
 """
 
 from __future__ import annotations
@@ -75,9 +78,30 @@ class Guide:
 
     def exhausted(self, session: Session) -> bool:
         """``max_questions`` answered, or ``max_asked`` put: a "don't know" costs a click, not a
-        measurement, so a team that knows little is asked a few more before the flow gives up."""
+        measurement, so a team that has numbers is asked on past a few it lacks."""
         return (self.signals_answered(session) >= self.settings.max_questions
                 or self.signals_asked(session) >= self.settings.max_asked)
+
+    def pause(self, session: Session) -> list[NextCheck]:
+        """The checks that would tell most, when the flow should pause; else none.
+
+        It pauses with no verdict in hand after ``pause_after_unknowns`` "don't know"s in a row:
+        the team does not have what is asked, so the flow says what to measure instead of asking
+        on. The question it would ask next comes first (resuming answers it), then the
+        unasked signals of highest expected information gain.
+        """
+        if session.current is None or session.current == COMPLAINT:
+            return []
+        if self.unknown_streak(session) < self.settings.pause_after_unknowns:
+            return []
+        values = self.signal_answers(session)
+        if self.engine.binding_of(values)[0] is not None:
+            return []
+        gone = set(values) | set(session.skipped) | set(session.history)
+        checks = [c for c in self.engine.information(values, exclude=gone) if c.gain > self.settings.min_gain]
+        first = [c for c in checks if c.signal == session.current]
+        rest = sorted((c for c in checks if c.signal != session.current), key=lambda c: -c.gain)
+        return (first + rest)[: self.settings.pause_checks]
 
     # -- deciding -------------------------------------------------------------------------
     def first(self) -> str | None:

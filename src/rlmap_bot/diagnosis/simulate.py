@@ -4,7 +4,9 @@
 on an in-memory session store and answers every question truthfully from
 ``truth``: the value when the signal is there, "don't know" when it is not, and
 the opening complaint from ``truth["complaint"]`` (a list of complaint ids) or
-"don't know".  So it measures exactly what a team with those numbers would get
+"don't know". When the flow pauses and offers the checks that would tell most, the team
+goes on only if it has a number the flow has not asked for yet (as a person who has more
+to tell resumes); otherwise it stops there with what the answers so far support.  So it measures exactly what a team with those numbers would get
 from the guided flow, question picker and stopping rule included.
 """
 
@@ -47,6 +49,8 @@ def simulate(engine: Engine, truth: Any) -> dict[str, Any]:
     asked: list[str] = []
     offered = False
     while step.question is not None:
+        if step.paused and not _has_more(values, step.session):
+            break  # the team has no number the flow has not asked for: it stops at the pause
         sid = step.question.signal
         if sid == COMPLAINT:
             offered = True
@@ -54,7 +58,7 @@ def simulate(engine: Engine, truth: Any) -> dict[str, Any]:
             continue
         asked.append(sid)
         step = flow.answer(step.session.id, sid, values[sid]) if sid in values else flow.skip(step.session.id, sid)
-    verdict = step.verdict
+    verdict = step.verdict if step.verdict is not None else step.leaning
     assert verdict is not None
     return {"asked": asked, "complaint_asked": offered, **verdict.model_dump(mode="json")}
 
@@ -64,3 +68,8 @@ class Simulation(Verdict):
 
     asked: list[str] = Field(description="Signal questions put to the simulated team, in order.")
     complaint_asked: bool = Field(description="Whether the opening complaint question was offered.")
+
+
+def _has_more(values: Mapping[str, Any], session: Any) -> bool:
+    """Whether the team holds a reading it has not given yet (asked or not)."""
+    return any(sid not in session.answers and sid not in session.history for sid in values)

@@ -365,8 +365,10 @@ class DiagnosisSettings(BaseModel):
     temperature: float = Field(default=1.0, gt=0)
     stop_confidence: float = Field(default=0.7, gt=0, le=1)
     max_questions: int = Field(default=12, ge=1)
-    max_asked: int = Field(default=20, ge=1)
+    max_asked: int = Field(default=12, ge=1)
     stop_after_unknowns: int = Field(default=4, ge=1)
+    pause_after_unknowns: int = Field(default=3, ge=1)
+    pause_checks: int = Field(default=3, ge=1)
     min_gain: float = Field(default=0.001, ge=0)
     cost_weights: dict[Cost, float] = Field(
         default_factory=lambda: _COST_WEIGHTS.copy())

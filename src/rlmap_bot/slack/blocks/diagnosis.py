@@ -43,6 +43,10 @@ def question_blocks(step: Step, note: str | None = None, by: str | None = None) 
         section(f"*{escape(q.title)}*\n{escape(q.text)}"),
         context(f"How to measure: {escape(q.how_to_measure)}"),
     ]
+    if step.paused:  # it stopped asking: what would tell most comes first, the question stays answerable
+        checks = "\n".join(f"{i}. *{escape(c.title)}*: {escape(c.how_to_measure)}"
+                           for i, c in enumerate(step.paused, 1))
+        blocks[1:1] = [section(f"{escape(wording.PAUSED)}\n{checks}")]
     if q.multiple:  # several may apply: tick boxes, then Continue
         options = [Option(text=plain(p.label, 75), value=str(p.value)) for p in q.presets[:10]]
         blocks.append(ActionsBlock(block_id=PICK_BLOCK, elements=[
