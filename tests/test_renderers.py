@@ -50,7 +50,7 @@ def test_user_text_is_escaped_once(core):
 
 def test_notices_are_plain_text_that_slack_escapes_and_names_the_actor():
     """Commands write no Slack markup: a path with <!channel> in it reaches Slack escaped, the actor as a mention."""
-    from rlmap_bot.commands.results import Notice
+    from rlmap_bot.results.general import Notice
 
     notice = Notice(text=f"stopped watching `runs/{EVIL}.log` here.", public=True, actor="U42")
     blocks, fallback = slack_render(notice)

@@ -16,8 +16,13 @@ from pydantic import BaseModel
 from rlmap_bot import wording
 
 if TYPE_CHECKING:
-    from rlmap_bot.commands.results import (
-        AdditionList,
+    from rlmap_bot.diagnosis.engine import Verdict
+    from rlmap_bot.diagnosis.flow import Question
+    from rlmap_bot.results.ask import Answer
+    from rlmap_bot.results.cards import Card
+    from rlmap_bot.results.curation import AdditionList, Candidate
+    from rlmap_bot.results.digest import Digest
+    from rlmap_bot.results.general import (
         Help,
         KbBuilt,
         KbStats,
@@ -26,15 +31,9 @@ if TYPE_CHECKING:
         SessionList,
         StageList,
     )
-    from rlmap_bot.curation.models import Candidate
-    from rlmap_bot.diagnosis.engine import Verdict
-    from rlmap_bot.diagnosis.flow import Question
-    from rlmap_bot.diagnosis.simulate import Simulation
-    from rlmap_bot.digest.content import Digest
-    from rlmap_bot.knowledge.cards import Card
-    from rlmap_bot.runs.diagnose import RunDiagnosis
-    from rlmap_bot.search.models import Answer
-    from rlmap_bot.watch.model import Alert, CheckResult
+    from rlmap_bot.results.runs import RunDiagnosis
+    from rlmap_bot.results.simulation import Simulation
+    from rlmap_bot.results.watch import Alert, CheckResult
 
 WIDTH = 88
 

@@ -17,9 +17,9 @@ from rlmap_bot.cli.diagnose_flow import Ask, Say, run_guided
 
 if TYPE_CHECKING:
     from rlmap_bot.commands.context import Invocation
-    from rlmap_bot.commands.results import AnswerStream
     from rlmap_bot.diagnosis.flow import Step
-    from rlmap_bot.runs.diagnose import RunDiagnosis
+    from rlmap_bot.results.ask import AnswerStream
+    from rlmap_bot.results.runs import RunDiagnosis
 
 class Terminal:
     """Where results go: ``say`` a line, ``ask`` for one. ``guided_after_logs``: an interactive terminal."""
@@ -53,7 +53,7 @@ class Terminal:
         self.show(self.ctx.core.flow.start(user=self.ctx.user, channel=self.ctx.channel, known=result.signals))
 
     def _show_AnswerStream(self, result: AnswerStream) -> None:  # noqa: N802
-        from rlmap_bot.commands.results import Unanswered
+        from rlmap_bot.results.ask import Unanswered
 
         for answer in result.answers:
             if self.ctx.json:

@@ -13,7 +13,7 @@ CLI = frozenset({"cli"})
 
 
 if TYPE_CHECKING:
-    from rlmap_bot.commands.results import KbBuilt, KbStats, KindCount, PaperList, StageList
+    from rlmap_bot.results.general import KbBuilt, KbStats, KindCount, PaperList, StageList
 
 
 def register(registry: Registry) -> None:
@@ -59,7 +59,7 @@ def ask(ctx: Invocation, question: str, limit: int = 5) -> Any:
 
 def _ask_each(ctx: Invocation, lines: Any, limit: int) -> Any:
     """One answer per line read, in order; a blank line gets an answer that says it was empty."""
-    from rlmap_bot.commands.results import AnswerStream, Unanswered
+    from rlmap_bot.results.ask import AnswerStream, Unanswered
 
     def answers() -> Any:
         for line in lines:
@@ -88,14 +88,14 @@ def show(ctx: Invocation, entry: str) -> Any:
 
 
 def stages(ctx: Invocation) -> StageList:
-    from rlmap_bot.commands.results import StageList, StageRow
+    from rlmap_bot.results.general import StageList, StageRow
 
     return StageList(stages=[StageRow(order=s.order, id=s.id, title=s.title, one_line=s.one_line)
                              for s in ctx.core.stages()])
 
 
 def papers(ctx: Invocation, by: str | None = None, stage: str | None = None, topic: str | None = None) -> PaperList:
-    from rlmap_bot.commands.results import PaperList, PaperRow
+    from rlmap_bot.results.general import PaperList, PaperRow
 
     core = ctx.core
     everything = core.papers()
@@ -221,10 +221,10 @@ def _near_bylines(who: str, papers: list[Any]) -> list[str]:
 
 
 def kb_build(ctx: Invocation) -> KbBuilt:
-    from rlmap_bot.commands.results import KbBuilt
     from rlmap_bot.errors import ConfigError
     from rlmap_bot.knowledge.loader import KnowledgeError, KnowledgeErrors
     from rlmap_bot.paths import Paths
+    from rlmap_bot.results.general import KbBuilt
     from rlmap_bot.search.index import build_store
 
     try:
@@ -240,7 +240,7 @@ def kb_build(ctx: Invocation) -> KbBuilt:
 
 
 def kb_check(ctx: Invocation) -> KbBuilt:
-    from rlmap_bot.commands.results import KbBuilt
+    from rlmap_bot.results.general import KbBuilt
 
     catalog = _validate(ctx.knowledge_root)
     from rlmap_bot.curation.check import check_additions
@@ -270,7 +270,7 @@ def _validate(root):
 
 
 def kb_stats(ctx: Invocation) -> KbStats:
-    from rlmap_bot.commands.results import KbStats, KindCount
+    from rlmap_bot.results.general import KbStats, KindCount
 
     store = ctx.core.store
     counts = [KindCount(kind=k, count=n) for k, n in store.counts().items()]
@@ -288,7 +288,7 @@ def kb_export(ctx: Invocation, json: bool = True) -> list[dict]:
 
 
 def _counts(entries) -> list[KindCount]:
-    from rlmap_bot.commands.results import KindCount
+    from rlmap_bot.results.general import KindCount
 
     counts: dict[str, int] = {}
     for entry in entries:

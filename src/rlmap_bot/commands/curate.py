@@ -10,8 +10,8 @@ from rlmap_bot.commands.registry import Param, Registry
 from rlmap_bot.errors import UsageError
 
 if TYPE_CHECKING:
-    from rlmap_bot.commands.results import Notice
-    from rlmap_bot.curation.models import Candidate
+    from rlmap_bot.results.curation import Candidate
+    from rlmap_bot.results.general import Notice
 
 CLI = frozenset({"cli"})
 SLACK = frozenset({"slack"})
@@ -48,7 +48,7 @@ def _curation(ctx: Invocation) -> Any:
 
 
 def suggest(ctx: Invocation, reference: str) -> Candidate | Notice:
-    from rlmap_bot.commands.results import Notice
+    from rlmap_bot.results.general import Notice
 
     curation = _curation(ctx)
     if ctx.surface != "slack":
@@ -63,7 +63,7 @@ def suggest(ctx: Invocation, reference: str) -> Candidate | Notice:
 
 
 def curate_here(ctx: Invocation) -> Notice:
-    from rlmap_bot.commands.results import Notice
+    from rlmap_bot.results.general import Notice
 
     if not ctx.admin:
         raise UsageError("Only workspace admins (RLMAP_ADMINS) can choose the curators' channel.")
@@ -74,7 +74,8 @@ def curate_here(ctx: Invocation) -> Notice:
 
 
 def kb_additions(ctx: Invocation, action: str, target: str | None = None) -> Any:
-    from rlmap_bot.commands.results import AdditionList, AdditionRow, Notice
+    from rlmap_bot.results.curation import AdditionList, AdditionRow
+    from rlmap_bot.results.general import Notice
 
     if ctx.surface == "slack" and not _curation(ctx).is_curator(ctx.user):
         raise UsageError("Only the curators in RLMAP_CURATORS can manage additions.")

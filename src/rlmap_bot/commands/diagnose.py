@@ -46,7 +46,7 @@ def diagnose(ctx: Invocation, signals: str | None = None, simulate: str | None =
              format: str | None = None, run_id: str | None = None, window: str | None = None,
              map: list[str] | None = None, chart: Path | None = None, list: bool = False,
              resume: str | None = None) -> Any:
-    from rlmap_bot.commands.results import SessionList, SessionRow
+    from rlmap_bot.results.general import SessionList, SessionRow
 
     core = ctx.core
     if run is not None:
@@ -56,8 +56,8 @@ def diagnose(ctx: Invocation, signals: str | None = None, simulate: str | None =
     if signals is not None:
         return core.diagnose(parse_signals(signals))
     if simulate is not None:
-        from rlmap_bot.diagnosis.simulate import Simulation
         from rlmap_bot.diagnosis.simulate import simulate as play
+        from rlmap_bot.results.simulation import Simulation
 
         return Simulation(**play(core.engine, parse_signals(simulate)))
     if list:

@@ -15,7 +15,7 @@ SCHEDULE = "[weekly|daily] [DAY] [HH:MM] [TIMEZONE] [stage:ID] [topic:ID] [note-
 
 
 if TYPE_CHECKING:
-    from rlmap_bot.commands.results import Notice, SubscriptionList
+    from rlmap_bot.results.general import Notice, SubscriptionList
 
 
 def register(registry: Registry) -> None:
@@ -43,9 +43,9 @@ def _need_channel(ctx: Invocation) -> Channel:
 
 
 def subscribe(ctx: Invocation, schedule: str = "") -> Notice | None:
-    from rlmap_bot.commands.results import Notice
     from rlmap_bot.digest.schedule import next_run
     from rlmap_bot.digest.subscribe import parse_subscription
+    from rlmap_bot.results.general import Notice
 
     channel = _need_channel(ctx)
     core = ctx.core
@@ -66,7 +66,7 @@ def subscribe(ctx: Invocation, schedule: str = "") -> Notice | None:
 
 
 def unsubscribe(ctx: Invocation) -> Notice:
-    from rlmap_bot.commands.results import Notice
+    from rlmap_bot.results.general import Notice
 
     _need_channel(ctx)
     if ctx.core.state.subscriptions.delete(ctx.team, ctx.channel):
@@ -76,8 +76,8 @@ def unsubscribe(ctx: Invocation) -> Notice:
 
 
 def list_subscriptions(ctx: Invocation) -> Notice | SubscriptionList:
-    from rlmap_bot.commands.results import Notice, SubscriptionList, SubscriptionRow
     from rlmap_bot.digest.schedule import next_run
+    from rlmap_bot.results.general import Notice, SubscriptionList, SubscriptionRow
 
     subs = ctx.core.state.subscriptions.list(team=ctx.team)
     if not subs:
@@ -107,8 +107,8 @@ def preview(ctx: Invocation, since: dt.date | None = None) -> Any:
 
 
 def now(ctx: Invocation) -> Notice:
-    from rlmap_bot.commands.results import Notice
     from rlmap_bot.digest.service import DigestService
+    from rlmap_bot.results.general import Notice
 
     channel = _need_channel(ctx)
     sub = ctx.core.state.subscriptions.get(ctx.team, ctx.channel)

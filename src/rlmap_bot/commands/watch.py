@@ -13,8 +13,8 @@ SLACK = frozenset({"slack"})
 CLI = frozenset({"cli"})
 
 if TYPE_CHECKING:
-    from rlmap_bot.commands.results import Notice
-    from rlmap_bot.watch.model import CheckResult, WatchList, WatchNow
+    from rlmap_bot.results.general import Notice
+    from rlmap_bot.results.watch import CheckResult, WatchList, WatchNow
     from rlmap_bot.watch.service import WatchService
 
 
@@ -79,7 +79,7 @@ def _need_roots(service: WatchService, path: str | None = None) -> None:
 
 def watch(ctx: Invocation, path: str, every: str | None = None, quiet: bool = False, once: bool = False,
           json_output: bool = False) -> Any:
-    from rlmap_bot.commands.results import Notice
+    from rlmap_bot.results.general import Notice
     from rlmap_bot.watch.model import DEFAULT_INTERVAL, Watch, format_interval, parse_interval
 
     service = _service(ctx)
@@ -136,7 +136,7 @@ def first_check(result: CheckResult | None) -> str:
 
 
 def list_watches(ctx: Invocation) -> WatchList:
-    from rlmap_bot.watch.model import WatchList
+    from rlmap_bot.results.watch import WatchList
     from rlmap_bot.watch.roots import WATCHING_OFF
 
     _need_channel(ctx)
@@ -146,7 +146,7 @@ def list_watches(ctx: Invocation) -> WatchList:
 
 
 def now(ctx: Invocation) -> WatchNow:
-    from rlmap_bot.watch.model import WatchNow
+    from rlmap_bot.results.watch import WatchNow
 
     channel = _need_channel(ctx)
     service = _service(ctx)
@@ -164,7 +164,7 @@ def now(ctx: Invocation) -> WatchNow:
 
 
 def unwatch(ctx: Invocation, target: str) -> Notice:
-    from rlmap_bot.commands.results import Notice
+    from rlmap_bot.results.general import Notice
 
     _need_channel(ctx)
     service = _service(ctx)

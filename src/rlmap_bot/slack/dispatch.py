@@ -19,11 +19,11 @@ from slack_sdk import WebClient
 from rlmap_bot.commands import REGISTRY, run
 from rlmap_bot.commands.admin import help_for
 from rlmap_bot.commands.context import Invocation
-from rlmap_bot.commands.results import Notice
 from rlmap_bot.core import Core
 from rlmap_bot.diagnosis.flow import Step
 from rlmap_bot.errors import RlmapError, UnavailableError, UsageError
-from rlmap_bot.search.engine import Answer
+from rlmap_bot.results.ask import Answer
+from rlmap_bot.results.general import Notice
 from rlmap_bot.settings import Settings
 from rlmap_bot.slack import posting
 from rlmap_bot.slack.blocks import ask as ask_blocks

@@ -12,8 +12,12 @@ from typing import Any
 
 from slack_sdk.models.blocks import Block
 
-from rlmap_bot.commands.results import (
-    AdditionList,
+from rlmap_bot.diagnosis.engine import Verdict
+from rlmap_bot.results.ask import Answer
+from rlmap_bot.results.cards import Card
+from rlmap_bot.results.curation import AdditionList
+from rlmap_bot.results.digest import Digest
+from rlmap_bot.results.general import (
     Help,
     KbStats,
     Notice,
@@ -22,15 +26,11 @@ from rlmap_bot.commands.results import (
     StageList,
     SubscriptionList,
 )
-from rlmap_bot.diagnosis.engine import Verdict
-from rlmap_bot.digest.content import Digest
-from rlmap_bot.knowledge.cards import Card
-from rlmap_bot.search.engine import Answer
+from rlmap_bot.results.watch import WatchList, WatchNow
 from rlmap_bot.slack.blocks import ask, curate, diagnosis, digest, entries, help
 from rlmap_bot.slack.blocks import watch as watch_blocks
 from rlmap_bot.slack.blocks.common import context, section, to_dicts
 from rlmap_bot.slack.markup import by, escape, mrkdwn
-from rlmap_bot.watch.model import WatchList, WatchNow
 
 Rendered = tuple[list[Block], str]  # the blocks, and the notification text (already safe mrkdwn)
 

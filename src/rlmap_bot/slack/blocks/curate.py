@@ -14,8 +14,7 @@ from slack_sdk.models.blocks import (
 )
 from slack_sdk.models.views import View
 
-from rlmap_bot.commands.results import AdditionList
-from rlmap_bot.curation.models import Candidate
+from rlmap_bot.results.curation import AdditionList, Candidate
 from rlmap_bot.slack.blocks.common import actions, button, context, plain, section
 from rlmap_bot.slack.markup import cut, escape, mention
 

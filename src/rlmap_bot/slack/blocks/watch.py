@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from slack_sdk.models.blocks import Block, HeaderBlock
 
+from rlmap_bot.results.watch import Alert, CheckResult, WatchList, WatchNow, WatchRow
 from rlmap_bot.slack.blocks.common import SECTION_LIMIT, context, fit, plain, section
 from rlmap_bot.slack.markup import cut, escape
-from rlmap_bot.watch.model import Alert, CheckResult, WatchList, WatchNow, WatchRow
 
 HOME_ROWS = 15
 ICONS = {"alert": ":rotating_light:", "resolved": ":white_check_mark:", "paused": ":double_vertical_bar:"}
