@@ -62,7 +62,8 @@ class Frontend:
     def invocation(self, json_output: bool = False) -> Invocation:
         return Invocation(open_core=self.core, surface="cli", knowledge_root=Path(self.knowledge),
                           db_path=Path(self.db), user=os.environ.get("USER", "local"), channel="terminal",
-                          json=json_output, lines=stdin_lines)
+                          json=json_output, lines=stdin_lines, local=True,
+                          conversation=sys.stdin.isatty() and not json_output)
 
 
 def fail(message: str, code: int = 1) -> None:
@@ -91,8 +92,7 @@ def _make(command: Command, name: str) -> click.Command:
             from rlmap_bot.cli.diagnose_flow import terminal_prompt
             from rlmap_bot.cli.terminal import Terminal
 
-            Terminal(ctx, say=click.echo, ask=terminal_prompt, guided_after_logs=sys.stdin.isatty(),
-                     prefix="rlmap-bot ").show(result)
+            Terminal(ctx, say=click.echo, ask=terminal_prompt, prefix="rlmap-bot ").show(result)
         except RlmapError as exc:
             fail(str(exc), exc.exit_code)
 

@@ -13,7 +13,9 @@ CLI = frozenset({"cli"})
 
 
 if TYPE_CHECKING:
-    from rlmap_bot.results.general import KbBuilt, KbStats, KindCount, PaperList, StageList
+    from rlmap_bot.results.ask import Answer, AnswerStream
+    from rlmap_bot.results.cards import Card
+    from rlmap_bot.results.general import CatalogExport, KbBuilt, KbStats, KindCount, PaperList, StageList
 
 
 def register(registry: Registry) -> None:
@@ -49,7 +51,7 @@ def register(registry: Registry) -> None:
     )(kb_export)
 
 
-def ask(ctx: Invocation, question: str, limit: int = 5) -> Any:
+def ask(ctx: Invocation, question: str, limit: int = 5) -> Answer | AnswerStream:
     if question.strip() == "-" and ctx.lines is not None:
         return _ask_each(ctx, ctx.lines(), limit)
     if not question or not question.strip():
@@ -57,7 +59,7 @@ def ask(ctx: Invocation, question: str, limit: int = 5) -> Any:
     return ctx.core.ask(question, limit=limit)
 
 
-def _ask_each(ctx: Invocation, lines: Any, limit: int) -> Any:
+def _ask_each(ctx: Invocation, lines: Any, limit: int) -> AnswerStream:
     """One answer per line read, in order; a blank line gets an answer that says it was empty."""
     from rlmap_bot.results.ask import AnswerStream, Unanswered
 
@@ -75,7 +77,7 @@ def _names_an_entry(core: Any, args: dict[str, Any]) -> bool:
     return len(text.split()) <= 1 or core is None or core.resolve(text) is not None
 
 
-def show(ctx: Invocation, entry: str) -> Any:
+def show(ctx: Invocation, entry: str) -> Card:
     text = entry.strip()
     if not text:
         raise UsageError("show needs an entry id, e.g. `show reward`")
@@ -278,13 +280,15 @@ def kb_stats(ctx: Invocation) -> KbStats:
                    knowledge_root=store.meta.get("knowledge_root"))
 
 
-def kb_export(ctx: Invocation, json: bool = True) -> list[dict]:
+def kb_export(ctx: Invocation, json: bool = True) -> CatalogExport:
+    from rlmap_bot.results.general import CatalogExport
+
     out = []
     for stored in sorted(ctx.core.store.history(), key=lambda s: (s.entry.kind, s.entry.id)):
         data = stored.entry.model_dump(mode="json")
         data.update(first_seen=stored.first_seen, changed_at=stored.changed_at, source=stored.source)
         out.append(data)
-    return out
+    return CatalogExport(out)
 
 
 def _counts(entries) -> list[KindCount]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import uuid
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from rlmap_bot.commands.context import Channel, Invocation
 from rlmap_bot.commands.registry import Param, Registry
@@ -15,6 +15,7 @@ SCHEDULE = "[weekly|daily] [DAY] [HH:MM] [TIMEZONE] [stage:ID] [topic:ID] [note-
 
 
 if TYPE_CHECKING:
+    from rlmap_bot.results.digest import Digest
     from rlmap_bot.results.general import Notice, SubscriptionList
 
 
@@ -88,12 +89,12 @@ def list_subscriptions(ctx: Invocation) -> Notice | SubscriptionList:
         for s in subs])
 
 
-def preview(ctx: Invocation, since: dt.date | None = None) -> Any:
+def preview(ctx: Invocation, since: dt.date | None = None) -> Digest:
     from rlmap_bot.digest.content import capped_digest, select_items
     from rlmap_bot.digest.service import DigestService
 
     core = ctx.core
-    if ctx.surface == "slack":
+    if ctx.io is not None:  # in a channel: the preview of its own subscription
         sub = core.state.subscriptions.get(ctx.team, ctx.channel)
         if sub is None:
             raise UsageError("This channel has no digest subscription. " + _usage())

@@ -7,9 +7,9 @@ them as JSON; handlers never format anything.
 from __future__ import annotations
 
 import datetime as dt
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, RootModel
 
 from rlmap_bot.parts import Part
 
@@ -110,3 +110,7 @@ class SubscriptionList(BaseModel):
     """`digest list`: every digest subscription of the workspace."""
 
     subscriptions: list[SubscriptionRow]
+
+
+class CatalogExport(RootModel[list[dict[str, Any]]]):
+    """`kb export`: every entry with all its fields (and when it was first seen and last changed)."""

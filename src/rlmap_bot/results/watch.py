@@ -8,7 +8,14 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from rlmap_bot.state.models import VerdictSummary
+
+class VerdictSummary(BaseModel):
+    """The last check's verdict in one line, for `watch list` and App Home."""
+
+    headline: str
+    binding_stage: str | None = None
+    binding_title: str | None = None
+    confidence: float = 0.0
 
 
 class EvidenceLine(BaseModel):

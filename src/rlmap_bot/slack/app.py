@@ -58,9 +58,9 @@ class SlackFrontEnd:
         self.jobs = Scheduler()  # digests, watches and any other timed work share one scheduler
         self.digests = SlackDigests(core, self.client_for, self.jobs)
         self.watches = SlackWatches(core, self.client_for, settings, self.jobs)
-        self.commands.extra["watch_service"] = self.watches.service
+        self.commands.watch_service = self.watches.service
         self.curation = SlackCuration(core, settings, self.client_for)
-        self.commands.extra.update(curation=self.curation.flow, cards=self.curation.cards)
+        self.commands.curation, self.commands.curator_cards = self.curation.flow, self.curation.cards
         self.claims = Claims(core.state, settings)
         self.app.use(EventClaims(self.claims))
         # Bolt calls this when a listener returns: the claim is done then (see slack/claims.py).

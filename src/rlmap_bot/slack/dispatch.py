@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import logging
 from functools import singledispatchmethod
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from slack_sdk import WebClient
 
@@ -22,8 +22,9 @@ from rlmap_bot.commands.context import Invocation
 from rlmap_bot.core import Core
 from rlmap_bot.diagnosis.flow import Step
 from rlmap_bot.errors import RlmapError, UnavailableError, UsageError
-from rlmap_bot.results.ask import Answer
+from rlmap_bot.results.ask import Answer, AnswerStream
 from rlmap_bot.results.general import Notice
+from rlmap_bot.results.guided import GuidedRun
 from rlmap_bot.settings import Settings
 from rlmap_bot.slack import posting
 from rlmap_bot.slack.blocks import ask as ask_blocks
@@ -34,6 +35,10 @@ from rlmap_bot.slack.channel import SlackChannel
 from rlmap_bot.slack.diagnosis import DiagnosisThreads
 from rlmap_bot.slack.markup import cut, escape
 from rlmap_bot.wording import sentence
+
+if TYPE_CHECKING:
+    from rlmap_bot.curation.service import Cards, Curation
+    from rlmap_bot.watch.service import WatchService
 
 log = logging.getLogger(__name__)
 
@@ -58,6 +63,18 @@ class Reply:
     @result.register
     def _(self, result: Step) -> None:
         self.threads.post_first_card(self.client, self.channel, result, respond=self.respond)
+
+    @result.register
+    def _(self, result: AnswerStream) -> None:
+        for answer in result.answers:  # each answer as its own reply, as the terminal prints each in turn
+            self.result(answer)
+
+    @result.register
+    def _(self, result: GuidedRun) -> None:
+        """What the logs told, then the card that asks the rest."""
+        blocks, text = render(result.readings)
+        self.send(blocks, text, public=False)
+        self.result(result.step)
 
     def send(self, blocks: list, text: str, public: bool) -> None:
         raise NotImplementedError
@@ -118,7 +135,10 @@ class ThreadReply(Reply):
 class SlackCommands:
     def __init__(self, core: Core, settings: Settings, threads: DiagnosisThreads):
         self.core, self.settings, self.threads = core, settings, threads
-        self.extra: dict[str, Any] = {}  # what commands share with the front-end (the watch service)
+        # What the front-end lends the commands, as typed fields of each invocation (set by the app).
+        self.watch_service: WatchService | None = None
+        self.curation: Curation | None = None
+        self.curator_cards: Cards | None = None
 
     def handle(self, client: WebClient, text: str, team: str, channel: str, user: str, anchor_ts: str | None,
                reply: Reply) -> None:
@@ -130,7 +150,9 @@ class SlackCommands:
             return
         ctx = Invocation.of(self.core, "slack", user=user, team=team, channel=channel, thread_ts=anchor_ts,
                             admin=user in self.settings.admins,
-                            io=SlackChannel(client, channel, user, reply.respond), extra=dict(self.extra))
+                            io=SlackChannel(client, channel, user, reply.respond), workspace=team,
+                            watch_service=self.watch_service, curation=self.curation,
+                            curator_cards=self.curator_cards)
         try:
             result = run(parsed, ctx)
         except UnavailableError:

@@ -51,6 +51,11 @@ def closed_blocks(candidate: Candidate, outcome: str) -> list[Block]:
     return [HeaderBlock(text=plain("Paper suggested for the catalog")), *_about(candidate), section(outcome)]
 
 
+def candidate_blocks(candidate: Candidate) -> list[Block]:
+    """A candidate shown to the person who asked about it (not yet a suggestion on the curators' card)."""
+    return [HeaderBlock(text=plain("A paper that could join the catalog")), *_about(candidate)]
+
+
 def card_text(candidate: Candidate) -> str:
     return f"Paper suggested for the catalog: {candidate.record.title}"
 

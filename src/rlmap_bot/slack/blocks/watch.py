@@ -88,7 +88,7 @@ def watch_list_blocks(result: WatchList) -> list[Block]:
     return fit(blocks)
 
 
-def _result_line(result: CheckResult) -> str:
+def result_line(result: CheckResult) -> str:
     head = f"`{escape(result.path)}`: "
     if result.status in {"busy", "duplicate"}:
         return head + "a check of it was running already; nothing more was posted."
@@ -105,7 +105,7 @@ def _result_line(result: CheckResult) -> str:
 
 
 def watch_now_blocks(result: WatchNow) -> list[Block]:
-    return fit([section(cut("*Checked now*\n" + "\n".join(f"• {_result_line(r)}" for r in result.results),
+    return fit([section(cut("*Checked now*\n" + "\n".join(f"• {result_line(r)}" for r in result.results),
                             SECTION_LIMIT))])
 
 
