@@ -82,11 +82,12 @@ def show(ctx: Invocation, entry: str) -> Card:
     if not text:
         raise UsageError("show needs an entry id, e.g. `show reward`")
     found = ctx.core.resolve(text)
-    if found is None:
+    card = ctx.core.card(found.id) if found is not None else None
+    if card is None:
         close = ctx.core.suggest_ids(text)
         hint = f"; {wording.did_you_mean(close)}" if close else "; try `ask` to search"
         raise NotFoundError(f"no entry with id {text[:80]!r}{hint}")
-    return ctx.core.card(found.id)
+    return card
 
 
 def stages(ctx: Invocation) -> StageList:
