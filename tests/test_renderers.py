@@ -1,17 +1,81 @@
-"""Renderers: every result type as terminal text and as Block Kit within Slack's limits, user text escaped."""
+"""Renderers: every result type a command declares has a renderer on every surface that offers the
+command; results render as terminal text and as Block Kit within Slack's limits, user text escaped."""
 
 from __future__ import annotations
 
 import json
 
+import pytest
+from pydantic import BaseModel
+
 from rlmap_bot.cli import render
-from rlmap_bot.commands import REGISTRY
+from rlmap_bot.cli.terminal import Terminal
+from rlmap_bot.commands import REGISTRY, Command
 from rlmap_bot.commands.context import Invocation
 from rlmap_bot.slack.blocks import render as slack_render
 from rlmap_bot.slack.blocks import to_dicts
+from rlmap_bot.slack.dispatch import Reply
 from support.standin import StandIn
 
 EVIL = "<!channel> <@U123> <https://evil.example|click> & co"
+
+
+def _specific(dispatcher, kind: type) -> bool:
+    """Whether a singledispatch function has a registration for ``kind`` (or a base) other than its default."""
+    return dispatcher.dispatch(kind) is not dispatcher.dispatch(object)
+
+
+def renders(surface: str, kind: type) -> bool:
+    """Whether ``surface`` renders a ``kind`` result by its type: "text" (the terminal, the CLI and the
+    shell alike), "json" (the CLI's --json) or "slack"."""
+    presenter = Terminal.__dict__["show"].dispatcher
+    if surface == "text":
+        return _specific(render.text, kind) or _specific(presenter, kind)
+    if surface == "json":  # pydantic writes any model; a stream is written answer by answer
+        return issubclass(kind, BaseModel) or _specific(presenter, kind)
+    return _specific(slack_render, kind) or _specific(Reply.__dict__["result"].dispatcher, kind)
+
+
+def missing_renderers(commands: list[Command]) -> list[str]:
+    """Every (command, result type, surface) where the command is offered and the type has no renderer."""
+    missing = []
+    for command in commands:
+        surfaces = {"cli": "text", "shell": "text", "slack": "slack"}
+        wanted = {surfaces[s] for s in command.surfaces} | ({"json"} if command.json and "cli" in command.surfaces else set())
+        for kind in command.returns:
+            missing += [f"{command.name} -> {kind.__name__} on {s}" for s in sorted(wanted) if not renders(s, kind)]
+    return missing
+
+
+def test_every_command_declares_its_result_types():
+    vague = [c.name for c in REGISTRY.all() if not c.returns or any(not isinstance(k, type) for k in c.returns)]
+    assert vague == []
+
+
+def test_every_declared_result_type_has_a_renderer_on_every_surface_that_offers_its_command():
+    assert missing_renderers(REGISTRY.all()) == []
+
+
+def test_a_result_type_without_a_renderer_is_found_missing():
+    class Unrendered(BaseModel):
+        pass
+
+    def handler(ctx) -> Unrendered:
+        raise AssertionError("never run")
+
+    handler.__globals__["Unrendered"] = Unrendered  # the annotation is resolved as the handler's module would
+    try:
+        command = Command(name="nothing", summary="", handler=handler, json=True)
+        assert missing_renderers([command]) == ["nothing -> Unrendered on slack", "nothing -> Unrendered on text"]
+    finally:
+        del handler.__globals__["Unrendered"]
+
+
+@pytest.mark.parametrize("surface", ["text", "slack"])
+def test_a_renderer_is_found_by_the_type_not_its_name(surface):
+    """A class named like a rendered result, but another type, has no renderer (it would print as JSON)."""
+    renamed = type("Answer", (BaseModel,), {})
+    assert not renders(surface, renamed)
 
 
 def results(core):
@@ -50,7 +114,7 @@ def test_user_text_is_escaped_once(core):
 
 def test_notices_are_plain_text_that_slack_escapes_and_names_the_actor():
     """Commands write no Slack markup: a path with <!channel> in it reaches Slack escaped, the actor as a mention."""
-    from rlmap_bot.commands.results import Notice
+    from rlmap_bot.results.general import Notice
 
     notice = Notice(text=f"stopped watching `runs/{EVIL}.log` here.", public=True, actor="U42")
     blocks, fallback = slack_render(notice)

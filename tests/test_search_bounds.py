@@ -2,7 +2,7 @@
 
 import random
 
-from rlmap_bot.search.models import QUERY_ECHO
+from rlmap_bot.results.ask import QUERY_ECHO
 from rlmap_bot.search.query import MAX_CHARS, MAX_CORRECTIONS, cap
 
 

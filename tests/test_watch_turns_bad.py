@@ -14,7 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from rlmap_bot.watch.model import Alert, Watch
+from rlmap_bot.results.watch import Alert
+from rlmap_bot.watch.model import Watch
 from rlmap_bot.watch.service import WatchService
 from support import runlogs as rl
 

@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from rlmap_bot.settings import Settings
 
 
-class Frontend:
+class TerminalFrontEnd:
     """What every CLI command shares: the paths, and the core, opened on first use."""
 
     def __init__(self, knowledge: Path | None, db: Path | None):
@@ -62,7 +62,8 @@ class Frontend:
     def invocation(self, json_output: bool = False) -> Invocation:
         return Invocation(open_core=self.core, surface="cli", knowledge_root=Path(self.knowledge),
                           db_path=Path(self.db), user=os.environ.get("USER", "local"), channel="terminal",
-                          json=json_output, lines=stdin_lines)
+                          json=json_output, lines=stdin_lines, local=True,
+                          conversation=sys.stdin.isatty() and not json_output)
 
 
 def fail(message: str, code: int = 1) -> None:
@@ -83,16 +84,15 @@ def _make(command: Command, name: str) -> click.Command:
     """The declaration's click command (:mod:`rlmap_bot.commands.parser`) with the terminal's callback."""
 
     def callback(**values: Any) -> None:
-        frontend = click.get_current_context().find_object(Frontend)
-        assert frontend is not None, "the rlmap-bot group sets its Frontend before any command runs"
-        ctx = frontend.invocation(json_output=bool(values.pop("json_output", False)))
+        front_end = click.get_current_context().find_object(TerminalFrontEnd)
+        assert front_end is not None, "the rlmap-bot group sets its TerminalFrontEnd before any command runs"
+        ctx = front_end.invocation(json_output=bool(values.pop("json_output", False)))
         try:
             result = run(Parsed(command, arguments(command, "cli", values)), ctx)
             from rlmap_bot.cli.diagnose_flow import terminal_prompt
             from rlmap_bot.cli.terminal import Terminal
 
-            Terminal(ctx, say=click.echo, ask=terminal_prompt, guided_after_logs=sys.stdin.isatty(),
-                     prefix="rlmap-bot ").show(result)
+            Terminal(ctx, say=click.echo, ask=terminal_prompt, prefix="rlmap-bot ").show(result)
         except RlmapError as exc:
             fail(str(exc), exc.exit_code)
 
@@ -110,7 +110,7 @@ def cli(ctx: click.Context, knowledge: Path | None, db: Path | None) -> None:
     With no command: serves Slack when Slack credentials are set (SLACK_BOT_TOKEN, or
     SLACK_CLIENT_ID for many workspaces), else starts the local shell.
     """
-    ctx.obj = Frontend(knowledge, db)
+    ctx.obj = TerminalFrontEnd(knowledge, db)
     if ctx.invoked_subcommand is None:
         if ctx.obj.settings.slack_wanted:
             from rlmap_bot.slack.serve import serve_from_env
@@ -127,20 +127,20 @@ def cli(ctx: click.Context, knowledge: Path | None, db: Path | None) -> None:
 @click.option("--host", default="127.0.0.1", show_default=True, help="HTTP address to bind (with --http).")
 @click.option("--port", default=3000, show_default=True, type=click.IntRange(0, 65535), help="HTTP port (with --http).")
 @click.pass_obj
-def serve(frontend: Frontend, http: bool, host: str, port: int) -> None:
+def serve(front_end: TerminalFrontEnd, http: bool, host: str, port: int) -> None:
     """Run the Slack app: Socket Mode with SLACK_APP_TOKEN, or --http at /slack/events."""
     from rlmap_bot.slack.serve import serve_from_env
 
-    serve_from_env(frontend, http=http, host=host, port=port)
+    serve_from_env(front_end, http=http, host=host, port=port)
 
 
 @cli.command()
 @click.pass_obj
-def shell(frontend: Frontend) -> None:
+def shell(front_end: TerminalFrontEnd) -> None:
     """Start the local shell (any line that is not a command is a question)."""
     from rlmap_bot.cli.shell import run_shell
 
-    run_shell(frontend.core())
+    run_shell(front_end.core())
 
 
 @cli.group()

@@ -8,33 +8,25 @@ from __future__ import annotations
 
 import json
 import textwrap
+from functools import singledispatch
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
 from rlmap_bot import wording
+from rlmap_bot.diagnosis.engine import Verdict, format_value
+from rlmap_bot.results.ask import Answer
+from rlmap_bot.results.cards import Card
+from rlmap_bot.results.curation import AdditionList, Candidate
+from rlmap_bot.results.digest import Digest
+from rlmap_bot.results.general import CatalogExport, Help, KbBuilt, KbStats, Notice, PaperList, SessionList, StageList
+from rlmap_bot.results.runs import RunDiagnosis
+from rlmap_bot.results.simulation import Simulation
+from rlmap_bot.results.watch import Alert, CheckResult
 
 if TYPE_CHECKING:
-    from rlmap_bot.commands.results import (
-        AdditionList,
-        Help,
-        KbBuilt,
-        KbStats,
-        Notice,
-        PaperList,
-        SessionList,
-        StageList,
-    )
-    from rlmap_bot.curation.models import Candidate
-    from rlmap_bot.diagnosis.engine import Verdict
     from rlmap_bot.diagnosis.flow import Question, Step
-    from rlmap_bot.diagnosis.simulate import Simulation
-    from rlmap_bot.digest.content import Digest
-    from rlmap_bot.knowledge.cards import Card
-    from rlmap_bot.runs.diagnose import RunDiagnosis
-    from rlmap_bot.search.models import Answer
-    from rlmap_bot.watch.model import Alert, CheckResult
 
 WIDTH = 88
 
@@ -47,22 +39,10 @@ def _item(text: str, bullet: str = "  - ", indent: str = "    ") -> str:
     return textwrap.fill(text, width=WIDTH, initial_indent=bullet, subsequent_indent=indent)
 
 
-_RENDERERS: dict[str, Callable[[Any], str]] = {}
-
-
-def _renders(class_name: str) -> Callable[[Callable[[Any], str]], Callable[[Any], str]]:
-    def register(fn: Callable[[Any], str]) -> Callable[[Any], str]:
-        _RENDERERS[class_name] = fn
-        return fn
-    return register
-
-
+@singledispatch
 def text(result: Any) -> str:
-    """Any command result as terminal text."""
-    for cls in type(result).__mro__:
-        renderer = _RENDERERS.get(cls.__name__)
-        if renderer is not None:
-            return renderer(result)
+    """Any command result as terminal text: the renderer registered for its type (or a base of it);
+    a type with none prints as JSON (``tests/test_renderers.py`` holds every declared result to one)."""
     if isinstance(result, BaseModel):
         return result.model_dump_json(indent=2)
     return json.dumps(result, indent=2, ensure_ascii=False, default=str)
@@ -78,7 +58,12 @@ def as_json(result: Any, indent: int | None = 2) -> str:
     return json.dumps(result, indent=indent, ensure_ascii=False, default=str)
 
 
-@_renders("Answer")
+@text.register
+def _(result: CatalogExport) -> str:
+    return as_json(result)
+
+
+@text.register
 def answer_text(answer: Answer) -> str:
     lines: list[str] = []
     if answer.english_only:
@@ -125,7 +110,7 @@ def _hit_lines(hits, first: int = 1) -> list[str]:
     return lines
 
 
-@_renders("Card")
+@text.register
 def card_text(card: Card) -> str:
     lines = [f"{card.title}", f"[{card.kind}] {card.id}" + (f" · {card.subtitle}" if card.subtitle else "")]
     if card.url:
@@ -144,7 +129,7 @@ def card_text(card: Card) -> str:
     return "\n".join(lines)
 
 
-@_renders("StageList")
+@text.register
 def stages_text(result: StageList) -> str:
     lines = ["The five stages of the RL Scaling Bottleneck Map:"]
     for stage in result.stages:
@@ -153,7 +138,7 @@ def stages_text(result: StageList) -> str:
     return "\n".join(lines)
 
 
-@_renders("PaperList")
+@text.register
 def papers_text(result: PaperList) -> str:
     lines = [wording.papers_heading(len(result.papers), result.filters, result.total)]
     for paper in result.papers:
@@ -163,10 +148,8 @@ def papers_text(result: PaperList) -> str:
     return "\n".join(lines)
 
 
-@_renders("Verdict")
+@text.register
 def verdict_text(verdict: Verdict) -> str:
-    from rlmap_bot.diagnosis.engine import format_value
-
     lines = [wording.verdict_headline(verdict) + ".", _wrap(verdict.summary, "  "), "", "Stages by score:"]
     for row in verdict.ranking:
         bar = "#" * max(0, min(30, round(row.score * 3)))
@@ -214,6 +197,11 @@ def paused_text(step: Step) -> str:
         lines.append(f"{i}. {check.title}")
         lines.append(_wrap(check.how_to_measure, "   "))
     return "\n".join(lines)
+
+
+@text.register
+def _(result: RunDiagnosis) -> str:
+    return run_text(result)
 
 
 def run_text(result: RunDiagnosis, with_verdict: bool = True) -> str:
@@ -280,16 +268,15 @@ def _unused_metrics(result: RunDiagnosis) -> list[str]:
             if not any(f" {m} " in label for label in labels) and m.lower() not in _NOT_METRICS]
 
 
-_renders("RunDiagnosis")(run_text)
 
 
-@_renders("Simulation")
+@text.register
 def simulation_text(result: Simulation) -> str:
     asked = ", ".join(result.asked) or "nothing"
     return f"Asked {len(result.asked)} question{'' if len(result.asked) == 1 else 's'}: {asked}\n\n" + verdict_text(result)
 
 
-@_renders("Digest")
+@text.register
 def digest_text(digest: Digest) -> str:
     if digest.empty:
         return f"Nothing added to the catalog in {digest.period()}."
@@ -308,7 +295,7 @@ def digest_text(digest: Digest) -> str:
     return "\n".join(lines)
 
 
-@_renders("SessionList")
+@text.register
 def sessions_text(result: SessionList) -> str:
     if not result.sessions:
         return "no open diagnoses"
@@ -319,7 +306,7 @@ def sessions_text(result: SessionList) -> str:
     return "\n".join(lines)
 
 
-@_renders("KbStats")
+@text.register
 def kb_stats_text(result: KbStats) -> str:
     lines = [f"{c.kind:8} {c.count}" for c in result.counts]
     lines.append(f"{'total':8} {result.total}")
@@ -327,7 +314,7 @@ def kb_stats_text(result: KbStats) -> str:
     return "\n".join(lines)
 
 
-@_renders("KbBuilt")
+@text.register
 def kb_built_text(result: KbBuilt) -> str:
     counts = ", ".join(f"{c.count} {c.kind}{'s' if c.count != 1 else ''}" for c in result.counts)
     if result.checked_only:
@@ -335,7 +322,7 @@ def kb_built_text(result: KbBuilt) -> str:
     return f"built {result.path}: {counts}"
 
 
-@_renders("Help")
+@text.register
 def help_text(result: Help) -> str:
     lines = [f"error: {result.problem}"] if result.problem else []
     if result.intro:
@@ -356,7 +343,7 @@ def help_text(result: Help) -> str:
     return "\n".join(lines)
 
 
-@_renders("Notice")
+@text.register
 def notice_text(result: Notice) -> str:
     return result.text
 
@@ -384,7 +371,7 @@ def alert_text(alert: Alert) -> str:
     return "\n".join(lines)
 
 
-@_renders("CheckResult")
+@text.register
 def check_text(result: CheckResult) -> str:
     span = f"steps {result.first_step}-{result.last_step}" if result.first_step is not None else "no steps"
     how = "incrementally" if result.mode == "lines" else "whole"
@@ -408,7 +395,7 @@ def check_text(result: CheckResult) -> str:
 
 
 
-@_renders("Candidate")
+@text.register
 def candidate_text(candidate: Candidate) -> str:
     record = candidate.record
     authors = ", ".join(record.authors[:5]) + (" et al." if len(record.authors) > 5 or record.more_authors else "")
@@ -429,7 +416,7 @@ def candidate_text(candidate: Candidate) -> str:
     return "\n".join(lines)
 
 
-@_renders("AdditionList")
+@text.register
 def additions_text(result: AdditionList) -> str:
     if not result.additions:
         return "No papers approved from Slack are live (exported ones retire once their file is in knowledge/)."

@@ -81,7 +81,8 @@ class Shell:
     def dispatch(self, line: str) -> None:
         from rlmap_bot.cli.terminal import Terminal
 
-        ctx = Invocation.of(self.core, "shell", user="shell", channel="local", admin=True)
+        ctx = Invocation.of(self.core, "shell", user="shell", channel="local", admin=True, local=True,
+                            charts=self.core.settings.data_dir / "charts")
         result = run(REGISTRY.read(line, "shell", self.core), ctx)
         Terminal(ctx, say=self.say, ask=self.read).show(result)
 

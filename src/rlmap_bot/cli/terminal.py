@@ -2,59 +2,53 @@
 
 Most results are text (:mod:`render`) or JSON; the few that are a conversation
 or a stream are presented here, not special-cased by each front-end: a guided
-diagnosis asks its questions at the prompt, a run's logs in an interactive
-terminal go on to ask the person only what the logs could not tell, and
-``ask -`` prints each answer as its question arrives. As in :mod:`render`, the
-presenter goes by class name, so a plain ``ask`` imports no diagnosis code.
+diagnosis asks its questions at the prompt, a run's logs read at a prompt
+(:class:`GuidedRun`) go on to ask the person only what the logs could not tell,
+and ``ask -`` prints each answer as its question arrives.
 """
 
 from __future__ import annotations
 
+from functools import singledispatchmethod
 from typing import TYPE_CHECKING, Any
 
 from rlmap_bot.cli import render
 from rlmap_bot.cli.diagnose_flow import Ask, Say, run_guided
+from rlmap_bot.diagnosis.flow import Step
+from rlmap_bot.results.ask import AnswerStream, Unanswered
+from rlmap_bot.results.guided import GuidedRun
 
 if TYPE_CHECKING:
     from rlmap_bot.commands.context import Invocation
-    from rlmap_bot.commands.results import AnswerStream
-    from rlmap_bot.diagnosis.flow import Step
-    from rlmap_bot.runs.diagnose import RunDiagnosis
+
 
 class Terminal:
-    """Where results go: ``say`` a line, ``ask`` for one. ``guided_after_logs``: an interactive terminal."""
+    """Where results go: ``say`` a line, ``ask`` for one."""
 
-    def __init__(self, ctx: Invocation, say: Say, ask: Ask, guided_after_logs: bool = False, prefix: str = ""):
+    def __init__(self, ctx: Invocation, say: Say, ask: Ask, prefix: str = ""):
         self.ctx, self.say, self.ask = ctx, say, ask
-        self.guided_after_logs = guided_after_logs and not ctx.json
         self.prefix = prefix  # how a command is typed here, for hints (`rlmap-bot diagnose --resume ID`)
 
+    @singledispatchmethod
     def show(self, result: Any) -> None:
-        for cls in type(result).__mro__:
-            present = getattr(self, f"_show_{cls.__name__}", None)
-            if present is not None:
-                present(result)
-                return
-        if result is not None:
-            self._document(result)
-
-    def _document(self, result: Any) -> None:
+        """A document: text, or JSON with ``--json``."""
         self.say(render.as_json(result) if self.ctx.json else render.text(result))
 
-    def _show_Step(self, result: Step) -> None:  # noqa: N802 - named after the class it presents
+    @show.register
+    def _(self, result: None) -> None:
+        """Nothing to show (the command told the person already)."""
+
+    @show.register
+    def _(self, result: Step) -> None:
         run_guided(self.ctx.core, ask=self.ask, say=self.say, step=result, prefix=self.prefix)
 
-    def _show_RunDiagnosis(self, result: RunDiagnosis) -> None:  # noqa: N802
-        if not self.guided_after_logs:
-            self._document(result)
-            return
-        # In a terminal, the logs answer what they can and the person is asked only the rest.
-        self.say(render.run_text(result, with_verdict=False) + "\n")
-        self.show(self.ctx.core.flow.start(user=self.ctx.user, channel=self.ctx.channel, known=result.signals))
+    @show.register
+    def _(self, result: GuidedRun) -> None:
+        self.say(render.run_text(result.readings, with_verdict=False) + "\n")
+        self.show(result.step)
 
-    def _show_AnswerStream(self, result: AnswerStream) -> None:  # noqa: N802
-        from rlmap_bot.commands.results import Unanswered
-
+    @show.register
+    def _(self, result: AnswerStream) -> None:
         for answer in result.answers:
             if self.ctx.json:
                 self.say(render.as_json(answer, indent=None))

@@ -10,7 +10,7 @@ from rlmap_bot.commands.registry import CHAT, Param, Registry, examples_for
 from rlmap_bot.errors import UsageError
 
 if TYPE_CHECKING:
-    from rlmap_bot.commands.results import Help, Notice
+    from rlmap_bot.results.general import Help, Notice
 
 
 def register(registry: Registry) -> None:
@@ -30,7 +30,7 @@ def register(registry: Registry) -> None:
 
 
 def reload(ctx: Invocation) -> Notice:
-    from rlmap_bot.commands.results import Notice
+    from rlmap_bot.results.general import Notice
 
     if not ctx.admin:
         raise UsageError("Only the admins in RLMAP_ADMINS can reload the catalog.")
@@ -57,7 +57,7 @@ OUTRO = {
 
 def help_for(registry: Registry, surface: str, command: str | None = None, problem: str | None = None) -> Help:
     """Help generated from the declarations, for one surface."""
-    from rlmap_bot.commands.results import Help, HelpEntry
+    from rlmap_bot.results.general import Help, HelpEntry
 
     prefix = surface_prefix(surface)
     if command:

@@ -13,7 +13,9 @@ CLI = frozenset({"cli"})
 
 
 if TYPE_CHECKING:
-    from rlmap_bot.commands.results import KbBuilt, KbStats, KindCount, PaperList, StageList
+    from rlmap_bot.results.ask import Answer, AnswerStream
+    from rlmap_bot.results.cards import Card
+    from rlmap_bot.results.general import CatalogExport, KbBuilt, KbStats, KindCount, PaperList, StageList
 
 
 def register(registry: Registry) -> None:
@@ -49,7 +51,7 @@ def register(registry: Registry) -> None:
     )(kb_export)
 
 
-def ask(ctx: Invocation, question: str, limit: int = 5) -> Any:
+def ask(ctx: Invocation, question: str, limit: int = 5) -> Answer | AnswerStream:
     if question.strip() == "-" and ctx.lines is not None:
         return _ask_each(ctx, ctx.lines(), limit)
     if not question or not question.strip():
@@ -57,9 +59,9 @@ def ask(ctx: Invocation, question: str, limit: int = 5) -> Any:
     return ctx.core.ask(question, limit=limit)
 
 
-def _ask_each(ctx: Invocation, lines: Any, limit: int) -> Any:
+def _ask_each(ctx: Invocation, lines: Any, limit: int) -> AnswerStream:
     """One answer per line read, in order; a blank line gets an answer that says it was empty."""
-    from rlmap_bot.commands.results import AnswerStream, Unanswered
+    from rlmap_bot.results.ask import AnswerStream, Unanswered
 
     def answers() -> Any:
         for line in lines:
@@ -75,27 +77,28 @@ def _names_an_entry(core: Any, args: dict[str, Any]) -> bool:
     return len(text.split()) <= 1 or core is None or core.resolve(text) is not None
 
 
-def show(ctx: Invocation, entry: str) -> Any:
+def show(ctx: Invocation, entry: str) -> Card:
     text = entry.strip()
     if not text:
         raise UsageError("show needs an entry id, e.g. `show reward`")
     found = ctx.core.resolve(text)
-    if found is None:
+    card = ctx.core.card(found.id) if found is not None else None
+    if card is None:
         close = ctx.core.suggest_ids(text)
         hint = f"; {wording.did_you_mean(close)}" if close else "; try `ask` to search"
         raise NotFoundError(f"no entry with id {text[:80]!r}{hint}")
-    return ctx.core.card(found.id)
+    return card
 
 
 def stages(ctx: Invocation) -> StageList:
-    from rlmap_bot.commands.results import StageList, StageRow
+    from rlmap_bot.results.general import StageList, StageRow
 
     return StageList(stages=[StageRow(order=s.order, id=s.id, title=s.title, one_line=s.one_line)
                              for s in ctx.core.stages()])
 
 
 def papers(ctx: Invocation, by: str | None = None, stage: str | None = None, topic: str | None = None) -> PaperList:
-    from rlmap_bot.commands.results import PaperList, PaperRow
+    from rlmap_bot.results.general import PaperList, PaperRow
 
     core = ctx.core
     everything = core.papers()
@@ -221,10 +224,10 @@ def _near_bylines(who: str, papers: list[Any]) -> list[str]:
 
 
 def kb_build(ctx: Invocation) -> KbBuilt:
-    from rlmap_bot.commands.results import KbBuilt
     from rlmap_bot.errors import ConfigError
     from rlmap_bot.knowledge.loader import KnowledgeError, KnowledgeErrors
     from rlmap_bot.paths import Paths
+    from rlmap_bot.results.general import KbBuilt
     from rlmap_bot.search.index import build_store
 
     try:
@@ -240,7 +243,7 @@ def kb_build(ctx: Invocation) -> KbBuilt:
 
 
 def kb_check(ctx: Invocation) -> KbBuilt:
-    from rlmap_bot.commands.results import KbBuilt
+    from rlmap_bot.results.general import KbBuilt
 
     catalog = _validate(ctx.knowledge_root)
     from rlmap_bot.curation.check import check_additions
@@ -270,7 +273,7 @@ def _validate(root):
 
 
 def kb_stats(ctx: Invocation) -> KbStats:
-    from rlmap_bot.commands.results import KbStats, KindCount
+    from rlmap_bot.results.general import KbStats, KindCount
 
     store = ctx.core.store
     counts = [KindCount(kind=k, count=n) for k, n in store.counts().items()]
@@ -278,17 +281,19 @@ def kb_stats(ctx: Invocation) -> KbStats:
                    knowledge_root=store.meta.get("knowledge_root"))
 
 
-def kb_export(ctx: Invocation, json: bool = True) -> list[dict]:
+def kb_export(ctx: Invocation, json: bool = True) -> CatalogExport:
+    from rlmap_bot.results.general import CatalogExport
+
     out = []
     for stored in sorted(ctx.core.store.history(), key=lambda s: (s.entry.kind, s.entry.id)):
         data = stored.entry.model_dump(mode="json")
         data.update(first_seen=stored.first_seen, changed_at=stored.changed_at, source=stored.source)
         out.append(data)
-    return out
+    return CatalogExport(out)
 
 
 def _counts(entries) -> list[KindCount]:
-    from rlmap_bot.commands.results import KindCount
+    from rlmap_bot.results.general import KindCount
 
     counts: dict[str, int] = {}
     for entry in entries:

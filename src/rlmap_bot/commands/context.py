@@ -1,16 +1,24 @@
-"""What a command handler gets besides its arguments: the core, who asked, and where."""
+"""What a command handler gets besides its arguments: the core, who asked, where, and what the
+front-end lends it.
+
+Handlers never ask which surface they run on: what differs between the terminal and Slack is a
+typed field here (a chat channel to post in, the workspace, a conversation at a prompt, the
+front-end's own services), set by the front-end that builds the invocation.
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Protocol
 
 if TYPE_CHECKING:
     from rlmap_bot.core import Core
+    from rlmap_bot.curation.service import Cards, Curation
     from rlmap_bot.digest.service import Poster
     from rlmap_bot.watch.service import Poster as WatchPoster
+    from rlmap_bot.watch.service import WatchService
 
 
 class Channel(Protocol):
@@ -45,10 +53,25 @@ class Invocation:
     channel: str = "local"
     thread_ts: str | None = None
     admin: bool = False
-    io: Channel | None = None
+    io: Channel | None = None  # a chat channel to post in (Slack); None in a terminal
     json: bool = False  # the result is printed as a document (`--json`): nothing interactive
     lines: Callable[[], Iterable[str]] | None = None  # the terminal's standard input, line by line (`ask -`)
-    extra: dict[str, Any] = field(default_factory=dict)
+    #: The Slack workspace the request came from; None in a terminal, which sees every workspace's
+    #: open diagnoses.
+    workspace: str | None = None
+    #: The person is at this machine (a terminal): trusted with its files and the catalog, unlike a
+    #: chat user, whose rights come from RLMAP_ADMINS and RLMAP_CURATORS.
+    local: bool = False
+    #: The front-end holds a conversation at a prompt (an interactive terminal): a run's logs go on
+    #: to a guided diagnosis that asks only what they could not tell.
+    conversation: bool = False
+    #: Where a run's chart goes when none is asked for (the shell draws every run it reads).
+    charts: Path | None = None
+    #: The front-end's services: the watch service (Slack's posts alerts), the curation flow (Slack's
+    #: with its arXiv client) and where curation cards are posted. None: one over the core, or none.
+    watch_service: WatchService | None = None
+    curation: Curation | None = None
+    curator_cards: Cards | None = None
 
     @cached_property
     def core(self) -> Core:

@@ -10,8 +10,8 @@ from rlmap_bot.commands.registry import Param, Registry
 from rlmap_bot.errors import UsageError
 
 if TYPE_CHECKING:
-    from rlmap_bot.commands.results import Notice
-    from rlmap_bot.curation.models import Candidate
+    from rlmap_bot.results.curation import AdditionList, Candidate
+    from rlmap_bot.results.general import Notice
 
 CLI = frozenset({"cli"})
 SLACK = frozenset({"slack"})
@@ -39,23 +39,20 @@ def register(registry: Registry) -> None:
 
 def _curation(ctx: Invocation) -> Any:
     """The front-end's curation flow (Slack lends its own, with its arXiv client), else one over the core."""
-    found = ctx.extra.get("curation")
-    if found is not None:
-        return found
+    if ctx.curation is not None:
+        return ctx.curation
     from rlmap_bot.curation.service import Curation
 
     return Curation(ctx.core)
 
 
 def suggest(ctx: Invocation, reference: str) -> Candidate | Notice:
-    from rlmap_bot.commands.results import Notice
+    from rlmap_bot.results.general import Notice
 
     curation = _curation(ctx)
-    if ctx.surface != "slack":
+    cards = ctx.curator_cards
+    if cards is None:  # no curators' channel to post to (a terminal): show the candidate only
         return curation.describe(reference)
-    cards = ctx.extra.get("cards")
-    if cards is None:
-        raise UsageError("suggestions go to the curators from Slack; here `suggest` only shows the candidate")
     from rlmap_bot.parts import plain
 
     outcome = curation.suggest(reference, ctx.team, ctx.channel, ctx.user, cards)
@@ -63,7 +60,7 @@ def suggest(ctx: Invocation, reference: str) -> Candidate | Notice:
 
 
 def curate_here(ctx: Invocation) -> Notice:
-    from rlmap_bot.commands.results import Notice
+    from rlmap_bot.results.general import Notice
 
     if not ctx.admin:
         raise UsageError("Only workspace admins (RLMAP_ADMINS) can choose the curators' channel.")
@@ -73,10 +70,11 @@ def curate_here(ctx: Invocation) -> Notice:
     return Notice(text="made this the curators' channel: paper suggestions come here.", public=True, actor=ctx.user)
 
 
-def kb_additions(ctx: Invocation, action: str, target: str | None = None) -> Any:
-    from rlmap_bot.commands.results import AdditionList, AdditionRow, Notice
+def kb_additions(ctx: Invocation, action: str, target: str | None = None) -> AdditionList | Notice:
+    from rlmap_bot.results.curation import AdditionList, AdditionRow
+    from rlmap_bot.results.general import Notice
 
-    if ctx.surface == "slack" and not _curation(ctx).is_curator(ctx.user):
+    if not ctx.local and not _curation(ctx).is_curator(ctx.user):
         raise UsageError("Only the curators in RLMAP_CURATORS can manage additions.")
     repo = ctx.core.state.curation
     if action == "list":
@@ -95,7 +93,7 @@ def kb_additions(ctx: Invocation, action: str, target: str | None = None) -> Any
             raise UsageError(f"no live addition with id {target[:80]!r}; `kb additions list` shows them")
         ctx.core.sync_additions()
         return Notice(text=f"Removed `{target.strip().lower()}` from the catalog's additions.")
-    if ctx.surface == "slack":
+    if not ctx.local:
         raise UsageError("`kb additions export` writes files; run it from the command line")
     from rlmap_bot.curation.export import export
 

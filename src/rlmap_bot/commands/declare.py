@@ -7,6 +7,11 @@ command a chat line names is :mod:`rlmap_bot.commands.registry`.
 
 from __future__ import annotations
 
+import functools
+import importlib
+import pkgutil
+import types
+import typing
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Literal
 
@@ -89,6 +94,12 @@ class Command:
     order: int = 100
 
     @property
+    def returns(self) -> tuple[type, ...]:
+        """What the command returns: the types of its handler's return annotation (mypy holds the
+        handler to it; every front-end that offers the command renders each of them)."""
+        return result_types(self.handler)
+
+    @property
     def words(self) -> tuple[str, ...]:
         return tuple(self.name.split())
 
@@ -117,3 +128,31 @@ def where_it_works(typed: str, places: Iterable[str]) -> str:
 
 def command_usage(command: Command, surface: str) -> str:
     return f"Usage: {surface_prefix(surface)}{command.usage(surface)}"
+
+
+def result_types(handler: Callable[..., Any]) -> tuple[type, ...]:
+    """The types a handler's return annotation names (each member of a union; ``None`` as NoneType).
+
+    Handlers name their result types under ``TYPE_CHECKING`` so that building the registry (every
+    start, ``--help`` included) loads no model; the annotation is resolved here, on demand, against
+    the result models of :mod:`rlmap_bot.results`.
+    """
+    hints = typing.get_type_hints(handler, globalns={**_result_namespace(), **handler.__globals__})
+    found = hints.get("return", Any)
+    members = typing.get_args(found) if typing.get_origin(found) in (typing.Union, types.UnionType) else (found,)
+    return tuple(type(None) if m is None else m for m in members)
+
+
+@functools.cache
+def _result_namespace() -> dict[str, Any]:
+    """Every class the modules of :mod:`rlmap_bot.results` define or name, by its name."""
+    from rlmap_bot import results
+
+    out: dict[str, Any] = {}
+    for info in pkgutil.iter_modules(results.__path__):
+        module = importlib.import_module(f"{results.__name__}.{info.name}")
+        for name, value in vars(module).items():
+            if isinstance(value, type) and not name.startswith("_"):
+                if out.setdefault(name, value) is not value:
+                    raise TypeError(f"two result types are called {name}: {out[name]} and {value}")
+    return out

@@ -5,12 +5,20 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rlmap_bot.commands.context import Invocation
 from rlmap_bot.commands.registry import Param, Registry
 from rlmap_bot.errors import ConfigError, UsageError
 from rlmap_bot.runs.names import FORMATS, WINDOW_HELP
+
+if TYPE_CHECKING:
+    from rlmap_bot.diagnosis.engine import Verdict
+    from rlmap_bot.diagnosis.flow import Step
+    from rlmap_bot.results.general import SessionList
+    from rlmap_bot.results.guided import GuidedRun
+    from rlmap_bot.results.runs import RunDiagnosis
+    from rlmap_bot.results.simulation import Simulation
 
 CLI = frozenset({"cli"})
 TERMINAL = frozenset({"cli", "shell"})
@@ -45,8 +53,9 @@ def register(registry: Registry) -> None:
 def diagnose(ctx: Invocation, signals: str | None = None, simulate: str | None = None, run: Path | None = None,
              format: str | None = None, run_id: str | None = None, window: str | None = None,
              map: list[str] | None = None, chart: Path | None = None, list: bool = False,
-             resume: str | None = None) -> Any:
-    from rlmap_bot.commands.results import SessionList, SessionRow
+             resume: str | None = None
+             ) -> Verdict | Simulation | RunDiagnosis | GuidedRun | SessionList | Step | None:
+    from rlmap_bot.results.general import SessionList, SessionRow
 
     core = ctx.core
     if run is not None:
@@ -56,14 +65,14 @@ def diagnose(ctx: Invocation, signals: str | None = None, simulate: str | None =
     if signals is not None:
         return core.diagnose(parse_signals(signals))
     if simulate is not None:
-        from rlmap_bot.diagnosis.simulate import Simulation
         from rlmap_bot.diagnosis.simulate import simulate as play
+        from rlmap_bot.results.simulation import Simulation
 
         return Simulation(**play(core.engine, parse_signals(simulate)))
     if list:
         return SessionList(sessions=[
             SessionRow(id=s.id, user=s.user, answers=len(s.answers), updated_at=s.updated_at, next=s.current)
-            for s in core.flow.open_sessions(team=ctx.team if ctx.surface == "slack" else None)
+            for s in core.flow.open_sessions(team=ctx.workspace)
         ])
     if ctx.json:  # a guided diagnosis is a conversation, not a document
         raise UsageError("--json needs --signals, --simulate or --run (the guided flow is interactive)")
@@ -74,7 +83,7 @@ def diagnose(ctx: Invocation, signals: str | None = None, simulate: str | None =
             raise UsageError(f"no single open diagnosis starts with {resume!r}; see `diagnose --list`")
         return core.flow.resume(matches[0])
     thread = ctx.thread_ts
-    if ctx.surface == "slack" and thread is None and ctx.io is not None:
+    if thread is None and ctx.io is not None:  # in a channel: the diagnosis gets a thread of its own
         thread = ctx.io.open_thread("started a diagnosis: which stage binds this RL run? Answer in the thread below.",
                                     actor=ctx.user)
         if thread is None:
@@ -83,22 +92,30 @@ def diagnose(ctx: Invocation, signals: str | None = None, simulate: str | None =
 
 
 def _from_logs(ctx: Invocation, path: Path, format: str | None, run_id: str | None, window: str | None,
-               pairs: list[str], chart: Path | None) -> Any:
+               pairs: list[str], chart: Path | None) -> RunDiagnosis | GuidedRun:
     from rlmap_bot.runs.diagnose import diagnose_run, parse_mapping, parse_window
 
-    own = chart is None and ctx.surface == "shell"
+    own = chart is None and ctx.charts is not None
     if own:
-        # The shell always draws: the picture is half of what `diagnose --run` tells.
-        chart = ctx.core.settings.data_dir / "charts" / f"{path.stem or 'run'}.png"
+        # The front-end draws every run (the shell: the picture is half of what `diagnose --run` tells).
+        assert ctx.charts is not None
+        chart = ctx.charts / f"{path.stem or 'run'}.png"
     if chart is not None:
         chart = chart_path(Path(chart), path, create=own)
     try:
-        return diagnose_run(ctx.core.engine, ctx.core.knowledge_root, path, format=format, run_id=run_id,
+        result = diagnose_run(ctx.core.engine, ctx.core.knowledge_root, path, format=format, run_id=run_id,
                             window=parse_window(window), mapping=parse_mapping(pairs), chart=chart)
     except OSError as exc:
         if chart is None or exc.filename not in (str(chart), chart):
             raise
         raise ConfigError(f"cannot write the chart {chart}: {exc.strerror or exc}") from None
+    if not ctx.conversation:
+        return result
+    # At a prompt, the logs answer what they can and the person is asked only the rest.
+    from rlmap_bot.results.guided import GuidedRun
+
+    step = ctx.core.flow.start(user=ctx.user, team=ctx.team, channel=ctx.channel, known=result.signals)
+    return GuidedRun(readings=result, step=step)
 
 
 def chart_path(chart: Path, run: Path, create: bool = False) -> Path:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import uuid
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from rlmap_bot.commands.context import Channel, Invocation
 from rlmap_bot.commands.registry import Param, Registry
@@ -15,7 +15,8 @@ SCHEDULE = "[weekly|daily] [DAY] [HH:MM] [TIMEZONE] [stage:ID] [topic:ID] [note-
 
 
 if TYPE_CHECKING:
-    from rlmap_bot.commands.results import Notice, SubscriptionList
+    from rlmap_bot.results.digest import Digest
+    from rlmap_bot.results.general import Notice, SubscriptionList
 
 
 def register(registry: Registry) -> None:
@@ -43,9 +44,9 @@ def _need_channel(ctx: Invocation) -> Channel:
 
 
 def subscribe(ctx: Invocation, schedule: str = "") -> Notice | None:
-    from rlmap_bot.commands.results import Notice
     from rlmap_bot.digest.schedule import next_run
     from rlmap_bot.digest.subscribe import parse_subscription
+    from rlmap_bot.results.general import Notice
 
     channel = _need_channel(ctx)
     core = ctx.core
@@ -66,7 +67,7 @@ def subscribe(ctx: Invocation, schedule: str = "") -> Notice | None:
 
 
 def unsubscribe(ctx: Invocation) -> Notice:
-    from rlmap_bot.commands.results import Notice
+    from rlmap_bot.results.general import Notice
 
     _need_channel(ctx)
     if ctx.core.state.subscriptions.delete(ctx.team, ctx.channel):
@@ -76,8 +77,8 @@ def unsubscribe(ctx: Invocation) -> Notice:
 
 
 def list_subscriptions(ctx: Invocation) -> Notice | SubscriptionList:
-    from rlmap_bot.commands.results import Notice, SubscriptionList, SubscriptionRow
     from rlmap_bot.digest.schedule import next_run
+    from rlmap_bot.results.general import Notice, SubscriptionList, SubscriptionRow
 
     subs = ctx.core.state.subscriptions.list(team=ctx.team)
     if not subs:
@@ -88,12 +89,12 @@ def list_subscriptions(ctx: Invocation) -> Notice | SubscriptionList:
         for s in subs])
 
 
-def preview(ctx: Invocation, since: dt.date | None = None) -> Any:
+def preview(ctx: Invocation, since: dt.date | None = None) -> Digest:
     from rlmap_bot.digest.content import capped_digest, select_items
     from rlmap_bot.digest.service import DigestService
 
     core = ctx.core
-    if ctx.surface == "slack":
+    if ctx.io is not None:  # in a channel: the preview of its own subscription
         sub = core.state.subscriptions.get(ctx.team, ctx.channel)
         if sub is None:
             raise UsageError("This channel has no digest subscription. " + _usage())
@@ -107,8 +108,8 @@ def preview(ctx: Invocation, since: dt.date | None = None) -> Any:
 
 
 def now(ctx: Invocation) -> Notice:
-    from rlmap_bot.commands.results import Notice
     from rlmap_bot.digest.service import DigestService
+    from rlmap_bot.results.general import Notice
 
     channel = _need_channel(ctx)
     sub = ctx.core.state.subscriptions.get(ctx.team, ctx.channel)

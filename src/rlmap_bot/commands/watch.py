@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import uuid
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from rlmap_bot.commands.context import Channel, Invocation
 from rlmap_bot.commands.registry import Param, Registry
@@ -13,8 +13,8 @@ SLACK = frozenset({"slack"})
 CLI = frozenset({"cli"})
 
 if TYPE_CHECKING:
-    from rlmap_bot.commands.results import Notice
-    from rlmap_bot.watch.model import CheckResult, WatchList, WatchNow
+    from rlmap_bot.results.general import Notice
+    from rlmap_bot.results.watch import CheckResult, WatchList, WatchNow
     from rlmap_bot.watch.service import WatchService
 
 
@@ -50,8 +50,7 @@ def register(registry: Registry) -> None:
 def _service(ctx: Invocation) -> WatchService:
     from rlmap_bot.watch.service import WatchService
 
-    service = ctx.extra.get("watch_service")
-    return service if service is not None else WatchService(ctx.core)
+    return ctx.watch_service if ctx.watch_service is not None else WatchService(ctx.core)
 
 
 def _need_channel(ctx: Invocation) -> Channel:
@@ -78,12 +77,12 @@ def _need_roots(service: WatchService, path: str | None = None) -> None:
 
 
 def watch(ctx: Invocation, path: str, every: str | None = None, quiet: bool = False, once: bool = False,
-          json_output: bool = False) -> Any:
-    from rlmap_bot.commands.results import Notice
+          json_output: bool = False) -> CheckResult | Notice | None:
+    from rlmap_bot.results.general import Notice
     from rlmap_bot.watch.model import DEFAULT_INTERVAL, Watch, format_interval, parse_interval
 
     service = _service(ctx)
-    if ctx.surface == "cli":
+    if ctx.io is None:  # no channel to post in: check once and tell what would be posted
         if not once:
             raise UsageError("in the terminal, `rlmap-bot watch PATH --once` checks once and prints what would be "
                              "posted; to keep watching, use `/rlmap watch PATH` in Slack")
@@ -136,7 +135,7 @@ def first_check(result: CheckResult | None) -> str:
 
 
 def list_watches(ctx: Invocation) -> WatchList:
-    from rlmap_bot.watch.model import WatchList
+    from rlmap_bot.results.watch import WatchList
     from rlmap_bot.watch.roots import WATCHING_OFF
 
     _need_channel(ctx)
@@ -146,7 +145,7 @@ def list_watches(ctx: Invocation) -> WatchList:
 
 
 def now(ctx: Invocation) -> WatchNow:
-    from rlmap_bot.watch.model import WatchNow
+    from rlmap_bot.results.watch import WatchNow
 
     channel = _need_channel(ctx)
     service = _service(ctx)
@@ -164,7 +163,7 @@ def now(ctx: Invocation) -> WatchNow:
 
 
 def unwatch(ctx: Invocation, target: str) -> Notice:
-    from rlmap_bot.commands.results import Notice
+    from rlmap_bot.results.general import Notice
 
     _need_channel(ctx)
     service = _service(ctx)

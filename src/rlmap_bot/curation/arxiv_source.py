@@ -26,7 +26,8 @@ import arxiv
 import requests
 
 from rlmap_bot.curation.ids import shown
-from rlmap_bot.curation.models import (
+from rlmap_bot.errors import UnavailableError, UsageError
+from rlmap_bot.results.curation import (
     ABSTRACT_CAP,
     AUTHOR_CAP,
     AUTHOR_NAME_CAP,
@@ -34,7 +35,6 @@ from rlmap_bot.curation.models import (
     TITLE_CAP,
     ArxivRecord,
 )
-from rlmap_bot.errors import UnavailableError, UsageError
 
 DEFAULT_URL = "https://export.arxiv.org/api/query"
 

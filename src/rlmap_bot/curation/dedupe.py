@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from rapidfuzz import fuzz, process, utils
 
-from rlmap_bot.curation.models import ArxivRecord, Existing
 from rlmap_bot.knowledge.schema import Paper
+from rlmap_bot.results.curation import ArxivRecord, Existing
 from rlmap_bot.text import fold
 
 SAME_TITLE = 92

@@ -5,7 +5,7 @@ from __future__ import annotations
 import datetime as dt
 import re
 
-from rlmap_bot.curation.models import Candidate
+from rlmap_bot.results.curation import Candidate
 from rlmap_bot.text import fold
 
 AUTHORS_KEPT = 10  # the catalog lists leading authors; the rest is "et al."

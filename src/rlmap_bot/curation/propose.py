@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from rlmap_bot.curation.models import ArxivRecord, Tag
 from rlmap_bot.knowledge.schema import Paper, Signal, Stage, Topic
+from rlmap_bot.results.curation import ArxivRecord, Tag
 
 if TYPE_CHECKING:
     from rlmap_bot.search.engine import Searcher

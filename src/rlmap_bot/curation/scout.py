@@ -24,9 +24,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from rlmap_bot.curation.dedupe import in_catalog
-from rlmap_bot.curation.models import ArxivRecord
 from rlmap_bot.curation.service import CardNotPosted
 from rlmap_bot.knowledge.store import KnowledgeStore, search_fields
+from rlmap_bot.results.curation import ArxivRecord
 from rlmap_bot.settings import WEEKDAYS, parse_weekly
 from rlmap_bot.text import words
 

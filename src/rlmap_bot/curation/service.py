@@ -20,12 +20,12 @@ from rlmap_bot.curation.arxiv_source import ArxivSource, ArxivUnavailable
 from rlmap_bot.curation.dedupe import in_catalog
 from rlmap_bot.curation.entry import paper_data, slug
 from rlmap_bot.curation.ids import parse_reference
-from rlmap_bot.curation.models import ArxivRecord, Candidate, Existing
 from rlmap_bot.curation.propose import propose
 from rlmap_bot.errors import NotFoundError, UsageError
 from rlmap_bot.parts import Part, code, emoji, line, title
 from rlmap_bot.parts import channel as channel_part
 from rlmap_bot.parts import user as user_part
+from rlmap_bot.results.curation import ArxivRecord, Candidate, Existing
 
 if TYPE_CHECKING:
     from rlmap_bot.core import Core

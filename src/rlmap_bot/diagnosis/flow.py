@@ -356,25 +356,6 @@ class Flow:
         if session is not None and not session.history and not session.answers:
             self.store.sessions.delete(session_id)
 
-    def card_of(self, session_id: str, wait: float = 3.0) -> str | None:
-        """The ts of the session's card, waiting briefly while the front-end that started it posts it.
-
-        A reply can reach another thread (or replica) between the card being posted and its
-        ts being recorded; waiting here keeps one card per diagnosis instead of a second one.
-        """
-        from tenacity import RetryCallState, Retrying, retry_if_result, stop_after_delay, wait_fixed
-
-        def posted(session: Session | None) -> bool:
-            return session is None or bool(session.message_ts)
-
-        def last_read(state: RetryCallState) -> Session | None:  # waited long enough: what the store says now
-            return state.outcome.result() if state.outcome else None
-
-        retrying = Retrying(retry=retry_if_result(lambda s: not posted(s)), stop=stop_after_delay(wait),
-                            wait=wait_fixed(0.05), retry_error_callback=last_read)
-        session = retrying(self.store.sessions.get, session_id)
-        return session.message_ts if session else None
-
     # -- internals --------------------------------------------------------------------------
     def _title(self, signal_id: str) -> str:
         """How a note names a question: its title, as the card shows it (ids are for curators)."""

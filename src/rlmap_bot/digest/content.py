@@ -8,61 +8,13 @@ exactly the same thing.
 from __future__ import annotations
 
 import datetime as dt
-from typing import Iterable, Literal
-
-from pydantic import BaseModel, Field
+from typing import Iterable
 
 from rlmap_bot.knowledge.schema import Paper, Stage, Topic, display_kind
 from rlmap_bot.knowledge.store import KnowledgeStore, StoredEntry
+from rlmap_bot.results.digest import Digest, DigestGroup, DigestItem
 
 MAX_ITEMS = 30  # what one Slack post shows; the rest are counted ("and N more") and lead the next one
-
-
-class DigestItem(BaseModel):
-    id: str
-    kind: str
-    title: str
-    byline: str | None = None
-    one_line: str
-    url: str | None = None
-    status: Literal["new", "updated"]
-    version: str
-    added: dt.date
-    group: str
-    suggested_by: str | None = Field(default=None, description="Slack user id of who suggested it (an addition).")
-    approved_by: str | None = Field(default=None, description="Slack user id of the curator who approved it.")
-
-
-class DigestGroup(BaseModel):
-    title: str
-    items: list[DigestItem]
-
-
-class Digest(BaseModel):
-    """A digest ready to render: header facts, groups, and the items it carries."""
-
-    title: str
-    period_start: dt.date | None
-    period_end: dt.date
-    groups: list[DigestGroup] = Field(default_factory=list)
-    filters: list[str] = Field(default_factory=list)
-    more: int = Field(default=0, description="Entries left for the next digest (size cap).")
-
-    @property
-    def items(self) -> list[DigestItem]:
-        return [item for group in self.groups for item in group.items]
-
-    @property
-    def empty(self) -> bool:
-        return not self.groups
-
-    def period(self) -> str:
-        end = self.period_end.strftime("%d %b %Y").lstrip("0")
-        if self.period_start is None or self.period_start == self.period_end:
-            return end
-        # The start's year is dropped only when it is the end's year: "1 Jan 2025 to 2 Dec 2026".
-        fmt = "%d %b" if self.period_start.year == self.period_end.year else "%d %b %Y"
-        return f"{self.period_start.strftime(fmt).lstrip('0')} to {end}"
 
 
 def _matches(stored: StoredEntry, filters: Iterable[str]) -> bool:

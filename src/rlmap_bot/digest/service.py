@@ -18,7 +18,8 @@ from typing import TYPE_CHECKING, Protocol
 from pydantic import BaseModel
 
 from rlmap_bot import jobs
-from rlmap_bot.digest.content import MAX_ITEMS, Digest, capped_digest, select_items
+from rlmap_bot.digest.content import MAX_ITEMS, capped_digest, select_items
+from rlmap_bot.results.digest import Digest
 from rlmap_bot.state.models import Subscription
 
 if TYPE_CHECKING:

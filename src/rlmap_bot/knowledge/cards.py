@@ -6,33 +6,9 @@ links; building that once here keeps the two front-ends saying the same thing.
 
 from __future__ import annotations
 
-from pydantic import BaseModel, Field
-
 from rlmap_bot.knowledge.schema import Entry, Paper, Signal, Stage, Topic, display_kind
 from rlmap_bot.knowledge.store import KnowledgeStore
-
-
-class Link(BaseModel):
-    id: str
-    kind: str
-    title: str
-
-
-class Section(BaseModel):
-    heading: str
-    text: str | None = None
-    items: list[str] = Field(default_factory=list)
-
-
-class Card(BaseModel):
-    id: str
-    kind: str
-    title: str
-    subtitle: str | None = None
-    summary: str
-    sections: list[Section] = Field(default_factory=list)
-    links: list[Link] = Field(default_factory=list)
-    url: str | None = None
+from rlmap_bot.results.cards import Card, Link, Section
 
 
 def link(entry: Entry) -> Link:

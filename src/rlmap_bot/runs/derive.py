@@ -14,13 +14,13 @@ from typing import Any, Callable, Mapping, Sequence
 import numpy as np
 from pydantic import BaseModel, Field, PrivateAttr
 
+from rlmap_bot.results.runs import Fault, RunInfo, SignalSource
 from rlmap_bot.runs import stats
 from rlmap_bot.runs.aliases import AliasTable
 from rlmap_bot.runs.errors import RunReadError
 from rlmap_bot.runs.faults import find_faults
 from rlmap_bot.runs.levels import LevelReading, readings
 from rlmap_bot.runs.model import RunData
-from rlmap_bot.runs.provenance import Fault, RunInfo, SignalSource
 from rlmap_bot.runs.quantities import QuantitySeries, align, resolve
 from rlmap_bot.runs.read import default_aliases
 

@@ -9,43 +9,14 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable
 
-from pydantic import Field
-
-from rlmap_bot.diagnosis.engine import Verdict, format_value
 from rlmap_bot.errors import UsageError
-from rlmap_bot.runs.provenance import Fault, LevelReading, RunInfo, SignalSource
+from rlmap_bot.results.runs import RunDiagnosis
 
 if TYPE_CHECKING:
-    from rlmap_bot.diagnosis.engine import Engine
+    from rlmap_bot.diagnosis.engine import Engine, Verdict
     from rlmap_bot.runs.derive import Derivation
     from rlmap_bot.runs.model import RunData
 
-
-
-class RunDiagnosis(Verdict):
-    """The verdict fields, plus what was read from the logs and how."""
-
-    run: RunInfo
-    faults: list[Fault] = Field(default_factory=list, description="Not learning, or NaN/inf: said before any verdict.")
-    levels: dict[str, LevelReading] = Field(default_factory=dict,
-                                            description="Each quantity's start against its end, and the run's direction.")
-    signal_sources: dict[str, SignalSource] = Field(default_factory=dict)
-    missing: list[str] = Field(default_factory=list, description="Signals the logs could not give.")
-    missing_reasons: dict[str, str] = Field(default_factory=dict)
-    warnings: list[str] = Field(default_factory=list)
-    chart: str | None = Field(default=None, description="Where the chart was written, if one was asked for.")
-    signal_titles: dict[str, str] = Field(default_factory=dict, description="Each signal read: its title, as cards show it.")
-    signal_units: dict[str, str] = Field(default_factory=dict, description="Each signal read that has a unit: the unit.")
-
-    def title_of(self, signal: str) -> str:
-        """A signal as cards name it ("Held-out score trend"); its id when the catalog has no title for it."""
-        return self.signal_titles.get(signal, signal)
-
-    def value_text(self, signal: str) -> str:
-        """A signal's value as read, with its unit ("32.6 points") unless the title says it already."""
-        unit = self.signal_units.get(signal)
-        value = format_value(self.signals.get(signal))
-        return f"{value} {unit}" if unit and unit not in self.title_of(signal) else value
 
 
 def parse_window(spec: str | None) -> int | float | None:

@@ -14,8 +14,8 @@ from typing import Mapping
 
 import numpy as np
 
+from rlmap_bot.results.runs import Fault
 from rlmap_bot.runs.model import RunData
-from rlmap_bot.runs.provenance import Fault
 from rlmap_bot.runs.quantities import QuantitySeries
 
 #: Fewest points for "on all steps": below 5 logged points a run is still starting (and a

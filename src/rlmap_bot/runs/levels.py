@@ -31,8 +31,8 @@ from typing import Mapping
 
 import numpy as np
 
+from rlmap_bot.results.runs import LevelReading
 from rlmap_bot.runs import stats
-from rlmap_bot.runs.provenance import LevelReading
 from rlmap_bot.runs.quantities import QuantitySeries
 
 LEVEL_BAND = 0.10

@@ -17,10 +17,10 @@ from dataclasses import dataclass
 
 from rlmap_bot.knowledge.schema import Entry, Paper, Signal, display_kind
 from rlmap_bot.knowledge.store import SEARCH_COLUMNS, KnowledgeStore
+from rlmap_bot.results.ask import Answer, Hit, echo
 from rlmap_bot.search import explain
 from rlmap_bot.search.fuse import fuse
 from rlmap_bot.search.lexicon import Lexicon
-from rlmap_bot.search.models import Answer, Hit, echo
 from rlmap_bot.search.offtopic import evidence
 from rlmap_bot.search.params import DEFAULT, Params, evidence_to_score, floor_to_evidence
 from rlmap_bot.search.query import Query, parse

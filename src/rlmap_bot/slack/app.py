@@ -62,9 +62,9 @@ class SlackFrontEnd:
         self.jobs = Scheduler()  # digests, watches and any other timed work share one scheduler
         self.digests = SlackDigests(core, self.client_for, self.jobs)
         self.watches = SlackWatches(core, self.client_for, settings, self.jobs)
-        self.commands.extra["watch_service"] = self.watches.service
+        self.commands.watch_service = self.watches.service
         self.curation = SlackCuration(core, settings, self.client_for)
-        self.commands.extra.update(curation=self.curation.flow, cards=self.curation.cards)
+        self.commands.curation, self.commands.curator_cards = self.curation.flow, self.curation.cards
         self.app.use(EventClaims(self.claims))  # claims each request before any listener runs
         self.curation.register(self.app, self.after_ack)  # before the catch-all listeners
         listeners.register(self)

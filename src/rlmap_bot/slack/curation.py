@@ -21,7 +21,6 @@ from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
 
 from rlmap_bot.core import Core
-from rlmap_bot.curation.models import Candidate
 from rlmap_bot.curation.scout import Scout, last_due
 from rlmap_bot.curation.service import CardNotPosted, Curation
 from rlmap_bot.errors import RlmapError, UnavailableError
@@ -29,6 +28,7 @@ from rlmap_bot.jobs import Scheduler
 from rlmap_bot.jobs.ticker import Ticker
 from rlmap_bot.knowledge.schema import STAGE_IDS
 from rlmap_bot.parts import Part, line
+from rlmap_bot.results.curation import Candidate
 from rlmap_bot.settings import Settings, parse_weekly
 from rlmap_bot.slack.blocks import curate as blocks
 from rlmap_bot.slack.blocks.common import fallback, to_dicts

@@ -11,12 +11,12 @@ from slack_sdk.errors import SlackApiError
 
 from rlmap_bot import wording
 from rlmap_bot.core import Core
-from rlmap_bot.diagnosis.flow import FlowError, Step, SupersededError
+from rlmap_bot.diagnosis.flow import Flow, FlowError, Step, SupersededError
 from rlmap_bot.slack import posting
 from rlmap_bot.slack.blocks import diagnosis as cards
 from rlmap_bot.slack.blocks.common import FALLBACK_LIMIT
 from rlmap_bot.slack.markup import cut, escape
-from rlmap_bot.state.models import ConflictError
+from rlmap_bot.state.models import ConflictError, Session
 
 log = logging.getLogger(__name__)
 
@@ -110,7 +110,7 @@ class DiagnosisThreads:
             posting.tell(client, channel, user, f"How to measure *{escape(step.question.title)}*: {escape(step.help)}",
                          thread_ts=thread_ts)
             return True
-        ts = step.session.message_ts or flow.card_of(step.session.id)
+        ts = step.session.message_ts or card_of(flow, step.session.id)
         self.show_step(client, channel, step, ts=ts, note=step.note, by=user, thread_ts=thread_ts)
         return True
 
@@ -161,3 +161,24 @@ class DiagnosisThreads:
                             thread_ts=thread_ts or step.session.thread_ts)
         if card is not None and not step.finished:
             self.core.flow.attach(step.session.id, message_ts=card["ts"])
+
+
+def card_of(flow: Flow, session_id: str, wait: float = 3.0) -> str | None:
+    """The ts of a session's card, waiting briefly while the request that started it posts it.
+
+    A reply can reach another thread (or replica) between the card being posted and its ts being
+    recorded; waiting here keeps one card per diagnosis instead of a second one (tenacity polls the
+    store every 50 ms, a cheap read, for at most ``wait`` seconds).
+    """
+    from tenacity import RetryCallState, Retrying, retry_if_result, stop_after_delay, wait_fixed
+
+    def posted(session: Session | None) -> bool:
+        return session is None or bool(session.message_ts)
+
+    def last_read(state: RetryCallState) -> Session | None:  # waited long enough: what the store says now
+        return state.outcome.result() if state.outcome else None
+
+    retrying = Retrying(retry=retry_if_result(lambda s: not posted(s)), stop=stop_after_delay(wait),
+                        wait=wait_fixed(0.05), retry_error_callback=last_read)
+    session = retrying(flow.store.sessions.get, session_id)
+    return session.message_ts if session else None

@@ -15,11 +15,11 @@ from slack_sdk.models.metadata import Metadata
 
 from rlmap_bot import metrics
 from rlmap_bot.core import Core
-from rlmap_bot.digest.content import Digest
 from rlmap_bot.digest.schedule import DigestJobs, slot_key
 from rlmap_bot.digest.service import METADATA_EVENT, DigestService, RunResult
 from rlmap_bot.errors import UnavailableError
 from rlmap_bot.jobs import NotPosted, Scheduler
+from rlmap_bot.results.digest import Digest
 from rlmap_bot.slack.blocks.common import context, fallback
 from rlmap_bot.slack.blocks.digest import digest_blocks, digest_text
 from rlmap_bot.slack.markup import escape

@@ -12,28 +12,37 @@ from __future__ import annotations
 
 import logging
 from functools import singledispatchmethod
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from slack_sdk import WebClient
+from slack_sdk.errors import SlackApiError
+from slack_sdk.models.views import View
 
-from rlmap_bot.commands import REGISTRY, run
+from rlmap_bot.commands import REGISTRY, Parsed
+from rlmap_bot.commands import run as run_command
 from rlmap_bot.commands.admin import help_for
 from rlmap_bot.commands.context import Invocation
-from rlmap_bot.commands.results import Notice
 from rlmap_bot.core import Core
 from rlmap_bot.diagnosis.flow import Step
-from rlmap_bot.errors import RlmapError, UnavailableError, UsageError
-from rlmap_bot.search.engine import Answer
+from rlmap_bot.errors import NotFoundError, RlmapError, UnavailableError, UsageError
+from rlmap_bot.results.ask import Answer, AnswerStream
+from rlmap_bot.results.cards import Card
+from rlmap_bot.results.general import Notice
+from rlmap_bot.results.guided import GuidedRun
 from rlmap_bot.settings import Settings
 from rlmap_bot.slack import posting
 from rlmap_bot.slack.blocks import ask as ask_blocks
+from rlmap_bot.slack.blocks import entries, render, to_dicts
 from rlmap_bot.slack.blocks import help as help_blocks
-from rlmap_bot.slack.blocks import render, to_dicts
-from rlmap_bot.slack.blocks.common import FALLBACK_LIMIT
+from rlmap_bot.slack.blocks.common import FALLBACK_LIMIT, fallback, fit, plain, section
 from rlmap_bot.slack.channel import SlackChannel
 from rlmap_bot.slack.diagnosis import DiagnosisThreads
 from rlmap_bot.slack.markup import cut, escape
 from rlmap_bot.wording import sentence
+
+if TYPE_CHECKING:
+    from rlmap_bot.curation.service import Cards, Curation
+    from rlmap_bot.watch.service import WatchService
 
 log = logging.getLogger(__name__)
 
@@ -58,6 +67,18 @@ class Reply:
     @result.register
     def _(self, result: Step) -> None:
         self.threads.post_first_card(self.client, self.channel, result, respond=self.respond)
+
+    @result.register
+    def _(self, result: AnswerStream) -> None:
+        for answer in result.answers:  # each answer as its own reply, as the terminal prints each in turn
+            self.result(answer)
+
+    @result.register
+    def _(self, result: GuidedRun) -> None:
+        """What the logs told, then the card that asks the rest."""
+        blocks, text = render(result.readings)
+        self.send(blocks, text, public=False)
+        self.result(result.step)
 
     def send(self, blocks: list, text: str, public: bool) -> None:
         raise NotImplementedError
@@ -115,10 +136,91 @@ class ThreadReply(Reply):
         posting.tell(self.client, self.channel, self.user, escape(sentence(exc)), thread_ts=self.thread_ts)
 
 
+class ButtonReply(Reply):
+    """A button's result: a modal when clicked in App Home or inside a modal (no response_url there),
+    else a private reply beside the message whose button was clicked. ``title`` names the modal;
+    ``card_view`` is how an entry's card is shown (whole, the first part, or its links)."""
+
+    def __init__(self, client: WebClient, body: dict, respond: Callable, threads: DiagnosisThreads, title: str,
+                 card_view: Callable[[Card], tuple[list, str]] | None = None):
+        channel = body.get("channel", {}).get("id") or body.get("container", {}).get("channel_id") or ""
+        super().__init__(client, channel, body.get("user", {}).get("id", ""), threads)
+        self.body, self.respond, self.title = body, respond, title
+        self.card_view = card_view or (lambda card: (entries.card_blocks(card), card.title))
+
+    @singledispatchmethod
+    def result(self, result: Any) -> None:
+        super().result(result)
+
+    @result.register
+    def _(self, result: Card) -> None:
+        blocks, title = self.card_view(result)
+        self.show(blocks, title, title)
+
+    def send(self, blocks: list, text: str, public: bool) -> None:
+        self.show(blocks, text, self.title)
+
+    def problem(self, exc: RlmapError) -> None:
+        said = escape(sentence(exc))
+        self.show([section(said)], said, "Not found" if isinstance(exc, NotFoundError) else self.title)
+
+    def show(self, blocks: list, text: str, title: str) -> None:
+        body, respond = self.body, self.respond
+        assert respond is not None
+        if body.get("container", {}).get("type") == "view" or not body.get("response_url"):
+            view = View(type="modal", title=plain(cut(title, 24), 24), blocks=fit(blocks, 100))
+            if (body.get("view") or {}).get("type") == "modal":
+                self.client.views_push(trigger_id=body["trigger_id"], view=view)  # a click inside a modal
+            else:
+                self.client.views_open(trigger_id=body["trigger_id"], view=view)
+            return
+        thread = body.get("message", {}).get("thread_ts") or body.get("container", {}).get("thread_ts")
+        respond(response_type="ephemeral", replace_original=False, text=fallback(text), blocks=to_dicts(blocks),
+                **({"thread_ts": thread} if thread else {}))
+
+
+class ShareReply(Reply):
+    """"Share" under a private answer: the answer posted in the channel for everyone, naming who shared
+    it, and the private copy removed; a channel the bot cannot post in is said privately."""
+
+    def __init__(self, client: WebClient, channel: str, user: str, threads: DiagnosisThreads, respond: Callable):
+        super().__init__(client, channel, user, threads)
+        self.respond = respond
+
+    @singledispatchmethod
+    def result(self, result: Any) -> None:
+        super().result(result)
+
+    @result.register
+    def _(self, result: Answer) -> None:
+        assert self.respond is not None
+        try:
+            self.client.chat_postMessage(channel=self.channel, text=fallback(ask_blocks.answer_text(result)),
+                                         blocks=ask_blocks.answer_blocks(result, shared_by=self.user),
+                                         unfurl_links=False)
+        except SlackApiError as exc:
+            hint = posting.cannot_post_hint(exc) or f"I couldn't share it: {exc.response.get('error')}"
+            self.respond(response_type="ephemeral", replace_original=False, text=hint)
+            return
+        self.respond(delete_original=True)
+
+    def send(self, blocks: list, text: str, public: bool) -> None:
+        assert self.respond is not None
+        self.respond(response_type="ephemeral", replace_original=False, text=cut(text, FALLBACK_LIMIT),
+                     blocks=to_dicts(blocks))
+
+    def problem(self, exc: RlmapError) -> None:
+        assert self.respond is not None
+        self.respond(response_type="ephemeral", replace_original=False, text=escape(sentence(exc)))
+
+
 class SlackCommands:
     def __init__(self, core: Core, settings: Settings, threads: DiagnosisThreads):
         self.core, self.settings, self.threads = core, settings, threads
-        self.extra: dict[str, Any] = {}  # what commands share with the front-end (the watch service)
+        # What the front-end lends the commands, as typed fields of each invocation (set by the app).
+        self.watch_service: WatchService | None = None
+        self.curation: Curation | None = None
+        self.curator_cards: Cards | None = None
 
     def handle(self, client: WebClient, text: str, team: str, channel: str, user: str, anchor_ts: str | None,
                reply: Reply) -> None:
@@ -128,11 +230,24 @@ class SlackCommands:
         except UsageError as exc:
             reply.usage(exc)
             return
+        self.run(client, parsed, team, channel, user, anchor_ts, reply)
+
+    def press(self, client: WebClient, command: str, args: dict[str, Any], team: str, channel: str, user: str,
+              reply: Reply, anchor_ts: str | None = None) -> None:
+        """A button: the command it stands for, with its arguments, run and replied to as typed text is."""
+        declared = REGISTRY.get(command)
+        assert declared is not None, f"a button names the command {command!r}, which is not declared"
+        self.run(client, Parsed(declared, args), team, channel, user, anchor_ts, reply)
+
+    def run(self, client: WebClient, parsed: Parsed, team: str, channel: str, user: str, anchor_ts: str | None,
+            reply: Reply) -> None:
         ctx = Invocation.of(self.core, "slack", user=user, team=team, channel=channel, thread_ts=anchor_ts,
                             admin=user in self.settings.admins,
-                            io=SlackChannel(client, channel, user, reply.respond), extra=dict(self.extra))
+                            io=SlackChannel(client, channel, user, reply.respond), workspace=team,
+                            watch_service=self.watch_service, curation=self.curation,
+                            curator_cards=self.curator_cards)
         try:
-            result = run(parsed, ctx)
+            result = run_command(parsed, ctx)
         except UnavailableError:
             raise  # not the person's doing: the listener says the bot is briefly unavailable, or retries
         except RlmapError as exc:

@@ -23,7 +23,7 @@ from rlmap_bot.errors import RlmapError, UnavailableError
 from rlmap_bot.settings import Settings
 from rlmap_bot.slack import posting
 from rlmap_bot.slack.blocks import runs as run_blocks
-from rlmap_bot.slack.diagnosis import DiagnosisThreads
+from rlmap_bot.slack.diagnosis import DiagnosisThreads, card_of
 from rlmap_bot.slack.markup import escape
 from rlmap_bot.wording import sentence
 
@@ -92,7 +92,7 @@ class RunFiles:
         except RlmapError as exc:  # the diagnosis was finished or stopped meanwhile: the message above stands
             log.info("could not add the log's signals to session %s: %s", session_id, exc)
             return
-        ts = step.session.message_ts or self.core.flow.card_of(session_id)
+        ts = step.session.message_ts or card_of(self.core.flow, session_id)
         self.threads.show_step(client, channel, step, ts=ts, note=step.note, by=user, thread_ts=thread)
 
     def download(self, client: WebClient, file: dict, folder: Path) -> Path:

@@ -68,7 +68,7 @@ class SocketModeRunner:
             self.thread.join(timeout=10)
 
 
-def serve_from_env(frontend, http: bool, host: str = "127.0.0.1", port: int = 3000) -> None:
+def serve_from_env(terminal, http: bool, host: str = "127.0.0.1", port: int = 3000) -> None:
     """Validate settings, open the core and the state store, and serve until interrupted.
 
     Configuration problems (a missing token, a wrong RLMAP_STATE_URL) raise
@@ -80,29 +80,29 @@ def serve_from_env(frontend, http: bool, host: str = "127.0.0.1", port: int = 30
     from rlmap_bot.slack.client import make_client
     from rlmap_bot.slack.http import make_server
 
-    settings = frontend.settings.require_slack(http=http)  # missing settings, tokens of the wrong kind
+    settings = terminal.settings.require_slack(http=http)  # missing settings, tokens of the wrong kind
     configure(settings)  # text or JSON lines, secrets redacted
     client = make_client(settings)
     preflight.check_bot_token(settings, client)  # a revoked token or no Slack: one line, before anything starts
     if not http:
         preflight.check_app_token(settings, client)
-    core = frontend.core()
+    core = terminal.core()
     _ = core.state  # open (and migrate) now: a wrong RLMAP_STATE_URL should fail at start, plainly
-    front = SlackFrontEnd(core, settings)
+    front_end = SlackFrontEnd(core, settings)
     install_reload_signal(core)
-    front.start_sweeper()
-    caught_up = front.digests.start_scheduler()
+    front_end.start_sweeper()
+    caught_up = front_end.digests.start_scheduler()
     if caught_up:
         log.info("sent %d digest(s) missed while the bot was down", len(caught_up))
-    front.curation.start()  # approved additions and kept suggestions, polled
-    if front.curation.start_scout(front.jobs):
+    front_end.curation.start()  # approved additions and kept suggestions, polled
+    if front_end.curation.start_scout(front_end.jobs):
         log.info("caught up the weekly paper scan missed while the bot was down")
-    watched = front.watches.start_scheduler()
+    watched = front_end.watches.start_scheduler()
     if watched:
         log.info("checking %d watched run(s) once for the slots missed while the bot was down", len(watched))
     health = {"entries": sum(core.store.counts().values())}
     if http:
-        server = make_server(front.app, host, port, health=health, ready=front.ready)
+        server = make_server(front_end.app, host, port, health=health, ready=front_end.ready)
         log.info("serving Slack over HTTP at http://%s:%s/slack/events (health: /healthz, readiness: /readyz, "
                  "metrics: /metrics)", host, server.effective_port)
         try:
@@ -114,11 +114,11 @@ def serve_from_env(frontend, http: bool, host: str = "127.0.0.1", port: int = 30
         return
     assert settings.slack_app_token is not None, "require_slack(http=False) checked it"
     if settings.rlmap_metrics_port is not None:
-        server = make_server(None, host, settings.rlmap_metrics_port, threads=2, health=health, ready=front.ready)
+        server = make_server(None, host, settings.rlmap_metrics_port, threads=2, health=health, ready=front_end.ready)
         threading.Thread(target=server.run, name="rlmap-metrics", daemon=True).start()
         log.info("serving /healthz, /readyz and /metrics at http://%s:%s", host, server.effective_port)
     log.info("connecting to Slack in Socket Mode")
-    handler = SocketModeRunner(front.app, settings.slack_app_token.get_secret_value(), settings.slack_api_url)
+    handler = SocketModeRunner(front_end.app, settings.slack_app_token.get_secret_value(), settings.slack_api_url)
     handler.connect()
     try:
         threading.Event().wait()

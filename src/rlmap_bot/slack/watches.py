@@ -18,11 +18,11 @@ from slack_sdk.models.metadata import Metadata
 from rlmap_bot import metrics
 from rlmap_bot.core import Core
 from rlmap_bot.jobs import NotPosted, Scheduler
+from rlmap_bot.results.watch import Alert, CheckResult, WatchRow
 from rlmap_bot.settings import Settings
 from rlmap_bot.slack.blocks.common import fallback, to_dicts
 from rlmap_bot.slack.blocks.watch import alert_blocks, alert_text
 from rlmap_bot.slack.posting import CANNOT_POST, find_by_metadata, upload_chart
-from rlmap_bot.watch.model import Alert, CheckResult, WatchRow
 from rlmap_bot.watch.schedule import WatchJobs, slot_key
 from rlmap_bot.watch.service import METADATA_EVENT, WatchService
 

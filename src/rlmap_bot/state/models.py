@@ -9,6 +9,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field, field_validator
 
 from rlmap_bot.errors import RlmapError
+from rlmap_bot.results.watch import VerdictSummary  # a check's result, kept with its watch
 
 
 def utcnow() -> dt.datetime:
@@ -115,15 +116,6 @@ class ConditionState(BaseModel):
     alert_ts: str | None = Field(None, description="The alert's message, for threading the resolved note.")
     misses: int = Field(0, description="Checks in a row with new steps where it no longer held.")
     detail: dict[str, Any] = Field(default_factory=dict)
-
-
-class VerdictSummary(BaseModel):
-    """The last check's verdict in one line, for `watch list` and App Home."""
-
-    headline: str
-    binding_stage: str | None = None
-    binding_title: str | None = None
-    confidence: float = 0.0
 
 
 class Tracking(BaseModel):

@@ -40,8 +40,8 @@ from rlmap_bot.watch.series import KeptRun
 
 if TYPE_CHECKING:
     from rlmap_bot.diagnosis.engine import Engine
+    from rlmap_bot.results.runs import RunDiagnosis
     from rlmap_bot.runs.aliases import AliasTable
-    from rlmap_bot.runs.diagnose import RunDiagnosis
 
 #: Bytes read in one piece.  Judgement: 64 MB of a verl log is about 60,000 steps, whose kept
 #: metrics take a few tens of MB as arrays before they are sampled down; reading a 2 GB log

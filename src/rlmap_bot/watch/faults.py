@@ -25,11 +25,11 @@ from __future__ import annotations
 import numpy as np
 from pydantic import BaseModel, Field
 
+from rlmap_bot.results.runs import FAULT_TITLES
 from rlmap_bot.runs import stats
 from rlmap_bot.runs.aliases import AliasTable
 from rlmap_bot.runs.faults import not_learning
 from rlmap_bot.runs.model import RunData, Series
-from rlmap_bot.runs.provenance import FAULT_TITLES
 from rlmap_bot.runs.quantities import resolve
 
 #: What counts for NaN/inf: the quantities derive.loss_divergence looks at.

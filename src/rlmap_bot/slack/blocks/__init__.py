@@ -7,13 +7,18 @@ link) and every message stays inside Slack's limits.
 
 from __future__ import annotations
 
+import logging
 from functools import singledispatch
 from typing import Any
 
 from slack_sdk.models.blocks import Block
 
-from rlmap_bot.commands.results import (
-    AdditionList,
+from rlmap_bot.diagnosis.engine import Verdict
+from rlmap_bot.results.ask import Answer
+from rlmap_bot.results.cards import Card
+from rlmap_bot.results.curation import AdditionList, Candidate
+from rlmap_bot.results.digest import Digest
+from rlmap_bot.results.general import (
     Help,
     KbStats,
     Notice,
@@ -22,22 +27,24 @@ from rlmap_bot.commands.results import (
     StageList,
     SubscriptionList,
 )
-from rlmap_bot.diagnosis.engine import Verdict
-from rlmap_bot.digest.content import Digest
-from rlmap_bot.knowledge.cards import Card
-from rlmap_bot.search.engine import Answer
-from rlmap_bot.slack.blocks import ask, curate, diagnosis, digest, entries, help
+from rlmap_bot.results.runs import RunDiagnosis
+from rlmap_bot.results.watch import CheckResult, WatchList, WatchNow
+from rlmap_bot.slack.blocks import ask, curate, diagnosis, digest, entries, help, runs
 from rlmap_bot.slack.blocks import watch as watch_blocks
 from rlmap_bot.slack.blocks.common import context, section, to_dicts
 from rlmap_bot.slack.markup import by, escape, mrkdwn
-from rlmap_bot.watch.model import WatchList, WatchNow
+
+log = logging.getLogger(__name__)
 
 Rendered = tuple[list[Block], str]  # the blocks, and the notification text (already safe mrkdwn)
 
 
 @singledispatch
 def render(result: Any) -> Rendered:
-    """Blocks and the fallback text for a command result."""
+    """Blocks and the fallback text for a command result: the renderer registered for its type (or a
+    base of it). A type with none is a programming error (``tests/test_renderers.py`` holds every
+    declared result to a renderer), said in one line rather than raised at the person."""
+    log.error("no Block Kit renderer for %s", type(result).__name__)
     text = escape(str(result))
     return [section(text)], text
 
@@ -65,6 +72,22 @@ def _(result: PaperList) -> Rendered:
 @render.register
 def _(result: Verdict) -> Rendered:
     return diagnosis.verdict_blocks(result), escape(diagnosis.verdict_text(result))
+
+
+@render.register
+def _(result: RunDiagnosis) -> Rendered:
+    return runs.run_blocks(result, result.run.run_id or result.run.path)
+
+
+@render.register
+def _(result: Candidate) -> Rendered:
+    return curate.candidate_blocks(result), escape(curate.card_text(result))
+
+
+@render.register
+def _(result: CheckResult) -> Rendered:
+    text = watch_blocks.result_line(result)
+    return [section(text)], text
 
 
 @render.register

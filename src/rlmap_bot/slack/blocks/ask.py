@@ -6,7 +6,7 @@ from slack_sdk.models.blocks import Block, ButtonElement
 
 from rlmap_bot import wording
 from rlmap_bot.commands.declare import surface_prefix
-from rlmap_bot.search.engine import Answer, Hit
+from rlmap_bot.results.ask import Answer, Hit
 from rlmap_bot.slack.blocks.common import actions, button, context, fit, section
 from rlmap_bot.slack.markup import cut, escape, mention
 

@@ -14,8 +14,7 @@ from slack_sdk.models.blocks import (
 )
 from slack_sdk.models.views import View
 
-from rlmap_bot.commands.results import AdditionList
-from rlmap_bot.curation.models import Candidate
+from rlmap_bot.results.curation import AdditionList, Candidate
 from rlmap_bot.slack.blocks.common import actions, button, context, plain, section
 from rlmap_bot.slack.markup import cut, escape, mention
 
@@ -50,6 +49,11 @@ def card_blocks(suggestion_id: str, candidate: Candidate, suggested_by: str) -> 
 
 def closed_blocks(candidate: Candidate, outcome: str) -> list[Block]:
     return [HeaderBlock(text=plain("Paper suggested for the catalog")), *_about(candidate), section(outcome)]
+
+
+def candidate_blocks(candidate: Candidate) -> list[Block]:
+    """A candidate shown to the person who asked about it (not yet a suggestion on the curators' card)."""
+    return [HeaderBlock(text=plain("A paper that could join the catalog")), *_about(candidate)]
 
 
 def card_text(candidate: Candidate) -> str:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from slack_sdk.models.blocks import Block, HeaderBlock
 
-from rlmap_bot.digest.content import Digest
+from rlmap_bot.results.digest import Digest
 from rlmap_bot.slack.blocks.common import MAX_BLOCKS, button, context, plain, section
 from rlmap_bot.slack.markup import escape, mention
 

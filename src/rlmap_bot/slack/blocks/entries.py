@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from slack_sdk.models.blocks import Block, HeaderBlock
 
-from rlmap_bot.commands.results import StageList
-from rlmap_bot.knowledge.cards import Card
+from rlmap_bot.results.cards import Card
+from rlmap_bot.results.general import StageList
 from rlmap_bot.slack.blocks.common import MAX_BLOCKS, SECTION_LIMIT, actions, button, context, fit, plain, section
 from rlmap_bot.slack.markup import cut, escape
 

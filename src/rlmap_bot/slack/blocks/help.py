@@ -5,7 +5,7 @@ from __future__ import annotations
 from slack_sdk.models.blocks import Block
 
 from rlmap_bot import wording
-from rlmap_bot.commands.results import Help, HelpEntry, KbStats, PaperList, SessionList
+from rlmap_bot.results.general import Help, HelpEntry, KbStats, PaperList, SessionList
 from rlmap_bot.slack.blocks.common import fit, section
 from rlmap_bot.slack.markup import escape
 

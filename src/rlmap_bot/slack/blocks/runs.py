@@ -5,7 +5,7 @@ from __future__ import annotations
 from slack_sdk.models.blocks import Block
 
 from rlmap_bot import wording
-from rlmap_bot.runs.diagnose import RunDiagnosis
+from rlmap_bot.results.runs import RunDiagnosis
 from rlmap_bot.slack.blocks.common import SECTION_LIMIT, context, fit, section
 from rlmap_bot.slack.blocks.diagnosis import verdict_blocks
 from rlmap_bot.slack.markup import cut, escape

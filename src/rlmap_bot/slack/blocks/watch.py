@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from slack_sdk.models.blocks import Block, HeaderBlock
 
+from rlmap_bot.results.watch import Alert, CheckResult, WatchList, WatchNow, WatchRow
 from rlmap_bot.slack.blocks.common import SECTION_LIMIT, context, fit, plain, section
 from rlmap_bot.slack.markup import cut, escape
-from rlmap_bot.watch.model import Alert, CheckResult, WatchList, WatchNow, WatchRow
 
 HOME_ROWS = 15
 ICONS = {"alert": ":rotating_light:", "resolved": ":white_check_mark:", "paused": ":double_vertical_bar:"}
@@ -88,7 +88,7 @@ def watch_list_blocks(result: WatchList) -> list[Block]:
     return fit(blocks)
 
 
-def _result_line(result: CheckResult) -> str:
+def result_line(result: CheckResult) -> str:
     head = f"`{escape(result.path)}`: "
     if result.status in {"busy", "duplicate"}:
         return head + "a check of it was running already; nothing more was posted."
@@ -105,7 +105,7 @@ def _result_line(result: CheckResult) -> str:
 
 
 def watch_now_blocks(result: WatchNow) -> list[Block]:
-    return fit([section(cut("*Checked now*\n" + "\n".join(f"• {_result_line(r)}" for r in result.results),
+    return fit([section(cut("*Checked now*\n" + "\n".join(f"• {result_line(r)}" for r in result.results),
                             SECTION_LIMIT))])
 
 

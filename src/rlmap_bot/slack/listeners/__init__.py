@@ -11,10 +11,10 @@ from typing import TYPE_CHECKING
 from rlmap_bot.slack.listeners import actions, commands, events
 
 if TYPE_CHECKING:
-    from rlmap_bot.slack.front import Front
+    from rlmap_bot.slack.front_end import FrontEnd
 
 
-def register(front: Front) -> None:
-    events.register(front)
-    commands.register(front)
-    actions.register(front)
+def register(front_end: FrontEnd) -> None:
+    events.register(front_end)
+    commands.register(front_end)
+    actions.register(front_end)

@@ -1,4 +1,10 @@
-"""Buttons: full entries, related entries, sharing an answer, stages and help, starting and answering diagnoses."""
+"""Buttons: full entries, related entries, sharing an answer, stages and help, starting and answering diagnoses.
+
+A button that stands for a command (`show`, `stages`, `help`, `ask`, `diagnose`) runs it through the
+one door of typed text, :meth:`SlackCommands.press`, and a :class:`Reply` renders the result by its
+type: in a modal or privately (:class:`ButtonReply`), in the channel (:class:`ShareReply`), or as a
+diagnosis thread. The diagnosis cards' own buttons are moves of a session (:mod:`slack.diagnosis`).
+"""
 
 from __future__ import annotations
 
@@ -7,41 +13,19 @@ import re
 from typing import TYPE_CHECKING, Any, Callable
 
 from slack_sdk import WebClient
-from slack_sdk.errors import SlackApiError
-from slack_sdk.models.views import View
 
 from rlmap_bot import wording
-from rlmap_bot.commands import REGISTRY
-from rlmap_bot.commands.admin import help_for
-from rlmap_bot.commands.catalog import stages as stages_command
-from rlmap_bot.commands.context import Invocation
-from rlmap_bot.slack import posting
-from rlmap_bot.slack.blocks import ask, entries, help, to_dicts
+from rlmap_bot.slack.blocks import ask, entries
 from rlmap_bot.slack.blocks import diagnosis as cards
-from rlmap_bot.slack.blocks.common import fallback, fit, plain, section
-from rlmap_bot.slack.markup import cut
+from rlmap_bot.slack.dispatch import ButtonReply, Reply, ShareReply, SlashReply, ThreadReply
 from rlmap_bot.state.models import utcnow
 
 if TYPE_CHECKING:
-    from rlmap_bot.slack.front import Front
+    from rlmap_bot.slack.front_end import FrontEnd
 
 # A second click on "Diagnose a run" this soon after the first, before any answer, is the same
 # request (a double click, a second look at the answer): judgement, a few minutes of reading.
 _AGAIN = dt.timedelta(minutes=10)
-
-
-def _show(body: dict, client: WebClient, respond: Callable, blocks: list, text: str, title: str) -> None:
-    """Entry details: a modal from App Home (no response_url there), else a private reply."""
-    if body.get("container", {}).get("type") == "view" or not body.get("response_url"):
-        view = View(type="modal", title=plain(cut(title, 24), 24), blocks=fit(blocks, 100))
-        if (body.get("view") or {}).get("type") == "modal":
-            client.views_push(trigger_id=body["trigger_id"], view=view)  # a click inside a modal
-        else:
-            client.views_open(trigger_id=body["trigger_id"], view=view)
-        return
-    thread = body.get("message", {}).get("thread_ts") or body.get("container", {}).get("thread_ts")
-    respond(response_type="ephemeral", replace_original=False, text=fallback(text), blocks=to_dicts(blocks),
-            **({"thread_ts": thread} if thread else {}))
 
 
 def _beside(respond: Callable) -> Callable:
@@ -52,11 +36,11 @@ def _beside(respond: Callable) -> Callable:
     return send
 
 
-def _waiting(front: Front, team: str, channel: str, user: str, thread: str | None) -> bool:
+def _waiting(front_end: FrontEnd, team: str, channel: str, user: str, thread: str | None) -> bool:
     """A diagnosis not yet answered where this click would start one: in the thread, or (from a private
     answer, which opens a new thread) one the same person started in the channel in the last minutes."""
     recent = utcnow() - _AGAIN
-    for session in front.core.flow.open_sessions(team=team):
+    for session in front_end.core.flow.open_sessions(team=team):
         if session.channel != channel or session.history:
             continue
         if thread is not None and session.thread_ts == thread:
@@ -66,96 +50,89 @@ def _waiting(front: Front, team: str, channel: str, user: str, thread: str | Non
     return False
 
 
+def _team(body: dict) -> str:
+    return body.get("team", {}).get("id") or body.get("user", {}).get("team_id", "")
+
+
 def _channel(body: dict) -> str:
     return body.get("channel", {}).get("id") or body.get("container", {}).get("channel_id") or ""
 
 
-def register(front: Front) -> None:
-    app = front.app
+def register(front_end: FrontEnd) -> None:
+    app = front_end.app
+
+    def press(command: str, args: dict[str, Any], body: dict, client: WebClient, reply: Reply) -> None:
+        """A button's command, through the same door as typed text (SlackCommands)."""
+        user = body.get("user", {}).get("id", "")
+        front_end.commands.press(client, command, args, team=_team(body), channel=_channel(body), user=user, reply=reply)
 
     @app.action(re.compile(r"^entry_show(_\d+)?$"))
     def on_show(ack: Callable, action: dict, body: dict, client: WebClient, respond: Callable, context: Any) -> None:
         ack()
-        with front.after_ack(context, respond):
-            card = front.core.card(action.get("value", ""))
-            if card is None:
-                gone = "That entry is no longer in the catalog."
-                _show(body, client, respond, [section(gone)], gone, "Not found")
-                return
-            _show(body, client, respond, entries.card_blocks(card), card.title, card.title)
+        with front_end.after_ack(context, respond):
+            press("show", {"entry": action.get("value", "")}, body, client,
+                  ButtonReply(client, body, respond, front_end.threads, title="Not found"))
 
     @app.action("entry_more")
     def on_show_more(ack: Callable, action: dict, body: dict, client: WebClient, respond: Callable,
                      context: Any) -> None:
         ack()
-        with front.after_ack(context, respond):
-            card = front.core.card(action.get("value", ""))
-            if card is not None:
-                _show(body, client, respond, entries.card_blocks(card, full=True), card.title, card.title)
+        with front_end.after_ack(context, respond):
+            whole = lambda card: (entries.card_blocks(card, full=True), card.title)  # noqa: E731
+            press("show", {"entry": action.get("value", "")}, body, client,
+                  ButtonReply(client, body, respond, front_end.threads, title="Not found", card_view=whole))
 
     @app.action(re.compile(r"^entry_related(_\d+)?$"))
     def on_related(ack: Callable, action: dict, body: dict, client: WebClient, respond: Callable,
                    context: Any) -> None:
         ack()
-        with front.after_ack(context, respond):
-            card = front.core.card(action.get("value", ""))
-            if card is not None:
-                _show(body, client, respond, entries.related_blocks(card.title, card.links),
-                      f"Related to {card.title}", "Related")
+        with front_end.after_ack(context, respond):
+            links = lambda card: (entries.related_blocks(card.title, card.links), "Related")  # noqa: E731
+            press("show", {"entry": action.get("value", "")}, body, client,
+                  ButtonReply(client, body, respond, front_end.threads, title="Related", card_view=links))
 
     @app.action("stages_show")
     def on_stages(ack: Callable, body: dict, client: WebClient, respond: Callable, context: Any) -> None:
         ack()
-        with front.after_ack(context, respond):
-            result = stages_command(Invocation.of(front.core, "slack"))
-            _show(body, client, respond, entries.stages_blocks(result), "The five stages", "The five stages")
+        with front_end.after_ack(context, respond):
+            press("stages", {}, body, client, ButtonReply(client, body, respond, front_end.threads, "The five stages"))
 
     @app.action("help_show")
     def on_help(ack: Callable, body: dict, client: WebClient, respond: Callable, context: Any) -> None:
         ack()
-        with front.after_ack(context, respond):
-            _show(body, client, respond, help.help_blocks(help_for(REGISTRY, "slack")), "How to use rlmap",
-                  "How to use rlmap")
+        with front_end.after_ack(context, respond):
+            press("help", {}, body, client, ButtonReply(client, body, respond, front_end.threads, "How to use rlmap"))
 
     @app.action("answer_share")
     def on_share(ack: Callable, action: dict, body: dict, client: WebClient, respond: Callable, context: Any) -> None:
         ack()
-        with front.after_ack(context, respond):
+        with front_end.after_ack(context, respond):
             user = body.get("user", {}).get("id", "")
-            answer = front.core.ask(action.get("value", ""))
-            try:
-                client.chat_postMessage(channel=_channel(body), text=fallback(ask.answer_text(answer)),
-                                        blocks=ask.answer_blocks(answer, shared_by=user), unfurl_links=False)
-            except SlackApiError as exc:
-                hint = posting.cannot_post_hint(exc) or f"I couldn't share it: {exc.response.get('error')}"
-                respond(response_type="ephemeral", replace_original=False, text=hint)
-                return
-            respond(delete_original=True)
+            press("ask", {"question": action.get("value", "")}, body, client,
+                  ShareReply(client, _channel(body), user, front_end.threads, respond))
 
     @app.action(ask.DIAGNOSE_ACTION)
     def on_diagnose(ack: Callable, body: dict, client: WebClient, respond: Callable, context: Any) -> None:
         """"Diagnose a run" under an answer that missed: the `diagnose` command, run as if typed there."""
         ack()
-        with front.after_ack(context, respond):
-            team = body.get("team", {}).get("id") or body.get("user", {}).get("team_id", "")
-            user, channel = body.get("user", {}).get("id", ""), _channel(body)
+        with front_end.after_ack(context, respond):
+            team, user, channel = _team(body), body.get("user", {}).get("id", ""), _channel(body)
             if not channel or body.get("container", {}).get("type") == "view":
                 return  # answers are never shown in App Home or a modal: no channel to open a thread in
             message = body.get("message") or {}
             private = body.get("container", {}).get("is_ephemeral") or not message.get("ts")
             thread = None if private else message.get("thread_ts") or message["ts"]
-            if _waiting(front, team, channel, user, thread):
+            if _waiting(front_end, team, channel, user, thread):
                 # A second click (or a teammate's) would leave the first card orphaned: point to it.
                 _beside(respond)(response_type="ephemeral", text=wording.DIAGNOSIS_WAITING)
                 return
             if thread is None:
                 # A private answer (`/rlmap ask`) has no message to thread under: open a thread, as
                 # `/rlmap diagnose` does, and keep the answer on screen.
-                front.commands.slash(client, "diagnose", team=team, channel=channel, user=user,
-                                     respond=_beside(respond))
-                return
-            # Under a mention's answer: its thread; under a DM answer: a thread under it.
-            front.commands.chat(client, "diagnose", team, channel, user, thread_ts=thread, anchor_ts=thread)
+                reply: Reply = SlashReply(client, channel, user, front_end.threads, _beside(respond))
+            else:  # under a mention's answer: its thread; under a DM answer: a thread under it
+                reply = ThreadReply(client, channel, user, front_end.threads, thread)
+            front_end.commands.press(client, "diagnose", {}, team, channel, user, reply, anchor_ts=thread)
 
     @app.action(cards.PICK_ACTION)
     def on_diagnosis_tick(ack: Callable) -> None:
@@ -165,10 +142,10 @@ def register(front: Front) -> None:
     def on_diagnosis_click(ack: Callable, action: dict, body: dict, client: WebClient, respond: Callable,
                            context: Any) -> None:
         ack()
-        with front.after_ack(context, respond):
-            team = body.get("team", {}).get("id") or body.get("user", {}).get("team_id", "")
+        with front_end.after_ack(context, respond):
+            team = _team(body)
             ts = body.get("message", {}).get("ts") or body.get("container", {}).get("message_ts")
-            problem = front.threads.click(client, action["action_id"], action.get("value", ""), team=team,
+            problem = front_end.threads.click(client, action["action_id"], action.get("value", ""), team=team,
                                           user=body.get("user", {}).get("id", ""), channel=_channel(body),
                                           message_ts=ts, picked=cards.picked(body))
             if problem:

@@ -11,19 +11,19 @@ from rlmap_bot.slack import posting
 from rlmap_bot.slack.markup import from_slack, name_authors
 
 if TYPE_CHECKING:
-    from rlmap_bot.slack.front import Front
+    from rlmap_bot.slack.front_end import FrontEnd
 
 
-def register(front: Front) -> None:
-    @front.app.command("/rlmap")
+def register(front_end: FrontEnd) -> None:
+    @front_end.app.command("/rlmap")
     def on_command(ack: Callable, command: dict, respond: Callable, client: WebClient, context: Any) -> None:
         ack()
-        with front.after_ack(context, respond):
+        with front_end.after_ack(context, respond):
             text = name_authors(command.get("text", ""), lambda user: posting.real_name(client, user))
-            front.commands.slash(client, from_slack(text), team=command.get("team_id", ""),
+            front_end.commands.slash(client, from_slack(text), team=command.get("team_id", ""),
                                  channel=command.get("channel_id", ""), user=command.get("user_id", ""),
                                  respond=respond)
 
-    @front.app.command(re.compile(".*"))
+    @front_end.app.command(re.compile(".*"))
     def on_other_command(ack: Callable) -> None:
         ack()  # a command this app does not declare: acked, so its claim is finished

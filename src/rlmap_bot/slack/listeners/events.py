@@ -17,7 +17,7 @@ from rlmap_bot.slack.diagnosis import message_key
 from rlmap_bot.slack.markup import MENTION, from_slack, name_authors
 
 if TYPE_CHECKING:
-    from rlmap_bot.slack.front import Front
+    from rlmap_bot.slack.front_end import FrontEnd
 
 log = logging.getLogger(__name__)
 
@@ -58,8 +58,8 @@ def _message_key(event: dict) -> str:
     return message_key(event.get("channel"), event.get("ts"))
 
 
-def register(front: Front) -> None:
-    app, threads, commands = front.app, front.threads, front.commands
+def register(front_end: FrontEnd) -> None:
+    app, threads, commands = front_end.app, front_end.threads, front_end.commands
 
     @app.event("app_mention")
     def on_mention(event: dict, client: WebClient, context: dict) -> None:
@@ -91,7 +91,7 @@ def register(front: Front) -> None:
 
     @app.event("message", matchers=[a_file_in_a_thread])
     def on_file_in_thread(event: dict, client: WebClient, context: dict) -> None:
-        front.run_files.shared(client, event, _team(event, context))
+        front_end.run_files.shared(client, event, _team(event, context))
 
     @app.event("file_shared")
     def on_file_shared(event: dict) -> None:
@@ -106,27 +106,27 @@ def register(front: Front) -> None:
         if event.get("tab", "home") != "home":
             return
         user, team = event["user"], context.get("team_id") or ""
-        core = front.core
+        core = front_end.core
         history = sorted(core.store.history(), key=lambda s: (s.entry.added, s.first_seen, s.entry.id), reverse=True)
         newest = [(s.entry, s.entry.added.isoformat()) for s in history if s.entry.kind in {"paper", "topic", "stage"}][:8]
         sessions = core.flow.open_sessions(team=team, user=user)
-        rows, note = front.watches.for_user(client, team, user)
+        rows, note = front_end.watches.for_user(client, team, user)
         watches = watch_blocks.home_blocks(rows, note) if rows or note else None
         client.views_publish(user_id=user, view=home_view(core.stages(), newest, sessions, help_for(REGISTRY, "slack"),
                                                           watches))
 
     @app.event("app_uninstalled")
     def on_uninstalled(body: dict) -> None:
-        front.forget_workspace(body.get("team_id", ""), body.get("enterprise_id"))
+        front_end.forget_workspace(body.get("team_id", ""), body.get("enterprise_id"))
 
     @app.event("tokens_revoked")
     def on_tokens_revoked(event: dict, body: dict) -> None:
         tokens = event.get("tokens") or {}
         if tokens.get("bot"):
-            front.forget_workspace(body.get("team_id", ""), body.get("enterprise_id"))
-        elif front.installations is not None:
+            front_end.forget_workspace(body.get("team_id", ""), body.get("enterprise_id"))
+        elif front_end.installations is not None:
             for user in tokens.get("oauth", []):
-                front.installations.delete_installation(enterprise_id=body.get("enterprise_id"),
+                front_end.installations.delete_installation(enterprise_id=body.get("enterprise_id"),
                                                         team_id=body.get("team_id"), user_id=user)
 
     @app.event(re.compile(".*"))

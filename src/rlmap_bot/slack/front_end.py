@@ -1,7 +1,7 @@
 """What listeners need from the Slack front-end, as a protocol.
 
 :class:`rlmap_bot.slack.app.SlackFrontEnd` builds the app and registers the
-listeners; the listeners see it only through :class:`Front`, so ``listeners/``
+listeners; the listeners see it only through :class:`FrontEnd`, so ``listeners/``
 never imports ``app`` (no import cycle between the wiring and what it wires).
 """
 
@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from rlmap_bot.slack.watches import SlackWatches
 
 
-class Front(Protocol):
+class FrontEnd(Protocol):
     @property
     def app(self) -> App: ...
 

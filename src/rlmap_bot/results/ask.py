@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import Any, Iterator
+
 from pydantic import BaseModel, Field
 
 
@@ -56,3 +59,19 @@ def echo(question: str) -> str:
     if not question[QUERY_ECHO - 1].isspace() and any(c.isspace() for c in head):
         head = head[: max(i for i, c in enumerate(head) if c.isspace())]
     return head.rstrip() + "…"
+
+
+class Unanswered(Answer):
+    """An empty line in a batch of questions: an answer with nothing in it that says so, so output
+    lines stay aligned (an answer, so its JSON has every key an answer has)."""
+
+    query: str = ""
+    results: list[Hit] = Field(default_factory=list)
+    error: str = "empty question"
+
+
+@dataclass
+class AnswerStream:
+    """`ask -`: answers produced one by one as the questions arrive, rendered as they come."""
+
+    answers: Iterator[Any]

@@ -63,3 +63,18 @@ class Candidate(BaseModel):
     subtopics: list[Tag] = Field(default_factory=list)
     existing: Existing | None = None
     relevance: float = Field(default=0.0, ge=0, le=1, description="How well the paper fits the map (the scout ranks by it).")
+
+
+class AdditionRow(BaseModel):
+    id: str
+    title: str
+    arxiv: str
+    suggested_by: str
+    approved_by: str
+    added: str
+
+
+class AdditionList(BaseModel):
+    """Papers approved from Slack and live in the catalog (until a knowledge file takes them over)."""
+
+    additions: list[AdditionRow]

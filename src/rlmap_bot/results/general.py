@@ -1,4 +1,4 @@
-"""Result models of commands that have no home of their own in the core.
+"""Results of the catalog, help, session and digest-subscription commands, and the notice.
 
 Front-ends render these (text in the terminal, Block Kit in Slack) or print
 them as JSON; handlers never format anything.
@@ -7,13 +7,11 @@ them as JSON; handlers never format anything.
 from __future__ import annotations
 
 import datetime as dt
-from dataclasses import dataclass
-from typing import Any, Iterator, Literal
+from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, RootModel
 
 from rlmap_bot.parts import Part
-from rlmap_bot.search.models import Answer, Hit
 
 
 class StageRow(BaseModel):
@@ -114,32 +112,5 @@ class SubscriptionList(BaseModel):
     subscriptions: list[SubscriptionRow]
 
 
-class Unanswered(Answer):
-    """An empty line in a batch of questions: an answer with nothing in it that says so, so output
-    lines stay aligned (an answer, so its JSON has every key an answer has)."""
-
-    query: str = ""
-    results: list[Hit] = Field(default_factory=list)
-    error: str = "empty question"
-
-
-@dataclass
-class AnswerStream:
-    """`ask -`: answers produced one by one as the questions arrive, rendered as they come."""
-
-    answers: Iterator[Any]
-
-
-class AdditionRow(BaseModel):
-    id: str
-    title: str
-    arxiv: str
-    suggested_by: str
-    approved_by: str
-    added: str
-
-
-class AdditionList(BaseModel):
-    """Papers approved from Slack and live in the catalog (until a knowledge file takes them over)."""
-
-    additions: list[AdditionRow]
+class CatalogExport(RootModel[list[dict[str, Any]]]):
+    """`kb export`: every entry with all its fields (and when it was first seen and last changed)."""

@@ -1,0 +1,105 @@
+"""What watching a run tells: alerts, a check's outcome, the watch list."""
+
+from __future__ import annotations
+
+import datetime as dt
+import uuid
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+
+class VerdictSummary(BaseModel):
+    """The last check's verdict in one line, for `watch list` and App Home."""
+
+    headline: str
+    binding_stage: str | None = None
+    binding_title: str | None = None
+    confidence: float = 0.0
+
+
+class EvidenceLine(BaseModel):
+    """One fired rule behind a verdict, with where each value came from in the logs."""
+
+    stage: str
+    points: float
+    signals: dict[str, str]
+    why: str
+    source: str = Field(description="The catalog paper the rule rests on.")
+    provenance: list[str] = Field(default_factory=list, description="metric, window and reading per signal")
+
+
+class Alert(BaseModel):
+    """One post: an alert (conditions raised), a resolved note, or a notice that the watch paused."""
+
+    alert_id: str = Field(default_factory=lambda: uuid.uuid4().hex)
+    watch_id: str
+    kind: Literal["alert", "resolved", "paused"]
+    conditions: list[str] = Field(description="Condition keys this post announces or resolves.")
+    episodes: dict[str, int] = Field(default_factory=dict)
+    title: str
+    changes: list[str] = Field(default_factory=list, description="What changed, one sentence each.")
+    path: str
+    steps: str = ""
+    binding_stage: str | None = None
+    binding_title: str | None = None
+    verdict_headline: str | None = None
+    ranking: list[tuple[str, float]] = Field(default_factory=list, description="(stage title, points), top first")
+    evidence: list[EvidenceLine] = Field(default_factory=list)
+    faults: list[str] = Field(default_factory=list, description="The fault findings, with steps and metrics.")
+    next_checks: list[str] = Field(default_factory=list)
+    reply_to: str | None = Field(None, description="The alert a resolved note answers (its message ts).")
+    posted_ts: str | None = None
+    chart: bool = Field(False, description="A chart goes with it.")
+
+    @property
+    def condition(self) -> str:
+        return self.conditions[0] if self.conditions else ""
+
+
+class CheckResult(BaseModel):
+    """What one check read, concluded and posted (or, with --once, would post)."""
+
+    watch_id: str
+    path: str
+    status: Literal["checked", "unchanged", "paused", "busy", "duplicate", "problem"]
+    problem: str | None = None
+    format: str | None = None
+    mode: str | None = None
+    steps: int = 0
+    first_step: int | None = None
+    last_step: int | None = None
+    new_steps: int = 0
+    bytes_read: int = 0
+    verdict: VerdictSummary | None = None
+    open_conditions: list[str] = Field(default_factory=list)
+    alerts: list[Alert] = Field(default_factory=list, description="Posted (or, dry, that would be posted).")
+    withheld: list[str] = Field(default_factory=list, description="Conditions a quiet watch tracks without posting.")
+    dry: bool = False
+
+
+class WatchRow(BaseModel):
+    """A watch as `watch list` and App Home show it."""
+
+    id: str
+    channel: str
+    path: str
+    every: str
+    quiet: bool
+    status: str
+    paused_reason: str | None = None
+    last_check_at: dt.datetime | None = None
+    last_verdict: str | None = None
+    open_conditions: list[str] = Field(default_factory=list)
+
+
+class WatchList(BaseModel):
+    watches: list[WatchRow]
+    scope: str = "this channel"
+    note: str | None = None
+
+
+class WatchNow(BaseModel):
+    """`watch now`: every watch of the channel checked at once."""
+
+    results: list[CheckResult]
