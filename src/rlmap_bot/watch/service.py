@@ -28,8 +28,8 @@ from typing import TYPE_CHECKING, Any, Callable, Protocol
 
 from rlmap_bot import jobs
 from rlmap_bot.errors import UsageError
-from rlmap_bot.state import leases
 from rlmap_bot.results.watch import Alert, CheckResult, EvidenceLine, WatchRow
+from rlmap_bot.state import leases
 from rlmap_bot.state.db import ConflictError
 from rlmap_bot.watch.conditions import Transition, pending_announcements
 from rlmap_bot.watch.model import Tracking, Watch, format_interval
