@@ -138,9 +138,15 @@ def resolve(run: RunData, table: AliasTable, mapping: Mapping[str, str] | None =
     scores = framework_scores(hits)
     if scores:
         best = max(scores.items(), key=lambda kv: (kv[1], kv[0] != "generic"))
-        versions = sorted({a.entry.version for found in hits.values() for a in found
-                           if a.framework == best[0] and a.entry.version})
-        out.framework = best[0] + (f" ({', '.join(versions)})" if versions else "")
+        # Frameworks whose tables meet as many of the run's names (TRL and OpenRLHF both log
+        # train/reward) are all named: picking one would be a coin toss said as a fact.
+        tied = sorted(fw for fw, n in scores.items() if n == best[1] and fw != "generic")
+        if len(tied) > 1:
+            out.framework = " or ".join(tied)
+        else:
+            versions = sorted({a.entry.version for found in hits.values() for a in found
+                               if a.framework == best[0] and a.entry.version})
+            out.framework = best[0] + (f" ({', '.join(versions)})" if versions else "")
     ranked = sorted(table.aliases, key=lambda a: (-scores.get(a.framework, 0), a.framework == "generic",
                                                   a.framework, a.order))
     for alias in ranked:
