@@ -111,13 +111,17 @@ def test_a_resumed_run_reads_both_folders_and_keeps_the_latest_value_of_a_repeat
     assert first_folder.records and not first_folder.corrupt
 
 
-def test_diagnose_reads_a_local_wandb_run(runs, tmp_path):
+def test_diagnose_reads_a_local_wandb_run(runs, built_db):
     """``diagnose --run wandb/latest-run`` as a user types it."""
-    env = {**os.environ, "RLMAP_HOME": str(tmp_path)}
-    out = subprocess.run([sys.executable, "-m", "rlmap_bot", "diagnose", "--run", str(runs["finished"] / "latest-run"),
-                          "--json"], capture_output=True, text=True, env=env, stdin=subprocess.DEVNULL, timeout=300)
-    assert out.returncode == 0, out.stderr
-    data = json.loads(out.stdout)
+    from click.testing import CliRunner
+
+    from rlmap_bot.cli.main import cli
+    from support import KNOWLEDGE
+
+    out = CliRunner().invoke(cli, ["--knowledge", str(KNOWLEDGE), "--db", str(built_db), "diagnose", "--run",
+                                   str(runs["finished"] / "latest-run"), "--json"])
+    assert out.exit_code == 0, out.output
+    data = json.loads(out.output)
     assert data["run"]["format"] == "wandb-run" and data["run"]["last_step"] == 119
     assert "proxy_reward_trend" in data["signals"]
 
