@@ -204,3 +204,19 @@ def test_protobuf_fields_of_a_history_record_decode(runs):
     c = Collector(_keep)
     histories = sum(wf.feed(r, c) for r in wf.read_records(log).records)
     assert histories == 120 and c.records == 120 and {"_step", "_runtime"}.isdisjoint(c.names)
+
+
+def test_a_wandb_folder_whose_newest_run_changes_is_read_from_the_new_runs_start_and_said(runs, tmp_path):
+    import shutil
+
+    source = next(runs["finished"].glob("offline-run-*"))
+    root = tmp_path / "wandb"
+    shutil.copytree(source, root / source.name, ignore=shutil.ignore_patterns("tmp", "logs"))
+    src = _open(str(root))
+    _, cursor = src.read_new(None, _keep)
+    later = root / "offline-run-29991231_235959-next2"
+    shutil.copytree(source, later, ignore=shutil.ignore_patterns("tmp", "logs", "*.wandb"))
+    shutil.copy(source / "run-fin1.wandb", later / "run-next2.wandb")
+    run, _ = _open(str(root)).read_new(cursor, _keep)
+    assert run.reset and run.run_id == "next2" and "now next2 (was fin1)" in run.warnings[0]
+    assert run.series[REWARD].steps.tolist() == list(range(120))
