@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import hashlib
 from pathlib import Path
-from typing import Iterable
+from typing import Callable, Iterable
 
 from pydantic import BaseModel, Field
 
@@ -47,7 +47,8 @@ class RunReader:
     """Reads a line-based log in pieces; see the module docstring."""
 
     def __init__(self, path: Path | str, format: str | None = None, extra_metrics: Iterable[str] = (),
-                 aliases: AliasTable | None = None, state: ReaderState | dict | None = None):
+                 aliases: AliasTable | None = None, state: ReaderState | dict | None = None,
+                 keep: Callable[[str], bool] | None = None):
         self.path = Path(path)
         if state is not None and not isinstance(state, ReaderState):
             state = ReaderState.model_validate(state)
@@ -60,7 +61,7 @@ class RunReader:
         if fmt not in LINE_FORMATS:
             raise RunReadError(f"{self.path}: {fmt} is not line-based; incremental reading supports "
                                f"{', '.join(LINE_FORMATS)} (read the rest whole with read_run)")
-        self._keep = keeper(aliases or default_aliases(), extra_metrics)
+        self._keep = keep or keeper(aliases or default_aliases(), extra_metrics)
         self._state = state or ReaderState(path=str(self.path), format=fmt)
         self.bytes_read = 0  # over this reader's lifetime
 

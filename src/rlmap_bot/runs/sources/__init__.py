@@ -30,6 +30,8 @@ class SourceRef(BaseModel):
     kind: Kind
     target: str = Field(description="path, ENTITY/PROJECT/RUN_ID, RUN_ID, or PROJECT/RUN_NAME")
     text: str = Field(description="the argument as the person typed it")
+    format: str | None = Field(None, description="path only: the log format when the content cannot tell it")
+    run_id: str | None = Field(None, description="path only: which run, when the path holds several")
 
     @property
     def shown(self) -> str:
@@ -82,15 +84,18 @@ def register(kind: Kind) -> Callable[[Opener], Opener]:
     return add
 
 
-def parse_source(text: str) -> SourceRef:
-    """``wandb:E/P/ID``, ``mlflow:ID``, ``trackio:P/NAME``, or a path (anything else)."""
+def parse_source(text: str, format: str | None = None, run_id: str | None = None) -> SourceRef:
+    """``wandb:E/P/ID``, ``mlflow:ID``, ``trackio:P/NAME``, or a path (anything else).
+
+    ``format`` and ``run_id`` (``--format``, ``--run-id``) apply to paths only.
+    """
     raw = text.strip()
     prefix, sep, rest = raw.partition(":")
     if sep and prefix.lower() in KINDS and prefix.lower() != "path":
         if not rest.strip():
             raise RunReadError(f"{raw}: say which run after '{prefix}:' (e.g. {_EXAMPLES[prefix.lower()]})")
-        return SourceRef(kind=prefix.lower(), target=rest.strip(), text=raw)  # type: ignore[arg-type]
-    return SourceRef(kind="path", target=raw, text=raw)
+        return SourceRef(kind=prefix.lower(), target=rest.strip(), text=raw)
+    return SourceRef(kind="path", target=raw, text=raw, format=format, run_id=run_id)
 
 
 _EXAMPLES = {"wandb": "wandb:my-team/my-project/abc123", "mlflow": "mlflow:3f2a...", "trackio": "trackio:project/run"}
