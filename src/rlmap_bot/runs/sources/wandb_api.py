@@ -135,14 +135,16 @@ class WandbRun:
         kind = type(exc).__name__
         if "429" in text or "rate limit" in lowered:
             return _Retry(f"{self.what} is rate-limiting requests (HTTP 429)")
+        # Before the key: wandb raises AuthenticationError for a server that never answered the login.
+        if kind in ("ConnectionError", "Timeout", "TimeoutError", "ReadTimeout", "ConnectTimeout") or any(
+                w in lowered for w in ("connection", "timed out", "timeout", "in time", "unavailable", "502", "503",
+                                       "504")):
+            self._api = None
+            return _Retry(f"{self.what} is not answering")
         if kind == "AuthenticationError" or "401" in text or "credentials" in lowered or "api key" in lowered:
             self._api = None
             return RunReadError(f"{self.ref.text}: {self.what} refused the API key; an admin sets it per "
                                 "workspace (`/rlmap credentials set wandb`)")
         if "not found" in lowered or "could not find" in lowered:
             return RunReadError(f"{self.ref.text}: {self.what} has no run {self.path}")
-        if kind in ("ConnectionError", "Timeout", "TimeoutError", "ReadTimeout", "ConnectTimeout") or any(
-                w in lowered for w in ("connection", "timed out", "timeout", "unavailable", "502", "503", "504")):
-            self._api = None
-            return _Retry(f"{self.what} is not answering")
         return RunReadError(f"{self.ref.text}: {self.what} could not be read: {text or kind}")
