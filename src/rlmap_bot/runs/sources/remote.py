@@ -11,7 +11,6 @@ from __future__ import annotations
 import base64
 import json
 import math
-import socket
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -87,7 +86,7 @@ class Http:
                 return json.loads(response.read())
         except urllib.error.HTTPError as exc:
             raise self._http_error(exc) from None
-        except (urllib.error.URLError, socket.timeout, TimeoutError, ConnectionError) as exc:
+        except (urllib.error.URLError, TimeoutError, ConnectionError) as exc:
             reason = getattr(exc, "reason", exc)
             raise RunReadError(scrub(f"{self.what} is not answering ({reason}); the read can be retried",
                                      self.secrets)) from None
