@@ -102,59 +102,50 @@ def mlflow_server(tmp_path_factory):
         log.close()
 
 
-@pytest.fixture(scope="session")
-def server_run(mlflow_server) -> str:
-    return _python(LOG_MLFLOW, {"MLFLOW_TRACKING_URI": mlflow_server})
-
-
 def _server_access(url: str, **credentials: str) -> Access:
     return Access(mlflow_hosts=("127.0.0.1",), environ={"MLFLOW_TRACKING_URI": url}, credentials=credentials)
 
 
-def test_mlflow_server_run_reads_every_step_with_nan_inf_and_latest_repeat(mlflow_server, server_run):
-    source = open_source(parse_source(f"mlflow:{server_run}"), _server_access(mlflow_server))
-    run = source.read_all(KEEP_ALL)
+LONG_RUN = """
+    import mlflow
+    from mlflow.entities import Metric
+    client = mlflow.MlflowClient()
+    exp = client.create_experiment("long")
+    run = client.create_run(exp).info.run_id
+    for start in range(0, 6000, 1000):
+        client.log_batch(run, metrics=[Metric("loss", s / 10, 0, s) for s in range(start, start + 1000)])
+    print("OUT=" + run)
+"""
+
+
+def test_mlflow_server_reads_every_step_then_only_new_ones_unsampled_and_unknown_runs_in_one_line(mlflow_server):
+    """One test for everything the server is asked: xdist spreads tests over workers, and each worker
+    would start its own server (tens of seconds each)."""
+    run_id = _python(LOG_MLFLOW, {"MLFLOW_TRACKING_URI": mlflow_server})
+    source = open_source(parse_source(f"mlflow:{run_id}"), _server_access(mlflow_server))
+    run, cursor = source.read_new(None, KEEP_ALL)
     score = run.series["critic/score/mean"]
-    assert score.steps.tolist() == [0, 1, 2, 3, 4, 5]
-    assert score.values[5] == 9.0
+    assert score.steps.tolist() == [0, 1, 2, 3, 4, 5] and score.values[5] == 9.0  # step 5 again: the later value
     grad = run.series["actor/grad_norm"]
     assert grad.steps.tolist() == [3, 4, 5]
     assert math.isnan(grad.values[0]) and grad.values[1] == math.inf and grad.values[2] == 1.5
-    assert run.format == "mlflow-server" and run.run_id == server_run
+    assert run.format == "mlflow-server" and run.run_id == run_id
 
-
-def test_mlflow_server_read_new_returns_only_steps_after_the_cursor(mlflow_server, server_run):
-    source = open_source(parse_source(f"mlflow:{server_run}"), _server_access(mlflow_server))
-    _, cursor = source.read_new(None, KEEP_ALL)
     quiet, cursor = source.read_new(cursor, KEEP_ALL)
     assert quiet.series == {}
-    _python(MORE_MLFLOW, {"MLFLOW_TRACKING_URI": mlflow_server, "RUN": server_run})
+    _python(MORE_MLFLOW, {"MLFLOW_TRACKING_URI": mlflow_server, "RUN": run_id})
     new, _ = source.read_new(cursor, KEEP_ALL)
     assert new.series["critic/score/mean"].steps.tolist() == [6, 7, 8]
     assert "actor/grad_norm" not in new.series
 
+    # 6,000 steps of one metric: more than one window of 2,500, none of it sampled by the server.
+    long_id = _python(LONG_RUN, {"MLFLOW_TRACKING_URI": mlflow_server})
+    long_run = open_source(parse_source(f"mlflow:{long_id}"), _server_access(mlflow_server)).read_all(KEEP_ALL)
+    assert long_run.series["loss"].steps.tolist() == list(range(6000))
 
-def test_mlflow_server_pages_a_long_metric_in_windows_without_sampling(mlflow_server):
-    script = """
-        import mlflow
-        from mlflow.entities import Metric
-        client = mlflow.MlflowClient()
-        exp = client.create_experiment("long")
-        run = client.create_run(exp).info.run_id
-        for start in range(0, 6000, 1000):
-            client.log_batch(run, metrics=[Metric("loss", s / 10, 0, s) for s in range(start, start + 1000)])
-        print("OUT=" + run)
-    """
-    run_id = _python(script, {"MLFLOW_TRACKING_URI": mlflow_server})
-    source = open_source(parse_source(f"mlflow:{run_id}"), _server_access(mlflow_server))
-    run = source.read_all(KEEP_ALL)
-    assert run.series["loss"].steps.tolist() == list(range(6000))
-
-
-def test_mlflow_server_unknown_run_is_one_line(mlflow_server):
-    source = open_source(parse_source("mlflow:0123456789abcdef"), _server_access(mlflow_server))
+    missing = open_source(parse_source("mlflow:0123456789abcdef"), _server_access(mlflow_server))
     with pytest.raises(RunReadError, match="not found") as err:
-        source.read_all(KEEP_ALL)
+        missing.read_all(KEEP_ALL)
     assert "\n" not in str(err.value)
 
 
@@ -190,7 +181,8 @@ def test_mlflow_sqlite_store_reads_nan_inf_and_the_latest_repeat(sqlite_store):
     db, run_id = sqlite_store
     access = Access(environ={"MLFLOW_TRACKING_URI": f"sqlite:///{db}"})
     run = open_source(parse_source(f"mlflow:{run_id}"), access).read_all(KEEP_ALL)
-    assert run.series["critic/score/mean"].values.tolist()[-1] == 9.0
+    score = run.series["critic/score/mean"]
+    assert score.values[score.steps.tolist().index(5)] == 9.0  # step 5 logged twice: the later value
     grad = run.series["actor/grad_norm"].values
     assert math.isnan(grad[0]) and grad[1] == math.inf
     assert run.format == "mlflow-db"
@@ -296,3 +288,12 @@ def test_trackio_unknown_project_and_run_are_one_line_each(trackio_dir):
         open_source(parse_source("trackio:nosuch/run"), access).read_all(KEEP_ALL)
     with pytest.raises(RunReadError, match="PROJECT/RUN_NAME"):
         open_source(parse_source("trackio:onlyproject"), access)
+
+
+def test_reading_tracker_modules_imports_no_tracker_client():
+    code = ("import sys\n"
+            "import rlmap_bot.runs.sources.mlflow, rlmap_bot.runs.sources.trackio, rlmap_bot.runs.sources.wandb_api\n"
+            "import rlmap_bot.runs.sources.access\n"
+            "print(*(m in sys.modules for m in ('mlflow', 'trackio', 'wandb')))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.split() == ["False"] * 3
