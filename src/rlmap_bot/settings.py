@@ -72,6 +72,12 @@ class Settings(BaseSettings):
     rlmap_run_roots: str | None = Field(
         default=None, description="folders whose training logs may be watched, separated like PATH (':' on Linux); "
                                   "unset: watching is off")
+    rlmap_wandb_entities: str = Field(
+        default="", description="comma-separated W&B entities whose runs a workspace may read (`*`: any); "
+                                "unset: none")
+    rlmap_mlflow_hosts: str = Field(
+        default="", description="comma-separated MLflow tracking-server hosts (HOST or HOST:PORT; `*`: any) "
+                                "a workspace may read; unset: none")
     # An hour: a step takes seconds to minutes, but an evaluation pass or a checkpoint save can keep a
     # log quiet for tens of minutes; an hour without a new step is past those on common set-ups and
     # still early news on a run of days.  Noticed at the first check after it (within one interval).
@@ -224,6 +230,16 @@ class Settings(BaseSettings):
     def run_roots(self) -> list[Path]:
         """The folders watches may read, resolved; empty when watching is off."""
         return parse_roots(self.rlmap_run_roots)
+
+    @property
+    def wandb_entities(self) -> tuple[str, ...]:
+        """The W&B entities workspaces may read (``*`` for any); empty: W&B runs are refused."""
+        return tuple(e.strip() for e in self.rlmap_wandb_entities.split(",") if e.strip())
+
+    @property
+    def mlflow_hosts(self) -> tuple[str, ...]:
+        """The MLflow tracking-server hosts workspaces may read (``*`` for any); empty: servers are refused."""
+        return tuple(h.strip().lower() for h in self.rlmap_mlflow_hosts.split(",") if h.strip())
 
     @property
     def watch_stall(self) -> dt.timedelta:

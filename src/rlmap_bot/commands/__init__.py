@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from rlmap_bot.commands import admin, catalog, curate, diagnose, digest, watch
+from rlmap_bot.commands import admin, catalog, credentials, curate, diagnose, digest, watch
 from rlmap_bot.commands.context import Invocation
 from rlmap_bot.commands.registry import Command, Param, Parsed, Registry
 
@@ -23,7 +23,7 @@ TERMINAL_ONLY = frozenset({"serve", "shell", "key"})
 
 def build_registry() -> Registry:
     registry = Registry()
-    for module in (catalog, diagnose, digest, watch, curate, admin):
+    for module in (catalog, diagnose, digest, watch, curate, admin, credentials):
         module.register(registry)
     registry.terminal_only |= TERMINAL_ONLY
     return registry

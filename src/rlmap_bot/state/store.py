@@ -4,7 +4,8 @@ One database (see :mod:`rlmap_bot.state.db`), one small repository per aggregate
 ``sessions`` (guided diagnoses), ``events`` (claims on the requests Slack sent),
 ``subscriptions`` and ``digests`` (digest runs and the ledger), ``watches``
 (watched runs, check claims and the alert ledger), ``curation`` (suggested papers, approved
-additions, the curators' channel, scout slots). Nothing else in
+additions, the curators' channel, scout slots), ``credentials`` (a workspace's tracker keys,
+sealed). Nothing else in
 the project knows which engine is behind it.
 """
 
@@ -13,6 +14,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from rlmap_bot.state.additions import CurationRepository
+from rlmap_bot.state.credentials import CredentialRepository
 from rlmap_bot.state.db import ConflictError, StateStoreError, StateUnavailableError, iso, open_engine, safe_url, utcnow
 from rlmap_bot.state.digests import DigestRepository
 from rlmap_bot.state.events import EventRepository
@@ -36,6 +38,7 @@ class StateStore:
         self.digests = DigestRepository(self.engine)
         self.watches = WatchRepository(self.engine)
         self.curation = CurationRepository(self.engine)
+        self.credentials = CredentialRepository(self.engine)
 
     def close(self) -> None:
         self.engine.dispose()

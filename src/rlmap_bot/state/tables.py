@@ -192,6 +192,17 @@ scout_runs = sa.Table(
     sa.Column("lease_until", sa.String(40)),
 )
 
+# A workspace's tracker credentials (a W&B API key, an MLflow token), set by an admin; ``value`` is
+# sealed with RLMAP_ENCRYPTION_KEY (Fernet), never stored plain. See state/credentials.py.
+workspace_credentials = sa.Table(
+    "workspace_credentials", metadata,
+    sa.Column("team", sa.String(64), primary_key=True),
+    sa.Column("name", sa.String(64), primary_key=True),  # WANDB_API_KEY | MLFLOW_TRACKING_TOKEN | ...
+    sa.Column("value", sa.Text, nullable=False),
+    sa.Column("set_by", sa.String(64), nullable=False),
+    sa.Column("set_at", sa.String(40), nullable=False),
+)
+
 # Tables that hold a workspace's data, for uninstall.
 PER_TEAM = (subscriptions, sessions, digest_ledger, digest_runs, event_claims, watches, watch_state, watch_checks,
-            watch_alerts, suggestions, curator_channels)
+            watch_alerts, suggestions, curator_channels, workspace_credentials)

@@ -1,0 +1,202 @@
+"""``mlflow:RUN_ID`` against ``MLFLOW_TRACKING_URI``: a tracking server's REST API, or a ``sqlite:///`` store.
+
+Neither path imports mlflow: the server is plain JSON over HTTP (urllib), the store is read with
+sqlite3, read-only. A check reads only the steps past the cursor, metric by metric:
+
+- **server**: ``runs/get`` lists every metric with its latest step (one request when nothing is
+  new); each kept metric with newer steps is read with ``metrics/get-history-bulk-interval``
+  over ``[last + 1, latest]`` in windows. That endpoint samples a range holding more rows than
+  ``max_results`` (2,500, the server's per-run cap in mlflow/server/handlers.py), so a window
+  that comes back full is halved and read again: every row is read, none sampled. A server
+  without it (404) is read with ``metrics/get-history`` and filtered by step.
+- **store**: ``latest_metrics`` gives each metric's latest step; ``metrics`` is read with
+  ``WHERE run_uuid = ? AND key = ? AND step > ?``, a range scan of MLflow's own index
+  ``index_metrics_run_uuid_key_step (run_uuid, key, step)``: a check costs one index seek per
+  kept metric plus the new rows, whatever the run's length.
+
+MLflow's SQL store writes NaN as 0 with ``is_nan`` set and clamps +-inf to the largest double;
+the REST API sends NaN as the string ``"NaN"`` and infinities clamped. Both are read back as
+NaN and +-inf. A step logged twice keeps the value logged last (by timestamp).
+"""
+
+from __future__ import annotations
+
+import math
+import sqlite3
+import urllib.parse
+from pathlib import Path
+from typing import Callable
+
+from rlmap_bot.runs.errors import RunReadError
+from rlmap_bot.runs.model import Collector, RunData
+from rlmap_bot.runs.sources import Access, Cursor, RunSource, SourceRef, register
+from rlmap_bot.runs.sources.remote import (
+    Http,
+    allowed,
+    bearer_or_basic,
+    host_of,
+    inside_roots,
+    origin,
+    tracker_value,
+)
+
+Keep = Callable[[str], bool]
+#: The server's largest ``max_results`` per run for get-history-bulk-interval (MAX_RESULTS_PER_RUN).
+MAX_RESULTS = 2500
+#: get-history's page size (the server's own cap for one page is 25,000).
+HISTORY_PAGE = 25000
+#: Judgement: a writer holds SQLite's lock for milliseconds per batch; five seconds of "locked" is
+#: a stuck writer, said as a retryable outage.
+SQLITE_BUSY_SECONDS = 5.0
+
+
+@register("mlflow")
+def open_mlflow(ref: SourceRef, access: Access) -> RunSource:
+    uri = (access.environ.get("MLFLOW_TRACKING_URI") or "").strip()
+    run_id = ref.target.strip()
+    if not uri:
+        raise RunReadError(f"{ref.text}: set MLFLOW_TRACKING_URI to the tracking server "
+                           "(http://HOST:PORT) or the store (sqlite:///mlflow.db) the run is in")
+    if uri.startswith(("http://", "https://")):
+        host, port = host_of(uri)
+        if not (allowed(host, access.mlflow_hosts) or allowed(f"{host}:{port}", access.mlflow_hosts)):
+            raise RunReadError(f"{ref.text}: the MLflow host {host} is not one this workspace may read "
+                               "(RLMAP_MLFLOW_HOSTS); nothing is read")
+        return MlflowServer(ref, run_id, uri, access.credentials)
+    if uri.startswith("sqlite:"):
+        path = Path(urllib.parse.urlsplit(uri).path[1:] or "mlflow.db")
+        inside_roots(path, access.run_roots, "MLFLOW_TRACKING_URI")
+        return MlflowStore(ref, run_id, path)
+    raise RunReadError(f"{ref.text}: MLFLOW_TRACKING_URI must be an http(s):// tracking server or a sqlite:/// "
+                       f"store; {urllib.parse.urlsplit(uri).scheme or 'a plain path'} stores are not read here")
+
+
+def _finish(c: Collector, ref: SourceRef, fmt: str, run_id: str, names: set[str], **fields) -> RunData:
+    c.names |= names
+    return c.finish(path=ref.text, format=fmt, run_id=run_id, runs=[run_id], **fields)
+
+
+class MlflowServer:
+    """A run on an MLflow tracking server, through its REST API."""
+
+    def __init__(self, ref: SourceRef, run_id: str, uri: str, credentials: dict[str, str]):
+        self.ref, self.run_id = ref, run_id
+        token = credentials.get("MLFLOW_TRACKING_TOKEN")
+        user, password = credentials.get("MLFLOW_TRACKING_USERNAME"), credentials.get("MLFLOW_TRACKING_PASSWORD")
+        self.http = Http(uri, f"the MLflow tracking server at {origin(uri)}", bearer_or_basic(token, user, password),
+                         [v for v in (token, user, password) if v])
+        self.bulk_interval = True
+
+    def read_all(self, keep: Keep) -> RunData:
+        return self.read_new(None, keep)[0]
+
+    def read_new(self, cursor: Cursor | None, keep: Keep) -> tuple[RunData, Cursor]:
+        done: dict[str, int] = dict(cursor.data.get("steps", {})) if cursor else {}
+        answer = self.http.get("/api/2.0/mlflow/runs/get", {"run_id": self.run_id})
+        latest = {m["key"]: int(m.get("step", 0)) for m in answer.get("run", {}).get("data", {}).get("metrics", [])}
+        c = Collector(keep)
+        for key, last in sorted(latest.items()):
+            if not c.wants(key) or last <= done.get(key, -1):
+                continue
+            start = done.get(key, -1) + 1
+            rows = self._rows(key, start, last)
+            rows.sort(key=lambda m: (int(m.get("step", 0)), int(m.get("timestamp", 0))))
+            for m in rows:
+                value = tracker_value(m.get("value"))
+                if value is not None:
+                    c.add(key, int(m.get("step", 0)), value)
+                    c.records += 1
+            done[key] = last
+        run = _finish(c, self.ref, "mlflow-server", self.run_id, set(latest))
+        return run, Cursor(kind="mlflow", data={"steps": done})
+
+    def _rows(self, key: str, start: int, end: int) -> list[dict]:
+        if self.bulk_interval:
+            try:
+                return self._interval(key, start, end)
+            except RunReadError as exc:
+                if "HTTP 404" not in str(exc) and "ENDPOINT_NOT_FOUND" not in str(exc):
+                    raise
+                self.bulk_interval = False  # an older server: the whole history, filtered below
+        rows: list[dict] = []
+        token = None
+        while True:
+            params = {"run_id": self.run_id, "metric_key": key, "max_results": HISTORY_PAGE}
+            if token:
+                params["page_token"] = token
+            page = self.http.get("/api/2.0/mlflow/metrics/get-history", params)
+            rows += [m for m in page.get("metrics", []) if start <= int(m.get("step", 0)) <= end]
+            token = page.get("next_page_token")
+            if not token:
+                return rows
+
+    def _interval(self, key: str, start: int, end: int) -> list[dict]:
+        rows: list[dict] = []
+        width = MAX_RESULTS
+        while start <= end:
+            stop = min(end, start + width - 1)
+            page = self.http.get("/api/2.0/mlflow/metrics/get-history-bulk-interval", {
+                "run_ids": self.run_id, "metric_key": key, "start_step": start, "end_step": stop,
+                "max_results": MAX_RESULTS})
+            got = page.get("metrics", [])
+            if len(got) >= MAX_RESULTS and stop > start:
+                width = max(1, (stop - start + 1) // 2)  # full: the server may have sampled; read halves
+                continue
+            rows += got
+            start = stop + 1
+            if len(got) < MAX_RESULTS // 4:
+                width *= 2  # sparse steps (logged every N): fewer, wider requests
+        return rows
+
+
+class MlflowStore:
+    """A run in MLflow's SQLite store, read directly and read-only."""
+
+    def __init__(self, ref: SourceRef, run_id: str, path: Path):
+        self.ref, self.run_id, self.path = ref, run_id, path
+
+    def _connect(self) -> sqlite3.Connection:
+        if not self.path.is_file():
+            raise RunReadError(f"{self.ref.text}: MLFLOW_TRACKING_URI names {self.path}, which does not exist")
+        try:
+            conn = sqlite3.connect(f"file:{self.path}?mode=ro", uri=True, timeout=SQLITE_BUSY_SECONDS)
+            conn.execute("select 1 from sqlite_master limit 1")
+            return conn
+        except sqlite3.Error as exc:
+            raise RunReadError(f"{self.ref.text}: cannot open the MLflow store {self.path}: {exc}") from None
+
+    def read_all(self, keep: Keep) -> RunData:
+        return self.read_new(None, keep)[0]
+
+    def read_new(self, cursor: Cursor | None, keep: Keep) -> tuple[RunData, Cursor]:
+        done: dict[str, int] = dict(cursor.data.get("steps", {})) if cursor else {}
+        conn = self._connect()
+        c = Collector(keep)
+        try:
+            latest = self._latest(conn)
+            for key, last in sorted(latest.items()):
+                if not c.wants(key) or last <= done.get(key, -math.inf):
+                    continue
+                rows = conn.execute(
+                    "select step, value, is_nan from metrics where run_uuid = ? and key = ? and step > ? "
+                    "order by step, timestamp", (self.run_id, key, done.get(key, -(2**63))))
+                for step, value, is_nan in rows:
+                    c.records += 1
+                    number = math.nan if is_nan else tracker_value(value)
+                    if number is not None:
+                        c.add(key, int(step), number)
+                    done[key] = max(done.get(key, int(step)), int(step))
+        except sqlite3.Error as exc:
+            raise RunReadError(f"{self.ref.text}: cannot read the MLflow store {self.path} ({exc}); "
+                               "the read can be retried") from None
+        finally:
+            conn.close()
+        run = _finish(c, self.ref, "mlflow-db", self.run_id, set(latest))
+        return run, Cursor(kind="mlflow", data={"steps": done})
+
+    def _latest(self, conn: sqlite3.Connection) -> dict[str, int]:
+        """Each metric's latest step (MLflow keeps them in ``latest_metrics``); the run must exist."""
+        if not conn.execute("select 1 from runs where run_uuid = ?", (self.run_id,)).fetchone():
+            raise RunReadError(f"{self.ref.text}: no run {self.run_id} in the MLflow store {self.path}")
+        rows = conn.execute("select key, step from latest_metrics where run_uuid = ?", (self.run_id,))
+        return {key: int(step) for key, step in rows}
