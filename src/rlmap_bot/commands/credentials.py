@@ -15,7 +15,7 @@ from rlmap_bot.commands.registry import Param, Registry
 from rlmap_bot.errors import UsageError
 
 if TYPE_CHECKING:
-    from rlmap_bot.commands.results import Notice
+    from rlmap_bot.results.general import Notice
 
 SLACK = frozenset({"slack"})
 TRACKERS = {"wandb": "W&B API key", "mlflow": "MLflow tracking token"}
@@ -35,7 +35,7 @@ def register(registry: Registry) -> None:
 
 def credentials(ctx: Invocation, action: str | None = None, tracker: str | None = None,
                 secret: str | None = None) -> Notice:
-    from rlmap_bot.commands.results import Notice
+    from rlmap_bot.results.general import Notice
     from rlmap_bot.runs.sources.access import CREDENTIAL_NAMES
 
     if not ctx.admin:
