@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from rlmap_bot.core import Core
     from rlmap_bot.curation.service import Cards, Curation
     from rlmap_bot.digest.service import Poster
+    from rlmap_bot.runs.sources import Access
     from rlmap_bot.watch.service import Poster as WatchPoster
     from rlmap_bot.watch.service import WatchService
 
@@ -72,6 +73,10 @@ class Invocation:
     watch_service: WatchService | None = None
     curation: Curation | None = None
     curator_cards: Cards | None = None
+    #: What a chat workspace may read of runs (paths under RLMAP_RUN_ROOTS, allowed trackers, its
+    #: sealed credentials), from the front-end's settings; None in a terminal, which reads with
+    #: its own environment.
+    run_access: Callable[[], Access] | None = None
 
     @cached_property
     def core(self) -> Core:

@@ -36,13 +36,13 @@ def register(registry: Registry) -> None:
               "play the guided flow answering truthfully ('-' for stdin)", type="file", metavar="FILE", surfaces=CLI),
         Param("run", "the run to read the signals from: a log file or folder, a W&B run folder "
               "(wandb/latest-run), wandb:ENTITY/PROJECT/RUN_ID, mlflow:RUN_ID or trackio:PROJECT/RUN",
-              metavar="SOURCE", surfaces=TERMINAL),
+              metavar="SOURCE"),
         Param("format", "the log format, when it cannot be told from the content", metavar="NAME",
-              choices=FORMATS, surfaces=TERMINAL),
-        Param("run_id", "which run, when the path holds several", metavar="ID", surfaces=TERMINAL),
-        Param("window", WINDOW_HELP, metavar="SPEC", surfaces=TERMINAL),
+              choices=FORMATS),
+        Param("run_id", "which run, when the path holds several", metavar="ID"),
+        Param("window", WINDOW_HELP, metavar="SPEC"),
         Param("map", "read SIGNAL (or a quantity) from METRIC, a name the alias table does not know", multiple=True,
-              metavar="SIGNAL=METRIC", surfaces=TERMINAL),
+              metavar="SIGNAL=METRIC"),
         Param("chart", "write a PNG of the curves behind the verdict", type="path", metavar="FILE.png", surfaces=CLI),
         Param("list", "list open diagnoses", kind="flag", surfaces=TERMINAL),
         Param("resume", "continue a paused diagnosis (its id or first characters)", metavar="ID", surfaces=TERMINAL),
@@ -104,9 +104,18 @@ def _from_logs(ctx: Invocation, source: str, format: str | None, run_id: str | N
         chart = ctx.charts / f"{path.stem or 'run'}.png"
     if chart is not None:
         chart = chart_path(Path(chart), path, create=own)
+    from rlmap_bot.runs.sources.access import local_access
+
+    # A terminal reads with its own environment; a workspace only what its front-end's settings
+    # allow, with the credentials its admins sealed.
+    core = ctx.core
+    access = ctx.run_access() if ctx.run_access is not None else local_access()
+    if ctx.run_access is not None:
+        source = _workspace_path(source, list(access.run_roots))
     try:
-        result = diagnose_run(ctx.core.engine, ctx.core.knowledge_root, source, format=format, run_id=run_id,
-                            window=parse_window(window), mapping=parse_mapping(pairs), chart=chart)
+        result = diagnose_run(core.engine, core.knowledge_root, source, format=format, run_id=run_id,
+                              window=parse_window(window), mapping=parse_mapping(pairs), chart=chart,
+                              access=access)
     except OSError as exc:
         if chart is None or exc.filename not in (str(chart), chart):
             raise
@@ -118,6 +127,24 @@ def _from_logs(ctx: Invocation, source: str, format: str | None, run_id: str | N
 
     step = ctx.core.flow.start(user=ctx.user, team=ctx.team, channel=ctx.channel, known=result.signals)
     return GuidedRun(readings=result, step=step)
+
+
+def _workspace_path(source: str, roots: list[Path]) -> str:
+    """A path typed in chat, resolved as a watch's is (inside RLMAP_RUN_ROOTS, links never followed
+    out, nothing said about what lies outside); a tracker source as it is."""
+    from rlmap_bot.runs.sources import parse_source
+    from rlmap_bot.watch.roots import check_folder, resolve_watch_path
+
+    if parse_source(source).kind != "path":
+        return source
+    if not roots:
+        raise UsageError("Files on the bot's machine are not read from chat: an admin names the folders "
+                         "runs may be read from in RLMAP_RUN_ROOTS. A tracker run (wandb:, mlflow:, "
+                         "trackio:) or a log uploaded to the thread works without it.")
+    path = resolve_watch_path(source, roots)
+    if path.is_dir():
+        check_folder(path, roots)
+    return str(path)
 
 
 def _chart_name(source: str) -> str:

@@ -117,9 +117,10 @@ def draw(run: RunData, derivation: Derivation, verdict: Verdict, path: str | Pat
 
 def diagnose_run(engine: Engine, knowledge_root: Path, path: str | Path, format: str | None = None,
                  run_id: str | None = None, window: int | float | None = None,
-                 mapping: dict[str, str] | None = None, chart: str | Path | None = None) -> RunDiagnosis:
-    """Read, derive, diagnose and (with ``chart``) draw, in one call."""
-    run, derivation = read_and_derive(path, knowledge_root, format, run_id, window, mapping)
+                 mapping: dict[str, str] | None = None, chart: str | Path | None = None,
+                 access: Access | None = None) -> RunDiagnosis:
+    """Read, derive, diagnose and (with ``chart``) draw, in one call; ``access`` says what may be read."""
+    run, derivation = read_and_derive(path, knowledge_root, format, run_id, window, mapping, access=access)
     result = verdict_for(engine, derivation)
     if chart is not None:
         result.chart = draw(run, derivation, result, chart)

@@ -42,6 +42,7 @@ from rlmap_bot.wording import sentence
 
 if TYPE_CHECKING:
     from rlmap_bot.curation.service import Cards, Curation
+    from rlmap_bot.runs.sources import Access
     from rlmap_bot.watch.service import WatchService
 
 log = logging.getLogger(__name__)
@@ -239,13 +240,20 @@ class SlackCommands:
         assert declared is not None, f"a button names the command {command!r}, which is not declared"
         self.run(client, Parsed(declared, args), team, channel, user, anchor_ts, reply)
 
+    def _run_access(self, team: str) -> Access:
+        """What this workspace may read of runs, with its sealed tracker credentials."""
+        from rlmap_bot.runs.sources.access import workspace_access
+
+        return workspace_access(self.settings, self.core.state, team)
+
     def run(self, client: WebClient, parsed: Parsed, team: str, channel: str, user: str, anchor_ts: str | None,
             reply: Reply) -> None:
         ctx = Invocation.of(self.core, "slack", user=user, team=team, channel=channel, thread_ts=anchor_ts,
                             admin=user in self.settings.admins,
                             io=SlackChannel(client, channel, user, reply.respond), workspace=team,
                             watch_service=self.watch_service, curation=self.curation,
-                            curator_cards=self.curator_cards)
+                            curator_cards=self.curator_cards,
+                            run_access=lambda: self._run_access(team))
         try:
             result = run_command(parsed, ctx)
         except UnavailableError:

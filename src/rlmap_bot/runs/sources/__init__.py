@@ -57,6 +57,9 @@ class Access:
     wandb_entities: tuple[str, ...] = ()
     mlflow_hosts: tuple[str, ...] = ()
     credentials: dict[str, str] = field(default_factory=dict)
+    #: Whether paths on this machine may be read at all: a terminal's person may; a workspace only
+    #: when RLMAP_RUN_ROOTS names folders (and then only inside them).
+    paths: bool = True
     environ: dict[str, str] = field(default_factory=dict)  # MLFLOW_TRACKING_URI, TRACKIO_DIR, WANDB_BASE_URL
 
 

@@ -49,5 +49,6 @@ def workspace_access(settings: Settings, store: StateStore, team: str,
 
         cipher = TokenCipher.from_setting(settings.rlmap_encryption_key.get_secret_value())
         credentials = store.credentials.opened(team, cipher)
-    return Access(run_roots=tuple(settings.run_roots), wandb_entities=settings.wandb_entities,
+    roots = tuple(settings.run_roots)
+    return Access(run_roots=roots, paths=bool(roots), wandb_entities=settings.wandb_entities,
                   mlflow_hosts=settings.mlflow_hosts, credentials=credentials, environ=_pick(env, TRACKER_ENVIRON))

@@ -37,7 +37,11 @@ Keep = Callable[[str], bool]
 
 
 def inside_roots(path: Path, access: Access) -> None:
-    """RunReadError unless ``path`` resolves inside one of ``access.run_roots`` (none set: no limit)."""
+    """RunReadError unless ``path`` resolves inside one of ``access.run_roots`` (none set: no limit,
+    for a reader whose ``access.paths`` allows paths at all)."""
+    if not access.paths:
+        raise RunReadError(f"{path}: files on the bot's machine are read only inside the folders "
+                           "RLMAP_RUN_ROOTS names, and it names none; nothing is read")
     if not access.run_roots:
         return
     real = path.expanduser().resolve()
