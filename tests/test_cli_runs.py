@@ -83,7 +83,6 @@ def test_option_edges_are_one_line_exit_2(env, tmp_path):
         (["--run", str(path), "--map", "entropy_trend=actor/entropyy"], "did you mean 'actor/entropy'"),
         (["--run", str(path), "--chart", str(tmp_path / "nonexistent" / "dir" / "x.png")], "does not exist"),
         (["--run", "/dev/null"], "neither a file nor a folder"),
-        (["--run", str(export)], "pick one with --run-id"),
     ]
     for args, expect in cases:
         out = run_cli(["diagnose", *args], env)
@@ -93,6 +92,10 @@ def test_option_edges_are_one_line_exit_2(env, tmp_path):
         for word in ("run_id", "extra_metrics", "mapping=", "format=", "in this folder"):
             assert word not in lines[0], (args, lines[0])
     assert not (tmp_path / "nonexistent").exists(), "a chart folder that is not there is not created"
+    # A CSV export of two runs is read, not refused: its first run, saying so and how to pick the other.
+    both = run_cli(["diagnose", "--run", str(export)], env)
+    said = " ".join(both.stdout.split())
+    assert both.returncode == 0 and "holds 2 runs" in said and "--run-id" in said, both.stderr
     out = run_cli(["diagnose", "--run", str(path), "--window", "59"], env)
     assert out.returncode == 0 and "Verdict:" in out.stdout, out.stderr
 

@@ -269,7 +269,20 @@ def choose(candidates: list[Candidate], run_id: str | None, where: Path) -> Cand
                            + ", ".join(h.ids[-1] for h in hits))
     if len(candidates) == 1:
         return candidates[0]
+    if where.is_file() and candidates[0].format.endswith("csv"):
+        # A CSV of several runs (a W&B chart export comparing them): the first is read and the
+        # reading says so (several_runs_note). A folder or a tracker's store of several runs is a
+        # project, and refused.
+        return candidates[0]
     raise RunReadError(f"{where} holds {len(candidates)} runs; pick one with --run-id: {_listing(candidates)}")
+
+
+def several_runs_note(candidates: list[Candidate], chosen: Candidate, run_id: str | None) -> list[str]:
+    """The warning a reading of one run out of a file of several carries (none when it was picked)."""
+    if run_id is not None or len(candidates) < 2:
+        return []
+    return [f"this file holds {len(candidates)} runs ({_listing(candidates)}); read the first, "
+            f"{chosen.run_id}: pick another with --run-id"]
 
 
 def _listing(candidates: list[Candidate], limit: int = 20) -> str:

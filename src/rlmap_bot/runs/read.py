@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Callable, Iterable
 
 from rlmap_bot.runs.aliases import AliasTable, load_aliases
-from rlmap_bot.runs.detect import LOOKED_FOR, Candidate, choose, discover
+from rlmap_bot.runs.detect import LOOKED_FOR, Candidate, choose, discover, several_runs_note
 from rlmap_bot.runs.errors import RunReadError
 from rlmap_bot.runs.formats import mlflow, tensorboard, trl
 from rlmap_bot.runs.formats.lines import LINE_FORMATS, Csv, JsonLines, LineParser
@@ -127,7 +127,7 @@ def read_run(path: Path | str, format: str | None = None, run_id: str | None = N
     known, guess = keeper(aliases, extra_metrics), guesser()
     c = Collector(lambda name: known(name) or guess(name))
     nbytes, warnings = read_candidate(cand, c)
-    c.warnings.extend(warnings)
+    c.warnings.extend(several_runs_note(candidates, cand, run_id) + warnings)
     run = c.finish(path=str(cand.location), format=cand.format, run_id=cand.run_id,
                    runs=[x.run_id for x in candidates], bytes_read=nbytes)
     return check_read(run, aliases)

@@ -26,7 +26,7 @@ from typing import Callable
 
 import numpy as np
 
-from rlmap_bot.runs.detect import Candidate, choose, discover
+from rlmap_bot.runs.detect import Candidate, choose, discover, several_runs_note
 from rlmap_bot.runs.errors import RunReadError
 from rlmap_bot.runs.formats.lines import LINE_FORMATS
 from rlmap_bot.runs.model import Collector, RunData, Series
@@ -66,7 +66,7 @@ class LocalSource:
         cand, candidates = self._candidate()
         c = Collector(keep)
         nbytes, warnings = read_candidate(cand, c)
-        c.warnings.extend(warnings)
+        c.warnings.extend(several_runs_note(candidates, cand, self.ref.run_id) + warnings)
         return c.finish(path=str(cand.location), format=cand.format, run_id=cand.run_id,
                         runs=[x.run_id for x in candidates], bytes_read=nbytes)
 
