@@ -51,7 +51,7 @@ def features(searcher: Searcher, question: str) -> tuple[list[float], list[str],
     second = an.ranked[1][1] if len(an.ranked) > 1 else 0.0
     x = [ev, max(we), len(pos), len(neg), coherence, content, top, (top - second) / (top or 1.0),
          len(pos) / len(we), sum(pos), sum(neg), min(we), coherence / max(1, len(pos))]
-    return x, [i for i, _ in an.ranked[:3]], bool(answer.results or answer.weak)
+    return x, [i for i, _ in an.ranked[:3]], answer.shows_entries
 
 
 def fit(x: np.ndarray, y: np.ndarray, l2: float = L2, steps: int = 3000, rate: float = 0.1):

@@ -85,10 +85,9 @@ def answer_text(answer: Answer) -> str:
         lines.append(f"({wording.english_only(answer.shows_entries)})")
     if answer.corrections:
         lines.append(f"({wording.corrected(answer.corrections)})")
-    if not answer.results and answer.weak:
-        lines.append(wording.weak_match(answer.query))
-        lines += _hit_lines(answer.weak)
-        lines.append("Use `show ID` for the whole entry.")
+    if answer.tier == "guess":  # three lines: the heading, the entries (`show ID` opens one), diagnose
+        lines.append(wording.GUESS)
+        lines.append(_wrap("; ".join(f"{h.title} ({h.id})" for h in answer.guesses)))
         lines.append(wording.about_your_run("diagnose"))
         return "\n".join(lines)
     if not answer.results:
