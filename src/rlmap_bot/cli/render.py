@@ -87,7 +87,8 @@ def answer_text(answer: Answer) -> str:
         lines.append(f"({wording.corrected(answer.corrections)})")
     if answer.tier == "guess":  # three lines: the heading, the entries (`show ID` opens one), diagnose
         lines.append(wording.GUESS)
-        lines.append(_wrap("; ".join(f"{h.title} ({h.id})" for h in answer.guesses)))
+        # One line, left for the terminal to wrap: the guess stays three lines wherever it is read.
+        lines.append("  " + "; ".join(f"{h.title} ({h.id})" for h in answer.guesses))
         lines.append(wording.about_your_run("diagnose"))
         return "\n".join(lines)
     if not answer.results:

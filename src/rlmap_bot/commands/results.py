@@ -13,7 +13,7 @@ from typing import Any, Iterator, Literal
 from pydantic import BaseModel, Field
 
 from rlmap_bot.parts import Part
-from rlmap_bot.search.models import Answer, Hit
+from rlmap_bot.search.models import Answer, Hit, Tier
 
 
 class StageRow(BaseModel):
@@ -119,6 +119,7 @@ class Unanswered(Answer):
     lines stay aligned (an answer, so its JSON has every key an answer has)."""
 
     query: str = ""
+    tier: Tier = "nothing"
     results: list[Hit] = Field(default_factory=list)
     error: str = "empty question"
 
