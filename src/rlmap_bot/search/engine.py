@@ -58,6 +58,8 @@ class Searcher:
         self._stems: dict[str, dict[str, frozenset[str]]] = {}
         self._questions: dict[str, list[tuple[str, frozenset[str]]]] = {}
         self._readings: dict[str, list] = {}
+        self._signals: list[Signal] | None = None
+        self._phrases: dict[str, dict[str, list[str]]] = {}
 
     # -- analysis ---------------------------------------------------------------------------
     def analyse(self, question: str, params: Params | None = None) -> Analysis:
@@ -201,15 +203,16 @@ class Searcher:
 
     def _points_to(self, entry_id: str, analysis: Analysis) -> str | None:
         """For a signal: the stage its diagnosis rule that fits the question names, and why (search/readings.py)."""
-        from rlmap_bot.search.readings import pick, said_choices, signal_readings
+        from rlmap_bot.search.readings import choice_phrases, pick, said_choices, signal_readings
 
-        signals = [e for e in self.store.all("signal") if isinstance(e, Signal)]
+        if self._signals is None:  # read the first time a signal is shown: the store never changes
+            self._signals = [e for e in self.store.all("signal") if isinstance(e, Signal)]
+            self._phrases = choice_phrases(self._signals, self.store.settings.diagnosis)
         readings = self._readings.get(entry_id)
-        if readings is None:  # worked out the first time the signal is shown: the store never changes
+        if readings is None:
             stages = {s.id: s.title for s in self.store.all("stage")}
-            readings = self._readings[entry_id] = signal_readings(entry_id, signals, stages)
-        found = pick(readings, analysis.query.stems,
-                     said_choices(signals, analysis.query.text, self.store.settings.diagnosis))
+            readings = self._readings[entry_id] = signal_readings(entry_id, self._signals, stages)
+        found = pick(readings, analysis.query.stems, said_choices(self._phrases, analysis.query.text))
         return found.text() if found else None
 
     def known_topics(self) -> list[str]:
