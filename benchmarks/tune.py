@@ -1,6 +1,6 @@
 """5-fold cross-validation of ask's weights and thresholds on the TUNING set only.
 
-    python3 dev.py bench --cv --quality-only
+    python3 dev.py bench --quality-only
 
 tests/questions_locked.yaml is never read here.  Folds are stratified by question
 type.  Four stages, each on what it controls:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 
 import pytest
+
 from support.cli import invoke
 from support.slackio import blocks_of, text_of
 

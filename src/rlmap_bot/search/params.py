@@ -1,7 +1,7 @@
 """The weights and thresholds of ask, in one place, each with where its value comes from.
 
 Values marked "CV" were chosen by 5-fold cross-validation on tests/questions.yaml
-(the tuning set; `python3 dev.py bench --cv` reruns it): on each fold the grid
+(the tuning set; `python3 dev.py bench` reruns it): on each fold the grid
 point that did best on the other four folds is scored on the held-out fold.
 The locked set (tests/questions_locked.yaml) is never used to choose anything.
 """
@@ -49,8 +49,8 @@ class Params:
     # once the gate, not recall, keeps everyday words from deciding.
     author_zipf: float = 9.0
     # -- off-topic evidence (offtopic.py) ---------------------------------------------------------
-    # How words count was chosen by the wide grid (`dev.py bench --cv --cv-wide`) on the first 321
-    # tuning questions and is fixed since; `--cv` chooses only the floor. The wide grid overfits
+    # How words count was chosen by the wide grid (`dev.py bench --cv-wide`) on the first 321
+    # tuning questions and is fixed since; the nested CV chooses only the floor. The wide grid overfits
     # (its choice agreed with 2 folds of 5 on 396 questions, and held out it did worse): tune.py.
     # The question is read as a mixture: with weight `mix` the catalog's own word use, with
     # 1 - mix general English. CV over {0.8, 0.9}; 0.5, 0.6 and 0.7 (forgiving a user's everyday
