@@ -24,6 +24,7 @@ HERE = Path(__file__).parent
 QUESTIONS = yaml.safe_load((HERE / "questions.yaml").read_text())
 LOCKED = yaml.safe_load((HERE / "questions_echo.yaml").read_text())  # the earlier locked set; see below
 NEW_LOCKED = yaml.safe_load((HERE / "questions_locked.yaml").read_text())
+TIERS_LOCKED = yaml.safe_load((HERE / "questions_locked_tiers.yaml").read_text())  # plainly worded; scored only
 sys.path.insert(0, str(HERE.parent / "benchmarks"))
 
 
@@ -68,7 +69,7 @@ def test_tuning_set_is_big_and_varied():
     assert all(set(i["both"]) <= set(i["expect"]) for i in QUESTIONS if i.get("both"))
 
 
-@pytest.mark.parametrize("items", [QUESTIONS, LOCKED, NEW_LOCKED], ids=["tuning", "echo", "locked"])
+@pytest.mark.parametrize("items", [QUESTIONS, LOCKED, NEW_LOCKED, TIERS_LOCKED], ids=["tuning", "echo", "locked", "tiers"])
 def test_expected_ids_exist(core, items):
     missing = sorted({e for item in items for e in item["expect"] if core.get(e) is None})
     assert not missing, f"{len(missing)} expected ids are not in the catalog"
