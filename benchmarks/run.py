@@ -461,8 +461,8 @@ def main(argv: list[str]) -> int:
             build_store(knowledge, sdb, catalog=catalog)
             sstore = KnowledgeStore(sdb)
             systems = [Ours(sstore), BM25Pruned(sstore), BM25Only(sstore)]
-            # WRatio reads every title: 0.25 s a question at 100k entries, ten minutes of the run for a
-            # baseline three orders of magnitude behind; timed up to WRATIO_MAX entries.
+            # WRatio reads every title: 0.25 s a question at 100k entries, ten minutes of the run
+            # for a baseline three orders of magnitude behind; timed up to WRATIO_MAX entries.
             if size <= WRATIO_MAX:
                 systems.append(WRatioTitles(sstore))
             for system in systems:  # the same warm-up for every system, as a running bot would be

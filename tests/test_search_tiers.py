@@ -17,7 +17,8 @@ import pytest
 from support.cli import invoke
 from support.slackio import blocks_of, text_of
 
-# A problem with a run told in everyday words: the gate cannot vouch for any entry, a guess finds it.
+# A problem with a run told in everyday words: the gate cannot vouch for any entry, a guess finds
+# it.
 PLAIN = [
     ("the judge model says most replies are fine but when I check them myself many are junk",
      {"reward_audit_error_rate"}),
@@ -69,8 +70,9 @@ def test_a_question_with_no_map_word_gets_nothing(core, question):
 
 
 def test_one_borrowed_map_word_is_a_guess_not_vouched_for(core):
-    # Enough evidence for the floor, all of it from one word: the rest of the question may be about a
-    # game ("dota") or be chat around a lookup ("GRPO"); the map cannot tell, so neither is confident.
+    # Enough evidence for the floor, all of it from one word: the rest of the question may be about
+    # a game ("dota") or be chat around a lookup ("GRPO"); the map cannot tell, so neither is
+    # confident.
     for question, nearest in [("which dota 2 items are best for a support player", "openai-five"),
                               ("is GRPO still worth using these days", "deepseekmath-grpo"),
                               ("what does PPO stand for and who came up with it", "ppo")]:

@@ -98,10 +98,11 @@ class Searcher:
         lone = not below and self.lone_word(analysis, params)
         if not ranked or below or lone:
             # Not confident. A lone map word carries enough evidence to show its entries, not to
-            # vouch for them ("is GRPO still worth using these days" is a lookup, "which dota 2 items
-            # are best for a support player" is not), and a question below the floor may still be
-            # about the map in everyday words: whenever a word speaks for the map, its nearest
-            # entries are shown as a guess, and "nothing" is left for questions none of whose words do.
+            # vouch for them ("is GRPO still worth using these days" is a lookup, "which dota 2
+            # items are best for a support player" is not), and a question below the floor may still
+            # be about the map in everyday words: whenever a word speaks for the map, its nearest
+            # entries are shown as a guess, and "nothing" is left for questions none of whose words
+            # do.
             speaking = self.map_words(analysis, params) if ranked else []
             guesses = []
             if speaking:

@@ -6,9 +6,9 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-# What an answer is: "confident" (results, the evidence clears the floor), "guess" (the gate refused,
-# yet some word of the question speaks for the map: its nearest entries, marked as a guess) or
-# "nothing" (no word of the question speaks for the map).
+# What an answer is: "confident" (results, the evidence clears the floor), "guess" (the gate
+# refused, yet some word of the question speaks for the map: its nearest entries, marked as a guess)
+# or "nothing" (no word of the question speaks for the map).
 Tier = Literal["confident", "guess", "nothing"]
 
 

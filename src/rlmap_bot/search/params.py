@@ -115,8 +115,8 @@ class Params:
     # as a guess, when a word of it speaks for the map: its evidence (the log10 likelihood ratio
     # above, as counted for the gate, everyday words next to a foreign one already scaled down) is
     # at least this, or a title or alias of two words or more is found whole in it. Otherwise the
-    # answer is "nothing in the map". 0.15 = the word makes the question at least 1.4 times (10**0.15)
-    # as likely to be about the map. Chosen on the tuning set (benchmarks/tune.py, stage 3) over
+    # answer is "nothing in the map". 0.15 = the word makes the question at least 1.4 times
+    # (10**0.15) as likely to be about the map. Chosen on the tuning set (benchmarks/tune.py, stage 3) over
     # {0.05, 0.1, 0.15, 0.2, 0.25, 0.3}: the highest value that shows a right entry in the top 3 to
     # as many covered questions as any (showing the map's entries to a question about the map comes
     # first, "nothing" to a question that is not comes second). Below 0.05 everyday words count
