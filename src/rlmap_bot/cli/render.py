@@ -85,7 +85,7 @@ def answer_text(answer: Answer) -> str:
         lines.append(f"({wording.english_only(answer.shows_entries)})")
     if answer.corrections:
         lines.append(f"({wording.corrected(answer.corrections)})")
-    if answer.tier == "guess":  # three lines: the heading, the entries (`show ID` opens one), diagnose
+    if answer.tier == "guess":  # three lines: the heading, the entries (`show ID`), diagnose
         lines.append(wording.GUESS)
         # One line, left for the terminal to wrap: the guess stays three lines wherever it is read.
         lines.append("  " + "; ".join(f"{h.title} ({h.id})" for h in answer.guesses))

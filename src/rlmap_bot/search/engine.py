@@ -108,9 +108,11 @@ class Searcher:
             if speaking:
                 top = ranked[0][1]
                 # A guess's score is at most the floor: it never reads as sure as an answer.
-                guesses = [h for h in (self._hit(i, floor * s / top, analysis, self._column_stems(i), None)
-                                       for i, s in ranked[:MIN_SHOWN]) if h is not None]
-            return Answer(query=echo(query.text), tier="guess" if guesses else "nothing", results=[],
+                made = (self._hit(i, floor * s / top, analysis, self._column_stems(i), None)
+                        for i, s in ranked[:MIN_SHOWN])
+                guesses = [h for h in made if h is not None]
+            return Answer(query=echo(query.text), tier="guess" if guesses else "nothing",
+                          results=[],
                           guesses=guesses, map_words=speaking if guesses else [],
                           known_topics=self.known_topics(), english_only=query.other_language,
                           corrections=query.corrections,  # what was searched, even when nothing fits
@@ -131,8 +133,9 @@ class Searcher:
         close = len(hits) >= 2 and (
             hits[0].score - hits[1].score < _CLOSE_CALL or _named_alike(hits[0].id, hits[1].id, rows, analysis)
         )
-        return Answer(query=echo(query.text), tier="confident", results=hits, corrections=query.corrections,
-                      close_call=close, english_only=query.other_language)
+        return Answer(query=echo(query.text), tier="confident", results=hits,
+                      corrections=query.corrections, close_call=close,
+                      english_only=query.other_language)
 
     def coherence(self, analysis: Analysis, ranked: list[tuple[str, float]] | None = None) -> int:
         """How many of the question's words that speak for the map meet in one of the nearest
@@ -213,7 +216,8 @@ class Searcher:
         if readings is None:
             stages = {s.id: s.title for s in self.store.all("stage")}
             readings = self._readings[entry_id] = signal_readings(entry_id, self._signals, stages)
-        found = pick(readings, analysis.query.stems, said_choices(self._phrases, analysis.query.text))
+        said = said_choices(self._phrases, analysis.query.text)
+        found = pick(readings, analysis.query.stems, said)
         return found.text() if found else None
 
     def known_topics(self) -> list[str]:

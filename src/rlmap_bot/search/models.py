@@ -33,8 +33,9 @@ class Answer(BaseModel):
 
     query: str = Field(description="The question, cut to QUERY_ECHO characters with an ellipsis.")
     tier: Tier = Field(description=(
-        "confident: `results` answer the question; guess: the evidence is too thin to vouch for any "
-        "entry, `guesses` are the nearest ones; nothing: no word of the question speaks for the map."))
+        "confident: `results` answer the question; guess: the evidence is too thin to vouch "
+        "for any entry, `guesses` are the nearest ones; nothing: no word of the question "
+        "speaks for the map."))
     results: list[Hit] = Field(description="Confident matches only, best first (tier confident).")
     guesses: list[Hit] = Field(
         default_factory=list,
@@ -42,7 +43,7 @@ class Answer(BaseModel):
     )
     map_words: list[str] = Field(
         default_factory=list,
-        description="Tier guess: the question's words that speak for the map (why it is not nothing).",
+        description="Tier guess: the question's words that speak for the map (why not nothing).",
     )
     corrections: dict[str, str] = Field(default_factory=dict, description="Typo -> word searched instead.")
     english_only: bool = Field(default=False, description="The question is not in English: the bot reads English only.")

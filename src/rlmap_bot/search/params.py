@@ -50,8 +50,8 @@ class Params:
     author_zipf: float = 9.0
     # -- off-topic evidence (offtopic.py) ---------------------------------------------------------
     # How words count was chosen by the wide grid (`dev.py bench --cv-wide`) on the first 321
-    # tuning questions and is fixed since; the nested CV chooses only the floor. The wide grid overfits
-    # (its choice agreed with 2 folds of 5 on 396 questions, and held out it did worse): tune.py.
+    # tuning questions and is fixed since; the nested CV chooses only the floor. The wide grid
+    # overfits (its choice agreed with 2 folds of 5 on 396 questions, and held out it did worse): tune.py.
     # The question is read as a mixture: with weight `mix` the catalog's own word use, with
     # 1 - mix general English. CV over {0.8, 0.9}; 0.5, 0.6 and 0.7 (forgiving a user's everyday
     # words more) were measured on 396 questions and did worse held out (docs/measurements.md).
@@ -116,8 +116,8 @@ class Params:
     # above, as counted for the gate, everyday words next to a foreign one already scaled down) is
     # at least this, or a title or alias of two words or more is found whole in it. Otherwise the
     # answer is "nothing in the map". 0.15 = the word makes the question at least 1.4 times
-    # (10**0.15) as likely to be about the map. Chosen on the tuning set (benchmarks/tune.py, stage 3) over
-    # {0.05, 0.1, 0.15, 0.2, 0.25, 0.3}: the highest value that shows a right entry in the top 3 to
+    # (10**0.15) as likely to be about the map. Chosen on the tuning set (benchmarks/tune.py,
+    # stage 3) over {0.05, 0.1, 0.15, 0.2, 0.25, 0.3}: the highest value that shows a right entry in the top 3 to
     # as many covered questions as any (showing the map's entries to a question about the map comes
     # first, "nothing" to a question that is not comes second). Below 0.05 everyday words count
     # ("best" 0.01 and "near" 0.02 in "best pizza near the office").

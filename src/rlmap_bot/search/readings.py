@@ -59,10 +59,12 @@ def _requires(when: str, signals: Iterable[Signal]) -> tuple[tuple[str, frozense
     return tuple(out)
 
 
-def choice_phrases(signals: Iterable[Signal], settings: DiagnosisSettings) -> dict[str, dict[str, list[str]]]:
+def choice_phrases(signals: Iterable[Signal],
+                   settings: DiagnosisSettings) -> dict[str, dict[str, list[str]]]:
     """Per choice signal, how each of its choices may be said (DiagnosisSettings.said_as): read once
     for a catalog, since reading them again for every question is most of an answer's time."""
-    return {s.id: {c: settings.said_as(c) for c in s.choices} for s in signals if s.type == "choice"}
+    return {s.id: {c: settings.said_as(c) for c in s.choices}
+            for s in signals if s.type == "choice"}
 
 
 def said_choices(phrases: dict[str, dict[str, list[str]]], text: str) -> dict[str, set[str]]:

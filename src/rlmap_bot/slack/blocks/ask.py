@@ -11,7 +11,8 @@ from rlmap_bot.slack.blocks.common import actions, button, context, fit, section
 from rlmap_bot.slack.markup import cut, escape, mention
 
 DIAGNOSE = surface_prefix("slack") + "diagnose"  # as Slack spells the command (`/rlmap diagnose`)
-DIAGNOSE_ACTION = "diagnose_start"  # the button under no answer or a guess: the guided diagnosis, one click
+# The button under no answer or a guess: the guided diagnosis, one click.
+DIAGNOSE_ACTION = "diagnose_start"
 
 
 def _diagnose_button() -> ButtonElement:
@@ -50,13 +51,13 @@ def answer_blocks(answer: Answer, shareable: bool = False, shared_by: str | None
         blocks.append(context(escape(wording.english_only(answer.shows_entries))))
     if answer.corrections:
         blocks.append(context(escape(wording.corrected(answer.corrections))))
-    if answer.tier == "guess":  # one compact card: the heading and entries, their buttons and "Diagnose a run"
+    if answer.tier == "guess":  # one compact card: heading, entries, their buttons, "Diagnose a run"
         listing = "\n".join(f"• *{escape(h.title)}* ({escape(h.kind)}): {escape(h.one_line)}"
                             for h in answer.guesses)
         blocks.append(section(escape(wording.GUESS) + "\n" + listing))
         blocks.append(context(wording.about_your_run(DIAGNOSE)))
-        blocks.append(actions([button(cut(h.title, 70), f"entry_show_{10 + i}", h.id)
-                               for i, h in enumerate(answer.guesses)] + [_diagnose_button()], block_id="diagnose"))
+        entries = [button(cut(h.title, 70), f"entry_show_{10 + i}", h.id) for i, h in enumerate(answer.guesses)]
+        blocks.append(actions(entries + [_diagnose_button()], block_id="diagnose"))
         return fit(blocks)
     if not answer.results:
         blocks.append(section(escape(wording.nothing_relevant(answer.query)) + "\n"
