@@ -108,9 +108,9 @@ class Searcher:
             if speaking:
                 top = ranked[0][1]
                 # A guess's score is at most the floor: it never reads as sure as an answer.
-                made = (self._hit(i, floor * s / top, analysis, self._column_stems(i), None)
-                        for i, s in ranked[:MIN_SHOWN])
-                guesses = [h for h in made if h is not None]
+                nearest = [self._hit(i, floor * s / top, analysis, self._column_stems(i), None)
+                           for i, s in ranked[:MIN_SHOWN]]
+                guesses = [h for h in nearest if h is not None]
             return Answer(query=echo(query.text), tier="guess" if guesses else "nothing",
                           results=[],
                           guesses=guesses, map_words=speaking if guesses else [],

@@ -51,7 +51,8 @@ class Params:
     # -- off-topic evidence (offtopic.py) ---------------------------------------------------------
     # How words count was chosen by the wide grid (`dev.py bench --cv-wide`) on the first 321
     # tuning questions and is fixed since; the nested CV chooses only the floor. The wide grid
-    # overfits (its choice agreed with 2 folds of 5 on 396 questions, and held out it did worse): tune.py.
+    # overfits (its choice agreed with 2 folds of 5 on 396 questions, and held out it did worse):
+    # tune.py.
     # The question is read as a mixture: with weight `mix` the catalog's own word use, with
     # 1 - mix general English. CV over {0.8, 0.9}; 0.5, 0.6 and 0.7 (forgiving a user's everyday
     # words more) were measured on 396 questions and did worse held out (docs/measurements.md).
