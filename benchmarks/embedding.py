@@ -74,7 +74,7 @@ def features(searcher: Searcher, encoder, store, items: list[dict]) -> list[dict
         shown = searcher.answer(a, limit=10)
         out.append({"expect": it["expect"], "ev": a.evidence, "cos": float(best[order[0]]),
                     "emb": [ids[i] for i in order], "lex": a.ranked,
-                    "shown": [h.id for h in (shown.results or shown.weak)]})
+                    "shown": [h.id for h in shown.shown]})
     return out
 
 

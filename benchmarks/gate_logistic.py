@@ -13,7 +13,7 @@ shuffles; the same fit on the whole tuning set is then run on the locked and out
 it never saw. An answer counts when the ranking holds an expected entry in its first three.
 
 Printed: held-out tuning figures of the learned gate against ask's own nested figures (from
-`dev.py bench --cv`), and both gates on the untuned sets (aggregates only).
+`dev.py bench`), and both gates on the untuned sets (aggregates only).
 """
 
 from __future__ import annotations
@@ -51,7 +51,7 @@ def features(searcher: Searcher, question: str) -> tuple[list[float], list[str],
     second = an.ranked[1][1] if len(an.ranked) > 1 else 0.0
     x = [ev, max(we), len(pos), len(neg), coherence, content, top, (top - second) / (top or 1.0),
          len(pos) / len(we), sum(pos), sum(neg), min(we), coherence / max(1, len(pos))]
-    return x, [i for i, _ in an.ranked[:3]], bool(answer.results or answer.weak)
+    return x, [i for i, _ in an.ranked[:3]], answer.shows_entries
 
 
 def fit(x: np.ndarray, y: np.ndarray, l2: float = L2, steps: int = 3000, rate: float = 0.1):
@@ -109,7 +109,7 @@ def main() -> int:
     reject = sum(h[1] for h in held) / len(held)
     print(f"Learned gate (logistic, 13 features, L2 {L2}), tuning set held out over {SHUFFLES} shuffles "
           f"of {FOLDS} folds: top-3 {top3:.3f}, off-topic rejected {reject:.3f}")
-    print("   (ask's own gate, nested CV: see `python3 dev.py bench --cv`)")
+    print("   (ask's own gate, nested CV: see `python3 dev.py bench`)")
     model = fit(x, y)
     print("   set        gate            top-3  reject")
     for name, rows in sets.items():

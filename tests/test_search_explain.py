@@ -25,7 +25,7 @@ def test_a_number_or_a_word_against_the_map_is_never_quoted_as_a_reason(core):
                                ("training is stuck at step 2 and gets no better", "'gets'"),
                                ("we ran 3 seeds and the best one is much better", "'3'")]:
         answer = core.ask(question, limit=10)
-        reasons = [r for h in answer.results + answer.weak for r in h.why if r.startswith("mentions")]
+        reasons = [r for h in answer.shown for r in h.why if r.startswith("mentions")]
         assert reasons and not any(unquoted in r for r in reasons), (question, reasons)
 
 

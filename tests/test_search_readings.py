@@ -62,7 +62,7 @@ def test_the_terminal_json_and_slack_show_it(env, bot, standin):
     ("the training reward has been flat for 500 steps", "proxy_reward_trend", "going down"),
 ])
 def test_a_reading_never_contradicts_the_value_the_question_states(core, question, signal, contradiction):
-    hits = core.ask(question).results + core.ask(question).weak
+    hits = core.ask(question).shown
     hit = next((h for h in hits if h.id == signal), None)
     assert hit is not None, [h.id for h in hits]
     assert contradiction not in (hit.points_to or "").lower(), hit.points_to

@@ -156,7 +156,7 @@ def test_replies_typed_in_a_burst_are_applied_in_the_order_they_were_written(bot
 
 
 # -- "Diagnose a run": from an answer that missed, one click to the guided diagnosis -----------------------
-SYMPTOM = "the model learned to rewrite the unit tests so that every check comes back green"  # a weak match
+SYMPTOM = "the model learned to rewrite the unit tests so that every check comes back green"  # a guess
 
 
 def _diagnose_button(call_blocks: list) -> dict:
@@ -194,11 +194,11 @@ def test_a_private_answer_that_missed_opens_a_diagnosis_thread_and_stays(bot, st
             assert reply.args.get("replace_original") is False and not reply.args.get("delete_original"), reply.args
 
 
-def test_a_weak_match_in_a_mention_thread_starts_the_diagnosis_in_that_thread(bot, standin):
+def test_a_guess_in_a_mention_thread_starts_the_diagnosis_in_that_thread(bot, standin):
     bot.slack.event({"type": "app_mention", "user": "U5", "channel": "C5", "ts": "950.1",
                      "text": f"<@{BOT_USER}> {SYMPTOM}"})
     answer = standin.wait_for("chat.postMessage")[0]
-    assert "weak match" in text_of(blocks(answer)) and answer.args["thread_ts"] == "950.1"
+    assert "Not sure this is what you mean" in text_of(blocks(answer)) and answer.args["thread_ts"] == "950.1"
     button = _diagnose_button(blocks(answer))
     answer_ts = next(m["ts"] for m in standin.messages["C5"] if m.get("thread_ts") == "950.1")
     bot.slack.click(button["action_id"], button["value"], user="U5", channel="C5", message_ts=answer_ts,

@@ -63,8 +63,8 @@ def english_only(matched: bool) -> str:
     return ENGLISH_ONLY if matched else ENGLISH_ONLY_NOTHING
 
 
-def weak_match(query: str) -> str:
-    return f"No confident answer to “{query}”. The nearest entries, a weak match:"
+# The guess tier's heading: the gate refused, yet a word of the question speaks for the map.
+GUESS = "Not sure this is what you mean; the closest in the map:"
 
 
 def known_topics(topics: Iterable[str]) -> str:
@@ -76,7 +76,7 @@ TRY_INSTEAD = "Try `stages`, `papers`, or a question such as “why is my reward
 
 
 def about_your_run(command: str) -> str:
-    """The pointer to the guided diagnosis under no answer or a weak one: a symptom in everyday
+    """The pointer to the guided diagnosis under no answer or a guess: a symptom in everyday
     words is the question the catalog's words most often miss ("numbers go up, quality goes down"),
     and a diagnosis answers it better than silence. ``command`` is how this front-end spells it."""
     return f"About a run of yours? `{command}` asks what you see and names the stage that binds."

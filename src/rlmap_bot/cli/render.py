@@ -70,10 +70,10 @@ def answer_text(answer: Answer) -> str:
         lines.append(f"({wording.english_only(answer.shows_entries)})")
     if answer.corrections:
         lines.append(f"({wording.corrected(answer.corrections)})")
-    if not answer.results and answer.weak:
-        lines.append(wording.weak_match(answer.query))
-        lines += _hit_lines(answer.weak)
-        lines.append("Use `show ID` for the whole entry.")
+    if answer.tier == "guess":  # three lines: the heading, the entries (`show ID`), diagnose
+        lines.append(wording.GUESS)
+        # One line, left for the terminal to wrap: the guess stays three lines wherever it is read.
+        lines.append("  " + "; ".join(f"{h.title} ({h.id})" for h in answer.guesses))
         lines.append(wording.about_your_run("diagnose"))
         return "\n".join(lines)
     if not answer.results:

@@ -3,9 +3,14 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Iterator
+from typing import Any, Iterator, Literal
 
 from pydantic import BaseModel, Field
+
+# What an answer is: "confident" (results, the evidence clears the floor), "guess" (the gate
+# refused, yet some word of the question speaks for the map: its nearest entries, marked as a guess)
+# or "nothing" (no word of the question speaks for the map).
+Tier = Literal["confident", "guess", "nothing"]
 
 
 class Hit(BaseModel):
@@ -25,13 +30,21 @@ class Hit(BaseModel):
 
 
 class Answer(BaseModel):
-    """The best matches for a question, best first; empty when nothing clears the floor."""
+    """The best matches for a question, best first, in one of three tiers (``tier``)."""
 
     query: str = Field(description="The question, cut to QUERY_ECHO characters with an ellipsis.")
-    results: list[Hit] = Field(description="Confident matches only, best first.")
-    weak: list[Hit] = Field(
+    tier: Tier = Field(description=(
+        "confident: `results` answer the question; guess: the evidence is too thin to vouch "
+        "for any entry, `guesses` are the nearest ones; nothing: no word of the question "
+        "speaks for the map."))
+    results: list[Hit] = Field(description="Confident matches only, best first (tier confident).")
+    guesses: list[Hit] = Field(
         default_factory=list,
-        description="When the evidence is too thin for a confident answer: the nearest entries, marked as a weak match.",
+        description="Tier guess: the nearest entries, shown as a guess, scores at most the floor.",
+    )
+    map_words: list[str] = Field(
+        default_factory=list,
+        description="Tier guess: the question's words that speak for the map (why not nothing).",
     )
     corrections: dict[str, str] = Field(default_factory=dict, description="Typo -> word searched instead.")
     english_only: bool = Field(default=False, description="The question is not in English: the bot reads English only.")
@@ -43,8 +56,13 @@ class Answer(BaseModel):
 
     @property
     def shows_entries(self) -> bool:
-        """Whether any entry is shown, confident or weak."""
-        return bool(self.results or self.weak)
+        """Whether any entry is shown, confident or guessed."""
+        return bool(self.results or self.guesses)
+
+    @property
+    def shown(self) -> list[Hit]:
+        """The entries shown, whichever the tier: the confident results, else the guesses."""
+        return self.results or self.guesses
 
 
 QUERY_ECHO = 500  # a question is echoed back at most this long: enough to recognise, never a wall
@@ -66,6 +84,7 @@ class Unanswered(Answer):
     lines stay aligned (an answer, so its JSON has every key an answer has)."""
 
     query: str = ""
+    tier: Tier = "nothing"
     results: list[Hit] = Field(default_factory=list)
     error: str = "empty question"
 

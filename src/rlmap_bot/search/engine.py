@@ -58,6 +58,8 @@ class Searcher:
         self._stems: dict[str, dict[str, frozenset[str]]] = {}
         self._questions: dict[str, list[tuple[str, frozenset[str]]]] = {}
         self._readings: dict[str, list] = {}
+        self._signals: list[Signal] | None = None
+        self._phrases: dict[str, dict[str, list[str]]] = {}
 
     # -- analysis ---------------------------------------------------------------------------
     def analyse(self, question: str, params: Params | None = None) -> Analysis:
@@ -95,18 +97,24 @@ class Searcher:
         below = analysis.evidence < floor_to_evidence(floor)
         lone = not below and self.lone_word(analysis, params)
         if not ranked or below or lone:
-            weak = []
-            # A lone map word carries enough evidence to show its entries, not to vouch for them:
-            # "is GRPO still worth using these days" is a lookup, "which dota 2 items are best for a
-            # support player" is not, and only the rest of the question, which the map cannot read,
-            # tells them apart. Both get the nearest entries, marked weak.
-            if ranked and (lone or self.is_weak_match(analysis, params)):
+            # Not confident. A lone map word carries enough evidence to show its entries, not to
+            # vouch for them ("is GRPO still worth using these days" is a lookup, "which dota 2
+            # items are best for a support player" is not), and a question below the floor may still
+            # be about the map in everyday words: whenever a word speaks for the map, its nearest
+            # entries are shown as a guess, and "nothing" is left for questions none of whose words
+            # do.
+            speaking = self.map_words(analysis, params) if ranked else []
+            guesses = []
+            if speaking:
                 top = ranked[0][1]
-                # A weak match's score is at most the floor: it never reads as sure as an answer.
-                weak = [h for h in (self._hit(i, floor * s / top, analysis, self._column_stems(i), None)
-                                    for i, s in ranked[:MIN_SHOWN]) if h is not None]
-            return Answer(query=echo(query.text), results=[], weak=weak, known_topics=self.known_topics(),
-                          english_only=query.other_language,
+                # A guess's score is at most the floor: it never reads as sure as an answer.
+                nearest = [self._hit(i, floor * s / top, analysis, self._column_stems(i), None)
+                           for i, s in ranked[:MIN_SHOWN]]
+                guesses = [h for h in nearest if h is not None]
+            return Answer(query=echo(query.text), tier="guess" if guesses else "nothing",
+                          results=[],
+                          guesses=guesses, map_words=speaking if guesses else [],
+                          known_topics=self.known_topics(), english_only=query.other_language,
                           corrections=query.corrections,  # what was searched, even when nothing fits
                           unrelated_words=[w for w, e in analysis.word_evidence.items() if e < 0][:10])
         confidence = 1.0 if math.isinf(analysis.evidence) else evidence_to_score(analysis.evidence)
@@ -125,7 +133,8 @@ class Searcher:
         close = len(hits) >= 2 and (
             hits[0].score - hits[1].score < _CLOSE_CALL or _named_alike(hits[0].id, hits[1].id, rows, analysis)
         )
-        return Answer(query=echo(query.text), results=hits, corrections=query.corrections, close_call=close,
+        return Answer(query=echo(query.text), tier="confident", results=hits,
+                      corrections=query.corrections, close_call=close,
                       english_only=query.other_language)
 
     def coherence(self, analysis: Analysis, ranked: list[tuple[str, float]] | None = None) -> int:
@@ -146,11 +155,18 @@ class Searcher:
         content = sum(1 for w in analysis.query.words if any(c.isalpha() for c in w.surface))
         return content >= params.lone_word_words and self.coherence(analysis) < 2
 
-    def is_weak_match(self, analysis: Analysis, params: Params | None = None,
-                      ranked: list[tuple[str, float]] | None = None) -> bool:
-        """Below the floor, yet about the map: see params.weak_words."""
+    def map_words(self, analysis: Analysis, params: Params | None = None) -> list[str]:
+        """The question's words that speak for the map (params.guess_word_evidence): each word whose
+        evidence favours the catalog enough, and the words of a title or alias of two words or more
+        found whole in the question. An arXiv id the catalog has speaks for the whole question."""
         params = params or self.params
-        return analysis.evidence >= params.weak_evidence and self.coherence(analysis, ranked) >= params.weak_words
+        if math.isinf(analysis.evidence):
+            return [w.surface for w in analysis.query.words]
+        words = [w for w, e in analysis.word_evidence.items() if e >= params.guess_word_evidence]
+        for m in analysis.found.names:
+            if m.span[1] - m.span[0] >= 2:
+                words += [w.surface for w in analysis.query.words[m.span[0]:m.span[1]]]
+        return list(dict.fromkeys(words))
 
     def _column_stems(self, entry_id: str) -> dict[str, frozenset[str]]:
         stems = self._stems.get(entry_id)
@@ -191,15 +207,17 @@ class Searcher:
 
     def _points_to(self, entry_id: str, analysis: Analysis) -> str | None:
         """For a signal: the stage its diagnosis rule that fits the question names, and why (search/readings.py)."""
-        from rlmap_bot.search.readings import pick, said_choices, signal_readings
+        from rlmap_bot.search.readings import choice_phrases, pick, said_choices, signal_readings
 
-        signals = [e for e in self.store.all("signal") if isinstance(e, Signal)]
+        if self._signals is None:  # read the first time a signal is shown: the store never changes
+            self._signals = [e for e in self.store.all("signal") if isinstance(e, Signal)]
+            self._phrases = choice_phrases(self._signals, self.store.settings.diagnosis)
         readings = self._readings.get(entry_id)
-        if readings is None:  # worked out the first time the signal is shown: the store never changes
+        if readings is None:
             stages = {s.id: s.title for s in self.store.all("stage")}
-            readings = self._readings[entry_id] = signal_readings(entry_id, signals, stages)
-        found = pick(readings, analysis.query.stems,
-                     said_choices(signals, analysis.query.text, self.store.settings.diagnosis))
+            readings = self._readings[entry_id] = signal_readings(entry_id, self._signals, stages)
+        said = said_choices(self._phrases, analysis.query.text)
+        found = pick(readings, analysis.query.stems, said)
         return found.text() if found else None
 
     def known_topics(self) -> list[str]:

@@ -1,7 +1,7 @@
 """The weights and thresholds of ask, in one place, each with where its value comes from.
 
 Values marked "CV" were chosen by 5-fold cross-validation on tests/questions.yaml
-(the tuning set; `python3 dev.py bench --cv` reruns it): on each fold the grid
+(the tuning set; `python3 dev.py bench` reruns it): on each fold the grid
 point that did best on the other four folds is scored on the held-out fold.
 The locked set (tests/questions_locked.yaml) is never used to choose anything.
 """
@@ -49,9 +49,10 @@ class Params:
     # once the gate, not recall, keeps everyday words from deciding.
     author_zipf: float = 9.0
     # -- off-topic evidence (offtopic.py) ---------------------------------------------------------
-    # How words count was chosen by the wide grid (`dev.py bench --cv --cv-wide`) on the first 321
-    # tuning questions and is fixed since; `--cv` chooses only the floor. The wide grid overfits
-    # (its choice agreed with 2 folds of 5 on 396 questions, and held out it did worse): tune.py.
+    # How words count was chosen by the wide grid (`dev.py bench --cv-wide`) on the first 321
+    # tuning questions and is fixed since; the nested CV chooses only the floor. The wide grid
+    # overfits (its choice agreed with 2 folds of 5 on 396 questions, and held out it did worse):
+    # tune.py.
     # The question is read as a mixture: with weight `mix` the catalog's own word use, with
     # 1 - mix general English. CV over {0.8, 0.9}; 0.5, 0.6 and 0.7 (forgiving a user's everyday
     # words more) were measured on 396 questions and did worse held out (docs/measurements.md).
@@ -110,24 +111,25 @@ class Params:
     # Measured by the first round and not adopted: a logistic regression over ten gate features
     # (0.927-0.936 against 0.964 for this rule), a list of neighbouring-word phrases (FTS5 NEAR)
     # and shared ranks for equally long names.
-    # -- weak matches (engine.py) -----------------------------------------------------------------
-    # Below the floor, a question is still about the map when several of its words meet in one of
-    # the nearest entries ("spot-checked 40 samples the judge passed, a dozen are wrong": samples,
-    # judge, scored, passing and wrong all in the reward-audit signal), though each word alone is
-    # everyday English. Off-topic questions that borrow the map's words borrow one or two ("PPO"
-    # the health plan, "batch size for cookies": three). Such a question gets its nearest entries
-    # marked as a weak match. Chosen on the tuning set (benchmarks/tune.py, stage 3) over
-    # weak_words {4, 5, never} x weak_evidence {-1, -0.5, 0, 0.5}: 4 words, and evidence of at
-    # least 0.5 (-0.5 on 321 questions, 0.5 on 396 and after). Why 3 words is not offered: tune.py.
-    weak_words: int = 4
-    weak_evidence: float = 0.5
+    # -- the guess tier (engine.py) ---------------------------------------------------------------
+    # Below the floor (or on one borrowed word), a question still gets its nearest entries, marked
+    # as a guess, when a word of it speaks for the map: its evidence (the log10 likelihood ratio
+    # above, as counted for the gate, everyday words next to a foreign one already scaled down) is
+    # at least this, or a title or alias of two words or more is found whole in it. Otherwise the
+    # answer is "nothing in the map". 0.15 = the word makes the question at least 1.4 times
+    # (10**0.15) as likely to be about the map. Chosen on the tuning set (benchmarks/tune.py,
+    # stage 3) over {0.05, 0.1, 0.15, 0.2, 0.25, 0.3}: the highest value that shows a right entry in the top 3 to
+    # as many covered questions as any (showing the map's entries to a question about the map comes
+    # first, "nothing" to a question that is not comes second). Below 0.05 everyday words count
+    # ("best" 0.01 and "near" 0.02 in "best pizza near the office").
+    guess_word_evidence: float = 0.15
     # -- one borrowed word (engine.py) -------------------------------------------------------------
     # A question of at least this many content words (numbers aside) is answered with confidence
     # only when two of its words that speak for the map meet in one of the nearest entries. One
     # such word alone in a longer question may be borrowed ("which dota 2 items are best for a
     # support player", "how to optimize my tax return") or may be a lookup padded with chat ("is
     # GRPO still worth using these days"): the map cannot read the rest of the question, so its
-    # nearest entries are shown marked weak, neither vouched for nor withheld. Shorter questions
+    # nearest entries are shown as a guess, neither vouched for nor withheld. Shorter questions
     # are lookups ("the PPO paper") and a question naming two entries is a comparison: both keep
     # the plain floor. 3 = the shortest question with a word beside the lookup and its padding;
     # measured against 'never' on every set (docs/measurements.md).

@@ -59,12 +59,20 @@ def _requires(when: str, signals: Iterable[Signal]) -> tuple[tuple[str, frozense
     return tuple(out)
 
 
-def said_choices(signals: Iterable[Signal], text: str, settings: DiagnosisSettings) -> dict[str, set[str]]:
-    """Per choice signal, the choices a question states, in their names or everyday words ("keeps
-    going up": rising; knowledge/catalog.yaml's answer_words)."""
-    said = f" {normalize(text)} "
-    return {s.id: {c for c in s.choices if any(f" {w} " in said for w in settings.said_as(c))}
+def choice_phrases(signals: Iterable[Signal],
+                   settings: DiagnosisSettings) -> dict[str, dict[str, list[str]]]:
+    """Per choice signal, how each of its choices may be said (DiagnosisSettings.said_as): read once
+    for a catalog, since reading them again for every question is most of an answer's time."""
+    return {s.id: {c: settings.said_as(c) for c in s.choices}
             for s in signals if s.type == "choice"}
+
+
+def said_choices(phrases: dict[str, dict[str, list[str]]], text: str) -> dict[str, set[str]]:
+    """Per choice signal, the choices a question states, in their names or everyday words ("keeps
+    going up": rising; knowledge/catalog.yaml's answer_words); ``phrases`` from choice_phrases."""
+    said = f" {normalize(text)} "
+    return {sid: {c for c, words in choices.items() if any(f" {w} " in said for w in words)}
+            for sid, choices in phrases.items()}
 
 
 def signal_readings(signal_id: str, signals: Iterable[Signal], stage_titles: dict[str, str]) -> list[Reading]:

@@ -22,6 +22,10 @@ from rlmap_bot.search.query import ASKS_AUTHOR, Query
 
 log = logging.getLogger(__name__)
 RECALL = 40  # entries taken from each list; the answer shows at most a handful
+# BM25 leaves out words found in more than this share of the entries (and in more than COMMON_MIN):
+# they slow recall down at scale and rank nothing. judgement: 5%, a stopword-like spread.
+COMMON_SHARE = 0.05
+COMMON_MIN = 50
 _MIN_CORRECTED_NAME = 5  # a corrected word of 4 letters ("GSPO" -> "grpo") is too weak to claim a name
 
 
@@ -64,6 +68,11 @@ def _stem_of(query: Query, surface: str) -> str:
     return surface
 
 
+def common_limit(lexicon) -> float:
+    """How many entries a word may be in and still be searched (COMMON_SHARE)."""
+    return max(lexicon.docs * COMMON_SHARE, COMMON_MIN)
+
+
 def _fts(conn: sqlite3.Connection, match: str, weights: tuple[float, ...]) -> list[str]:
     sql = (
         "select docs.id from docs_fts join docs on docs.rowid = docs_fts.rowid "
@@ -94,7 +103,7 @@ def recall(query: Query, lexicon, store, params: Params) -> Recall:
             out.arxiv[lexicon.arxiv[arxiv_id]] = arxiv_id
     out.lists["arxiv"] = list(out.arxiv)
 
-    terms = _fts_terms(query, lexicon, max(lexicon.docs * 0.05, 50))
+    terms = _fts_terms(query, lexicon, common_limit(lexicon))
     if terms:
         quoted = " OR ".join('"' + t.replace('"', "") + '"' for t in terms)
         out.lists["bm25"] = _fts(store.conn, quoted, params.columns)

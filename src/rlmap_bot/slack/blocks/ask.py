@@ -11,7 +11,8 @@ from rlmap_bot.slack.blocks.common import actions, button, context, fit, section
 from rlmap_bot.slack.markup import cut, escape, mention
 
 DIAGNOSE = surface_prefix("slack") + "diagnose"  # as Slack spells the command (`/rlmap diagnose`)
-DIAGNOSE_ACTION = "diagnose_start"  # the button under no answer or a weak one: the guided diagnosis, one click
+# The button under no answer or a guess: the guided diagnosis, one click.
+DIAGNOSE_ACTION = "diagnose_start"
 
 
 def _diagnose_button() -> ButtonElement:
@@ -50,13 +51,13 @@ def answer_blocks(answer: Answer, shareable: bool = False, shared_by: str | None
         blocks.append(context(escape(wording.english_only(answer.shows_entries))))
     if answer.corrections:
         blocks.append(context(escape(wording.corrected(answer.corrections))))
-    if not answer.results and answer.weak:
-        blocks.append(section(escape(wording.weak_match(answer.query))))
-        listing = "\n".join(f"• *{escape(h.title)}* ({escape(h.kind)}): {escape(h.one_line)}" for h in answer.weak)
-        blocks.append(section(listing))
-        blocks.append(actions([button(cut(h.title, 70), f"entry_show_{10 + i}", h.id) for i, h in enumerate(answer.weak)]))
+    if answer.tier == "guess":  # one compact card: heading, entries, their buttons, "Diagnose a run"
+        listing = "\n".join(f"• *{escape(h.title)}* ({escape(h.kind)}): {escape(h.one_line)}"
+                            for h in answer.guesses)
+        blocks.append(section(escape(wording.GUESS) + "\n" + listing))
         blocks.append(context(wording.about_your_run(DIAGNOSE)))
-        blocks.append(actions([_diagnose_button()], block_id="diagnose"))
+        entries = [button(cut(h.title, 70), f"entry_show_{10 + i}", h.id) for i, h in enumerate(answer.guesses)]
+        blocks.append(actions(entries + [_diagnose_button()], block_id="diagnose"))
         return fit(blocks)
     if not answer.results:
         blocks.append(section(escape(wording.nothing_relevant(answer.query)) + "\n"
@@ -89,8 +90,8 @@ def answer_text(answer: Answer) -> str:
 
 
 def _answer_text(answer: Answer) -> str:
-    if not answer.results and answer.weak:
-        return wording.weak_match(answer.query) + " " + "; ".join(h.title for h in answer.weak)
+    if answer.tier == "guess":
+        return wording.GUESS + " " + "; ".join(h.title for h in answer.guesses)
     if not answer.results:
         return wording.nothing_relevant(answer.query)
     top = answer.results[0]
