@@ -223,6 +223,9 @@ def check_run(watch: Watch, tracking: Tracking, kept: KeptRun, *, engine: Engine
         return _stalled_or(out, watch, now, stall)
     tracking.last_growth_at = now
     derivation, verdict = judge(kept, faults, engine, aliases)
+    shifted = [f for f in derivation.faults if f.kind in SHIFT_KINDS]
+    opened |= fault_scan.track_shift(faults, shifted, derivation.series, kept.last_step)
+    tracking.faults = faults.model_dump(mode="json")
     tracking.last_verdict = VerdictSummary(headline=_headline(verdict), binding_stage=verdict.binding_stage,
                                            binding_title=verdict.binding_title, confidence=verdict.confidence)
     evaluation = evaluate(tracking.conditions, tracking.episodes, verdict.binding_stage, faults, opened,
@@ -283,6 +286,8 @@ def judge(kept: KeptRun, faults: FaultState, engine: Engine, aliases: AliasTable
     return derivation, verdict_for(engine, derivation)
 
 
+#: Fault kinds of a sharp change at the tail (runs.shifts): one ``shift`` condition for all.
+SHIFT_KINDS = ("reward_collapse", "grad_norm_blowup", "length_explosion")
 #: Fault kinds under which the gradient norm says nothing about the update's stability.
 STALLED_GRADIENT = ("zero_gradient", "constant_gradient")
 

@@ -365,9 +365,10 @@ def _fault_text(name: str, fault: Any) -> str:
     return f"{name.replace('_', ' ')} from step {step}" if step is not None else name.replace("_", " ")
 
 
-FAULT_TITLES = {"nan": "NaN/inf in the loss", "divergence": "the loss diverged", "not_learning": "the run is not learning"}
+FAULT_TITLES = {"nan": "NaN/inf in the loss", "divergence": "the loss diverged", "not_learning": "the run is not learning",
+                "shift": "a sharp change at the run's tail"}
 #: The scan's sentence for each fault (a function of watch.faults); others are looked up as NAME_text.
-FAULT_TEXTS = {"nan": "nan_text", "divergence": "jump_text", "not_learning": "stall_text"}
+FAULT_TEXTS = {"nan": "nan_text", "divergence": "jump_text", "not_learning": "stall_text", "shift": "shift_text"}
 
 
 def _steps(outcome: Outcome) -> str:
