@@ -86,7 +86,8 @@ class Rule:
 RULES: dict[str, Rule] = {
     "task_reward": Rule("reward_collapse", -1, share=0.30, what="the task reward collapsed"),
     "grad_norm": Rule("grad_norm_blowup", +1, factor=3.0, what="the gradient norm blew up"),
-    "response_length": Rule("length_explosion", +1, factor=1.5, what="the response length exploded"),
+    "response_length": Rule("length_explosion", +1, factor=1.5,
+                            what="the response length exploded"),
 }
 
 
@@ -107,7 +108,8 @@ class Shift:
 
     def detail(self) -> str:
         ratio = f" ({self.after / self.before:.2g}x)" if self.before > 0 and self.after >= 0 else ""
-        return (f"{self.metric} went from a recent level of {self.before:.3g} (median of steps "
+        return (f"{RULES[self.quantity].what}: {self.metric} went from a recent level of "
+                f"{self.before:.3g} (median of steps "
                 f"{self.reference[0]}-{self.reference[1]}) to {self.after:.3g}{ratio} over steps "
                 f"{self.first_step}-{self.last_step}, {self.z:.0f} robust sigmas away")
 
@@ -138,17 +140,19 @@ def _one(q: QuantitySeries, rule: Rule) -> Shift | None:
             large = abs(change) >= (rule.share or 0.0) * max(abs(m0), float(hi - lo))
         held = float(np.mean(np.sign(tail - (m0 + m1) / 2) == rule.direction)) >= HELD_SHARE
         half = ref.size // 2
-        steady = abs(float(np.median(ref[half:]) - np.median(ref[:half]))) <= STEADY_SHARE * abs(change)
+        drift = abs(float(np.median(ref[half:]) - np.median(ref[:half])))
+        steady = drift <= STEADY_SHARE * abs(change)
         if large and held and steady and (best is None or z > best.z):
             tail_steps = steps[values.size - k:]
             best = Shift(q.quantity, rule.kind, q.label, m0, m1, sigma, z, int(tail_steps[0]),
-                         int(tail_steps[-1]), (int(steps[ref_start]), int(steps[values.size - k - 1])),
+                         int(tail_steps[-1]),
+                         (int(steps[ref_start]), int(steps[values.size - k - 1])),
                          [int(s) for s in tail_steps[:20]], int(k))
     return best
 
 
 def tail_median(q: QuantitySeries) -> float | None:
-    """The median of the shorter tail (:data:`TAIL_SHARES`) of the finite points; None when too few."""
+    """The median of the shorter tail (:data:`TAIL_SHARES`) of the finite points, or None."""
     values = q.values[np.isfinite(q.values)]
     if values.size < TAIL_MIN:
         return None
@@ -171,5 +175,5 @@ def shifts(series: Mapping[str, QuantitySeries]) -> list[Shift]:
 def shift_faults(series: Mapping[str, QuantitySeries]) -> list[Fault]:
     """The same findings as faults, said before any stage verdict."""
     return [Fault(kind=s.kind, metric=s.metric, steps=s.steps, count=s.points,
-                  first_step=s.first_step, last_step=s.last_step, throughout=False, detail=s.detail())
-            for s in shifts(series)]
+                  first_step=s.first_step, last_step=s.last_step, throughout=False,
+                  detail=s.detail()) for s in shifts(series)]
