@@ -174,15 +174,17 @@ def test_the_shell_draws_the_chart_into_rlmap_home(core, tmp_path):
     assert chart.read_bytes()[:4] == b"\x89PNG"
 
 
-def test_a_custom_logs_unread_column_is_named_with_how_to_map_it(built_db, tmp_path):
-    """A newcomer's CSV: `eval_acc` fed nothing, and only --json's missing_reasons said --map exists."""
+def test_a_custom_logs_column_read_by_its_name_is_said_with_how_to_map_another(built_db, tmp_path):
+    """A newcomer's CSV: `eval_acc` is read as the held-out score by its words, and that is said."""
     path = tmp_path / "my.csv"
     rows = ["step,reward,eval_acc,loss,entropy"]
     rows += [f"{s},{0.2 + 0.004 * s:.4f},{0.30 + 0.002 * s:.4f},{1 / (1 + s / 50):.4f},{0.6 - 0.0005 * s:.4f}"
              for s in range(1, 151)]
     path.write_text("\n".join(rows) + "\n")
     out = invoke(["diagnose", "--run", str(path)], built_db, input="")
-    assert "Logged but read for no signal: eval_acc; if one of them measures a signal above, name it" in out.output
+    said = " ".join(out.output.split())
+    assert "read 'eval_acc' as heldout score by its name" in said, out.output
+    assert "--map heldout_score_trend=METRIC" in said and "(heldout_score_trend) = rising" in said
     mapped = invoke(["diagnose", "--run", str(path), "--map", "heldout_score_trend=eval_acc"], built_db, input="")
     assert "(heldout_score_trend) = rising" in mapped.output and "Logged but read for no signal" not in mapped.output
 

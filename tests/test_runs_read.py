@@ -183,15 +183,15 @@ def test_not_a_log_names_the_formats_looked_for(tmp_path, aliases):
     assert "not a training log" in text and "verl console" in text and "TensorBoard" in text and "MLflow" in text
 
 
-def test_no_recognised_metrics_lists_names_and_how_to_map(tmp_path, aliases):
+def test_no_metric_a_name_can_be_read_as_lists_names_and_how_to_map(tmp_path, aliases):
     path = tmp_path / "custom.csv"
-    path.write_text("step,my_reward,my_entropy\n1,0.1,0.5\n2,0.2,0.4\n")
+    path.write_text("step,gpu_mem,queue_depth\n1,0.1,0.5\n2,0.2,0.4\n")
     with pytest.raises(RunReadError) as err:
         read_run(path, aliases=aliases)
     text = _one_line(err.value)
-    assert "my_entropy, my_reward" in text and "--map SIGNAL=METRIC" in text
-    run = read_run(path, aliases=aliases, extra_metrics=["my_reward"])
-    assert run.series["my_reward"].values.tolist() == [0.1, 0.2]
+    assert "gpu_mem, queue_depth" in text and "--map SIGNAL=METRIC" in text
+    run = read_run(path, aliases=aliases, extra_metrics=["gpu_mem"])
+    assert run.series["gpu_mem"].values.tolist() == [0.1, 0.2]
 
 
 def test_empty_binary_and_truncated_files(tmp_path, aliases, verl):

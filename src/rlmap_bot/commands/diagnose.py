@@ -26,8 +26,9 @@ def register(registry: Registry) -> None:
               metavar="FILE", surfaces=CLI),
         Param("simulate", "JSON object of a run's true signal values (and optionally \"complaint\": [ids]); "
               "play the guided flow answering truthfully ('-' for stdin)", type="file", metavar="FILE", surfaces=CLI),
-        Param("run", "a training log file or folder: read the signals from the run's own curves", type="path",
-              metavar="PATH", surfaces=TERMINAL),
+        Param("run", "the run to read the signals from: a log file or folder, a W&B run folder "
+              "(wandb/latest-run), wandb:ENTITY/PROJECT/RUN_ID, mlflow:RUN_ID or trackio:PROJECT/RUN",
+              metavar="SOURCE", surfaces=TERMINAL),
         Param("format", "the log format, when it cannot be told from the content", metavar="NAME",
               choices=FORMATS, surfaces=TERMINAL),
         Param("run_id", "which run, when the path holds several", metavar="ID", surfaces=TERMINAL),
@@ -42,7 +43,7 @@ def register(registry: Registry) -> None:
     )(diagnose)
 
 
-def diagnose(ctx: Invocation, signals: str | None = None, simulate: str | None = None, run: Path | None = None,
+def diagnose(ctx: Invocation, signals: str | None = None, simulate: str | None = None, run: str | None = None,
              format: str | None = None, run_id: str | None = None, window: str | None = None,
              map: list[str] | None = None, chart: Path | None = None, list: bool = False,
              resume: str | None = None) -> Any:
@@ -50,9 +51,9 @@ def diagnose(ctx: Invocation, signals: str | None = None, simulate: str | None =
 
     core = ctx.core
     if run is not None:
-        return _from_logs(ctx, Path(run), format, run_id, window, map or [], chart)
+        return _from_logs(ctx, str(run), format, run_id, window, map or [], chart)
     if any(x for x in (format, run_id, window, map, chart)):
-        raise UsageError("--format, --run-id, --window, --map and --chart go with --run PATH")
+        raise UsageError("--format, --run-id, --window, --map and --chart go with --run SOURCE")
     if signals is not None:
         return core.diagnose(parse_signals(signals))
     if simulate is not None:
@@ -82,10 +83,11 @@ def diagnose(ctx: Invocation, signals: str | None = None, simulate: str | None =
     return core.flow.start(user=ctx.user, team=ctx.team, channel=ctx.channel, thread_ts=thread)
 
 
-def _from_logs(ctx: Invocation, path: Path, format: str | None, run_id: str | None, window: str | None,
+def _from_logs(ctx: Invocation, source: str, format: str | None, run_id: str | None, window: str | None,
                pairs: list[str], chart: Path | None) -> Any:
     from rlmap_bot.runs.diagnose import diagnose_run, parse_mapping, parse_window
 
+    path = Path(_chart_name(source))
     own = chart is None and ctx.surface == "shell"
     if own:
         # The shell always draws: the picture is half of what `diagnose --run` tells.
@@ -93,12 +95,21 @@ def _from_logs(ctx: Invocation, path: Path, format: str | None, run_id: str | No
     if chart is not None:
         chart = chart_path(Path(chart), path, create=own)
     try:
-        return diagnose_run(ctx.core.engine, ctx.core.knowledge_root, path, format=format, run_id=run_id,
+        return diagnose_run(ctx.core.engine, ctx.core.knowledge_root, source, format=format, run_id=run_id,
                             window=parse_window(window), mapping=parse_mapping(pairs), chart=chart)
     except OSError as exc:
         if chart is None or exc.filename not in (str(chart), chart):
             raise
         raise ConfigError(f"cannot write the chart {chart}: {exc.strerror or exc}") from None
+
+
+def _chart_name(source: str) -> str:
+    """A file name for a source's chart: the log's name, a W&B folder's name, or a tracker run's id."""
+    prefix, sep, rest = source.partition(":")
+    if sep and prefix.lower() in ("wandb", "mlflow", "trackio"):
+        return rest.rstrip("/").rsplit("/", 1)[-1] or prefix
+    path = Path(source)
+    return path.resolve().name if path.name in ("latest-run", "wandb") and path.exists() else path.name
 
 
 def chart_path(chart: Path, run: Path, create: bool = False) -> Path:

@@ -17,8 +17,10 @@ from rlmap_bot.runs.provenance import Fault, LevelReading, RunInfo, SignalSource
 
 if TYPE_CHECKING:
     from rlmap_bot.diagnosis.engine import Engine
+    from rlmap_bot.runs.aliases import AliasTable
     from rlmap_bot.runs.derive import Derivation
     from rlmap_bot.runs.model import RunData
+    from rlmap_bot.runs.sources import Access
 
 
 
@@ -88,15 +90,35 @@ def parse_mapping(pairs: Iterable[str]) -> dict[str, str]:
     return out
 
 
+def read_source(source: str | Path, aliases: AliasTable, format: str | None = None, run_id: str | None = None,
+                extra_metrics: Iterable[str] = (), access: Access | None = None) -> RunData:
+    """The run at ``source`` (a path, ``wandb:E/P/ID``, ``mlflow:ID``, ``trackio:P/NAME``), read whole
+    through :func:`~rlmap_bot.runs.sources.open_source`; RunReadError (one line) on bad input."""
+    import os
+
+    from rlmap_bot.runs.guess import guesser
+    from rlmap_bot.runs.read import check_read, keeper
+    from rlmap_bot.runs.sources import Access, open_source, parse_source
+
+    ref = parse_source(str(source), format, run_id)
+    if ref.kind != "path" and (format or run_id):
+        raise UsageError(f"--format and --run-id apply to a log file or folder, not to {ref.kind}: sources")
+    reader = open_source(ref, access or Access(environ=dict(os.environ)))
+    known, guess = keeper(aliases, extra_metrics), guesser()
+    run = reader.read_all(lambda name: known(name) or guess(name))
+    return check_read(run, aliases)
+
+
 def read_and_derive(path: str | Path, knowledge_root: Path, format: str | None = None, run_id: str | None = None,
-                    window: int | float | None = None, mapping: dict[str, str] | None = None
-                    ) -> tuple[RunData, Derivation]:
-    """The run at ``path`` and the signals derived from it (RunReadError, one line, on bad input)."""
-    from rlmap_bot.runs import derive_signals, load_aliases, read_run
+                    window: int | float | None = None, mapping: dict[str, str] | None = None,
+                    access: Access | None = None) -> tuple[RunData, Derivation]:
+    """The run at ``path`` (any source :func:`read_source` takes) and the signals derived from it."""
+    from rlmap_bot.runs import derive_signals, load_aliases
 
     aliases = load_aliases(knowledge_root)
     mapping = mapping or {}
-    run = read_run(path, format=format, run_id=run_id, extra_metrics=tuple(mapping.values()), aliases=aliases)
+    run = read_source(path, aliases, format=format, run_id=run_id, extra_metrics=tuple(mapping.values()),
+                      access=access)
     return run, derive_signals(run, aliases, window=window, mapping=mapping)
 
 

@@ -78,12 +78,16 @@ def _union(parts: list[Series], how: str) -> tuple[np.ndarray, np.ndarray]:
 
 
 def framework_scores(hits: Mapping[str, Sequence[Alias]]) -> dict[str, int]:
-    """How many of the run's metric names (each with the aliases it matches) each framework's table knows."""
-    scores: dict[str, int] = {}
+    """How many of each framework's entries the run's metric names (each with the aliases it matches) meet.
+
+    An entry counts once however many names it matches: a catch-all pattern (OpenRLHF's ``eval/*``)
+    meeting every ``eval/`` metric of another framework's run is one piece of evidence, not twenty.
+    """
+    entries: dict[str, set[int]] = {}
     for found in hits.values():
-        for fw in {a.framework for a in found}:
-            scores[fw] = scores.get(fw, 0) + 1
-    return scores
+        for alias in found:
+            entries.setdefault(alias.framework, set()).add(alias.order)
+    return {fw: len(orders) for fw, orders in entries.items()}
 
 
 def _build(alias: Alias, run: RunData) -> QuantitySeries | None:
@@ -112,6 +116,21 @@ def _build(alias: Alias, run: RunData) -> QuantitySeries | None:
     return QuantitySeries(entry.quantity, steps, values, label, unit, alias.label, entry.includes_coef)
 
 
+def _by_name(run: RunData, hits: Mapping[str, Sequence[Alias]], out: Resolution, mapped: set[str]) -> None:
+    """Quantities the table found no metric for, read from names it does not know (said in a warning)."""
+    from rlmap_bot.runs.guess import UNITS, guesses
+
+    wanted = [q for q in UNITS if q not in out.series and q not in mapped]
+    unknown = [name for name in run.series if not hits.get(name)]
+    if not wanted or not unknown:
+        return
+    for quantity, guess in guesses(unknown, wanted).items():
+        s = run.series[guess.metric]
+        out.series[quantity] = QuantitySeries(quantity, s.steps, s.values, guess.metric, UNITS[quantity],
+                                              "read by its name")
+        out.warnings.append(guess.said)
+
+
 def resolve(run: RunData, table: AliasTable, mapping: Mapping[str, str] | None = None) -> Resolution:
     """Every quantity the run's series can give."""
     out = Resolution()
@@ -119,9 +138,15 @@ def resolve(run: RunData, table: AliasTable, mapping: Mapping[str, str] | None =
     scores = framework_scores(hits)
     if scores:
         best = max(scores.items(), key=lambda kv: (kv[1], kv[0] != "generic"))
-        versions = sorted({a.entry.version for found in hits.values() for a in found
-                           if a.framework == best[0] and a.entry.version})
-        out.framework = best[0] + (f" ({', '.join(versions)})" if versions else "")
+        # Frameworks whose tables meet as many of the run's names (TRL and OpenRLHF both log
+        # train/reward) are all named: picking one would be a coin toss said as a fact.
+        tied = sorted(fw for fw, n in scores.items() if n == best[1] and fw != "generic")
+        if len(tied) > 1:
+            out.framework = " or ".join(tied)
+        else:
+            versions = sorted({a.entry.version for found in hits.values() for a in found
+                               if a.framework == best[0] and a.entry.version})
+            out.framework = best[0] + (f" ({', '.join(versions)})" if versions else "")
     ranked = sorted(table.aliases, key=lambda a: (-scores.get(a.framework, 0), a.framework == "generic",
                                                   a.framework, a.order))
     for alias in ranked:
@@ -131,6 +156,7 @@ def resolve(run: RunData, table: AliasTable, mapping: Mapping[str, str] | None =
         built = _build(alias, run)
         if built is not None:
             out.series[q] = built
+    _by_name(run, hits, out, {SIGNAL_QUANTITY.get(k, k) for k in mapping or {}})
     for key, metric in (mapping or {}).items():
         quantity = SIGNAL_QUANTITY.get(key, key)
         if quantity not in QUANTITIES:

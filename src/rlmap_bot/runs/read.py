@@ -122,19 +122,33 @@ def read_run(path: Path | str, format: str | None = None, run_id: str | None = N
     aliases = aliases or default_aliases()
     candidates = discover(path, format)
     cand = choose(candidates, run_id, path)
-    c = Collector(keeper(aliases, extra_metrics))
+    from rlmap_bot.runs.guess import guesser
+
+    known, guess = keeper(aliases, extra_metrics), guesser()
+    c = Collector(lambda name: known(name) or guess(name))
     nbytes, warnings = read_candidate(cand, c)
     c.warnings.extend(warnings)
     run = c.finish(path=str(cand.location), format=cand.format, run_id=cand.run_id,
                    runs=[x.run_id for x in candidates], bytes_read=nbytes)
+    return check_read(run, aliases)
+
+
+def check_read(run: RunData, aliases: AliasTable) -> RunData:
+    """``run`` when it holds a metric some signal can be read from; else RunReadError, one line.
+
+    A series is kept when the alias table, a ``--map`` or a name rule (:mod:`rlmap_bot.runs.guess`)
+    wants it; a run with none of those lists its metric names and how to map one.
+    """
+    where = run.path
     if not run.metrics:
-        raise RunReadError(f"{cand.location}: no metric records found reading it as {cand.format}; "
+        raise RunReadError(f"{where}: no metric records found reading it as {run.format}; "
                            f"looked for {LOOKED_FOR}")
     if not run.series:
         shown = ", ".join(run.metrics[:NAMES_SHOWN])
         more = len(run.metrics) - NAMES_SHOWN
         raise RunReadError(
-            f"{cand.location}: none of its {len(run.metrics)} metrics is in the alias table: {shown}"
+            f"{where}: none of its {len(run.metrics)} metrics is in the alias table or reads as a reward, "
+            f"score, length, entropy, KL, loss or gradient norm by its name: {shown}"
             + (f" and {more} more" if more > 0 else "")
             + "; map one with --map SIGNAL=METRIC, or add the names to knowledge/metrics/")
     return run

@@ -163,9 +163,10 @@ class JsonLines(LineParser):
                 if kept is not None and len(self._layouts) < LAYOUTS:
                     self._layouts[layout] = kept
             if kept is not None:  # the common flat record: only kept names are touched
-                self._add(((n, data[n]) for n in kept), int(number), check=False)
+                self._add(((n, data[n]) for n in kept), int(number), check=False, null=math.nan)
                 return True
-            items = _flatten(data)
+            self._add(_flatten(data), int(number), null=math.nan)
+            return True
         else:
             step = None
             for key in STEP_KEYS:
@@ -179,12 +180,18 @@ class JsonLines(LineParser):
         self._add(items, int(number))
         return True
 
-    def _add(self, items, step: int, check: bool = True) -> None:
+    def _add(self, items, step: int, check: bool = True, null: float | None = None) -> None:
+        """Values of wanted names; ``null`` is what a JSON null stands for (verl's file logger
+        writes a NaN as null: strict JSON has no NaN), None to skip it."""
         wants, add = self.c.wants, self.c.add
         for name, value in items:
             if not check or wants(name):
                 if type(value) is float:
                     add(name, step, value)
+                    continue
+                if value is None:
+                    if null is not None:
+                        add(name, step, null)
                     continue
                 value = parse_number(value) if isinstance(value, str) else to_float(value)
                 if value is not None:
