@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from rlmap_bot.commands.results import AnswerStream
     from rlmap_bot.diagnosis.flow import Step
     from rlmap_bot.runs.diagnose import RunDiagnosis
+    from rlmap_bot.watch.follow import Following, Said
 
 class Terminal:
     """Where results go: ``say`` a line, ``ask`` for one. ``guided_after_logs``: an interactive terminal."""
@@ -62,3 +63,24 @@ class Terminal:
                 self.say("> (an empty line: no question)\n")
             else:
                 self.say(f"> {answer.query}\n" + render.text(answer) + "\n")
+
+    def _show_Following(self, result: Following) -> None:  # noqa: N802
+        """Follow the run until Ctrl-C: each check's alerts as they come (text, or a JSON line each)."""
+        import time
+
+        from rlmap_bot.watch.follow import follow
+        from rlmap_bot.watch.service import WatchService
+
+        def said(item: Said) -> None:
+            if self.ctx.json:
+                self.say(render.as_json(item.result if item.result is not None else item, indent=None))
+            else:
+                self.say(render.text(item.result) + "\n" if item.result is not None else f"-- {item.line}")
+
+        self.say(f"Following {result.source}, a check every {result.seconds:g} s; Ctrl-C stops."
+                 if not self.ctx.json else render.as_json(result, indent=None))
+        try:
+            follow(WatchService(self.ctx.core), result.source, said, time.sleep, result.seconds)
+        except KeyboardInterrupt:
+            if not self.ctx.json:
+                self.say("Stopped following.")

@@ -83,14 +83,19 @@ def watch(ctx: Invocation, path: str, every: str | None = None, quiet: bool = Fa
     from rlmap_bot.watch.model import DEFAULT_INTERVAL, Watch, format_interval, parse_interval
 
     service = _service(ctx)
+    from rlmap_bot.watch.sources import is_tracker
+
     if ctx.surface == "cli":
+        if not is_tracker(path):
+            _need_roots(service, path)
         if not once:
-            raise UsageError("in the terminal, `rlmap-bot watch PATH --once` checks once and prints what would be "
-                             "posted; to keep watching, use `/rlmap watch PATH` in Slack")
-        _need_roots(service, path)
+            from rlmap_bot.watch.follow import Following
+
+            return Following(source=str(service.resolve(path)), seconds=service.settings.rlmap_watch_follow_seconds)
         return service.preview(path)
     channel = _need_channel(ctx)
-    _need_roots(service)
+    if not is_tracker(path):
+        _need_roots(service)
     minutes = parse_interval(every) if every else DEFAULT_INTERVAL
     resolved = service.resolve(path)
     previous = service.repo.find(ctx.team, ctx.channel, str(resolved))

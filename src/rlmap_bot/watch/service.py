@@ -34,6 +34,7 @@ from rlmap_bot.state.db import ConflictError
 from rlmap_bot.watch.conditions import Transition, pending_announcements
 from rlmap_bot.watch.model import Alert, CheckResult, EvidenceLine, Tracking, Watch, WatchRow, format_interval
 from rlmap_bot.watch.series import KeptRun
+from rlmap_bot.watch.sources import access_for
 
 if TYPE_CHECKING:
     from rlmap_bot.core import Core
@@ -120,13 +121,19 @@ class WatchService:
         return self._aliases[1]
 
     # -- creating, listing, removing ---------------------------------------------------------------
-    def resolve(self, path_text: str) -> Path:
-        """The real path to watch, refused outside RLMAP_RUN_ROOTS, and checked to be a log we can read."""
+    def resolve(self, path_text: str) -> Path | str:
+        """What to watch: a tracker run as typed (checked readable with this bot's access), or the
+        real path, refused outside RLMAP_RUN_ROOTS, and checked to be a log or W&B run we can read."""
+        from rlmap_bot.watch import sources
         from rlmap_bot.watch.check import find_source
         from rlmap_bot.watch.roots import resolve_watch_path
 
+        if sources.is_tracker(path_text):
+            sources.check_readable(path_text.strip(), sources.access_for(self.settings))
+            return path_text.strip()
         path = resolve_watch_path(path_text, self.roots)
-        find_source(path, self.roots)  # RunReadError (one line) when it is not a log this reader knows
+        if not sources.is_wandb_folder(path):
+            find_source(path, self.roots)  # RunReadError (one line) when it is not a log this reader knows
         return path
 
     def find(self, team: str, channel: str, target: str) -> Watch | None:
@@ -207,7 +214,7 @@ class WatchService:
         self.recover(watch, poster, now)
         tracking, blob, version = self.repo.load_state(watch.id)
         outcome = check_run(watch, tracking, KeptRun.loads(blob), engine=self.core.engine, aliases=self.aliases(),
-                            roots=self.roots, now=now, stall=self.stall)
+                            roots=self.roots, now=now, stall=self.stall, access=access_for(self.settings))
         result = _result(watch, outcome)
         tracking = outcome.tracking
         if outcome.status == "paused":
@@ -293,7 +300,8 @@ class WatchService:
         path = self.resolve(path_text)
         watch = Watch(team="local", channel="terminal", path=str(path))
         outcome = check_run(watch, Tracking(), KeptRun(), engine=self.core.engine, aliases=self.aliases(),
-                            roots=self.roots, now=now or self.clock(), stall=self.stall)
+                            roots=self.roots, now=now or self.clock(), stall=self.stall,
+                            access=access_for(self.settings))
         result = _result(watch, outcome)
         result.dry = True
         if outcome.status == "checked":
