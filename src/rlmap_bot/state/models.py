@@ -135,6 +135,8 @@ class Tracking(BaseModel):
     reader: dict[str, Any] | None = Field(None, description="the incremental reader's ReaderState")
     signature: str | None = Field(None, description="whole mode: size and mtime of what was read")
     cursor: dict[str, Any] | None = Field(None, description="source mode: the run source's Cursor as JSON")
+    unreadable: int = Field(0, description="times the source could not be read (numbers those notices)")
+    unreadable_since: dt.datetime | None = Field(None, description="when the source stopped being readable")
     faults: dict[str, Any] = Field(default_factory=dict, description="the full-resolution fault scan's state")
     conditions: dict[str, ConditionState] = Field(default_factory=dict)
     episodes: dict[str, int] = Field(default_factory=dict, description="condition key -> episodes opened so far")

@@ -30,8 +30,8 @@ from rlmap_bot.runs.errors import RunReadError
 from rlmap_bot.runs.formats.lines import LINE_FORMATS
 from rlmap_bot.runs.incremental import RunReader
 from rlmap_bot.runs.model import RunData, Series
-from rlmap_bot.runs.textio import is_gzip, is_json_array
 from rlmap_bot.runs.sources import Access
+from rlmap_bot.runs.textio import is_gzip, is_json_array
 from rlmap_bot.watch import faults as fault_scan
 from rlmap_bot.watch import sources
 from rlmap_bot.watch.conditions import Evaluation, evaluate
@@ -268,6 +268,8 @@ def _judged(watch: Watch, tracking: Tracking, kept: KeptRun, faults: FaultState,
 
 
 def _stalled_or(out: Outcome, watch: Watch, now: dt.datetime, stall: dt.timedelta) -> Outcome:
+    if out.status == "problem" and sources.is_tracker(watch.path):
+        return out  # a tracker that is down is retried, never taken for a run that stopped logging
     # The stall clock runs from the last new step, or from when someone (re)started the watch.
     last = max(t for t in (out.tracking.last_growth_at, watch.updated_at) if t is not None)
     if now - last >= stall:
