@@ -32,8 +32,15 @@ from rlmap_bot import jobs
 from rlmap_bot.errors import UsageError
 from rlmap_bot.state.db import ConflictError
 from rlmap_bot.watch.model import Alert, CheckResult, Tracking, Watch, WatchRow, format_interval
-from rlmap_bot.watch.posts import (FAULT_TEXTS, FAULT_TITLES, PAUSE_TITLES, _result, paused_notice, plan,
-                                   unreadable_notice)
+from rlmap_bot.watch.posts import (
+    FAULT_TEXTS,
+    FAULT_TITLES,
+    PAUSE_TITLES,
+    _result,
+    paused_notice,
+    plan,
+    unreadable_notice,
+)
 from rlmap_bot.watch.series import KeptRun
 from rlmap_bot.watch.sources import access_for
 

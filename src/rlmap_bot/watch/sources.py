@@ -30,12 +30,10 @@ def access_for(settings: Settings) -> Access:
     """What this bot may read: the run roots, and any allow-lists and credentials settings give."""
     from rlmap_bot.runs.sources import Access
 
-    fields = {"run_roots": tuple(settings.run_roots)}
-    for name in ("wandb_entities", "mlflow_hosts"):  # the tracker settings, where this install has them
-        value = getattr(settings, name, None)
-        if value:
-            fields[name] = tuple(value)
-    return Access(**fields)
+    # The tracker allow-lists, where this install's settings have them.
+    entities = tuple(getattr(settings, "wandb_entities", None) or ())
+    hosts = tuple(getattr(settings, "mlflow_hosts", None) or ())
+    return Access(run_roots=tuple(settings.run_roots), wandb_entities=entities, mlflow_hosts=hosts)
 
 
 def ref_of(text: str) -> SourceRef:
