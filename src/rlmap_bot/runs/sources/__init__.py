@@ -94,7 +94,7 @@ def parse_source(text: str, format: str | None = None, run_id: str | None = None
     if sep and prefix.lower() in KINDS and prefix.lower() != "path":
         if not rest.strip():
             raise RunReadError(f"{raw}: say which run after '{prefix}:' (e.g. {_EXAMPLES[prefix.lower()]})")
-        return SourceRef(kind=prefix.lower(), target=rest.strip(), text=raw)  # type: ignore[arg-type]
+        return SourceRef(kind=prefix.lower(), target=rest.strip(), text=raw)
     return SourceRef(kind="path", target=raw, text=raw, format=format, run_id=run_id)
 
 

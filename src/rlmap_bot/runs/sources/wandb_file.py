@@ -333,8 +333,9 @@ class WandbFileSource:
 
     def read_new(self, cursor: Cursor | None, keep: Callable[[str], bool]) -> tuple[RunData, Cursor]:
         data = dict(cursor.data) if cursor is not None and cursor.kind == "path" else {}
-        if data.get("run_id") not in (None, self.run.run_id):
-            data = {}
+        switched = data.get("run_id") not in (None, self.run.run_id)
+        if switched:  # the wandb/ folder's newest run is another run now
+            before, data = data.get("run_id"), {}
         offsets: dict[str, int] = dict(data.get("offsets", {}))
         c = Collector(keep)
         c._last.update(data.get("last_steps", {}))
@@ -358,6 +359,8 @@ class WandbFileSource:
         if len(files) > 1 and cursor is None:
             c.warnings.append(f"a resumed run: {len(files)} folders with run id {self.run.run_id}, read in order")
         run = c.finish(path=str(files[-1].parent), format=FORMAT, run_id=self.run.run_id,
-                       runs=[self.run.run_id], bytes_read=total)
+                       runs=[self.run.run_id], bytes_read=total, reset=switched)
+        if switched:
+            run.warnings.insert(0, f"the newest run here is now {self.run.run_id} (was {before}); read from its start")
         return run, Cursor(kind="path", data={"mode": "wandb", "run_id": self.run.run_id, "offsets": offsets,
                                               "last_steps": {**data.get("last_steps", {}), **c._last}})
