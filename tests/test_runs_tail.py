@@ -36,11 +36,25 @@ def _base(seed: int = 1, steps: int = STEPS) -> list[rl.Record]:
     rng = np.random.default_rng(seed)
     records: list[rl.Record] = []
     for step in range(1, steps + 1):
-        records.append((step, {
-            "reward": 0.7 + rng.normal(0, 0.03), "entropy": 0.45 + rng.normal(0, 0.01),
-            "length": 520 + rng.normal(0, 12), "truncation": 0.01, "gen_time": 30 + rng.normal(0, 1),
-            "step_time": 100 + rng.normal(0, 3), "grad_norm": float(0.4 * np.exp(rng.normal(0, 0.15))),
-            "clip": 0.01, "pg_loss": rng.normal(0, 0.02), "kl": 0.003, "kl_coef": 0.001, "lr": 1e-6}))
+        records.append(
+            (
+                step,
+                {
+                    "reward": 0.7 + rng.normal(0, 0.03),
+                    "entropy": 0.45 + rng.normal(0, 0.01),
+                    "length": 520 + rng.normal(0, 12),
+                    "truncation": 0.01,
+                    "gen_time": 30 + rng.normal(0, 1),
+                    "step_time": 100 + rng.normal(0, 3),
+                    "grad_norm": float(0.4 * np.exp(rng.normal(0, 0.15))),
+                    "clip": 0.01,
+                    "pg_loss": rng.normal(0, 0.02),
+                    "kl": 0.003,
+                    "kl_coef": 0.001,
+                    "lr": 1e-6,
+                },
+            )
+        )
     return records
 
 
@@ -58,8 +72,11 @@ def _tail(records: list[rl.Record], seed: int = 2, **change) -> list[rl.Record]:
 
 
 def _collapse(tmp_path):
-    records = _tail(_base(), reward=lambda g, r: g.uniform(0.2, 0.45),
-                    grad_norm=lambda g, r: r["grad_norm"] * 10)
+    records = _tail(
+        _base(),
+        reward=lambda g, r: g.uniform(0.2, 0.45),
+        grad_norm=lambda g, r: r["grad_norm"] * 10,
+    )
     return rl.write_verl_console(tmp_path / "collapse.log", rl.named(records, "verl"))
 
 
@@ -73,7 +90,9 @@ def test_a_reward_collapse_in_the_last_tenth_reads_as_a_collapse_not_flat(tmp_pa
     assert kinds[:2] == ["reward_collapse", "grad_norm_blowup"], kinds
     collapse = d.faults[0]
     assert collapse.metric == "critic/score/mean" and collapse.first_step >= TAIL_FROM - 70
-    assert d.signals["proxy_reward_trend"] == "falling", d.signal_sources["proxy_reward_trend"].detail
+    assert d.signals["proxy_reward_trend"] == "falling", d.signal_sources[
+        "proxy_reward_trend"
+    ].detail
 
 
 def test_a_collapse_is_said_first_in_diagnose_run_output(tmp_path, env):
@@ -102,8 +121,17 @@ def test_a_length_explosion_at_the_tail_is_a_fault(tmp_path, aliases):
 
 def test_a_noisy_but_steady_run_has_no_tail_fault(tmp_path, aliases):
     rng = np.random.default_rng(7)
-    records = [(s, {**r, "reward": float(np.clip(0.55 + rng.normal(0, 0.12), 0, 1)),
-                    "grad_norm": float(0.5 * np.exp(rng.normal(0, 0.5)))}) for s, r in _base(seed=7)]
+    records = [
+        (
+            s,
+            {
+                **r,
+                "reward": float(np.clip(0.55 + rng.normal(0, 0.12), 0, 1)),
+                "grad_norm": float(0.5 * np.exp(rng.normal(0, 0.5))),
+            },
+        )
+        for s, r in _base(seed=7)
+    ]
     d = _derive(rl.write_verl_console(tmp_path / "noisy.log", rl.named(records, "verl")), aliases)
     assert d.faults == [], [f.detail for f in d.faults]
     assert d.signals["proxy_reward_trend"] == "flat"
@@ -123,7 +151,9 @@ def test_a_late_learning_rate_decay_bend_has_no_tail_fault(tmp_path, aliases):
         row["grad_norm"] = float(0.4 * (0.6 + 0.4 * decay) * np.exp(rng.normal(0, 0.15)))
         row["length"] = float(520 + 60 * min(t, 0.85) + rng.normal(0, 12))
         records.append((step, row))
-    d = _derive(rl.write_trl_output(tmp_path / "out", rl.named(records, "trl"), checkpoints=()), aliases)
+    d = _derive(
+        rl.write_trl_output(tmp_path / "out", rl.named(records, "trl"), checkpoints=()), aliases
+    )
     assert d.faults == [], [f.detail for f in d.faults]
 
 
@@ -161,8 +191,9 @@ def _watch(core, tmp_path, records, cuts) -> list:
     settings = core.settings.model_copy(update={"rlmap_run_roots": str(tmp_path)})
     service = WatchService(core, clock=lambda: clock[0], settings=settings)
     log = tmp_path / "grow.log"
-    watch = service.repo.save(Watch(team="T", channel="C", path=str(log.resolve()), created_at=t0,
-                                    updated_at=t0))
+    watch = service.repo.save(
+        Watch(team="T", channel="C", path=str(log.resolve()), created_at=t0, updated_at=t0)
+    )
     poster = _Recorder()
     for n, cut in enumerate(cuts):
         rl.write_verl_console(log, [r for r in records if r[0] <= cut])
@@ -178,8 +209,9 @@ def test_a_watch_of_a_collapsing_run_alerts_once(core, tmp_path):
     posts = _watch(core, tmp_path, records, [1100, 1200, 1230, 1260, 1300])
     raised = [a for a in posts if a.kind == "alert" and "fault:shift" in a.conditions]
     assert len(raised) == 1, [(a.title, a.conditions) for a in posts]
-    assert "the task reward collapsed" in " ".join(raised[0].changes) or "critic/score/mean" in " ".join(
-        raised[0].changes)
+    assert "the task reward collapsed" in " ".join(
+        raised[0].changes
+    ) or "critic/score/mean" in " ".join(raised[0].changes)
     assert not [a for a in posts if a.kind == "resolved"], [a.title for a in posts]
 
 
@@ -189,7 +221,15 @@ def test_a_watch_of_a_late_decay_bend_stays_quiet(core, tmp_path):
     for step, row in _base(seed=9):
         t = step / STEPS
         decay = 1.0 if t < 0.85 else 0.5 * (1 + np.cos(np.pi * (t - 0.85) / 0.15))
-        records.append((step, {**row, "lr": float(1e-6 * decay),
-                               "grad_norm": float(0.4 * (0.6 + 0.4 * decay) * np.exp(rng.normal(0, 0.15)))}))
+        records.append(
+            (
+                step,
+                {
+                    **row,
+                    "lr": float(1e-6 * decay),
+                    "grad_norm": float(0.4 * (0.6 + 0.4 * decay) * np.exp(rng.normal(0, 0.15))),
+                },
+            )
+        )
     posts = _watch(core, tmp_path, rl.named(records, "verl"), [1100, 1200, 1300])
     assert [a.title for a in posts if "fault:shift" in a.conditions] == []

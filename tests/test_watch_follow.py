@@ -25,8 +25,13 @@ WAIT = 120
 def _start(env: dict[str, str], log: Path, root: Path) -> tuple[subprocess.Popen, queue.Queue]:
     exe = Path(sys.executable).with_name("rlmap-bot")
     env = {**env, "RLMAP_RUN_ROOTS": str(root), "RLMAP_WATCH_FOLLOW_SECONDS": "0.5"}
-    proc = subprocess.Popen([str(exe), "watch", str(log), "--follow"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True, env=env)
+    proc = subprocess.Popen(
+        [str(exe), "watch", str(log), "--follow"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
     lines: queue.Queue = queue.Queue()
 
     def pump() -> None:
@@ -45,9 +50,13 @@ def _until(lines: queue.Queue, text: str) -> list[str]:
         try:
             line = lines.get(timeout=WAIT)
         except queue.Empty:
-            raise AssertionError(f"no line with {text!r} after {WAIT} s; printed: {''.join(seen)[-2000:]}") from None
+            raise AssertionError(
+                f"no line with {text!r} after {WAIT} s; printed: {''.join(seen)[-2000:]}"
+            ) from None
         if line is None:
-            raise AssertionError(f"the follower ended before {text!r}; printed: {''.join(seen)[-2000:]}")
+            raise AssertionError(
+                f"the follower ended before {text!r}; printed: {''.join(seen)[-2000:]}"
+            )
         seen.append(line)
         if text in line:
             return seen
@@ -85,8 +94,15 @@ def test_watch_follows_a_growing_log_prints_its_alert_once_and_stops_on_sigint(e
 
 def test_watch_of_a_source_it_cannot_read_says_so_in_one_line(env, tmp_path):
     exe = Path(sys.executable).with_name("rlmap-bot")
-    run = subprocess.run([str(exe), "watch", "mlflow:no-such-run", "--follow"], capture_output=True, text=True,
-                         env={**env, "MLFLOW_TRACKING_URI": f"sqlite:///{tmp_path / 'none.db'}"}, timeout=WAIT)
+    run = subprocess.run(
+        [str(exe), "watch", "mlflow:no-such-run", "--follow"],
+        capture_output=True,
+        text=True,
+        env={**env, "MLFLOW_TRACKING_URI": f"sqlite:///{tmp_path / 'none.db'}"},
+        timeout=WAIT,
+    )
     assert run.returncode != 0
     assert "Traceback" not in run.stderr
-    assert len(run.stderr.strip().splitlines()) == 1 and run.stderr.startswith("error: "), run.stderr
+    assert len(run.stderr.strip().splitlines()) == 1 and run.stderr.startswith("error: "), (
+        run.stderr
+    )

@@ -55,7 +55,9 @@ def test_a_source_that_cannot_be_read_is_said_once_and_its_return_once(service, 
     records = rl.named(rl.phased([("healthy", 200)]), "verl")
     log = tmp_path / "train.log"
     rl.write_verl_console(log, [r for r in records if r[0] <= 100])
-    watch = service.repo.save(Watch(team="T", channel="C", path=str(log), created_at=T0, updated_at=T0))
+    watch = service.repo.save(
+        Watch(team="T", channel="C", path=str(log), created_at=T0, updated_at=T0)
+    )
     poster = Recorder()
     assert _check(service, watch.id, poster, 0).status == "checked"
     kept = tmp_path / "kept.log"
@@ -75,7 +77,9 @@ def test_a_source_that_cannot_be_read_is_said_once_and_its_return_once(service, 
     said = [(a.kind, a.title) for a in poster.posts if "watch:unreadable" in a.conditions]
     assert said == [("alert", "Cannot read the run now"), ("resolved", "Reading the run again")]
     back = poster.posts[-1] if poster.posts[-1].kind == "resolved" else None
-    assert back is not None and back.reply_to == "1.0", [(a.kind, a.title, a.reply_to) for a in poster.posts]
+    assert back is not None and back.reply_to == "1.0", [
+        (a.kind, a.title, a.reply_to) for a in poster.posts
+    ]
 
 
 def test_a_tracker_run_this_install_cannot_read_is_refused_in_one_line(service):
@@ -84,7 +88,9 @@ def test_a_tracker_run_this_install_cannot_read_is_refused_in_one_line(service):
     assert "\n" not in str(refused.value) and "trackio:no-project/no-run" in str(refused.value)
 
 
-def test_slack_refuses_a_tracker_run_it_cannot_read_in_one_line_and_keeps_no_watch(standin, built_db, tmp_path):
+def test_slack_refuses_a_tracker_run_it_cannot_read_in_one_line_and_keeps_no_watch(
+    standin, built_db, tmp_path
+):
     """Over the real Bolt app: `/rlmap watch mlflow:RUN` where this workspace cannot read it."""
     from support.bot import start_bot
 

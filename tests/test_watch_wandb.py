@@ -19,7 +19,9 @@ import pytest
 from rlmap_bot.watch.model import Alert, Watch
 from rlmap_bot.watch.service import WatchService
 
-pytest.importorskip("wandb", reason="the test extra installs wandb; it writes the run this test watches")
+pytest.importorskip(
+    "wandb", reason="the test extra installs wandb; it writes the run this test watches"
+)
 
 WRITER = r"""
 import sys, wandb
@@ -58,9 +60,16 @@ class Recorder:
 
 def _env(root: Path) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("WANDB_")}
-    env.update(WANDB_MODE="offline", WANDB_SILENT="true", WANDB_DIR=str(root), WANDB_CONFIG_DIR=str(root / ".cfg"),
-               WANDB_CACHE_DIR=str(root / ".cache"), WANDB_DATA_DIR=str(root / ".data"), WANDB_CONSOLE="off",
-               WANDB_DISABLE_GIT="true")
+    env.update(
+        WANDB_MODE="offline",
+        WANDB_SILENT="true",
+        WANDB_DIR=str(root),
+        WANDB_CONFIG_DIR=str(root / ".cfg"),
+        WANDB_CACHE_DIR=str(root / ".cache"),
+        WANDB_DATA_DIR=str(root / ".data"),
+        WANDB_CONSOLE="off",
+        WANDB_DISABLE_GIT="true",
+    )
     return env
 
 
@@ -70,8 +79,13 @@ def _check(service, watch_id: str, poster: Recorder, slot: str):
 
 
 def test_a_watch_of_a_live_wandb_run_reads_only_the_new_steps(core, tmp_path):
-    proc = subprocess.Popen([sys.executable, "-c", WRITER], env=_env(tmp_path), stdin=subprocess.PIPE,
-                            stdout=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-c", WRITER],
+        env=_env(tmp_path),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     try:
         assert proc.stdout is not None and proc.stdin is not None
         assert proc.stdout.readline().strip() == "logged"
@@ -80,11 +94,15 @@ def test_a_watch_of_a_live_wandb_run_reads_only_the_new_steps(core, tmp_path):
         service = WatchService(core, clock=lambda: clock[0], settings=settings)
         service.tick = clock  # type: ignore[attr-defined]
         folder = str(service.resolve(str(tmp_path / "wandb")))
-        watch = service.repo.save(Watch(team="T", channel="C", path=folder, created_at=T0, updated_at=T0))
+        watch = service.repo.save(
+            Watch(team="T", channel="C", path=folder, created_at=T0, updated_at=T0)
+        )
         poster = Recorder()
         # The SDK writes the log in 32 KB blocks: a live run's last steps reach the disk with the next block.
         first = _check(service, watch.id, poster, "at:0")
-        assert first.status == "checked" and first.mode == "source" and first.format == "wandb-run", first
+        assert (
+            first.status == "checked" and first.mode == "source" and first.format == "wandb-run"
+        ), first
         seen = first.last_step
         assert seen is not None and 0 < seen <= 299 and first.steps == seen + 1
         tracking, _, _ = service.repo.load_state(watch.id)
@@ -96,7 +114,9 @@ def test_a_watch_of_a_live_wandb_run_reads_only_the_new_steps(core, tmp_path):
         proc.stdin.flush()
         assert proc.wait(timeout=WAIT_S) == 0
         second = _check(service, watch.id, poster, "at:1")
-        assert second.status == "checked" and second.last_step == 399 and second.steps == 400, second
+        assert second.status == "checked" and second.last_step == 399 and second.steps == 400, (
+            second
+        )
         assert second.new_steps == 399 - seen
         log = next((tmp_path / "wandb").glob("*-live1/run-live1.wandb"))
         assert 0 < second.bytes_read < log.stat().st_size, "only what was appended is read"

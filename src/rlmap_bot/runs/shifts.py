@@ -86,8 +86,9 @@ class Rule:
 RULES: dict[str, Rule] = {
     "task_reward": Rule("reward_collapse", -1, share=0.30, what="the task reward collapsed"),
     "grad_norm": Rule("grad_norm_blowup", +1, factor=3.0, what="the gradient norm blew up"),
-    "response_length": Rule("length_explosion", +1, factor=1.5,
-                            what="the response length exploded"),
+    "response_length": Rule(
+        "length_explosion", +1, factor=1.5, what="the response length exploded"
+    ),
 }
 
 
@@ -108,10 +109,12 @@ class Shift:
 
     def detail(self) -> str:
         ratio = f" ({self.after / self.before:.2g}x)" if self.before > 0 and self.after >= 0 else ""
-        return (f"{RULES[self.quantity].what}: {self.metric} went from a recent level of "
-                f"{self.before:.3g} (median of steps "
-                f"{self.reference[0]}-{self.reference[1]}) to {self.after:.3g}{ratio} over steps "
-                f"{self.first_step}-{self.last_step}, {self.z:.0f} robust sigmas away")
+        return (
+            f"{RULES[self.quantity].what}: {self.metric} went from a recent level of "
+            f"{self.before:.3g} (median of steps "
+            f"{self.reference[0]}-{self.reference[1]}) to {self.after:.3g}{ratio} over steps "
+            f"{self.first_step}-{self.last_step}, {self.z:.0f} robust sigmas away"
+        )
 
 
 def _one(q: QuantitySeries, rule: Rule) -> Shift | None:
@@ -125,7 +128,7 @@ def _one(q: QuantitySeries, rule: Rule) -> Shift | None:
     for share in TAIL_SHARES:
         k = max(TAIL_MIN, math.ceil(share * (values.size - start)))
         ref_start = max(start, values.size - k - REFERENCE_FACTOR * k)
-        ref, tail = values[ref_start: values.size - k], values[values.size - k:]
+        ref, tail = values[ref_start : values.size - k], values[values.size - k :]
         if ref.size < TAIL_MIN:
             continue
         m0, m1 = float(np.median(ref)), float(np.median(tail))
@@ -143,11 +146,21 @@ def _one(q: QuantitySeries, rule: Rule) -> Shift | None:
         drift = abs(float(np.median(ref[half:]) - np.median(ref[:half])))
         steady = drift <= STEADY_SHARE * abs(change)
         if large and held and steady and (best is None or z > best.z):
-            tail_steps = steps[values.size - k:]
-            best = Shift(q.quantity, rule.kind, q.label, m0, m1, sigma, z, int(tail_steps[0]),
-                         int(tail_steps[-1]),
-                         (int(steps[ref_start]), int(steps[values.size - k - 1])),
-                         [int(s) for s in tail_steps[:20]], int(k))
+            tail_steps = steps[values.size - k :]
+            best = Shift(
+                q.quantity,
+                rule.kind,
+                q.label,
+                m0,
+                m1,
+                sigma,
+                z,
+                int(tail_steps[0]),
+                int(tail_steps[-1]),
+                (int(steps[ref_start]), int(steps[values.size - k - 1])),
+                [int(s) for s in tail_steps[:20]],
+                int(k),
+            )
     return best
 
 
@@ -174,6 +187,16 @@ def shifts(series: Mapping[str, QuantitySeries]) -> list[Shift]:
 
 def shift_faults(series: Mapping[str, QuantitySeries]) -> list[Fault]:
     """The same findings as faults, said before any stage verdict."""
-    return [Fault(kind=s.kind, metric=s.metric, steps=s.steps, count=s.points,
-                  first_step=s.first_step, last_step=s.last_step, throughout=False,
-                  detail=s.detail()) for s in shifts(series)]
+    return [
+        Fault(
+            kind=s.kind,
+            metric=s.metric,
+            steps=s.steps,
+            count=s.points,
+            first_step=s.first_step,
+            last_step=s.last_step,
+            throughout=False,
+            detail=s.detail(),
+        )
+        for s in shifts(series)
+    ]

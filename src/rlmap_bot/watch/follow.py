@@ -31,7 +31,7 @@ BACKOFF_MAX = 8
 
 
 class Following(BaseModel):
-    """``rlmap-bot watch SOURCE`` without --once: the terminal follows it (see the module docstring)."""
+    """``rlmap-bot watch SOURCE`` without --once: the terminal follows it (module docstring)."""
 
     source: str
     seconds: float
@@ -44,9 +44,15 @@ class Said(BaseModel):
     result: CheckResult | None = None
 
 
-def follow(service: WatchService, source: str, say: Callable[[Said], None], sleep: Callable[[float], None],
-           seconds: float, checks: int | None = None) -> None:
-    """Check ``source`` every ``seconds`` (``checks`` times, or until interrupted); ``say`` what is new."""
+def follow(
+    service: WatchService,
+    source: str,
+    say: Callable[[Said], None],
+    sleep: Callable[[float], None],
+    seconds: float,
+    checks: int | None = None,
+) -> None:
+    """Check ``source`` every ``seconds`` (``checks`` times, or until interrupted); say what is new."""
     from rlmap_bot.watch.check import check_run
     from rlmap_bot.watch.service import _result, plan
     from rlmap_bot.watch.sources import access_for
@@ -59,15 +65,27 @@ def follow(service: WatchService, source: str, say: Callable[[Said], None], slee
     while checks is None or n < checks:
         n += 1
         now = service.clock()
-        outcome = check_run(watch, tracking, kept, engine=service.core.engine, aliases=service.aliases(),
-                            roots=service.roots, now=now, stall=service.stall,
-                            access=access_for(service.settings))
+        outcome = check_run(
+            watch,
+            tracking,
+            kept,
+            engine=service.core.engine,
+            aliases=service.aliases(),
+            roots=service.roots,
+            now=now,
+            stall=service.stall,
+            access=access_for(service.settings),
+        )
         tracking, kept = outcome.tracking, outcome.kept
         if outcome.status == "problem" or (outcome.pause == "stalled" and unreadable):
             failures += 1
             if not unreadable:
                 unreadable = True
-                say(Said(line=f"cannot read it now: {outcome.message}; retrying, less often while it lasts"))
+                say(
+                    Said(
+                        line=f"cannot read it now: {outcome.message}; retrying, less often meanwhile"
+                    )
+                )
         else:
             if unreadable:
                 say(Said(line=f"reading {source} again"))
@@ -96,4 +114,4 @@ def follow(service: WatchService, source: str, say: Callable[[Said], None], slee
                     say(Said(result=result))
         if checks is not None and n >= checks:
             return
-        sleep(seconds * min(2 ** failures, BACKOFF_MAX) if failures else seconds)
+        sleep(seconds * min(2**failures, BACKOFF_MAX) if failures else seconds)

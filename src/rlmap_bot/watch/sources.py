@@ -59,7 +59,7 @@ def uses_source(text: str) -> bool:
 
 
 def check_readable(text: str, access: Access) -> None:
-    """Open the source once (RunReadError, one line, when this install or workspace cannot read it)."""
+    """Open the source once (a one-line UsageError when this install or workspace cannot read it)."""
     from rlmap_bot.runs.sources import open_source
 
     try:
@@ -89,6 +89,6 @@ def read_new(text: str, tracking: Tracking, aliases: AliasTable, access: Access)
         run, after = source.read_new(cursor, keeper(aliases, ()))
     except (RunReadError, OSError):
         raise
-    except Exception as exc:  # noqa: BLE001 - a tracker client's own error: said in one line, retried
+    except Exception as exc:  # noqa: BLE001 - a tracker client's own error: one line, retried
         raise RunReadError(f"{ref.text}: cannot read: {type(exc).__name__}: {exc}") from None
     return Chunk(run, after.model_dump(mode="json"))
