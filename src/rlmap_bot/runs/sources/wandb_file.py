@@ -107,6 +107,9 @@ def locate(path: Path) -> WandbRun | None:
 # -- protobuf wire format (https://protobuf.dev/programming-guides/encoding/) -------------------
 
 def _varint(buf: bytes, i: int) -> tuple[int, int]:
+    b = buf[i] if i < len(buf) else 0x80
+    if b < 0x80:  # one byte: most tags and lengths
+        return b, i + 1
     value = shift = 0
     while True:
         if i >= len(buf):
@@ -117,6 +120,20 @@ def _varint(buf: bytes, i: int) -> tuple[int, int]:
         if b < 0x80:
             return value, i
         shift += 7
+
+
+def _skip(buf: bytes, i: int, wire: int) -> int:
+    """The position after a field's value of wire type ``wire`` starting at ``i``."""
+    if wire == 0:
+        return _varint(buf, i)[1]
+    if wire == 2:
+        size, i = _varint(buf, i)
+        return i + size
+    if wire == 1:
+        return i + 8
+    if wire == 5:
+        return i + 4
+    raise ValueError(f"wire type {wire} is not used by proto3")
 
 
 def fields(buf: bytes) -> Iterator[tuple[int, int | bytes]]:
@@ -143,10 +160,6 @@ def fields(buf: bytes) -> Iterator[tuple[int, int | bytes]]:
             i += 4
         else:
             raise ValueError(f"wire type {wire} is not used by proto3")
-
-
-def _text(value: int | bytes) -> str:
-    return value.decode("utf-8", "replace") if isinstance(value, bytes) else ""
 
 
 # -- the log ----------------------------------------------------------------------------------
@@ -230,8 +243,15 @@ def _walk(path: Path, buf: mmap.mmap, size: int, offset: int) -> LogRead:
     return out
 
 
+_ITEM, _STEP, _KEY, _NESTED, _VALUE = 0x0A, 0x12, 0x0A, 0x12, (0x82, 0x01)  # tags: field << 3 | wire 2
+
+
 def history(record: bytes) -> tuple[int | None, list[tuple[str, bytes]]] | None:
-    """A history record's step and (key, value_json) items; None for any other record."""
+    """A history record's step and (key, value_json) items; None for any other record.
+
+    The tags of the fields read are matched as bytes (a history is most of a run's records, with
+    tens of items each); any other field is skipped by its wire type.
+    """
     body = None
     for number, value in fields(record):
         if number == 2 and isinstance(value, bytes):
@@ -241,22 +261,49 @@ def history(record: bytes) -> tuple[int | None, list[tuple[str, bytes]]] | None:
         return None
     step: int | None = None
     items: list[tuple[str, bytes]] = []
-    for number, value in fields(body):
-        if number == 1 and isinstance(value, bytes):
-            key, nested, raw = "", [], b""
-            for n, v in fields(value):
-                if n == 1:
-                    key = _text(v)
-                elif n == 2:
-                    nested.append(_text(v))
-                elif n == 16 and isinstance(v, bytes):
-                    raw = v
-            items.append((key or "/".join(nested), raw))
-        elif number == 2 and isinstance(value, bytes):
-            for n, v in fields(value):
-                if n == 1 and isinstance(v, int):
-                    step = v
+    i, end = 0, len(body)
+    while i < end:
+        tag = body[i]
+        if tag == _ITEM or tag == _STEP:
+            size, j = _varint(body, i + 1)
+            if j + size > end:
+                raise ValueError("a field runs past the message")
+            if tag == _ITEM:
+                items.append(_item(body, j, j + size))
+            else:
+                for n, v in fields(body[j:j + size]):
+                    if n == 1 and isinstance(v, int):
+                        step = v
+            i = j + size
+        else:
+            key, i = _varint(body, i)
+            i = _skip(body, i, key & 7)
     return step, items
+
+
+def _item(buf: bytes, i: int, end: int) -> tuple[str, bytes]:
+    key = b""
+    nested: list[str] = []
+    raw = b""
+    while i < end:
+        tag = buf[i]
+        if tag == _KEY or tag == _NESTED:
+            size, j = _varint(buf, i + 1)
+            if tag == _KEY:
+                key = buf[j:j + size]
+            else:
+                nested.append(buf[j:j + size].decode("utf-8", "replace"))
+            i = j + size
+        elif tag == _VALUE[0] and i + 1 < end and buf[i + 1] == _VALUE[1]:
+            size, j = _varint(buf, i + 2)
+            raw = buf[j:j + size]
+            i = j + size
+        else:
+            field, i = _varint(buf, i)
+            i = _skip(buf, i, field & 7)
+    if i > end:
+        raise ValueError("a field runs past the message")
+    return (key.decode("utf-8", "replace") if key else "/".join(nested)), raw
 
 
 def _flat(name: str, value: object) -> Iterator[tuple[str, float]]:
