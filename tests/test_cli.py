@@ -141,6 +141,6 @@ def test_help_is_a_command_here_too(env):
     for command in ("ask", "show", "diagnose", "papers", "kb build"):
         assert f"rlmap-bot {command}" in out.stdout
     one = invoke(["help", "diagnose"], env)
-    assert one.returncode == 0 and "--run PATH" in one.stdout and "rlmap-bot diagnose --run" in one.stdout
+    assert one.returncode == 0 and "--run SOURCE" in one.stdout and "rlmap-bot diagnose --run" in one.stdout
     missing = invoke(["help", "nosuch"], env)
     assert missing.returncode == 2 and "`rlmap-bot help` lists them" in missing.stderr
