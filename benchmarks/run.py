@@ -487,6 +487,10 @@ def main(argv: list[str]) -> int:
     from coldstart import report as coldstart_report  # benchmarks/coldstart.py
 
     coldstart_report()
+    print("\n5. ", end="")
+    from watch_sources import report as watch_sources_report  # benchmarks/watch_sources.py
+
+    watch_sources_report()
     return 0
 
 

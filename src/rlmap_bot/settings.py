@@ -81,6 +81,11 @@ class Settings(BaseSettings):
     # An hour: a step takes seconds to minutes, but an evaluation pass or a checkpoint save can keep a
     # log quiet for tens of minutes; an hour without a new step is past those on common set-ups and
     # still early news on a run of days.  Noticed at the first check after it (within one interval).
+    # How often a terminal follow (`rlmap-bot watch SOURCE`) reads the run.  Judgement: RL steps
+    # take seconds to minutes, so a minute shows each alert within a step or so of a scheduled check.
+    rlmap_watch_follow_seconds: float = Field(
+        default=60.0, gt=0, le=24 * 3600,
+        description="how often `rlmap-bot watch SOURCE` in a terminal reads the run it follows")
     rlmap_watch_stall_minutes: int = Field(
         default=60, ge=5, le=7 * 24 * 60,
         description="a watched log with no new steps for this many minutes is reported once and its watch paused")

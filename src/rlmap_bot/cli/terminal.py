@@ -17,6 +17,7 @@ from rlmap_bot.cli.diagnose_flow import Ask, Say, run_guided
 from rlmap_bot.diagnosis.flow import Step
 from rlmap_bot.results.ask import AnswerStream, Unanswered
 from rlmap_bot.results.guided import GuidedRun
+from rlmap_bot.results.watch import Following, Said
 
 if TYPE_CHECKING:
     from rlmap_bot.commands.context import Invocation
@@ -56,3 +57,25 @@ class Terminal:
                 self.say("> (an empty line: no question)\n")
             else:
                 self.say(f"> {answer.query}\n" + render.text(answer) + "\n")
+
+    @show.register
+    def _(self, result: Following) -> None:
+        """Follow the run until Ctrl-C: each check's alerts as they come (text, or a JSON line each)."""
+        import time
+
+        from rlmap_bot.watch.follow import follow
+        from rlmap_bot.watch.service import WatchService
+
+        def said(item: Said) -> None:
+            if self.ctx.json:
+                self.say(render.as_json(item.result if item.result is not None else item, indent=None))
+            else:
+                self.say(render.text(item.result) + "\n" if item.result is not None else f"-- {item.line}")
+
+        self.say(f"Following {result.source}, a check every {result.seconds:g} s; Ctrl-C stops."
+                 if not self.ctx.json else render.as_json(result, indent=None))
+        try:
+            follow(WatchService(self.ctx.core), result.source, said, time.sleep, result.seconds)
+        except KeyboardInterrupt:
+            if not self.ctx.json:
+                self.say("Stopped following.")

@@ -14,7 +14,7 @@ CLI = frozenset({"cli"})
 
 if TYPE_CHECKING:
     from rlmap_bot.results.general import Notice
-    from rlmap_bot.results.watch import CheckResult, WatchList, WatchNow
+    from rlmap_bot.results.watch import CheckResult, Following, WatchList, WatchNow
     from rlmap_bot.watch.service import WatchService
 
 
@@ -29,10 +29,13 @@ def register(registry: Registry) -> None:
               surfaces=SLACK),
         Param("once", "check now, once, and print what a check would post (nothing is stored)", kind="flag",
               surfaces=CLI),
+        Param("follow", "follow the run until Ctrl-C, printing each alert (the default when the output is "
+              "a terminal)", kind="flag", surfaces=CLI),
         surfaces=CLI | SLACK, json=True, strict=True, order=30,
-        help=("Check a training log once and print what a watch's check would post: the binding stage, faults, "
-              "the evidence and what to check next. PATH must lie under RLMAP_RUN_ROOTS; nothing is stored. "
-              "Watching itself runs in Slack: /rlmap watch PATH [every DURATION] [quiet]."),
+        help=("Follow a run (a log, a W&B run folder, wandb:, mlflow: or trackio:) and print each alert until "
+              "Ctrl-C (--follow when the output is piped), or check it once and print what a watch's check "
+              "would post (--once). Paths must lie under RLMAP_RUN_ROOTS; nothing is stored. Watching in a "
+              "channel runs in Slack: /rlmap watch SOURCE [every DURATION] [quiet]."),
         examples=("watch runs/exp42/train.log every 30m", "watch runs/exp42 quiet", "watch runs/exp42/train.log --once"),
     )(watch)
     registry.command("watch list", "this channel's watches: path, interval, last check, last verdict", surfaces=SLACK,
@@ -77,19 +80,25 @@ def _need_roots(service: WatchService, path: str | None = None) -> None:
 
 
 def watch(ctx: Invocation, path: str, every: str | None = None, quiet: bool = False, once: bool = False,
-          json_output: bool = False) -> CheckResult | Notice | None:
+          follow: bool = False, json_output: bool = False) -> CheckResult | Notice | Following | None:
     from rlmap_bot.results.general import Notice
+    from rlmap_bot.results.watch import Following
     from rlmap_bot.watch.model import DEFAULT_INTERVAL, Watch, format_interval, parse_interval
+    from rlmap_bot.watch.sources import is_tracker
 
     service = _service(ctx)
-    if ctx.io is None:  # no channel to post in: check once and tell what would be posted
+    if ctx.io is None:  # no channel to post in: follow the run here, or check once and tell what would be posted
+        if not is_tracker(path):
+            _need_roots(service, path)
         if not once:
-            raise UsageError("in the terminal, `rlmap-bot watch PATH --once` checks once and prints what would be "
-                             "posted; to keep watching, use `/rlmap watch PATH` in Slack")
-        _need_roots(service, path)
+            if not (follow or ctx.conversation):
+                raise UsageError("with its output piped, `rlmap-bot watch SOURCE` needs --once (check once and "
+                                 "print what would be posted) or --follow (follow the run until Ctrl-C)")
+            return Following(source=str(service.resolve(path)), seconds=service.settings.rlmap_watch_follow_seconds)
         return service.preview(path)
     channel = _need_channel(ctx)
-    _need_roots(service)
+    if not is_tracker(path):
+        _need_roots(service)
     minutes = parse_interval(every) if every else DEFAULT_INTERVAL
     resolved = service.resolve(path)
     previous = service.repo.find(ctx.team, ctx.channel, str(resolved))

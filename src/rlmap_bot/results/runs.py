@@ -38,14 +38,17 @@ FAULT_TITLES = {
     "zero_variance": "not learning: every group has zero reward spread, no sample carries a signal",
     "no_update": "not learning: the learning rate has been exactly 0 since a step, no parameter changes",
     "zero_entropy": "the entropy is exactly 0: not measured, or sampling is greedy (nothing is explored)",
+    "reward_collapse": "the task reward collapsed at the tail of the run, against its own recent level",
+    "grad_norm_blowup": "the gradient norm blew up at the tail of the run, against its own recent level",
+    "length_explosion": "the response length exploded at the tail of the run, against its own recent level",
 }
 
 
 class Fault(BaseModel):
     """A run that is not learning, or that logs NaN/inf: said before any stage verdict."""
 
-    kind: str = Field(description="nan, zero_gradient, constant_gradient, zero_loss, zero_variance, no_update "
-                                  "or zero_entropy")
+    kind: str = Field(description="nan, zero_gradient, constant_gradient, zero_loss, zero_variance, no_update, "
+                                  "zero_entropy, reward_collapse, grad_norm_blowup or length_explosion")
     metric: str
     steps: list[int] = Field(description="the steps it happened at (the first 20; count has them all)")
     count: int

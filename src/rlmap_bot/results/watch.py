@@ -103,3 +103,17 @@ class WatchNow(BaseModel):
     """`watch now`: every watch of the channel checked at once."""
 
     results: list[CheckResult]
+
+
+class Following(BaseModel):
+    """``rlmap-bot watch SOURCE`` without --once: the terminal follows it (module docstring)."""
+
+    source: str
+    seconds: float
+
+
+class Said(BaseModel):
+    """One thing a follow says: a check's alerts, or a line about the run or its source."""
+
+    line: str | None = None
+    result: CheckResult | None = None

@@ -179,8 +179,11 @@ class _Deriver:
 
     # -- signals ------------------------------------------------------------------------------
     def proxy_reward_trend(self):
-        q, steps, values, win = self.dense("task_reward", "the training reward")
-        return self.leveled_trend(q, steps, values, win)
+        direction, src = self.leveled_trend(*self.dense("task_reward", "the training reward"))
+        collapse = self.faults.get("reward_collapse")  # the tail's collapse, not the quarter's median
+        if collapse is not None and direction != "falling":
+            direction, src.detail = "falling", src.detail + f"; read as falling: {collapse.detail}"
+        return direction, src
 
     def train_solve_rate(self):
         q, steps, values, win = self.dense("task_reward", "the training reward")

@@ -130,5 +130,8 @@ def nonfinite(run: RunData, series: Mapping[str, QuantitySeries]) -> list[Fault]
 
 
 def find_faults(run: RunData, series: Mapping[str, QuantitySeries]) -> list[Fault]:
-    """Every fault of the run: NaN/inf first, then the signs it is not learning."""
-    return nonfinite(run, series) + not_learning(series)
+    """Every fault of the run: a sharp change at its tail first (what is happening now), then
+    NaN/inf, then the signs it is not learning."""
+    from rlmap_bot.runs.shifts import shift_faults
+
+    return shift_faults(series) + nonfinite(run, series) + not_learning(series)

@@ -121,10 +121,14 @@ class ConditionState(BaseModel):
 class Tracking(BaseModel):
     """What checking has learnt about a watched run; stored as JSON between checks."""
 
-    mode: Literal["lines", "whole"] | None = Field(None, description="incremental line reading, or re-read whole")
+    mode: Literal["lines", "whole", "source"] | None = Field(
+        None, description="incremental line reading, re-read whole, or a run source's read_new")
     source: str | None = Field(None, description="The file read (the chosen log, for a folder).")
     reader: dict[str, Any] | None = Field(None, description="the incremental reader's ReaderState")
     signature: str | None = Field(None, description="whole mode: size and mtime of what was read")
+    cursor: dict[str, Any] | None = Field(None, description="source mode: the run source's Cursor as JSON")
+    unreadable: int = Field(0, description="times the source could not be read (numbers those notices)")
+    unreadable_since: dt.datetime | None = Field(None, description="when the source stopped being readable")
     faults: dict[str, Any] = Field(default_factory=dict, description="the full-resolution fault scan's state")
     conditions: dict[str, ConditionState] = Field(default_factory=dict)
     episodes: dict[str, int] = Field(default_factory=dict, description="condition key -> episodes opened so far")

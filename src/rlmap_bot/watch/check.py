@@ -30,8 +30,10 @@ from rlmap_bot.runs.errors import RunReadError
 from rlmap_bot.runs.formats.lines import LINE_FORMATS
 from rlmap_bot.runs.incremental import RunReader
 from rlmap_bot.runs.model import RunData, Series
+from rlmap_bot.runs.sources import Access
 from rlmap_bot.runs.textio import is_gzip, is_json_array
 from rlmap_bot.watch import faults as fault_scan
+from rlmap_bot.watch import sources
 from rlmap_bot.watch.conditions import Evaluation, evaluate
 from rlmap_bot.watch.faults import FaultState
 from rlmap_bot.watch.model import Tracking, VerdictSummary, Watch
@@ -82,6 +84,10 @@ class Outcome:
         assert self.verdict is not None and self.derivation is not None and self.evaluation is not None, \
             f"a check with status {self.status!r} judged nothing"
         return Judgement(self.verdict, self.derivation, self.evaluation)
+
+
+class _Format(NamedTuple):
+    format: str
 
 
 class _Source:
@@ -140,75 +146,93 @@ def _chunk_points(chunk: RunData) -> int:
 
 
 def check_run(watch: Watch, tracking: Tracking, kept: KeptRun, *, engine: Engine, aliases: AliasTable,
-              roots: list[Path], now: dt.datetime, stall: dt.timedelta, piece: int = PIECE) -> Outcome:
+              roots: list[Path], now: dt.datetime, stall: dt.timedelta, piece: int = PIECE,
+              access: Access | None = None) -> Outcome:
     """Read, scan, derive and judge; see the module docstring.  Never raises for the run's own problems.
 
-    ``piece``: the most bytes of a line log read in one go (:data:`PIECE`).
+    ``piece``: the most bytes of a line log read in one go (:data:`PIECE`).  A tracker run or a
+    W&B run folder is read through its run source (:mod:`rlmap_bot.watch.sources`) with
+    ``access``, from the cursor kept in ``tracking``.
     """
     tracking = tracking.model_copy(deep=True)
     tracking.checks += 1
     tracking.last_check_at = now
     if tracking.last_growth_at is None:
         tracking.last_growth_at = now  # the stall clock starts at the first check
+    tracker = sources.is_tracker(watch.path)
     path = Path(watch.path)
     resolved = path.resolve(strict=False)
-    if not within(resolved, roots):
+    if not tracker and not within(resolved, roots):
         return Outcome("paused", tracking, kept, pause="outside",
                        message=f"{watch.path} now leads outside RLMAP_RUN_ROOTS, so I stopped reading it")
-    if not resolved.exists():
+    if not tracker and not resolved.exists():
         return Outcome("paused", tracking, kept, pause="gone",
                        message=f"{watch.path} is gone (moved or deleted)")
     faults = FaultState.model_validate(tracking.faults)
     # What is stored if reading fails half-way: the series and reading position from before the check.
     before_check = kept
-    reading = {k: getattr(tracking, k) for k in ("mode", "source", "reader", "signature")}
+    reading = {k: getattr(tracking, k) for k in ("mode", "source", "reader", "signature", "cursor")}
     opened: set[str] = set()
     new_points = 0
     bytes_read = 0
     pieces = 0  # reads of at most ``piece`` bytes (line logs)
     try:
-        source = find_source(resolved, roots)
-        if tracking.mode != ("lines" if source.lines else "whole") or tracking.source != str(source.location):
-            # A new file behind the path (a folder's log replaced, a format change): a new run.
-            kept, tracking.reader, tracking.signature = KeptRun(), None, None
-            tracking.mode, tracking.source = ("lines" if source.lines else "whole"), str(source.location)
-        if source.lines:
-            reader = RunReader(source.location, format=source.format, aliases=aliases, state=tracking.reader)
-            while True:
-                before = reader.state.offset
-                chunk = reader.read_new(max_bytes=piece)
-                if chunk.reset:
-                    kept = KeptRun()
-                first = kept.empty
-                faults, found = fault_scan.scan(faults, kept.tails_run(), chunk, aliases,
-                                                kept.points + _chunk_points(chunk), first)
-                opened |= found
-                new_points += kept.absorb(chunk)
-                pieces += 1
-                if reader.state.offset - before < piece:
-                    break
-            tracking.reader = reader.state.model_dump(mode="json")
-            bytes_read = reader.bytes_read
+        if tracker or sources.is_wandb_folder(resolved):
+            access = access or Access(run_roots=tuple(roots))
+            chunk, cursor = sources.read_new(watch.path, tracking, aliases, access)
+            if tracking.mode != "source" or chunk.reset:  # a first read, or the run started over
+                kept = KeptRun()
+                tracking.mode, tracking.source, tracking.reader = "source", watch.path, None
+            faults, found = fault_scan.scan(faults, kept.tails_run(), chunk, aliases,
+                                            kept.points + _chunk_points(chunk), kept.empty)
+            opened |= found
+            new_points = kept.absorb(chunk)
+            tracking.cursor, bytes_read, pieces = cursor, chunk.bytes_read, 1
+            fmt = chunk.format
         else:
-            signature = _signature(source)
-            if signature != tracking.signature:
-                from rlmap_bot.runs import read_run
+            source = find_source(resolved, roots)
+            fmt = source.format
+            if tracking.mode != ("lines" if source.lines else "whole") or tracking.source != str(source.location):
+                # A new file behind the path (a folder's log replaced, a format change): a new run.
+                kept, tracking.reader, tracking.signature = KeptRun(), None, None
+                tracking.mode, tracking.source = ("lines" if source.lines else "whole"), str(source.location)
+            if source.lines:
+                reader = RunReader(source.location, format=source.format, aliases=aliases, state=tracking.reader)
+                while True:
+                    before = reader.state.offset
+                    chunk = reader.read_new(max_bytes=piece)
+                    if chunk.reset:
+                        kept = KeptRun()
+                    first = kept.empty
+                    faults, found = fault_scan.scan(faults, kept.tails_run(), chunk, aliases,
+                                                    kept.points + _chunk_points(chunk), first)
+                    opened |= found
+                    new_points += kept.absorb(chunk)
+                    pieces += 1
+                    if reader.state.offset - before < piece:
+                        break
+                tracking.reader = reader.state.model_dump(mode="json")
+                bytes_read = reader.bytes_read
+            else:
+                signature = _signature(source)
+                if signature != tracking.signature:
+                    from rlmap_bot.runs import read_run
 
-                whole = read_run(source.location if source.location.is_file() else resolved, format=source.format,
-                                 run_id=source.run_id, aliases=aliases)
-                last = kept.last_step
-                if last is not None and (whole.last_step or 0) < last:
-                    last, kept = None, KeptRun()  # rewritten from scratch: a new run
-                chunk = _after(whole, last)
-                faults, found = fault_scan.scan(faults, kept.tails_run(), chunk, aliases, whole.step_count,
-                                                kept.empty)
-                opened |= found
-                fresh = KeptRun()
-                fresh.absorb(whole)
-                new_points = _chunk_points(chunk)
-                kept = fresh
-                tracking.signature = signature
-                bytes_read = whole.bytes_read
+                    whole = read_run(source.location if source.location.is_file() else resolved, format=source.format,
+                                     run_id=source.run_id, aliases=aliases)
+                    last = kept.last_step
+                    if last is not None and (whole.last_step or 0) < last:
+                        last, kept = None, KeptRun()  # rewritten from scratch: a new run
+                    chunk = _after(whole, last)
+                    faults, found = fault_scan.scan(faults, kept.tails_run(), chunk, aliases, whole.step_count,
+                                                    kept.empty)
+                    opened |= found
+                    fresh = KeptRun()
+                    fresh.absorb(whole)
+                    new_points = _chunk_points(chunk)
+                    kept = fresh
+                    tracking.signature = signature
+                    bytes_read = whole.bytes_read
     except (PathRefused, RunReadError, OSError) as exc:
         for key, value in reading.items():
             setattr(tracking, key, value)
@@ -216,6 +240,15 @@ def check_run(watch: Watch, tracking: Tracking, kept: KeptRun, *, engine: Engine
             return Outcome("paused", tracking, before_check, pause="outside", message=str(exc))
         message = str(exc) if isinstance(exc, RlmapError) else f"{watch.path}: cannot read: {exc.strerror or exc}"
         return _stalled_or(Outcome("problem", tracking, before_check, message=message), watch, now, stall)
+    return _judged(watch, tracking, kept, faults, opened, new_points, bytes_read, pieces, fmt,
+                   engine, aliases, now, stall)
+
+
+def _judged(watch: Watch, tracking: Tracking, kept: KeptRun, faults: FaultState, opened: set[str],
+            new_points: int, bytes_read: int, pieces: int, format: str, engine: Engine,
+            aliases: AliasTable, now: dt.datetime, stall: dt.timedelta) -> Outcome:
+    """The outcome of a check that read: unchanged (or stalled), or judged."""
+    source = _Format(format)
     tracking.faults = faults.model_dump(mode="json")
     tracking.bytes_read += bytes_read
     if new_points == 0:
@@ -223,6 +256,9 @@ def check_run(watch: Watch, tracking: Tracking, kept: KeptRun, *, engine: Engine
         return _stalled_or(out, watch, now, stall)
     tracking.last_growth_at = now
     derivation, verdict = judge(kept, faults, engine, aliases)
+    shifted = [f for f in derivation.faults if f.kind in SHIFT_KINDS]
+    opened |= fault_scan.track_shift(faults, shifted, derivation.series, kept.last_step)
+    tracking.faults = faults.model_dump(mode="json")
     tracking.last_verdict = VerdictSummary(headline=_headline(verdict), binding_stage=verdict.binding_stage,
                                            binding_title=verdict.binding_title, confidence=verdict.confidence)
     evaluation = evaluate(tracking.conditions, tracking.episodes, verdict.binding_stage, faults, opened,
@@ -232,6 +268,8 @@ def check_run(watch: Watch, tracking: Tracking, kept: KeptRun, *, engine: Engine
 
 
 def _stalled_or(out: Outcome, watch: Watch, now: dt.datetime, stall: dt.timedelta) -> Outcome:
+    if out.status == "problem" and sources.is_tracker(watch.path):
+        return out  # a tracker that is down is retried, never taken for a run that stopped logging
     # The stall clock runs from the last new step, or from when someone (re)started the watch.
     last = max(t for t in (out.tracking.last_growth_at, watch.updated_at) if t is not None)
     if now - last >= stall:
@@ -283,6 +321,8 @@ def judge(kept: KeptRun, faults: FaultState, engine: Engine, aliases: AliasTable
     return derivation, verdict_for(engine, derivation)
 
 
+#: Fault kinds of a sharp change at the tail (runs.shifts): one ``shift`` condition for all.
+SHIFT_KINDS = ("reward_collapse", "grad_norm_blowup", "length_explosion")
 #: Fault kinds under which the gradient norm says nothing about the update's stability.
 STALLED_GRADIENT = ("zero_gradient", "constant_gradient")
 

@@ -79,8 +79,20 @@ class StallFault(BaseModel):
     cleared_step: int | None = None
 
 
+class ShiftFault(BaseModel):
+    """Sharp changes at the run's tail (:mod:`rlmap_bot.runs.shifts`), one fault for all of them."""
+
+    active: bool = True
+    first_step: int
+    kinds: list[str] = Field(default_factory=list)
+    details: list[str] = Field(default_factory=list)
+    levels: dict[str, list[float]] = Field(default_factory=dict, description="quantity -> [before, after]")
+    cleared_step: int | None = None
+
+
 class FaultState(BaseModel):
     nan: NanFault | None = None
+    shift: ShiftFault | None = None
     divergence: JumpFault | None = None
     not_learning: StallFault | None = None
     spikes: int = 0
@@ -215,6 +227,59 @@ def _stall(state: FaultState, quantities, opened: set[str]) -> None:
     elif fault is not None and fault.active:
         last = max((int(q.steps[-1]) for q in quantities.values() if q.steps.size), default=fault.last_step)
         fault.active, fault.cleared_step = False, last
+
+
+def track_shift(state: FaultState, found: list, series, last_step: int | None) -> set[str]:
+    """Open, widen or clear the ``shift`` fault from a check's tail findings; the faults opened.
+
+    ``found`` are the derivation's shift faults (on the kept sample), ``series(quantity)`` its
+    quantity series.  An open shift clears when every changed quantity's tail median is back on
+    its earlier level's side of the midpoint between the two levels: the test itself stops firing
+    as soon as the new level becomes the run's recent level, which is no recovery.
+    """
+    from rlmap_bot.runs.shifts import RULES, tail_median
+
+    quantity_of = {rule.kind: q for q, rule in RULES.items()}
+    fault = state.shift
+    if found and (fault is None or not fault.active):
+        fault = state.shift = ShiftFault(first_step=min(f.first_step for f in found))
+        opened = {"shift"}
+    else:
+        opened = set()
+    if fault is None or not fault.active:
+        return opened
+    for f in found:
+        q = quantity_of[f.kind]
+        if f.kind not in fault.kinds:
+            fault.kinds.append(f.kind)
+            fault.details.append(f.detail)
+            hit = next(iter(_shifts_of(series, q)), None)
+            if hit is not None:
+                fault.levels[q] = [hit.before, hit.after]
+    if found:
+        return opened
+    back = []
+    for q, (before, after) in fault.levels.items():
+        s = series(q)
+        now = tail_median(s) if s is not None else None
+        back.append(now is not None and (now - (before + after) / 2) * (before - after) > 0)
+    if back and all(back):
+        fault.active, fault.cleared_step = False, last_step
+    return opened
+
+
+def _shifts_of(series, quantity: str):
+    from rlmap_bot.runs.shifts import shifts
+
+    q = series(quantity)
+    return shifts({quantity: q}) if q is not None else []
+
+
+def shift_text(fault: ShiftFault) -> str:
+    text = "; ".join(fault.details) or f"a sharp change from step {fault.first_step}"
+    if not fault.active and fault.cleared_step is not None:
+        text += f"; back near the earlier level by step {fault.cleared_step}"
+    return text
 
 
 def stall_text(fault: StallFault) -> str:

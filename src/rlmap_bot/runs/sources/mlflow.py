@@ -65,7 +65,7 @@ def open_mlflow(ref: SourceRef, access: Access) -> RunSource:
         return MlflowServer(ref, run_id, uri, access.credentials)
     if uri.startswith("sqlite:"):
         path = Path(urllib.parse.urlsplit(uri).path[1:] or "mlflow.db")
-        inside_roots(path, access.run_roots, "MLFLOW_TRACKING_URI")
+        inside_roots(path, access.run_roots, "MLFLOW_TRACKING_URI", ref.text)
         return MlflowStore(ref, run_id, path)
     raise RunReadError(f"{ref.text}: MLFLOW_TRACKING_URI must be an http(s):// tracking server or a sqlite:/// "
                        f"store; {urllib.parse.urlsplit(uri).scheme or 'a plain path'} stores are not read here")

@@ -118,11 +118,12 @@ def bearer_or_basic(token: str | None, user: str | None, password: str | None) -
     return {}
 
 
-def inside_roots(path: Path, roots: tuple[Path, ...], setting: str) -> None:
-    """RunReadError unless ``path`` resolves inside one of ``roots`` (none set: no limit), naming ``setting``."""
+def inside_roots(path: Path, roots: tuple[Path, ...], setting: str, source: str) -> None:
+    """RunReadError unless ``path`` resolves inside one of ``roots`` (none set: no limit), naming the
+    ``source`` as typed and the ``setting`` that placed the store."""
     if not roots:
         return
     real = path.expanduser().resolve()
     if not any(real.is_relative_to(root.expanduser().resolve()) for root in roots):
-        raise RunReadError(f"{setting} names a store outside the folders runs may be read from (RLMAP_RUN_ROOTS); "
+        raise RunReadError(f"{source}: {setting} names a store outside the folders runs may be read from (RLMAP_RUN_ROOTS); "
                            "nothing is read")

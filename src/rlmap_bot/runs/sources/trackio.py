@@ -50,7 +50,7 @@ def open_trackio(ref: SourceRef, access: Access) -> RunSource:
     if not project.strip() or not name.strip():
         raise RunReadError(f"{ref.text}: say the project and the run, trackio:PROJECT/RUN_NAME")
     folder = trackio_dir(access.environ)
-    inside_roots(folder, access.run_roots, "TRACKIO_DIR")
+    inside_roots(folder, access.run_roots, "TRACKIO_DIR", ref.text)
     return TrackioRun(ref, project.strip(), name.strip(), folder / db_name(project.strip()))
 
 

@@ -28,7 +28,7 @@ from rlmap_bot.results.general import (
     SubscriptionList,
 )
 from rlmap_bot.results.runs import RunDiagnosis
-from rlmap_bot.results.watch import CheckResult, WatchList, WatchNow
+from rlmap_bot.results.watch import CheckResult, Following, WatchList, WatchNow
 from rlmap_bot.slack.blocks import ask, curate, diagnosis, digest, entries, help, runs
 from rlmap_bot.slack.blocks import watch as watch_blocks
 from rlmap_bot.slack.blocks.common import context, section, to_dicts
@@ -87,6 +87,13 @@ def _(result: Candidate) -> Rendered:
 @render.register
 def _(result: CheckResult) -> Rendered:
     text = watch_blocks.result_line(result)
+    return [section(text)], text
+
+
+@render.register
+def _(result: Following) -> Rendered:
+    text = (f"Following `{escape(result.source)}` here means a terminal that stays open: in Slack, "
+            "`/rlmap watch` posts its alerts to the channel instead.")
     return [section(text)], text
 
 

@@ -1,0 +1,102 @@
+"""Following a run in a terminal: ``rlmap-bot watch SOURCE`` checks it over and over and says
+each alert once, until Ctrl-C.
+
+The checks are the watch's own (:func:`rlmap_bot.watch.check.check_run` and the service's
+:func:`~rlmap_bot.watch.service.plan`), with what checking learnt held in memory instead of the
+state store: a terminal follow is one person's, nothing is posted or stored.  What it says:
+
+* each alert and resolved note a watch would post, once;
+* a run that stops logging: once, "no new metrics for N minutes", and again only after it grew;
+* a source that cannot be read (a tracker or server down): once, then retried with a backoff
+  (the interval doubled per failure, up to :data:`BACKOFF_MAX` times it); once more when it is
+  read again.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Callable
+
+from rlmap_bot.results.watch import Alert, Said
+from rlmap_bot.watch.model import Tracking, Watch
+from rlmap_bot.watch.series import KeptRun
+
+if TYPE_CHECKING:
+    from rlmap_bot.watch.service import WatchService
+
+#: The longest wait between retries of a source that cannot be read, in intervals.  Judgement: a
+#: tracker down for maintenance is back within the hour; 8 intervals of the default minute keeps
+#: a terminal follow from hammering it, and from missing its return by more than a few minutes.
+BACKOFF_MAX = 8
+
+
+def follow(
+    service: WatchService,
+    source: str,
+    say: Callable[[Said], None],
+    sleep: Callable[[float], None],
+    seconds: float,
+    checks: int | None = None,
+) -> None:
+    """Check ``source`` every ``seconds`` (``checks`` times, or until interrupted); say what is new."""
+    from rlmap_bot.watch.check import check_run
+    from rlmap_bot.watch.service import _result, plan
+    from rlmap_bot.watch.sources import access_for
+
+    watch = Watch(team="local", channel="terminal", path=source)
+    tracking, kept = Tracking(), KeptRun()
+    stalled = unreadable = False
+    failures = 0
+    n = 0
+    while checks is None or n < checks:
+        n += 1
+        now = service.clock()
+        outcome = check_run(
+            watch,
+            tracking,
+            kept,
+            engine=service.core.engine,
+            aliases=service.aliases(),
+            roots=service.roots,
+            now=now,
+            stall=service.stall,
+            access=access_for(service.settings),
+        )
+        tracking, kept = outcome.tracking, outcome.kept
+        if outcome.status == "problem" or (outcome.pause == "stalled" and unreadable):
+            failures += 1
+            if not unreadable:
+                unreadable = True
+                say(
+                    Said(
+                        line=f"cannot read it now: {outcome.message}; retrying, less often meanwhile"
+                    )
+                )
+        else:
+            if unreadable:
+                say(Said(line=f"reading {source} again"))
+            unreadable, failures = False, 0
+            if outcome.status == "paused" and outcome.pause == "stalled":
+                if not stalled:
+                    stalled = True
+                    say(Said(line=f"{source}: {outcome.message}; still following it"))
+            elif outcome.status == "paused":
+                say(Said(line=f"stopped: {outcome.message}"))
+                return
+            elif outcome.status == "checked":
+                stalled = False
+                tracking.last_growth_at = now
+                alert, note, _ = plan(watch, outcome, lambda *_: None)
+                evaluation = outcome.judgement().evaluation
+                for post in (alert, note):
+                    for key in post.conditions if post is not None else []:
+                        if key in evaluation.conditions:
+                            evaluation.conditions[key].announced = True
+                tracking.conditions, tracking.episodes = evaluation.conditions, evaluation.episodes
+                posts: list[Alert] = [a for a in (alert, note) if a is not None]
+                if posts or n == 1:
+                    result = _result(watch, outcome)
+                    result.alerts, result.dry = posts, True
+                    say(Said(result=result))
+        if checks is not None and n >= checks:
+            return
+        sleep(seconds * min(2**failures, BACKOFF_MAX) if failures else seconds)

@@ -1,0 +1,128 @@
+"""A watch of a W&B run folder that a live process is still writing, read from a cursor.
+
+The run is written by the real wandb SDK in offline mode, in its own process, as a training
+script would; the watch goes through the real service and state store.  The first check reads
+what is logged so far; after the process logs more, the next check reads only the new steps (the
+cursor kept with the watch), and a check with nothing new reads nothing.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from rlmap_bot.results.watch import Alert
+from rlmap_bot.watch.model import Watch
+from rlmap_bot.watch.service import WatchService
+
+pytest.importorskip(
+    "wandb", reason="the test extra installs wandb; it writes the run this test watches"
+)
+
+WRITER = r"""
+import sys, wandb
+run = wandb.init(project="rl", id="live1")
+def log(a, b):
+    for i in range(a, b):
+        run.log({"critic/score/mean": 0.4 + 0.3 * i / 400, "response_length/mean": 300.0 + (i % 5),
+                 "actor/grad_norm": 0.3 + 0.01 * (i % 3), "actor/entropy": 0.5 - 0.0002 * i}, step=i)
+log(0, 300)
+print("logged", flush=True)
+log(300, int(sys.stdin.readline()))
+print("logged", flush=True)
+sys.stdin.readline()
+run.finish()
+"""
+#: How long to wait for the SDK's writer to put logged steps on disk.  Not a speed assertion:
+#: generous, so a loaded machine only makes the test slower.
+WAIT_S = 60
+T0 = dt.datetime(2026, 3, 2, 9, 0, tzinfo=dt.UTC)
+
+
+class Recorder:
+    def __init__(self) -> None:
+        self.posts: list[Alert] = []
+
+    def post_alert(self, channel: str, alert: Alert) -> str:
+        self.posts.append(alert)
+        return f"{len(self.posts)}.0"
+
+    def attach_chart(self, channel: str, ts: str, chart: Path, alert: Alert) -> None:
+        pass
+
+    def find_alert(self, channel: str, alert_id: str, since: dt.datetime) -> str | None:
+        return None
+
+
+def _env(root: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("WANDB_")}
+    env.update(
+        WANDB_MODE="offline",
+        WANDB_SILENT="true",
+        WANDB_DIR=str(root),
+        WANDB_CONFIG_DIR=str(root / ".cfg"),
+        WANDB_CACHE_DIR=str(root / ".cache"),
+        WANDB_DATA_DIR=str(root / ".data"),
+        WANDB_CONSOLE="off",
+        WANDB_DISABLE_GIT="true",
+    )
+    return env
+
+
+def _check(service, watch_id: str, poster: Recorder, slot: str):
+    service.tick[0] += dt.timedelta(minutes=15)
+    return service.run(watch_id, slot, poster)
+
+
+def test_a_watch_of_a_live_wandb_run_reads_only_the_new_steps(core, tmp_path):
+    proc = subprocess.Popen(
+        [sys.executable, "-c", WRITER],
+        env=_env(tmp_path),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert proc.stdout is not None and proc.stdin is not None
+        assert proc.stdout.readline().strip() == "logged"
+        clock = [T0]
+        settings = core.settings.model_copy(update={"rlmap_run_roots": str(tmp_path)})
+        service = WatchService(core, clock=lambda: clock[0], settings=settings)
+        service.tick = clock  # type: ignore[attr-defined]
+        folder = str(service.resolve(str(tmp_path / "wandb")))
+        watch = service.repo.save(
+            Watch(team="T", channel="C", path=folder, created_at=T0, updated_at=T0)
+        )
+        poster = Recorder()
+        # The SDK writes the log in 32 KB blocks: a live run's last steps reach the disk with the next block.
+        first = _check(service, watch.id, poster, "at:0")
+        assert (
+            first.status == "checked" and first.mode == "source" and first.format == "wandb-run"
+        ), first
+        seen = first.last_step
+        assert seen is not None and 0 < seen <= 299 and first.steps == seen + 1
+        tracking, _, _ = service.repo.load_state(watch.id)
+        assert tracking.cursor is not None and tracking.cursor["data"]["run_id"] == "live1"
+        proc.stdin.write("400\n")
+        proc.stdin.flush()
+        assert proc.stdout.readline().strip() == "logged"
+        proc.stdin.write("\n")  # the run finishes: everything logged is on disk
+        proc.stdin.flush()
+        assert proc.wait(timeout=WAIT_S) == 0
+        second = _check(service, watch.id, poster, "at:1")
+        assert second.status == "checked" and second.last_step == 399 and second.steps == 400, (
+            second
+        )
+        assert second.new_steps == 399 - seen
+        log = next((tmp_path / "wandb").glob("*-live1/run-live1.wandb"))
+        assert 0 < second.bytes_read < log.stat().st_size, "only what was appended is read"
+        idle = _check(service, watch.id, poster, "at:2")
+        assert idle.status == "unchanged" and idle.bytes_read == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
