@@ -27,9 +27,7 @@ if TYPE_CHECKING:
         StageList,
     )
     from rlmap_bot.curation.models import Candidate
-    from rlmap_bot.diagnosis.engine import Verdict
-    from rlmap_bot.diagnosis.flow import Question
-    from rlmap_bot.diagnosis.simulate import Simulation
+    from rlmap_bot.results.diagnosis import Question, Simulation, Verdict
     from rlmap_bot.digest.content import Digest
     from rlmap_bot.knowledge.cards import Card
     from rlmap_bot.runs.diagnose import RunDiagnosis
@@ -165,7 +163,7 @@ def papers_text(result: PaperList) -> str:
 
 @_renders("Verdict")
 def verdict_text(verdict: Verdict) -> str:
-    from rlmap_bot.diagnosis.engine import format_value
+    from rlmap_bot.results.diagnosis import format_value
 
     lines = [wording.verdict_headline(verdict) + ".", _wrap(verdict.summary, "  "), "", "Stages by score:"]
     for row in verdict.ranking:

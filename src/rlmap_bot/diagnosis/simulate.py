@@ -12,9 +12,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from pydantic import Field
-
-from rlmap_bot.diagnosis.engine import DiagnosisInputError, Engine, Verdict
+from rlmap_bot.diagnosis.engine import DiagnosisInputError, Engine
 from rlmap_bot.diagnosis.flow import Flow
 from rlmap_bot.diagnosis.guide import COMPLAINT
 from rlmap_bot.diagnosis.memory import MemoryState
@@ -58,9 +56,3 @@ def simulate(engine: Engine, truth: Any) -> dict[str, Any]:
     assert verdict is not None
     return {"asked": asked, "complaint_asked": offered, **verdict.model_dump(mode="json")}
 
-
-class Simulation(Verdict):
-    """A simulated guided diagnosis: the verdict, and which questions it took to reach it."""
-
-    asked: list[str] = Field(description="Signal questions put to the simulated team, in order.")
-    complaint_asked: bool = Field(description="Whether the opening complaint question was offered.")

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any, Iterable
 
 from pydantic import Field
 
-from rlmap_bot.diagnosis.engine import Verdict, format_value
+from rlmap_bot.results.diagnosis import Verdict, format_value
 from rlmap_bot.errors import UsageError
 from rlmap_bot.runs.provenance import Fault, LevelReading, RunInfo, SignalSource
 

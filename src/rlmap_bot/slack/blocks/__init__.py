@@ -22,7 +22,7 @@ from rlmap_bot.commands.results import (
     StageList,
     SubscriptionList,
 )
-from rlmap_bot.diagnosis.engine import Verdict
+from rlmap_bot.results.diagnosis import Verdict
 from rlmap_bot.digest.content import Digest
 from rlmap_bot.knowledge.cards import Card
 from rlmap_bot.search.engine import Answer

@@ -1,0 +1,1 @@
+"""Every command's result model: light (pydantic only), rendered by type on every surface."""
