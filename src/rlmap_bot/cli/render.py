@@ -27,9 +27,9 @@ if TYPE_CHECKING:
         StageList,
     )
     from rlmap_bot.curation.models import Candidate
-    from rlmap_bot.results.diagnosis import Question, Simulation, Verdict
     from rlmap_bot.digest.content import Digest
     from rlmap_bot.knowledge.cards import Card
+    from rlmap_bot.results.diagnosis import Question, Simulation, Verdict
     from rlmap_bot.runs.diagnose import RunDiagnosis
     from rlmap_bot.search.models import Answer
     from rlmap_bot.watch.model import Alert, CheckResult

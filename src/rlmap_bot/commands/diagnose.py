@@ -56,8 +56,8 @@ def diagnose(ctx: Invocation, signals: str | None = None, simulate: str | None =
     if signals is not None:
         return core.diagnose(parse_signals(signals))
     if simulate is not None:
-        from rlmap_bot.results.diagnosis import Simulation
         from rlmap_bot.diagnosis.simulate import simulate as play
+        from rlmap_bot.results.diagnosis import Simulation
 
         return Simulation(**play(core.engine, parse_signals(simulate)))
     if list:

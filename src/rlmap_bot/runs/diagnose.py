@@ -11,8 +11,8 @@ from typing import TYPE_CHECKING, Any, Iterable
 
 from pydantic import Field
 
-from rlmap_bot.results.diagnosis import Verdict, format_value
 from rlmap_bot.errors import UsageError
+from rlmap_bot.results.diagnosis import Verdict, format_value
 from rlmap_bot.runs.provenance import Fault, LevelReading, RunInfo, SignalSource
 
 if TYPE_CHECKING:

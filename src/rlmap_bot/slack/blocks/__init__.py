@@ -22,9 +22,9 @@ from rlmap_bot.commands.results import (
     StageList,
     SubscriptionList,
 )
-from rlmap_bot.results.diagnosis import Verdict
 from rlmap_bot.digest.content import Digest
 from rlmap_bot.knowledge.cards import Card
+from rlmap_bot.results.diagnosis import Verdict
 from rlmap_bot.search.engine import Answer
 from rlmap_bot.slack.blocks import ask, curate, diagnosis, digest, entries, help
 from rlmap_bot.slack.blocks import watch as watch_blocks
