@@ -17,12 +17,16 @@ import logging
 import sqlite3
 from dataclasses import dataclass, field
 
-from rlmap_bot.search.params import Params
+from rlmap_bot.search.params import (
+    COMMON_DOC_SHARE,
+    COMMON_MIN_DOCS,
+    MIN_CORRECTED_NAME,
+    RECALL,
+    Params,
+)
 from rlmap_bot.search.query import ASKS_AUTHOR, Query
 
 log = logging.getLogger(__name__)
-RECALL = 40  # entries taken from each list; the answer shows at most a handful
-_MIN_CORRECTED_NAME = 5  # a corrected word of 4 letters ("GSPO" -> "grpo") is too weak to claim a name
 
 
 @dataclass
@@ -94,7 +98,7 @@ def recall(query: Query, lexicon, store, params: Params) -> Recall:
             out.arxiv[lexicon.arxiv[arxiv_id]] = arxiv_id
     out.lists["arxiv"] = list(out.arxiv)
 
-    terms = _fts_terms(query, lexicon, max(lexicon.docs * 0.05, 50))
+    terms = _fts_terms(query, lexicon, max(lexicon.docs * COMMON_DOC_SHARE, COMMON_MIN_DOCS))
     if terms:
         quoted = " OR ".join('"' + t.replace('"', "") + '"' for t in terms)
         out.lists["bm25"] = _fts(store.conn, quoted, params.columns)
@@ -113,7 +117,7 @@ def recall(query: Query, lexicon, store, params: Params) -> Recall:
 def _names(query: Query, lexicon, params: Params) -> list[NameMatch]:
     """Titles and aliases found whole in the question: longer names first, titles before aliases."""
     seq = query.words
-    usable = [w.kind == "known" or (w.kind == "corrected" and len(w.surface) >= _MIN_CORRECTED_NAME) for w in seq]
+    usable = [w.kind == "known" or (w.kind == "corrected" and len(w.surface) >= MIN_CORRECTED_NAME) for w in seq]
     whole = len(seq)
     found: list[tuple[int, int, int, NameMatch]] = []
     for n in range(min(lexicon.max_name_tokens, len(seq)), 0, -1):
