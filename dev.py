@@ -7,6 +7,7 @@
     python3 dev.py bench [ARGS...] the same set-up, then run the search and diagnosis benchmarks
     python3 dev.py bench-load [ARGS...]  the load benchmark (one and two replicas)
     python3 dev.py lint            the same set-up, then ruff check and mypy (as .ci/run does)
+    python3 dev.py docs            the same set-up, then regenerate docs/commands.md from --help (cog)
 
 The virtual environment lives at .venv/ in the checkout.  Installing is skipped
 when pyproject.toml has not changed since the last install (a stamp file
@@ -26,6 +27,7 @@ ROOT = Path(__file__).resolve().parent
 VENV = ROOT / ".venv"
 BIN = VENV / ("Scripts" if os.name == "nt" else "bin")
 PYTHON = BIN / ("python.exe" if os.name == "nt" else "python")
+COGGED = ("docs/commands.md",)  # pages with [[[cog ... ]]] blocks (tests/test_docs.py checks them)
 
 
 def ensure_venv(extras: str) -> None:
@@ -75,7 +77,7 @@ def workers(args: list[str]) -> list[str]:
     return [] if chosen else ["-n", "4"]
 
 
-COMMANDS = ("run", "test", "bench", "bench-load", "lint")
+COMMANDS = ("run", "test", "bench", "bench-load", "lint", "docs")
 
 
 def main(argv: list[str]) -> int:
@@ -95,6 +97,9 @@ def main(argv: list[str]) -> int:
     if command == "lint" and rest:
         print("dev.py lint takes no arguments: it runs ruff check and mypy over the project", file=sys.stderr)
         return 0 if rest[0] in {"-h", "--help"} else 2
+    if command == "docs" and rest:
+        print("dev.py docs takes no arguments: it regenerates docs/commands.md from --help", file=sys.stderr)
+        return 0 if rest[0] in {"-h", "--help"} else 2
     try:
         if command == "run":
             ensure_venv("")
@@ -110,6 +115,8 @@ def main(argv: list[str]) -> int:
             ruff = subprocess.call([str(PYTHON), "-m", "ruff", "check", "src", "tests", "benchmarks", "dev.py"], cwd=ROOT)
             mypy = subprocess.call([str(PYTHON), "-m", "mypy"], cwd=ROOT)
             return ruff or mypy
+        if command == "docs":  # the command reference, written by cog from each command's --help
+            return subprocess.call([str(PYTHON), "-m", "cogapp", "-r", *COGGED], cwd=ROOT)
         script = "load.py" if command == "bench-load" else "run.py"
         return subprocess.call([str(PYTHON), str(ROOT / "benchmarks" / script), *rest], cwd=ROOT)
     except subprocess.CalledProcessError as exc:

@@ -1,245 +1,125 @@
-"""The layers of rlmap_bot, checked on the source: lower layers never import higher ones, and nothing cycles.
+"""The layers of rlmap_bot, checked on the source with import-linter, and the size of its modules.
 
-The order, lowest first (a package or top-level module may import from its own
-layer and the layers below it, never from a layer above):
+The contracts live in ``pyproject.toml`` (``[tool.importlinter]``), in the order
+docs/architecture.md gives, lowest last: the plain helpers with the result models, the two
+stores, the core answers, ``core``, the work over the core, ``commands``, the front-ends,
+``__main__``. A package may import from its own layer and the layers below it, never from above;
+nothing below the front-ends imports ``cli``, ``slack``, ``slack_sdk`` or ``slack_bolt``; the result
+models import no other part of the bot but ``parts``, and no heavy library; and no two modules or
+packages of one package import each other, directly or round about. Every import counts, wherever
+it is: at module level, inside a function, and under ``if TYPE_CHECKING``.
 
-0. ``errors``, ``text``, ``files``, ``metrics``, ``crypto``, ``logs``, ``wording``, ``parts``, ``paths``,
-   ``settings``: plain helpers and the settings model; they know no feature.
-1. ``results``: what commands return, pydantic models only (the front-ends render them by type).
-2. ``knowledge`` (the catalog and its store) and ``state`` (the state store and
-   the records it keeps): the two stores, each on its own.
-3. ``search``, ``diagnosis``, ``runs``: the core answers, over the stores.
-4. ``core``: what every front-end holds (the knowledge snapshot and the state store).
-5. ``jobs``, ``digest``, ``watch``, ``curation``: work over the core (jobs is the one
-   scheduler; digests, watches and the weekly paper scan are its kinds of job).
-6. ``commands``: every command declared once, over everything below.
-7. ``cli``, ``slack``: the front-ends; only they know click's terminal or Slack.
-8. ``__main__``.
-
-Every import counts, wherever it is: at module level, inside a function (the
-lazy imports that keep start-up fast), and under ``if TYPE_CHECKING`` (a type
-is a dependency too). Besides the order: no cycle between modules, and no
-module below the front-ends imports ``slack``/``cli`` or the ``slack_sdk`` and
-``slack_bolt`` libraries.
+The tests run ``lint-imports`` (import-linter's command) on the project, and on small trees built
+from the project's own contracts to show that each kind of violation fails it.
 """
 
 from __future__ import annotations
 
-import ast
+import re
+import subprocess
+import sys
+import tomllib
 from pathlib import Path
 
 import pytest
 
-SRC = Path(__file__).resolve().parents[1] / "src"
+ROOT = Path(__file__).resolve().parents[1]
+SRC = ROOT / "src"
 PACKAGE = "rlmap_bot"
-
-LAYERS: list[set[str]] = [
-    {"errors", "text", "files", "metrics", "crypto", "logs", "wording", "parts", "paths", "settings"},
-    {"results"},
-    {"knowledge", "state"},
-    {"search", "diagnosis", "runs"},
-    {"core"},
-    {"jobs", "digest", "watch", "curation"},
-    {"commands"},
-    {"cli", "slack"},
-    {"__main__"},
-]
-FRONT_ENDS = {"cli", "slack"}
-FRONT_END_LIBRARIES = {"slack_sdk", "slack_bolt"}
-#: Upward imports the order lets through: the verdict and step models still live in
-#: diagnosis/engine.py and diagnosis/flow.py, and results built on them import them from there.
-UPWARD_ALLOWED = {("rlmap_bot.results.runs", "rlmap_bot.diagnosis.engine"),
-                  ("rlmap_bot.results.simulation", "rlmap_bot.diagnosis.engine"),
-                  ("rlmap_bot.results.guided", "rlmap_bot.diagnosis.flow")}
+LINT_IMPORTS = Path(sys.executable).parent / "lint-imports"
+# No module in src/ longer than this, in lines. judgement: a module a maintainer reads in one
+# sitting; the anchors the project is read beside (sqlite-utils, datasette, Errbot) keep most
+# modules well under it.
+MAX_MODULE_LINES = 500
 
 
-def modules(src: Path, package: str = PACKAGE) -> dict[str, Path]:
-    """Every module of the package by its dotted name (a package by its own name, not ``__init__``)."""
-    out = {}
-    for path in sorted((src / package).rglob("*.py")):
-        parts = list(path.relative_to(src).with_suffix("").parts)
-        if parts[-1] == "__init__":
-            parts.pop()
-        out[".".join(parts)] = path
-    return out
+def contracts() -> list[dict]:
+    return tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["importlinter"]["contracts"]
 
 
-def imports(name: str, path: Path, known: dict[str, Path]) -> list[tuple[str, int]]:
-    """What ``name`` imports (modules of the package resolved to the deepest known module, libraries by
-    their top name), with line numbers; every import statement in the file, wherever it is."""
-    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
-    found: list[tuple[str, int]] = []
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
-        targets: list[str] = []
-        if isinstance(node, ast.Import):
-            targets = [alias.name for alias in node.names]
-        elif isinstance(node, ast.ImportFrom):
-            base = node.module or ""
-            if node.level:
-                parts = package.split(".")[: len(package.split(".")) - node.level + 1]
-                base = ".".join(parts + ([base] if base else []))
-            targets = [f"{base}.{a.name}" if f"{base}.{a.name}" in known else base for a in node.names]
-        for target in targets:
-            if target.split(".")[0] == PACKAGE.split(".")[0] and target.startswith(PACKAGE):
-                while target not in known and "." in target:
-                    target = target.rpartition(".")[0]
-            if (target, node.lineno) not in found:
-                found.append((target, node.lineno))
-    return found
+def layer_units() -> set[str]:
+    """Every top-level module or package the layers contract names."""
+    layers = next(c for c in contracts() if c["id"] == "layers")["layers"]
+    return {name.strip().split(".", 1)[1] for layer in layers for name in re.split(r"[|:]", layer)}
 
 
-def unit(module: str) -> str:
-    """The layer unit of a module: its top-level package or module under rlmap_bot."""
-    parts = module.split(".")
-    return parts[1] if len(parts) > 1 else parts[0]
+def lint(cwd: Path, config: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([str(LINT_IMPORTS), "--no-cache", str(config)], cwd=cwd, capture_output=True,
+                          text=True, timeout=120)
 
 
-def layer_of(module: str, layers: list[set[str]]) -> int | None:
-    name = unit(module)
-    return next((i for i, units in enumerate(layers) if name in units), None)
-
-
-def problems(src: Path, layers: list[set[str]] = LAYERS, front_ends: set[str] = FRONT_ENDS,
-             package: str = PACKAGE) -> list[str]:
-    """Every violation in the tree under ``src``: upward imports, unknown units, front-end imports, cycles."""
-    known = modules(src, package)
-    found: list[str] = []
-    graph: dict[str, set[str]] = {name: set() for name in known}
-    lowest_front = min(layer_of(f"{package}.{f}", layers) or 0 for f in front_ends)
-    for name, path in known.items():
-        here = layer_of(name, layers) if name != package else None
-        if name != package and here is None:
-            found.append(f"{name}: not in any layer (add {unit(name)!r} to LAYERS)")
-            continue
-        for target, line in imports(name, path, known):
-            where = f"{path.relative_to(src)}:{line}"
-            if target.split(".")[0] in FRONT_END_LIBRARIES and here is not None and here < lowest_front:
-                found.append(f"{where}: {name} imports {target}, a front-end library, below the front-ends")
-            if target not in known or target == name:
-                continue
-            if target != package:  # (importing a module imports its parent packages too; not counted)
-                graph[name].add(target)
-            there = layer_of(target, layers) if target != package else None
-            if here is None or there is None:
-                continue
-            if unit(target) in front_ends and here < lowest_front:
-                found.append(f"{where}: {name} imports {target}: nothing below the front-ends knows "
-                             f"{' or '.join(sorted(front_ends))}")
-            elif there > here and (name, target) not in UPWARD_ALLOWED:
-                found.append(f"{where}: {name} (layer {here}) imports {target} (layer {there}), a higher layer")
-    found += [f"import cycle: {' -> '.join(cycle)}" for cycle in cycles(graph)]
-    return found
-
-
-def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
-    """One cycle for each strongly connected group of more than one module (Tarjan's algorithm)."""
-    index: dict[str, int] = {}
-    low: dict[str, int] = {}
-    stack: list[str] = []
-    on_stack: set[str] = set()
-    groups: list[list[str]] = []
-
-    def visit(node: str) -> None:
-        index[node] = low[node] = len(index)
-        stack.append(node)
-        on_stack.add(node)
-        for nxt in sorted(graph.get(node, ())):
-            if nxt not in index:
-                visit(nxt)
-                low[node] = min(low[node], low[nxt])
-            elif nxt in on_stack:
-                low[node] = min(low[node], index[nxt])
-        if low[node] == index[node]:
-            group = []
-            while True:
-                top = stack.pop()
-                on_stack.discard(top)
-                group.append(top)
-                if top == node:
-                    break
-            if len(group) > 1:
-                groups.append(sorted(group))
-
-    for node in sorted(graph):
-        if node not in index:
-            visit(node)
-    return [_path_through(graph, group) for group in groups]
-
-
-def _path_through(graph: dict[str, set[str]], group: list[str]) -> list[str]:
-    """A readable cycle inside a strongly connected group: a -> b -> ... -> a."""
-    members, start = set(group), group[0]
-    path, seen = [start], {start}
-    node = start
-    while True:
-        nxt = next((n for n in sorted(graph[node]) if n in members and n == start and len(path) > 1), None)
-        if nxt is not None:
-            return path + [start]
-        nxt = next((n for n in sorted(graph[node]) if n in members and n not in seen), None)
-        if nxt is None:
-            nxt = next(n for n in sorted(graph[node]) if n in members)
-            return path + [nxt]
-        path.append(nxt)
-        seen.add(nxt)
-        node = nxt
-
-
-# -- the project ------------------------------------------------------------------------------------------
+# -- the project ----------------------------------------------------------------------------------
 def test_every_unit_of_the_package_has_a_layer():
-    units = {unit(name) for name in modules(SRC) if name != PACKAGE}
-    layered = set().union(*LAYERS)
-    assert units <= layered, f"not in any layer: {sorted(units - layered)}"
+    units = {p.stem if p.is_file() else p.name for p in (SRC / PACKAGE).iterdir()
+             if (p.suffix == ".py" and p.stem != "__init__") or (p / "__init__.py").is_file()}
+    assert units - layer_units() == set(), "add these to [tool.importlinter] layers in pyproject.toml"
 
 
 def test_the_layers_hold_and_nothing_cycles():
-    found = problems(SRC)
-    assert found == [], "\n".join(found)
+    run = lint(ROOT, ROOT / "pyproject.toml")
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert f"Contracts: {len(contracts())} kept, 0 broken." in run.stdout
 
 
-# -- the checker itself, on small trees ------------------------------------------------------------------
-def _tree(tmp_path: Path, files: dict[str, str]) -> Path:
+def test_no_module_in_src_is_over_the_line_limit():
+    long = {str(p.relative_to(SRC)): n for p in sorted(SRC.rglob("*.py"))
+            if (n := len(p.read_text(encoding="utf-8").splitlines())) > MAX_MODULE_LINES}
+    assert long == {}, f"split these modules (lines over {MAX_MODULE_LINES}): {long}"
+
+
+# -- the contracts, on small trees ----------------------------------------------------------------
+def _toy(tmp_path: Path, files: dict[str, str]) -> Path:
+    """A package ``toy`` with one empty module per layer unit, ``files`` over them, and the project's
+    contracts with ``rlmap_bot`` read as ``toy``."""
+    for unit in layer_units():
+        (tmp_path / "toy" / f"{unit}.py").parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / "toy" / f"{unit}.py").touch()
     for name, text in files.items():
         path = tmp_path / name
+        module = tmp_path / "toy" / f"{Path(name).parts[1]}.py"
+        if len(Path(name).parts) > 2:  # the unit is a package
+            module.unlink(missing_ok=True)
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text)
     for folder in {p.parent for p in tmp_path.rglob("*.py")}:
         (folder / "__init__.py").touch()
-    return tmp_path
+    text = (ROOT / "pyproject.toml").read_text()
+    section = text[text.index("[tool.importlinter]"):]
+    section = section[: m.start()] if (m := re.search(r"^\[(?!\[?tool\.importlinter)", section, re.M)) else section
+    config = tmp_path / "contracts.toml"
+    config.write_text(section.replace(PACKAGE, "toy"))
+    return config
 
 
-SMALL = [{"errors"}, {"knowledge"}, {"commands"}, {"cli", "slack"}]
-
-
-def test_the_checker_passes_a_tree_that_keeps_its_layers(tmp_path):
-    src = _tree(tmp_path, {
-        "rlmap_bot/errors.py": "",
-        "rlmap_bot/knowledge/store.py": "from rlmap_bot.errors import X\n",
-        "rlmap_bot/commands/run.py": "from rlmap_bot.knowledge import store\nfrom ..errors import X\n",
-        "rlmap_bot/slack/app.py": "import rlmap_bot.commands.run\nimport slack_sdk\n",
+def test_the_contracts_pass_a_tree_that_keeps_its_layers(tmp_path):
+    config = _toy(tmp_path, {
+        "toy/knowledge/store.py": "from toy.errors import X\n",
+        "toy/commands/run.py": "from toy.knowledge import store\nfrom ..errors import X\n",
+        "toy/slack/app.py": "import toy.commands.run\nimport slack_sdk\n",
+        "toy/results/diagnosis.py": "import pydantic\nfrom toy import parts\n",
     })
-    assert problems(src, SMALL, {"cli", "slack"}) == []
+    run = lint(tmp_path, config)
+    assert run.returncode == 0, run.stdout + run.stderr
 
 
 @pytest.mark.parametrize("files, expect", [
-    ({"rlmap_bot/knowledge/store.py": "def f():\n    from rlmap_bot.commands.run import g\n"},
-     "rlmap_bot.knowledge.store (layer 1) imports rlmap_bot.commands.run (layer 2), a higher layer"),
-    ({"rlmap_bot/commands/run.py": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n"
-                                   "    from rlmap_bot.slack.app import App\n"},
-     "rlmap_bot.commands.run imports rlmap_bot.slack.app: nothing below the front-ends knows cli or slack"),
-    ({"rlmap_bot/commands/run.py": "from ..cli import main\n"},
-     "rlmap_bot.commands.run imports rlmap_bot.cli.main: nothing below the front-ends knows"),
-    ({"rlmap_bot/knowledge/store.py": "import slack_sdk\n"}, "imports slack_sdk, a front-end library"),
-    ({"rlmap_bot/slack/app.py": "from rlmap_bot.slack.listeners import events\n",
-      "rlmap_bot/slack/listeners/events.py": "from rlmap_bot.slack.app import App\n"},
-     "import cycle: rlmap_bot.slack.app -> rlmap_bot.slack.listeners.events -> rlmap_bot.slack.app"),
-    ({"rlmap_bot/knowledge/a.py": "from rlmap_bot.knowledge import b\n",
-      "rlmap_bot/knowledge/b.py": "def f():\n    import rlmap_bot.knowledge.a\n"},
-     "import cycle: rlmap_bot.knowledge.a -> rlmap_bot.knowledge.b -> rlmap_bot.knowledge.a"),
-    ({"rlmap_bot/jobs/x.py": ""}, "rlmap_bot.jobs.x: not in any layer"),
+    ({"toy/knowledge/store.py": "def f():\n    from toy.commands.run import g\n", "toy/commands/run.py": ""},
+     "toy.knowledge is not allowed to import toy.commands"),
+    ({"toy/commands/run.py": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n"
+                             "    from toy.slack.app import App\n", "toy/slack/app.py": ""},
+     "toy.commands is not allowed to import toy.slack"),
+    ({"toy/knowledge/store.py": "import slack_sdk\n"}, "toy.knowledge is not allowed to import slack_sdk"),
+    ({"toy/results/diagnosis.py": "import numpy\n"}, "toy.results is not allowed to import numpy"),
+    ({"toy/results/diagnosis.py": "from toy.settings import Settings\n"},
+     "toy.results is not allowed to import toy.settings"),
+    ({"toy/slack/app.py": "from toy.slack.listeners import events\n",
+      "toy/slack/listeners/events.py": "from toy.slack.app import App\n"},
+     "No cycles are allowed in toy.slack"),
+    ({"toy/knowledge/a.py": "from toy.knowledge import b\n",
+      "toy/knowledge/b.py": "def f():\n    import toy.knowledge.a\n"},
+     "No cycles are allowed in toy.knowledge"),
 ])
-def test_the_checker_fails_on_each_kind_of_violation(tmp_path, files, expect):
-    base = {"rlmap_bot/errors.py": "", "rlmap_bot/knowledge/store.py": "", "rlmap_bot/commands/run.py": "",
-            "rlmap_bot/cli/main.py": "", "rlmap_bot/slack/app.py": ""}
-    src = _tree(tmp_path, {**base, **files})
-    found = problems(src, SMALL, {"cli", "slack"})
-    assert any(expect in line for line in found), found
+def test_the_contracts_fail_on_each_kind_of_violation(tmp_path, files, expect):
+    run = lint(tmp_path, _toy(tmp_path, files))
+    assert run.returncode != 0
+    assert expect in " ".join(run.stdout.split()), run.stdout + run.stderr

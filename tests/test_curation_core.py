@@ -4,6 +4,7 @@ recorded answers, proposed tags, dedupe, and approved additions merged into the 
 from __future__ import annotations
 
 import datetime as dt
+import hashlib
 import json
 import shutil
 
@@ -160,5 +161,25 @@ def test_export_writes_knowledge_files_and_a_landed_file_retires_the_addition(en
     assert "rest-stress-testing" not in again, "the retired addition's file is announced a second time"
 
 
-def test_the_bundled_catalog_is_untouched(tmp_path):
-    assert (KNOWLEDGE / "papers" / "ppo.yaml").exists()
+def _tree_digest(root) -> dict[str, str]:
+    """Every file under ``root`` (hidden ones and caches included) by its path, with its bytes' SHA-256."""
+    return {str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest()
+            for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+def test_approving_syncing_and_exporting_leave_the_bundled_catalog_byte_for_byte_unchanged(env, tmp_path):
+    before = _tree_digest(KNOWLEDGE)
+    core = Core(KNOWLEDGE, tmp_path / "knowledge.db", state_url=tmp_path / "state.db")
+    try:
+        core.state.curation.add("rest-stress-testing", "2507.10541", "s1",
+                                _paper("rest-stress-testing", "2507.10541"), "U1", "UCUR")
+        assert core.sync_additions() is True and core.get("rest-stress-testing") is not None
+        core.reload()
+    finally:
+        core.state.close()
+    env.update(RLMAP_STATE_DB=str(tmp_path / "state.db"))
+    ran = invoke(["--knowledge", str(KNOWLEDGE), "--db", str(tmp_path / "knowledge.db"), "kb", "additions",
+                  "export", str(tmp_path / "export")], env)
+    assert ran.returncode == 0, ran.stderr
+    assert (tmp_path / "export" / "rest-stress-testing.yaml").exists()
+    assert _tree_digest(KNOWLEDGE) == before

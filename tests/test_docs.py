@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import re
 import shlex
+import subprocess
+import sys
 from pathlib import Path
 
 import click
@@ -206,3 +208,23 @@ def test_ci_runs_the_readmes_test_command():
     # A line of .ci/run that runs it, its exit status kept (`python3 dev.py test || status=$?`).
     ci = [line.split("||")[0].strip() for line in doc(".ci/run").splitlines() if not line.lstrip().startswith("#")]
     assert test_command in ci, f".ci/run does not run the README's test command {test_command!r}"
+
+
+# -- the command reference: generated from --help by cog, checked here ------------------------------
+COG = [sys.executable, "-m", "cogapp"]
+COGGED = ["docs/commands.md"]  # as dev.py docs regenerates them
+
+
+def test_the_command_reference_is_what_help_prints_now():
+    check = subprocess.run([*COG, "--check", *COGGED], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert check.returncode == 0, f"stale: run `python3 dev.py docs`\n{check.stdout}{check.stderr}"
+
+
+def test_the_command_reference_check_fails_on_a_stale_page(tmp_path):
+    page = tmp_path / "commands.md"
+    text = (ROOT / "docs" / "commands.md").read_text()
+    stale = text.replace("Search the map", "Search the atlas", 1)
+    assert stale != text, "the reference shows ask's --help"
+    page.write_text(stale)
+    check = subprocess.run([*COG, "--check", str(page)], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert check.returncode != 0 and "changed" in check.stdout + check.stderr

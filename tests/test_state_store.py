@@ -5,7 +5,8 @@ from __future__ import annotations
 import datetime as dt
 import threading
 
-from rlmap_bot.state.models import Session, Subscription
+from rlmap_bot.results.diagnosis import Session
+from rlmap_bot.state.models import Subscription
 from rlmap_bot.state.store import ConflictError, StateStore
 
 UTC = dt.UTC

@@ -26,10 +26,11 @@ from rlmap_bot.paths import Paths
 from rlmap_bot.search.index import build_store
 
 if TYPE_CHECKING:
-    from rlmap_bot.diagnosis.engine import Engine, Verdict
+    from rlmap_bot.diagnosis.engine import Engine
     from rlmap_bot.diagnosis.flow import Flow
     from rlmap_bot.results.ask import Answer
     from rlmap_bot.results.cards import Card
+    from rlmap_bot.results.diagnosis import Verdict
     from rlmap_bot.search.engine import Searcher
     from rlmap_bot.settings import Settings
     from rlmap_bot.state.store import StateStore

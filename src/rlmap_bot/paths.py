@@ -1,10 +1,10 @@
-"""Where the knowledge folder and the stores are, read from the environment without pydantic-settings.
+"""Where the knowledge folder and the stores are: RLMAP_KNOWLEDGE, RLMAP_HOME and RLMAP_DB.
 
-A plain ``ask`` needs only these paths. Reading them here, with the same rules as
-:class:`rlmap_bot.settings.Settings` (names in any case, an empty value means unset),
-keeps pydantic-settings out of its start-up: about 30 ms of a 0.25 s budget (issue 18,
-``python -X importtime``). ``Settings`` derives its own paths from this class, so the
-rules live once.
+This module owns those three variables (name, default, parsing); :class:`rlmap_bot.settings.Settings`
+reads every other setting and takes its paths from here. A plain ``ask`` needs only these paths,
+and reading them without pydantic-settings keeps it out of that start-up: about 30 ms of a 0.25 s
+budget (``python -X importtime``). They are read as pydantic-settings reads the others: names in
+any case, an empty value meaning unset.
 """
 
 from __future__ import annotations
@@ -24,6 +24,14 @@ def bundled_knowledge() -> Path:
         if candidate.is_dir():
             return candidate
     return PACKAGE_DIR.parent.parent / "knowledge"
+
+
+# The variables this module owns, with what each chooses (the settings tables list them too).
+VARIABLES = {
+    "RLMAP_KNOWLEDGE": "the knowledge folder",
+    "RLMAP_HOME": "where both stores live by default",
+    "RLMAP_DB": "the knowledge store (SQLite, rebuilt from the folder)",
+}
 
 
 def _env(environ: Mapping[str, str], name: str) -> Path | None:

@@ -10,14 +10,14 @@ from __future__ import annotations
 
 import datetime as dt
 import os
-from functools import cached_property
 from pathlib import Path
 from typing import Literal
 
-from pydantic import Field, SecretStr, ValidationError, field_validator, model_validator
+from pydantic import Field, PrivateAttr, SecretStr, ValidationError, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from rlmap_bot.errors import ConfigError
+from rlmap_bot.paths import VARIABLES as PATH_VARIABLES
 from rlmap_bot.paths import Paths, bundled_knowledge
 
 DEFAULT_SCOPES = ("app_mentions:read,chat:write,commands,im:history,channels:history,groups:history,users:read,"
@@ -61,9 +61,7 @@ class Settings(BaseSettings):
                                       env_ignore_empty=True)
 
     # -- the core -----------------------------------------------------------------------------
-    rlmap_knowledge: Path | None = Field(default=None, description="the knowledge folder")
-    rlmap_home: Path | None = Field(default=None, description="where both stores live by default")
-    rlmap_db: Path | None = Field(default=None, description="the knowledge store (SQLite, rebuilt from the folder)")
+    # RLMAP_KNOWLEDGE, RLMAP_HOME and RLMAP_DB are read by rlmap_bot.paths (see ``paths`` below).
     rlmap_state_db: Path | None = Field(default=None, description="the state store file")
     rlmap_state_url: SecretStr | None = Field(
         default=None, description="a SQLAlchemy URL for the state store instead of a file (PostgreSQL for several replicas)")
@@ -193,10 +191,12 @@ class Settings(BaseSettings):
                              "for a SQLite file set RLMAP_STATE_DB instead")
         return value
 
-    # -- derived paths (the rules live in rlmap_bot.paths, which a plain ask reads alone) --------
-    @cached_property
+    # -- paths: rlmap_bot.paths owns their variables (a plain ask reads them alone) ---------------
+    _paths: Paths = PrivateAttr(default_factory=Paths.from_env)  # read with the other settings
+
+    @property
     def paths(self) -> Paths:
-        return Paths(self.rlmap_knowledge, self.rlmap_home, self.rlmap_db)
+        return self._paths
 
     @property
     def knowledge_dir(self) -> Path:
@@ -334,8 +334,9 @@ def load_settings(**overrides) -> Settings:
 
 
 def env_names() -> list[str]:
-    """Every environment variable the settings read, upper case, in declaration order."""
-    return [name.upper() for name in Settings.model_fields]
+    """Every environment variable the bot's settings read, upper case: the paths
+    (:mod:`rlmap_bot.paths`), then the settings model's fields in declaration order."""
+    return [*PATH_VARIABLES, *(name.upper() for name in Settings.model_fields)]
 
 
 __all__ = ["Settings", "load_settings", "bundled_knowledge", "env_names"]

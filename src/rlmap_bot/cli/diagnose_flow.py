@@ -10,7 +10,7 @@ from rlmap_bot.cli import render
 
 if TYPE_CHECKING:
     from rlmap_bot.core import Core
-    from rlmap_bot.diagnosis.flow import Step
+    from rlmap_bot.results.diagnosis import Step
 
 Ask = Callable[[str], "str | None"]
 Say = Callable[[str], None]

@@ -15,18 +15,17 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel
 
 from rlmap_bot import wording
-from rlmap_bot.diagnosis.engine import Verdict, format_value
 from rlmap_bot.results.ask import Answer
 from rlmap_bot.results.cards import Card
 from rlmap_bot.results.curation import AdditionList, Candidate
+from rlmap_bot.results.diagnosis import Simulation, Verdict, format_value
 from rlmap_bot.results.digest import Digest
 from rlmap_bot.results.general import CatalogExport, Help, KbBuilt, KbStats, Notice, PaperList, SessionList, StageList
 from rlmap_bot.results.runs import RunDiagnosis
-from rlmap_bot.results.simulation import Simulation
 from rlmap_bot.results.watch import Alert, CheckResult
 
 if TYPE_CHECKING:
-    from rlmap_bot.diagnosis.flow import Question, Step
+    from rlmap_bot.results.diagnosis import Question, Step
 
 WIDTH = 88
 
@@ -150,6 +149,7 @@ def papers_text(result: PaperList) -> str:
 
 @text.register
 def verdict_text(verdict: Verdict) -> str:
+
     lines = [wording.verdict_headline(verdict) + ".", _wrap(verdict.summary, "  "), "", "Stages by score:"]
     for row in verdict.ranking:
         bar = "#" * max(0, min(30, round(row.score * 3)))

@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING, Any
 
 from rlmap_bot.cli import render
 from rlmap_bot.cli.diagnose_flow import Ask, Say, run_guided
-from rlmap_bot.diagnosis.flow import Step
 from rlmap_bot.results.ask import AnswerStream, Unanswered
+from rlmap_bot.results.diagnosis import Step
 from rlmap_bot.results.guided import GuidedRun
 from rlmap_bot.results.watch import Following, Said
 

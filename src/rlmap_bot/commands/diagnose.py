@@ -13,12 +13,10 @@ from rlmap_bot.errors import ConfigError, UsageError
 from rlmap_bot.runs.names import FORMATS, WINDOW_HELP
 
 if TYPE_CHECKING:
-    from rlmap_bot.diagnosis.engine import Verdict
-    from rlmap_bot.diagnosis.flow import Step
+    from rlmap_bot.results.diagnosis import Simulation, Step, Verdict
     from rlmap_bot.results.general import SessionList
     from rlmap_bot.results.guided import GuidedRun
     from rlmap_bot.results.runs import RunDiagnosis
-    from rlmap_bot.results.simulation import Simulation
 
 CLI = frozenset({"cli"})
 TERMINAL = frozenset({"cli", "shell"})
@@ -67,7 +65,7 @@ def diagnose(ctx: Invocation, signals: str | None = None, simulate: str | None =
         return core.diagnose(parse_signals(signals))
     if simulate is not None:
         from rlmap_bot.diagnosis.simulate import simulate as play
-        from rlmap_bot.results.simulation import Simulation
+        from rlmap_bot.results.diagnosis import Simulation
 
         return Simulation(**play(core.engine, parse_signals(simulate)))
     if list:

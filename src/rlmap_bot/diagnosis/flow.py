@@ -17,13 +17,12 @@ from __future__ import annotations
 import datetime as dt
 from typing import Any, Callable, Protocol
 
-from pydantic import BaseModel, Field
-
-from rlmap_bot.diagnosis.engine import DiagnosisInputError, Engine, Verdict, format_value
+from rlmap_bot.diagnosis.engine import DiagnosisInputError, Engine
 from rlmap_bot.diagnosis.guide import COMPLAINT, Guide, answer_hint, parse_complaints
 from rlmap_bot.errors import UsageError
 from rlmap_bot.knowledge.schema import DiagnosisSettings
-from rlmap_bot.state.models import ConflictError, Session, utcnow
+from rlmap_bot.results.diagnosis import PauseCheck, PresetView, Question, Session, Step, Verdict, format_value
+from rlmap_bot.state.models import ConflictError, utcnow
 from rlmap_bot.text import normalize
 
 EngineSource = Callable[[], Engine]
@@ -74,58 +73,6 @@ class FlowError(UsageError):
 
 class SupersededError(FlowError):
     """A reply that reached the bot after a later one had been applied: it would answer the wrong question."""
-
-
-class PresetView(BaseModel):
-    label: str
-    value: Any
-
-
-class Question(BaseModel):
-    """What to ask next, with everything a front-end needs to render it."""
-
-    kind: str = Field(default="signal", description="'complaint' for the opening question, else 'signal'.")
-    signal: str = Field(description="The id to answer: a signal id, or 'complaint' for the opening question.")
-    title: str
-    text: str
-    type: str = Field(description="The signal's type, or 'complaint' (pick any number of the presets).")
-    unit: str | None = None
-    choices: list[str] = Field(default_factory=list)
-    presets: list[PresetView] = Field(default_factory=list)
-    multiple: bool = Field(default=False, description="Several presets may be chosen at once (complaints).")
-    how_to_measure: str
-    answer_hint: str = Field(default="", description="How to type an answer, e.g. 'a ratio like 3.5x'.")
-    cost: str | None = Field(default=None, description="What answering takes: dashboard, logs, audit or experiment.")
-    number: int = Field(description="1 for the first question asked in this session, and so on.")
-    max_questions: int = Field(default=0, description="The most questions this session can ask, the opening one included.")
-    progress: str = Field(default="", description="'question 3 of at most 21'.")
-    can_go_back: bool
-
-
-class PauseCheck(BaseModel):
-    """A check offered when the flow pauses: what to measure and how."""
-
-    signal: str
-    title: str
-    how_to_measure: str
-    cost: str | None = None
-
-
-class Step(BaseModel):
-    session: Session
-    question: Question | None = None
-    verdict: Verdict | None = None
-    leaning: Verdict | None = Field(default=None, description="The verdict so far, while questions remain.")
-    note: str | None = None
-    help: str | None = Field(default=None, description="How to measure the current question, when asked for help.")
-    replayed: bool = Field(default=False, description="The move was applied before (handled again after a crash).")
-    paused: list[PauseCheck] = Field(default_factory=list, description=(
-        "Set when the flow pauses after several \"don't know\"s with no verdict: the checks that would tell most, "
-        "the current question first. The session stays open; answering it (or resuming) goes on."))
-
-    @property
-    def finished(self) -> bool:
-        return self.verdict is not None
 
 
 def _retrying(move, attempts: int = 3):

@@ -3,7 +3,7 @@
 One place decides, for the stored flow and for simulations alike:
 
 1. Open with the complaint (what the team sees), unless the catalog lists none.
-2. Follow the thread: when a known reading belongs to a combination that could
+2. Complete a combination: when a known reading belongs to a combination that could
    still settle the verdict, ask the rest of that combination next.
 3. Then the signals the chosen complaints list; with no complaint, the check-up
    route in its order (hub readings first, then the silent problems).
@@ -26,9 +26,9 @@ from __future__ import annotations
 import re
 from typing import Any, Iterable
 
-from rlmap_bot.diagnosis.engine import Engine, NextCheck
+from rlmap_bot.diagnosis.engine import Engine
 from rlmap_bot.knowledge.schema import Complaint, Signal
-from rlmap_bot.state.models import Session
+from rlmap_bot.results.diagnosis import NextCheck, Session
 
 COMPLAINT = "complaint"  # the opening question's id in a session (never a signal id)
 
@@ -131,12 +131,12 @@ class Guide:
         useful = [c for c in checks if c.gain > self.settings.min_gain]
         if not useful:
             return None
-        threads = self.engine.threads(values, exclude=gone)
+        completing = self.engine.completing_signals(values, exclude=gone)
         if chosen:
-            return _best(useful, threads) or _best(useful, _listed(chosen)) or useful[0].signal
+            return _best(useful, completing) or _best(useful, _listed(chosen)) or useful[0].signal
         worth = {c.signal for c in useful}
         checkup = next((sid for sid in self.settings.checkup if sid in worth), None)
-        return _best(useful, threads) or checkup or useful[0].signal
+        return _best(useful, completing) or checkup or useful[0].signal
 
     def unexplained(self, values: dict[str, Any], chosen: list[Complaint]) -> list[Complaint]:
         """Chosen complaints that none of the verdict's supporting evidence reads a listed signal of."""

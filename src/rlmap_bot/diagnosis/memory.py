@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import datetime as dt
 
-from rlmap_bot.state.models import ConflictError, Session, utcnow
+from rlmap_bot.results.diagnosis import Session
+from rlmap_bot.state.models import ConflictError, utcnow
 
 
 class MemorySessionRepository:

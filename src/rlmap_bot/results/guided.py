@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, Field
 
-from rlmap_bot.diagnosis.flow import Step
+from rlmap_bot.results.diagnosis import Step
 from rlmap_bot.results.runs import RunDiagnosis
 
 

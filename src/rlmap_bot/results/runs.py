@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, Field
 
-from rlmap_bot.diagnosis.engine import Verdict, format_value
+from rlmap_bot.results.diagnosis import Verdict, format_value
 
 
 class SignalSource(BaseModel):

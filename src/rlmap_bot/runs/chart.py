@@ -11,7 +11,7 @@ from typing import Mapping
 
 import numpy as np
 
-from rlmap_bot.diagnosis.engine import format_value
+from rlmap_bot.results.diagnosis import format_value
 from rlmap_bot.runs.derive import Derivation
 from rlmap_bot.runs.model import RunData
 

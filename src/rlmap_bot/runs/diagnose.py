@@ -10,10 +10,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable
 
 from rlmap_bot.errors import UsageError
+from rlmap_bot.results.diagnosis import Verdict
 from rlmap_bot.results.runs import RunDiagnosis
 
 if TYPE_CHECKING:
-    from rlmap_bot.diagnosis.engine import Engine, Verdict
+    from rlmap_bot.diagnosis.engine import Engine
     from rlmap_bot.runs.aliases import AliasTable
     from rlmap_bot.runs.derive import Derivation
     from rlmap_bot.runs.model import RunData

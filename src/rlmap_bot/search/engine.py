@@ -22,15 +22,20 @@ from rlmap_bot.search import explain
 from rlmap_bot.search.fuse import fuse
 from rlmap_bot.search.lexicon import Lexicon
 from rlmap_bot.search.offtopic import evidence
-from rlmap_bot.search.params import DEFAULT, Params, evidence_to_score, floor_to_evidence
+from rlmap_bot.search.params import (
+    CLOSE_CALL,
+    DEFAULT,
+    MIN_SHOWN,
+    NAMED_KEEP,
+    Params,
+    evidence_to_score,
+    floor_to_evidence,
+)
 from rlmap_bot.search.query import Query, parse
 from rlmap_bot.search.recall import Recall, recall
 from rlmap_bot.text import content_tokens, stem
 
 __all__ = ["Answer", "Hit", "Searcher", "Analysis"]
-_NAMED_KEEP = 5  # entries the question names explicitly stay within this many results (comparisons)
-_CLOSE_CALL = 0.03
-MIN_SHOWN = 3  # top two scores this close: the answer says it cannot pick one
 
 
 @dataclass
@@ -131,7 +136,7 @@ class Searcher:
         # Too close to pick: the scores are nearly equal, or the question's words sit in the same
         # fields of both ("MiniMax": two reports by MiniMax), so nothing in it prefers one.
         close = len(hits) >= 2 and (
-            hits[0].score - hits[1].score < _CLOSE_CALL or _named_alike(hits[0].id, hits[1].id, rows, analysis)
+            hits[0].score - hits[1].score < CLOSE_CALL or _named_alike(hits[0].id, hits[1].id, rows, analysis)
         )
         return Answer(query=echo(query.text), tier="confident", results=hits,
                       corrections=query.corrections, close_call=close,
@@ -275,11 +280,11 @@ def _keep_named(ranked: list[tuple[str, float]], found: Recall, allowed) -> list
     named = [i for i in _named_ids(found) if allowed is None or allowed(i)]
     if not named:
         return ranked
-    head, missing = ranked[:_NAMED_KEEP], [p for p in ranked if p[0] in named and p not in ranked[:_NAMED_KEEP]]
+    head, missing = ranked[:NAMED_KEEP], [p for p in ranked if p[0] in named and p not in ranked[:NAMED_KEEP]]
     if not missing:
         return ranked
     keep = [p for p in head if p[0] in named]
-    others = [p for p in head if p[0] not in named][: max(0, _NAMED_KEEP - len(keep) - len(missing))]
+    others = [p for p in head if p[0] not in named][: max(0, NAMED_KEEP - len(keep) - len(missing))]
     new_head = sorted(keep + others + missing, key=lambda p: -p[1])
     rest = [p for p in ranked if p not in new_head]
     return new_head + rest

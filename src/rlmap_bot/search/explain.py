@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Mapping, Sequence
 
 from rlmap_bot.knowledge.schema import Entry, Paper
+from rlmap_bot.search.params import EXPLAIN_QUESTION_RANK, EXPLAIN_WORDS
 from rlmap_bot.search.query import Query
 from rlmap_bot.search.recall import Recall
 from rlmap_bot.text import stem
@@ -18,11 +19,10 @@ _BODY = {"paper": "its key facts", "stage": "its symptoms, measures and levers",
          "signal": "how it is measured"}
 _WHERE = {"names": "its title or aliases", "authors": "its byline", "keywords": "its keywords",
           "summary": "its summary", "questions": "its example questions"}
-_MAX_WORDS = 4
 
 
 def _quote(items: list[str]) -> str:
-    quoted = [f"'{i}'" for i in items[:_MAX_WORDS]]
+    quoted = [f"'{i}'" for i in items[:EXPLAIN_WORDS]]
     return quoted[0] if len(quoted) == 1 else ", ".join(quoted[:-1]) + " and " + quoted[-1]
 
 
@@ -64,7 +64,7 @@ def reasons(entry: Entry, query: Query, found: Recall, stems: Mapping[str, froze
             where = _BODY.get(entry.kind, "its notes") if column == "body" else _WHERE[column]
             phrases.append(f"mentions {_quote(hit)} in {where}")
     out.extend(phrases[:2])
-    if question_rank is not None and question_rank <= 3 and questions:
+    if question_rank is not None and question_rank <= EXPLAIN_QUESTION_RANK and questions:
         wanted = set(query.stems)
         best_q, tokens = max(questions, key=lambda q: len(wanted & q[1]))
         if wanted & tokens:

@@ -27,18 +27,13 @@ from collections import Counter
 from collections.abc import Iterable
 
 from rlmap_bot.knowledge.schema import Entry, Paper
+from rlmap_bot.search.params import ENGLISH_TABLE_MIN, MARKER_MAX_ENGLISH_ZIPF, MARKER_TOP
 from rlmap_bot.text import content_tokens, content_words, normalize, normalize_content, stem, words
 
-# wordfreq's common misspellings sit at or below Zipf 3.04 ("teh" 3.04, "thier" 2.99,
-# "definately" 2.87, "recieve" 2.75; measured with wordfreq 3.1.1): the table keeps words from
-# 2.5 so the English-word threshold (query.ENGLISH_ZIPF) can be revisited without a rebuild.
-ENGLISH_TABLE_MIN = 2.5
-# Other languages' commonest words (wordfreq) mark a question as not English, unless English uses
-# the word as much (Zipf 4: "die", "la", "son" are English words; "por", "que", "las" are not). The languages are those wordfreq
-# lists with large corpora in Latin script; other scripts are noticed by their letters (query.py).
+# Other languages' commonest words (wordfreq) mark a question as not English (the thresholds:
+# search/params.py). The languages are those wordfreq lists with large corpora in Latin script;
+# other scripts are noticed by their letters (query.py).
 MARKER_LANGUAGES = ("es", "fr", "de", "it", "pt", "nl", "sv", "da", "nb", "pl", "cs", "tr", "id", "ro", "hu", "fi")
-MARKER_TOP = 200
-MARKER_MAX_ENGLISH_ZIPF = 4.0
 
 
 def _zipf(freq: float) -> float:

@@ -40,15 +40,10 @@ import functools
 import math
 import re
 
-from rlmap_bot.search.params import Params
+from rlmap_bot.search.params import EN_FLOOR_ZIPF, ENTITY_ZIPF, Params
 from rlmap_bot.search.query import ASKS_AUTHOR, Query
 from rlmap_bot.search.recall import byline_rows
 from rlmap_bot.text import NUMBER_WORDS, content_words, stem
-
-# wordfreq's large English list ends near Zipf 1: a word it does not list is at most that common.
-EN_FLOOR_ZIPF = 1.0
-# A name rarer than this in English is a name, not a word ("Hafner" 2.1, "Espeholt"; "Brain" 4.9 is a word).
-ENTITY_ZIPF = 4.0
 
 
 def word_evidence(lexicon, stem: str, kind: str, mix: float, discount: float = 0.0, borrow: float = 0.0,

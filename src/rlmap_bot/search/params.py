@@ -154,3 +154,72 @@ def floor_to_evidence(floor: float) -> float:
 
 def evidence_to_score(evidence: float) -> float:
     return evidence / (evidence + 1.0) if evidence > 0 else 0.0
+
+
+# -- thresholds the cross-validation does not tune ----------------------------------------------------
+# Each is fixed by a measurement named beside it, or by judgement and why; none is a grid point.
+
+# Reading the question (query.py).
+# A word with a wordfreq Zipf frequency at or above this is English and never "corrected":
+# wordfreq lists common misspellings below it ("teh" 3.04, "thier" 2.99, "recieve" 2.75), and
+# the everyday words seen rewritten are far above it (stuck 4.68, desert 4.40, startup 3.83,
+# wrote 5.04).
+ENGLISH_ZIPF = 3.1
+# Damerau-style similarity (a swap of two letters is one edit) a correction needs: at 0.7 a
+# 4-6 letter word may differ by one edit, a 7-10 letter word by two or three.
+CORRECTION_SIMILARITY = 0.7
+MIN_CORRECTABLE = 4  # three-letter words have too many one-edit neighbours to guess from
+# A question is in another language when half its letters are not Latin, or when at least this
+# many of its words (and this share) are other languages' commonest words (lexicon.search_markers).
+OTHER_SCRIPT_SHARE = 0.5
+MIN_MARKERS = 2
+MARKER_SHARE = 0.25
+
+# The word tables built at kb build (lexicon.py).
+# wordfreq's common misspellings sit at or below Zipf 3.04 ("teh" 3.04, "thier" 2.99,
+# "definately" 2.87, "recieve" 2.75; measured with wordfreq 3.1.1): the table keeps words from
+# 2.5 so the English-word threshold (ENGLISH_ZIPF) can be revisited without a rebuild.
+ENGLISH_TABLE_MIN = 2.5
+# Other languages' commonest words (wordfreq's top MARKER_TOP of each) mark a question as not
+# English, unless English uses the word as much (Zipf 4: "die", "la", "son" are English words;
+# "por", "que", "las" are not).
+MARKER_TOP = 200
+MARKER_MAX_ENGLISH_ZIPF = 4.0
+
+# Recall (recall.py).
+RECALL = 40  # entries taken from each list; the answer shows at most a handful
+# A word in more than this share of entries (and more than COMMON_MIN_DOCS of them) is left out of
+# the BM25 query when rarer words remain: very common words only slow recall down at scale and
+# rank nothing. judgement: 5% of the catalog, and never fewer than 50 entries.
+COMMON_DOC_SHARE = 0.05
+COMMON_MIN_DOCS = 50
+MIN_CORRECTED_NAME = 5  # a corrected word of 4 letters ("GSPO" -> "grpo") is too weak to claim a name
+
+# Off-topic evidence (offtopic.py).
+# wordfreq's large English list ends near Zipf 1: a word it does not list is at most that common.
+EN_FLOOR_ZIPF = 1.0
+# A name rarer than this in English is a name, not a word ("Hafner" 2.1, "Espeholt"; "Brain" 4.9 is a word).
+ENTITY_ZIPF = 4.0
+
+# What is shown (engine.py).
+# The first MIN_SHOWN hits always show: an answer is judged by its first three (the quality
+# gates score top-3).
+MIN_SHOWN = 3
+# Top two scores closer than this: the answer says it cannot pick one. judgement: scores are
+# shown to two decimals, and 0.03 is a difference a reader would not trust either.
+CLOSE_CALL = 0.03
+NAMED_KEEP = 5  # entries the question names explicitly stay within this many results (comparisons)
+
+# Explanations (explain.py).
+EXPLAIN_WORDS = 4  # words quoted in one reason: judgement, more reads as a list rather than a reason
+# A hit ranked this high by the curated-questions list says which curated question it matched:
+# judgement, the first three are what an answer shows for sure (MIN_SHOWN).
+EXPLAIN_QUESTION_RANK = 3
+
+# Diagnosis readings beside an answer (readings.py).
+# Rules that can name a stage beside an answer: "moderate" and up on the catalog's scale
+# (knowledge/catalog.yaml: 2 moderate, 3.5 strong, 5 decisive); weaker ones only corroborate.
+MODERATE = 2.0
+# With no word of the question in any of them, a reading is shown only if strong enough to settle a
+# verdict alone (3.5): a guess at which reading was meant should at least be a weighty one.
+STRONG = 3.5

@@ -18,6 +18,14 @@ import re
 import unicodedata
 from dataclasses import dataclass, field
 
+from rlmap_bot.search.params import (
+    CORRECTION_SIMILARITY,
+    ENGLISH_ZIPF,
+    MARKER_SHARE,
+    MIN_CORRECTABLE,
+    MIN_MARKERS,
+    OTHER_SCRIPT_SHARE,
+)
 from rlmap_bot.text import ARXIV, NOT_EVIDENCE, STOPWORDS, fold, stem, words
 
 # A question longer than this is read from its start only: 2,000 characters is about 300
@@ -25,15 +33,6 @@ from rlmap_bot.text import ARXIV, NOT_EVIDENCE, STOPWORDS, fold, stem, words
 MAX_CHARS = 2000
 MAX_WORDS = 60  # content words used, for the same reason
 MAX_CORRECTIONS = 8  # each correction scans the vocabulary; a question has a few typos, not dozens
-# A word with a wordfreq Zipf frequency at or above this is English and never "corrected":
-# wordfreq lists common misspellings below it ("teh" 3.04, "thier" 2.99, "recieve" 2.75), and
-# the everyday words the issue saw rewritten are far above it (stuck 4.68, desert 4.40,
-# startup 3.83, wrote 5.04).
-ENGLISH_ZIPF = 3.1
-# Damerau-style similarity (a swap of two letters is one edit) a correction needs: at 0.7 a
-# 4-6 letter word may differ by one edit, a 7-10 letter word by two or three.
-CORRECTION_SIMILARITY = 0.7
-MIN_CORRECTABLE = 4  # three-letter words have too many one-edit neighbours to guess from
 
 # Words that ask who wrote something ("who wrote PPO", "papers by Schulman", "PPO authors").
 AUTHOR_NOUNS = frozenset("author authors authored authorship wrote written byline".split())
@@ -56,11 +55,6 @@ _MARKUP = [
     (re.compile(r":[a-z0-9_+'-]*[a-z][a-z0-9_+'-]*:", re.IGNORECASE), " "),  # :tada:, :+1::skin-tone-2:
     (re.compile(r"`+"), " "),  # `code` and ```blocks```: the text stays, the marks go
 ]
-# A question is in another language when half its letters are not Latin, or when at least this
-# many of its words (and this share) are other languages' commonest words (lexicon.search_markers).
-OTHER_SCRIPT_SHARE = 0.5
-MIN_MARKERS = 2
-MARKER_SHARE = 0.25
 
 
 def plain(text: str) -> str:

@@ -15,14 +15,9 @@ from dataclasses import dataclass
 from typing import Iterable
 
 from rlmap_bot.knowledge.schema import DiagnosisSettings, Signal
+from rlmap_bot.search.params import MODERATE, STRONG
 from rlmap_bot.text import content_tokens, normalize
 
-# Rules that can name a stage beside an answer: "moderate" and up on the catalog's scale
-# (knowledge/catalog.yaml: 2 moderate, 3.5 strong, 5 decisive); weaker ones only corroborate.
-MODERATE = 2.0
-# With no word of the question in any of them, a reading is shown only if strong enough to settle a
-# verdict alone (3.5): a guess at which reading was meant should at least be a weighty one.
-STRONG = 3.5
 # A rule's first clause ends at a full stop, colon or semicolon followed by a space, but not after
 # these abbreviations ("Gao et al.", "Dr. GRPO", "e.g.").
 _ABBREVIATIONS = ("al", "dr", "e.g", "i.e", "vs", "cf", "fig", "approx")

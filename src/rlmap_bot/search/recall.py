@@ -17,16 +17,16 @@ import logging
 import sqlite3
 from dataclasses import dataclass, field
 
-from rlmap_bot.search.params import Params
+from rlmap_bot.search.params import (
+    COMMON_DOC_SHARE,
+    COMMON_MIN_DOCS,
+    MIN_CORRECTED_NAME,
+    RECALL,
+    Params,
+)
 from rlmap_bot.search.query import ASKS_AUTHOR, Query
 
 log = logging.getLogger(__name__)
-RECALL = 40  # entries taken from each list; the answer shows at most a handful
-# BM25 leaves out words found in more than this share of the entries (and in more than COMMON_MIN):
-# they slow recall down at scale and rank nothing. judgement: 5%, a stopword-like spread.
-COMMON_SHARE = 0.05
-COMMON_MIN = 50
-_MIN_CORRECTED_NAME = 5  # a corrected word of 4 letters ("GSPO" -> "grpo") is too weak to claim a name
 
 
 @dataclass
@@ -69,8 +69,8 @@ def _stem_of(query: Query, surface: str) -> str:
 
 
 def common_limit(lexicon) -> float:
-    """How many entries a word may be in and still be searched (COMMON_SHARE)."""
-    return max(lexicon.docs * COMMON_SHARE, COMMON_MIN)
+    """How many entries a word may be in and still be searched (params.COMMON_DOC_SHARE)."""
+    return max(lexicon.docs * COMMON_DOC_SHARE, COMMON_MIN_DOCS)
 
 
 def _fts(conn: sqlite3.Connection, match: str, weights: tuple[float, ...]) -> list[str]:
@@ -122,7 +122,7 @@ def recall(query: Query, lexicon, store, params: Params) -> Recall:
 def _names(query: Query, lexicon, params: Params) -> list[NameMatch]:
     """Titles and aliases found whole in the question: longer names first, titles before aliases."""
     seq = query.words
-    usable = [w.kind == "known" or (w.kind == "corrected" and len(w.surface) >= _MIN_CORRECTED_NAME) for w in seq]
+    usable = [w.kind == "known" or (w.kind == "corrected" and len(w.surface) >= MIN_CORRECTED_NAME) for w in seq]
     whole = len(seq)
     found: list[tuple[int, int, int, NameMatch]] = []
     for n in range(min(lexicon.max_name_tokens, len(seq)), 0, -1):

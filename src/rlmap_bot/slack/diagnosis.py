@@ -11,12 +11,13 @@ from slack_sdk.errors import SlackApiError
 
 from rlmap_bot import wording
 from rlmap_bot.core import Core
-from rlmap_bot.diagnosis.flow import Flow, FlowError, Step, SupersededError
+from rlmap_bot.diagnosis.flow import Flow, FlowError, SupersededError
+from rlmap_bot.results.diagnosis import Session, Step
 from rlmap_bot.slack import posting
 from rlmap_bot.slack.blocks import diagnosis as cards
 from rlmap_bot.slack.blocks.common import FALLBACK_LIMIT
 from rlmap_bot.slack.markup import cut, escape
-from rlmap_bot.state.models import ConflictError, Session
+from rlmap_bot.state.models import ConflictError
 
 log = logging.getLogger(__name__)
 

@@ -23,10 +23,10 @@ from rlmap_bot.commands import run as run_command
 from rlmap_bot.commands.admin import help_for
 from rlmap_bot.commands.context import Invocation
 from rlmap_bot.core import Core
-from rlmap_bot.diagnosis.flow import Step
 from rlmap_bot.errors import NotFoundError, RlmapError, UnavailableError, UsageError
 from rlmap_bot.results.ask import Answer, AnswerStream
 from rlmap_bot.results.cards import Card
+from rlmap_bot.results.diagnosis import Step
 from rlmap_bot.results.general import Notice
 from rlmap_bot.results.guided import GuidedRun
 from rlmap_bot.settings import Settings

@@ -23,27 +23,6 @@ class ConflictError(RlmapError):
     """Someone else changed the row first (a double click, another replica)."""
 
 
-class Session(BaseModel):
-    """One guided diagnosis: who runs it, where, and every answer so far."""
-
-    id: str = Field(default_factory=lambda: uuid.uuid4().hex)
-    team: str = "local"
-    channel: str = "local"
-    thread_ts: str | None = None
-    user: str
-    answers: dict[str, Any] = Field(default_factory=dict)
-    skipped: list[str] = Field(default_factory=list)
-    history: list[str] = Field(default_factory=list, description="Signals answered or skipped, in order.")
-    current: str | None = None
-    status: Literal["open", "done", "stopped", "expired"] = "open"
-    message_ts: str | None = Field(default=None, description="The front-end's card to update in place.")
-    moves: list[str] = Field(default_factory=list, description="Keys of the latest moves applied (a typed reply's "
-                             "message), so a move handled again after a crash is not applied twice.")
-    version: int = 0
-    started_at: dt.datetime = Field(default_factory=_now)
-    updated_at: dt.datetime = Field(default_factory=_now)
-
-
 Weekday = Literal["mon", "tue", "wed", "thu", "fri", "sat", "sun"]
 
 

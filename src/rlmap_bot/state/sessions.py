@@ -8,8 +8,8 @@ from typing import Any
 
 import sqlalchemy as sa
 
+from rlmap_bot.results.diagnosis import Session
 from rlmap_bot.state.db import ConflictError, iso, utcnow
-from rlmap_bot.state.models import Session
 from rlmap_bot.state.tables import sessions
 
 

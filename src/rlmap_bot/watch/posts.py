@@ -86,7 +86,7 @@ def _steps(outcome: Outcome) -> str:
 
 
 def _alert(watch: Watch, outcome: Outcome, transitions: list[Transition]) -> Alert:
-    from rlmap_bot.diagnosis.engine import format_value
+    from rlmap_bot.results.diagnosis import format_value
     from rlmap_bot.watch.faults import FaultState
 
     verdict, derivation, _ = outcome.judgement()

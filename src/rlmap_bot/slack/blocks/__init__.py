@@ -13,10 +13,10 @@ from typing import Any
 
 from slack_sdk.models.blocks import Block
 
-from rlmap_bot.diagnosis.engine import Verdict
 from rlmap_bot.results.ask import Answer
 from rlmap_bot.results.cards import Card
 from rlmap_bot.results.curation import AdditionList, Candidate
+from rlmap_bot.results.diagnosis import Verdict
 from rlmap_bot.results.digest import Digest
 from rlmap_bot.results.general import (
     Help,

@@ -7,8 +7,7 @@ import json
 from slack_sdk.models.blocks import ActionsBlock, Block, CheckboxesElement, HeaderBlock, Option
 
 from rlmap_bot import wording
-from rlmap_bot.diagnosis.engine import Verdict, format_value
-from rlmap_bot.diagnosis.flow import Step
+from rlmap_bot.results.diagnosis import Step, Verdict, format_value
 from rlmap_bot.slack.blocks.common import actions, button, context, fit, plain, section
 from rlmap_bot.slack.markup import cut, escape, mention
 

@@ -1,0 +1,141 @@
+"""From fired rules to stage scores, the verdict distribution and the binding stage.
+
+A rule may *override* others whose reading it explains away (many passes over the pool explain a
+rising proxy with a flat held-out score better than reward hacking does), and overridden rules do
+not count.  A stage's score is its strongest reading in full plus ``corroboration`` times each of
+its other readings, for or against.  Readings of one run overlap, so summing them in full would
+let several weak, correlated readings outvote one decisive reading; weighing the strongest fully
+keeps one decisive symptom enough for a verdict, and two readings of equal strength on different
+stages a named tie.  Scores become probabilities with a softmax that includes a "no single stage"
+option, so weak or conflicting evidence yields no verdict rather than a guess.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping
+from functools import lru_cache
+from typing import Any
+
+from rlmap_bot.diagnosis.rules import MEMO_SIZE, CompiledRule, RuleSet
+from rlmap_bot.knowledge.schema import DiagnosisSettings
+
+# What :meth:`Scoring.evaluate` returns: the fired rules, those kept, and each stage's score.
+Evaluation = tuple[list[CompiledRule], list[CompiledRule], dict[str, float]]
+
+
+class Scoring:
+    """Scores stages for a set of signal values, and says which binds."""
+
+    def __init__(self, settings: DiagnosisSettings, stages: list[str], rules: RuleSet):
+        self.settings = settings
+        self.stages = stages
+        self.rules = rules
+        self._dist_of = lru_cache(maxsize=MEMO_SIZE)(self._distribution_of)
+
+    @staticmethod
+    def kept(fired: list[CompiledRule]) -> list[CompiledRule]:
+        """The fired rules that no other fired rule explains away."""
+        dropped = set().union(*(c.overrides for c in fired)) if fired else set()
+        return [c for c in fired if c.key not in dropped] if dropped else fired
+
+    def scores(self, kept: Iterable[CompiledRule]) -> dict[str, float]:
+        """Strongest reading in full, the others at the corroboration weight (see the module doc)."""
+        readings: dict[str, list[float]] = {s: [] for s in self.stages}
+        for compiled in kept:
+            for target, points in compiled.rule.points.items():
+                if target in readings:
+                    readings[target].append(points)
+        k = self.settings.corroboration
+        scores: dict[str, float] = {}
+        for stage, pts in readings.items():
+            if not pts:
+                scores[stage] = 0.0
+                continue
+            top = max(pts) if max(pts) > 0 else min(pts)
+            scores[stage] = top + k * (sum(pts) - top)
+        return scores
+
+    def evaluate(self, values: Mapping[str, Any]) -> Evaluation:
+        fired = self.rules.fired(values)
+        kept = self.kept(fired)
+        return fired, kept, self.scores(kept)
+
+    def probabilities(self, scores: Mapping[str, float]) -> tuple[dict[str, float], float]:
+        """Each stage's probability of binding, and that of "no single stage" (a softmax)."""
+        t = self.settings.temperature
+        logits = [scores[s] / t for s in self.stages] + [self.settings.none_score / t]
+        top = max(logits)
+        exps = [math.exp(x - top) for x in logits]
+        total = sum(exps)
+        probs = {s: exps[i] / total for i, s in enumerate(self.stages)}
+        return probs, exps[-1] / total
+
+    def distribution(self, scores: Mapping[str, float]) -> list[float]:
+        probs, none = self.probabilities(scores)
+        return [*probs.values(), none]
+
+    @staticmethod
+    def entropy(dist: Iterable[float]) -> float:
+        """Uncertainty, in bits, about which stage binds (or none)."""
+        return -sum(p * math.log2(p) for p in dist if p > 0)
+
+    def dist(self, fired: list[CompiledRule]) -> tuple[float, ...]:
+        """The verdict distribution for a set of fired rules; memoised on the set."""
+        return self._dist_of(frozenset(c.index for c in fired))
+
+    def uncertainty(self, fired: list[CompiledRule]) -> float:
+        """Entropy of the verdict distribution for a set of fired rules."""
+        return self.entropy(self.dist(fired))
+
+    def _distribution_of(self, indices: frozenset[int]) -> tuple[float, ...]:
+        fired = [self.rules.rules[i] for i in sorted(indices)]
+        return tuple(self.distribution(self.scores(self.kept(fired))))
+
+    def binding(self, scores: Mapping[str, float], values: Mapping[str, Any],
+                kept: list[CompiledRule]) -> str | None:
+        """The stage that binds, or None.
+
+        It needs a ``min_lead`` over the runner-up, and either ``min_score`` (a firm verdict) or,
+        below that, ``tentative_score`` while its reading could still be confirmed (a verdict
+        that rests on one measurement, see :meth:`confirmable`).
+        """
+        ranked = sorted(self.stages, key=lambda s: -scores[s])
+        top, second = ranked[0], ranked[1]
+        if scores[top] - scores[second] < self.settings.min_lead:
+            return None
+        if scores[top] >= self.settings.min_score:
+            return top
+        if scores[top] >= self.settings.tentative_score and self.confirmable(top, values, kept):
+            return top
+        return None
+
+    def confirmable(self, stage: str, values: Mapping[str, Any], kept: list[CompiledRule]) -> bool:
+        """Whether a moderate reading of ``stage`` still stands alone rather than unconfirmed.
+
+        A strong reading stands (readings against other mechanisms of the stage may pull its
+        score under ``min_score``, not explain it).  A moderate reading needs a second one to be
+        firm.  While the readings that would confirm it (rules giving ``stage`` at least
+        ``min_score`` that read the same signals) are unknown, the one measurement is the best
+        the evidence says; once they are known and none confirmed it, it was checked and found
+        wanting, and the verdict abstains.
+        """
+        if max((c.points_to(stage) for c in kept), default=0.0) >= self.settings.min_score:
+            return True  # a strong reading, only weighed down by healthy readings of other mechanisms
+        backing = {n for c in kept if c.points_to(stage) > 0 for n in c.names}
+        held = {c.index for c in kept}
+        stronger = [c for c in self.rules.rules if c.index not in held and backing & set(c.names)
+                    and c.points_to(stage) >= self.settings.min_score]
+        for compiled in stronger:
+            unknown = [n for n in compiled.names if n not in values]
+            if unknown and not compiled.expr.contradicted(values) and self.rules.chance(compiled, values) > 0:
+                return True
+        return not stronger
+
+    def tied(self, scores: Mapping[str, float]) -> list[str]:
+        """Stages that each have enough evidence but none leads by enough."""
+        ranked = sorted(self.stages, key=lambda s: -scores[s])
+        top = scores[ranked[0]]
+        if top < self.settings.min_score:
+            return []
+        return [s for s in ranked if scores[s] >= self.settings.min_score and top - scores[s] < self.settings.min_lead]
