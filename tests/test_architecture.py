@@ -123,3 +123,20 @@ def test_the_contracts_fail_on_each_kind_of_violation(tmp_path, files, expect):
     run = lint(tmp_path, _toy(tmp_path, files))
     assert run.returncode != 0
     assert expect in " ".join(run.stdout.split()), run.stdout + run.stderr
+
+
+def test_source_comments_say_what_the_code_does_not_its_history():
+    """History belongs to git: no issue numbers, review passes or dates in src/ comments and docstrings."""
+    import io
+    import re
+    import tokenize
+
+    history = re.compile(r"\bissue \d+|\bnewcomer pass\b|\bhelper-\d+\b|\b20\d\d-[01]\d-[0-3]\d\b", re.I)
+    found = []
+    for path in sorted((ROOT / "src").rglob("*.py")):
+        for tok in tokenize.generate_tokens(io.StringIO(path.read_text()).readline):
+            if tok.type in (tokenize.COMMENT, tokenize.STRING) and history.search(tok.string):
+                if tok.type == tokenize.STRING and not tok.string.lstrip("rbuRBU").startswith(('"""', "'''")):
+                    continue  # a string the program uses, not a docstring or comment
+                found.append(f"{path.relative_to(ROOT)}:{tok.start[0]}: {history.search(tok.string).group(0)}")
+    assert found == [], "\n".join(found)

@@ -44,7 +44,7 @@ class Knowledge:
     """One consistent snapshot: the store and what is built over it.
 
     The diagnosis engine is built from the snapshot's own catalog on first use: `ask` in a
-    fresh process never pays for it (issue 18's cold ask).
+    fresh process never pays for it (the cold-start budget, docs/measurements.md).
     """
 
     store: KnowledgeStore

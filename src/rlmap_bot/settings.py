@@ -88,7 +88,7 @@ class Settings(BaseSettings):
         default=60, ge=5, le=7 * 24 * 60,
         description="a watched log with no new steps for this many minutes is reported once and its watch paused")
 
-    # -- curation (issue 19) ----------------------------------------------------------------------
+    # -- curation -------------------------------------------------------------------------------
     rlmap_arxiv_url: str = Field(default="https://export.arxiv.org/api/query",
                                  description="the arXiv API's query URL (tests point it at a local stand-in)")
     # arXiv's API terms of use ask for at most one request every three seconds.

@@ -58,7 +58,7 @@ SHORT_RUN = 100
 #: read "the last tenth"), or of the recent window when the caller chose one.
 FIRST_POINTS, LAST_SHARE, LAST_MIN = 3, 0.10, 3
 #: A quantity now at or below this share of its first level is *collapsed*, whatever its recent
-#: trend (issue 17's line).  Cui et al. 2025 report entropy falling about 73% within 200 steps,
+#: trend.  Cui et al. 2025 report entropy falling about 73% within 200 steps,
 #: by which point about 76% of the eventual gain was in: a level under a quarter of the start is
 #: past the point where most of what exploration buys has been bought.
 COLLAPSED_SHARE = 0.25

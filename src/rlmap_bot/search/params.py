@@ -19,7 +19,7 @@ class Params:
     # CV over {0.5, 1, 2, 5, 20}: a small k lets a first place count clearly more than a fifth.
     rrf_k: float = 1.0
     # BM25 over every field: the reference list, weight 1 by definition. More say for BM25 was measured
-    # (2026-12-03, tuning set in sample, the other weights as chosen): w_bm25 {1, 1.25, 1.5, 2, 3} x
+    # (tuning set in sample, the other weights as chosen; docs/measurements.md): w_bm25 {1, 1.25, 1.5, 2, 3} x
     # w_questions {0.5, 0.25} gave top-3 0.951/0.951/0.951/0.947/0.942 and MRR 0.917/0.912/0.907/0.896/0.894
     # at w_questions 0.5 (0.25 no better): more BM25 only lowers MRR, so it stays 1.
     # BM25's rank as the tie-breaker of equal fused scores (instead of the id) was measured the same
@@ -101,8 +101,8 @@ class Params:
     # A byline's full name found whole, or "<byline word> et al", counts as one token of the catalog
     # (offtopic._name_tokens): "Jimmy Ba", "Andy Jones", "Google Brain" are names, though each word
     # is everyday. On 418 tuning questions held out, the same balanced accuracy with and without
-    # (0.933); adopted because abstaining on a question about the map is the worst answer (issue 18;
-    # docs/measurements.md).
+    # (0.933); adopted because abstaining on a question about the map is the worst answer
+    # (docs/measurements.md).
     name_tokens: bool = True
     # Quantities spelled out ("a fifth", "a dozen", "twenty percent": text.NUMBER_WORDS) count for
     # nothing, as digits do. Held out, on 426 and 436 tuning questions: top-3 +0.7 and +0.3 points,

@@ -43,7 +43,7 @@ AUTHOR_VERBS = frozenset(
 ASKS_AUTHOR = AUTHOR_NOUNS | AUTHOR_VERBS  # every word of "who wrote X" that asks for a person, not a topic
 
 
-# Chat markup is not part of the question (issue 18): mentions, channel links, URLs and emoji are
+# Chat markup is not part of the question: mentions, channel links, URLs and emoji are
 # dropped, a link's label and a code span's text are kept (`clip_fraction` is asked about).
 _MARKUP = [
     (re.compile(r"<[@!][^>]*>"), " "),  # <@U123>, <!here>: Slack mentions, when they arrive raw
@@ -117,7 +117,7 @@ _LAST_WORD = re.compile(r"\s\S*$")
 
 def cap(question: str) -> str:
     """The question's first MAX_CHARS characters, cut after a whole word: a word cut in two is
-    neither searched nor "corrected" (issue 20)."""
+    neither searched nor "corrected"."""
     text = question.strip()
     if len(text) <= MAX_CHARS:
         return text

@@ -5,7 +5,7 @@ answered by the signal that measures it, but the signal's summary says what it m
 what it means. The diagnosis rules say what it means. A signal has several (the held-out trend
 falling beside a rising reward is overoptimization; not improving beside a collapsed entropy is
 an optimisation problem), so the one shown is the one the question's own words meet most, and
-with no word in common, the strongest the signal's own file holds (a newcomer pass, 2026-12-03).
+with no word in common, the strongest the signal's own file holds.
 """
 
 from __future__ import annotations
@@ -98,8 +98,8 @@ def pick(readings: list[Reading], question: Iterable[str], said: dict[str, set[s
     ``said``: per choice signal, the choices the question's words state ("the reward keeps going up":
     rising). Words cannot be pinned to one signal (rising, flat and falling are every trend's), so a
     reading is left out when, for a signal its condition compares, the question states choices and
-    none of them is one the reading holds for: it would contradict the question (the review of
-    2026-12-03: "the reward curve keeps going up" was shown the reading of a falling reward).
+    none of them is one the reading holds for: it would contradict the question ("the reward
+    curve keeps going up" is not shown the reading of a falling reward).
     """
     said = said or {}
     readings = [r for r in readings if all(not said.get(sid) or allowed & said[sid] for sid, allowed in r.requires)]

@@ -10,7 +10,7 @@ if TYPE_CHECKING:
 
 _SLACK_MARKUP = re.compile(r"<([@#!][^>|]*)(?:\|([^>]*))?>|<([^>|]+)(?:\|([^>]*))?>")
 MENTION = re.compile(r"<@[A-Z0-9]+(?:\|[^>]*)?>")
-# "papers by @someone": the person mentioned is who the question is about (issue 18).
+# "papers by @someone": the person mentioned is who the question is about.
 AUTHOR_MENTION = re.compile(r"\b(by|from|of)\s+<@([A-Z0-9]+)(?:\|[^>]*)?>", re.IGNORECASE)
 
 

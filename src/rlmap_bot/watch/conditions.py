@@ -3,7 +3,7 @@
 Conditions are keyed so the ledger can say "already announced":
 
 * ``binds:STAGE``: the verdict on the whole run names STAGE as binding; ``tie:A+B``:
-  no single stage binds but two or more have strong evidence (issue 17: the run a
+  no single stage binds but two or more have strong evidence (the run a
   team most needs to hear about is often one where two stages go bad at once).  At
   most one of these *stage conditions* is open; when the verdict names another, the
   new one opens (a *change*) and the old one closes with it (the change alert says
