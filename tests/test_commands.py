@@ -86,7 +86,8 @@ def test_help_shows_only_the_examples_that_work_where_it_is_read():
             if surface != "cli":
                 assert REGISTRY.parse(" ".join(words), surface) is not None, (surface, example)
     slack = [e.usage for e in help_for(REGISTRY, "slack", "diagnose").commands if e.kind == "example"]
-    assert slack == ["/rlmap diagnose"], "--signals and --run are terminal options"
+    assert slack == ["/rlmap diagnose", "/rlmap diagnose --run runs/exp42/train.log",
+                     "/rlmap diagnose --run wandb:my-team/grpo/abc123"], "--signals is a terminal option"
     cli = examples_for(REGISTRY.get("diagnose"), "cli")
     assert "diagnose --signals run.json --json" in cli and "diagnose --run runs/exp42/train.log" in cli
     assert {e.kind for e in help_for(REGISTRY, "shell", "diagnose").commands} == {"command", "option", "example"}

@@ -45,7 +45,8 @@ def register(registry: Registry) -> None:
         Param("list", "list open diagnoses", kind="flag", surfaces=TERMINAL),
         Param("resume", "continue a paused diagnosis (its id or first characters)", metavar="ID", surfaces=TERMINAL),
         json=True, order=5, strict=True, excludes=(("signals", "simulate", "run", "list", "resume"),),
-        examples=("diagnose", "diagnose --run runs/exp42/train.log", "diagnose --signals run.json --json"),
+        examples=("diagnose", "diagnose --run runs/exp42/train.log", "diagnose --run wandb:my-team/grpo/abc123",
+                  "diagnose --signals run.json --json"),
     )(diagnose)
 
 
