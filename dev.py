@@ -2,12 +2,16 @@
 """Set up and run rlmap-bot from a fresh checkout, with nothing but Python 3.11 and pip.
 
     python3 dev.py run [ARGS...]   create .venv if needed, install, then run `rlmap-bot ARGS...`
-    python3 dev.py test [ARGS...]  create .venv if needed, install with test extras, then run pytest ARGS...
-                                   (in 4 pytest-xdist workers unless ARGS choose: -n 0 for one process)
+    python3 dev.py test [ARGS...]  create .venv if needed,
+    install with test extras, then run pytest ARGS...
+                                   (in 4 pytest-xdist workers unless
+                                   ARGS choose: -n 0 for one process)
     python3 dev.py bench [ARGS...] the same set-up, then run the search and diagnosis benchmarks
     python3 dev.py bench-load [ARGS...]  the load benchmark (one and two replicas)
-    python3 dev.py lint            the same set-up, then ruff check and mypy (as .ci/run does)
-    python3 dev.py docs            the same set-up, then regenerate docs/commands.md from --help (cog)
+    python3 dev.py lint            the same set-up, then ruff
+    check, ruff format --check and mypy (as .ci/run does)
+    python3 dev.py docs            the same set-up,
+    then regenerate docs/commands.md from --help (cog)
 
 The virtual environment lives at .venv/ in the checkout.  Installing is skipped
 when pyproject.toml has not changed since the last install (a stamp file
@@ -51,15 +55,31 @@ def _install(extras: str) -> None:
     stamp = VENV / f".installed-{extras or 'base'}"
     if stamp.exists() and stamp.read_text() == wanted:
         return
-    # pip runs quietly (its own output is mostly noise); say how long the wait is (a newcomer pass: 45 s of
-    # silence on the first run). Measured on 2 cores: 34-47 s for the first install, once per pyproject change.
-    print(f"installing rlmap-bot{f'[{extras}]' if extras else ''} into .venv/ (about a minute; only when "
-          "pyproject.toml changes) ...", flush=True)
+    # pip runs quietly (its own output is mostly noise);
+    # say how long the wait is (a newcomer pass: 45 s of
+    # silence on the first run). Measured on 2 cores: 34-47
+    # s for the first install, once per pyproject change.
+    print(
+        f"installing rlmap-bot{f'[{extras}]' if extras else ''} into .venv/ (about a minute; only "
+        f"when "
+        "pyproject.toml changes) ...",
+        flush=True,
+    )
     target = f".[{extras}]" if extras else "."
     subprocess.run(
         # --no-compile: pip would byte-compile every module of every dependency (a third of the
         # install's time on 2 cores: 47 s -> 34 s measured); Python compiles the few it imports.
-        [str(PYTHON), "-m", "pip", "install", "--quiet", "--disable-pip-version-check", "--no-compile", "-e", target],
+        [
+            str(PYTHON),
+            "-m",
+            "pip",
+            "install",
+            "--quiet",
+            "--disable-pip-version-check",
+            "--no-compile",
+            "-e",
+            target,
+        ],
         cwd=ROOT,
         check=True,
     )
@@ -67,13 +87,17 @@ def _install(extras: str) -> None:
 
 
 def workers(args: list[str]) -> list[str]:
-    """pytest-xdist's ``-n 4`` unless the caller chose (``-n``, ``--numprocesses``, ``-p no:xdist``).
+    """pytest-xdist's ``-n 4`` unless the caller chose
+    (``-n``, ``--numprocesses``, ``-p no:xdist``).
 
     The suite spends most of its wall time waiting on the servers and processes it starts, so 4
     workers keep 2 cores busy (measured with 1,005 tests on 2 cores: 4 min 33 s of wall time for
     3 min 20 s of CPU in one process, 2 min 11 s in four).
     """
-    chosen = any(a in ("-n", "--numprocesses", "no:xdist") or a.startswith(("-n", "--numprocesses=")) for a in args)
+    chosen = any(
+        a in ("-n", "--numprocesses", "no:xdist") or a.startswith(("-n", "--numprocesses="))
+        for a in args
+    )
     return [] if chosen else ["-n", "4"]
 
 
@@ -89,22 +113,33 @@ def main(argv: list[str]) -> int:
             import difflib
 
             near = difflib.get_close_matches(argv[0], COMMANDS, n=1)
-            print(f"dev.py: unknown command {argv[0]!r}" + (f"; did you mean {near[0]!r}?" if near else ""),
-                  file=sys.stderr)
+            print(
+                f"dev.py: unknown command {argv[0]!r}"
+                + (f"; did you mean {near[0]!r}?" if near else ""),
+                file=sys.stderr,
+            )
         print(__doc__.strip(), file=sys.stderr)
         return 2
     command, rest = argv[0], argv[1:]
     if command == "lint" and rest:
-        print("dev.py lint takes no arguments: it runs ruff check and mypy over the project", file=sys.stderr)
+        print(
+            "dev.py lint takes no arguments: it runs ruff check, ruff format --check and mypy",
+            file=sys.stderr,
+        )
         return 0 if rest[0] in {"-h", "--help"} else 2
     if command == "docs" and rest:
-        print("dev.py docs takes no arguments: it regenerates docs/commands.md from --help", file=sys.stderr)
+        print(
+            "dev.py docs takes no arguments: it regenerates docs/commands.md from --help",
+            file=sys.stderr,
+        )
         return 0 if rest[0] in {"-h", "--help"} else 2
     try:
         if command == "run":
             ensure_venv("")
             exe = BIN / "rlmap-bot"
-            if os.name == "posix":  # hand the terminal over: Ctrl-C and signals reach the bot, not dev.py
+            if (
+                os.name == "posix"
+            ):  # hand the terminal over: Ctrl-C and signals reach the bot, not dev.py
                 os.chdir(ROOT)
                 os.execv(str(exe), [str(exe), *rest])
             return subprocess.call([str(exe), *rest], cwd=ROOT)
@@ -112,9 +147,13 @@ def main(argv: list[str]) -> int:
         if command == "test":
             return subprocess.call([str(PYTHON), "-m", "pytest", *workers(rest), *rest], cwd=ROOT)
         if command == "lint":
-            ruff = subprocess.call([str(PYTHON), "-m", "ruff", "check", "src", "tests", "benchmarks", "dev.py"], cwd=ROOT)
+            paths = ["src", "tests", "benchmarks", "dev.py"]
+            ruff = subprocess.call([str(PYTHON), "-m", "ruff", "check", *paths], cwd=ROOT)
+            layout = subprocess.call(
+                [str(PYTHON), "-m", "ruff", "format", "--check", *paths], cwd=ROOT
+            )
             mypy = subprocess.call([str(PYTHON), "-m", "mypy"], cwd=ROOT)
-            return ruff or mypy
+            return ruff or layout or mypy
         if command == "docs":  # the command reference, written by cog from each command's --help
             return subprocess.call([str(PYTHON), "-m", "cogapp", "-r", *COGGED], cwd=ROOT)
         script = "load.py" if command == "bench-load" else "run.py"

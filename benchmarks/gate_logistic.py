@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Measure a learned gate: logistic regression over what the analysis already computes (not adopted).
+"""Measure a learned gate: logistic regression over
+what the analysis already computes (not adopted).
 
     .venv/bin/python benchmarks/gate_logistic.py
 
@@ -49,8 +50,21 @@ def features(searcher: Searcher, question: str) -> tuple[list[float], list[str],
     coherence = searcher.coherence(an)
     top = an.ranked[0][1] if an.ranked else 0.0
     second = an.ranked[1][1] if len(an.ranked) > 1 else 0.0
-    x = [ev, max(we), len(pos), len(neg), coherence, content, top, (top - second) / (top or 1.0),
-         len(pos) / len(we), sum(pos), sum(neg), min(we), coherence / max(1, len(pos))]
+    x = [
+        ev,
+        max(we),
+        len(pos),
+        len(neg),
+        coherence,
+        content,
+        top,
+        (top - second) / (top or 1.0),
+        len(pos) / len(we),
+        sum(pos),
+        sum(neg),
+        min(we),
+        coherence / max(1, len(pos)),
+    ]
     return x, [i for i, _ in an.ranked[:3]], answer.shows_entries
 
 
@@ -58,7 +72,9 @@ def fit(x: np.ndarray, y: np.ndarray, l2: float = L2, steps: int = 3000, rate: f
     mu, sd = x.mean(0), x.std(0) + 1e-9
     z = (x - mu) / sd
     w, b = np.zeros(z.shape[1]), 0.0
-    share = np.where(y == 1, 0.5 / max(1, y.sum()), 0.5 / max(1, (1 - y).sum()))  # classes weigh the same
+    share = np.where(
+        y == 1, 0.5 / max(1, y.sum()), 0.5 / max(1, (1 - y).sum())
+    )  # classes weigh the same
     for _ in range(steps):
         g = (1 / (1 + np.exp(-(z @ w + b))) - y) * share
         w -= rate * (z.T @ g + l2 * w / len(y))
@@ -89,7 +105,9 @@ def main() -> int:
             for q in questions:
                 x, top3, asks = features(searcher, q["q"])
                 expect = set(q.get("expect") or [])
-                rows.append({"x": x, "on": bool(expect), "hit": bool(expect & set(top3)), "ask": asks})
+                rows.append(
+                    {"x": x, "on": bool(expect), "hit": bool(expect & set(top3)), "ask": asks}
+                )
             sets[name] = rows
     tuning = sets["tuning"]
     x = np.array([r["x"] for r in tuning])
@@ -107,8 +125,11 @@ def main() -> int:
         held.append(figures(tuning, answered))
     top3 = sum(h[0] for h in held) / len(held)
     reject = sum(h[1] for h in held) / len(held)
-    print(f"Learned gate (logistic, 13 features, L2 {L2}), tuning set held out over {SHUFFLES} shuffles "
-          f"of {FOLDS} folds: top-3 {top3:.3f}, off-topic rejected {reject:.3f}")
+    print(
+        f"Learned gate (logistic, 13 features, L2 {L2}), tuning set held out over {SHUFFLES} "
+        f"shuffles "
+        f"of {FOLDS} folds: top-3 {top3:.3f}, off-topic rejected {reject:.3f}"
+    )
     print("   (ask's own gate, nested CV: see `python3 dev.py bench`)")
     model = fit(x, y)
     print("   set        gate            top-3  reject")
@@ -116,7 +137,10 @@ def main() -> int:
         if name == "tuning":
             continue
         learned = predict(model, np.array([r["x"] for r in rows]))
-        for label, answered in (("ask's own", [r["ask"] for r in rows]), ("learned", [bool(a) for a in learned])):
+        for label, answered in (
+            ("ask's own", [r["ask"] for r in rows]),
+            ("learned", [bool(a) for a in learned]),
+        ):
             t, r = figures(rows, answered)
             print(f"   {name:10} {label:14} {t:6.3f}  {r:6.3f}")
     return 0

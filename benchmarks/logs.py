@@ -32,7 +32,9 @@ FORMATS = ("verl-console", "verl-jsonl", "csv")
 
 
 def wide_records(steps: int, metrics: int, start: int = 1):
-    """``steps`` records of a healthy verl run padded to ``metrics`` metrics, generated in blocks."""
+    """``steps`` records of a healthy verl run padded
+    to ``metrics`` metrics, generated in blocks.
+    """
     import numpy as np
 
     block = 10_000
@@ -54,8 +56,11 @@ def write(fmt: str, path: Path, steps: int, metrics: int, start: int = 1, mode: 
         header = None
         for step, row in wide_records(steps, metrics, start):
             if fmt == "verl-console":
-                f.write(f"(TaskRunner pid=1) step:{step} - "
-                        + " - ".join(f"{k}:np.float64({v!r})" for k, v in row.items()) + "\n")
+                f.write(
+                    f"(TaskRunner pid=1) step:{step} - "
+                    + " - ".join(f"{k}:np.float64({v!r})" for k, v in row.items())
+                    + "\n"
+                )
             elif fmt == "verl-jsonl":
                 f.write(json.dumps({"step": step, "data": row}) + "\n")
             else:
@@ -88,8 +93,12 @@ def _child(kind: str, path: str, fmt: str) -> None:
 
 
 def measure(kind: str, path: Path, fmt: str) -> dict:
-    res = subprocess.run([sys.executable, __file__, "--child", kind, str(path), fmt],
-                         capture_output=True, text=True, check=True)
+    res = subprocess.run(
+        [sys.executable, __file__, "--child", kind, str(path), fmt],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     return json.loads(res.stdout.strip().splitlines()[-1])
 
 
@@ -116,8 +125,10 @@ def incremental(folder: Path, big: bool, metrics: int) -> None:
     grow = time.perf_counter() - t0
     print(f"\nincremental (verl console, {size / 1e6:,.0f} MB file, {steps:,} steps):")
     print(f"  read whole file      {whole:8.2f} s")
-    print(f"  read 1,000 new steps {grow:8.4f} s   ({delta.bytes_read / 1e6:.1f} MB read; "
-          f"{whole / max(grow, 1e-9):,.0f}x faster than re-reading)")
+    print(
+        f"  read 1,000 new steps {grow:8.4f} s   ({delta.bytes_read / 1e6:.1f} MB read; "
+        f"{whole / max(grow, 1e-9):,.0f}x faster than re-reading)"
+    )
 
 
 def main() -> int:
@@ -127,22 +138,28 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--steps", type=int, default=100_000)
     ap.add_argument("--metrics", type=int, default=80)
-    ap.add_argument("--big", action="store_true", help="grow the incremental test file to about 1 GB")
+    ap.add_argument(
+        "--big", action="store_true", help="grow the incremental test file to about 1 GB"
+    )
     args = ap.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
         print(f"{args.steps:,} steps x {args.metrics} metrics, {os.cpu_count()} cores\n")
-        print(f"{'format':14} {'size MB':>8} {'read+derive s':>14} {'MB/s':>7} {'lines-only s':>13} "
-              f"{'MB/s':>7} {'ratio':>6} {'peak MB':>8}")
+        print(
+            f"{'format':14} {'size MB':>8} {'read+derive s':>14} {'MB/s':>7} {'lines-only s':>13} "
+            f"{'MB/s':>7} {'ratio':>6} {'peak MB':>8}"
+        )
         for fmt in FORMATS:
             path = folder / f"run.{fmt}"
             write(fmt, path, args.steps, args.metrics)
             mb = path.stat().st_size / 1e6
             base = measure("baseline", path, fmt)
             full = measure("read", path, fmt)
-            print(f"{fmt:14} {mb:8.0f} {full['seconds']:14.2f} {mb / full['seconds']:7.0f} "
-                  f"{base['seconds']:13.2f} {mb / base['seconds']:7.0f} "
-                  f"{full['seconds'] / base['seconds']:5.1f}x {full['peak_mb']:8.0f}")
+            print(
+                f"{fmt:14} {mb:8.0f} {full['seconds']:14.2f} {mb / full['seconds']:7.0f} "
+                f"{base['seconds']:13.2f} {mb / base['seconds']:7.0f} "
+                f"{full['seconds'] / base['seconds']:5.1f}x {full['peak_mb']:8.0f}"
+            )
             path.unlink()
         incremental(folder, args.big, args.metrics)
     return 0

@@ -66,7 +66,9 @@ def _erf(x: np.ndarray) -> np.ndarray:
     sign = np.sign(x)
     a = np.abs(x)
     t = 1.0 / (1.0 + 0.3275911 * a)
-    poly = t * (0.254829592 + t * (-0.284496736 + t * (1.421413741 + t * (-1.453152027 + t * 1.061405429))))
+    poly = t * (
+        0.254829592 + t * (-0.284496736 + t * (1.421413741 + t * (-1.453152027 + t * 1.061405429)))
+    )
     return sign * (1.0 - poly * np.exp(-a * a))
 
 
@@ -92,8 +94,11 @@ class Encoder:
         # times faster than a transposed view of the map.
         import numpy as np
 
-        self.dense = {name[: -len(".weight")]: np.ascontiguousarray(t.T) for name, t in self.w.items()
-                      if name.startswith("encoder.") and name.endswith(".weight") and t.ndim == 2}
+        self.dense = {
+            name[: -len(".weight")]: np.ascontiguousarray(t.T)
+            for name, t in self.w.items()
+            if name.startswith("encoder.") and name.endswith(".weight") and t.ndim == 2
+        }
         self.dim = int(self.w["embeddings.word_embeddings.weight"].shape[1])
 
     def encode(self, texts: list[str], batch: int = 32) -> np.ndarray:
@@ -118,9 +123,11 @@ class Encoder:
         for i, row in enumerate(ids_list):
             ids[i, : len(row)] = row
             mask[i, : len(row)] = 1.0
-        x = (w["embeddings.word_embeddings.weight"][ids]
-             + w["embeddings.position_embeddings.weight"][:length]
-             + w["embeddings.token_type_embeddings.weight"][0])
+        x = (
+            w["embeddings.word_embeddings.weight"][ids]
+            + w["embeddings.position_embeddings.weight"][:length]
+            + w["embeddings.token_type_embeddings.weight"][0]
+        )
         x = _layer_norm(x, w["embeddings.LayerNorm.weight"], w["embeddings.LayerNorm.bias"])
         head = self.dim // _HEADS
         bias = ((1.0 - mask) * np.float32(-1e9))[:, None, None, :]  # padding gets no attention
@@ -141,12 +148,18 @@ class Encoder:
             scores = np.exp(scores - scores.max(-1, keepdims=True))
             scores /= scores.sum(-1, keepdims=True)
             context = (scores @ v).transpose(0, 2, 1, 3).reshape(n, length, self.dim)
-            x = _layer_norm(x + dense(context, "attention.output.dense"),
-                            w[p + "attention.output.LayerNorm.weight"], w[p + "attention.output.LayerNorm.bias"])
+            x = _layer_norm(
+                x + dense(context, "attention.output.dense"),
+                w[p + "attention.output.LayerNorm.weight"],
+                w[p + "attention.output.LayerNorm.bias"],
+            )
             inner = dense(x, "intermediate.dense")
             inner = 0.5 * inner * (1.0 + _erf(inner / np.float32(np.sqrt(2.0))))
-            x = _layer_norm(x + dense(inner, "output.dense"),
-                            w[p + "output.LayerNorm.weight"], w[p + "output.LayerNorm.bias"])
+            x = _layer_norm(
+                x + dense(inner, "output.dense"),
+                w[p + "output.LayerNorm.weight"],
+                w[p + "output.LayerNorm.bias"],
+            )
         pooled = (x * mask[:, :, None]).sum(1) / np.maximum(mask.sum(1, keepdims=True), 1e-9)
         norms = np.linalg.norm(pooled, axis=1, keepdims=True)
         return (pooled / np.maximum(norms, 1e-12)).astype(np.float32)
@@ -160,6 +173,11 @@ def load() -> Encoder | None:
         return None
     try:
         return Encoder(directory)
-    except (ImportError, OSError, KeyError, ValueError) as exc:  # a broken install: ask still works lexically
+    except (
+        ImportError,
+        OSError,
+        KeyError,
+        ValueError,
+    ) as exc:  # a broken install: ask still works lexically
         log.warning("sentence model at %s not usable (%s)", directory, exc)
         return None

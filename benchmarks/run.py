@@ -8,7 +8,8 @@
 
 Prints:
 0. The nested 5-fold cross-validation on the tuning set (tune.py): its honest figures.
-1. Search quality, locked sets first (tests/questions_locked_tiers.yaml when present, plainly worded;
+1. Search quality, locked sets first
+   (tests/questions_locked_tiers.yaml when present, plainly worded;
    tests/questions_locked.yaml, written from titles and summaries only; tests/questions_echo.yaml,
    written from the export; all never tuned on), then the outsider set
    (../shared/eval/outsider-questions.json, validation only), then the tuning set (in sample and
@@ -60,12 +61,16 @@ from rlmap_bot.text import content_words, stem  # noqa: E402
 QUESTIONS = yaml.safe_load((ROOT / "tests" / "questions.yaml").read_text())
 LOCKED = yaml.safe_load((ROOT / "tests" / "questions_locked.yaml").read_text())
 ECHO = yaml.safe_load((ROOT / "tests" / "questions_echo.yaml").read_text())
-_TIERS = ROOT / "tests" / "questions_locked_tiers.yaml"  # plainly worded, locked: scored, never tuned on
+_TIERS = (
+    ROOT / "tests" / "questions_locked_tiers.yaml"
+)  # plainly worded, locked: scored, never tuned on
 LOCKED_TIERS = yaml.safe_load(_TIERS.read_text()) if _TIERS.exists() else None
 
 
 def outsider_set() -> list[dict] | None:
-    """../shared/eval/outsider-questions.json beside the checkout (or beside its worktrees' folder)."""
+    """../shared/eval/outsider-questions.json beside
+    the checkout (or beside its worktrees' folder).
+    """
     for base in (ROOT.parent, ROOT.parent.parent):
         path = base / "shared" / "eval" / "outsider-questions.json"
         if path.is_file():
@@ -89,12 +94,15 @@ class BM25Only:
         match = " OR ".join('"' + t.replace('"', "") + '"' for t in terms)
         rows = self.conn.execute(
             "select docs.id from docs_fts join docs on docs.rowid = docs_fts.rowid "
-            "where docs_fts match ? order by bm25(docs_fts) limit ?", (match, limit)).fetchall()
+            "where docs_fts match ? order by bm25(docs_fts) limit ?",
+            (match, limit),
+        ).fetchall()
         return [r[0] for r in rows]
 
 
 class BM25Pruned(BM25Only):
-    """BM25 with ask's own pruning: words in more than 5% of the entries left out (recall.common_limit),
+    """BM25 with ask's own pruning: words in more than
+    5% of the entries left out (recall.common_limit),
     unless every word is; as many rows as ask's BM25 list takes (recall.RECALL)."""
 
     name = "BM25, pruned as ask"
@@ -121,7 +129,9 @@ class WRatioTitles:
         self.titles = [e.title for e in entries]
 
     def ask(self, question: str, limit: int = 3) -> list[str]:
-        found = process.extract(question, self.titles, scorer=fuzz.WRatio, limit=limit, processor=str.lower)
+        found = process.extract(
+            question, self.titles, scorer=fuzz.WRatio, limit=limit, processor=str.lower
+        )
         return [self.ids[i] for _, _, i in found]
 
 
@@ -151,8 +161,12 @@ def no_map_word(searcher: Searcher, question: str) -> bool:
     """No word of the question favours the map at all (no positive evidence, before any threshold)
     and no title, alias or byline of the catalog is in it: such a question must get "nothing"."""
     analysis = searcher.analyse(question)
-    return (not math.isinf(analysis.evidence) and not analysis.found.names and not analysis.found.authors
-            and all(e <= 0 for e in analysis.word_evidence.values()))
+    return (
+        not math.isinf(analysis.evidence)
+        and not analysis.found.names
+        and not analysis.found.authors
+        and all(e <= 0 for e in analysis.word_evidence.values())
+    )
 
 
 def quality(system, questions=None) -> dict[str, float]:
@@ -173,15 +187,29 @@ def quality(system, questions=None) -> dict[str, float]:
         if item.get("both") and set(item["both"]) <= set(ids[:5]):
             both += 1
     shown = sum(1 for item in offtopic if system.ask(item["q"], limit=3))
-    return {"top3": top3 / len(covered), "mrr": rr / len(covered), "off_shown": shown / max(1, len(offtopic)),
-            "both5": both / max(1, len(pairs))}
+    return {
+        "top3": top3 / len(covered),
+        "mrr": rr / len(covered),
+        "off_shown": shown / max(1, len(offtopic)),
+        "both5": both / max(1, len(pairs)),
+    }
 
 
 def tiers(searcher: Searcher, questions: list[dict]) -> dict[str, float]:
     """Ask's tiers on a set: covered questions answered confidently, guessed, given nothing (and the
     top-3 among the guesses); off-topic ones the same, and those with no map word given nothing."""
-    out = dict.fromkeys(("on_confident", "on_guess", "on_nothing", "guess_right", "off_confident",
-                         "off_guess", "off_nothing"), 0.0)
+    out = dict.fromkeys(
+        (
+            "on_confident",
+            "on_guess",
+            "on_nothing",
+            "guess_right",
+            "off_confident",
+            "off_guess",
+            "off_nothing",
+        ),
+        0.0,
+    )
     wordless = wordless_nothing = 0
     for item in questions:
         answer = searcher.ask(item["q"], limit=10)
@@ -193,9 +221,18 @@ def tiers(searcher: Searcher, questions: list[dict]) -> dict[str, float]:
             wordless += 1
             wordless_nothing += answer.tier == "nothing"
     on, off = sum(1 for q in questions if q["expect"]), sum(1 for q in questions if not q["expect"])
-    rates = {k: v / max(1, on if k.startswith("on") else off) for k, v in out.items() if k != "guess_right"}
-    return {**rates, "guess_right": out["guess_right"], "guesses": out["on_guess"], "wordless": wordless,
-            "wordless_nothing": wordless_nothing}
+    rates = {
+        k: v / max(1, on if k.startswith("on") else off)
+        for k, v in out.items()
+        if k != "guess_right"
+    }
+    return {
+        **rates,
+        "guess_right": out["guess_right"],
+        "guesses": out["on_guess"],
+        "wordless": wordless,
+        "wordless_nothing": wordless_nothing,
+    }
 
 
 def quality_sets() -> list[tuple[str, list[dict]]]:
@@ -210,17 +247,30 @@ def quality_sets() -> list[tuple[str, list[dict]]]:
     return sets + [("tuning", QUESTIONS)]
 
 
-def print_quality(store: KnowledgeStore, nested: dict | None = None) -> dict[str, dict[str, dict[str, float]]]:
+def print_quality(
+    store: KnowledgeStore, nested: dict | None = None
+) -> dict[str, dict[str, dict[str, float]]]:
     """One row per system and set; ``nested`` adds the tuning set's nested-CV figures (tune.py)."""
     sets = quality_sets()
     ours, ranking, bm25 = Ours(store), RankingOnly(store), BM25Only(store)
-    print("1. Search quality (aggregates only; locked and outsider sets never tuned on). Targets on the outsider")
-    print("   set and the nested-CV tuning set: top-3 of answers shown >= 0.95 and >= BM25 alone, MRR >= 0.85,")
+    print(
+        "1. Search quality (aggregates only; locked and outsider sets never tuned on). Targets on "
+        "the outsider"
+    )
+    print(
+        "   set and the nested-CV tuning set: top-3 of answers shown >= 0.95 and >= BM25 alone, "
+        "MRR >= 0.85,"
+    )
     print("   off-topic answered confidently <= 0.05, off-topic with no map word: nothing")
     for name, qs in sets:
-        print(f"   {name}: {len(qs)} questions, {sum(1 for q in qs if not q['expect'])} off-topic, "
-              f"{sum(1 for q in qs if q.get('both'))} comparisons")
-    print("   a) entries shown (confident, else the guesses), against the ranking alone and BM25 alone;")
+        print(
+            f"   {name}: {len(qs)} questions, {sum(1 for q in qs if not q['expect'])} off-topic, "
+            f"{sum(1 for q in qs if q.get('both'))} comparisons"
+        )
+    print(
+        "   a) entries shown (confident, else the guesses), against the ranking alone and BM25 "
+        "alone;"
+    )
     print("      'off shown' = off-topic questions shown any entry")
     print(f"   {'set':14} {'system':20} {'top-3':>7} {'MRR':>7} {'off shown':>9} {'both@5':>7}")
     results: dict[str, dict[str, dict[str, float]]] = {}
@@ -228,51 +278,83 @@ def print_quality(store: KnowledgeStore, nested: dict | None = None) -> dict[str
         for system in (ours, ranking, bm25):
             row = quality(system, qs)
             results.setdefault(system.name, {})[name] = row
-            print(f"   {name:14} {system.name:20} {row['top3']:7.3f} {row['mrr']:7.3f} {row['off_shown']:9.3f} "
-                  f"{row['both5']:7.3f}")
+            print(
+                f"   {name:14} {system.name:20} {row['top3']:7.3f} {row['mrr']:7.3f} "
+                f"{row['off_shown']:9.3f} "
+                f"{row['both5']:7.3f}"
+            )
         if name == "tuning" and nested is not None:
             held = nested["held"]
             results.setdefault(ours.name, {})["tuning nested CV"] = held
-            print(f"   {'tuning, nested':14} {ours.name:20} {held['top3']:7.3f} {held['mrr']:7.3f} "
-                  f"{1 - held['nothing']:9.3f} {held['both5']:7.3f}")
-    print("   b) ask's tiers: covered questions confident / guess / nothing (right in a guess's top 3), off-topic")
-    print("      confident / guess / nothing, and off-topic with no word for the map at all that get nothing")
-    print(f"   {'set':14} {'on conf':>7} {'on guess':>8} {'on none':>7} {'guess ok':>8} {'off conf':>8} "
-          f"{'off guess':>9} {'off none':>8} {'no map word: nothing':>20}")
+            print(
+                f"   {'tuning, nested':14} {ours.name:20} {held['top3']:7.3f} {held['mrr']:7.3f} "
+                f"{1 - held['nothing']:9.3f} {held['both5']:7.3f}"
+            )
+    print(
+        "   b) ask's tiers: covered questions confident / guess / nothing (right in a guess's top "
+        "3), off-topic"
+    )
+    print(
+        "      confident / guess / nothing, and off-topic with no word for the map at all that get "
+        "nothing"
+    )
+    print(
+        f"   {'set':14} {'on conf':>7} {'on guess':>8} {'on none':>7} {'guess ok':>8} "
+        f"{'off conf':>8} "
+        f"{'off guess':>9} {'off none':>8} {'no map word: nothing':>20}"
+    )
     for name, qs in sets:
         t = tiers(ours.searcher, qs)
         results.setdefault("tiers", {})[name] = t
-        print(f"   {name:14} {t['on_confident']:7.3f} {t['on_guess']:8.3f} {t['on_nothing']:7.3f} "
-              f"{int(t['guess_right']):>3}/{int(t['guesses']):<4} {t['off_confident']:8.3f} {t['off_guess']:9.3f} "
-              f"{t['off_nothing']:8.3f} {int(t['wordless_nothing']):>13}/{int(t['wordless']):<6}")
+        print(
+            f"   {name:14} {t['on_confident']:7.3f} {t['on_guess']:8.3f} {t['on_nothing']:7.3f} "
+            f"{int(t['guess_right']):>3}/{int(t['guesses']):<4} {t['off_confident']:8.3f} "
+            f"{t['off_guess']:9.3f} "
+            f"{t['off_nothing']:8.3f} {int(t['wordless_nothing']):>13}/{int(t['wordless']):<6}"
+        )
         if name == "tuning" and nested is not None:
             held = nested["held"]
-            print(f"   {'tuning, nested':14} {'':7} {'':8} {'':7} {'':8} {held['confident']:8.3f} "
-                  f"{1 - held['confident'] - held['nothing']:9.3f} {held['nothing']:8.3f}")
+            print(
+                f"   {'tuning, nested':14} {'':7} {'':8} {'':7} {'':8} {held['confident']:8.3f} "
+                f"{1 - held['confident'] - held['nothing']:9.3f} {held['nothing']:8.3f}"
+            )
     return results
 
 
 # -- synthetic catalog -------------------------------------------------------------------------
-WORDS = """policy gradient value critic actor advantage baseline variance bias entropy exploration exploitation
-reward model verifier grader preference human feedback rollout sampler inference throughput latency batch
-minibatch epoch curriculum environment simulator sandbox task procedural benchmark evaluation seed bootstrap
-interval scaling law compute data token parameter transformer mixture expert sparse dense attention context
-agent tool search planning reasoning chain thought mathematics code theorem proof game board atari control
-robot navigation offline online distributed asynchronous synchronous replay buffer priority off-policy on-policy
-trust region clipping normalization regularization distillation imitation pretraining finetuning alignment
-safety robustness generalization transfer meta lifelong continual memory world dynamics latent imagination
-hierarchical option skill intrinsic curiosity novelty count density calibration uncertainty ensemble""".split()
-FIRST = "Alex Sam Jordan Taylor Morgan Casey Robin Jamie Avery Quinn Riley Parker Drew Kai Noor Lena Ivan Mei".split()
-LAST = """Okafor Lindqvist Moreau Tanaka Ivanova Haddad Kowalski Nguyen Bianchi Fischer Sato Costa Novak Ahmed
-Larsen Petrov Garcia Kim Mensah Rossi Weber Silva Dubois Yilmaz Horvat Jensen""".split()
-ORGS = "Acme Labs|Northwind AI|Contoso Research|Globex|Initech|Umbrella ML|Hooli Brain|Vandelay Compute".split("|")
+WORDS = """policy gradient value critic actor advantage baseline variance bias entropy exploration
+exploitation reward model verifier grader preference human feedback rollout sampler
+inference throughput latency batch minibatch epoch curriculum environment simulator
+sandbox task procedural benchmark evaluation seed bootstrap interval scaling law compute
+data token parameter transformer mixture expert sparse dense attention context agent tool
+search planning reasoning chain thought mathematics code theorem proof game board atari
+control robot navigation offline online distributed asynchronous synchronous replay
+buffer priority off-policy on-policy trust region clipping normalization regularization
+distillation imitation pretraining finetuning alignment safety robustness generalization
+transfer meta lifelong continual memory world dynamics latent imagination hierarchical
+option skill intrinsic curiosity novelty count density calibration uncertainty ensemble""".split()
+FIRST = (
+    "Alex Sam Jordan Taylor Morgan Casey Robin Jamie Avery Quinn Riley Parker Drew Kai Noor "
+    "Lena Ivan Mei"
+).split()
+LAST = """Okafor Lindqvist Moreau Tanaka Ivanova Haddad Kowalski Nguyen Bianchi Fischer Sato Costa
+Novak Ahmed Larsen Petrov Garcia Kim Mensah Rossi Weber Silva Dubois Yilmaz Horvat Jensen""".split()
+ORGS = (
+    "Acme Labs|Northwind AI|Contoso Research|Globex|Initech|Umbrella ML|Hooli Brain|Vandelay "
+    "Compute"
+).split("|")
 
 
 def synthetic_catalog(real: Catalog, total: int, rng: random.Random) -> Catalog:
     entries = dict(real.entries)
     sources = dict(real.sources)
     stages = ["environments", "rollouts", "reward", "optimization", "evaluation"]
-    subtopics = ["compute-performance-curves", "data-scaling", "reward-overoptimization", "emergent-capability"]
+    subtopics = [
+        "compute-performance-curves",
+        "data-scaling",
+        "reward-overoptimization",
+        "emergent-capability",
+    ]
     i = 0
     while len(entries) < total:
         i += 1
@@ -280,12 +362,19 @@ def synthetic_catalog(real: Catalog, total: int, rng: random.Random) -> Catalog:
         title = " ".join(w.capitalize() for w in title_words)
         summary = " ".join(rng.choice(WORDS) for _ in range(rng.randint(18, 40))).capitalize() + "."
         paper = Paper(
-            id=f"syn-{i:06d}", kind="paper", title=title, summary=summary,
-            aliases=[" ".join(rng.sample(WORDS, 2))], keywords=rng.sample(WORDS, 4),
+            id=f"syn-{i:06d}",
+            kind="paper",
+            title=title,
+            summary=summary,
+            aliases=[" ".join(rng.sample(WORDS, 2))],
+            keywords=rng.sample(WORDS, 4),
             authors=[f"{rng.choice(FIRST)} {rng.choice(LAST)}" for _ in range(rng.randint(1, 3))],
-            organisation=rng.choice(ORGS), year=rng.randint(2015, 2026), verification="verified",
+            organisation=rng.choice(ORGS),
+            year=rng.randint(2015, 2026),
+            verification="verified",
             facts=[" ".join(rng.choice(WORDS) for _ in range(12)) + "."],
-            stages=rng.sample(stages, rng.randint(1, 2)), subtopics=rng.sample(subtopics, 1),
+            stages=rng.sample(stages, rng.randint(1, 2)),
+            subtopics=rng.sample(subtopics, 1),
             added=dt.date(2026, 1, 1) + dt.timedelta(days=rng.randint(0, 330)),
         )
         entries[paper.id] = paper
@@ -312,7 +401,9 @@ def timed_each(fns, queries: list[str], repeat: int) -> list[tuple[float, float,
     result = []
     for w, c in zip(wall, cpu, strict=True):
         w.sort()
-        result.append((statistics.median(w), w[min(len(w) - 1, int(len(w) * 0.99))], statistics.median(c)))
+        result.append(
+            (statistics.median(w), w[min(len(w) - 1, int(len(w) * 0.99))], statistics.median(c))
+        )
     return result
 
 
@@ -360,7 +451,8 @@ PROBE = textwrap.dedent("""
             verdict = engine.diagnose(p["signals"]).binding_stage
             signals_ok += verdict == p["expect"]
             if simulate is not None:
-                truth = dict(p["signals"], **({"complaint": p["complaint"]} if p.get("complaint") else {}))
+                complaint = {"complaint": p["complaint"]} if p.get("complaint") else {}
+                truth = dict(p["signals"], **complaint)
                 result = simulate(engine, truth)
                 guided_ok += result["binding_stage"] == verdict
                 guided_right += result["binding_stage"] == p["expect"]
@@ -371,14 +463,22 @@ PROBE = textwrap.dedent("""
                               "questions": sum(asked) / len(asked) if asked else None}
     print(json.dumps(out))
 """)
-BANKS = {"locked": ROOT / "tests" / "scenarios_locked.yaml", "heldout": ROOT / "tests" / "scenarios_heldout.yaml",
-         "tuning": ROOT / "tests" / "scenarios_tuning.yaml", "decisive": ROOT / "tests" / "scenarios_decisive.yaml"}
+BANKS = {
+    "locked": ROOT / "tests" / "scenarios_locked.yaml",
+    "heldout": ROOT / "tests" / "scenarios_heldout.yaml",
+    "tuning": ROOT / "tests" / "scenarios_tuning.yaml",
+    "decisive": ROOT / "tests" / "scenarios_decisive.yaml",
+}
 
 
 def probe(src: Path, knowledge: Path) -> dict:
     banks = {k: str(v) for k, v in BANKS.items() if v.exists()}
-    done = subprocess.run([sys.executable, "-c", PROBE, str(src), str(knowledge), json.dumps(banks)],
-                          capture_output=True, text=True, check=True)
+    done = subprocess.run(
+        [sys.executable, "-c", PROBE, str(src), str(knowledge), json.dumps(banks)],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     return json.loads(done.stdout)
 
 
@@ -387,39 +487,88 @@ def diagnosis_report(baseline: str | None) -> None:
     rows = [("this tree", probe(ROOT / "src", ROOT / "knowledge"))]
     if baseline:
         with tempfile.TemporaryDirectory() as tmp:
-            archive = subprocess.run(["git", "-C", str(ROOT), "archive", baseline, "src", "knowledge"],
-                                     capture_output=True, check=True).stdout
+            archive = subprocess.run(
+                ["git", "-C", str(ROOT), "archive", baseline, "src", "knowledge"],
+                capture_output=True,
+                check=True,
+            ).stdout
             subprocess.run(["tar", "-x", "-C", tmp], input=archive, check=True)
             rows.append((f"at {baseline}", probe(Path(tmp) / "src", Path(tmp) / "knowledge")))
-    print("3. Diagnosis: scenario banks (--signals verdict against the expected one; guided verdict through the")
-    print("   simulation against the --signals one, and against the expected one; mean signal questions asked)")
-    print(f"   {'engine':14} {'bank':8} {'--signals':>10} {'guided':>10} {'guided ok':>10} {'questions':>9}")
+    print(
+        "3. Diagnosis: scenario banks (--signals verdict against the expected one; guided verdict "
+        "through the"
+    )
+    print(
+        "   simulation against the --signals one, and against the expected one; mean signal "
+        "questions asked)"
+    )
+    print(
+        f"   {'engine':14} {'bank':8} {'--signals':>10} {'guided':>10} {'guided ok':>10} "
+        f"{'questions':>9}"
+    )
     for label, result in rows:
         for name, bank in result["banks"].items():
             guided = f"{bank['guided']}/{bank['n']}" if bank["guided"] is not None else "n/a"
-            right = f"{bank['guided_right']}/{bank['n']}" if bank.get("guided_right") is not None else "n/a"
+            right = (
+                f"{bank['guided_right']}/{bank['n']}"
+                if bank.get("guided_right") is not None
+                else "n/a"
+            )
             questions = f"{bank['questions']:.2f}" if bank["questions"] is not None else "n/a"
-            print(f"   {label:14} {name:8} {bank['signals']:>6}/{bank['n']:<3} {guided:>10} {right:>10} {questions:>9}")
-    print("   Verdict latency in ms (with next checks and papers) over 300 random signal sets: wall clock, and the")
-    print("   engine's own CPU time (what is left when another process takes the core); cold = first pass")
-    print(f"   {'engine':14} {'cold p50':>8} {'cold p99':>8} {'warm p50':>8} {'warm p99':>8} {'CPU p50':>8} {'CPU p99':>8}")
+            print(
+                f"   {label:14} {name:8} {bank['signals']:>6}/{bank['n']:<3} {guided:>10} "
+                f"{right:>10} {questions:>9}"
+            )
+    print(
+        "   Verdict latency in ms (with next checks and papers) over 300 random signal sets: wall "
+        "clock, and the"
+    )
+    print(
+        "   engine's own CPU time (what is left when another process takes the core); cold = first "
+        "pass"
+    )
+    print(
+        f"   {'engine':14} {'cold p50':>8} {'cold p99':>8} {'warm p50':>8} {'warm p99':>8} "
+        f"{'CPU p50':>8} {'CPU p99':>8}"
+    )
     for label, result in rows:
         cold, warm = result["cold"], result["warm"]
-        print(f"   {label:14} {cold[0]:8.2f} {cold[1]:8.2f} {warm[0]:8.2f} {warm[1]:8.2f} {cold[2]:8.2f} {cold[3]:8.2f}")
+        print(
+            f"   {label:14} {cold[0]:8.2f} {cold[1]:8.2f} {warm[0]:8.2f} {warm[1]:8.2f} "
+            f"{cold[2]:8.2f} {cold[3]:8.2f}"
+        )
 
 
 def main(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--sizes", type=int, nargs="+", default=[1000, 10000, 100000])
-    parser.add_argument("--repeat", type=int, default=3, help="passes over the question set per size")
-    parser.add_argument("--diagnosis-baseline", metavar="REV",
-                        help="also measure the diagnosis engine of this git revision (e.g. the commit before a change)")
-    parser.add_argument("--diagnosis-only", action="store_true", help="skip search quality and ask latency")
-    parser.add_argument("--no-cv", action="store_true",
-                        help="skip the nested 5-fold cross-validation on the tuning set (about 30 s)")
-    parser.add_argument("--cv-wide", action="store_true",
-                        help="also choose how the gate counts word evidence (43,008 points, about 11 min)")
-    parser.add_argument("--quality-only", action="store_true", help="stop after the quality figures")
+    parser.add_argument(
+        "--repeat", type=int, default=3, help="passes over the question set per size"
+    )
+    parser.add_argument(
+        "--diagnosis-baseline",
+        metavar="REV",
+        help="also measure the diagnosis engine of this git revision (e.g. the commit before a "
+        "change)",
+    )
+    parser.add_argument(
+        "--diagnosis-only", action="store_true", help="skip search quality and ask latency"
+    )
+    parser.add_argument(
+        "--no-cv",
+        action="store_true",
+        help="skip the nested 5-fold cross-validation on the tuning set (about 30 s)",
+    )
+    parser.add_argument(
+        "--cv-wide",
+        action="store_true",
+        help="also choose how the gate counts word evidence (43,008 points, about 11 min)",
+    )
+    parser.add_argument(
+        "--quality-only", action="store_true", help="stop after the quality figures"
+    )
     parser.add_argument("--latency-only", action="store_true", help="only the ask latency figures")
     args = parser.parse_args(argv)
     if args.diagnosis_only:
@@ -443,17 +592,33 @@ def main(argv: list[str]) -> int:
             r = results[BM25Only.name].get(name)
             if r is None:
                 continue  # the nested-CV row has no BM25 beside it: see the tuning row
-            print(f"   {name} set, ask - BM25 alone: top-3 {100 * (ours[name]['top3'] - r['top3']):+.1f} points, "
-                  f"MRR {100 * (ours[name]['mrr'] - r['mrr']):+.1f} points")
+            print(
+                f"   {name} set, ask - BM25 alone: top-3 "
+                f"{100 * (ours[name]['top3'] - r['top3']):+.1f} points, "
+                f"MRR {100 * (ours[name]['mrr'] - r['mrr']):+.1f} points"
+            )
         if args.quality_only:
             return 0
 
         queries = [q["q"] for q in QUESTIONS]
-        print(f"\n2. Ask latency, ms per question ({len(queries)} questions x {args.repeat} passes per size; each")
-        print("   question timed on every system in turn, after one warm-up pass of every system; BM25 pruned")
-        print("   leaves out the words ask's recall leaves out, BM25 ORs every word; CPU = this thread's p50)")
-        print(f"   {'entries':>8} {'ask p50':>8} {'ask p99':>8} {'pruned p50':>10} {'pruned p99':>10} {'BM25 p50':>9} "
-              f"{'WRatio p50':>10} {'ask/pruned':>10} {'ask/BM25':>9} {'ask CPU':>8} {'pruned CPU':>10}")
+        print(
+            f"\n2. Ask latency, ms per question ({len(queries)} questions x {args.repeat} passes "
+            f"per size; each"
+        )
+        print(
+            "   question timed on every system in turn, after one warm-up pass of every system; "
+            "BM25 pruned"
+        )
+        print(
+            "   leaves out the words ask's recall leaves out, BM25 ORs every word; CPU = this "
+            "thread's p50)"
+        )
+        print(
+            f"   {'entries':>8} {'ask p50':>8} {'ask p99':>8} {'pruned p50':>10} "
+            f"{'pruned p99':>10} {'BM25 p50':>9} "
+            f"{'WRatio p50':>10} {'ask/pruned':>10} {'ask/BM25':>9} {'ask CPU':>8} "
+            f"{'pruned CPU':>10}"
+        )
         p50s = {}
         for size in args.sizes:
             catalog = synthetic_catalog(real, size, rng)
@@ -469,11 +634,14 @@ def main(argv: list[str]) -> int:
                 for q in queries:
                     system.ask(q)
             (o50, o99, ocpu), (p50, p99, pcpu), (b50, _, _), *wratio = timed_each(
-                [s.ask for s in systems], queries, args.repeat)
+                [s.ask for s in systems], queries, args.repeat
+            )
             p50s[size] = o50
             w50 = f"{wratio[0][0]:10.2f}" if wratio else f"{'-':>10}"
-            print(f"   {size:>8} {o50:8.2f} {o99:8.2f} {p50:10.2f} {p99:10.2f} {b50:9.2f} {w50} "
-                  f"{o50 / p50:9.2f}x {o50 / b50:8.2f}x {ocpu:8.2f} {pcpu:10.2f}")
+            print(
+                f"   {size:>8} {o50:8.2f} {o99:8.2f} {p50:10.2f} {p99:10.2f} {b50:9.2f} {w50} "
+                f"{o50 / p50:9.2f}x {o50 / b50:8.2f}x {ocpu:8.2f} {pcpu:10.2f}"
+            )
             sstore.close()
         if 10000 in p50s and 100000 in p50s:
             growth = p50s[100000] / p50s[10000]

@@ -27,11 +27,13 @@ value already written is among the folds' own choices (or the folds disagree wit
 on the ranking): then the difference is within what the folds show as noise, and the written
 value stays (the one-standard-error rule's spirit: Hastie, Tibshirani and Friedman, The Elements
 of Statistical Learning, section 7.10). On 436 questions the floor's folds chose 0.586-0.598 and the
-whole set 0.596, and the ranking's folds agreed with the whole-set choice once in five: neither moved.
+whole set 0.596, and the ranking's folds agreed with
+the whole-set choice once in five: neither moved.
 
 Why the gate's counting is fixed (2026-12-03, 396 tuning questions): with the wide grid the
 whole-set choice agreed with 2 folds of 5 and the nested figures were top-3 0.930, MRR 0.881,
-off-topic rejected 0.901; with the counting fixed and only the floor (and the weak band then) chosen per
+off-topic rejected 0.901; with the counting fixed and
+only the floor (and the weak band then) chosen per
 fold, 0.933, 0.884 and 0.946, in 13 s instead of 688 s. The fixed
 values were chosen by the wide grid on the first 321 of those questions, so this figure is a
 little optimistic for them; the last 75 questions came after.
@@ -111,7 +113,9 @@ def _ranking_score(ranked_ids: list[str], expect: set[str]) -> tuple[float, floa
 
 
 class Tuner:
-    """Every candidate ranking and gate evaluated once on every tuning question, then chosen per fold."""
+    """Every candidate ranking and gate evaluated once
+    on every tuning question, then chosen per fold.
+    """
 
     def __init__(self, store, questions: list[dict], wide: bool = False):
         self.wide = wide
@@ -131,22 +135,35 @@ class Tuner:
         self.best_word, self.long_name, self.lone = [], [], []
         for q in questions:
             analysis = self.searcher.analyse(q["q"])
-            self.best_word.append(math.inf if math.isinf(analysis.evidence)
-                                  else max(analysis.word_evidence.values(), default=-math.inf))
+            self.best_word.append(
+                math.inf
+                if math.isinf(analysis.evidence)
+                else max(analysis.word_evidence.values(), default=-math.inf)
+            )
             self.long_name.append(any(m.span[1] - m.span[0] >= 2 for m in analysis.found.names))
             self.lone.append(self.searcher.lone_word(analysis))
 
     # -- ranking ---------------------------------------------------------------------------------
     def _recalls(self) -> None:
-        """BM25 lists depend on the columns and question list, names and bylines on the Zipf limits."""
+        """BM25 lists depend on the columns and question
+        list, names and bylines on the Zipf limits.
+        """
         store, lex = self.searcher.store, self.lexicon
         self.text_lists = {
-            (cols, ql): [recall(query, lex, store, DEFAULT.with_(columns=cols, question_list=ql)) for query in self.queries]
-            for cols in COLUMNS for ql in QUESTION_LISTS
+            (cols, ql): [
+                recall(query, lex, store, DEFAULT.with_(columns=cols, question_list=ql))
+                for query in self.queries
+            ]
+            for cols in COLUMNS
+            for ql in QUESTION_LISTS
         }
         self.name_lists = {
-            (nz, az): [recall(query, lex, store, DEFAULT.with_(name_zipf=nz, author_zipf=az)) for query in self.queries]
-            for nz in NAME_ZIPF for az in AUTHOR_ZIPF
+            (nz, az): [
+                recall(query, lex, store, DEFAULT.with_(name_zipf=nz, author_zipf=az))
+                for query in self.queries
+            ]
+            for nz in NAME_ZIPF
+            for az in AUTHOR_ZIPF
         }
 
     def found(self, rpoint, i) -> Recall:
@@ -154,24 +171,39 @@ class Tuner:
         text, names = self.text_lists[(cols, ql)][i], self.name_lists[(nz, az)][i]
         lists = {k: v for k, v in text.lists.items() if k in ("bm25", "questions", "arxiv")}
         lists.update({k: v for k, v in names.lists.items() if k in ("names", "authors")})
-        return Recall(lists=lists, names=names.names, authors=names.authors, arxiv=text.arxiv, ties=names.ties)
+        return Recall(
+            lists=lists, names=names.names, authors=names.authors, arxiv=text.arxiv, ties=names.ties
+        )
 
     @staticmethod
     def params(rpoint, fpoint) -> Params:
         cols, ql, nz, az = rpoint
         k, wn, wa, wq = fpoint
-        return DEFAULT.with_(columns=cols, question_list=ql, name_zipf=nz, author_zipf=az, rrf_k=k, w_names=wn,
-                             w_authors=wa, w_questions=wq)
+        return DEFAULT.with_(
+            columns=cols,
+            question_list=ql,
+            name_zipf=nz,
+            author_zipf=az,
+            rrf_k=k,
+            w_names=wn,
+            w_authors=wa,
+            w_questions=wq,
+        )
 
     def ranked(self, point, i) -> list[tuple[str, float]]:
         key = (point, i)
         if key not in self._rank_memo:
-            self._rank_memo[key] = self.searcher.rank(self.queries[i], self.found(point[0], i), self.params(*point))
+            self._rank_memo[key] = self.searcher.rank(
+                self.queries[i], self.found(point[0], i), self.params(*point)
+            )
         return self._rank_memo[key]
 
     def rank_score(self, point, idx) -> float:
-        scores = [_ranking_score([x for x, _ in self.ranked(point, i)], set(self.q[i]["expect"]))
-                  for i in idx if self.q[i]["expect"]]
+        scores = [
+            _ranking_score([x for x, _ in self.ranked(point, i)], set(self.q[i]["expect"]))
+            for i in idx
+            if self.q[i]["expect"]
+        ]
         return statistics.mean((a + b) / 2 for a, b in scores)
 
     def choose_ranking(self, idx):
@@ -186,25 +218,69 @@ class Tuner:
     def gate_grid(self):
         if not self.wide:
             d = DEFAULT  # the counting params.py has: only the floor is chosen
-            return [(d.mix, d.discount, (d.everyday_zipf, d.everyday_weight), d.borrow, d.unknown_foreign_zipf,
-                     (d.common_foreign_zipf, d.common_foreign_weight, d.common_known), d.form_neutral, d.rare_zero,
-                     d.name_evidence, d.entity_undiscounted, (d.phrase_keep, d.phrase_evidence))]
-        return list(itertools.product(MIX, DISCOUNT, EVERYDAY, BORROW, UNKNOWN_FOREIGN, COMMON_FOREIGN, FORM_NEUTRAL,
-                                      RARE_ZERO, NAME_EVIDENCE, ENTITY, PHRASE))
+            return [
+                (
+                    d.mix,
+                    d.discount,
+                    (d.everyday_zipf, d.everyday_weight),
+                    d.borrow,
+                    d.unknown_foreign_zipf,
+                    (d.common_foreign_zipf, d.common_foreign_weight, d.common_known),
+                    d.form_neutral,
+                    d.rare_zero,
+                    d.name_evidence,
+                    d.entity_undiscounted,
+                    (d.phrase_keep, d.phrase_evidence),
+                )
+            ]
+        return list(
+            itertools.product(
+                MIX,
+                DISCOUNT,
+                EVERYDAY,
+                BORROW,
+                UNKNOWN_FOREIGN,
+                COMMON_FOREIGN,
+                FORM_NEUTRAL,
+                RARE_ZERO,
+                NAME_EVIDENCE,
+                ENTITY,
+                PHRASE,
+            )
+        )
 
     @staticmethod
     def gate_params(base: Params, g) -> Params:
         mix, disc, (ez, ew), borrow, uf, (cz, cw, ck), form, rz, ne, ent, (pk, pe) = g
-        return base.with_(phrase_keep=pk, phrase_evidence=pe, mix=mix, discount=disc, everyday_zipf=ez, everyday_weight=ew, borrow=borrow,
-                          unknown_foreign_zipf=uf, common_foreign_zipf=cz, common_foreign_weight=cw, common_known=ck,
-                          form_neutral=form, rare_zero=rz, name_evidence=ne, entity_undiscounted=ent)
+        return base.with_(
+            phrase_keep=pk,
+            phrase_evidence=pe,
+            mix=mix,
+            discount=disc,
+            everyday_zipf=ez,
+            everyday_weight=ew,
+            borrow=borrow,
+            unknown_foreign_zipf=uf,
+            common_foreign_zipf=cz,
+            common_foreign_weight=cw,
+            common_known=ck,
+            form_neutral=form,
+            rare_zero=rz,
+            name_evidence=ne,
+            entity_undiscounted=ent,
+        )
 
     def evidence(self, g, i) -> float:
         if g not in self._ev:
             p = self.gate_params(DEFAULT, g)
             self._ev[g] = [
-                evidence(q, self.lexicon, p, any(a in self.lexicon.arxiv for a in q.arxiv),
-                         self.name_lists[(DEFAULT.name_zipf, DEFAULT.author_zipf)][j].names)[0]
+                evidence(
+                    q,
+                    self.lexicon,
+                    p,
+                    any(a in self.lexicon.arxiv for a in q.arxiv),
+                    self.name_lists[(DEFAULT.name_zipf, DEFAULT.author_zipf)][j].names,
+                )[0]
                 for j, q in enumerate(self.queries)
             ]
         return self._ev[g][i]
@@ -213,11 +289,17 @@ class Tuner:
         return bool(set(self.q[i]["expect"]) & {x for x, _ in self.ranked(rank_point, i)[:3]})
 
     def best_floor(self, g, rank_point, idx) -> tuple[float, float]:
-        """(balanced accuracy, evidence floor) of the best cut on ``idx``: a sweep over sorted evidence."""
+        """(balanced accuracy, evidence floor) of the best
+        cut on ``idx``: a sweep over sorted evidence.
+        """
         on = [i for i in idx if self.q[i]["expect"]]
         off = [i for i in idx if not self.q[i]["expect"]]
-        items = sorted((self.evidence(g, i), bool(self.q[i]["expect"]), self.right(rank_point, i)) for i in on + off)
-        # A cut c answers ev >= c. Start below everything: every covered question answered, nothing rejected.
+        items = sorted(
+            (self.evidence(g, i), bool(self.q[i]["expect"]), self.right(rank_point, i))
+            for i in on + off
+        )
+        # A cut c answers ev >= c. Start below everything:
+        # every covered question answered, nothing rejected.
         hit = sum(1 for _, is_on, ok in items if is_on and ok)
         rej = 0
         best = ((hit / len(on) + rej / len(off)) / 2, [-math.inf])
@@ -236,7 +318,9 @@ class Tuner:
             elif abs(score - best[0]) <= 1e-12:
                 best[1].append(cut)
         cuts = best[1]
-        return best[0], cuts[len(cuts) // 2]  # the middle of the best cuts: furthest from both sides
+        return best[0], cuts[
+            len(cuts) // 2
+        ]  # the middle of the best cuts: furthest from both sides
 
     def choose_gate(self, rank_point, idx):
         grid = self.gate_grid()
@@ -257,8 +341,12 @@ class Tuner:
         on = [i for i in idx if self.q[i]["expect"]]
 
         def shown_right(guess):
-            return sum(1 for i in on if (self.confident(g, floor, i) or self.guessed(guess, i))
-                       and self.right(rank_point, i))
+            return sum(
+                1
+                for i in on
+                if (self.confident(g, floor, i) or self.guessed(guess, i))
+                and self.right(rank_point, i)
+            )
 
         top = max(shown_right(t) for t in GUESS_WORD)
         return max(t for t in GUESS_WORD if shown_right(t) == top)
@@ -303,7 +391,9 @@ def cross_validate(store, questions: list[dict], wide: bool = False) -> dict:
     t0 = time.perf_counter()
     tuner = Tuner(store, questions, wide)
     n = tuner.n
-    print(f"0. Cross-validation on the tuning set ({n} questions, {FOLDS} folds, stratified by type)")
+    print(
+        f"0. Cross-validation on the tuning set ({n} questions, {FOLDS} folds, stratified by type)"
+    )
     held_rank, held_all, chosen_per_fold = [], [], []
     for f, test in enumerate(tuner.parts):
         train = [i for g, p in enumerate(tuner.parts) if g != f for i in p]
@@ -313,8 +403,18 @@ def cross_validate(store, questions: list[dict], wide: bool = False) -> dict:
         chosen_per_fold.append((rank_point, g, floor, guess))
         for i in test:
             if questions[i]["expect"]:
-                held_rank.append(dict(zip(("top3", "mrr"), _ranking_score(
-                    [x for x, _ in tuner.ranked(rank_point, i)], set(questions[i]["expect"])), strict=True)))
+                held_rank.append(
+                    dict(
+                        zip(
+                            ("top3", "mrr"),
+                            _ranking_score(
+                                [x for x, _ in tuner.ranked(rank_point, i)],
+                                set(questions[i]["expect"]),
+                            ),
+                            strict=True,
+                        )
+                    )
+                )
             held_all.append(tuner.outcome(rank_point, g, floor, i, guess))
     rank_point = tuner.choose_ranking(list(range(n)))
     g, floor, score = tuner.choose_gate(rank_point, list(range(n)))
@@ -326,26 +426,60 @@ def cross_validate(store, questions: list[dict], wide: bool = False) -> dict:
     confident_only = _pool([tuner.outcome(rank_point, g, floor, i) for i in range(n)])
     held = _pool(held_all)
     ranking_only = {k_: statistics.mean(o[k_] for o in held_rank) for k_ in ("top3", "mrr")}
-    print(f"   ranking chosen on the whole set: columns={cols} question_list={ql} name_zipf={nz} author_zipf={az} "
-          f"rrf_k={k} w_names={wn} w_authors={wa} w_questions={wq}")
-    print(f"   gate chosen on the whole set: mix={mix} discount={disc} everyday_zipf={ez} everyday_weight={ew} "
-          f"borrow={borrow} unknown_foreign_zipf={uf} common_foreign=({cz}, {cw}, known {ck}) "
-          f"form_neutral={form} rare_zero={rz} name_evidence={ne} entity_undiscounted={ent} "
-          f"phrase_keep={pk} phrase_evidence={pe} "
-          f"evidence floor={floor:.3f} (search_floor {evidence_to_score(floor):.3f}); balanced accuracy {score:.3f}")
-    print(f"   guess tier: guess_word_evidence={guess} (folds: {', '.join(str(c[3]) for c in chosen_per_fold)})")
-    print(f"   shown hits: keep_share={share} (F1 {tuner.f1(rank_point, share, list(range(n))):.3f})")
-    print(f"   held out (nested, pooled over folds), ranking alone: top-3 {ranking_only['top3']:.3f}, "
-          f"MRR {ranking_only['mrr']:.3f}")
-    for label, row in (("held out (nested, pooled over folds), whole ask", held),
-                       ("in sample (chosen on the whole set)", whole),
-                       ("in sample, confident answers alone", confident_only)):
-        print(f"   {label}: top-3 shown {row['top3']:.3f}, MRR {row['mrr']:.3f}, off-topic answered "
-              f"confidently {row['confident']:.3f}, off-topic nothing {row['nothing']:.3f}, "
-              f"both in top 5 {row['both5']:.3f}")
-    stable = sum(1 for c in chosen_per_fold if c[0] == rank_point), sum(1 for c in chosen_per_fold if c[1] == g)
+    print(
+        f"   ranking chosen on the whole set: columns={cols} question_list={ql} name_zipf={nz} "
+        f"author_zipf={az} "
+        f"rrf_k={k} w_names={wn} w_authors={wa} w_questions={wq}"
+    )
+    print(
+        f"   gate chosen on the whole set: mix={mix} discount={disc} everyday_zipf={ez} "
+        f"everyday_weight={ew} "
+        f"borrow={borrow} unknown_foreign_zipf={uf} common_foreign=({cz}, {cw}, known {ck}) "
+        f"form_neutral={form} rare_zero={rz} name_evidence={ne} entity_undiscounted={ent} "
+        f"phrase_keep={pk} phrase_evidence={pe} "
+        f"evidence floor={floor:.3f} (search_floor {evidence_to_score(floor):.3f}); balanced "
+        f"accuracy {score:.3f}"
+    )
+    print(
+        f"   guess tier: guess_word_evidence={guess} (folds: "
+        f"{', '.join(str(c[3]) for c in chosen_per_fold)})"
+    )
+    print(
+        f"   shown hits: keep_share={share} (F1 {tuner.f1(rank_point, share, list(range(n))):.3f})"
+    )
+    print(
+        f"   held out (nested, pooled over folds), ranking alone: top-3 "
+        f"{ranking_only['top3']:.3f}, "
+        f"MRR {ranking_only['mrr']:.3f}"
+    )
+    for label, row in (
+        ("held out (nested, pooled over folds), whole ask", held),
+        ("in sample (chosen on the whole set)", whole),
+        ("in sample, confident answers alone", confident_only),
+    ):
+        print(
+            f"   {label}: top-3 shown {row['top3']:.3f}, MRR {row['mrr']:.3f}, off-topic answered "
+            f"confidently {row['confident']:.3f}, off-topic nothing {row['nothing']:.3f}, "
+            f"both in top 5 {row['both5']:.3f}"
+        )
+    stable = (
+        sum(1 for c in chosen_per_fold if c[0] == rank_point),
+        sum(1 for c in chosen_per_fold if c[1] == g),
+    )
     gate_note = f"{stable[1]}/{FOLDS}" if wide else "counting fixed"
-    print(f"   folds choosing the same ranking / gate as the whole set: {stable[0]}/{FOLDS}, {gate_note}; floors "
-          f"{', '.join(f'{evidence_to_score(c[2]):.3f}' for c in chosen_per_fold)} ({time.perf_counter() - t0:.0f} s)")
-    return {"held": held, "ranking": ranking_only, "whole": whole, "rank_point": rank_point, "gate": g,
-            "floor": floor, "share": share, "guess": guess}
+    print(
+        f"   folds choosing the same ranking / gate as the whole set: {stable[0]}/{FOLDS}, "
+        f"{gate_note}; floors "
+        f"{', '.join(f'{evidence_to_score(c[2]):.3f}' for c in chosen_per_fold)} "
+        f"({time.perf_counter() - t0:.0f} s)"
+    )
+    return {
+        "held": held,
+        "ranking": ranking_only,
+        "whole": whole,
+        "rank_point": rank_point,
+        "gate": g,
+        "floor": floor,
+        "share": share,
+        "guess": guess,
+    }

@@ -53,7 +53,9 @@ class CountingPoster:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--mb", type=int, default=100, help="size of the watched log in MB (default 100)")
+    ap.add_argument(
+        "--mb", type=int, default=100, help="size of the watched log in MB (default 100)"
+    )
     ap.add_argument("--big", action="store_true", help="a log of about 1 GB")
     ap.add_argument("--metrics", type=int, default=80)
     args = ap.parse_args()
@@ -74,8 +76,11 @@ def main() -> int:
         if steps > probe:
             write("verl-console", path, steps - probe, args.metrics, start=probe + 1, mode="a")
         size = path.stat().st_size
-        print(f"log: {size / 1e6:,.0f} MB, {steps:,} steps x {args.metrics} metrics "
-              f"({per_step:,.0f} bytes a step), written in {time.perf_counter() - t0:.0f} s; {os.cpu_count()} cores")
+        print(
+            f"log: {size / 1e6:,.0f} MB, {steps:,} steps x {args.metrics} metrics "
+            f"({per_step:,.0f} bytes a step), written in {time.perf_counter() - t0:.0f} s; "
+            f"{os.cpu_count()} cores"
+        )
 
         from rlmap_bot.core import Core
         from rlmap_bot.runs import derive_signals, load_aliases, read_run
@@ -85,8 +90,15 @@ def main() -> int:
         core = Core(ROOT / "knowledge", folder / "kb.db", state_url=folder / "state.db")
         clock = [dt.datetime.now(dt.UTC)]
         service = WatchService(core, clock=lambda: clock[0])
-        watch = core.state.watches.save(Watch(team="T", channel="C", path=str(path.resolve()),
-                                              created_at=clock[0], updated_at=clock[0]))
+        watch = core.state.watches.save(
+            Watch(
+                team="T",
+                channel="C",
+                path=str(path.resolve()),
+                created_at=clock[0],
+                updated_at=clock[0],
+            )
+        )
         poster = CountingPoster()
         rows: list[tuple[str, float, int, float]] = []
 
@@ -94,7 +106,9 @@ def main() -> int:
             clock[0] += dt.timedelta(minutes=15)
             start = time.perf_counter()
             result = service.run(watch.id, f"at:{clock[0].isoformat()}", poster)
-            rows.append((label, path.stat().st_size / 1e6, result.bytes_read, time.perf_counter() - start))
+            rows.append(
+                (label, path.stat().st_size / 1e6, result.bytes_read, time.perf_counter() - start)
+            )
 
         check("first check: the whole log")
         first_peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
@@ -106,18 +120,30 @@ def main() -> int:
         aliases = load_aliases(ROOT / "knowledge")
         start = time.perf_counter()
         derive_signals(read_run(path, aliases=aliases), aliases)
-        rows.append(("re-read and derive the whole log", path.stat().st_size / 1e6, path.stat().st_size,
-                     time.perf_counter() - start))
+        rows.append(
+            (
+                "re-read and derive the whole log",
+                path.stat().st_size / 1e6,
+                path.stat().st_size,
+                time.perf_counter() - start,
+            )
+        )
 
         print(f"\n{'':36} {'log MB':>8} {'read MB':>9} {'seconds':>9}")
         for label, mb, read, seconds in rows:
             print(f"{label:36} {mb:8,.0f} {read / 1e6:9.2f} {seconds:9.3f}")
         grow1, grow10 = rows[1][3], rows[2][3]
-        print(f"\n10x the growth costs {grow10 / grow1:.1f}x the time; a 1,000-step check costs "
-              f"{grow1 / rows[-1][3]:.4f} of re-reading the whole log ({rows[-1][3] / grow1:,.0f}x less).")
+        print(
+            f"\n10x the growth costs {grow10 / grow1:.1f}x the time; a 1,000-step check costs "
+            f"{grow1 / rows[-1][3]:.4f} of re-reading the whole log ({rows[-1][3] / grow1:,.0f}x "
+            f"less)."
+        )
         _, blob, _ = core.state.watches.load_state(watch.id)
-        print(f"stored state: {len(blob or b'') / 1e3:,.0f} KB of kept series; peak memory {first_peak:,.0f} MB "
-              f"after the first check; posts made: {len(poster.posts)} {poster.posts[:3]}")
+        print(
+            f"stored state: {len(blob or b'') / 1e3:,.0f} KB of kept series; peak memory "
+            f"{first_peak:,.0f} MB "
+            f"after the first check; posts made: {len(poster.posts)} {poster.posts[:3]}"
+        )
     return 0
 
 

@@ -96,21 +96,25 @@ import sys, time, wandb
 run = wandb.init(project="bench", id="probe1")
 start = time.perf_counter()
 for i in range(int(sys.argv[1])):
-    run.log({"critic/score/mean": 0.5, "response_length/mean": 300.0, "actor/grad_norm": 0.3}, step=i)
+    row = {"critic/score/mean": 0.5, "response_length/mean": 300.0, "actor/grad_norm": 0.3}
+    run.log(row, step=i)
 run.finish()
 print(time.perf_counter() - start)
 """
 
 
 def _wandb_line(budget: float, probe: int = 2_000) -> str:
-    """Why a W&B run folder at 1M steps is or is not measured: the SDK's offline writing speed here."""
+    """Why a W&B run folder at 1M steps is or is not
+    measured: the SDK's offline writing speed here.
+    """
     import subprocess
 
     try:
         import wandb  # noqa: F401
     except ModuleNotFoundError:
         return (
-            "W&B run folder: not measured: the wandb SDK is not installed here, and the folder must be "
+            "W&B run folder: not measured: the wandb SDK is not installed here, and the folder "
+            "must be "
             "written by the real SDK (pip install wandb, then rerun)"
         )
     with tempfile.TemporaryDirectory() as tmp:
@@ -133,7 +137,8 @@ def _wandb_line(budget: float, probe: int = 2_000) -> str:
     rate = probe / float(done.stdout.strip().splitlines()[-1])
     projected = 1_000_000 / rate
     return (
-        f"W&B run folder: not measured at 1M steps: the SDK writes {rate:,.0f} steps/s offline here, "
+        f"W&B run folder: not measured at 1M steps: the SDK writes {rate:,.0f} steps/s offline "
+        f"here, "
         f"so 1M steps would take {projected / 60:,.0f} min (budget {budget:.0f} s); the reader's "
         f"cursor is the same kind as a line log's (a byte offset per run folder)"
     )
@@ -144,18 +149,21 @@ def report(
 ) -> None:
     os.environ.setdefault("RLMAP_HOME", tempfile.mkdtemp(prefix="rlmap-bench-home-"))
     print(
-        f"Watch check cost by source kind: {GROWTH} new steps read at 1k and at {steps:,} logged steps "
+        f"Watch check cost by source kind: {GROWTH} new steps read at 1k and at {steps:,} logged "
+        f"steps "
         f"({metrics} metrics a step; median of {repeat} checks)"
     )
     print(
-        f"   {'source':>14} {'1k s':>8} {'big s':>8} {'ratio':>6} {'read KB':>8} {'first check s':>14}"
+        f"   {'source':>14} {'1k s':>8} {'big s':>8} {'ratio':>6} {'read KB':>8} "
+        f"{'first check s':>14}"
     )
     for kind in ("verl-console", "verl-jsonl"):
         with tempfile.TemporaryDirectory() as small, tempfile.TemporaryDirectory() as big:
             _, t_small, _ = _checks(kind, Path(small), 1_000, metrics, repeat)
             first, t_big, read = _checks(kind, Path(big), steps, metrics, repeat)
         print(
-            f"   {kind:>14} {t_small:8.3f} {t_big:8.3f} {t_big / t_small:6.2f} {read / 1e3:8.1f} {first:14.1f}"
+            f"   {kind:>14} {t_small:8.3f} {t_big:8.3f} {t_big / t_small:6.2f} {read / 1e3:8.1f} "
+            f"{first:14.1f}"
         )
     print("   " + _wandb_line(wandb_budget))
 

@@ -44,7 +44,8 @@ class Encoder:
 
 
 def load() -> Encoder | None:
-    # The package's files are found, not imported: its own imports (toml, requests, its loader) are not needed.
+    # The package's files are found, not imported: its own
+    # imports (toml, requests, its loader) are not needed.
     spec = importlib.util.find_spec("wordllama")
     try:
         from tokenizers import Tokenizer  # type: ignore[import-not-found,import-untyped]

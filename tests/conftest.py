@@ -13,9 +13,13 @@ from support import KNOWLEDGE, ROOT  # noqa: E402,F401 - re-exported for tests
 
 # Never let a developer's own data dir or Slack tokens leak into a test run.
 for _name in list(os.environ):
-    if _name.startswith(("RLMAP_", "SLACK_")) and _name not in ("RLMAP_TEST_PG_URL", "RLMAP_REAL_LOGS"):
+    if _name.startswith(("RLMAP_", "SLACK_")) and _name not in (
+        "RLMAP_TEST_PG_URL",
+        "RLMAP_REAL_LOGS",
+    ):
         os.environ.pop(_name)
-# Everything a test writes by default (the shell's log, stores) goes to a scratch home, never the developer's.
+# Everything a test writes by default (the shell's log,
+# stores) goes to a scratch home, never the developer's.
 os.environ["RLMAP_HOME"] = tempfile.mkdtemp(prefix="rlmap-test-home-")
 
 
@@ -48,9 +52,11 @@ def knowledge_copy(tmp_path) -> Path:
 
 @pytest.fixture
 def env(tmp_path, built_db) -> dict[str, str]:
-    """Environment for running `rlmap-bot` as a user would, with its own home and a copy of the built store.
+    """Environment for running `rlmap-bot` as a user would,
+    with its own home and a copy of the built store.
 
-    The copy is fresh for the bundled catalog, so a command does not rebuild it first (a test that wants
+    The copy is fresh for the bundled catalog, so a
+    command does not rebuild it first (a test that wants
     a first-use build sets RLMAP_DB elsewhere).
     """
     home = tmp_path / "home"
@@ -63,7 +69,9 @@ def env(tmp_path, built_db) -> dict[str, str]:
 
 @pytest.fixture
 def store_copy(tmp_path, built_db):
-    """``store_copy(name)``: a replica's own copy of the built store (fresh, so its start builds nothing)."""
+    """``store_copy(name)``: a replica's own copy of the
+    built store (fresh, so its start builds nothing).
+    """
 
     def copy(name: str) -> str:
         path = tmp_path / f"{name}-knowledge.db"
@@ -123,7 +131,9 @@ def pg_url():
 
 @pytest.fixture
 def arxiv():
-    """The local arXiv API stand-in, serving recorded arXiv answers (see support/arxiv_standin.py)."""
+    """The local arXiv API stand-in, serving recorded
+    arXiv answers (see support/arxiv_standin.py).
+    """
     from support.arxiv_standin import ArxivStandIn
 
     s = ArxivStandIn().start()
@@ -143,7 +153,9 @@ def standin():
 
 @pytest.fixture
 def bot(standin, built_db, tmp_path):
-    """The real Bolt app, in process: signed requests go straight into Bolt's dispatch; it talks to the stand-in."""
+    """The real Bolt app, in process: signed requests go
+    straight into Bolt's dispatch; it talks to the stand-in.
+    """
     from support.bot import start_bot
 
     running = start_bot(standin, built_db, tmp_path / "state.db")
@@ -153,7 +165,9 @@ def bot(standin, built_db, tmp_path):
 
 @pytest.fixture
 def http_bot(standin, built_db, tmp_path):
-    """The real Bolt app on a real WSGI server (waitress) over loopback HTTP, for the tests where HTTP is the point."""
+    """The real Bolt app on a real WSGI server (waitress) over
+    loopback HTTP, for the tests where HTTP is the point.
+    """
     from support.bot import start_bot
 
     running = start_bot(standin, built_db, tmp_path / "state.db", http=True)
@@ -166,7 +180,11 @@ def serve_env(env, standin):
     """Environment for `rlmap-bot serve --http` as a process, pointed at the stand-in."""
     from support.standin import BOT_TOKEN, SIGNING_SECRET
 
-    env.update(SLACK_BOT_TOKEN=BOT_TOKEN, SLACK_SIGNING_SECRET=SIGNING_SECRET, SLACK_API_URL=standin.base_url)
+    env.update(
+        SLACK_BOT_TOKEN=BOT_TOKEN,
+        SLACK_SIGNING_SECRET=SIGNING_SECRET,
+        SLACK_API_URL=standin.base_url,
+    )
     env.pop("SLACK_APP_TOKEN", None)
     return env
 
@@ -175,7 +193,8 @@ def serve_env(env, standin):
 def processes():
     """Start `rlmap-bot serve --http` processes on demand: ``launch(env, log) -> (process, url)``.
 
-    Every one still running is stopped at the end (SIGTERM, then SIGKILL). Request it after ``pg_url``
+    Every one still running is stopped at the end
+    (SIGTERM, then SIGKILL). Request it after ``pg_url``
     so the processes stop before their database is dropped.
     """
     import signal

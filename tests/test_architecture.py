@@ -44,15 +44,25 @@ def layer_units() -> set[str]:
 
 
 def lint(cwd: Path, config: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([str(LINT_IMPORTS), "--no-cache", str(config)], cwd=cwd, capture_output=True,
-                          text=True, timeout=120)
+    return subprocess.run(
+        [str(LINT_IMPORTS), "--no-cache", str(config)],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
 
 
 # -- the project ----------------------------------------------------------------------------------
 def test_every_unit_of_the_package_has_a_layer():
-    units = {p.stem if p.is_file() else p.name for p in (SRC / PACKAGE).iterdir()
-             if (p.suffix == ".py" and p.stem != "__init__") or (p / "__init__.py").is_file()}
-    assert units - layer_units() == set(), "add these to [tool.importlinter] layers in pyproject.toml"
+    units = {
+        p.stem if p.is_file() else p.name
+        for p in (SRC / PACKAGE).iterdir()
+        if (p.suffix == ".py" and p.stem != "__init__") or (p / "__init__.py").is_file()
+    }
+    assert units - layer_units() == set(), (
+        "add these to [tool.importlinter] layers in pyproject.toml"
+    )
 
 
 def test_the_layers_hold_and_nothing_cycles():
@@ -62,14 +72,18 @@ def test_the_layers_hold_and_nothing_cycles():
 
 
 def test_no_module_in_src_is_over_the_line_limit():
-    long = {str(p.relative_to(SRC)): n for p in sorted(SRC.rglob("*.py"))
-            if (n := len(p.read_text(encoding="utf-8").splitlines())) > MAX_MODULE_LINES}
+    long = {
+        str(p.relative_to(SRC)): n
+        for p in sorted(SRC.rglob("*.py"))
+        if (n := len(p.read_text(encoding="utf-8").splitlines())) > MAX_MODULE_LINES
+    }
     assert long == {}, f"split these modules (lines over {MAX_MODULE_LINES}): {long}"
 
 
 # -- the contracts, on small trees ----------------------------------------------------------------
 def _toy(tmp_path: Path, files: dict[str, str]) -> Path:
-    """A package ``toy`` with one empty module per layer unit, ``files`` over them, and the project's
+    """A package ``toy`` with one empty module per layer
+    unit, ``files`` over them, and the project's
     contracts with ``rlmap_bot`` read as ``toy``."""
     for unit in layer_units():
         (tmp_path / "toy" / f"{unit}.py").parent.mkdir(parents=True, exist_ok=True)
@@ -84,41 +98,77 @@ def _toy(tmp_path: Path, files: dict[str, str]) -> Path:
     for folder in {p.parent for p in tmp_path.rglob("*.py")}:
         (folder / "__init__.py").touch()
     text = (ROOT / "pyproject.toml").read_text()
-    section = text[text.index("[tool.importlinter]"):]
-    section = section[: m.start()] if (m := re.search(r"^\[(?!\[?tool\.importlinter)", section, re.M)) else section
+    section = text[text.index("[tool.importlinter]") :]
+    section = (
+        section[: m.start()]
+        if (m := re.search(r"^\[(?!\[?tool\.importlinter)", section, re.M))
+        else section
+    )
     config = tmp_path / "contracts.toml"
     config.write_text(section.replace(PACKAGE, "toy"))
     return config
 
 
 def test_the_contracts_pass_a_tree_that_keeps_its_layers(tmp_path):
-    config = _toy(tmp_path, {
-        "toy/knowledge/store.py": "from toy.errors import X\n",
-        "toy/commands/run.py": "from toy.knowledge import store\nfrom ..errors import X\n",
-        "toy/slack/app.py": "import toy.commands.run\nimport slack_sdk\n",
-        "toy/results/diagnosis.py": "import pydantic\nfrom toy import parts\n",
-    })
+    config = _toy(
+        tmp_path,
+        {
+            "toy/knowledge/store.py": "from toy.errors import X\n",
+            "toy/commands/run.py": "from toy.knowledge import store\nfrom ..errors import X\n",
+            "toy/slack/app.py": "import toy.commands.run\nimport slack_sdk\n",
+            "toy/results/diagnosis.py": "import pydantic\nfrom toy import parts\n",
+        },
+    )
     run = lint(tmp_path, config)
     assert run.returncode == 0, run.stdout + run.stderr
 
 
-@pytest.mark.parametrize("files, expect", [
-    ({"toy/knowledge/store.py": "def f():\n    from toy.commands.run import g\n", "toy/commands/run.py": ""},
-     "toy.knowledge is not allowed to import toy.commands"),
-    ({"toy/commands/run.py": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n"
-                             "    from toy.slack.app import App\n", "toy/slack/app.py": ""},
-     "toy.commands is not allowed to import toy.slack"),
-    ({"toy/knowledge/store.py": "import slack_sdk\n"}, "toy.knowledge is not allowed to import slack_sdk"),
-    ({"toy/results/diagnosis.py": "import numpy\n"}, "toy.results is not allowed to import numpy"),
-    ({"toy/results/diagnosis.py": "from toy.settings import Settings\n"},
-     "toy.results is not allowed to import toy.settings"),
-    ({"toy/slack/app.py": "from toy.slack.listeners import events\n",
-      "toy/slack/listeners/events.py": "from toy.slack.app import App\n"},
-     "No cycles are allowed in toy.slack"),
-    ({"toy/knowledge/a.py": "from toy.knowledge import b\n",
-      "toy/knowledge/b.py": "def f():\n    import toy.knowledge.a\n"},
-     "No cycles are allowed in toy.knowledge"),
-])
+@pytest.mark.parametrize(
+    "files, expect",
+    [
+        (
+            {
+                "toy/knowledge/store.py": "def f():\n    from toy.commands.run import g\n",
+                "toy/commands/run.py": "",
+            },
+            "toy.knowledge is not allowed to import toy.commands",
+        ),
+        (
+            {
+                "toy/commands/run.py": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n"
+                "    from toy.slack.app import App\n",
+                "toy/slack/app.py": "",
+            },
+            "toy.commands is not allowed to import toy.slack",
+        ),
+        (
+            {"toy/knowledge/store.py": "import slack_sdk\n"},
+            "toy.knowledge is not allowed to import slack_sdk",
+        ),
+        (
+            {"toy/results/diagnosis.py": "import numpy\n"},
+            "toy.results is not allowed to import numpy",
+        ),
+        (
+            {"toy/results/diagnosis.py": "from toy.settings import Settings\n"},
+            "toy.results is not allowed to import toy.settings",
+        ),
+        (
+            {
+                "toy/slack/app.py": "from toy.slack.listeners import events\n",
+                "toy/slack/listeners/events.py": "from toy.slack.app import App\n",
+            },
+            "No cycles are allowed in toy.slack",
+        ),
+        (
+            {
+                "toy/knowledge/a.py": "from toy.knowledge import b\n",
+                "toy/knowledge/b.py": "def f():\n    import toy.knowledge.a\n",
+            },
+            "No cycles are allowed in toy.knowledge",
+        ),
+    ],
+)
 def test_the_contracts_fail_on_each_kind_of_violation(tmp_path, files, expect):
     run = lint(tmp_path, _toy(tmp_path, files))
     assert run.returncode != 0
@@ -126,17 +176,26 @@ def test_the_contracts_fail_on_each_kind_of_violation(tmp_path, files, expect):
 
 
 def test_source_comments_say_what_the_code_does_not_its_history():
-    """History belongs to git: no issue numbers, review passes or dates in src/ comments and docstrings."""
+    """History belongs to git: no issue numbers, review
+    passes or dates in src/ comments and docstrings.
+    """
     import io
     import re
     import tokenize
 
-    history = re.compile(r"\bissue \d+|\bnewcomer pass\b|\bhelper-\d+\b|\b20\d\d-[01]\d-[0-3]\d\b", re.I)
+    history = re.compile(
+        r"\bissue \d+|\bnewcomer pass\b|\bhelper-\d+\b|\b20\d\d-[01]\d-[0-3]\d\b", re.I
+    )
     found = []
     for path in sorted((ROOT / "src").rglob("*.py")):
         for tok in tokenize.generate_tokens(io.StringIO(path.read_text()).readline):
             if tok.type in (tokenize.COMMENT, tokenize.STRING) and history.search(tok.string):
-                if tok.type == tokenize.STRING and not tok.string.lstrip("rbuRBU").startswith(('"""', "'''")):
+                if tok.type == tokenize.STRING and not tok.string.lstrip("rbuRBU").startswith(
+                    ('"""', "'''")
+                ):
                     continue  # a string the program uses, not a docstring or comment
-                found.append(f"{path.relative_to(ROOT)}:{tok.start[0]}: {history.search(tok.string).group(0)}")
+                found.append(
+                    f"{path.relative_to(ROOT)}:{tok.start[0]}: "
+                    f"{history.search(tok.string).group(0)}"
+                )
     assert found == [], "\n".join(found)

@@ -24,7 +24,12 @@ def test_ask_json_shape(env):
     assert data["query"] == "the PPO paper"
     assert 1 <= len(data["results"]) <= 3
     first = data["results"][0]
-    assert first["id"] == "ppo" and first["kind"] == "paper" and 0 < first["score"] <= 1 and first["title"]
+    assert (
+        first["id"] == "ppo"
+        and first["kind"] == "paper"
+        and 0 < first["score"] <= 1
+        and first["title"]
+    )
     scores = [r["score"] for r in data["results"]]
     assert scores == sorted(scores, reverse=True)
 
@@ -37,11 +42,18 @@ def test_ask_json_off_topic_is_empty(env):
 
 
 def test_ask_batch_from_stdin_one_object_per_line_in_order(env):
-    questions = ["DreamerV3", "where is the coffee machine?", "anything from DeepSeek", "", "2210.10760"]
+    questions = [
+        "DreamerV3",
+        "where is the coffee machine?",
+        "anything from DeepSeek",
+        "",
+        "2210.10760",
+    ]
     out = invoke(["ask", "--json", "-"], env, stdin="\n".join(questions) + "\n")
     assert out.returncode == 0, out.stderr
     lines = [json.loads(line) for line in out.stdout.splitlines()]
-    # One object per input line, always: a blank line gets an empty answer saying so, so lines stay aligned.
+    # One object per input line, always: a blank line gets
+    # an empty answer saying so, so lines stay aligned.
     assert [line["query"] for line in lines] == questions
     assert lines[0]["results"][0]["id"] == "dreamerv3"
     assert lines[1]["results"] == []
@@ -65,8 +77,14 @@ def test_ask_batch_as_text_answers_each_line_under_its_question(env):
 def test_show_prints_whole_entry_with_links(env):
     out = invoke(["show", "reward"], env)
     assert out.returncode == 0, out.stderr
-    for part in ("Reward quality", "Signs it is the binding constraint", "What to measure", "Levers", "Linked entries",
-                 "Scaling Laws for Reward Model Overoptimization"):
+    for part in (
+        "Reward quality",
+        "Signs it is the binding constraint",
+        "What to measure",
+        "Levers",
+        "Linked entries",
+        "Scaling Laws for Reward Model Overoptimization",
+    ):
         assert part in out.stdout
 
 
@@ -83,19 +101,41 @@ def test_kb_build_check_stats_export(env):
     check = invoke(["kb", "check"], env)
     assert check.returncode == 0 and check.stdout.startswith("ok:")
     stats = invoke(["kb", "stats"], env)
-    counts = {line.split()[0]: int(line.split()[1]) for line in stats.stdout.splitlines() if line.split()[0] in {"paper", "stage", "topic", "signal", "total"}}
-    assert counts["stage"] == 5 and counts["topic"] == 5 and counts["paper"] >= 48 and counts["signal"] >= 23
+    counts = {
+        line.split()[0]: int(line.split()[1])
+        for line in stats.stdout.splitlines()
+        if line.split()[0] in {"paper", "stage", "topic", "signal", "total"}
+    }
+    assert (
+        counts["stage"] == 5
+        and counts["topic"] == 5
+        and counts["paper"] >= 48
+        and counts["signal"] >= 23
+    )
     export = invoke(["kb", "export", "--json"], env)
     entries = json.loads(export.stdout)
     assert len(entries) == counts["total"]
     ppo = next(e for e in entries if e["id"] == "ppo")
-    for field in ("kind", "title", "aliases", "added", "summary", "facts", "stages", "authors", "first_seen", "source"):
+    for field in (
+        "kind",
+        "title",
+        "aliases",
+        "added",
+        "summary",
+        "facts",
+        "stages",
+        "authors",
+        "first_seen",
+        "source",
+    ):
         assert field in ppo
 
 
 def test_stages_and_papers_lists(env):
     stages = invoke(["stages"], env)
-    assert [line for line in stages.stdout.splitlines() if line[:2] in {"1.", "2.", "3.", "4.", "5."}][2].startswith("3. Reward quality")
+    assert [
+        line for line in stages.stdout.splitlines() if line[:2] in {"1.", "2.", "3.", "4.", "5."}
+    ][2].startswith("3. Reward quality")
     papers = invoke(["papers"], env)
     assert "Dota 2 with Large Scale Deep Reinforcement Learning" in papers.stdout
 
@@ -116,11 +156,18 @@ def test_bare_command_without_tokens_starts_the_shell(env):
     assert "bye" in out.stdout
 
 
-@pytest.mark.parametrize("words, named", [(["diagnose", "--run"], "--run needs a value"),
-                                          (["ask", "--limit"], "--limit needs a value"),
-                                          (["papers", "by"], "by needs a value")])
+@pytest.mark.parametrize(
+    "words, named",
+    [
+        (["diagnose", "--run"], "--run needs a value"),
+        (["ask", "--limit"], "--limit needs a value"),
+        (["papers", "by"], "by needs a value"),
+    ],
+)
 def test_an_option_missing_its_value_gets_the_usage_line_and_a_help_pointer(words, named, env):
-    """click's parser raised these without a context: one bare 'Error:' line, naming '--by' for 'by'."""
+    """click's parser raised these without a context:
+    one bare 'Error:' line, naming '--by' for 'by'.
+    """
     out = invoke(words, env)
     assert out.returncode == 2 and out.stdout == ""
     assert f" {words[0]} [OPTIONS]" in out.stderr and f" {words[0]} --help' for help" in out.stderr
@@ -141,6 +188,10 @@ def test_help_is_a_command_here_too(env):
     for command in ("ask", "show", "diagnose", "papers", "kb build"):
         assert f"rlmap-bot {command}" in out.stdout
     one = invoke(["help", "diagnose"], env)
-    assert one.returncode == 0 and "--run SOURCE" in one.stdout and "rlmap-bot diagnose --run" in one.stdout
+    assert (
+        one.returncode == 0
+        and "--run SOURCE" in one.stdout
+        and "rlmap-bot diagnose --run" in one.stdout
+    )
     missing = invoke(["help", "nosuch"], env)
     assert missing.returncode == 2 and "`rlmap-bot help` lists them" in missing.stderr

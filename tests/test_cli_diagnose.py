@@ -24,15 +24,26 @@ def test_signals_file_json_verdict(env, tmp_path):
 
 
 def test_signals_from_stdin_text_verdict(env):
-    out = run_cli(["diagnose", "--signals", "-"], env, stdin='{"eval_seed_std": 3, "eval_improvement": 1, "eval_num_seeds": 3}')
+    out = run_cli(
+        ["diagnose", "--signals", "-"],
+        env,
+        stdin='{"eval_seed_std": 3, "eval_improvement": 1, "eval_num_seeds": 3}',
+    )
     assert out.returncode == 0, out.stderr
-    assert "Verdict: Evaluation binds" in out.stdout and "Evidence:" in out.stdout and "Read:" in out.stdout
+    assert (
+        "Verdict: Evaluation binds" in out.stdout
+        and "Evidence:" in out.stdout
+        and "Read:" in out.stdout
+    )
 
 
 @pytest.mark.parametrize(
     "payload, message",
     [
-        ('{"zero_advantage_fractoin": 0.3}', "unknown signal 'zero_advantage_fractoin'; did you mean 'zero_advantage_fraction'?"),
+        (
+            '{"zero_advantage_fractoin": 0.3}',
+            "unknown signal 'zero_advantage_fractoin'; did you mean 'zero_advantage_fraction'?",
+        ),
         ('{"clip_fraction": 7}', "clip_fraction must be at most 1"),
         ('{"clip_fraction": "high"}', "clip_fraction takes a number"),
         ('{"proxy_reward_trend": "up"}', "proxy_reward_trend takes one of rising, flat, falling"),
@@ -60,7 +71,9 @@ def test_guided_flow_on_the_terminal(env):
     # First question, then: a bad value, don't know, back, a typed value, then stop.
     first = run_cli(["diagnose"], env, stdin="")
     assert "Q1." in first.stdout and "nothing saved" in first.stdout
-    assert run_cli(["diagnose", "--list"], env).stdout.strip() == "no open diagnoses", "an unanswered session was kept"
+    assert run_cli(["diagnose", "--list"], env).stdout.strip() == "no open diagnoses", (
+        "an unanswered session was kept"
+    )
     out = run_cli(["diagnose"], env, stdin="not a value\n?\nback\na\nstop\n")
     assert out.returncode == 0, out.stderr
     assert "Q1." in out.stdout and "Q2." in out.stdout
@@ -106,7 +119,9 @@ def test_json_is_refused_for_the_interactive_flow_and_leaves_no_session(env):
 
 
 @pytest.mark.parametrize("dont_know", ["?", "don't know", "no idea"])
-def test_a_person_who_knows_nothing_is_asked_four_questions_then_shown_what_to_measure(env, dont_know):
+def test_a_person_who_knows_nothing_is_asked_four_questions_then_shown_what_to_measure(
+    env, dont_know
+):
     out = run_cli(["diagnose"], env, stdin=f"{dont_know}\n" * 30)
     assert out.returncode == 0, out.stderr
     said = " ".join(out.stdout.split())

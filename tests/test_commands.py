@@ -22,34 +22,55 @@ def test_commands_and_their_arguments(core):
     assert parsed("papers by Schulman") == ("papers", {"by": "Schulman"})
     assert parsed("papers --stage reward by Gao") == ("papers", {"stage": "reward", "by": "Gao"})
     assert parsed("diagnose --resume 1a2b") == ("diagnose", {"resume": "1a2b"})
-    assert parsed("digest subscribe daily 07:30 UTC", "slack") == ("digest subscribe", {"schedule": "daily 07:30 UTC"})
+    assert parsed("digest subscribe daily 07:30 UTC", "slack") == (
+        "digest subscribe",
+        {"schedule": "daily 07:30 UTC"},
+    )
     assert parsed("help diagnose", "slack") == ("help", {"command": "diagnose"})
 
 
-@pytest.mark.parametrize("text", [
-    "show me papers on entropy collapse",  # arguments that do not name an entry: a question
-    "help me with reward hacking",
-    "stages of rollout generation?",
-    "why is my reward going up?",
-    "papers about entropy",
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "show me papers on entropy collapse",  # arguments that do not name an entry: a question
+        "help me with reward hacking",
+        "stages of rollout generation?",
+        "why is my reward going up?",
+        "papers about entropy",
+    ],
+)
 def test_lines_whose_arguments_do_not_fit_are_questions(text, core):
     assert parsed(text, core=core) is None
 
 
-@pytest.mark.parametrize("text, surface, expect", [
-    ("show", "shell", "`show` needs ID"),
-    ("ask", "slack", "`/rlmap ask` needs QUESTION"),
-    ("stagse", "shell", "did you mean `stages`?"),
-    ("diagnoze", "slack", "did you mean `/rlmap diagnose`?"),
-    ("digest", "slack", "`/rlmap digest` needs one of subscribe"),
-    ("diagnose --frobnicate", "shell", "unknown option --frobnicate"),
-    ("ask --json ppo", "shell", "--json is not an option here; it works from the command line (`rlmap-bot ask --json`)"),
-    ("ask --question x", "shell", "unknown option --question"),  # a positional parameter is no option anywhere
-    ("papers --json=yes", "shell", "--json is not an option here"),
-    ("diagnose --signals x.json", "slack", "--signals is not an option here; it works from the command line"),
-    ("papers by", "shell", "by needs a value"),
-])
+@pytest.mark.parametrize(
+    "text, surface, expect",
+    [
+        ("show", "shell", "`show` needs ID"),
+        ("ask", "slack", "`/rlmap ask` needs QUESTION"),
+        ("stagse", "shell", "did you mean `stages`?"),
+        ("diagnoze", "slack", "did you mean `/rlmap diagnose`?"),
+        ("digest", "slack", "`/rlmap digest` needs one of subscribe"),
+        ("diagnose --frobnicate", "shell", "unknown option --frobnicate"),
+        (
+            "ask --json ppo",
+            "shell",
+            "--json is not an option here; it works from the command line (`rlmap-bot ask --json`)",
+        ),
+        (
+            "ask --question x",
+            "shell",
+            "unknown option --question",
+        ),  # a positional parameter is no option anywhere
+        ("papers --json=yes", "shell", "--json is not an option here"),
+        (
+            "diagnose --signals x.json",
+            "slack",
+            "--signals is not an option here; it works from the command line",
+        ),
+        ("papers by", "shell", "by needs a value"),
+    ],
+)
 def test_malformed_commands_are_usage_errors(text, surface, expect, core):
     with pytest.raises(UsageError) as info:
         REGISTRY.parse(text, surface, core)
@@ -57,7 +78,9 @@ def test_malformed_commands_are_usage_errors(text, surface, expect, core):
 
 
 def test_surfaces_keep_terminal_options_and_channel_commands_apart():
-    assert REGISTRY.parse("digest subscribe now", "shell") is None  # not a shell command: a question
+    assert (
+        REGISTRY.parse("digest subscribe now", "shell") is None
+    )  # not a shell command: a question
     assert "digest subscribe" not in {c.name for c in REGISTRY.all("shell")}
     assert "kb build" not in {c.name for c in REGISTRY.all("slack")}
     assert "json" not in {p.name for p in REGISTRY.get("ask").params_for("slack")}
@@ -71,9 +94,19 @@ def test_help_is_generated_for_each_surface():
     assert any(e.usage.startswith("/rlmap diagnose") for e in slack.commands)
     assert any(e.usage.startswith("/rlmap digest subscribe") for e in slack.commands)
     assert not any("digest" in e.usage for e in shell.commands)
-    assert {e.usage.split()[0] for e in shell.commands} >= {"ask", "show", "stages", "papers", "diagnose", "help", "quit"}
+    assert {e.usage.split()[0] for e in shell.commands} >= {
+        "ask",
+        "show",
+        "stages",
+        "papers",
+        "diagnose",
+        "help",
+        "quit",
+    }
     one = help_for(REGISTRY, "shell", "papers")
-    assert one.commands[0].usage.startswith("papers") and any("AUTHOR" in e.usage for e in one.commands)
+    assert one.commands[0].usage.startswith("papers") and any(
+        "AUTHOR" in e.usage for e in one.commands
+    )
 
 
 def test_help_shows_only_the_examples_that_work_where_it_is_read():
@@ -85,20 +118,38 @@ def test_help_shows_only_the_examples_that_work_where_it_is_read():
             words = example.removeprefix("/rlmap ").split()
             if surface != "cli":
                 assert REGISTRY.parse(" ".join(words), surface) is not None, (surface, example)
-    slack = [e.usage for e in help_for(REGISTRY, "slack", "diagnose").commands if e.kind == "example"]
-    assert slack == ["/rlmap diagnose", "/rlmap diagnose --run runs/exp42/train.log",
-                     "/rlmap diagnose --run wandb:my-team/grpo/abc123"], "--signals is a terminal option"
+    slack = [
+        e.usage for e in help_for(REGISTRY, "slack", "diagnose").commands if e.kind == "example"
+    ]
+    assert slack == [
+        "/rlmap diagnose",
+        "/rlmap diagnose --run runs/exp42/train.log",
+        "/rlmap diagnose --run wandb:my-team/grpo/abc123",
+    ], "--signals is a terminal option"
     cli = examples_for(REGISTRY.get("diagnose"), "cli")
-    assert "diagnose --signals run.json --json" in cli and "diagnose --run runs/exp42/train.log" in cli
-    assert {e.kind for e in help_for(REGISTRY, "shell", "diagnose").commands} == {"command", "option", "example"}
+    assert (
+        "diagnose --signals run.json --json" in cli and "diagnose --run runs/exp42/train.log" in cli
+    )
+    assert {e.kind for e in help_for(REGISTRY, "shell", "diagnose").commands} == {
+        "command",
+        "option",
+        "example",
+    }
 
 
-@pytest.mark.parametrize("line, surface, where", [
-    ("watch", "shell", "in Slack (`/rlmap watch`) and from the command line (`rlmap-bot watch`)"),
-    ("digest subscribe", "shell", "in Slack (`/rlmap digest subscribe`)"),
-    ("kb build", "shell", "from the command line (`rlmap-bot kb build`)"),
-    ("kb build", "slack", "from the command line (`rlmap-bot kb build`)"),
-])
+@pytest.mark.parametrize(
+    "line, surface, where",
+    [
+        (
+            "watch",
+            "shell",
+            "in Slack (`/rlmap watch`) and from the command line (`rlmap-bot watch`)",
+        ),
+        ("digest subscribe", "shell", "in Slack (`/rlmap digest subscribe`)"),
+        ("kb build", "shell", "from the command line (`rlmap-bot kb build`)"),
+        ("kb build", "slack", "from the command line (`rlmap-bot kb build`)"),
+    ],
+)
 def test_a_command_from_another_surface_says_where_it_works(line, surface, where):
     with pytest.raises(UsageError) as caught:
         REGISTRY.parse(line, surface)
@@ -106,7 +157,9 @@ def test_a_command_from_another_surface_says_where_it_works(line, surface, where
     with pytest.raises(UsageError) as caught:
         help_for(REGISTRY, surface, line)
     assert where in str(caught.value)
-    if line.split()[0] not in REGISTRY.names(surface):  # (`kb` is a group in the shell: its usage applies)
+    if line.split()[0] not in REGISTRY.names(
+        surface
+    ):  # (`kb` is a group in the shell: its usage applies)
         # A longer line that only starts with the word is a question, as before.
         assert REGISTRY.parse(f"{line} for reward hacking in long runs", surface) is None
 

@@ -1,4 +1,6 @@
-"""Bad input meets one clear line or the right behaviour, never a traceback (the "fit for daily use" cases)."""
+"""Bad input meets one clear line or the right behaviour,
+never a traceback (the "fit for daily use" cases).
+"""
 
 from __future__ import annotations
 
@@ -30,12 +32,15 @@ def invoke(args, env: dict | None = None, input=None):
     return CliRunner().invoke(cli, args, input=input, env=env)
 
 
-# -- ask ------------------------------------------------------------------------------------------------
+# -- ask
+#  ------------------------------------------------------------------------------------------------
 def test_undecodable_bytes_on_stdin_are_answered_as_json(env):
     out = run_cli(["ask", "--json", "-"], env, stdin=b"\xff\xfe reward hacking\n\xff\n")
     assert out.returncode == 0 and b"Traceback" not in out.stderr
     lines = [json.loads(line) for line in out.stdout.decode().splitlines()]
-    assert len(lines) == 2 and "reward hacking" in lines[0]["query"] and "\ufffd" in lines[1]["query"]
+    assert (
+        len(lines) == 2 and "reward hacking" in lines[0]["query"] and "\ufffd" in lines[1]["query"]
+    )
 
 
 def test_an_empty_question_is_a_usage_error(built_db):
@@ -45,7 +50,10 @@ def test_an_empty_question_is_a_usage_error(built_db):
 
 def test_a_huge_question_is_bounded(built_db):
     rng = random.Random(3)
-    words = ["".join(rng.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(rng.randint(3, 9))) for _ in range(15000)]
+    words = [
+        "".join(rng.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(rng.randint(3, 9)))
+        for _ in range(15000)
+    ]
     question = " ".join(words)[:100_000]
     out = invoke(["--db", str(built_db), "--knowledge", str(KNOWLEDGE), "ask", "--json", question])
     assert out.exit_code == 0, out.output
@@ -55,7 +63,8 @@ def test_a_huge_question_is_bounded(built_db):
     assert len(out.output) < 5_000, "the question is not echoed back in full"
 
 
-# -- the knowledge folder ---------------------------------------------------------------------------------
+# -- the knowledge folder
+#  ---------------------------------------------------------------------------------
 def test_an_empty_or_unrelated_folder_is_not_a_catalog(tmp_path, built_db):
     empty = tmp_path / "empty"
     empty.mkdir()
@@ -82,14 +91,19 @@ def test_a_catalog_without_the_five_stages_is_refused(knowledge_copy):
 
 def test_a_large_unrelated_folder_is_not_crawled(tmp_path):
     big = tmp_path / "tmp"
-    for i in range(300):  # YAML scattered around, as a system temp folder has; none of it may be read
+    for i in range(
+        300
+    ):  # YAML scattered around, as a system temp folder has; none of it may be read
         (big / f"d{i}").mkdir(parents=True)
         (big / f"d{i}" / "x.yaml").write_text("not: [a, catalog")
     out = invoke(["--knowledge", str(big), "kb", "check"], env={"RLMAP_KNOWLEDGE": str(big)})
     assert out.exit_code == 1
     lines = [line for line in out.output.splitlines() if line]
-    assert lines == [f"error: {big}: not a knowledge folder: no catalog.yaml (a knowledge folder holds catalog.yaml "
-                     "and the folders stages/, topics/, papers/, signals/)"]
+    assert lines == [
+        f"error: {big}: not a knowledge folder: no catalog.yaml (a knowledge folder holds "
+        f"catalog.yaml "
+        "and the folders stages/, topics/, papers/, signals/)"
+    ]
 
 
 def test_every_mistake_is_reported_with_its_true_field(knowledge_copy):
@@ -117,7 +131,8 @@ def test_a_broken_metric_alias_file_fails_kb_check(knowledge_copy):
     assert out.exit_code == 1 and "metrics/verl.yaml" in out.output
 
 
-# -- where the bot writes ---------------------------------------------------------------------------------
+# -- where the bot writes
+#  ---------------------------------------------------------------------------------
 @pytest.mark.parametrize("setting", ["RLMAP_DB", "RLMAP_HOME", "--db", "RLMAP_STATE_DB"])
 def test_unwritable_places_are_one_line_exit_2(setting, tmp_path):
     blocker = tmp_path / "a-file"
@@ -136,23 +151,51 @@ def test_unwritable_places_are_one_line_exit_2(setting, tmp_path):
             continue  # asking and building never open the state store
         out = invoke(args + command, env=env)
         assert out.exit_code == 2, (command, out.output)
-        assert out.output.count("error:") == 1 and f"{blocker} is a file, not a folder" in out.output
+        assert (
+            out.output.count("error:") == 1 and f"{blocker} is a file, not a folder" in out.output
+        )
         assert "Traceback" not in out.output
 
 
-# -- digests in the terminal ------------------------------------------------------------------------------
+# -- digests in the terminal
+#  ------------------------------------------------------------------------------
 def test_digest_preview_across_years_is_capped_like_slack(built_db):
-    out = invoke(["--db", str(built_db), "--knowledge", str(KNOWLEDGE), "digest", "preview", "--since", "2025-01-01"])
+    out = invoke(
+        [
+            "--db",
+            str(built_db),
+            "--knowledge",
+            str(KNOWLEDGE),
+            "digest",
+            "preview",
+            "--since",
+            "2025-01-01",
+        ]
+    )
     assert out.exit_code == 0, out.output
     assert "1 Jan 2025 to " in out.output
     listed = [line for line in out.output.splitlines() if line.startswith("  - [")]
     assert len(listed) == 30 and "...and " in out.output
-    data = json.loads(invoke(["--db", str(built_db), "--knowledge", str(KNOWLEDGE), "digest", "preview", "--since",
-                              "2025-01-01", "--json"]).output)
+    data = json.loads(
+        invoke(
+            [
+                "--db",
+                str(built_db),
+                "--knowledge",
+                str(KNOWLEDGE),
+                "digest",
+                "preview",
+                "--since",
+                "2025-01-01",
+                "--json",
+            ]
+        ).output
+    )
     assert len([i for g in data["groups"] for i in g["items"]]) == 30 and data["more"] > 0
 
 
-# -- the shell --------------------------------------------------------------------------------------------
+# -- the shell
+#  --------------------------------------------------------------------------------------------
 def shell(core, *lines: str) -> str:
     out = io.StringIO()
     run_shell(core, stdin=io.StringIO("\n".join(lines) + "\n"), stdout=out)
@@ -175,7 +218,9 @@ def test_a_shell_error_is_one_line_and_logged_in_rlmap_home(built_db, tmp_path):
     core = Core(KNOWLEDGE, built_db, state_url=state)
     assert "no open diagnoses" in shell(core, "diagnose --list")
     core.state.engine.dispose()
-    state.write_bytes(b"this is not a database" * 100)  # the state file is corrupted under the running shell
+    state.write_bytes(
+        b"this is not a database" * 100
+    )  # the state file is corrupted under the running shell
     out = shell(core, "diagnose --list")
     assert "error: something went wrong" in out and "Traceback" not in out
     log = core.settings.data_dir / "shell.log"
@@ -185,11 +230,15 @@ def test_a_shell_error_is_one_line_and_logged_in_rlmap_home(built_db, tmp_path):
 def test_ctrl_c_at_the_prompt_cancels_the_line_not_the_shell(env):
     pid, fd = pty.fork()
     if pid == 0:  # the child: the real shell on a real terminal
-        signal.signal(signal.SIGINT, signal.SIG_DFL)  # as a terminal's shell starts it (a background job ignores it)
+        signal.signal(
+            signal.SIGINT, signal.SIG_DFL
+        )  # as a terminal's shell starts it (a background job ignores it)
         os.execve(str(Path(sys.executable).with_name("rlmap-bot")), ["rlmap-bot", "shell"], env)
 
     def read_until(marker: bytes, timeout: float = 60, nudge: bytes = b"") -> bytes:
-        """Read until ``marker``; while the terminal stays quiet, type ``nudge`` again (as a person would)."""
+        """Read until ``marker``; while the terminal stays
+        quiet, type ``nudge`` again (as a person would).
+        """
         seen = b""
         deadline = time.time() + timeout
         while marker not in seen and time.time() < deadline:
@@ -207,12 +256,16 @@ def test_ctrl_c_at_the_prompt_cancels_the_line_not_the_shell(env):
     try:
         read_until(b"rlmap> ")
         os.write(fd, b"half a question")
-        # As a person would: Ctrl-C once the typed words are on the screen (readline has taken them in and
-        # waits for the next key; a signal that lands while it is still busy is only seen at the next key).
+        # As a person would: Ctrl-C once the typed words
+        # are on the screen (readline has taken them in and
+        # waits for the next key; a signal that lands while
+        # it is still busy is only seen at the next key).
         read_until(b"half a question")
         os.write(fd, b"\x03")  # Ctrl-C
-        # Under load the first Ctrl-C can land while readline is still busy and is only acted on at the
-        # next key: press it again while nothing happens, as a person would (on an empty line it only
+        # Under load the first Ctrl-C can land while
+        # readline is still busy and is only acted on at the
+        # next key: press it again while nothing happens,
+        # as a person would (on an empty line it only
         # gives a fresh prompt).
         read_until(b"rlmap> ", nudge=b"\x03")
         os.write(fd, b"stages\n")
@@ -245,16 +298,29 @@ def test_a_corrupted_state_file_is_one_line_for_the_cli(env, tmp_path):
         sqlite3.connect(state).execute("select 1 from sqlite_master").fetchall()
 
 
-# -- empty values -----------------------------------------------------------------------------------------
-@pytest.mark.parametrize("args, named", [
-    (["papers", "--by", ""], "--by"), (["papers", "--stage", "  "], "--stage"), (["papers", "by", ""], "--by"),
-    (["diagnose", "--resume", ""], "--resume"), (["diagnose", "--run", ""], "--run"),
-    (["diagnose", "--run", "x.log", "--chart", ""], "--chart"), (["watch", "", "--once"], "PATH"),
-])
+# -- empty values
+#  -----------------------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    "args, named",
+    [
+        (["papers", "--by", ""], "--by"),
+        (["papers", "--stage", "  "], "--stage"),
+        (["papers", "by", ""], "--by"),
+        (["diagnose", "--resume", ""], "--resume"),
+        (["diagnose", "--run", ""], "--run"),
+        (["diagnose", "--run", "x.log", "--chart", ""], "--chart"),
+        (["watch", "", "--once"], "PATH"),
+    ],
+)
 def test_an_empty_value_is_a_slip_not_no_filter(args, named, env):
-    """`--by ""` (a variable that expanded to nothing) must not quietly list everything or start something."""
+    """`--by ""` (a variable that expanded to nothing) must
+    not quietly list everything or start something.
+    """
     out = invoke(args, env)
-    assert out.exit_code == 2 and out.output.strip() == f"error: {named} needs a value, not an empty one"
+    assert (
+        out.exit_code == 2
+        and out.output.strip() == f"error: {named} needs a value, not an empty one"
+    )
     if "--resume" in args:
         assert not (Path(env["RLMAP_HOME"]) / "state.db").exists(), "no diagnosis was started"
 
@@ -263,8 +329,20 @@ def test_an_empty_setting_means_unset(tmp_path, built_db):
     """`RLMAP_HOME=` falls back to the default place, not to the folder the command runs in."""
     cwd, home = tmp_path / "work", tmp_path / "user"
     cwd.mkdir()
-    env = {**os.environ, "RLMAP_HOME": "", "RLMAP_DB": "", "HOME": str(home), "XDG_DATA_HOME": str(home / "data")}
-    out = subprocess.run([str(Path(sys.executable).with_name("rlmap-bot")), "stages"], cwd=cwd, env=env,
-                         capture_output=True, text=True, timeout=60)
+    env = {
+        **os.environ,
+        "RLMAP_HOME": "",
+        "RLMAP_DB": "",
+        "HOME": str(home),
+        "XDG_DATA_HOME": str(home / "data"),
+    }
+    out = subprocess.run(
+        [str(Path(sys.executable).with_name("rlmap-bot")), "stages"],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert out.returncode == 0, out.stderr
     assert list(cwd.iterdir()) == [] and (home / "data" / "rlmap-bot" / "knowledge.db").exists()

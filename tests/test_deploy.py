@@ -17,11 +17,21 @@ def test_manifest_declares_what_the_app_uses():
     events = set(manifest["settings"]["event_subscriptions"]["bot_events"])
     assert {"app_mention", "message.im", "app_home_opened", "message.channels"} <= events
     scopes = set(manifest["oauth_config"]["scopes"]["bot"])
-    assert {"app_mentions:read", "chat:write", "commands", "im:history", "channels:history", "users:read",
-            "files:read", "files:write"} <= scopes
+    assert {
+        "app_mentions:read",
+        "chat:write",
+        "commands",
+        "im:history",
+        "channels:history",
+        "users:read",
+        "files:read",
+        "files:write",
+    } <= scopes
     from rlmap_bot.settings import DEFAULT_SCOPES
 
-    assert set(DEFAULT_SCOPES.split(",")) == scopes, "the OAuth install asks for what the manifest declares"
+    assert set(DEFAULT_SCOPES.split(",")) == scopes, (
+        "the OAuth install asks for what the manifest declares"
+    )
     assert manifest["settings"]["interactivity"]["is_enabled"] is True
     assert manifest["settings"]["socket_mode_enabled"] is True
     assert 1 <= len(manifest["display_information"]["name"]) <= 35

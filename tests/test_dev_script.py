@@ -1,4 +1,6 @@
-"""`python3 dev.py`, the README's two commands' entry point, answers a mistake plainly (newcomer pass)."""
+"""`python3 dev.py`, the README's two commands' entry
+point, answers a mistake plainly (newcomer pass).
+"""
 
 import subprocess
 import sys
@@ -8,7 +10,9 @@ DEV = Path(__file__).resolve().parent.parent / "dev.py"
 
 
 def dev(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, str(DEV), *args], capture_output=True, text=True, timeout=60)
+    return subprocess.run(
+        [sys.executable, str(DEV), *args], capture_output=True, text=True, timeout=60
+    )
 
 
 def test_a_misspelt_command_is_named_with_a_suggestion_and_exits_2():

@@ -1,4 +1,6 @@
-"""Digest schedules with a controlled clock (APScheduler's real triggers), and a real scheduler firing."""
+"""Digest schedules with a controlled clock (APScheduler's
+real triggers), and a real scheduler firing.
+"""
 
 from __future__ import annotations
 
@@ -61,14 +63,20 @@ def test_scheduler_catches_up_at_start_and_fires_jobs():
     fresh = sub(channel="C2", last_run_at=at(2026, 12, 7, 9, 1))
     scheduler = Scheduler()
     try:
-        caught = scheduler.register(DigestJobs(fire, load=lambda: [late, fresh]), now=at(2026, 12, 7, 11))
+        caught = scheduler.register(
+            DigestJobs(fire, load=lambda: [late, fresh]), now=at(2026, 12, 7, 11)
+        )
         assert caught == [late.id]
-        assert event.wait(10), "the catch-up never ran"  # in the scheduler's threads, not holding up the start
+        assert event.wait(10), (
+            "the catch-up never ran"
+        )  # in the scheduler's threads, not holding up the start
         assert fired == [(late.id, at(2026, 12, 7, 9))]
         assert scheduler.next_run_time("digest", fresh.id) > dt.datetime.now(UTC)
         # Bring one job forward: the real APScheduler runs it on its own thread.
         event.clear()
-        scheduler.run_soon("digest", fresh.id, dt.datetime.now(UTC) + dt.timedelta(milliseconds=300))
+        scheduler.run_soon(
+            "digest", fresh.id, dt.datetime.now(UTC) + dt.timedelta(milliseconds=300)
+        )
         assert event.wait(10), "the scheduler never fired"
         assert fired[-1][0] == fresh.id
     finally:
@@ -95,9 +103,26 @@ def test_bad_subscribe_words(core, words, message):
 
 
 def test_subscribe_words(core):
-    s = parse_subscription(["daily", "8:05", "America/Chicago", "topic:data-scaling", "note-empty"], "T", "C", "U",
-                           "UTC", core.store.catalog)
-    assert (s.frequency, s.time, s.timezone, s.filters, s.on_empty) == ("daily", "08:05", "America/Chicago",
-                                                                         ["topic:data-scaling"], "note")
+    s = parse_subscription(
+        ["daily", "8:05", "America/Chicago", "topic:data-scaling", "note-empty"],
+        "T",
+        "C",
+        "U",
+        "UTC",
+        core.store.catalog,
+    )
+    assert (s.frequency, s.time, s.timezone, s.filters, s.on_empty) == (
+        "daily",
+        "08:05",
+        "America/Chicago",
+        ["topic:data-scaling"],
+        "note",
+    )
     d = parse_subscription([], "T", "C", "U", "Asia/Kolkata", core.store.catalog)
-    assert (d.frequency, d.day, d.time, d.timezone, d.on_empty) == ("weekly", "mon", "09:00", "Asia/Kolkata", "skip")
+    assert (d.frequency, d.day, d.time, d.timezone, d.on_empty) == (
+        "weekly",
+        "mon",
+        "09:00",
+        "Asia/Kolkata",
+        "skip",
+    )

@@ -1,4 +1,6 @@
-"""One parser, one run, refusals instead of guesses: the same line means the same thing on every surface."""
+"""One parser, one run, refusals instead of guesses:
+the same line means the same thing on every surface.
+"""
 
 from __future__ import annotations
 
@@ -25,16 +27,20 @@ def shell(core, *lines: str) -> str:
     return out.getvalue()
 
 
-@pytest.mark.parametrize("line, args", [
-    ("papers by Schulman", {"by": "Schulman"}),
-    ("papers BY Schulman stage reward", {"by": "Schulman", "stage": "reward"}),
-    ("papers --by stage", {"by": "stage"}),  # an option's value is never read as a chat word
-    ("papers --stage=reward by Gao", {"stage": "reward", "by": "Gao"}),
-    ("diagnose --run x.log --map a=b --map c=d", {"run": "x.log", "map": ["a=b", "c=d"]}),
-])
+@pytest.mark.parametrize(
+    "line, args",
+    [
+        ("papers by Schulman", {"by": "Schulman"}),
+        ("papers BY Schulman stage reward", {"by": "Schulman", "stage": "reward"}),
+        ("papers --by stage", {"by": "stage"}),  # an option's value is never read as a chat word
+        ("papers --stage=reward by Gao", {"stage": "reward", "by": "Gao"}),
+        ("diagnose --run x.log --map a=b --map c=d", {"run": "x.log", "map": ["a=b", "c=d"]}),
+    ],
+)
 def test_chat_words_and_options_are_read_by_one_parser(line, args, env):
     assert REGISTRY.parse(line, "shell").args == args
-    # The terminal reads the same words the same way (its output is the same as the options' output).
+    # The terminal reads the same words the same way
+    # (its output is the same as the options' output).
     words = line.split()
     if words[0] == "papers":
         chat, flags = invoke(words, env), invoke(["papers", *_as_flags(args)], env)
@@ -46,12 +52,27 @@ def _as_flags(args: dict) -> list[str]:
     return [part for name, value in args.items() for part in (f"--{name}", str(value))]
 
 
-@pytest.mark.parametrize("words, expect", [
-    (["papers", "--by", "Schulman", "by", "Hafner"], "--by is given twice (Schulman, Hafner); give it once"),
-    (["papers", "by", "X", "stage", "reward", "--stage", "rollouts"], "--stage is given twice (reward, rollouts)"),
-    (["diagnose", "--list", "--resume", "1a2b"], "--list and --resume exclude each other; give one"),
-    (["diagnose", "--signals", "-", "--run", "x.log"], "--signals and --run exclude each other"),
-])
+@pytest.mark.parametrize(
+    "words, expect",
+    [
+        (
+            ["papers", "--by", "Schulman", "by", "Hafner"],
+            "--by is given twice (Schulman, Hafner); give it once",
+        ),
+        (
+            ["papers", "by", "X", "stage", "reward", "--stage", "rollouts"],
+            "--stage is given twice (reward, rollouts)",
+        ),
+        (
+            ["diagnose", "--list", "--resume", "1a2b"],
+            "--list and --resume exclude each other; give one",
+        ),
+        (
+            ["diagnose", "--signals", "-", "--run", "x.log"],
+            "--signals and --run exclude each other",
+        ),
+    ],
+)
 def test_conflicts_are_refused_in_the_terminal_and_in_chat(words, expect, env, core):
     out = invoke(words, env, stdin="{}")
     assert out.returncode == 2 and expect in out.stderr and "Traceback" not in out.stderr
@@ -64,11 +85,14 @@ def test_conflicts_are_refused_in_the_terminal_and_in_chat(words, expect, env, c
         assert f"error: {expect}" in said
 
 
-@pytest.mark.parametrize("words, expect", [
-    (["papers", "--stage", "rewrd"], "unknown stage 'rewrd'; did you mean reward?"),
-    (["papers", "stage", "rolouts"], "unknown stage 'rolouts'; did you mean rollouts?"),
-    (["papers", "--topic", "nosuchtopic"], "unknown subtopic 'nosuchtopic'"),
-])
+@pytest.mark.parametrize(
+    "words, expect",
+    [
+        (["papers", "--stage", "rewrd"], "unknown stage 'rewrd'; did you mean reward?"),
+        (["papers", "stage", "rolouts"], "unknown stage 'rolouts'; did you mean rollouts?"),
+        (["papers", "--topic", "nosuchtopic"], "unknown subtopic 'nosuchtopic'"),
+    ],
+)
 def test_unknown_stage_or_topic_is_one_line_with_did_you_mean(words, expect, env):
     out = invoke(words, env)
     assert out.returncode == 2 and out.stdout == ""
@@ -77,9 +101,14 @@ def test_unknown_stage_or_topic_is_one_line_with_did_you_mean(words, expect, env
 
 
 def test_shell_answers_commands_it_does_not_run_and_unknown_help_topics(core):
-    said = shell(core, "watch runs/x.log --once", "help nosuch", "help stagse", "help me with reward hacking")
-    assert ("error: `watch` is not a command here; it works in Slack (`/rlmap watch`) and from the command line "
-            "(`rlmap-bot watch`)") in said
+    said = shell(
+        core, "watch runs/x.log --once", "help nosuch", "help stagse", "help me with reward hacking"
+    )
+    assert (
+        "error: `watch` is not a command here; it works in Slack (`/rlmap watch`) and from the "
+        "command line "
+        "(`rlmap-bot watch`)"
+    ) in said
     assert "error: no command 'nosuch'; `help` lists them" in said
     assert "error: no command 'stagse'; did you mean `stages`?" in said
     # A question that starts with "help" is still a question: the one line is followed by answers.
@@ -89,29 +118,43 @@ def test_shell_answers_commands_it_does_not_run_and_unknown_help_topics(core):
 def test_shell_lines_that_are_plainly_commands_are_not_searched(core):
     """A newcomer's shell: "shwo reward" was answered with a paper on verifiers, and "watch
     examples/grpo-run.log", "suggest 2401.00001" and "serve" were searched as questions."""
-    said = shell(core, "shwo reward", "watch examples/grpo-run.log", "suggest 2401.00001", "serve", "papres by Gao",
-                 "aks what is ppo")
+    said = shell(
+        core,
+        "shwo reward",
+        "watch examples/grpo-run.log",
+        "suggest 2401.00001",
+        "serve",
+        "papres by Gao",
+        "aks what is ppo",
+    )
     assert "unknown command `shwo`; did you mean `show`?" in said
     assert "error: `watch` is not a command here; it works in Slack (`/rlmap watch`)" in said
     assert "error: `suggest` is not a command here" in said
-    assert "error: `serve` is not a command here; it works from the command line (`rlmap-bot serve`)" in said
+    assert (
+        "error: `serve` is not a command here; it works from the command line (`rlmap-bot serve`)"
+        in said
+    )
     assert "unknown command `papres`; did you mean `papers`?" in said
     assert "unknown command `aks`; did you mean `ask`?" in said  # a swap is one edit
     assert "Nothing in the map is relevant" not in said and "score 0." not in said
 
 
-@pytest.mark.parametrize("line", [
-    "watch out for reward hacking in long runs",  # a command's word, then English: a question
-    "suggest a paper on reward hacking",
-    "show me papers on entropy collapse",
-    "shall we clip the ratio higher",  # an English word near a command name ("shell")
-    "rewrad hacking",  # a typo nearer the map's "reward" than the command "reload"
-    "outages on rollout workers slow everything down",  # rarer English words near "stages", "reload"
-    "reloaded the checkpoint and the loss jumped",
-    "key metric actor/entropy keeps falling, is that bad?",  # a metric name's slash is no path
-    "suggest a fix for kl/entropy blowup",
-    "watch the grad norm for spikes",
-])
+@pytest.mark.parametrize(
+    "line",
+    [
+        "watch out for reward hacking in long runs",  # a command's word, then English: a question
+        "suggest a paper on reward hacking",
+        "show me papers on entropy collapse",
+        "shall we clip the ratio higher",  # an English word near a command name ("shell")
+        "rewrad hacking",  # a typo nearer the map's "reward" than the command "reload"
+        # rarer English words near "stages", "reload"
+        "outages on rollout workers slow everything down",
+        "reloaded the checkpoint and the loss jumped",
+        "key metric actor/entropy keeps falling, is that bad?",  # a metric name's slash is no path
+        "suggest a fix for kl/entropy blowup",
+        "watch the grad norm for spikes",
+    ],
+)
 def test_questions_that_start_like_commands_are_still_questions(core, line):
     assert REGISTRY.parse(line, "shell", core) is None
 
@@ -127,14 +170,17 @@ def test_the_terminal_only_commands_are_the_clicks_not_declared():
 def test_ctrl_c_in_the_guided_diagnosis_prints_how_to_resume_and_exits_130(env):
     pid, fd = pty.fork()
     if pid == 0:  # the child: the real command on a real terminal
-        # As a terminal's shell starts it: a job started in the background (CI often is) inherits SIGINT
+        # As a terminal's shell starts it: a job started
+        # in the background (CI often is) inherits SIGINT
         # ignored, and Python then never turns Ctrl-C into KeyboardInterrupt.
         signal.signal(signal.SIGINT, signal.SIG_DFL)
         os.execve(str(Path(sys.executable).with_name("rlmap-bot")), ["rlmap-bot", "diagnose"], env)
     seen = b""
 
     def read_until(marker: bytes, timeout: float = 60, nudge: bytes = b"") -> None:
-        """Read until ``marker``; while the terminal stays quiet, type ``nudge`` again (as a person would)."""
+        """Read until ``marker``; while the terminal stays
+        quiet, type ``nudge`` again (as a person would).
+        """
         nonlocal seen
         deadline = time.time() + timeout
         while marker not in seen and time.time() < deadline:
@@ -156,7 +202,8 @@ def test_ctrl_c_in_the_guided_diagnosis_prints_how_to_resume_and_exits_130(env):
         read_until(b"\n> ")
         time.sleep(0.3)  # a person's pause: input() is waiting for the next key
         os.write(fd, b"\x03")  # Ctrl-C
-        # Under load a Ctrl-C that lands while readline is still busy is only acted on at the next key:
+        # Under load a Ctrl-C that lands while readline
+        # is still busy is only acted on at the next key:
         # press it again while nothing happens, as a person would.
         read_until(b"resume with `rlmap-bot diagnose --resume ", nudge=b"\x03")
         _, status = os.waitpid(pid, 0)

@@ -39,8 +39,8 @@ def section(text: str, title: str) -> str:
     match = re.search(rf"^(#+) {re.escape(title)}\s*$", text, flags=re.M)
     assert match, f"no section {title!r}"
     level = len(match.group(1))
-    end = re.search(rf"^#{{1,{level}}} ", text[match.end():], flags=re.M)
-    return text[match.end(): match.end() + end.start() if end else len(text)]
+    end = re.search(rf"^#{{1,{level}}} ", text[match.end() :], flags=re.M)
+    return text[match.end() : match.end() + end.start() if end else len(text)]
 
 
 def table_cells(text: str) -> list[str]:
@@ -68,7 +68,9 @@ def test_the_command_table_lists_every_terminal_command_and_option():
     documented: dict[str, set[str]] = {}
     for cell in table_cells(section(doc("docs/user-guide.md"), "Commands")):
         for usage in re.findall(r"`rlmap-bot([^`]*)`", cell):
-            words = re.findall(r"(?:^|\s)([a-z][a-z-]*)(?=\s|$)", usage.split(" [")[0].split(" --")[0])
+            words = re.findall(
+                r"(?:^|\s)([a-z][a-z-]*)(?=\s|$)", usage.split(" [")[0].split(" --")[0]
+            )
             name = " ".join(w for w in words if w.islower() and w.upper() != w)
             while name and name not in commands and " " in name:
                 name = name.rsplit(" ", 1)[0]
@@ -77,13 +79,18 @@ def test_the_command_table_lists_every_terminal_command_and_option():
     assert set(documented) == set(commands), "the user guide's command table and the CLI disagree"
     for name, options in documented.items():
         known = {o for p in commands[name].params for o in getattr(p, "opts", [])}
-        assert options <= known, f"the user guide names options `rlmap-bot {name}` does not have: {options - known}"
+        assert options <= known, (
+            f"the user guide names options `rlmap-bot {name}` does not have: {options - known}"
+        )
 
 
 def test_the_shell_row_names_the_shell_commands():
     rows = section(doc("docs/user-guide.md"), "Commands").splitlines()
     row = next(line for line in rows if line.startswith("| `rlmap-bot shell`"))
-    listed = set(re.findall(r"`([a-z][a-z ]*)`", row.split("; any other line")[0])) - {"rlmap-bot", "rlmap-bot shell"}
+    listed = set(re.findall(r"`([a-z][a-z ]*)`", row.split("; any other line")[0])) - {
+        "rlmap-bot",
+        "rlmap-bot shell",
+    }
     assert listed == {c.name for c in REGISTRY.all("shell")} | {"quit"}
 
 
@@ -105,17 +112,27 @@ def test_the_settings_tables_list_every_setting():
     for cell in table_cells(section(doc("docs/operations.md"), "Settings")):
         in_tables.update(re.findall(r"`((?:RLMAP|SLACK)_[A-Z_]+)`", cell))
     assert in_tables - TEST_ONLY == set(env_names()), (
-        f"undocumented: {sorted(set(env_names()) - in_tables)}; no such setting: {sorted(in_tables - set(env_names()))}")
+        f"undocumented: {sorted(set(env_names()) - in_tables)}; no such setting: "
+        f"{sorted(in_tables - set(env_names()))}"
+    )
 
 
 def test_the_architecture_tree_matches_the_source_tree():
-    block = re.search(r"```\n(src/rlmap_bot/.*?)```", section(doc("docs/architecture.md"), "The package tree"), flags=re.S)
+    block = re.search(
+        r"```\n(src/rlmap_bot/.*?)```",
+        section(doc("docs/architecture.md"), "The package tree"),
+        flags=re.S,
+    )
     assert block, "docs/architecture.md has a tree of src/rlmap_bot/"
     listed = set(re.findall(r"^  ([a-z_]+(?:/|\.py))", block.group(1), flags=re.M))
     package = ROOT / "src" / "rlmap_bot"
-    actual = {p.name + "/" for p in package.iterdir() if p.is_dir() and (p / "__init__.py").exists()}
+    actual = {
+        p.name + "/" for p in package.iterdir() if p.is_dir() and (p / "__init__.py").exists()
+    }
     actual |= {p.name for p in package.glob("*.py") if p.name not in {"__init__.py", "__main__.py"}}
-    assert listed == actual, f"not in the docs: {sorted(actual - listed)}; not in the code: {sorted(listed - actual)}"
+    assert listed == actual, (
+        f"not in the docs: {sorted(actual - listed)}; not in the code: {sorted(listed - actual)}"
+    )
 
 
 def test_the_scopes_table_matches_the_manifest_and_the_oauth_default():
@@ -123,10 +140,13 @@ def test_the_scopes_table_matches_the_manifest_and_the_oauth_default():
     documented = {cell.strip("`") for cell in documented}
     manifest = yaml.safe_load(doc("deploy/manifest.yaml"))["oauth_config"]["scopes"]["bot"]
     assert documented == set(manifest), "docs/slack.md's scopes and deploy/manifest.yaml disagree"
-    assert documented == {s.strip() for s in DEFAULT_SCOPES.split(",")}, "SLACK_SCOPES' default differs"
+    assert documented == {s.strip() for s in DEFAULT_SCOPES.split(",")}, (
+        "SLACK_SCOPES' default differs"
+    )
 
 
 # -- figures the docs state that can be counted without running a benchmark ----------------------
+
 
 def _questions(name: str) -> list[dict]:
     return yaml.safe_load((ROOT / "tests" / name).read_text())
@@ -139,27 +159,36 @@ def test_the_question_set_counts_in_the_measurements_are_the_files():
     for name in ("questions_locked.yaml", "questions_echo.yaml"):
         items = _questions(name)
         counts = f"{len(items)} questions, {off(items)} off-topic, {both(items)} comparisons"
-        assert re.search(rf"`tests/{re.escape(name)}`\s*\(\s*{re.escape(counts)}", " ".join(text.split())), (
-            f"docs/measurements.md should give tests/{name} as ({counts}")
+        assert re.search(
+            rf"`tests/{re.escape(name)}`\s*\(\s*{re.escape(counts)}", " ".join(text.split())
+        ), f"docs/measurements.md should give tests/{name} as ({counts}"
     tuning = _questions("questions.yaml")
     assert f"{len(tuning)} questions, {off(tuning)} off-topic" in text
 
 
 def test_the_scenario_bank_sizes_in_the_measurements_are_the_files():
-    rows = {row.split("|")[1].strip().split(" ")[0]: row.split("|")[2].strip()
-            for row in section(doc("docs/measurements.md"), "Diagnosis").splitlines() if row.startswith("| ")}
+    rows = {
+        row.split("|")[1].strip().split(" ")[0]: row.split("|")[2].strip()
+        for row in section(doc("docs/measurements.md"), "Diagnosis").splitlines()
+        if row.startswith("| ")
+    }
     for bank in ("locked", "heldout", "tuning"):
         profiles = len(yaml.safe_load((ROOT / "tests" / f"scenarios_{bank}.yaml").read_text()))
         label = "held-out" if bank == "heldout" else bank
-        assert rows[label] == str(profiles), f"docs/measurements.md says {rows[label]} {bank} profiles, the file has {profiles}"
+        assert rows[label] == str(profiles), (
+            f"docs/measurements.md says {rows[label]} {bank} profiles, the file has {profiles}"
+        )
 
 
 def test_the_signal_count_in_the_catalog_page_is_the_folder():
     count = len(list((KNOWLEDGE / "signals").glob("*.yaml")))
-    assert re.search(rf"\bThe {count} signals\b", doc("docs/catalog.md")), f"docs/catalog.md should say 'The {count} signals'"
+    assert re.search(rf"\bThe {count} signals\b", doc("docs/catalog.md")), (
+        f"docs/catalog.md should say 'The {count} signals'"
+    )
 
 
 # -- the README: one screen, linking every page, with CI's test command --------------------------
+
 
 def test_the_readme_fits_one_screen():
     lines = README.read_text().splitlines()
@@ -183,8 +212,11 @@ def _anchors(path: Path) -> set[str]:
     return {_slug(m) for m in re.findall(r"^#+ (.+)$", text, flags=re.M)}
 
 
-@pytest.mark.parametrize("page", [README, *sorted(DOCS.glob("*.md")), ROOT / "examples" / "README.md"],
-                         ids=lambda p: str(p.relative_to(ROOT)))
+@pytest.mark.parametrize(
+    "page",
+    [README, *sorted(DOCS.glob("*.md")), ROOT / "examples" / "README.md"],
+    ids=lambda p: str(p.relative_to(ROOT)),
+)
 def test_every_relative_link_resolves(page: Path):
     text = re.sub(r"```.*?```", "", page.read_text(), flags=re.S)
     broken = []
@@ -206,17 +238,24 @@ def test_ci_runs_the_readmes_test_command():
     commands = [line.split("#")[0].strip() for line in block.group(1).splitlines() if line.strip()]
     test_command = next(c for c in commands if shlex.split(c)[:3] == ["python3", "dev.py", "test"])
     # A line of .ci/run that runs it, its exit status kept (`python3 dev.py test || status=$?`).
-    ci = [line.split("||")[0].strip() for line in doc(".ci/run").splitlines() if not line.lstrip().startswith("#")]
+    ci = [
+        line.split("||")[0].strip()
+        for line in doc(".ci/run").splitlines()
+        if not line.lstrip().startswith("#")
+    ]
     assert test_command in ci, f".ci/run does not run the README's test command {test_command!r}"
 
 
-# -- the command reference: generated from --help by cog, checked here ------------------------------
+# -- the command reference: generated from --help by
+#  cog, checked here ------------------------------
 COG = [sys.executable, "-m", "cogapp"]
 COGGED = ["docs/commands.md"]  # as dev.py docs regenerates them
 
 
 def test_the_command_reference_is_what_help_prints_now():
-    check = subprocess.run([*COG, "--check", *COGGED], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    check = subprocess.run(
+        [*COG, "--check", *COGGED], cwd=ROOT, capture_output=True, text=True, timeout=120
+    )
     assert check.returncode == 0, f"stale: run `python3 dev.py docs`\n{check.stdout}{check.stderr}"
 
 
@@ -226,5 +265,7 @@ def test_the_command_reference_check_fails_on_a_stale_page(tmp_path):
     stale = text.replace("Search the map", "Search the atlas", 1)
     assert stale != text, "the reference shows ask's --help"
     page.write_text(stale)
-    check = subprocess.run([*COG, "--check", str(page)], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    check = subprocess.run(
+        [*COG, "--check", str(page)], cwd=ROOT, capture_output=True, text=True, timeout=120
+    )
     assert check.returncode != 0 and "changed" in check.stdout + check.stderr

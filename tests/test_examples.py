@@ -36,7 +36,7 @@ def first_session() -> list[tuple[str, list[str]]]:
     steps: list[tuple[str, list[str]]] = []
     for line in block.group(1).splitlines():
         if line.startswith(PROMPT):
-            steps.append((line[len(PROMPT):], []))
+            steps.append((line[len(PROMPT) :], []))
         else:
             assert steps, "the first session starts with a typed line"
             steps[-1][1].append(line)
@@ -44,7 +44,9 @@ def first_session() -> list[tuple[str, list[str]]]:
 
 
 def console_examples() -> list[tuple[str, str, list[str]]]:
-    """Every ``$ command`` in a console block of the README or docs/: (page, command, output lines)."""
+    """Every ``$ command`` in a console block of the
+    README or docs/: (page, command, output lines).
+    """
     found: list[tuple[str, str, list[str]]] = []
     for page in PAGES:
         for block in re.findall(r"```console\n(.*?)```", page.read_text(), flags=re.S):
@@ -62,7 +64,9 @@ def console_examples() -> list[tuple[str, str, list[str]]]:
 
 
 def squash(text: str) -> str:
-    """Without whitespace: the terminal wraps long lines (inside words, after a hyphen) to its width."""
+    """Without whitespace: the terminal wraps long lines
+    (inside words, after a hyphen) to its width.
+    """
     return "".join(text.split())
 
 
@@ -74,7 +78,9 @@ def assert_shows(output: str, expected: list[str], what: str) -> None:
             if not piece:
                 continue
             found = text.find(piece, at)
-            assert found >= 0, f"{what}: the docs show {piece!r}, which is not in the output (in order):\n{output}"
+            assert found >= 0, (
+                f"{what}: the docs show {piece!r}, which is not in the output (in order):\n{output}"
+            )
             at = found + len(piece)
 
 
@@ -87,8 +93,15 @@ def env(tmp_path_factory) -> dict[str, str]:
 def test_the_first_session_works_in_the_shell(env):
     steps = first_session()
     typed = "".join(line + "\n" for line, _ in steps)
-    done = subprocess.run([str(RLMAP_BOT), "shell"], input=typed, capture_output=True, text=True, cwd=ROOT,
-                          env=env, timeout=300)
+    done = subprocess.run(
+        [str(RLMAP_BOT), "shell"],
+        input=typed,
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env=env,
+        timeout=300,
+    )
     assert done.returncode == 0, done.stderr
     assert "Traceback" not in done.stdout + done.stderr
     answers = done.stdout.split(PROMPT)[1:]
@@ -100,12 +113,21 @@ def test_the_first_session_works_in_the_shell(env):
 SHELL_WORDS = {c.name.split()[0] for c in REGISTRY.all("shell")}
 
 
-@pytest.mark.parametrize("line,shown", [s for s in first_session() if s[0] != "quit"], ids=lambda v: str(v)[:30])
+@pytest.mark.parametrize(
+    "line,shown", [s for s in first_session() if s[0] != "quit"], ids=lambda v: str(v)[:30]
+)
 def test_each_first_session_line_works_as_a_command(env, line, shown):
     words = shlex.split(line)
     argv = words if words[0] in SHELL_WORDS else ["ask", line]
-    done = subprocess.run([str(RLMAP_BOT), *argv], capture_output=True, text=True, cwd=ROOT, env=env,
-                          stdin=subprocess.DEVNULL, timeout=300)
+    done = subprocess.run(
+        [str(RLMAP_BOT), *argv],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        timeout=300,
+    )
     assert done.returncode == 0, f"rlmap-bot {line}: exit {done.returncode}\n{done.stderr}"
     assert_shows(done.stdout, shown, f"rlmap-bot {line}")
 
@@ -118,19 +140,31 @@ def test_the_docs_have_console_examples():
 
 @pytest.mark.parametrize("page,command,shown", console_examples(), ids=lambda v: str(v)[:40])
 def test_every_console_example_works(env, tmp_path, page, command, shown):
-    (tmp_path / "examples").symlink_to(ROOT / "examples")  # the page's paths, and files it writes land here
-    done = subprocess.run(["bash", "-c", command], capture_output=True, text=True, cwd=tmp_path,
-                          env={**env, "PATH": f"{BIN}{os.pathsep}{env['PATH']}"}, stdin=subprocess.DEVNULL,
-                          timeout=300)
+    (tmp_path / "examples").symlink_to(
+        ROOT / "examples"
+    )  # the page's paths, and files it writes land here
+    done = subprocess.run(
+        ["bash", "-c", command],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env={**env, "PATH": f"{BIN}{os.pathsep}{env['PATH']}"},
+        stdin=subprocess.DEVNULL,
+        timeout=300,
+    )
     assert done.returncode == 0, f"{page}: `{command}` exit {done.returncode}\n{done.stderr}"
     assert_shows(done.stdout, shown, f"{page}: {command}")
 
 
 def test_the_sample_log_is_what_make_sample_writes(tmp_path):
-    spec = importlib.util.spec_from_file_location("make_sample", ROOT / "examples" / "make_sample.py")
+    spec = importlib.util.spec_from_file_location(
+        "make_sample", ROOT / "examples" / "make_sample.py"
+    )
     assert spec and spec.loader
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     written = module.write(tmp_path / "grpo-run.log")
     assert written.read_bytes() == (ROOT / "examples" / "grpo-run.log").read_bytes(), (
-        "examples/grpo-run.log is not what examples/make_sample.py writes; run it again and check the docs")
+        "examples/grpo-run.log is not what examples/make_sample.py writes; run it again and check "
+        "the docs"
+    )

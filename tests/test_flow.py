@@ -1,4 +1,6 @@
-"""The guided diagnosis: the opening complaint, next questions, typed answers, help, back, stop, restart, expiry."""
+"""The guided diagnosis: the opening complaint, next questions,
+typed answers, help, back, stop, restart, expiry.
+"""
 
 from __future__ import annotations
 
@@ -15,27 +17,38 @@ from support import KNOWLEDGE
 
 @pytest.fixture
 def fresh(built_db, state_url):
-    """A core with its own state store (SQLite and PostgreSQL), so each test starts with no sessions."""
+    """A core with its own state store (SQLite and
+    PostgreSQL), so each test starts with no sessions.
+    """
     core = Core(KNOWLEDGE, built_db, state_url=state_url)
     yield core
     core.state.close()
 
 
 def run_to_verdict(flow, step, truth):
-    """Answer every question from ``truth`` (the complaint under the key 'complaint'), else don't know."""
+    """Answer every question from ``truth`` (the complaint
+    under the key 'complaint'), else don't know.
+    """
     asked = []
     while step.question is not None:
         sid = step.question.signal
         asked.append(sid)
-        step = flow.answer(step.session.id, sid, truth[sid]) if sid in truth else flow.skip(step.session.id, sid)
+        step = (
+            flow.answer(step.session.id, sid, truth[sid])
+            if sid in truth
+            else flow.skip(step.session.id, sid)
+        )
     return step, asked
 
 
 def at(flow, signal_id):
     """A new session whose current question is ``signal_id`` (past the opening question)."""
     step = flow.start(user="U1")
-    session = flow.store.sessions.save(step.session.model_copy(update={
-        "history": ["complaint"], "skipped": ["complaint"], "current": signal_id}))
+    session = flow.store.sessions.save(
+        step.session.model_copy(
+            update={"history": ["complaint"], "skipped": ["complaint"], "current": signal_id}
+        )
+    )
     return flow.resume(session.id)
 
 
@@ -45,7 +58,15 @@ def test_opens_with_what_the_team_sees(fresh):
     assert q.kind == "complaint" and q.signal == "complaint" and q.multiple
     complaints = fresh.engine.settings.complaints
     assert [p.value for p in q.presets] == [c.id for c in complaints] and len(complaints) >= 7
-    assert {"reward_up_eval_flat", "stalled", "slow", "unstable", "long_outputs", "eval_unsure", "no_transfer"} <= set(q.choices)
+    assert {
+        "reward_up_eval_flat",
+        "stalled",
+        "slow",
+        "unstable",
+        "long_outputs",
+        "eval_unsure",
+        "no_transfer",
+    } <= set(q.choices)
     assert q.number == 1 and not q.can_go_back
     total = fresh.engine.settings.max_asked + 1
     assert q.max_questions == total and q.progress == f"question 1 of at most {total}"
@@ -57,13 +78,25 @@ def test_a_complaint_puts_its_signals_first(fresh):
     step = flow.start(user="U1")
     step = flow.reply(step.session.id, "stalled, slow")
     assert step.session.answers["complaint"] == ["stalled", "slow"]
-    listed = {sid for c in fresh.engine.settings.complaints if c.id in {"stalled", "slow"} for sid in c.signals}
+    listed = {
+        sid
+        for c in fresh.engine.settings.complaints
+        if c.id in {"stalled", "slow"}
+        for sid in c.signals
+    }
     assert step.question.kind == "signal" and step.question.signal in listed
     assert step.question.progress.startswith("question 2 of at most")
 
 
-@pytest.mark.parametrize("typed, chosen", [("a c", ["reward_up_eval_flat", "slow"]), ("2,3", ["stalled", "slow"]),
-                                           ("unstable", ["unstable"]), (["eval_unsure"], ["eval_unsure"])])
+@pytest.mark.parametrize(
+    "typed, chosen",
+    [
+        ("a c", ["reward_up_eval_flat", "slow"]),
+        ("2,3", ["stalled", "slow"]),
+        ("unstable", ["unstable"]),
+        (["eval_unsure"], ["eval_unsure"]),
+    ],
+)
 def test_several_complaints_as_letters_numbers_or_ids(fresh, typed, chosen):
     step = fresh.flow.start(user="U1")
     step = fresh.flow.answer(step.session.id, "complaint", typed)
@@ -89,8 +122,13 @@ def test_with_no_complaint_the_checkup_starts_with_cheap_readings(fresh):
 
 
 def test_guided_flow_reaches_the_reward_verdict_and_stops_early(fresh):
-    truth = {"proxy_reward_trend": "rising", "heldout_score_trend": "falling", "reward_audit_error_rate": 0.3,
-             "kl_to_reference": 40, "length_growth": 2.0}
+    truth = {
+        "proxy_reward_trend": "rising",
+        "heldout_score_trend": "falling",
+        "reward_audit_error_rate": 0.3,
+        "kl_to_reference": 40,
+        "length_growth": 2.0,
+    }
     step, asked = run_to_verdict(fresh.flow, fresh.flow.start(user="U1"), truth)
     assert step.verdict.binding_stage == "reward"
     assert step.session.status == "done"
@@ -111,7 +149,9 @@ def test_dont_know_everything_ends_without_a_verdict(fresh):
     assert step.verdict.binding_stage is None
     assert asked[0] == "complaint"
     assert len(asked) <= fresh.engine.settings.max_asked + 1
-    assert len(asked) > fresh.engine.settings.max_questions + 1, "don't know costs a click, not the budget"
+    assert len(asked) > fresh.engine.settings.max_questions + 1, (
+        "don't know costs a click, not the budget"
+    )
     assert len(set(asked)) == len(asked), "a skipped question is not asked again"
 
 
@@ -124,29 +164,46 @@ def test_help_gives_how_to_measure_without_moving(fresh):
     assert flow.resume(step.session.id).session.version == helped.session.version
 
 
-@pytest.mark.parametrize("signal, typed, value", [
-    ("length_growth", "3.5x", 3.5), ("length_growth", "3.5", 3.5), ("rollout_wait_fraction", "40%", 0.4),
-    ("rollout_wait_fraction", "0.4", 0.4), ("loss_divergence", "y", True), ("loss_divergence", "n", False),
-    ("kl_to_reference", "5 nats", 5.0), ("eval_improvement", "+2.5 points", 2.5), ("entropy_trend", "a", "collapsing"),
-    # A choice in everyday words (knowledge/catalog.yaml: answer_words), as a person types it.
-    ("proxy_reward_trend", "going up", "rising"), ("proxy_reward_trend", "Going up!", "rising"),
-    ("heldout_score_trend", "dropping", "falling"), ("heldout_score_trend", "plateaued", "flat"),
-    ("logprob_mismatch_trend", "growing", "widening"), ("passk_vs_base", "lower", "below"),
-    ("entropy_trend", "stable", "stable"), ("entropy_trend", "up", "rising"), ("entropy_trend", "steady", "stable"),
-])
+@pytest.mark.parametrize(
+    "signal, typed, value",
+    [
+        ("length_growth", "3.5x", 3.5),
+        ("length_growth", "3.5", 3.5),
+        ("rollout_wait_fraction", "40%", 0.4),
+        ("rollout_wait_fraction", "0.4", 0.4),
+        ("loss_divergence", "y", True),
+        ("loss_divergence", "n", False),
+        ("kl_to_reference", "5 nats", 5.0),
+        ("eval_improvement", "+2.5 points", 2.5),
+        ("entropy_trend", "a", "collapsing"),
+        # A choice in everyday words (knowledge/catalog.yaml: answer_words), as a person types it.
+        ("proxy_reward_trend", "going up", "rising"),
+        ("proxy_reward_trend", "Going up!", "rising"),
+        ("heldout_score_trend", "dropping", "falling"),
+        ("heldout_score_trend", "plateaued", "flat"),
+        ("logprob_mismatch_trend", "growing", "widening"),
+        ("passk_vs_base", "lower", "below"),
+        ("entropy_trend", "stable", "stable"),
+        ("entropy_trend", "up", "rising"),
+        ("entropy_trend", "steady", "stable"),
+    ],
+)
 def test_typed_answers_as_people_write_them(fresh, signal, typed, value):
     step = fresh.flow.reply(at(fresh.flow, signal).session.id, typed)
     assert step.session.answers[signal] == value
 
 
-@pytest.mark.parametrize("signal, typed, message", [
-    ("length_growth", "350%", "'%' is only for shares"),
-    ("rollout_wait_fraction", "40", "fraction from 0 to 1"),
-    ("loss_divergence", "sometimes", "takes yes/no"),
-    # "down" could be a collapse or a decline: the entropy question does not guess.
-    ("entropy_trend", "down", "takes one of collapsing, collapsed, declined, stable, rising"),
-    ("proxy_reward_trend", "sideways", "takes one of rising, flat, falling"),
-])
+@pytest.mark.parametrize(
+    "signal, typed, message",
+    [
+        ("length_growth", "350%", "'%' is only for shares"),
+        ("rollout_wait_fraction", "40", "fraction from 0 to 1"),
+        ("loss_divergence", "sometimes", "takes yes/no"),
+        # "down" could be a collapse or a decline: the entropy question does not guess.
+        ("entropy_trend", "down", "takes one of collapsing, collapsed, declined, stable, rising"),
+        ("proxy_reward_trend", "sideways", "takes one of rising, flat, falling"),
+    ],
+)
 def test_typed_answers_that_do_not_fit_are_refused(fresh, signal, typed, message):
     with pytest.raises(FlowError, match=message) as refused:
         fresh.flow.reply(at(fresh.flow, signal).session.id, typed)
@@ -256,11 +313,18 @@ def test_a_reply_a_later_one_overtook_changes_nothing(fresh):
         flow.reply(step.session.id, "?", key="k1", stale=lambda moves: "k2" in moves)
     after = fresh.state.sessions.get(step.session.id)
     assert (after.current, after.skipped, after.moves) == (before.current, before.skipped, ["k2"])
-    assert flow.reply(step.session.id, "?", key="k2", stale=lambda moves: True).replayed, "a replay is not stale"
+    assert flow.reply(step.session.id, "?", key="k2", stale=lambda moves: True).replayed, (
+        "a replay is not stale"
+    )
 
 
 def test_control_words_front_ends_can_recognise():
-    assert {control_word(w) for w in ("?", "skip", "back", "stop", "help", "HELP ")} == {"skip", "back", "stop", "help"}
+    assert {control_word(w) for w in ("?", "skip", "back", "stop", "help", "HELP ")} == {
+        "skip",
+        "back",
+        "stop",
+        "help",
+    }
     assert set(CONTROL_WORDS.values()) == {"skip", "back", "stop", "help"}
     assert control_word("0.4") is None and control_word("a") is None
 
@@ -268,13 +332,31 @@ def test_control_words_front_ends_can_recognise():
 def test_simulation_answers_truthfully_through_the_flow(core):
     truth = {"complaint": ["slow"], "rollout_wait_fraction": 0.7, "generation_utilization": 0.9}
     result = simulate(core.engine, truth)
-    assert result["binding_stage"] == "rollouts" == core.diagnose({k: v for k, v in truth.items() if k != "complaint"}).binding_stage
+    assert (
+        result["binding_stage"]
+        == "rollouts"
+        == core.diagnose({k: v for k, v in truth.items() if k != "complaint"}).binding_stage
+    )
     # The wait first, then what would place it (busy generators, slow environments, stragglers).
     assert result["asked"][0] == "rollout_wait_fraction" and result["complaint_asked"]
-    assert result["asked"][1] in {"generation_utilization", "env_time_fraction", "length_tail_ratio"}
+    assert result["asked"][1] in {
+        "generation_utilization",
+        "env_time_fraction",
+        "length_tail_ratio",
+    }
     assert "generation_utilization" in result["asked"][:4]
-    assert {"binding_stage", "binding_title", "tied", "confidence", "summary", "ranking", "evidence", "next_checks",
-            "papers", "signals"} <= set(result)
+    assert {
+        "binding_stage",
+        "binding_title",
+        "tied",
+        "confidence",
+        "summary",
+        "ranking",
+        "evidence",
+        "next_checks",
+        "papers",
+        "signals",
+    } <= set(result)
     assert result["signals"] == {"rollout_wait_fraction": 0.7, "generation_utilization": 0.9}
 
 
@@ -286,13 +368,16 @@ def test_simulation_asks_the_same_questions_as_the_stored_flow(fresh):
     assert result["binding_stage"] == step.verdict.binding_stage == "environments"
 
 
-@pytest.mark.parametrize("truth, message", [
-    ([1, 2], "needs a JSON object"),
-    ({"complaint": "slow"}, "complaint must be a list"),
-    ({"complaint": ["sluggish"]}, "unknown complaint 'sluggish'"),
-    ({"clip_fractoin": 0.1}, "did you mean 'clip_fraction'"),
-    ({"clip_fraction": 3}, "clip_fraction must be at most 1"),
-])
+@pytest.mark.parametrize(
+    "truth, message",
+    [
+        ([1, 2], "needs a JSON object"),
+        ({"complaint": "slow"}, "complaint must be a list"),
+        ({"complaint": ["sluggish"]}, "unknown complaint 'sluggish'"),
+        ({"clip_fractoin": 0.1}, "did you mean 'clip_fraction'"),
+        ({"clip_fraction": 3}, "clip_fraction must be at most 1"),
+    ],
+)
 def test_simulation_input_errors_are_one_line(core, truth, message):
     with pytest.raises(DiagnosisInputError) as info:
         simulate(core.engine, truth)
@@ -322,14 +407,16 @@ def test_one_known_fact_found_after_the_checkup_gives_its_verdict(fresh):
 def test_a_lone_moderate_reading_ends_with_a_verdict_on_one_measurement(fresh):
     """Told 0.80 for the trainer's wait and "don't know" to the rest: the verdict names rollouts and
     says it rests on one measurement."""
-    step, asked = run_to_verdict(fresh.flow, fresh.flow.start(user="U1"), {"rollout_wait_fraction": 0.8})
+    step, asked = run_to_verdict(
+        fresh.flow, fresh.flow.start(user="U1"), {"rollout_wait_fraction": 0.8}
+    )
     assert asked.index("rollout_wait_fraction") <= 2
     assert step.verdict.binding_stage == "rollouts" and step.verdict.one_measurement
     # The questions that would confirm it came right after it.
-    follow = asked[asked.index("rollout_wait_fraction") + 1:][:3]
+    follow = asked[asked.index("rollout_wait_fraction") + 1 :][:3]
     assert set(follow) <= {"generation_utilization", "env_time_fraction", "length_tail_ratio"}
     # ... and once the team has said "don't know" to those and one more, the flow stops with it.
-    after = asked[asked.index("rollout_wait_fraction") + 1:]
+    after = asked[asked.index("rollout_wait_fraction") + 1 :]
     assert len(after) == fresh.engine.settings.stop_after_unknowns, asked
 
 
@@ -343,9 +430,13 @@ def test_stopping_without_a_verdict_still_says_what_the_team_sees(fresh):
     step = fresh.flow.reply(step.session.id, "stop")
     assert step.verdict.binding_stage is None
     summary = step.verdict.summary
-    assert summary.startswith("You see: “Training reward rises, the eval does not”. The answers so far point"), summary
+    assert summary.startswith(
+        "You see: “Training reward rises, the eval does not”. The answers so far point"
+    ), summary
     checks = [c.signal for c in step.verdict.next_checks]
-    assert "heldout_score_trend" in checks and f"check: {', '.join(checks)}." in summary, "one list, not two"
+    assert "heldout_score_trend" in checks and f"check: {', '.join(checks)}." in summary, (
+        "one list, not two"
+    )
 
 
 def test_three_dont_knows_without_a_verdict_pause_with_the_checks_that_tell_most(fresh):
@@ -362,13 +453,19 @@ def test_three_dont_knows_without_a_verdict_pause_with_the_checks_that_tell_most
     assert all(c.how_to_measure and c.signal not in step.session.history for c in step.paused)
     assert len({c.signal for c in step.paused}) == len(step.paused)
     # Answering goes on from there; a value ends the "don't know" streak, so the next step asks.
-    answered = flow.answer(step.session.id, step.question.signal, fresh.engine.signals[step.question.signal].presets[0].value)
+    answered = flow.answer(
+        step.session.id,
+        step.question.signal,
+        fresh.engine.signals[step.question.signal].presets[0].value,
+    )
     assert not answered.paused
 
 
 def test_a_verdict_in_hand_is_never_paused(fresh):
     flow = fresh.flow
-    step = flow.start(user="U1", known={"proxy_reward_trend": "rising", "heldout_score_trend": "falling"})
+    step = flow.start(
+        user="U1", known={"proxy_reward_trend": "rising", "heldout_score_trend": "falling"}
+    )
     while step.question is not None:
         step = flow.skip(step.session.id)
         assert not step.paused
@@ -377,7 +474,10 @@ def test_a_verdict_in_hand_is_never_paused(fresh):
 
 def test_a_simulated_team_that_knows_nothing_stops_at_the_pause(fresh):
     result = simulate(fresh.engine, {})
-    assert len(result["asked"]) == fresh.engine.settings.pause_after_unknowns and result["complaint_asked"]
+    assert (
+        len(result["asked"]) == fresh.engine.settings.pause_after_unknowns
+        and result["complaint_asked"]
+    )
     assert result["binding_stage"] is None
 
 

@@ -1,4 +1,6 @@
-"""The one scheduler for timed work: a new kind registers in a few lines and is kept in step with its store."""
+"""The one scheduler for timed work: a new kind registers
+in a few lines and is kept in step with its store.
+"""
 
 from __future__ import annotations
 
@@ -44,7 +46,9 @@ class WeeklyScan:
         return dt.datetime(2026, 12, 7, item.hour, tzinfo=UTC)
 
     def missed(self, items, now):
-        return {i.id: dt.datetime(2026, 11, 30, i.hour, tzinfo=UTC) for i in items if i.id == "late"}
+        return {
+            i.id: dt.datetime(2026, 11, 30, i.hour, tzinfo=UTC) for i in items if i.id == "late"
+        }
 
     def fire(self, item_id, due):
         self.fired.append((item_id, slot_key(due)))
@@ -96,11 +100,24 @@ def test_sync_follows_the_store_and_an_outage_keeps_the_jobs():
     try:
         jobs.register(kind)
         before = jobs.next_run_time("scan", "moved")
-        kind.items = [Scan("kept"), Scan("moved", hour=18), Scan("paused", paused=True), Scan("new")]
+        kind.items = [
+            Scan("kept"),
+            Scan("moved", hour=18),
+            Scan("paused", paused=True),
+            Scan("new"),
+        ]
         jobs.sync("scan")
-        assert jobs.next_run_time("scan", "moved") == before.replace(hour=18), "a changed schedule is re-added"
-        assert jobs.next_run_time("scan", "paused") is None and jobs.next_run_time("scan", "gone") is None
-        assert jobs.next_run_time("scan", "new") is not None and jobs.next_run_time("scan", "kept") is not None
+        assert jobs.next_run_time("scan", "moved") == before.replace(hour=18), (
+            "a changed schedule is re-added"
+        )
+        assert (
+            jobs.next_run_time("scan", "paused") is None
+            and jobs.next_run_time("scan", "gone") is None
+        )
+        assert (
+            jobs.next_run_time("scan", "new") is not None
+            and jobs.next_run_time("scan", "kept") is not None
+        )
         kind.items = None  # the state store does not answer: the jobs stay as they were
         jobs.sync("scan")
         assert jobs.next_run_time("scan", "kept") is not None
@@ -115,7 +132,8 @@ def test_kinds_share_one_scheduler_and_keep_their_slot_keys():
     from rlmap_bot.watch.schedule import slot_key as watch_key
 
     moment = dt.datetime(2026, 12, 7, 9, 0, 30, tzinfo=UTC)
-    # The forms already in the state stores' claim tables: a changed form would let a slot run twice.
+    # The forms already in the state stores' claim
+    # tables: a changed form would let a slot run twice.
     assert digest_key(moment) == "at:2026-12-07T09:00+00:00"
     assert watch_key(moment) == "at:2026-12-07T09:00:30+00:00"
     jobs = Scheduler()
@@ -142,7 +160,12 @@ def test_kinds_share_one_scheduler_and_keep_their_slot_keys():
     try:
         jobs.register(scan)
         jobs.register(Every5())
-        assert {j.id for j in jobs.aps.get_jobs()} == {"scan:item:s", "scan:sync", "tick:item:t", "tick:sync"}
+        assert {j.id for j in jobs.aps.get_jobs()} == {
+            "scan:item:s",
+            "scan:sync",
+            "tick:item:t",
+            "tick:sync",
+        }
     finally:
         jobs.shutdown()
 

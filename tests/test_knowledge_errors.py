@@ -26,11 +26,31 @@ def _edit(root, rel, old, new):
     [
         (PPO, "year: 2017", "year: twenty", ("papers/ppo.yaml", "entry 'ppo'", "field 'year'")),
         (PPO, "kind: paper", "kind: papr", ("papers/ppo.yaml", "entry 'ppo'", "field 'kind'")),
-        (PPO, "stages:", "stagez:", ("papers/ppo.yaml", "entry 'ppo'", "field 'stagez'", "unknown field")),
-        (PPO, "verification: verified", "verification: maybe", ("entry 'ppo'", "field 'verification'")),
-        (PPO, "arxiv: \"1707.06347\"", "arxiv: \"not-an-id\"", ("entry 'ppo'", "field 'arxiv'")),
-        ("stages/reward.yaml", "id: reward", "id: rewards", ("stages/reward.yaml", "entry 'rewards'", "field 'id'")),
-        ("signals/clip_fraction.yaml", "type: fraction", "type: percent", ("entry 'clip_fraction'", "field 'type'")),
+        (
+            PPO,
+            "stages:",
+            "stagez:",
+            ("papers/ppo.yaml", "entry 'ppo'", "field 'stagez'", "unknown field"),
+        ),
+        (
+            PPO,
+            "verification: verified",
+            "verification: maybe",
+            ("entry 'ppo'", "field 'verification'"),
+        ),
+        (PPO, 'arxiv: "1707.06347"', 'arxiv: "not-an-id"', ("entry 'ppo'", "field 'arxiv'")),
+        (
+            "stages/reward.yaml",
+            "id: reward",
+            "id: rewards",
+            ("stages/reward.yaml", "entry 'rewards'", "field 'id'"),
+        ),
+        (
+            "signals/clip_fraction.yaml",
+            "type: fraction",
+            "type: percent",
+            ("entry 'clip_fraction'", "field 'type'"),
+        ),
     ],
 )
 def test_bad_field_names_file_entry_and_field(knowledge_copy, rel, old, new, expect):
@@ -45,20 +65,28 @@ def test_bad_field_names_file_entry_and_field(knowledge_copy, rel, old, new, exp
 
 def test_missing_required_field(knowledge_copy):
     path = knowledge_copy / PPO
-    path.write_text("\n".join(line for line in path.read_text().splitlines() if not line.startswith("title:")))
-    with pytest.raises(KnowledgeError, match=r"papers/ppo.yaml: entry 'ppo': field 'title': missing"):
+    path.write_text(
+        "\n".join(line for line in path.read_text().splitlines() if not line.startswith("title:"))
+    )
+    with pytest.raises(
+        KnowledgeError, match=r"papers/ppo.yaml: entry 'ppo': field 'title': missing"
+    ):
         load_catalog(knowledge_copy)
 
 
 def test_link_to_unknown_id(knowledge_copy):
     _edit(knowledge_copy, PPO, "related: [", "related: [no-such-paper, ")
-    with pytest.raises(KnowledgeError, match=r"entry 'ppo': field 'related': links to unknown id 'no-such-paper'"):
+    with pytest.raises(
+        KnowledgeError, match=r"entry 'ppo': field 'related': links to unknown id 'no-such-paper'"
+    ):
         load_catalog(knowledge_copy)
 
 
 def test_duplicate_id(knowledge_copy):
     (knowledge_copy / "papers" / "zz-copy.yaml").write_text((knowledge_copy / PPO).read_text())
-    with pytest.raises(KnowledgeError, match=r"zz-copy.yaml: entry 'ppo': field 'id': duplicate id"):
+    with pytest.raises(
+        KnowledgeError, match=r"zz-copy.yaml: entry 'ppo': field 'id': duplicate id"
+    ):
         load_catalog(knowledge_copy)
 
 
@@ -73,7 +101,11 @@ def test_rule_naming_an_unknown_signal(knowledge_copy):
     text = path.read_text()
     text = text.replace('when: "clip_fraction', 'when: "clip_fractoin', 1)
     path.write_text(text)
-    with pytest.raises(KnowledgeError, match=r"entry 'clip_fraction': field 'rules\[\d+\]\.when': names unknown signal 'clip_fractoin'"):
+    with pytest.raises(
+        KnowledgeError,
+        match=r"entry 'clip_fraction': field 'rules\[\d+\]\.when': names unknown signal "
+        r"'clip_fractoin'",
+    ):
         load_catalog(knowledge_copy)
 
 
@@ -90,18 +122,36 @@ def test_rule_with_code_is_refused(knowledge_copy):
 
 def test_bad_setting(knowledge_copy):
     _edit(knowledge_copy, "catalog.yaml", "search_floor:", "search_flor:")
-    with pytest.raises(KnowledgeError, match=r"catalog.yaml: entry 'settings': field 'search_flor': unknown setting"):
+    with pytest.raises(
+        KnowledgeError,
+        match=r"catalog.yaml: entry 'settings': field 'search_flor': unknown setting",
+    ):
         load_catalog(knowledge_copy)
 
 
-@pytest.mark.parametrize("old, new, field, problem", [
-    ("first: heldout_score_trend.overoptimization", "first: heldout_score_trend.overoptimisation",
-     r"diagnosis\.precedence\[0\]\.first", "no rule 'heldout_score_trend.overoptimisation'"),
-    ("explains: [entropy_trend]", "explains: [entropy_trnd]", r"diagnosis\.precedence\[0\]\.explains",
-     "no rule 'entropy_trnd'"),
-    ("source: reward-model-overoptimization\n      why: >-\n        Proxy",
-     "source: nowhere\n      why: >-\n        Proxy", r"diagnosis\.precedence\[0\]\.source", "not a paper"),
-])
+@pytest.mark.parametrize(
+    "old, new, field, problem",
+    [
+        (
+            "first: heldout_score_trend.overoptimization",
+            "first: heldout_score_trend.overoptimisation",
+            r"diagnosis\.precedence\[0\]\.first",
+            "no rule 'heldout_score_trend.overoptimisation'",
+        ),
+        (
+            "explains: [entropy_trend]",
+            "explains: [entropy_trnd]",
+            r"diagnosis\.precedence\[0\]\.explains",
+            "no rule 'entropy_trnd'",
+        ),
+        (
+            "source: reward-model-overoptimization\n      why: >-\n        Proxy",
+            "source: nowhere\n      why: >-\n        Proxy",
+            r"diagnosis\.precedence\[0\]\.source",
+            "not a paper",
+        ),
+    ],
+)
 def test_a_precedence_naming_nothing_is_refused(knowledge_copy, old, new, field, problem):
     _edit(knowledge_copy, "catalog.yaml", old, new)
     with pytest.raises(KnowledgeError, match=rf"entry 'settings': field '{field}'") as err:
@@ -111,9 +161,13 @@ def test_a_precedence_naming_nothing_is_refused(knowledge_copy, old, new, field,
 
 def test_answer_words_for_no_choice_are_refused(knowledge_copy):
     _edit(knowledge_copy, "catalog.yaml", "    widening: [", "    widenning: [")
-    with pytest.raises(KnowledgeError, match=r"entry 'settings': field 'diagnosis\.answer_words\.widenning'") as err:
+    with pytest.raises(
+        KnowledgeError, match=r"entry 'settings': field 'diagnosis\.answer_words\.widenning'"
+    ) as err:
         load_catalog(knowledge_copy)
-    assert "'widenning' is no choice of any signal" in str(err.value) and "widening" in str(err.value)
+    assert "'widenning' is no choice of any signal" in str(err.value) and "widening" in str(
+        err.value
+    )
 
 
 def test_failed_build_keeps_the_old_store(knowledge_copy, tmp_path):
@@ -138,7 +192,10 @@ def test_cli_build_failure_is_one_line_and_keeps_store(knowledge_copy, env, tmp_
     assert bad.returncode == 1
     lines = bad.stderr.strip().splitlines()
     assert len(lines) == 1 and "Traceback" not in bad.stderr
-    assert "papers/ppo.yaml: entry 'ppo': field 'year'" in lines[0] and "previous store is unchanged" in lines[0]
+    assert (
+        "papers/ppo.yaml: entry 'ppo': field 'year'" in lines[0]
+        and "previous store is unchanged" in lines[0]
+    )
     check = run_cli(["kb", "check"], env)
     assert check.returncode == 1 and "field 'year'" in check.stderr
     # The bot keeps answering from the old store, with a warning.

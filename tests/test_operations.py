@@ -28,8 +28,10 @@ from support.standin import BOT_TOKEN, BOT_USER, SIGNING_SECRET
 OTHER_KEY = Fernet.generate_key().decode()
 
 
-# Every bot token these tests store begins so. A sealed token is URL-safe base64, which holds a short
-# string such as "xox" by chance (1 token in about 2,700, measured with 200,000 Fernet tokens: the likely
+# Every bot token these tests store begins so. A
+# sealed token is URL-safe base64, which holds a short
+# string such as "xox" by chance (1 token in about
+# 2,700, measured with 200,000 Fernet tokens: the likely
 # cause of one failed CI run); six characters, once in more than 10^8.
 PLAIN = "xoxb-T"
 
@@ -38,16 +40,26 @@ def raw_rows(state_url: str) -> list[dict]:
     """Every row of slack-sdk's installation tables, as the database holds them."""
     engine = sa.create_engine(state_url if "://" in state_url else f"sqlite:///{state_url}")
     with engine.connect() as conn:
-        rows = [dict(r) for table in ("slack_installations", "slack_bots")
-                for r in conn.execute(sa.text(f"select * from {table}")).mappings()]
+        rows = [
+            dict(r)
+            for table in ("slack_installations", "slack_bots")
+            for r in conn.execute(sa.text(f"select * from {table}")).mappings()
+        ]
     engine.dispose()
     return rows
 
 
 def installation(team: str) -> Installation:
-    return Installation(app_id="A1", team_id=team, user_id="UINSTALLER", bot_token=f"xoxb-{team}-plain-token",
-                        bot_id="B1", bot_user_id=BOT_USER, bot_scopes="chat:write",
-                        incoming_webhook_url=f"https://hooks.example/{team}/secret")
+    return Installation(
+        app_id="A1",
+        team_id=team,
+        user_id="UINSTALLER",
+        bot_token=f"xoxb-{team}-plain-token",
+        bot_id="B1",
+        bot_user_id=BOT_USER,
+        bot_scopes="chat:write",
+        incoming_webhook_url=f"https://hooks.example/{team}/secret",
+    )
 
 
 def error_lines(stderr: str) -> int:
@@ -57,28 +69,62 @@ def error_lines(stderr: str) -> int:
 
 
 def oauth_settings(key: str | None) -> Settings:
-    return Settings(slack_client_id="client-id", slack_client_secret="client-secret", slack_signing_secret="s",
-                    rlmap_encryption_key=key)
+    return Settings(
+        slack_client_id="client-id",
+        slack_client_secret="client-secret",
+        slack_signing_secret="s",
+        rlmap_encryption_key=key,
+    )
 
 
-# -- tokens at rest ---------------------------------------------------------------------------------
+# -- tokens at rest
+#  ---------------------------------------------------------------------------------
 def test_no_token_is_stored_in_plain_text(standin, built_db, tmp_path):
     state = tmp_path / "state.db"
-    bot = start_bot(standin, built_db, state, http=True, slack_bot_token=None, slack_client_id="client-id",
-                    slack_client_secret="client-secret", slack_signing_secret=SIGNING_SECRET,
-                    rlmap_encryption_key=ENCRYPTION_KEY)
+    bot = start_bot(
+        standin,
+        built_db,
+        state,
+        http=True,
+        slack_bot_token=None,
+        slack_client_id="client-id",
+        slack_client_secret="client-secret",
+        slack_signing_secret=SIGNING_SECRET,
+        rlmap_encryption_key=ENCRYPTION_KEY,
+    )
     try:
         install(bot, "TA")
         install(bot, "TB")
         rows = raw_rows(str(state))
         assert len(rows) == 4, "an installation and a bot row per workspace"
-        assert not any(PLAIN in str(value) for row in rows for value in row.values()), "a token in plain text"
+        assert not any(PLAIN in str(value) for row in rows for value in row.values()), (
+            "a token in plain text"
+        )
         assert all(row["bot_token"].startswith("gAAAAA") for row in rows)
-        assert Fernet(ENCRYPTION_KEY).decrypt(rows[0]["bot_token"].encode()).decode().startswith("xoxb-T")
-        assert bot.front.installations.find_bot(enterprise_id=None, team_id="TA").bot_token == "xoxb-TA-installed"
-        bot.slack.event({"type": "app_mention", "user": "U1", "channel": "C1", "ts": "5.1",
-                         "text": f"<@{BOT_USER}> PPO"}, team="TB")
-        assert standin.wait_for("chat.postMessage")[0].headers["authorization"] == "Bearer xoxb-TB-installed"
+        assert (
+            Fernet(ENCRYPTION_KEY)
+            .decrypt(rows[0]["bot_token"].encode())
+            .decode()
+            .startswith("xoxb-T")
+        )
+        assert (
+            bot.front.installations.find_bot(enterprise_id=None, team_id="TA").bot_token
+            == "xoxb-TA-installed"
+        )
+        bot.slack.event(
+            {
+                "type": "app_mention",
+                "user": "U1",
+                "channel": "C1",
+                "ts": "5.1",
+                "text": f"<@{BOT_USER}> PPO",
+            },
+            team="TB",
+        )
+        assert (
+            standin.wait_for("chat.postMessage")[0].headers["authorization"]
+            == "Bearer xoxb-TB-installed"
+        )
     finally:
         bot.stop()
 
@@ -87,7 +133,9 @@ def test_plain_and_old_key_tokens_are_resealed_under_the_first_key(state_url):
     store = StateStore(state_url)
     from slack_sdk.oauth.installation_store.sqlalchemy import SQLAlchemyInstallationStore
 
-    plain = SQLAlchemyInstallationStore(client_id="client-id", engine=store.engine)  # from before encryption
+    plain = SQLAlchemyInstallationStore(
+        client_id="client-id", engine=store.engine
+    )  # from before encryption
     plain.create_tables()
     plain.save(installation("TPLAIN"))
     old = EncryptedInstallationStore("client-id", store.engine, TokenCipher.from_setting(OTHER_KEY))
@@ -98,41 +146,75 @@ def test_plain_and_old_key_tokens_are_resealed_under_the_first_key(state_url):
     installations, _ = oauth_setup(oauth_settings(f"{rotated},{OTHER_KEY}"), store.engine)
     rows = raw_rows(state_url)
     assert not any(PLAIN in str(v) or "hooks.example" in str(v) for r in rows for v in r.values())
-    newest = Fernet(rotated)  # every token now opens with the first key alone: the old one can be dropped
-    assert {newest.decrypt(r["bot_token"].encode()).decode() for r in rows} == {"xoxb-TPLAIN-plain-token",
-                                                                                "xoxb-TOLD-plain-token"}
+    newest = Fernet(
+        rotated
+    )  # every token now opens with the first key alone: the old one can be dropped
+    assert {newest.decrypt(r["bot_token"].encode()).decode() for r in rows} == {
+        "xoxb-TPLAIN-plain-token",
+        "xoxb-TOLD-plain-token",
+    }
     again, _ = oauth_setup(oauth_settings(rotated), store.engine)
     assert again.find_bot(enterprise_id=None, team_id="TOLD").bot_token == "xoxb-TOLD-plain-token"
-    assert again.find_installation(enterprise_id=None, team_id="TPLAIN").incoming_webhook_url.endswith("/secret")
+    assert again.find_installation(
+        enterprise_id=None, team_id="TPLAIN"
+    ).incoming_webhook_url.endswith("/secret")
     store.close()
 
 
 def test_oauth_without_a_key_or_with_a_wrong_key_refuses_to_start_in_one_line(serve_env, tmp_path):
-    env = dict(serve_env, SLACK_CLIENT_ID="client-id", SLACK_CLIENT_SECRET="client-secret",
-               RLMAP_STATE_DB=str(tmp_path / "state.db"))
+    env = dict(
+        serve_env,
+        SLACK_CLIENT_ID="client-id",
+        SLACK_CLIENT_SECRET="client-secret",
+        RLMAP_STATE_DB=str(tmp_path / "state.db"),
+    )
     env.pop("SLACK_BOT_TOKEN")
-    out = subprocess.run([EXE, "serve", "--http"], env=env, capture_output=True, text=True, timeout=60)
-    assert out.returncode == 2 and "RLMAP_ENCRYPTION_KEY" in out.stderr and "rlmap-bot key new" in out.stderr
+    out = subprocess.run(
+        [EXE, "serve", "--http"], env=env, capture_output=True, text=True, timeout=60
+    )
+    assert (
+        out.returncode == 2
+        and "RLMAP_ENCRYPTION_KEY" in out.stderr
+        and "rlmap-bot key new" in out.stderr
+    )
     assert error_lines(out.stderr) == 1
 
     store = StateStore(tmp_path / "state.db")
-    sealed = EncryptedInstallationStore("client-id", store.engine, TokenCipher.from_setting(OTHER_KEY))
+    sealed = EncryptedInstallationStore(
+        "client-id", store.engine, TokenCipher.from_setting(OTHER_KEY)
+    )
     sealed.create_tables()
     sealed.save(installation("TK"))
     store.close()
-    out = subprocess.run([EXE, "serve", "--http"], env=dict(env, RLMAP_ENCRYPTION_KEY=ENCRYPTION_KEY),
-                         capture_output=True, text=True, timeout=60)
-    assert out.returncode == 2 and "RLMAP_ENCRYPTION_KEY does not decrypt the Slack tokens" in out.stderr
+    out = subprocess.run(
+        [EXE, "serve", "--http"],
+        env=dict(env, RLMAP_ENCRYPTION_KEY=ENCRYPTION_KEY),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert (
+        out.returncode == 2
+        and "RLMAP_ENCRYPTION_KEY does not decrypt the Slack tokens" in out.stderr
+    )
     assert error_lines(out.stderr) == 1
     assert ENCRYPTION_KEY not in out.stderr and OTHER_KEY not in out.stderr
 
-    out = subprocess.run([EXE, "serve", "--http"], env=dict(env, RLMAP_ENCRYPTION_KEY="not-a-key"),
-                         capture_output=True, text=True, timeout=60)
-    assert out.returncode == 2 and "RLMAP_ENCRYPTION_KEY: the value is not a Fernet key" in out.stderr
+    out = subprocess.run(
+        [EXE, "serve", "--http"],
+        env=dict(env, RLMAP_ENCRYPTION_KEY="not-a-key"),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert (
+        out.returncode == 2 and "RLMAP_ENCRYPTION_KEY: the value is not a Fernet key" in out.stderr
+    )
     assert "not-a-key" not in out.stderr and error_lines(out.stderr) == 1
 
 
-# -- metrics ----------------------------------------------------------------------------------------
+# -- metrics
+#  ----------------------------------------------------------------------------------------
 def test_metrics_count_what_the_bot_receives_answers_and_posts(http_bot, standin):
     _, before = get(http_bot.url + "/metrics")
     after = before
@@ -140,17 +222,44 @@ def test_metrics_count_what_the_bot_receives_answers_and_posts(http_bot, standin
     def delta(name: str, **labels: str) -> float:
         return metric(after, name, **labels) - metric(before, name, **labels)
 
-    http_bot.slack.event({"type": "app_mention", "user": "U1", "channel": "C1", "ts": "6.1", "text": f"<@{BOT_USER}> PPO"},
-                    event_id="EvCounted")
-    http_bot.slack.event({"type": "app_mention", "user": "U1", "channel": "C1", "ts": "6.1", "text": f"<@{BOT_USER}> PPO"},
-                    event_id="EvCounted", headers={"X-Slack-Retry-Num": "1"})
+    http_bot.slack.event(
+        {
+            "type": "app_mention",
+            "user": "U1",
+            "channel": "C1",
+            "ts": "6.1",
+            "text": f"<@{BOT_USER}> PPO",
+        },
+        event_id="EvCounted",
+    )
+    http_bot.slack.event(
+        {
+            "type": "app_mention",
+            "user": "U1",
+            "channel": "C1",
+            "ts": "6.1",
+            "text": f"<@{BOT_USER}> PPO",
+        },
+        event_id="EvCounted",
+        headers={"X-Slack-Retry-Num": "1"},
+    )
     card = start_diagnosis(http_bot, standin, channel="CX")  # a command
     card.click("diag_skip")  # a click
     standin.rate_limit_next("chat.postEphemeral")
     http_bot.slack.command("stages", channel="CY", respond_as="stages")
     standin.wait_for("response_url", lambda c: c.target == "stages")
-    http_bot.slack.event({"type": "message", "channel_type": "channel", "user": "U1", "channel": "CX", "ts": "6.9",
-                     "thread_ts": card.thread, "text": "not a number"}, event_id="EvRateLimited")
+    http_bot.slack.event(
+        {
+            "type": "message",
+            "channel_type": "channel",
+            "user": "U1",
+            "channel": "CX",
+            "ts": "6.9",
+            "thread_ts": card.thread,
+            "text": "not a number",
+        },
+        event_id="EvRateLimited",
+    )
     standin.wait_for("chat.postEphemeral", count=2, timeout=15)  # a 429, then the retry
     # A request counts as answered when its listener returns, a moment after its last post: wait for
     # the three kinds to be counted rather than for a quiet spell (under load that can come first).
@@ -174,9 +283,15 @@ def test_metrics_count_what_the_bot_receives_answers_and_posts(http_bot, standin
     assert delta("rlmap_reply_seconds_count", kind="command") == 2
     assert delta("rlmap_slack_rate_limited_total", method="chat.postEphemeral") == 1
     assert metric(after, "rlmap_state_store_up") == 1
-    for name in ("rlmap_digest_posts_total", "rlmap_watch_posts_total", "rlmap_state_store_errors_total", "rlmap_event_claims_unfinished",
-                 "rlmap_event_claims_oldest_unfinished_seconds", "rlmap_events_taken_over_total",
-                 "rlmap_events_failed_total"):
+    for name in (
+        "rlmap_digest_posts_total",
+        "rlmap_watch_posts_total",
+        "rlmap_state_store_errors_total",
+        "rlmap_event_claims_unfinished",
+        "rlmap_event_claims_oldest_unfinished_seconds",
+        "rlmap_events_taken_over_total",
+        "rlmap_events_failed_total",
+    ):
         assert f"# TYPE {name.removesuffix('_total')}" in after, name
 
 
@@ -184,7 +299,9 @@ def test_socket_mode_serves_health_readiness_and_metrics_on_their_own_port():
     from rlmap_bot.slack.http import make_server
 
     ready = {"now": False}
-    server = make_server(None, "127.0.0.1", 0, threads=2, health={"entries": 1}, ready=lambda: ready["now"])
+    server = make_server(
+        None, "127.0.0.1", 0, threads=2, health={"entries": 1}, ready=lambda: ready["now"]
+    )
     thread = __import__("threading").Thread(target=server.run, daemon=True)
     thread.start()
     url = f"http://127.0.0.1:{server.effective_port}"
@@ -200,21 +317,37 @@ def test_socket_mode_serves_health_readiness_and_metrics_on_their_own_port():
         stop_server(server, thread)
 
 
-# -- logs -------------------------------------------------------------------------------------------
+# -- logs
+#  -------------------------------------------------------------------------------------------
 @pytest.mark.parametrize("fmt", ["json", "text"])
 def test_logs_never_show_a_secret(fmt):
     password = "pg-Pa55word-7Qx"
-    settings = Settings(slack_bot_token=BOT_TOKEN, slack_signing_secret=SIGNING_SECRET, slack_app_token="xapp-1-A1-z9",
-                        slack_client_secret="client-secret-8f2", rlmap_encryption_key=ENCRYPTION_KEY,
-                        rlmap_state_url=f"postgresql+psycopg://rlmap:{password}@db:5432/rlmap", rlmap_log_format=fmt)
+    settings = Settings(
+        slack_bot_token=BOT_TOKEN,
+        slack_signing_secret=SIGNING_SECRET,
+        slack_app_token="xapp-1-A1-z9",
+        slack_client_secret="client-secret-8f2",
+        rlmap_encryption_key=ENCRYPTION_KEY,
+        rlmap_state_url=f"postgresql+psycopg://rlmap:{password}@db:5432/rlmap",
+        rlmap_log_format=fmt,
+    )
     stream = io.StringIO()
     logger = logging.getLogger("rlmap_bot.test.secrets")
     logger.propagate, logger.level = False, logging.INFO
     logger.addHandler(make_handler(settings, stream))
     try:
-        logger.info("token %s, secret %s, client %s, key %s", BOT_TOKEN, SIGNING_SECRET, "client-secret-8f2",
-                    ENCRYPTION_KEY)
-        logger.warning("connecting to postgresql://rlmap:%s@db/rlmap failed", password, extra={"event_id": "Ev1"})
+        logger.info(
+            "token %s, secret %s, client %s, key %s",
+            BOT_TOKEN,
+            SIGNING_SECRET,
+            "client-secret-8f2",
+            ENCRYPTION_KEY,
+        )
+        logger.warning(
+            "connecting to postgresql://rlmap:%s@db/rlmap failed",
+            password,
+            extra={"event_id": "Ev1"},
+        )
         try:
             raise RuntimeError(f"Slack said no to xoxb-77-another-token-abc and {SIGNING_SECRET}")
         except RuntimeError:
@@ -222,13 +355,27 @@ def test_logs_never_show_a_secret(fmt):
     finally:
         logger.handlers.clear()
     out = stream.getvalue()
-    for secret in (BOT_TOKEN, SIGNING_SECRET, "client-secret-8f2", ENCRYPTION_KEY, password, "another-token"):
+    for secret in (
+        BOT_TOKEN,
+        SIGNING_SECRET,
+        "client-secret-8f2",
+        ENCRYPTION_KEY,
+        password,
+        "another-token",
+    ):
         assert secret not in out, secret
     assert out.count("[redacted]") >= 7
     lines = out.strip().splitlines()
     if fmt == "json":
         records = [json.loads(line) for line in lines]
-        assert len(records) == 3 and records[1]["event_id"] == "Ev1" and records[1]["level"] == "WARNING"
-        assert "Traceback" in records[2]["traceback"] and records[2]["logger"] == "rlmap_bot.test.secrets"
+        assert (
+            len(records) == 3
+            and records[1]["event_id"] == "Ev1"
+            and records[1]["level"] == "WARNING"
+        )
+        assert (
+            "Traceback" in records[2]["traceback"]
+            and records[2]["logger"] == "rlmap_bot.test.secrets"
+        )
     else:
         assert lines[0].split()[2] == "INFO" and "Traceback" in out

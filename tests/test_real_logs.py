@@ -6,7 +6,8 @@ per quantity the tool reads from the same metric, its start and first/last tenth
 within 2% (or 1e-6 near zero), its level ratios within 2%, and its overall direction among the
 accepted labels; the faults; and that no signal reads steady when its level fell below a quarter
 of its first value.  The readings are never edited to fit the tool: a disagreement the tool's
-authors stand by is a strict xfail naming why (it fails the suite the day the tool changes its mind).
+authors stand by is a strict xfail naming why (it
+fails the suite the day the tool changes its mind).
 
 The log files are not in the repository (see the bank's README): they are read from
 ``RLMAP_REAL_LOGS``, or ``../shared/real_logs`` beside the checkout as CI places them.
@@ -40,31 +41,56 @@ def _logs_folder() -> Path | None:
 
 
 if not READINGS.is_file():
-    pytest.skip("the real-log bank (tests/data/real_logs/readings.yaml) is not in this checkout",
-                allow_module_level=True)
+    pytest.skip(
+        "the real-log bank (tests/data/real_logs/readings.yaml) is not in this checkout",
+        allow_module_level=True,
+    )
 LOGS = _logs_folder()
 if LOGS is None:
-    pytest.skip("the real-log files are not here: set RLMAP_REAL_LOGS to the folder holding them "
-                "(tests/data/real_logs/README.md)", allow_module_level=True)
+    pytest.skip(
+        "the real-log files are not here: set RLMAP_REAL_LOGS to the folder holding them "
+        "(tests/data/real_logs/README.md)",
+        allow_module_level=True,
+    )
 if not LOGS.is_dir():
     pytest.fail(f"RLMAP_REAL_LOGS={LOGS} is not a folder", pytrace=False)
 
 BANK_LOGS = yaml.safe_load(READINGS.read_text(encoding="utf-8"))["logs"]
-CHOICES = {b["name"]: b for b in yaml.safe_load((BANK / "bank.yaml").read_text(encoding="utf-8"))["logs"]}
+CHOICES = {
+    b["name"]: b for b in yaml.safe_load((BANK / "bank.yaml").read_text(encoding="utf-8"))["logs"]
+}
 #: The expert's quantity names -> the tool's quantities that may carry the same metric.
-QUANTITY = {"reward": ("task_reward",), "heldout": ("heldout_score",), "entropy": ("entropy",),
-            "length": ("response_length",), "grad_norm": ("grad_norm",), "loss": ("policy_loss", "loss"),
-            "kl": ("kl_reference", "mismatch_kl", "kl_loss"), "clip_frac": ("clip_fraction",),
-            "gen_share": ("trainer_idle",), "zero_std": ("zero_std_fraction",), "truncated": ("truncation",)}
+QUANTITY = {
+    "reward": ("task_reward",),
+    "heldout": ("heldout_score",),
+    "entropy": ("entropy",),
+    "length": ("response_length",),
+    "grad_norm": ("grad_norm",),
+    "loss": ("policy_loss", "loss"),
+    "kl": ("kl_reference", "mismatch_kl", "kl_loss"),
+    "clip_frac": ("clip_fraction",),
+    "gen_share": ("trainer_idle",),
+    "zero_std": ("zero_std_fraction",),
+    "truncated": ("truncation",),
+}
 #: Readings the tool's authors disagree with, and why (strict: the day the tool agrees, this fails).
 DISAGREE = {
-    ("grpo-trl-countdown-49", "loss"): "a -30% move of a signed surrogate loss between 10-point medians is inside "
-                                       "the medians' standard error (1.25 sigma sqrt(2/k)); the tool says flat",
-    ("verl-old-logic-9", "loss"): "9 points: the 20% windows are 2-point medians, whose difference is inside their "
-                                  "standard error; the tool says flat",
-    ("easyr1-geo3k-resumed-36", "loss"): "the loss sits at +0.017 from the first fifth on, against -0.0017 over the "
-                                         "first 3 points: the run's largest change is at its start, so the tool "
-                                         "reads rising where the 20% windows alone read falling",
+    (
+        "grpo-trl-countdown-49",
+        "loss",
+    ): "a -30% move of a signed surrogate loss between 10-point medians is inside "
+    "the medians' standard error (1.25 sigma sqrt(2/k)); the tool says flat",
+    (
+        "verl-old-logic-9",
+        "loss",
+    ): "9 points: the 20% windows are 2-point medians, whose difference is inside their "
+    "standard error; the tool says flat",
+    (
+        "easyr1-geo3k-resumed-36",
+        "loss",
+    ): "the loss sits at +0.017 from the first fifth on, against -0.0017 over the "
+    "first 3 points: the run's largest change is at its start, so the tool "
+    "reads rising where the 20% windows alone read falling",
 }
 
 
@@ -80,7 +106,9 @@ def _read(name: str, aliases):
     if name not in _DERIVED:
         log = next(x for x in BANK_LOGS if x["name"] == name)
         run_id = (CHOICES.get(name, {}).get("run") or {}).get("value")
-        main = log["steps"]["main_metric"]  # kept even where the alias table does not map it (as --map does)
+        main = log["steps"][
+            "main_metric"
+        ]  # kept even where the alias table does not map it (as --map does)
         run = read_run(LOGS / log["path"], aliases=aliases, run_id=run_id, extra_metrics=[main])
         _DERIVED[name] = (log, run, derive_signals(run, aliases))
     return _DERIVED[name]
@@ -95,8 +123,11 @@ def _close(tool: float | None, expert: float | None, rel: float = 0.02) -> bool:
 def _level_pairs():
     for log in BANK_LOGS:
         for quantity in log["quantities"]:
-            marks = [pytest.mark.xfail(strict=True, reason=DISAGREE[(log["name"], quantity)])] \
-                if (log["name"], quantity) in DISAGREE else []
+            marks = (
+                [pytest.mark.xfail(strict=True, reason=DISAGREE[(log["name"], quantity)])]
+                if (log["name"], quantity) in DISAGREE
+                else []
+            )
             yield pytest.param(log["name"], quantity, id=f"{log['name']}-{quantity}", marks=marks)
 
 
@@ -107,18 +138,31 @@ def test_format_and_steps(name, aliases):
     steps = log["steps"]
     main = run.series[steps["main_metric"]]
     ok = main.values == main.values  # finite or inf, not NaN: the readings count finite points
-    assert (int(main.steps[0]), int(main.steps[-1]), int(ok.sum())) == (steps["first"], steps["last"], steps["points"])
+    assert (int(main.steps[0]), int(main.steps[-1]), int(ok.sum())) == (
+        steps["first"],
+        steps["last"],
+        steps["points"],
+    )
 
 
 @pytest.mark.parametrize("name, quantity", list(_level_pairs()))
 def test_levels_and_direction(name, quantity, aliases):
     log, _, derived = _read(name, aliases)
     expert = log["quantities"][quantity]
-    tool = next((derived.levels[q] for q in QUANTITY.get(quantity, ())
-                 if q in derived.levels and derived.levels[q].metric == expert["metric"]), None)
+    tool = next(
+        (
+            derived.levels[q]
+            for q in QUANTITY.get(quantity, ())
+            if q in derived.levels and derived.levels[q].metric == expert["metric"]
+        ),
+        None,
+    )
     if tool is None:
-        assert not any(derived.levels[q].metric == expert["metric"] for q in derived.levels), "read, but elsewhere"
-        return  # a metric the alias table does not map to this quantity: nothing of the tool's to hold
+        assert not any(derived.levels[q].metric == expert["metric"] for q in derived.levels), (
+            "read, but elsewhere"
+        )
+        # a metric the alias table does not map to this quantity: nothing of the tool's to hold
+        return
     assert tool.points == expert["points"]
     if "first_step" in expert:
         assert (tool.first_step, tool.last_step) == (expert["first_step"], expert["last_step"])
@@ -140,8 +184,11 @@ def _collapsed(expert: dict) -> bool:
 def test_no_signal_reads_steady_below_a_quarter_of_its_start(name, aliases):
     log, _, derived = _read(name, aliases)
     s, sources = derived.signals, derived.signal_sources
-    checked = {"entropy": ("entropy_trend", "stable"), "reward": ("proxy_reward_trend", "flat"),
-               "heldout": ("heldout_score_trend", "flat")}
+    checked = {
+        "entropy": ("entropy_trend", "stable"),
+        "reward": ("proxy_reward_trend", "flat"),
+        "heldout": ("heldout_score_trend", "flat"),
+    }
     for quantity, (signal, steady) in checked.items():
         expert = log["quantities"].get(quantity)
         if expert is None or signal not in s or sources[signal].metric != expert["metric"]:
@@ -149,15 +196,26 @@ def test_no_signal_reads_steady_below_a_quarter_of_its_start(name, aliases):
         if _collapsed(expert):
             assert s[signal] != steady, (quantity, s[signal], sources[signal].detail)
     length = log["quantities"].get("length")
-    if length is not None and "length_growth" in s and sources["length_growth"].metric == length["metric"]:
-        if math.ceil(0.1 * length["points"]) >= 3:  # the tool's last level is then the same last tenth
-            assert _close(s["length_growth"], length["level_vs_start"], 0.03), (s["length_growth"], length)
+    if (
+        length is not None
+        and "length_growth" in s
+        and sources["length_growth"].metric == length["metric"]
+    ):
+        if (
+            math.ceil(0.1 * length["points"]) >= 3
+        ):  # the tool's last level is then the same last tenth
+            assert _close(s["length_growth"], length["level_vs_start"], 0.03), (
+                s["length_growth"],
+                length,
+            )
         if _collapsed(length):
             assert s["length_growth"] <= COLLAPSED_SHARE * 1.05
 
 
 def _steps(text: str) -> set[int] | None:
-    """'1-39' or '110, 210, 260' as steps; None for a list the reading cut short ('... (25 steps)')."""
+    """'1-39' or '110, 210, 260' as steps; None for a
+    list the reading cut short ('... (25 steps)').
+    """
     if "..." in text:
         return None
     out: set[int] = set()
@@ -175,7 +233,11 @@ def test_faults(name, aliases):
     if expert == "none":
         assert faults == [], [f.detail for f in faults]
         return
-    kinds = {"grad_norm": ("zero_gradient", "constant_gradient"), "loss": ("zero_loss",), "entropy": ("zero_entropy",)}
+    kinds = {
+        "grad_norm": ("zero_gradient", "constant_gradient"),
+        "loss": ("zero_loss",),
+        "entropy": ("zero_entropy",),
+    }
     for quantity, fact in expert.items():
         mine = [f for f in faults if f.metric == fact["metric"]]
         if "nan_steps" in fact:
@@ -183,12 +245,19 @@ def test_faults(name, aliases):
             continue
         if fact.get("exactly_zero_share") == 1.0:
             if quantity == "loss" and not any(f.kind == "zero_loss" for f in mine):
-                # A loss of exactly 0 while the gradient norm moves is GRPO's surrogate with no KL term:
+                # A loss of exactly 0 while the gradient norm
+                # moves is GRPO's surrogate with no KL term:
                 # learning goes on, so the tool does not call it a fault.  Hold it to that reason.
                 grad = derived.levels.get("grad_norm")
-                assert grad is not None and not any(f.kind in kinds["grad_norm"] for f in faults), fact
+                assert grad is not None and not any(f.kind in kinds["grad_norm"] for f in faults), (
+                    fact
+                )
                 continue
-            assert any(f.kind in kinds.get(quantity, ()) and f.throughout for f in mine), (quantity, fact, mine)
+            assert any(f.kind in kinds.get(quantity, ()) and f.throughout for f in mine), (
+                quantity,
+                fact,
+                mine,
+            )
         else:
             zero = _steps(str(fact.get("exactly_zero_steps", "")))
             for f in mine:  # a part-way stretch the tool names must be where the zeros are
@@ -196,4 +265,6 @@ def test_faults(name, aliases):
                 if zero is not None:
                     assert set(f.steps) <= zero, (quantity, f.steps, sorted(zero))
     for f in faults:
-        assert any(fact["metric"] == f.metric for fact in expert.values()), f"a fault the reading has not: {f.detail}"
+        assert any(fact["metric"] == f.metric for fact in expert.values()), (
+            f"a fault the reading has not: {f.detail}"
+        )

@@ -24,13 +24,19 @@ FAST = {"RLMAP_CLAIM_LEASE_SECONDS": "2", "RLMAP_SWEEP_SECONDS": "0.3"}
 # How long to wait for the answers before calling an event lost: only a guard against a hang.
 # How long recovery takes is measured by the load benchmark (benchmarks/load.py).
 ANSWER_WAIT_S = 90
-OUTAGE_S = 3  # how long the database is unreachable in the outage test (the issue saw 10 s; 3 is as telling)
+# how long the database is unreachable in the outage test (the issue saw 10 s; 3 is as telling)
+OUTAGE_S = 3
 
 
 def mention(i: int) -> dict:
     """A mention in its own channel, answered in its own thread: one reply expected per channel."""
-    return {"type": "app_mention", "user": "U1", "channel": f"CB{i:03d}", "ts": f"{1000 + i}.000100",
-            "text": f"<@{BOT_USER}> what is DAPO?"}
+    return {
+        "type": "app_mention",
+        "user": "U1",
+        "channel": f"CB{i:03d}",
+        "ts": f"{1000 + i}.000100",
+        "text": f"<@{BOT_USER}> what is DAPO?",
+    }
 
 
 def replies(standin, channel: str) -> list[dict]:
@@ -40,8 +46,12 @@ def replies(standin, channel: str) -> list[dict]:
 
 
 def send(slack: Slack, event: dict, event_id: str, retry: int = 0, **more) -> int | None:
-    """Deliver an event as Slack does; None when the replica did not answer (dead, or died mid-request)."""
-    headers = {"X-Slack-Retry-Num": str(retry), "X-Slack-Retry-Reason": "http_error"} if retry else None
+    """Deliver an event as Slack does; None when the
+    replica did not answer (dead, or died mid-request).
+    """
+    headers = (
+        {"X-Slack-Retry-Num": str(retry), "X-Slack-Retry-Reason": "http_error"} if retry else None
+    )
     try:
         return slack.event(event, event_id=event_id, headers=headers, **more)[0]
     except (OSError, http.client.HTTPException):
@@ -57,7 +67,9 @@ def wait_answered(standin, channels: list[str], deadline: float) -> list[str]:
         time.sleep(0.1)
 
 
-def test_kill_9_in_a_burst_answers_every_event_exactly_once(serve_env, standin, pg_url, processes, tmp_path, store_copy):
+def test_kill_9_in_a_burst_answers_every_event_exactly_once(
+    serve_env, standin, pg_url, processes, tmp_path, store_copy
+):
     env = dict(serve_env, RLMAP_STATE_URL=pg_url, **FAST)
     proc_a, url_a = processes(dict(env, RLMAP_DB=store_copy("a")), tmp_path / "a.log")
     _, url_b = processes(dict(env, RLMAP_DB=store_copy("b")), tmp_path / "b.log")
@@ -74,14 +86,15 @@ def test_kill_9_in_a_burst_answers_every_event_exactly_once(serve_env, standin, 
             # Not acked (A died before or while answering): Slack retries it, and reaches B.
             assert send(b, event, event_id, retry=1) == 200
 
-    # Posts are made at once but answered slowly, so A dies with replies posted and not yet recorded,
+    # Posts are made at once but answered slowly, so A
+    # dies with replies posted and not yet recorded,
     # with events acked and waiting for a worker, and with requests in flight.
     standin.holds["chat.postMessage"] = 2.0
     with ThreadPoolExecutor(max_workers=12) as pool:
         futures = [pool.submit(deliver, i) for i in range(total // 2)]
         deadline = time.time() + 20
         while time.time() < deadline:  # A (even channels) is in the middle of its work
-            if sum(1 for c in channels[0:total // 2:2] if replies(standin, c)) >= 4:
+            if sum(1 for c in channels[0 : total // 2 : 2] if replies(standin, c)) >= 4:
                 break
             time.sleep(0.02)
         proc_a.send_signal(signal.SIGKILL)
@@ -96,26 +109,37 @@ def test_kill_9_in_a_burst_answers_every_event_exactly_once(serve_env, standin, 
     missing = wait_answered(standin, channels, killed_at + ANSWER_WAIT_S)
     assert not missing, f"never answered: {missing}"
     recovered_in = time.time() - killed_at
-    standin.settle(quiet=3.0, timeout=30)  # longer than a lease and a sweep: a duplicate would show now
+    standin.settle(
+        quiet=3.0, timeout=30
+    )  # longer than a lease and a sweep: a duplicate would show now
     counts = {c: len(replies(standin, c)) for c in channels}
     assert all(n == 1 for n in counts.values()), {c: n for c, n in counts.items() if n != 1}
     log_b = (tmp_path / "b.log").read_text()
-    assert "taken over by the sweeper" in log_b, "A died with work unfinished, so B had to take some over"
+    assert "taken over by the sweeper" in log_b, (
+        "A died with work unfinished, so B had to take some over"
+    )
     assert "found in the channel by its metadata" in log_b, "A died between posting and recording"
     assert "Traceback" not in log_b
     _, text = get(url_b + "/metrics")
     assert metric(text, "rlmap_events_taken_over_total", kind="event", by="sweeper") >= 1
-    print(f"kill -9 mid-burst: {total} events answered once each; the last {recovered_in:.1f} s after the kill")
+    print(
+        f"kill -9 mid-burst: {total} events answered once each; the last {recovered_in:.1f} s "
+        f"after the kill"
+    )
 
 
-def test_kill_9_then_restart_answers_the_unfinished_events_on_sqlite(processes, serve_env, standin, tmp_path):
+def test_kill_9_then_restart_answers_the_unfinished_events_on_sqlite(
+    processes, serve_env, standin, tmp_path
+):
     env = dict(serve_env, RLMAP_STATE_DB=str(tmp_path / "state.db"), **FAST)
     log = tmp_path / "serve.log"
     proc, url = processes(env, log)
     slack = Slack(url, standin)
     events = [(f"EvRestart{i}", mention(100 + i)) for i in range(8)]
     channels = [e["channel"] for _, e in events]
-    standin.holds["chat.postMessage"] = 3.0  # Bolt's 5 workers post and wait; 3 events wait for a worker
+    standin.holds["chat.postMessage"] = (
+        3.0  # Bolt's 5 workers post and wait; 3 events wait for a worker
+    )
     for event_id, event in events:
         assert send(slack, event, event_id) == 200  # acked: Slack will not send these again
     deadline = time.time() + 20
@@ -124,7 +148,9 @@ def test_kill_9_then_restart_answers_the_unfinished_events_on_sqlite(processes, 
     proc.send_signal(signal.SIGKILL)
     proc.wait(timeout=10)
     standin.holds.pop("chat.postMessage")
-    assert sum(1 for c in channels if replies(standin, c)) == 5, "five posted before the kill, three not"
+    assert sum(1 for c in channels if replies(standin, c)) == 5, (
+        "five posted before the kill, three not"
+    )
 
     processes(env, log)  # the same process, restarted on the same SQLite file
     missing = wait_answered(standin, channels, time.time() + 30)
@@ -136,17 +162,25 @@ def test_kill_9_then_restart_answers_the_unfinished_events_on_sqlite(processes, 
     assert text.count("taken over by the sweeper") == 8
 
 
-def test_a_database_outage_keeps_every_ack_and_logs_one_traceback(serve_env, standin, pg_url, processes, tmp_path):
+def test_a_database_outage_keeps_every_ack_and_logs_one_traceback(
+    serve_env, standin, pg_url, processes, tmp_path
+):
     url = sa.engine.make_url(pg_url)
     proxy = TcpProxy(url.host or "127.0.0.1", url.port or 5432).start()
-    env = dict(serve_env, RLMAP_STATE_URL=url.set(port=proxy.port).render_as_string(hide_password=False),
-               RLMAP_LOG_FORMAT="json", **FAST)
+    env = dict(
+        serve_env,
+        RLMAP_STATE_URL=url.set(port=proxy.port).render_as_string(hide_password=False),
+        RLMAP_LOG_FORMAT="json",
+        **FAST,
+    )
     log = tmp_path / "serve.log"
     try:
         _, bot_url = processes(env, log)
         slack = Slack(bot_url, standin)
         assert get(bot_url + "/readyz")[0] == 200
-        slack.command("diagnose", channel="CO", respond_as="diag")  # a card to click during the outage
+        slack.command(
+            "diagnose", channel="CO", respond_as="diag"
+        )  # a card to click during the outage
         card = standin.wait_for("chat.postMessage", lambda c: c.args["channel"] == "CO", count=2)[1]
         skip, card_ts = buttons(card)["diag_skip"], standin.messages["CO"][1]["ts"]
         standin.wait_for("response_url", lambda c: c.target == "diag")
@@ -159,19 +193,37 @@ def test_a_database_outage_keeps_every_ack_and_logs_one_traceback(serve_env, sta
             for i in range(4):
                 statuses.append(send(slack, mention(200 + i), f"EvOutage{i}", retry=round_))
             for name in ("digest list", "diagnose"):
-                assert slack.command(name, channel="CO2", respond_as=f"out-{name.split()[0]}-{round_}")[0] == 200
-            assert slack.click("diag_skip", skip["value"], channel="CO", message_ts=card_ts,
-                               respond_as=f"out-click-{round_}")[0] == 200
+                assert (
+                    slack.command(
+                        name, channel="CO2", respond_as=f"out-{name.split()[0]}-{round_}"
+                    )[0]
+                    == 200
+                )
+            assert (
+                slack.click(
+                    "diag_skip",
+                    skip["value"],
+                    channel="CO",
+                    message_ts=card_ts,
+                    respond_as=f"out-click-{round_}",
+                )[0]
+                == 200
+            )
             assert get(bot_url + "/healthz")[0] == 200, "alive"
             assert get(bot_url + "/readyz")[0] == 503, "but not ready"
             round_ += 1
             time.sleep(0.3)
         _, during = get(bot_url + "/metrics")
-        assert metric(during, "rlmap_state_store_up") == 0 and metric(during, "rlmap_state_store_errors_total") > 0
+        assert (
+            metric(during, "rlmap_state_store_up") == 0
+            and metric(during, "rlmap_state_store_errors_total") > 0
+        )
         # How fast the 500 comes (well inside Slack's 3 s) is measured by benchmarks/load.py.
         assert set(statuses) == {500}, "an event gets 500, so Slack retries it"
         for target in ("out-digest", "out-diagnose", "out-click"):
-            told = standin.wait_for("response_url", lambda c, t=target: c.target.startswith(t), count=round_)
+            told = standin.wait_for(
+                "response_url", lambda c, t=target: c.target.startswith(t), count=round_
+            )
             assert all("briefly unavailable" in c.args["text"] for c in told), target
 
         proxy.up()
@@ -184,18 +236,23 @@ def test_a_database_outage_keeps_every_ack_and_logs_one_traceback(serve_env, sta
             assert send(slack, mention(200 + i), f"EvOutage{i}", retry=round_ + 1) == 200
         missing = wait_answered(standin, [f"CB{200 + i:03d}" for i in range(4)], time.time() + 20)
         assert not missing
-        # Read before the proxy stops: stopping it cuts the replica's connections while it still runs
+        # Read before the proxy stops: stopping it cuts
+        # the replica's connections while it still runs
         # (its sweeper queries every 0.3 s), which is a second outage, not part of this one.
         text = log.read_text()
     finally:
         proxy.stop()
     assert BOT_TOKEN not in text and SIGNING_SECRET not in text
-    lines = [json.loads(line) for line in text.splitlines() if line.strip()]  # one JSON object a line
+    lines = [
+        json.loads(line) for line in text.splitlines() if line.strip()
+    ]  # one JSON object a line
     tracebacks = [r for r in lines if "traceback" in r]
     assert len(tracebacks) == 1, [r["message"] for r in tracebacks]
     assert tracebacks[0]["message"].startswith("state store unavailable since")
     assert sum("state store answering again: outage from" in r["message"] for r in lines) == 1
-    per_request = [r for r in lines if "state store unavailable" in r["message"] and "traceback" not in r]
+    per_request = [
+        r for r in lines if "state store unavailable" in r["message"] and "traceback" not in r
+    ]
     assert len(per_request) >= 7 * round_, "one line per failed request"
     assert not any(r["level"] == "ERROR" for r in lines if r is not tracebacks[0])
 
@@ -207,12 +264,22 @@ def test_many_workspaces_keep_their_acks_through_an_outage(standin, built_db, pg
 
     url = sa.engine.make_url(pg_url)
     proxy = TcpProxy(url.host or "127.0.0.1", url.port or 5432).start()
-    bot = start_bot(standin, built_db, url.set(port=proxy.port).render_as_string(hide_password=False), http=True,
-                    slack_bot_token=None, slack_client_id="client-id", slack_client_secret="client-secret",
-                    slack_signing_secret=SECRET, rlmap_encryption_key=ENCRYPTION_KEY)
+    bot = start_bot(
+        standin,
+        built_db,
+        url.set(port=proxy.port).render_as_string(hide_password=False),
+        http=True,
+        slack_bot_token=None,
+        slack_client_id="client-id",
+        slack_client_secret="client-secret",
+        slack_signing_secret=SECRET,
+        rlmap_encryption_key=ENCRYPTION_KEY,
+    )
     try:
         install(bot, "TA")
-        bot.slack.command("stages", team="TA", respond_as="warm")  # this replica has served workspace TA
+        bot.slack.command(
+            "stages", team="TA", respond_as="warm"
+        )  # this replica has served workspace TA
         standin.wait_for("response_url", lambda c: c.target == "warm")
         proxy.down()
         # Bolt authorizes from the installation last read (the store does not answer), so the
@@ -220,7 +287,9 @@ def test_many_workspaces_keep_their_acks_through_an_outage(standin, built_db, pg
         assert bot.slack.command("digest list", team="TA", respond_as="oauth-out")[0] == 200
         told = standin.wait_for("response_url", lambda c: c.target == "oauth-out")[0]
         assert "briefly unavailable" in told.args["text"]
-        assert send(bot.slack, mention(300), "EvOauthOut", team="TA") == 500, "an event: Slack retries it"
+        assert send(bot.slack, mention(300), "EvOauthOut", team="TA") == 500, (
+            "an event: Slack retries it"
+        )
         proxy.up()
         assert send(bot.slack, mention(300), "EvOauthOut", retry=1, team="TA") == 200
         assert not wait_answered(standin, ["CB300"], time.time() + 10)
@@ -246,7 +315,9 @@ def test_a_connection_older_than_the_outage_does_not_end_it(caplog, monkeypatch)
         health.ok()  # a success on no known connection, at once: not yet proof
         assert health.down_since is not None
         health.failed(ConnectionError("server closed the connection unexpectedly"))
-        assert sum("unavailable since" in r.getMessage() for r in caplog.records) == 1, "one outage, one traceback"
+        assert sum("unavailable since" in r.getMessage() for r in caplog.records) == 1, (
+            "one outage, one traceback"
+        )
         health.ok(connected_at=time.time())  # a connection opened since: the store is back
         assert health.down_since is None
         health.failed(ConnectionError("refused again"))

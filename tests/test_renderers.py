@@ -1,5 +1,6 @@
 """Renderers: every result type a command declares has a renderer on every surface that offers the
-command; results render as terminal text and as Block Kit within Slack's limits, user text escaped."""
+command; results render as terminal text and as Block
+Kit within Slack's limits, user text escaped."""
 
 from __future__ import annotations
 
@@ -21,12 +22,15 @@ EVIL = "<!channel> <@U123> <https://evil.example|click> & co"
 
 
 def _specific(dispatcher, kind: type) -> bool:
-    """Whether a singledispatch function has a registration for ``kind`` (or a base) other than its default."""
+    """Whether a singledispatch function has a registration
+    for ``kind`` (or a base) other than its default.
+    """
     return dispatcher.dispatch(kind) is not dispatcher.dispatch(object)
 
 
 def renders(surface: str, kind: type) -> bool:
-    """Whether ``surface`` renders a ``kind`` result by its type: "text" (the terminal, the CLI and the
+    """Whether ``surface`` renders a ``kind`` result by
+    its type: "text" (the terminal, the CLI and the
     shell alike), "json" (the CLI's --json) or "slack"."""
     presenter = Terminal.__dict__["show"].dispatcher
     if surface == "text":
@@ -37,18 +41,30 @@ def renders(surface: str, kind: type) -> bool:
 
 
 def missing_renderers(commands: list[Command]) -> list[str]:
-    """Every (command, result type, surface) where the command is offered and the type has no renderer."""
+    """Every (command, result type, surface) where the
+    command is offered and the type has no renderer.
+    """
     missing = []
     for command in commands:
         surfaces = {"cli": "text", "shell": "text", "slack": "slack"}
-        wanted = {surfaces[s] for s in command.surfaces} | ({"json"} if command.json and "cli" in command.surfaces else set())
+        wanted = {surfaces[s] for s in command.surfaces} | (
+            {"json"} if command.json and "cli" in command.surfaces else set()
+        )
         for kind in command.returns:
-            missing += [f"{command.name} -> {kind.__name__} on {s}" for s in sorted(wanted) if not renders(s, kind)]
+            missing += [
+                f"{command.name} -> {kind.__name__} on {s}"
+                for s in sorted(wanted)
+                if not renders(s, kind)
+            ]
     return missing
 
 
 def test_every_command_declares_its_result_types():
-    vague = [c.name for c in REGISTRY.all() if not c.returns or any(not isinstance(k, type) for k in c.returns)]
+    vague = [
+        c.name
+        for c in REGISTRY.all()
+        if not c.returns or any(not isinstance(k, type) for k in c.returns)
+    ]
     assert vague == []
 
 
@@ -63,17 +79,24 @@ def test_a_result_type_without_a_renderer_is_found_missing():
     def handler(ctx) -> Unrendered:
         raise AssertionError("never run")
 
-    handler.__globals__["Unrendered"] = Unrendered  # the annotation is resolved as the handler's module would
+    handler.__globals__["Unrendered"] = (
+        Unrendered  # the annotation is resolved as the handler's module would
+    )
     try:
         command = Command(name="nothing", summary="", handler=handler, json=True)
-        assert missing_renderers([command]) == ["nothing -> Unrendered on slack", "nothing -> Unrendered on text"]
+        assert missing_renderers([command]) == [
+            "nothing -> Unrendered on slack",
+            "nothing -> Unrendered on text",
+        ]
     finally:
         del handler.__globals__["Unrendered"]
 
 
 @pytest.mark.parametrize("surface", ["text", "slack"])
 def test_a_renderer_is_found_by_the_type_not_its_name(surface):
-    """A class named like a rendered result, but another type, has no renderer (it would print as JSON)."""
+    """A class named like a rendered result, but another
+    type, has no renderer (it would print as JSON).
+    """
     renamed = type("Answer", (BaseModel,), {})
     assert not renders(surface, renamed)
 
@@ -81,18 +104,29 @@ def test_a_renderer_is_found_by_the_type_not_its_name(surface):
 def results(core):
     """One result of every kind a command returns."""
     ctx = Invocation.of(core, "shell")
-    run = lambda line: REGISTRY.parse(line, "shell", core).command.handler(ctx, **REGISTRY.parse(line, "shell", core).args)
+    run = lambda line: REGISTRY.parse(line, "shell", core).command.handler(
+        ctx, **REGISTRY.parse(line, "shell", core).args
+    )
     return [
-        core.ask("reward hacking"), core.ask(EVIL), run("show ppo"), run("stages"), run("papers by Schulman"),
-        run("papers by nobody-at-all"), run("help"), run("kb stats"),
-        core.diagnose({"proxy_reward_trend": "rising", "heldout_score_trend": "falling"}), core.diagnose({}),
+        core.ask("reward hacking"),
+        core.ask(EVIL),
+        run("show ppo"),
+        run("stages"),
+        run("papers by Schulman"),
+        run("papers by nobody-at-all"),
+        run("help"),
+        run("kb stats"),
+        core.diagnose({"proxy_reward_trend": "rising", "heldout_score_trend": "falling"}),
+        core.diagnose({}),
     ]
 
 
 def test_every_result_renders_in_the_terminal(core):
     for result in results(core):
         text = render.text(result)
-        assert text.strip() and "Traceback" not in text and not text.lstrip().startswith("{"), type(result)
+        assert text.strip() and "Traceback" not in text and not text.lstrip().startswith("{"), type(
+            result
+        )
 
 
 def test_every_result_renders_as_valid_block_kit(core):
@@ -113,7 +147,9 @@ def test_user_text_is_escaped_once(core):
 
 
 def test_notices_are_plain_text_that_slack_escapes_and_names_the_actor():
-    """Commands write no Slack markup: a path with <!channel> in it reaches Slack escaped, the actor as a mention."""
+    """Commands write no Slack markup: a path with <!channel>
+    in it reaches Slack escaped, the actor as a mention.
+    """
     from rlmap_bot.results.general import Notice
 
     notice = Notice(text=f"stopped watching `runs/{EVIL}.log` here.", public=True, actor="U42")
@@ -122,7 +158,9 @@ def test_notices_are_plain_text_that_slack_escapes_and_names_the_actor():
     for bad in ("<!channel>", "<@U123>", "<https://evil.example"):
         assert bad not in raw
     assert fallback.startswith("<@U42> stopped watching `runs/&lt;!channel&gt;")
-    assert render.text(notice).startswith("stopped watching `runs/<!channel>"), "the terminal shows it as typed"
+    assert render.text(notice).startswith("stopped watching `runs/<!channel>"), (
+        "the terminal shows it as typed"
+    )
 
 
 def test_verdict_headline_is_the_same_everywhere(core):
@@ -139,7 +177,10 @@ def test_a_verdict_on_one_measurement_says_so_everywhere(core):
     dicts = to_dicts(blocks)
     slack = json.dumps(dicts)
     terminal = render.text(verdict)
-    assert dicts[0]["text"]["text"] == "Verdict: Rollout generation binds (39% sure, on one measurement)"
+    assert (
+        dicts[0]["text"]["text"]
+        == "Verdict: Rollout generation binds (39% sure, on one measurement)"
+    )
     for shown in (" ".join(slack.split()), " ".join(terminal.split())):  # the terminal wraps lines
         assert "on one measurement" in shown and "rests on one measurement" in shown
         assert "generation_utilization" in shown, "what would confirm it"
@@ -160,21 +201,42 @@ def test_help_for_one_command_sets_options_and_examples_apart():
 
     blocks, _ = slack_render(help_for(REGISTRY, "slack", "papers"))
     text = json.dumps(to_dicts(blocks), ensure_ascii=False)
-    assert "• `/rlmap papers" in text and "◦ `[by AUTHOR]`" in text and "e.g. `/rlmap papers by Schulman`" in text
+    assert (
+        "• `/rlmap papers" in text
+        and "◦ `[by AUTHOR]`" in text
+        and "e.g. `/rlmap papers by Schulman`" in text
+    )
     assert "`  " not in text, "no indentation inside code spans"
     lines = render.text(help_for(REGISTRY, "shell", "papers")).splitlines()
     assert lines[0].startswith("  papers [by AUTHOR]")
     assert any(line.startswith("    [by AUTHOR]") for line in lines)
-    assert "    e.g. papers by Schulman" in lines and max(len(line) for line in lines) <= render.WIDTH
+    assert (
+        "    e.g. papers by Schulman" in lines and max(len(line) for line in lines) <= render.WIDTH
+    )
 
 
 def test_a_line_of_parts_is_plain_in_the_terminal_and_escaped_markup_in_slack():
     from rlmap_bot.parts import channel, code, emoji, line, plain, title, user
     from rlmap_bot.slack.markup import mrkdwn
 
-    said = line(emoji("no_entry_sign"), " ", title("<!channel> *Free*"), " by ", user("U0CUR"), " in ",
-                channel("C0CUR"), ": ", code("kb-id"), " <@U999> & more", user("not-an-id"), channel("#general"))
-    assert plain(said) == "<!channel> *Free* by @U0CUR in #C0CUR: kb-id <@U999> & more@not-an-id##general"
+    said = line(
+        emoji("no_entry_sign"),
+        " ",
+        title("<!channel> *Free*"),
+        " by ",
+        user("U0CUR"),
+        " in ",
+        channel("C0CUR"),
+        ": ",
+        code("kb-id"),
+        " <@U999> & more",
+        user("not-an-id"),
+        channel("#general"),
+    )
+    assert (
+        plain(said)
+        == "<!channel> *Free* by @U0CUR in #C0CUR: kb-id <@U999> & more@not-an-id##general"
+    )
     slack = mrkdwn(said)
     assert slack.startswith(":no_entry_sign: *&lt;!channel&gt; *Free**")
     assert " by <@U0CUR> in <#C0CUR>: `kb-id` &lt;@U999&gt; &amp; more" in slack

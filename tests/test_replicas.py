@@ -28,7 +28,13 @@ def replicas(serve_env, standin, pg_url, processes, tmp_path, store_copy):
 def test_the_same_event_sent_to_both_replicas_is_answered_once(replicas, standin):
     _, a = replicas("a")
     _, b = replicas("b")
-    event = {"type": "app_mention", "user": "U1", "channel": "C1", "ts": "50.1", "text": f"<@{BOT_USER}> DAPO"}
+    event = {
+        "type": "app_mention",
+        "user": "U1",
+        "channel": "C1",
+        "ts": "50.1",
+        "text": f"<@{BOT_USER}> DAPO",
+    }
     assert a.event(event, event_id="EvBoth")[0] == 200
     assert b.event(event, event_id="EvBoth", headers={"X-Slack-Retry-Num": "1"})[0] == 200
     standin.wait_for("chat.postMessage")
@@ -40,9 +46,17 @@ def test_a_digest_slot_fired_on_both_replicas_posts_once(replicas, standin, pg_u
     now = dt.datetime.now(dt.UTC)
     due = now - dt.timedelta(hours=1)
     state = StateStore(pg_url)
-    state.subscriptions.save(Subscription(team=TEAM, channel="CDIGEST", frequency="daily", time=due.strftime("%H:%M"),
-                                         timezone="UTC", created_at=dt.datetime(2026, 11, 1, tzinfo=dt.UTC),
-                                         last_run_at=now - dt.timedelta(days=2)))
+    state.subscriptions.save(
+        Subscription(
+            team=TEAM,
+            channel="CDIGEST",
+            frequency="daily",
+            time=due.strftime("%H:%M"),
+            timezone="UTC",
+            created_at=dt.datetime(2026, 11, 1, tzinfo=dt.UTC),
+            last_run_at=now - dt.timedelta(days=2),
+        )
+    )
     state.close()
     replicas("a")  # each replica catches the missed slot up at start
     replicas("b")

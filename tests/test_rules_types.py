@@ -25,7 +25,10 @@ def set_first_when(root, rel: str, when: str) -> None:
     "when, problem",
     [
         ("clip_fraction == 'high'", "compares number signal 'clip_fraction' with the word 'high'"),
-        ("entropy_trend == 'falling'", "'falling' is not one of choice signal 'entropy_trend''s choices"),
+        (
+            "entropy_trend == 'falling'",
+            "'falling' is not one of choice signal 'entropy_trend''s choices",
+        ),
         ("grad_norm_spikes == 1", "compares yes/no signal 'grad_norm_spikes' with number"),
         ("proxy_reward_trend * 2 > 1", "arithmetic on a non-number"),
         ("clip_fraction > 'low'", "compare numbers"),
@@ -45,9 +48,18 @@ def test_ill_typed_rule_is_refused_naming_file_entry_and_field(knowledge_copy, w
 
 
 def test_well_typed_conditions_pass():
-    types = {"c": ValueType("number"), "b": ValueType("bool"), "e": ValueType("choice", frozenset({"up", "down"}))}
-    for ok in ("c >= 0.1 and b", "e == 'up' or not b", "abs(c) < 2 * c * sqrt(2 / c)", "e in ('up', 'down')",
-               "e != 'down' and min(c, 1) > 0"):
+    types = {
+        "c": ValueType("number"),
+        "b": ValueType("bool"),
+        "e": ValueType("choice", frozenset({"up", "down"})),
+    }
+    for ok in (
+        "c >= 0.1 and b",
+        "e == 'up' or not b",
+        "abs(c) < 2 * c * sqrt(2 / c)",
+        "e in ('up', 'down')",
+        "e != 'down' and min(c, 1) > 0",
+    ):
         parse(ok).check(types)
     with pytest.raises(ExprError):
         parse("e == c").check(types)
@@ -55,8 +67,8 @@ def test_well_typed_conditions_pass():
 
 def test_unknown_signals_are_unknown_not_false():
     expr = parse("a == 'x' or b > 1")
-    assert expr.holds({"b": 2})                  # one known true branch is enough for 'or'
-    assert not expr.holds({"b": 0})              # 'a' unknown: cannot tell
+    assert expr.holds({"b": 2})  # one known true branch is enough for 'or'
+    assert not expr.holds({"b": 0})  # 'a' unknown: cannot tell
     assert expr.value({"b": 0}) is UNKNOWN
     assert not parse("a == 'x' and b > 1").holds({"b": 2})
     assert parse("not b").value({}) is UNKNOWN
@@ -66,9 +78,16 @@ def test_unknown_signals_are_unknown_not_false():
 
 def test_fact_index_must_exist(knowledge_copy):
     path = knowledge_copy / CLIP
-    path.write_text(path.read_text().replace("    source: ppo\n    fact: 0\n", "    source: ppo\n    fact: 42\n", 1))
-    with pytest.raises(KnowledgeError, match=r"clip_fraction.yaml: entry 'clip_fraction': field 'rules\[0\]\.fact': "
-                                             r"'ppo' has facts 0 to \d+; there is no fact 42"):
+    path.write_text(
+        path.read_text().replace(
+            "    source: ppo\n    fact: 0\n", "    source: ppo\n    fact: 42\n", 1
+        )
+    )
+    with pytest.raises(
+        KnowledgeError,
+        match=r"clip_fraction.yaml: entry 'clip_fraction': field 'rules\[0\]\.fact': "
+        r"'ppo' has facts 0 to \d+; there is no fact 42",
+    ):
         load_catalog(knowledge_copy)
 
 
@@ -76,25 +95,43 @@ def test_rule_needs_a_fact_or_a_judgement(knowledge_copy):
     path = knowledge_copy / "signals" / "entropy_trend.yaml"
     text = path.read_text()
     # The plateau rule cites fact 3 of its source and carries no judgement: drop the fact.
-    text = text.replace("    source: entropy-mechanism\n    fact: 3\n", "    source: entropy-mechanism\n", 1)
+    text = text.replace(
+        "    source: entropy-mechanism\n    fact: 3\n", "    source: entropy-mechanism\n", 1
+    )
     path.write_text(text)
-    with pytest.raises(KnowledgeError, match=r"entry 'entropy_trend': field 'rules\[\d+\]': .*'fact'.*'judgement'"):
+    with pytest.raises(
+        KnowledgeError, match=r"entry 'entropy_trend': field 'rules\[\d+\]': .*'fact'.*'judgement'"
+    ):
         load_catalog(knowledge_copy)
 
 
 def test_override_must_name_a_rule(knowledge_copy):
     path = knowledge_copy / CLIP
-    path.write_text(path.read_text().replace("overrides: [high, moderate, policy_lag_steps.stale]",
-                                             "overrides: [high, moderate, policy_lag_steps.stael]", 1))
-    with pytest.raises(KnowledgeError, match=r"field 'rules\[\d+\]\.overrides': no rule 'policy_lag_steps.stael'"):
+    path.write_text(
+        path.read_text().replace(
+            "overrides: [high, moderate, policy_lag_steps.stale]",
+            "overrides: [high, moderate, policy_lag_steps.stael]",
+            1,
+        )
+    )
+    with pytest.raises(
+        KnowledgeError, match=r"field 'rules\[\d+\]\.overrides': no rule 'policy_lag_steps.stael'"
+    ):
         load_catalog(knowledge_copy)
 
 
 def test_complaint_must_name_signals(knowledge_copy):
     path = knowledge_copy / "catalog.yaml"
-    path.write_text(path.read_text().replace("signals: [rollout_wait_fraction,", "signals: [rollout_wait_fractoin,", 1))
-    with pytest.raises(KnowledgeError, match=r"catalog.yaml: entry 'settings': field 'diagnosis.complaints\[\d+\]\.signals': "
-                                             r"names unknown signal 'rollout_wait_fractoin'"):
+    path.write_text(
+        path.read_text().replace(
+            "signals: [rollout_wait_fraction,", "signals: [rollout_wait_fractoin,", 1
+        )
+    )
+    with pytest.raises(
+        KnowledgeError,
+        match=r"catalog.yaml: entry 'settings': field 'diagnosis.complaints\[\d+\]\.signals': "
+        r"names unknown signal 'rollout_wait_fractoin'",
+    ):
         load_catalog(knowledge_copy)
 
 

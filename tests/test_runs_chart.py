@@ -19,10 +19,23 @@ def _png_size(path):
 
 def test_chart_with_windows_marks_and_scores(tmp_path):
     aliases = load_aliases(KNOWLEDGE)
-    run = read_run(rl.write_verl_console(tmp_path / "x.log", rl.named(rl.curves("grad_spikes"), "verl")), aliases=aliases)
+    run = read_run(
+        rl.write_verl_console(tmp_path / "x.log", rl.named(rl.curves("grad_spikes"), "verl")),
+        aliases=aliases,
+    )
     d = derive_signals(run, aliases)
-    out = render_chart(run, d, {"environments": 0.5, "rollouts": 3.0, "reward": 1.0, "optimization": 2.0,
-                                "evaluation": 0.0}, tmp_path / "charts" / "run.png")
+    out = render_chart(
+        run,
+        d,
+        {
+            "environments": 0.5,
+            "rollouts": 3.0,
+            "reward": 1.0,
+            "optimization": 2.0,
+            "evaluation": 0.0,
+        },
+        tmp_path / "charts" / "run.png",
+    )
     width, height = _png_size(out)
     assert width > 1000 and height > 1000 and out.stat().st_size > 50_000
     plain = render_chart(run, d, path=tmp_path / "plain.png")
@@ -47,14 +60,22 @@ def _pixels_near(path, rgb, tol=0.06):
 
 
 def test_chart_marks_the_first_level_and_the_collapse_line(tmp_path):
-    """A collapsed entropy gets the orange quarter-of-the-start line; a healthy run's panels do not."""
+    """A collapsed entropy gets the orange quarter-of-the-start
+    line; a healthy run's panels do not.
+    """
     aliases = load_aliases(KNOWLEDGE)
     orange = (255, 165, 86)  # #ff7f0e at alpha 0.7 over white
     counts = {}
     for pattern in ("entropy_collapse", "healthy"):
-        run = read_run(rl.write_verl_console(tmp_path / f"{pattern}.log", rl.named(rl.curves(pattern), "verl")),
-                       aliases=aliases)
+        run = read_run(
+            rl.write_verl_console(
+                tmp_path / f"{pattern}.log", rl.named(rl.curves(pattern), "verl")
+            ),
+            aliases=aliases,
+        )
         d = derive_signals(run, aliases)
         assert d.signal_sources["entropy_trend"].first_level is not None
-        counts[pattern] = _pixels_near(render_chart(run, d, path=tmp_path / f"{pattern}.png"), orange)
+        counts[pattern] = _pixels_near(
+            render_chart(run, d, path=tmp_path / f"{pattern}.png"), orange
+        )
     assert counts["entropy_collapse"] > 200 and counts["healthy"] == 0, counts

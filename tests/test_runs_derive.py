@@ -38,7 +38,9 @@ def derived(tmp_path_factory, aliases):
         if pattern == "saturated":
             path = rl.write_trl_output(folder / pattern, rl.named(rl.curves(pattern), "trl"))
         else:
-            path = rl.write_verl_console(folder / f"{pattern}.log", rl.named(rl.curves(pattern), "verl"))
+            path = rl.write_verl_console(
+                folder / f"{pattern}.log", rl.named(rl.curves(pattern), "verl")
+            )
         out[pattern] = derive_signals(read_run(path, aliases=aliases), aliases)
     return out
 
@@ -57,7 +59,11 @@ def test_healthy_run(derived):
     s = derived["healthy"].signals
     assert s["proxy_reward_trend"] == "rising" and s["heldout_score_trend"] == "rising"
     # 0.6 -> 0.4 over the run: a third spent, the usual course of RL (declined, a hint, not a fault)
-    assert s["entropy_trend"] == "declined" and s["grad_norm_spikes"] is False and s["loss_divergence"] is False
+    assert (
+        s["entropy_trend"] == "declined"
+        and s["grad_norm_spikes"] is False
+        and s["loss_divergence"] is False
+    )
     assert s["rollout_wait_fraction"] == pytest.approx(0.15, abs=0.01)
     assert 1.1 < s["length_growth"] < 1.25 and s["truncation_rate"] < 0.02
     assert 0.5 < s["train_solve_rate"] < 0.75
@@ -71,7 +77,9 @@ def test_entropy_collapse_is_judged_against_the_first_level(derived):
     src = d.signal_sources["entropy_trend"]
     assert src.metric == "actor/entropy"
     assert "of the first" in src.detail and "recent trend flat" in src.detail
-    assert src.first_start == 1 and src.first_end == 3 and src.first_level > 0.35  # the start, warm-up included
+    assert (
+        src.first_start == 1 and src.first_end == 3 and src.first_level > 0.35
+    )  # the start, warm-up included
     assert src.level < 0.25 * src.first_level
     assert src.baseline_start == 6 and src.baseline_end == 15  # the early level still skips warm-up
     assert src.start == 152 and src.end == 200
@@ -102,10 +110,16 @@ def test_gradient_spikes_are_found_where_planted(derived):
     d = derived["grad_spikes"]
     assert d.signals["grad_norm_spikes"] is True
     assert d.signal_sources["grad_norm_spikes"].marks == list(rl.SPIKE_STEPS)
-    # Each planted spike is 10x the base level (5.0 over about 0.5): the detail names its step, value and ratio.
-    found = re.findall(r"step (\d+): ([\d.]+) \(([\d.]+)x the rolling median\)", d.signal_sources["grad_norm_spikes"].detail)
+    # Each planted spike is 10x the base level (5.0 over
+    # about 0.5): the detail names its step, value and ratio.
+    found = re.findall(
+        r"step (\d+): ([\d.]+) \(([\d.]+)x the rolling median\)",
+        d.signal_sources["grad_norm_spikes"].detail,
+    )
     assert [int(step) for step, _, _ in found] == list(rl.SPIKE_STEPS)
-    assert all(float(value) == 5.0 and 8.0 <= float(ratio) <= 12.5 for _, value, ratio in found), found
+    assert all(float(value) == 5.0 and 8.0 <= float(ratio) <= 12.5 for _, value, ratio in found), (
+        found
+    )
     for other in ("healthy", "entropy_collapse", "length_explosion", "rollout_bound"):
         assert derived[other].signals["grad_norm_spikes"] is False, other
 
@@ -138,19 +152,28 @@ def test_what_one_run_cannot_give_is_missing_with_reasons(derived):
 
 def test_a_restarted_run_derives_as_the_clean_one(tmp_path, aliases):
     records = rl.named(rl.curves("reward_hacking"), "verl")
-    clean = derive_signals(read_run(rl.write_verl_console(tmp_path / "a.log", records), aliases=aliases), aliases)
-    again = derive_signals(read_run(rl.write_verl_console(tmp_path / "b.log", rl.restarted(records)),
-                                    aliases=aliases), aliases)
+    clean = derive_signals(
+        read_run(rl.write_verl_console(tmp_path / "a.log", records), aliases=aliases), aliases
+    )
+    again = derive_signals(
+        read_run(rl.write_verl_console(tmp_path / "b.log", rl.restarted(records)), aliases=aliases),
+        aliases,
+    )
     assert again.signals == clean.signals
     assert any("restart seen" in w for w in again.warnings)
 
 
 def test_mapping_a_metric_the_table_does_not_know(tmp_path, aliases):
-    records = [(s, {"my/success": r["reward"], "my/ent": r["entropy"]})
-               for s, r in rl.curves("entropy_collapse") if s > 0]
+    records = [
+        (s, {"my/success": r["reward"], "my/ent": r["entropy"]})
+        for s, r in rl.curves("entropy_collapse")
+        if s > 0
+    ]
     path = rl.write_csv(tmp_path / "custom.csv", records)
     run = read_run(path, aliases=aliases, extra_metrics=["my/success", "my/ent"])
-    d = derive_signals(run, aliases, mapping={"entropy_trend": "my/ent", "train_solve_rate": "my/success"})
+    d = derive_signals(
+        run, aliases, mapping={"entropy_trend": "my/ent", "train_solve_rate": "my/success"}
+    )
     assert d.signals["entropy_trend"] in ("collapsing", "collapsed")
     assert d.signal_sources["entropy_trend"].metric == "my/ent"
     assert 0.5 < d.signals["train_solve_rate"] < 0.75
@@ -158,35 +181,55 @@ def test_mapping_a_metric_the_table_does_not_know(tmp_path, aliases):
     # A mapping that names nothing is refused in one line, not noted in the middle of the output.
     with pytest.raises(RunReadError, match="'nonsense_signal' is neither a signal"):
         derive_signals(run, aliases, mapping={"nonsense_signal": "my/ent"})
-    with pytest.raises(RunReadError, match="no metric 'my/sucess' in this run; did you mean 'my/success'"):
+    with pytest.raises(
+        RunReadError, match="no metric 'my/sucess' in this run; did you mean 'my/success'"
+    ):
         derive_signals(run, aliases, mapping={"train_solve_rate": "my/sucess"})
 
 
 def test_window_sets_the_recent_window(derived, tmp_path, aliases):
-    path = rl.write_verl_console(tmp_path / "h.log", rl.named(rl.curves("length_explosion"), "verl"))
+    path = rl.write_verl_console(
+        tmp_path / "h.log", rl.named(rl.curves("length_explosion"), "verl")
+    )
     run = read_run(path, aliases=aliases)
     wide = derive_signals(run, aliases, window=100)
     narrow = derive_signals(run, aliases, window=20)
-    assert wide.signal_sources["length_growth"].start == 101 and narrow.signal_sources["length_growth"].start == 181
+    assert (
+        wide.signal_sources["length_growth"].start == 101
+        and narrow.signal_sources["length_growth"].start == 181
+    )
     assert narrow.signals["length_growth"] > wide.signals["length_growth"]
     share = derive_signals(run, aliases, window=0.5)
     assert share.signal_sources["length_growth"].start == pytest.approx(103, abs=2)
 
 
 def test_rewards_outside_0_1_are_not_a_solve_rate(tmp_path, aliases):
-    records = [(s, {**r, "reward": r["reward"] * 4 - 1}) for s, r in rl.curves("healthy") if "reward" in r]
-    run = read_run(rl.write_verl_console(tmp_path / "x.log", rl.named(records, "verl")), aliases=aliases)
+    records = [
+        (s, {**r, "reward": r["reward"] * 4 - 1}) for s, r in rl.curves("healthy") if "reward" in r
+    ]
+    run = read_run(
+        rl.write_verl_console(tmp_path / "x.log", rl.named(records, "verl")), aliases=aliases
+    )
     d = derive_signals(run, aliases)
-    assert "train_solve_rate" in d.missing and "not a 0-1 pass rate" in d.missing_reasons["train_solve_rate"]
+    assert (
+        "train_solve_rate" in d.missing
+        and "not a 0-1 pass rate" in d.missing_reasons["train_solve_rate"]
+    )
     assert d.signals["proxy_reward_trend"] == "rising"
 
 
 def test_prime_rl_combinations(tmp_path, aliases):
     records = rl.named(rl.curves("saturated"), "prime-rl")
-    d = derive_signals(read_run(rl.write_jsonl(tmp_path / "p.jsonl", records), aliases=aliases), aliases)
+    d = derive_signals(
+        read_run(rl.write_jsonl(tmp_path / "p.jsonl", records), aliases=aliases), aliases
+    )
     assert d.run.framework == "prime-rl"
-    assert d.signals["zero_advantage_fraction"] == pytest.approx(0.85, abs=0.02)  # solve_none + solve_all
-    assert d.signal_sources["zero_advantage_fraction"].metric == "batch/solve_none + batch/solve_all"
+    assert d.signals["zero_advantage_fraction"] == pytest.approx(
+        0.85, abs=0.02
+    )  # solve_none + solve_all
+    assert (
+        d.signal_sources["zero_advantage_fraction"].metric == "batch/solve_none + batch/solve_all"
+    )
     assert d.signals["logprob_mismatch_trend"] == "widening"  # mismatch_kl grows over the run
 
 
@@ -196,7 +239,11 @@ def test_a_sustained_loss_jump_is_divergence(tmp_path, aliases):
         if s >= 150 and "pg_loss" in r:
             r = {**r, "pg_loss": r["pg_loss"] + 2.0}
         records.append((s, r))
-    d = derive_signals(read_run(rl.write_verl_jsonl(tmp_path / "j.jsonl", rl.named(records, "verl")),
-                                aliases=aliases), aliases)
+    d = derive_signals(
+        read_run(
+            rl.write_verl_jsonl(tmp_path / "j.jsonl", rl.named(records, "verl")), aliases=aliases
+        ),
+        aliases,
+    )
     assert d.signals["loss_divergence"] is True
     assert d.signal_sources["loss_divergence"].marks == [150]

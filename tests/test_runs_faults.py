@@ -31,13 +31,21 @@ def aliases():
 
 
 def _trl(tmp_path, n=200, **overrides):
-    """A TRL output folder of a flat-reward run, with any column replaced by a fixed array or value."""
+    """A TRL output folder of a flat-reward run, with
+    any column replaced by a fixed array or value.
+    """
     rng = np.random.default_rng(0)
     records = []
     for i in range(n):
-        row = {"reward": 0.3 + rng.normal(0, 0.02), "grad_norm": 0.4 * np.exp(rng.normal(0, 0.2)),
-               "loss": rng.normal(0, 0.01), "completions/mean_length": 300 + rng.normal(0, 5),
-               "entropy": 0.5 + rng.normal(0, 0.01), "learning_rate": 1e-6, "frac_reward_zero_std": 0.2}
+        row = {
+            "reward": 0.3 + rng.normal(0, 0.02),
+            "grad_norm": 0.4 * np.exp(rng.normal(0, 0.2)),
+            "loss": rng.normal(0, 0.01),
+            "completions/mean_length": 300 + rng.normal(0, 5),
+            "entropy": 0.5 + rng.normal(0, 0.01),
+            "learning_rate": 1e-6,
+            "frac_reward_zero_std": 0.2,
+        }
         for key, value in overrides.items():
             row[key] = float(value[i]) if isinstance(value, np.ndarray) else value
         records.append((i + 1, row))
@@ -53,33 +61,46 @@ def test_a_zero_gradient_on_every_step_is_a_fault_not_a_smooth_gradient(tmp_path
     [fault] = [f for f in d.faults if f.kind == "zero_gradient"]
     assert fault.metric == "grad_norm" and fault.throughout and fault.count == 200
     assert fault.first_step == 1 and fault.last_step == 200 and fault.steps[:3] == [1, 2, 3]
-    assert "grad_norm_spikes" not in d.signals, "a gradient that never moves is not evidence of a stable update"
+    assert "grad_norm_spikes" not in d.signals, (
+        "a gradient that never moves is not evidence of a stable update"
+    )
     assert "a fault" in d.missing_reasons["grad_norm_spikes"]
     assert "loss_divergence" not in d.signals
 
 
-@pytest.mark.parametrize("overrides, kind, metric", [
-    ({"grad_norm": 1.0}, "constant_gradient", "grad_norm"),
-    ({"frac_reward_zero_std": 1.0}, "zero_variance", "frac_reward_zero_std"),
-    ({"learning_rate": np.r_[np.full(150, 1e-6), np.zeros(50)]}, "no_update", "learning_rate"),
-    ({"entropy": 0.0}, "zero_entropy", "entropy"),
-])
+@pytest.mark.parametrize(
+    "overrides, kind, metric",
+    [
+        ({"grad_norm": 1.0}, "constant_gradient", "grad_norm"),
+        ({"frac_reward_zero_std": 1.0}, "zero_variance", "frac_reward_zero_std"),
+        ({"learning_rate": np.r_[np.full(150, 1e-6), np.zeros(50)]}, "no_update", "learning_rate"),
+        ({"entropy": 0.0}, "zero_entropy", "entropy"),
+    ],
+)
 def test_each_sign_of_a_run_that_does_not_learn(overrides, kind, metric, tmp_path, aliases):
     d = _derive(_trl(tmp_path, **overrides), aliases)
-    assert [(f.kind, f.metric, f.throughout) for f in d.faults] == [(kind, metric, kind != "no_update")]
+    assert [(f.kind, f.metric, f.throughout) for f in d.faults] == [
+        (kind, metric, kind != "no_update")
+    ]
 
 
 def test_a_learning_rate_printed_as_zero_throughout_is_not_a_fault(tmp_path, aliases):
-    """Old verl consoles print 3 decimals: any real learning rate reads 0.000 from the first step."""
+    """Old verl consoles print 3 decimals: any real
+    learning rate reads 0.000 from the first step.
+    """
     assert _derive(_trl(tmp_path, learning_rate=0.0), aliases).faults == []
 
 
 def test_a_zero_loss_is_a_fault_only_when_no_gradient_shows_learning(tmp_path, aliases):
-    """GRPO with no KL term logs a loss of exactly 0 while it learns: the moving gradient norm says so."""
+    """GRPO with no KL term logs a loss of exactly 0
+    while it learns: the moving gradient norm says so.
+    """
     learning = _derive(_trl(tmp_path / "a", loss=0.0), aliases)
     assert learning.faults == []
     path = tmp_path / "b.csv"
-    path.write_text("step,loss,reward\n" + "".join(f"{s},0.0,{0.3 + 0.001 * s}\n" for s in range(1, 41)))
+    path.write_text(
+        "step,loss,reward\n" + "".join(f"{s},0.0,{0.3 + 0.001 * s}\n" for s in range(1, 41))
+    )
     stalled = _derive(path, aliases)
     assert [(f.kind, f.metric) for f in stalled.faults] == [("zero_loss", "loss")]
 
@@ -118,7 +139,11 @@ def test_the_cli_says_faults_before_the_verdict(env, tmp_path):
     assert "gradient norm is exactly 0" in text and "all 200 logged steps (steps 1-200)" in text
     data = json.loads(run_cli(["diagnose", "--run", str(folder), "--json"], env).stdout)
     [fault] = data["faults"]
-    assert fault["kind"] == "zero_gradient" and fault["metric"] == "grad_norm" and fault["steps"][:2] == [1, 2]
+    assert (
+        fault["kind"] == "zero_gradient"
+        and fault["metric"] == "grad_norm"
+        and fault["steps"][:2] == [1, 2]
+    )
     assert fault["count"] == 200
 
 
@@ -126,14 +151,19 @@ def test_slack_says_faults_first(core, tmp_path, aliases):
     d = _derive(_trl(tmp_path, grad_norm=0.0), aliases)
     blocks, text = run_blocks(verdict_for(core.engine, d), "trainer_state.json")
     first = blocks[0].to_dict()
-    assert "Faults, before any verdict" in first["text"]["text"] and "exactly 0" in first["text"]["text"]
+    assert (
+        "Faults, before any verdict" in first["text"]["text"]
+        and "exactly 0" in first["text"]["text"]
+    )
     assert text.startswith("not learning")
 
 
 def test_the_watch_opens_not_learning_once_when_a_healthy_run_stops(tmp_path, aliases):
     records = rl.named(rl.curves("healthy", steps=300), "verl")
-    stalled = [(s, {**r, "actor/grad_norm": 0.0}) if s > 200 and "actor/grad_norm" in r else (s, r)
-               for s, r in records]
+    stalled = [
+        (s, {**r, "actor/grad_norm": 0.0}) if s > 200 and "actor/grad_norm" in r else (s, r)
+        for s, r in records
+    ]
     path = rl.write_verl_console(tmp_path / "train.log", stalled[:201])
     reader, kept, state = RunReader(path, aliases=aliases), KeptRun(), FaultState()
     opened_each = []
@@ -147,17 +177,27 @@ def test_the_watch_opens_not_learning_once_when_a_healthy_run_stops(tmp_path, al
         opened_each.append(opened)
     assert opened_each == [set(), set(), {"not_learning"}, set(), set()]
     fault = state.not_learning
-    assert fault.active and fault.kind == "zero_gradient" and fault.first_step == 201 and fault.last_step == 300
+    assert (
+        fault.active
+        and fault.kind == "zero_gradient"
+        and fault.first_step == 201
+        and fault.last_step == 300
+    )
     assert "gradient norm is exactly 0" in fault_scan.stall_text(fault)
     with open(path, "a", encoding="utf-8") as f:  # the weights move again
         f.writelines(rl.verl_console_lines(rl.named(rl.curves("healthy", steps=310), "verl")[301:]))
     state, opened = fault_scan.scan(state, kept.tails_run(), reader.read_new(), aliases, 310, False)
-    assert opened == set() and not state.not_learning.active and "learning again" in fault_scan.stall_text(
-        state.not_learning)
+    assert (
+        opened == set()
+        and not state.not_learning.active
+        and "learning again" in fault_scan.stall_text(state.not_learning)
+    )
 
 
 def test_the_watch_never_reads_a_stalled_gradient_as_smooth(core, tmp_path, aliases):
-    """The watch's verdict overrides grad_norm_spikes with its full-resolution count; not on a stalled gradient."""
+    """The watch's verdict overrides grad_norm_spikes with
+    its full-resolution count; not on a stalled gradient.
+    """
     from rlmap_bot.watch.check import judge
 
     run = read_run(_trl(tmp_path, grad_norm=0.0), aliases=aliases)
@@ -166,5 +206,7 @@ def test_the_watch_never_reads_a_stalled_gradient_as_smooth(core, tmp_path, alia
     kept.absorb(run)
     assert state.grad_seen and "not_learning" in opened
     derivation, verdict = judge(kept, state, core.engine, aliases)
-    assert "grad_norm_spikes" not in derivation.signals and "grad_norm_spikes" not in verdict.signals
+    assert (
+        "grad_norm_spikes" not in derivation.signals and "grad_norm_spikes" not in verdict.signals
+    )
     assert [f.kind for f in verdict.faults] == ["zero_gradient"]

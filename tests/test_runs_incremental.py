@@ -44,7 +44,10 @@ def test_only_appended_bytes_are_read(kind, tmp_path, aliases, records):
     elif kind == "csv":
         rl.write_csv(path, first)
         header = path.read_text().splitlines()[0].split(",")
-        new = "".join(",".join([str(s)] + [repr(r[c]) if c in r else "" for c in header[1:]]) + "\n" for s, r in later)
+        new = "".join(
+            ",".join([str(s)] + [repr(r[c]) if c in r else "" for c in header[1:]]) + "\n"
+            for s, r in later
+        )
     else:
         rl.write_jsonl(path, first)
         new = "".join(json.dumps({"step": s, **r}) + "\n" for s, r in later)
@@ -70,7 +73,9 @@ def test_state_survives_serialisation_and_a_partial_line_waits(tmp_path, aliases
     saved = json.dumps(reader.state.model_dump())
     header = path.read_text().splitlines()[0].split(",")
     row = lambda s, r: ",".join([str(s)] + [repr(r[c]) if c in r else "" for c in header[1:]])  # noqa: E731
-    _append(path, row(*records[100]) + "\n" + row(*records[101])[:15])  # the second row is still being written
+    _append(
+        path, row(*records[100]) + "\n" + row(*records[101])[:15]
+    )  # the second row is still being written
     resumed = RunReader(path, aliases=aliases, state=ReaderState.model_validate_json(saved))
     delta = resumed.read_new()
     assert delta.series[REWARD].steps.tolist() == [100]
@@ -104,7 +109,11 @@ def test_restart_across_increments_is_seen(tmp_path, aliases, records):
     reader.read_new()
     _append(path, "".join(rl.verl_console_lines(records[150:160])))
     delta = reader.read_new()
-    assert delta.restart_count == 1 and delta.restarts[0].step == 150 and delta.restarts[0].after_step == 199
+    assert (
+        delta.restart_count == 1
+        and delta.restarts[0].step == 150
+        and delta.restarts[0].after_step == 199
+    )
 
 
 def test_formats_that_are_not_line_based_are_refused(tmp_path, aliases, records):

@@ -23,9 +23,16 @@ def aliases():
 
 def _derive(tmp_path, aliases, steps, **curves):
     """A verl JSONL log of the given curves (neutral names: entropy, length, reward, grad_norm)."""
-    names = {"entropy": "actor/entropy", "length": "response_length/mean", "reward": "critic/score/mean",
-             "grad_norm": "actor/grad_norm", "pg_loss": "actor/pg_loss"}
-    records = [(int(s), {names[k]: float(v[i]) for k, v in curves.items()}) for i, s in enumerate(steps)]
+    names = {
+        "entropy": "actor/entropy",
+        "length": "response_length/mean",
+        "reward": "critic/score/mean",
+        "grad_norm": "actor/grad_norm",
+        "pg_loss": "actor/pg_loss",
+    }
+    records = [
+        (int(s), {names[k]: float(v[i]) for k, v in curves.items()}) for i, s in enumerate(steps)
+    ]
     run = read_run(rl.write_verl_jsonl(tmp_path / "run.jsonl", records), aliases=aliases)
     return derive_signals(run, aliases)
 
@@ -35,7 +42,9 @@ def _noise(n, scale, seed=0):
 
 
 def test_an_early_collapse_on_a_long_run_is_collapsed_not_stable(tmp_path, aliases):
-    """0.40 -> about 0.03 within the first 200 of 1,120 steps, then flat (the verl GRPO run of the issue)."""
+    """0.40 -> about 0.03 within the first 200 of 1,120
+    steps, then flat (the verl GRPO run of the issue).
+    """
     steps = np.arange(1, 1121)
     entropy = 0.03 + 0.37 * np.exp(-steps / 45) + np.abs(_noise(steps.size, 0.002))
     d = _derive(tmp_path, aliases, steps, entropy=entropy, reward=0.5 + _noise(steps.size, 0.02, 1))
@@ -45,7 +54,9 @@ def test_an_early_collapse_on_a_long_run_is_collapsed_not_stable(tmp_path, alias
 
 
 def test_a_short_run_sees_its_start(tmp_path, aliases):
-    """106 points, 0.256 -> 0.061 (24% of the start): collapsed; the early window starts at the first point."""
+    """106 points, 0.256 -> 0.061 (24% of the start):
+    collapsed; the early window starts at the first point.
+    """
     steps = np.arange(1, 107)
     entropy = 0.061 + 0.195 * np.exp(-(steps - 1) / 12) + np.abs(_noise(steps.size, 0.001))
     d = _derive(tmp_path, aliases, steps, entropy=entropy)
@@ -53,7 +64,9 @@ def test_a_short_run_sees_its_start(tmp_path, aliases):
     short = np.arange(1, 61)
     d = _derive(tmp_path, aliases, short, entropy=0.5 - 0.001 * short + _noise(short.size, 0.005))
     assert d.signals["entropy_trend"] == "stable"
-    assert d.signal_sources["entropy_trend"].baseline_start == 1, "no warm-up skipped under 100 points"
+    assert d.signal_sources["entropy_trend"].baseline_start == 1, (
+        "no warm-up skipped under 100 points"
+    )
 
 
 def test_length_growth_is_the_last_level_over_the_first(tmp_path, aliases):
@@ -80,11 +93,16 @@ def test_a_fall_to_two_fifths_that_stopped_is_declined_not_collapsed(tmp_path, a
     entropy = 0.2 + 0.3 * np.exp(-steps / 20) + _noise(steps.size, 0.002)
     d = _derive(tmp_path, aliases, steps, entropy=entropy)
     assert d.signals["entropy_trend"] == "declined"
-    assert d.signal_sources["entropy_trend"].level > COLLAPSED_SHARE * d.signal_sources["entropy_trend"].first_level
+    assert (
+        d.signal_sources["entropy_trend"].level
+        > COLLAPSED_SHARE * d.signal_sources["entropy_trend"].first_level
+    )
 
 
 def test_a_gentle_fall_of_a_third_reads_declined_and_a_tenth_stable(tmp_path, aliases):
-    """The example log's shape (0.6 -> 0.4, still falling) once read "stable" beside a falling chart."""
+    """The example log's shape (0.6 -> 0.4, still falling)
+    once read "stable" beside a falling chart.
+    """
     steps = np.arange(1, 201)
     d = _derive(tmp_path, aliases, steps, entropy=0.6 - 0.001 * steps + _noise(steps.size, 0.005))
     assert d.signals["entropy_trend"] == "declined"
@@ -105,9 +123,19 @@ def test_a_reward_that_collapsed_and_sat_flat_reads_falling(tmp_path, aliases):
 def test_no_trend_reads_stable_or_flat_below_a_quarter_of_its_start(shape, tmp_path, aliases):
     steps = np.arange(1, 181)
     t = steps / steps[-1]
-    fall = {"early": np.exp(-t * 25), "late": 1 / (1 + np.exp((t - 0.6) * 30)), "steady": 1 - t,
-            "step": (t < 0.3).astype(float)}[shape]
+    fall = {
+        "early": np.exp(-t * 25),
+        "late": 1 / (1 + np.exp((t - 0.6) * 30)),
+        "steady": 1 - t,
+        "step": (t < 0.3).astype(float),
+    }[shape]
     base = 0.1 + 0.9 * fall  # ends at a tenth of its start
-    d = _derive(tmp_path, aliases, steps, entropy=0.5 * base, reward=0.8 * base + np.abs(_noise(steps.size, 0.003)))
+    d = _derive(
+        tmp_path,
+        aliases,
+        steps,
+        entropy=0.5 * base,
+        reward=0.8 * base + np.abs(_noise(steps.size, 0.003)),
+    )
     assert d.signals["entropy_trend"] in ("collapsed", "collapsing")
     assert d.signals["proxy_reward_trend"] == "falling"

@@ -27,12 +27,17 @@ def _said(d) -> str:
     return " ".join(d.warnings)
 
 
-@pytest.mark.parametrize("name, quantity, metric", [
-    ("wandb_ui_answer_tokens.csv", "response_length", "rollout/answer_tokens/mean"),
-    ("wandb_history_solve_accuracy.jsonl", "task_reward", "policy/solve_accuracy"),
-    ("wandb_history_gen_len.csv", "response_length", "gen/output_len_avg"),
-])
-def test_a_wandb_export_with_only_unknown_names_is_read_by_their_words_and_said(aliases, name, quantity, metric):
+@pytest.mark.parametrize(
+    "name, quantity, metric",
+    [
+        ("wandb_ui_answer_tokens.csv", "response_length", "rollout/answer_tokens/mean"),
+        ("wandb_history_solve_accuracy.jsonl", "task_reward", "policy/solve_accuracy"),
+        ("wandb_history_gen_len.csv", "response_length", "gen/output_len_avg"),
+    ],
+)
+def test_a_wandb_export_with_only_unknown_names_is_read_by_their_words_and_said(
+    aliases, name, quantity, metric
+):
     run = read_run(DATA / name, aliases=aliases)
     d = derive_signals(run, aliases)
     assert d.quantities[quantity] == f"{metric} [read by its name]"
@@ -40,18 +45,25 @@ def test_a_wandb_export_with_only_unknown_names_is_read_by_their_words_and_said(
     assert "--map" in _said(d)
 
 
-@pytest.mark.parametrize("name, reward, length", [
-    ("performance_output_length.csv", "performance", "output length"),
-    ("success_rate_completion_tokens.csv", "Success rate", "Avg completion tokens"),
-    ("score_reply_length.csv", "score", "reply length"),
-])
-def test_a_csv_with_everyday_column_names_gives_a_reward_and_a_length_reading(aliases, name, reward, length):
+@pytest.mark.parametrize(
+    "name, reward, length",
+    [
+        ("performance_output_length.csv", "performance", "output length"),
+        ("success_rate_completion_tokens.csv", "Success rate", "Avg completion tokens"),
+        ("score_reply_length.csv", "score", "reply length"),
+    ],
+)
+def test_a_csv_with_everyday_column_names_gives_a_reward_and_a_length_reading(
+    aliases, name, reward, length
+):
     run = read_run(DATA / name, aliases=aliases)
     d = derive_signals(run, aliases)
     assert d.quantities["task_reward"].startswith(reward + " [")
     assert d.quantities["response_length"].startswith(length + " [")
     assert d.signals["proxy_reward_trend"] == "rising" and d.signals["length_growth"] > 1
-    assert "--map proxy_reward_trend=METRIC" in _said(d) and "--map length_growth=METRIC" in _said(d)
+    assert "--map proxy_reward_trend=METRIC" in _said(d) and "--map length_growth=METRIC" in _said(
+        d
+    )
 
 
 def test_a_mapping_overrides_a_name_reading(aliases):
@@ -69,11 +81,14 @@ def test_names_that_fit_no_rule_are_refused_with_the_names_listed(tmp_path, alia
         read_run(path, aliases=aliases)
 
 
-@pytest.mark.parametrize("name, framework", [
-    ("openr1_trl_history_with_eval.csv", "trl"),
-    ("trl_grpo_wandb_history.jsonl", "trl"),
-    ("wandb_ui_train_reward_only.csv", "openrlhf or trl"),
-])
+@pytest.mark.parametrize(
+    "name, framework",
+    [
+        ("openr1_trl_history_with_eval.csv", "trl"),
+        ("trl_grpo_wandb_history.jsonl", "trl"),
+        ("wandb_ui_train_reward_only.csv", "openrlhf or trl"),
+    ],
+)
 def test_a_trl_wandb_export_is_not_called_openrlhf(aliases, name, framework):
     d = derive_signals(read_run(DATA / name, aliases=aliases), aliases)
     assert (d.run.framework or "").split(" (")[0] == framework

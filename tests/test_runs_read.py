@@ -28,8 +28,17 @@ def verl():
 REWARD = "critic/score/mean"
 
 
-FORMATS = ["verl-console", "verl-jsonl", "wandb-csv", "wandb-json", "csv", "jsonl", "tensorboard",
-           "mlflow-db", "mlflow-files"]
+FORMATS = [
+    "verl-console",
+    "verl-jsonl",
+    "wandb-csv",
+    "wandb-json",
+    "csv",
+    "jsonl",
+    "tensorboard",
+    "mlflow-db",
+    "mlflow-files",
+]
 
 
 @pytest.mark.parametrize("kind", FORMATS)
@@ -42,8 +51,12 @@ def test_every_format_is_detected_and_read_the_same(kind, tmp_path, aliases, ver
     assert np.allclose(reward.values, [v for _, v in expected], rtol=1e-6)
     # NaN and inf are kept as values and reported, never a crash
     assert rl.NAN_STEP in run.nonfinite["actor/grad_norm"]
-    assert math.isinf(run.series["actor/grad_norm"].values[run.series["actor/grad_norm"].steps == rl.NAN_STEP][0])
-    assert math.isnan(run.series["actor/pg_loss"].values[run.series["actor/pg_loss"].steps == rl.NAN_STEP][0])
+    assert math.isinf(
+        run.series["actor/grad_norm"].values[run.series["actor/grad_norm"].steps == rl.NAN_STEP][0]
+    )
+    assert math.isnan(
+        run.series["actor/pg_loss"].values[run.series["actor/pg_loss"].steps == rl.NAN_STEP][0]
+    )
     # unmapped metrics are listed but not kept
     assert "critic/advantages/mean" in run.metrics and "critic/advantages/mean" not in run.series
     names = [n.replace("@", "_at_") for n in ("val-core/openai/gsm8k/reward/mean@1",)]
@@ -53,14 +66,19 @@ def test_every_format_is_detected_and_read_the_same(kind, tmp_path, aliases, ver
 def test_verl_console_handles_ansi_ray_prefixes_and_numpy_reprs(tmp_path, aliases):
     path = tmp_path / "train.log"
     path.write_text(
-        "\x1b[2m(TaskRunner pid=77)\x1b[0m step:1 - critic/score/mean:np.float64(0.25) - actor/entropy:0.6 - "
+        "\x1b[2m(TaskRunner pid=77)\x1b[0m step:1 - critic/score/mean:np.float64(0.25) - "
+        "actor/entropy:0.6 - "
         "actor/grad_norm:tensor(0.5, device='cuda:0') - other:text\n"
-        "(TaskRunner pid=77) \x1b[32mstep:2 - critic/score/mean:nan - actor/entropy:inf - actor/grad_norm:-inf\x1b[0m\n"
-        "some warning line with step: in it\n")
+        "(TaskRunner pid=77) \x1b[32mstep:2 - critic/score/mean:nan - actor/entropy:inf - "
+        "actor/grad_norm:-inf\x1b[0m\n"
+        "some warning line with step: in it\n"
+    )
     run = read_run(path, aliases=aliases)
     assert run.series[REWARD].values[0] == 0.25
     assert run.series["actor/grad_norm"].values[0] == 0.5
-    assert math.isnan(run.series[REWARD].values[1]) and math.isinf(run.series["actor/entropy"].values[1])
+    assert math.isnan(run.series[REWARD].values[1]) and math.isinf(
+        run.series["actor/entropy"].values[1]
+    )
     assert run.skipped == 1 and run.records == 2
 
 
@@ -68,7 +86,9 @@ def test_verl_2024_names_are_read_as_the_older_version(tmp_path, aliases):
     from rlmap_bot.runs import derive_signals
 
     records = rl.named(rl.curves("rollout_bound"), "verl2024")
-    run = read_run(rl.write_verl_console(tmp_path / "old.log", records, numpy_repr=False), aliases=aliases)
+    run = read_run(
+        rl.write_verl_console(tmp_path / "old.log", records, numpy_repr=False), aliases=aliases
+    )
     d = derive_signals(run, aliases)
     assert "2024" in d.run.framework
     assert d.signals["rollout_wait_fraction"] == pytest.approx(0.7, abs=0.01)
@@ -89,9 +109,13 @@ def test_wandb_json_array_export(tmp_path, aliases, verl):
 
 
 def test_tensorboard_tf2_tensor_scalars(tmp_path, aliases, verl):
-    run = read_run(rl.write_tensorboard(tmp_path / "tb", verl, tensor_encoding=True), aliases=aliases)
+    run = read_run(
+        rl.write_tensorboard(tmp_path / "tb", verl, tensor_encoding=True), aliases=aliases
+    )
     assert run.series[REWARD].steps.size == 200
-    assert np.allclose(run.series[REWARD].values, [r[REWARD] for s, r in verl if REWARD in r], rtol=1e-6)
+    assert np.allclose(
+        run.series[REWARD].values, [r[REWARD] for s, r in verl if REWARD in r], rtol=1e-6
+    )
 
 
 def test_mlflow_db_round_trips_nan_and_inf_and_at_signs(tmp_path, aliases, verl):
@@ -100,7 +124,9 @@ def test_mlflow_db_round_trips_nan_and_inf_and_at_signs(tmp_path, aliases, verl)
     assert "val-core/openai/gsm8k/reward/mean_at_1" in run.series
     grad = run.series["actor/grad_norm"]
     assert np.isinf(grad.values[grad.steps == rl.NAN_STEP]).all()
-    assert np.isnan(run.series["actor/pg_loss"].values[run.series["actor/pg_loss"].steps == rl.NAN_STEP]).all()
+    assert np.isnan(
+        run.series["actor/pg_loss"].values[run.series["actor/pg_loss"].steps == rl.NAN_STEP]
+    ).all()
 
 
 def test_trl_output_folder_takes_the_newest_checkpoint(tmp_path, aliases):
@@ -109,7 +135,9 @@ def test_trl_output_folder_takes_the_newest_checkpoint(tmp_path, aliases):
     run = read_run(out, aliases=aliases)
     assert run.format == "trl-state" and run.path.endswith("checkpoint-200/trainer_state.json")
     assert run.series["reward"].steps[-1] == 200
-    assert run.series["eval_reward"].steps.size == 20  # eval entries at the same steps are no restart
+    assert (
+        run.series["eval_reward"].steps.size == 20
+    )  # eval entries at the same steps are no restart
     assert run.restart_count == 0
     single = read_run(out / "checkpoint-100", aliases=aliases)
     assert single.series["reward"].steps[-1] == 100
@@ -126,7 +154,11 @@ def test_a_restart_keeps_the_last_value_written(tmp_path, aliases):
         assert reward.steps.tolist() == list(range(1, 201)), kind
         assert reward.values.max() < 10, f"{kind} kept the first attempt's values"
         assert reward.values[reward.steps == 120][0] == pytest.approx(clean[120][REWARD])
-        assert run.restart_count >= 1 and run.restarts[0].step == 101 and run.restarts[0].after_step == 130
+        assert (
+            run.restart_count >= 1
+            and run.restarts[0].step == 101
+            and run.restarts[0].after_step == 130
+        )
         assert any("restart seen: step 101" in w for w in run.warnings), kind
 
 
@@ -136,7 +168,11 @@ def test_several_runs_are_listed_and_picked_with_run_id(tmp_path, aliases):
     rl.write_mlflow_db(tmp_path / "mlflow.db", {"baseline": a, "bigger-batch": b})
     with pytest.raises(RunReadError) as err:
         read_run(tmp_path / "mlflow.db", aliases=aliases)
-    assert "holds 2 runs" in str(err.value) and "grpo/baseline" in str(err.value) and "\n" not in str(err.value)
+    assert (
+        "holds 2 runs" in str(err.value)
+        and "grpo/baseline" in str(err.value)
+        and "\n" not in str(err.value)
+    )
     run = read_run(tmp_path / "mlflow.db", run_id="bigger-batch", aliases=aliases)
     assert run.run_id == "grpo/bigger-batch" and run.runs == ["grpo/baseline", "grpo/bigger-batch"]
     ratio = run.series["timing_s/gen"].values / run.series["timing_s/step"].values
@@ -180,7 +216,12 @@ def test_not_a_log_names_the_formats_looked_for(tmp_path, aliases):
     with pytest.raises(RunReadError) as err:
         read_run(path, aliases=aliases)
     text = _one_line(err.value)
-    assert "not a training log" in text and "verl console" in text and "TensorBoard" in text and "MLflow" in text
+    assert (
+        "not a training log" in text
+        and "verl console" in text
+        and "TensorBoard" in text
+        and "MLflow" in text
+    )
 
 
 def test_no_metric_a_name_can_be_read_as_lists_names_and_how_to_map(tmp_path, aliases):
@@ -249,7 +290,9 @@ def test_missing_path(tmp_path, aliases):
 
 
 def test_the_library_reads_and_derives_without_being_handed_a_table(tmp_path, monkeypatch, verl):
-    """`read_run(path)` and `derive_signals(run)` use the configured knowledge folder's metric names."""
+    """`read_run(path)` and `derive_signals(run)` use
+    the configured knowledge folder's metric names.
+    """
     from rlmap_bot.runs import RunReader, derive_signals
 
     monkeypatch.setenv("RLMAP_KNOWLEDGE", str(KNOWLEDGE))

@@ -59,7 +59,9 @@ def _base(seed: int = 1, steps: int = STEPS) -> list[rl.Record]:
 
 
 def _tail(records: list[rl.Record], seed: int = 2, **change) -> list[rl.Record]:
-    """The records with each named curve replaced from TAIL_FROM on by ``change[name](rng, row)``."""
+    """The records with each named curve replaced from
+    TAIL_FROM on by ``change[name](rng, row)``.
+    """
     rng = np.random.default_rng(seed)
     out = []
     for step, row in records:

@@ -20,8 +20,11 @@ from rlmap_bot.knowledge.loader import load_catalog
 from support import KNOWLEDGE
 
 HERE = Path(__file__).resolve().parent
-BANKS = {"locked": HERE / "scenarios_locked.yaml", "tuning": HERE / "scenarios_tuning.yaml",
-         "decisive": HERE / "scenarios_decisive.yaml"}
+BANKS = {
+    "locked": HERE / "scenarios_locked.yaml",
+    "tuning": HERE / "scenarios_tuning.yaml",
+    "decisive": HERE / "scenarios_decisive.yaml",
+}
 # How often the guided verdict must equal the --signals verdict. The locked bank's bar is the
 # requirement. The tuning set holds more ties (two decisive readings on different stages), and the
 # flow stops at the first decisive reading when nothing could explain it away, so it finds the
@@ -71,8 +74,10 @@ def test_every_profile_through_signals(engine, bank):
         verdict = engine.diagnose(p["signals"])
         if verdict.binding_stage != p["expect"]:
             scores = ", ".join(f"{r.stage} {r.score:g}" for r in verdict.ranking if r.score)
-            misses.append(f"  {p['id']} [{p['family']}]: expected {p['expect']}, got {verdict.binding_stage}"
-                          f" (tied {verdict.tied}; {scores or 'no points'})")
+            misses.append(
+                f"  {p['id']} [{p['family']}]: expected {p['expect']}, got {verdict.binding_stage}"
+                f" (tied {verdict.tied}; {scores or 'no points'})"
+            )
     print(f"\n{bank} bank through --signals: {len(items) - len(misses)}/{len(items)}")
     assert not misses, f"{len(misses)} of {len(items)} {bank} profiles missed:" + _table(misses)
 
@@ -89,57 +94,97 @@ def test_guided_flow_reaches_the_signals_verdict(engine, bank):
         assert len(result["asked"]) <= limit, p["id"]
         if result["binding_stage"] != expected:
             unasked = [s for s in p["signals"] if s not in result["asked"]]
-            misses.append(f"  {p['id']} [{p['family']}]: --signals {expected}, guided {result['binding_stage']}"
-                          f" after {len(result['asked'])} questions; never asked {unasked}")
+            misses.append(
+                f"  {p['id']} [{p['family']}]: --signals {expected}, guided "
+                f"{result['binding_stage']}"
+                f" after {len(result['asked'])} questions; never asked {unasked}"
+            )
     share = 1 - len(misses) / len(items)
     mean = sum(asked) / len(asked)
-    print(f"\n{bank} bank, guided: {len(items) - len(misses)}/{len(items)} ({share:.1%}), "
-          f"mean {mean:.2f} questions, at most {max(asked)}" + _table(misses))
-    assert share >= GUIDED_FLOOR[bank], f"guided matches --signals on {share:.1%} of the {bank} bank:" + _table(misses)
+    print(
+        f"\n{bank} bank, guided: {len(items) - len(misses)}/{len(items)} ({share:.1%}), "
+        f"mean {mean:.2f} questions, at most {max(asked)}" + _table(misses)
+    )
+    assert share >= GUIDED_FLOOR[bank], (
+        f"guided matches --signals on {share:.1%} of the {bank} bank:" + _table(misses)
+    )
 
 
 HELDOUT = HERE / "scenarios_heldout.yaml"
 
 
 def test_the_heldout_bank_stays_where_it_was_reached(engine):
-    """45 profiles written after the rules, by someone who saw neither the rules nor the locked bank.
+    """45 profiles written after the rules, by someone
+    who saw neither the rules nor the locked bank.
 
-    Nobody tunes on it: only the counts are reported (in the benchmark and here), never which profiles
+    Nobody tunes on it: only the counts are reported
+    (in the benchmark and here), never which profiles
     miss. The floors are what the engine reached when the bank arrived (42/45 and 42/45).
     """
     items = yaml.safe_load(HELDOUT.read_text())
     right = sum(engine.diagnose(p["signals"]).binding_stage == p["expect"] for p in items)
-    guided = sum(simulate(engine, truth_of(p))["binding_stage"] == engine.diagnose(p["signals"]).binding_stage
-                 for p in items)
-    print(f"\nheld-out bank: --signals {right}/{len(items)}, guided = --signals {guided}/{len(items)}")
-    assert right >= 42 and guided >= 42, f"held-out bank: --signals {right}/{len(items)}, guided {guided}/{len(items)}"
+    guided = sum(
+        simulate(engine, truth_of(p))["binding_stage"]
+        == engine.diagnose(p["signals"]).binding_stage
+        for p in items
+    )
+    print(
+        f"\nheld-out bank: --signals {right}/{len(items)}, guided = --signals {guided}/{len(items)}"
+    )
+    assert right >= 42 and guided >= 42, (
+        f"held-out bank: --signals {right}/{len(items)}, guided {guided}/{len(items)}"
+    )
 
 
 def test_one_decisive_reading_gives_its_verdict_and_says_it_rests_on_one(engine):
-    """Issue 17: one plain measurement is a verdict, with a low confidence when it is only moderate."""
+    """Issue 17: one plain measurement is a verdict,
+    with a low confidence when it is only moderate.
+    """
     lone = engine.diagnose({"rollout_wait_fraction": 0.80})
     assert lone.binding_stage == "rollouts" and lone.one_measurement
     assert lone.confidence < 0.5 and "rests on one measurement" in lone.summary
     firm = engine.diagnose({"rollout_wait_fraction": 0.80, "generation_utilization": 0.9})
-    assert firm.binding_stage == "rollouts" and not firm.one_measurement and firm.confidence > lone.confidence
-    # Checked and not confirmed: the trainer waits, but neither busy generators, slow environments nor
+    assert (
+        firm.binding_stage == "rollouts"
+        and not firm.one_measurement
+        and firm.confidence > lone.confidence
+    )
+    # Checked and not confirmed: the trainer waits, but
+    # neither busy generators, slow environments nor
     # stragglers explain it, so the moderate reading is back to needing a second one.
-    checked = engine.diagnose({"rollout_wait_fraction": 0.80, "generation_utilization": 0.6,
-                               "env_time_fraction": 0.2, "length_tail_ratio": 2})
+    checked = engine.diagnose(
+        {
+            "rollout_wait_fraction": 0.80,
+            "generation_utilization": 0.6,
+            "env_time_fraction": 0.2,
+            "length_tail_ratio": 2,
+        }
+    )
     assert checked.binding_stage is None
     # A slow environment an asynchronous pipeline hides (the trainer hardly waits) is not blamed.
     assert engine.diagnose({"env_time_fraction": 0.86}).binding_stage == "environments"
-    assert engine.diagnose({"env_time_fraction": 0.86, "rollout_wait_fraction": 0.05}).binding_stage is None
+    assert (
+        engine.diagnose({"env_time_fraction": 0.86, "rollout_wait_fraction": 0.05}).binding_stage
+        is None
+    )
     # One measurement naming two stages equally is a conflict, not a verdict.
     assert engine.diagnose({"zero_advantage_fraction": 0.8}).binding_stage is None
 
 
 def test_overoptimization_comes_before_the_entropy_collapse_it_causes(engine):
-    """Precedence (knowledge/catalog.yaml): the tie of issue 17 is broken the way Gao et al. 2022 order it."""
-    values = {"proxy_reward_trend": "rising", "heldout_score_trend": "falling", "entropy_trend": "collapsing"}
+    """Precedence (knowledge/catalog.yaml): the tie of
+    issue 17 is broken the way Gao et al. 2022 order it.
+    """
+    values = {
+        "proxy_reward_trend": "rising",
+        "heldout_score_trend": "falling",
+        "entropy_trend": "collapsing",
+    }
     verdict = engine.diagnose(values)
     assert verdict.binding_stage == "reward" and not verdict.tied
     first = next(e for e in verdict.evidence if e.rule == "heldout_score_trend.overoptimization")
     assert "entropy_trend.collapse_with_plateau" in first.explains_away
     # Without the fall in the held-out score there is nothing to put first.
-    assert engine.diagnose({**values, "heldout_score_trend": "flat"}).binding_stage == "optimization"
+    assert (
+        engine.diagnose({**values, "heldout_score_trend": "flat"}).binding_stage == "optimization"
+    )

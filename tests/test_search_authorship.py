@@ -25,7 +25,8 @@ def test_who_wrote_x_finds_the_paper_first(core, question, expected):
 @pytest.mark.parametrize(
     "question, unrelated",
     [
-        # Each unrelated entry's text says "proposes" or "introduces" and nothing about the subject asked.
+        # Each unrelated entry's text says "proposes" or
+        # "introduces" and nothing about the subject asked.
         ("who proposed RLOO", "entropy-mechanism"),
         ("who introduced CISPO", "impala"),
         ("who proposed Dr. GRPO", "entropy-mechanism"),
@@ -38,7 +39,9 @@ def test_the_words_asking_who_match_no_entry(core, question, unrelated):
 
 def test_papers_by_someone_lists_their_papers_and_says_so(core):
     hits = core.ask("papers by Schulman").results
-    assert {"ppo", "procgen", "single-agent-rl-scaling", "reward-model-overoptimization"} <= {h.id for h in hits}
+    assert {"ppo", "procgen", "single-agent-rl-scaling", "reward-model-overoptimization"} <= {
+        h.id for h in hits
+    }
     assert all("by Schulman" in h.why for h in hits if h.id in {"ppo", "procgen"})
 
 
@@ -59,7 +62,8 @@ def test_what_did_an_organisation_publish(core):
 @pytest.mark.parametrize(
     "question, expected",
     [
-        # Each word of these names is everyday English: alone, "jimmy", "jones" or "brain" says nothing.
+        # Each word of these names is everyday English:
+        # alone, "jimmy", "jones" or "brain" says nothing.
         ("what did Jimmy Ba work on here", "dreamerv3"),
         ("Andy Jones board games", "board-game-scaling"),  # the byline is "Andy L. Jones"
         ("Lambert et al", "tulu-3"),
@@ -75,9 +79,11 @@ def test_a_name_the_catalog_writes_is_one_word_of_the_map(core, question, expect
 @pytest.mark.parametrize(
     "question",
     [
-        "Li et al 2019 on lithium battery electrolytes",  # "Li" is a byline word; the rest is chemistry
+        # "Li" is a byline word; the rest is chemistry
+        "Li et al 2019 on lithium battery electrolytes",
         "is Timothy Chalamet in the new Dune film",  # a first name of a byline, not the name
-        "Princeton University tuition fees for next year",  # the byline's name, next to words of another field
+        # the byline's name, next to words of another field
+        "Princeton University tuition fees for next year",
     ],
 )
 def test_a_name_next_to_another_fields_words_is_not_enough_for_a_confident_answer(core, question):

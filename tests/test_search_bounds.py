@@ -9,7 +9,9 @@ from rlmap_bot.search.query import MAX_CHARS, MAX_CORRECTIONS, cap
 def test_a_100kb_question_of_random_words_is_answered_fast_with_nothing(core):
     rng = random.Random(3)
     letters = "abcdefghijklmnopqrstuvwxyz"
-    question = " ".join("".join(rng.choice(letters) for _ in range(rng.randint(3, 9))) for _ in range(15000))
+    question = " ".join(
+        "".join(rng.choice(letters) for _ in range(rng.randint(3, 9))) for _ in range(15000)
+    )
     assert len(question) > 100_000
     answer = core.ask(question)  # its speed is measured in benchmarks/, not here
     assert answer.results == []
@@ -24,7 +26,9 @@ def test_a_pasted_log_full_of_map_words_is_cut_to_its_start(core):
 
 
 def test_a_long_question_is_cut_between_words_and_the_cut_word_is_not_corrected(core):
-    """Issue 20: a 90,000-character question was cut inside a word, and the stub was then "corrected"."""
+    """Issue 20: a 90,000-character question was cut
+    inside a word, and the stub was then "corrected".
+    """
     filler = "the " * ((MAX_CHARS - 3) // 4)  # "rewards" straddles the cut: "rew|ards"
     question = filler + "rewards " * 11500
     assert len(question) > 90_000 and question[MAX_CHARS - 1] not in " s"

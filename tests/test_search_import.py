@@ -14,13 +14,16 @@ def test_ask_never_loads_wordfreq(built_db):
         "assert a.corrections == {'rewrad': 'reward'}, a.corrections\n"
         "print('wordfreq' in sys.modules, 'torch' in sys.modules)\n"
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout
     assert out.split() == ["False", "False"]
 
 
 def test_a_plain_ask_on_the_command_line_loads_no_settings_model(built_db, tmp_path):
     """`rlmap-bot ask` reads its paths alone (rlmap_bot.paths): pydantic-settings, SQLAlchemy, the
-    diagnosis engine and the Slack layer stay out of its start-up (issue 18's cold ask); so do PyYAML
+    diagnosis engine and the Slack layer stay out of
+    its start-up (issue 18's cold ask); so do PyYAML
     (a built store holds no YAML) and the card models (only `show` builds a card)."""
     code = (
         "import sys\n"
@@ -28,8 +31,10 @@ def test_a_plain_ask_on_the_command_line_loads_no_settings_model(built_db, tmp_p
         "try:\n"
         f"    cli(['--db', {str(built_db)!r}, 'ask', 'rewrad hacking'], standalone_mode=False)\n"
         "finally:\n"
-        "    print(*(m in sys.modules for m in ('pydantic_settings', 'sqlalchemy', 'rlmap_bot.diagnosis.engine',\n"
-        "                                          'slack_sdk', 'rlmap_bot.settings', 'yaml', 'rlmap_bot.knowledge.cards')),\n"
+        "    print(*(m in sys.modules for m in ('pydantic_settings', 'sqlalchemy', "
+        "'rlmap_bot.diagnosis.engine',\n"
+        "                                          'slack_sdk', 'rlmap_bot.settings', 'yaml', "
+        "'rlmap_bot.knowledge.cards')),\n"
         "          file=sys.stderr)\n"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

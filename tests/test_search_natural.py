@@ -6,14 +6,27 @@ import pytest
 @pytest.mark.parametrize(
     "question, expected",
     [
-        ("how many seeds do I need", {"eval_num_seeds", "evaluation", "statistical-precipice", "eval_seed_std"}),
-        ("my rewards are too sparse", {"zero_advantage_fraction", "train_solve_rate", "environments", "reward"}),
-        ("how do I make rollouts faster", {"rollouts", "areal", "async-rlhf", "generation_utilization",
-                                           "rollout_wait_fraction"}),
+        (
+            "how many seeds do I need",
+            {"eval_num_seeds", "evaluation", "statistical-precipice", "eval_seed_std"},
+        ),
+        (
+            "my rewards are too sparse",
+            {"zero_advantage_fraction", "train_solve_rate", "environments", "reward"},
+        ),
+        (
+            "how do I make rollouts faster",
+            {"rollouts", "areal", "async-rlhf", "generation_utilization", "rollout_wait_fraction"},
+        ),
         ("samples per prompt", {"group_size"}),
-        ("GPUs sit idle waiting for rollouts", {"rollout_wait_fraction", "rollouts", "generation_utilization"}),
-        ("bigger batches don't seem to help anymore", {"batch_doubling_speedup", "large-batch-training",
-                                                       "critical-batch-size-grpo"}),
+        (
+            "GPUs sit idle waiting for rollouts",
+            {"rollout_wait_fraction", "rollouts", "generation_utilization"},
+        ),
+        (
+            "bigger batches don't seem to help anymore",
+            {"batch_doubling_speedup", "large-batch-training", "critical-batch-size-grpo"},
+        ),
     ],
 )
 def test_natural_descriptions_find_the_right_entry(core, question, expected):
@@ -33,19 +46,27 @@ def test_samples_per_prompt_is_not_padded(core):
 
 
 def test_a_quantity_in_words_counts_like_one_in_digits(core):
-    """"a dozen times" says what "12 times" says: nothing about the topic, for or against."""
-    spelled, digits = core.ask("we've gone over the same dataset a dozen times"), core.ask("we've gone over the same dataset 12 times")
+    """ "a dozen times" says what "12 times" says: nothing about the topic, for or against."""
+    spelled, digits = (
+        core.ask("we've gone over the same dataset a dozen times"),
+        core.ask("we've gone over the same dataset 12 times"),
+    )
     assert spelled.results and digits.results
     assert spelled.results[0].id == digits.results[0].id == "task_repeat_epochs"
-    off = core.ask("a dozen eggs cost twice as much as last year")  # quantities do not make it the map's either
+    off = core.ask(
+        "a dozen eggs cost twice as much as last year"
+    )  # quantities do not make it the map's either
     assert off.tier == "nothing"
 
 
-@pytest.mark.parametrize("question", [
-    "how many GPUs do I need",
-    "the model started writing really long answers and never stops",
-    "the score jumped 10 points overnight, suspicious",
-])
+@pytest.mark.parametrize(
+    "question",
+    [
+        "how many GPUs do I need",
+        "the model started writing really long answers and never stops",
+        "the score jumped 10 points overnight, suspicious",
+    ],
+)
 def test_entries_found_by_their_text_alone_are_told_apart_by_score(core, question):
     """'Two entries fit about equally well' once showed beside scores of 0.65 and 0.43: nothing
     named either entry, and two empty matches of names and bylines were taken for a tie."""

@@ -1,4 +1,6 @@
-"""Off-topic questions that borrow the map's words get "nothing relevant"; their on-topic twins do not."""
+"""Off-topic questions that borrow the map's words get
+"nothing relevant"; their on-topic twins do not.
+"""
 
 import pytest
 
@@ -25,7 +27,10 @@ def test_everyday_senses_of_map_words_are_rejected(core, question):
 @pytest.mark.parametrize(
     "question, expected",
     [
-        ("what's the optimal batch size for GRPO", {"critical-batch-size-grpo", "larger-batches-llm-rl"}),
+        (
+            "what's the optimal batch size for GRPO",
+            {"critical-batch-size-grpo", "larger-batches-llm-rl"},
+        ),
         ("the mirage paper", {"emergence-mirage"}),
         ("how much does eval variance change from seed to seed", {"eval_seed_std", "evaluation"}),
         ("policy entropy collapse", {"entropy_trend", "entropy-mechanism"}),

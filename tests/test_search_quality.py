@@ -1,4 +1,5 @@
-"""Search quality: the tuning set (tests/questions.yaml) and the earlier locked set (questions_echo.yaml).
+"""Search quality: the tuning set (tests/questions.yaml)
+and the earlier locked set (questions_echo.yaml).
 
 questions_echo.yaml was the locked set until 2026-12-02: its author saw the catalog export with its
 aliases, keywords and curated questions, so its questions echo the catalog's words. The new locked
@@ -22,9 +23,13 @@ import yaml
 
 HERE = Path(__file__).parent
 QUESTIONS = yaml.safe_load((HERE / "questions.yaml").read_text())
-LOCKED = yaml.safe_load((HERE / "questions_echo.yaml").read_text())  # the earlier locked set; see below
+LOCKED = yaml.safe_load(
+    (HERE / "questions_echo.yaml").read_text()
+)  # the earlier locked set; see below
 NEW_LOCKED = yaml.safe_load((HERE / "questions_locked.yaml").read_text())
-TIERS_LOCKED = yaml.safe_load((HERE / "questions_locked_tiers.yaml").read_text())  # plainly worded; scored only
+TIERS_LOCKED = yaml.safe_load(
+    (HERE / "questions_locked_tiers.yaml").read_text()
+)  # plainly worded; scored only
 sys.path.insert(0, str(HERE.parent / "benchmarks"))
 
 
@@ -43,14 +48,20 @@ def figures(ask, items) -> dict[str, float]:
         both += bool(item.get("both")) and set(item["both"]) <= set(ids[:5])
     for item in offtopic:
         rejected += not ask(item["q"])
-    return {"top3": top3 / len(covered), "mrr": rr / len(covered), "nothing": rejected / len(offtopic),
-            "both5": both / max(1, len(pairs))}
+    return {
+        "top3": top3 / len(covered),
+        "mrr": rr / len(covered),
+        "nothing": rejected / len(offtopic),
+        "both5": both / max(1, len(pairs)),
+    }
 
 
 def ours(core):
     """What ask shows: its confident results, or else its guesses."""
+
     def ask(q):
         return [r.id for r in core.ask(q, limit=10).shown]
+
     return ask
 
 
@@ -63,13 +74,30 @@ def confident_off_topic(core, items) -> float:
 def test_tuning_set_is_big_and_varied():
     assert len(QUESTIONS) >= 200
     types = {item["type"] for item in QUESTIONS}
-    assert {"typo", "british", "alias", "arxiv", "author", "natural", "offtopic", "comparison", "everyday",
-            "conceptual", "indirect"} <= types
-    assert sum(1 for i in QUESTIONS if not i["expect"]) >= 47  # 17 plainly unrelated + 30 that borrow words
+    assert {
+        "typo",
+        "british",
+        "alias",
+        "arxiv",
+        "author",
+        "natural",
+        "offtopic",
+        "comparison",
+        "everyday",
+        "conceptual",
+        "indirect",
+    } <= types
+    assert (
+        sum(1 for i in QUESTIONS if not i["expect"]) >= 47
+    )  # 17 plainly unrelated + 30 that borrow words
     assert all(set(i["both"]) <= set(i["expect"]) for i in QUESTIONS if i.get("both"))
 
 
-@pytest.mark.parametrize("items", [QUESTIONS, LOCKED, NEW_LOCKED, TIERS_LOCKED], ids=["tuning", "echo", "locked", "tiers"])
+@pytest.mark.parametrize(
+    "items",
+    [QUESTIONS, LOCKED, NEW_LOCKED, TIERS_LOCKED],
+    ids=["tuning", "echo", "locked", "tiers"],
+)
 def test_expected_ids_exist(core, items):
     missing = sorted({e for item in items for e in item["expect"] if core.get(e) is None})
     assert not missing, f"{len(missing)} expected ids are not in the catalog"
@@ -82,11 +110,16 @@ def test_tuning_set_figures(core):
     # families found after them are the hard ones: on the first 321 questions the figures were
     # 0.950, 0.916 and 0.963; on 449, 0.933, 0.896 and 0.940.
     # The last 18 (2026-12-03: a practitioner's words, and the Scaling Laws topic in everyday words,
-    # the second family not yet fixed) took top-3 and MRR down to 0.910 and 0.866; 8 more (a run problem
-    # told around a name, half of them not yet fixed) to 0.900 and 0.856, so the floors moved with them.
+    # the second family not yet fixed) took top-3 and
+    # MRR down to 0.910 and 0.866; 8 more (a run problem
+    # told around a name, half of them not yet fixed) to
+    # 0.900 and 0.856, so the floors moved with them.
     f = figures(ours(core), QUESTIONS)
     confident = confident_off_topic(core, QUESTIONS)
-    assert f["top3"] >= 0.935 and f["mrr"] >= 0.885 and confident <= 0.053 and f["both5"] >= 0.9, (f, confident)
+    assert f["top3"] >= 0.935 and f["mrr"] >= 0.885 and confident <= 0.053 and f["both5"] >= 0.9, (
+        f,
+        confident,
+    )
 
 
 @pytest.fixture(scope="module")
@@ -97,8 +130,10 @@ def locked_figures(core):
     f["confident"] = confident_off_topic(core, LOCKED)
     bm25 = BM25Only(core.store)
     base = figures(lambda q: bm25.ask(q, limit=10), LOCKED)
-    report = (f"locked set: top-3 {f['top3']:.3f}, MRR {f['mrr']:.3f}, off-topic answered confidently "
-              f"{f['confident']:.3f}, both in top 5 {f['both5']:.3f}; BM25 alone top-3 {base['top3']:.3f}")
+    report = (
+        f"locked set: top-3 {f['top3']:.3f}, MRR {f['mrr']:.3f}, off-topic answered confidently "
+        f"{f['confident']:.3f}, both in top 5 {f['both5']:.3f}; BM25 alone top-3 {base['top3']:.3f}"
+    )
     return f, base, report
 
 
@@ -115,7 +150,9 @@ def test_locked_set_meets_the_targets(locked_figures):
 
 
 def _outsider() -> list[dict] | None:
-    """../shared/eval/outsider-questions.json (validation only: never tuned on), when it is beside the checkout."""
+    """../shared/eval/outsider-questions.json (validation
+    only: never tuned on), when it is beside the checkout.
+    """
     for base in (HERE.parent.parent, HERE.parent.parent.parent):
         path = base / "shared" / "eval" / "outsider-questions.json"
         if path.is_file():
@@ -123,13 +160,18 @@ def _outsider() -> list[dict] | None:
     return None
 
 
-# What ask reached on the sets nobody tuned for (issue 18; printed by `python3 dev.py bench`). The issue's
-# targets (top-3 >= 0.95 and never below BM25 alone, MRR >= 0.85, off-topic >= 0.95) are not all reached
+# What ask reached on the sets nobody tuned for (issue
+# 18; printed by `python3 dev.py bench`). The issue's
+# targets (top-3 >= 0.95 and never below BM25 alone,
+# MRR >= 0.85, off-topic >= 0.95) are not all reached
 # yet: these floors are the figures reached, so a change that loses ground on either set fails here.
-# Lowered once, on purpose: the locked set's off-topic rejection was 0.925 before the eight papers of
-# 2026-12-03 (instructgpt, dpo, rloo, tulu-3, minimax-m1, pipelinerl, large-language-monkeys, swe-bench).
+# Lowered once, on purpose: the locked set's off-topic
+# rejection was 0.925 before the eight papers of
+# 2026-12-03 (instructgpt, dpo, rloo, tulu-3, minimax-m1,
+# pipelinerl, large-language-monkeys, swe-bench).
 # Their text gives the catalog words that off-topic questions borrow, so one more of the 40 locked
-# off-topic questions clears the floor (0.900); the same papers raised locked MRR (0.892 -> 0.898) and
+# off-topic questions clears the floor (0.900); the
+# same papers raised locked MRR (0.892 -> 0.898) and
 # the outsider figures (0.850/0.768 -> 0.867/0.797). Re-measured on the tuning set, neither more say
 # for BM25 (params.py: w_bm25) nor a higher floor (evidence 1.5 rejects one more tuning question and
 # loses one on-map answer) is a real gain, so 0.900 is the figure reached, not a target met.
@@ -138,16 +180,22 @@ def _outsider() -> list[dict] | None:
 # 0.964/0.905), moved one outsider answer down the list (MRR 0.797 -> 0.789; top-3 and rejection
 # unchanged) and cost the earlier locked set one answer and one rejection: on the sets nobody tuned
 # on, a wash. Kept for what it does for the person asking: their own words for a problem
-# ("leaderboard", "warmup", "cheating") no longer count against their question (docs/measurements.md).
-# Raised on 2026-12-03: chat's fillers as stopwords ("still ok?") answered one more outsider question,
+# ("leaderboard", "warmup", "cheating") no longer
+# count against their question (docs/measurements.md).
+# Raised on 2026-12-03: chat's fillers as stopwords
+# ("still ok?") answered one more outsider question,
 # and names typed run together ("r1zero") one more.
-# Lowered a third time, by the procedure: 75 new tuning questions (a helper's, in everyday words) and
+# Lowered a third time, by the procedure: 75 new
+# tuning questions (a helper's, in everyday words) and
 # the gate's counting fixed (benchmarks/tune.py) made the cross-validation choose name_zipf 9, weak
-# matches from evidence 0.5 and search_floor 0.586. Locked MRR moved 0.905 -> 0.902 (one answer a place
-# down), top-3 and rejection unchanged; the outsider set unchanged. Choosing otherwise because of the
+# matches from evidence 0.5 and search_floor 0.586.
+# Locked MRR moved 0.905 -> 0.902 (one answer a place
+# down), top-3 and rejection unchanged; the outsider
+# set unchanged. Choosing otherwise because of the
 # locked set would be tuning on it.
 # Raised on 2026-12-03 (later): everyday curated questions on four entries ("dashboard", "junk",
-# "nodes"), written for a family the newcomer pass found, moved an outsider answer up (MRR 0.811 -> 0.819).
+# "nodes"), written for a family the newcomer pass found,
+# moved an outsider answer up (MRR 0.811 -> 0.819).
 # Reached: top-3 and MRR of the entries shown (confident answers, else guesses), and off-topic
 # questions answered confidently (at most).
 REACHED = {
@@ -161,12 +209,19 @@ CONFIDENT_OFF_TOPIC = {"locked": 0.075, "outsider": 0.034}
 def test_honest_sets_do_not_lose_ground(core, name):
     items = NEW_LOCKED if name == "locked" else _outsider()
     if items is None:
-        pytest.skip("the outside question set (validation data kept outside the repository, at "
-                    "../shared/eval/outsider-questions.json) is not on this machine")
+        pytest.skip(
+            "the outside question set (validation data kept outside the repository, at "
+            "../shared/eval/outsider-questions.json) is not on this machine"
+        )
     f = figures(ours(core), items)
     confident = confident_off_topic(core, items)
-    report = f"{name}: " + ", ".join(f"{k} {f[k]:.3f} (reached {v:.3f})" for k, v in REACHED[name].items())
-    report += f", off-topic answered confidently {confident:.3f} (reached {CONFIDENT_OFF_TOPIC[name]:.3f})"
+    report = f"{name}: " + ", ".join(
+        f"{k} {f[k]:.3f} (reached {v:.3f})" for k, v in REACHED[name].items()
+    )
+    report += (
+        f", off-topic answered confidently {confident:.3f} (reached "
+        f"{CONFIDENT_OFF_TOPIC[name]:.3f})"
+    )
     assert all(f[k] >= v - 0.0005 for k, v in REACHED[name].items()), report
     assert confident <= CONFIDENT_OFF_TOPIC[name] + 0.0005, report
 
@@ -174,7 +229,15 @@ def test_honest_sets_do_not_lose_ground(core, name):
 @pytest.mark.parametrize(
     "question, expected",
     [
-        ("rewrad hacking", {"reward-model-overoptimization", "reward", "reward-overoptimization", "reward-hacking-definition"}),
+        (
+            "rewrad hacking",
+            {
+                "reward-model-overoptimization",
+                "reward",
+                "reward-overoptimization",
+                "reward-hacking-definition",
+            },
+        ),
         ("optimisaton", {"optimization"}),
         ("R1", {"deepseek-r1"}),
         ("the PPO paper", {"ppo"}),

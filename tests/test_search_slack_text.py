@@ -1,4 +1,5 @@
-"""Slack text is not part of the question (issue 18), in the real Bolt app against the Web API stand-in.
+"""Slack text is not part of the question (issue 18),
+in the real Bolt app against the Web API stand-in.
 
 Mentions, channel links, URLs, code marks and emoji do not change what ask finds; "papers by
 @someone" looks the person up (users.info) and searches their real name; a question in another
@@ -13,17 +14,35 @@ from rlmap_bot.search.query import plain
 from support.slackio import blocks_of, text_of
 
 PLAIN = "why is my reward going up but evals going down"
-DECORATED = ("<@U42> why is my :thinking_face: `reward` going up <#C9|ml-team> but evals "
-             "<https://wandb.ai/team/run/abc|going down> :chart_with_downwards_trend: https://example.org/x?y=1")
+DECORATED = (
+    "<@U42> why is my :thinking_face: `reward` going up <#C9|ml-team> but evals "
+    "<https://wandb.ai/team/run/abc|going down> :chart_with_downwards_trend: "
+    "https://example.org/x?y=1"
+)
 
 
 def _dm(bot, standin, text: str, ts: str) -> dict:
-    bot.slack.event({"type": "message", "channel_type": "im", "user": "U1", "channel": "D1", "ts": ts, "text": text})
+    bot.slack.event(
+        {
+            "type": "message",
+            "channel_type": "im",
+            "user": "U1",
+            "channel": "D1",
+            "ts": ts,
+            "text": text,
+        }
+    )
     return standin.wait_for("chat.postMessage")[0]
 
 
 def _entries(call) -> list[str]:
-    return [e["value"] for b in blocks_of(call) if b["type"] == "actions" for e in b["elements"] if "value" in e]
+    return [
+        e["value"]
+        for b in blocks_of(call)
+        if b["type"] == "actions"
+        for e in b["elements"]
+        if "value" in e
+    ]
 
 
 def test_markup_does_not_change_what_is_found(bot, standin):
@@ -34,7 +53,10 @@ def test_markup_does_not_change_what_is_found(bot, standin):
 
 
 def test_markup_is_stripped_from_the_words_not_the_words_in_it():
-    text = plain("what is `clip_fraction` :tada: <#C1|general> #random see <https://a.org/b|the PPO paper> https://c.org")
+    text = plain(
+        "what is `clip_fraction` :tada: <#C1|general> #random see <https://a.org/b|the PPO paper> "
+        "https://c.org"
+    )
     assert text.split() == ["what", "is", "clip_fraction", "see", "the", "PPO", "paper"]
     assert plain("meet at 10:30:00").split() == ["meet", "at", "10:30:00"]  # a time is not an emoji
 
@@ -64,17 +86,28 @@ def test_another_language_with_nothing_readable_is_told_so_and_nothing_is_correc
     and "fällt" was "corrected" to "falls"."""
     call = _dm(bot, standin, "warum steigt meine Belohnung aber die Bewertung fällt", "403.1")
     text = text_of(blocks_of(call))
-    assert "English only, and nothing I could read" in text and "what I could match is below" not in text
+    assert (
+        "English only, and nothing I could read" in text
+        and "what I could match is below" not in text
+    )
     assert "corrected spelling" not in text
 
 
-@pytest.mark.parametrize("question, other", [
-    ("como reduzir a divergência KL", True),  # two words English lacks, one written with a diacritic
-    ("¿por qué mi recompensa sube pero la evaluación baja?", True),
-    ("is the naïve café reward model ok", False),  # diacritics on English words
-    ("Schrödinger reward hacking", False),  # one name with a diacritic is no language
-    ("reward model by Hervé Jégou", False),  # nor two, without another language's common words
-    ("Gödel or Schrödinger reward hacking", False),
-])
-def test_diacritics_on_words_neither_english_nor_the_catalogs_mark_another_language(core, question, other):
+@pytest.mark.parametrize(
+    "question, other",
+    [
+        (
+            "como reduzir a divergência KL",
+            True,
+        ),  # two words English lacks, one written with a diacritic
+        ("¿por qué mi recompensa sube pero la evaluación baja?", True),
+        ("is the naïve café reward model ok", False),  # diacritics on English words
+        ("Schrödinger reward hacking", False),  # one name with a diacritic is no language
+        ("reward model by Hervé Jégou", False),  # nor two, without another language's common words
+        ("Gödel or Schrödinger reward hacking", False),
+    ],
+)
+def test_diacritics_on_words_neither_english_nor_the_catalogs_mark_another_language(
+    core, question, other
+):
     assert core.ask(question).english_only is other

@@ -23,7 +23,12 @@ def test_real_english_words_are_never_corrected(core, question, word):
 
 @pytest.mark.parametrize(
     "typo, fixed",
-    [("rewrad", "reward"), ("optimizaton", "optimization"), ("chinchila", "chinchilla"), ("genration", "generation")],
+    [
+        ("rewrad", "reward"),
+        ("optimizaton", "optimization"),
+        ("chinchila", "chinchilla"),
+        ("genration", "generation"),
+    ],
 )
 def test_typos_are_corrected_to_catalog_words(core, typo, fixed):
     assert core.ask(f"{typo} paper").corrections.get(typo) == fixed
@@ -31,8 +36,16 @@ def test_typos_are_corrected_to_catalog_words(core, typo, fixed):
 
 def test_stems_meet_and_do_not_invent_words():
     assert stem("rewards") == stem("reward") == stem("rewarded")
-    assert words("it goes") == ["it", "goes"]  # the surface word is kept; only matching uses the stem
-    assert words("Hafner's over-optimisation behaviour") == ["hafner", "over", "optimization", "behavior"]
+    assert words("it goes") == [
+        "it",
+        "goes",
+    ]  # the surface word is kept; only matching uses the stem
+    assert words("Hafner's over-optimisation behaviour") == [
+        "hafner",
+        "over",
+        "optimization",
+        "behavior",
+    ]
     assert words("Zürich ＰＰＯ") == ["zurich", "ppo"]
     assert content_words("Schulman et al. 2017") == ["schulman", "2017"]
     assert content_words("bigger batches don't help") == ["bigger", "batches", "help"]
@@ -58,7 +71,8 @@ def test_a_name_typed_run_together_is_its_words(core, question, expected):
 
 
 def test_a_word_the_catalog_writes_is_not_split(core):
-    """"apex" is a word of the catalog (the alias "ApeX") though "Ape-X" run together is "apex" too:
+    """ "apex" is a word of the catalog (the alias
+    "ApeX") though "Ape-X" run together is "apex" too:
     it stays one word, as typed; "r1zero" is no word of the catalog and becomes R1-Zero's words."""
     from rlmap_bot.search.query import parse
 
@@ -69,23 +83,38 @@ def test_a_word_the_catalog_writes_is_not_split(core):
     assert parse("r1zero on aime", lexicon).all_words[:2] == ["r1", "zero"]
 
 
-@pytest.mark.parametrize("question, name", [
-    ("anything from Lilian Weng?", "weng"),  # was "corrected" to "went" (a newcomer pass, 2026-12-03)
-    ("did Noam Brown write about self-play here", "noam"),  # was "norm"
-    ("is there something by Yejin Choi in here", "yejin"),
-])
+@pytest.mark.parametrize(
+    "question, name",
+    [
+        (
+            "anything from Lilian Weng?",
+            "weng",
+        ),  # was "corrected" to "went" (a newcomer pass, 2026-12-03)
+        ("did Noam Brown write about self-play here", "noam"),  # was "norm"
+        ("is there something by Yejin Choi in here", "yejin"),
+    ],
+)
 def test_a_name_the_catalog_lacks_is_not_corrected_into_a_word(core, question, name):
-    # Capitalised inside a sentence, a word is a name: it may be a misspelt byline, never a misspelt word.
+    # Capitalised inside a sentence, a word is a name: it
+    # may be a misspelt byline, never a misspelt word.
     assert name not in core.ask(question).corrections
 
 
-@pytest.mark.parametrize("question, fixed", [
-    ("papers by Schulmann", "schulman"), ("what did Jon Schulmann write about PPO", "schulman"),
-    ("the Hafnr paper on world models", "hafner"), ("is the Rewrad model overfitting", "reward"),
-    # A catalog word typed with a capital (the review of 2026-12-03: these lost their correction when
-    # every capitalised word was read as a name): alone, or in a phrase the catalog writes.
-    ("what about Entorpy collapse", "entropy"), ("the Trunction rate is high", "truncation"),
-    ("what causes Reward Hackign", "hacking"), ("my Learnign rate is too high", "learning"),
-])
+@pytest.mark.parametrize(
+    "question, fixed",
+    [
+        ("papers by Schulmann", "schulman"),
+        ("what did Jon Schulmann write about PPO", "schulman"),
+        ("the Hafnr paper on world models", "hafner"),
+        ("is the Rewrad model overfitting", "reward"),
+        # A catalog word typed with a capital (the review
+        # of 2026-12-03: these lost their correction when
+        # every capitalised word was read as a name): alone, or in a phrase the catalog writes.
+        ("what about Entorpy collapse", "entropy"),
+        ("the Trunction rate is high", "truncation"),
+        ("what causes Reward Hackign", "hacking"),
+        ("my Learnign rate is too high", "learning"),
+    ],
+)
 def test_a_capitalised_typo_of_a_catalog_name_is_still_corrected(core, question, fixed):
     assert fixed in core.ask(question).corrections.values()

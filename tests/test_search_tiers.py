@@ -3,7 +3,8 @@
 A confident answer is as strict as the gate (an off-topic question that borrows a word of the map
 does not get one). When the gate refuses yet some word of the question speaks for the map
 (params.guess_word_evidence, or a title or alias found whole), the nearest entries are shown as a
-guess: `ask --json` says `"tier": "guess"` and keeps them in `guesses`, the terminal says so in three
+guess: `ask --json` says `"tier": "guess"` and keeps
+them in `guesses`, the terminal says so in three
 lines, Slack in one compact card with "Diagnose a run". "Nothing in the map" is left for a question
 none of whose words speaks for the map. Every question below was written for this file.
 """
@@ -20,12 +21,19 @@ from support.slackio import blocks_of, text_of
 # A problem with a run told in everyday words: the gate cannot vouch for any entry, a guess finds
 # it.
 PLAIN = [
-    ("the judge model says most replies are fine but when I check them myself many are junk",
-     {"reward_audit_error_rate"}),
+    (
+        "the judge model says most replies are fine but when I check them myself many are junk",
+        {"reward_audit_error_rate"},
+    ),
     ("the checker approves answers that a person can see are wrong", {"reward_audit_error_rate"}),
-    ("half the prompts in our set are too easy and the other half impossible",
-     {"train_solve_rate", "zero_advantage_fraction"}),
-    ("two runs with different random seeds end up miles apart", {"eval_seed_std", "deep-rl-that-matters"}),
+    (
+        "half the prompts in our set are too easy and the other half impossible",
+        {"train_solve_rate", "zero_advantage_fraction"},
+    ),
+    (
+        "two runs with different random seeds end up miles apart",
+        {"eval_seed_std", "deep-rl-that-matters"},
+    ),
     ("the loss suddenly blew up to infinity halfway through", {"loss_divergence"}),
 ]
 # Off-topic, each with a word the map uses in another sense.
@@ -48,12 +56,16 @@ GUESS = PLAIN[0][0]
 
 
 @pytest.mark.parametrize("question, nearest", PLAIN)
-def test_a_plainly_worded_question_about_the_map_gets_a_guess_with_the_entry(core, question, nearest):
+def test_a_plainly_worded_question_about_the_map_gets_a_guess_with_the_entry(
+    core, question, nearest
+):
     answer = core.ask(question)
     assert answer.tier == "guess" and answer.results == [], answer.tier
     assert nearest & {h.id for h in answer.guesses}, [h.id for h in answer.guesses]
     assert answer.map_words, "a guess says which words speak for the map"
-    assert all(0 < h.score <= core.searcher.floor + 1e-9 for h in answer.guesses)  # never as sure as an answer
+    assert all(
+        0 < h.score <= core.searcher.floor + 1e-9 for h in answer.guesses
+    )  # never as sure as an answer
 
 
 @pytest.mark.parametrize("question", BORROWS)
@@ -65,7 +77,12 @@ def test_an_off_topic_question_with_a_map_word_never_gets_a_confident_answer(cor
 @pytest.mark.parametrize("question", NO_MAP_WORD + ["best pizza dough hydration"])
 def test_a_question_with_no_map_word_gets_nothing(core, question):
     answer = core.ask(question)
-    assert answer.tier == "nothing" and not answer.results and not answer.guesses and not answer.map_words
+    assert (
+        answer.tier == "nothing"
+        and not answer.results
+        and not answer.guesses
+        and not answer.map_words
+    )
     assert answer.known_topics  # what the bot knows about, instead
 
 
@@ -73,15 +90,20 @@ def test_one_borrowed_map_word_is_a_guess_not_vouched_for(core):
     # Enough evidence for the floor, all of it from one word: the rest of the question may be about
     # a game ("dota") or be chat around a lookup ("GRPO"); the map cannot tell, so neither is
     # confident.
-    for question, nearest in [("which dota 2 items are best for a support player", "openai-five"),
-                              ("is GRPO still worth using these days", "deepseekmath-grpo"),
-                              ("what does PPO stand for and who came up with it", "ppo")]:
+    for question, nearest in [
+        ("which dota 2 items are best for a support player", "openai-five"),
+        ("is GRPO still worth using these days", "deepseekmath-grpo"),
+        ("what does PPO stand for and who came up with it", "ppo"),
+    ]:
         answer = core.ask(question)
         assert answer.tier == "guess" and answer.results == [], question
         assert nearest in [h.id for h in answer.guesses], question
     # A short lookup, two map words meeting in one entry, or a comparison stay confident answers.
-    for question, first in [("the PPO paper", "ppo"), ("entropy collapse in GRPO training", None),
-                            ("Ape-X and IMPALA, how are they different", None)]:
+    for question, first in [
+        ("the PPO paper", "ppo"),
+        ("entropy collapse in GRPO training", None),
+        ("Ape-X and IMPALA, how are they different", None),
+    ]:
         answer = core.ask(question)
         assert answer.tier == "confident" and answer.results and answer.guesses == [], question
         assert first is None or answer.results[0].id == first
@@ -116,18 +138,36 @@ def test_the_shell_shows_a_guess_as_a_guess(env):
 
 def test_the_terminal_says_nothing_only_when_no_word_speaks_for_the_map(env):
     out = invoke(["ask", NO_MAP_WORD[1]], env)
-    assert "Nothing in the map is relevant" in out.stdout and "Not sure this is what you mean" not in out.stdout
+    assert (
+        "Nothing in the map is relevant" in out.stdout
+        and "Not sure this is what you mean" not in out.stdout
+    )
 
 
 def test_slack_shows_a_guess_in_one_compact_card_with_the_diagnose_button(bot, standin):
-    bot.slack.event({"type": "message", "channel_type": "im", "user": "U1", "channel": "D1", "ts": "300.1",
-                     "text": GUESS})
+    bot.slack.event(
+        {
+            "type": "message",
+            "channel_type": "im",
+            "user": "U1",
+            "channel": "D1",
+            "ts": "300.1",
+            "text": GUESS,
+        }
+    )
     call = standin.wait_for("chat.postMessage")[0]
     blocks = blocks_of(call)
     text = text_of(blocks)
-    assert "Not sure this is what you mean; the closest in the map:" in text and "Reward audit error rate" in text
+    assert (
+        "Not sure this is what you mean; the closest in the map:" in text
+        and "Reward audit error rate" in text
+    )
     assert "About a run of yours? `/rlmap diagnose`" in text
-    assert [b["type"] for b in blocks] == ["section", "context", "actions"]  # one card: entries, pointer, buttons
+    assert [b["type"] for b in blocks] == [
+        "section",
+        "context",
+        "actions",
+    ]  # one card: entries, pointer, buttons
     buttons = blocks[-1]["elements"]
     assert buttons[-1]["text"]["text"] == "Diagnose a run"
     assert "reward_audit_error_rate" in [b["value"] for b in buttons[:-1]]
@@ -135,7 +175,15 @@ def test_slack_shows_a_guess_in_one_compact_card_with_the_diagnose_button(bot, s
 
 
 def test_slack_says_nothing_with_no_guess_when_no_word_speaks_for_the_map(bot, standin):
-    bot.slack.event({"type": "message", "channel_type": "im", "user": "U1", "channel": "D1", "ts": "300.2",
-                     "text": NO_MAP_WORD[2]})
+    bot.slack.event(
+        {
+            "type": "message",
+            "channel_type": "im",
+            "user": "U1",
+            "channel": "D1",
+            "ts": "300.2",
+            "text": NO_MAP_WORD[2],
+        }
+    )
     text = text_of(blocks_of(standin.wait_for("chat.postMessage")[0]))
     assert "Nothing in the map is relevant" in text and "Not sure this is what you mean" not in text

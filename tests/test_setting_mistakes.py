@@ -1,4 +1,5 @@
-"""A mistyped setting or option is one line naming it, exit 2, and nothing the bot did not make is touched.
+"""A mistyped setting or option is one line naming it,
+exit 2, and nothing the bot did not make is touched.
 
 Through the real command line (click's runner over the real command tree, or the installed script
 for `serve`), against real files and the Slack Web API stand-in.
@@ -31,7 +32,8 @@ def _someone_elses_database(path) -> bytes:
     return path.read_bytes()
 
 
-# -- the knowledge store: never replace a file the bot did not make --------------------------------------
+# -- the knowledge store: never replace a file the bot
+#  did not make --------------------------------------
 @pytest.mark.parametrize("how", ["RLMAP_DB", "--db"])
 @pytest.mark.parametrize("kind", ["notes", "sqlite"])
 def test_a_file_that_is_not_a_knowledge_store_is_left_alone(how, kind, tmp_path, env):
@@ -52,7 +54,9 @@ def test_a_file_that_is_not_a_knowledge_store_is_left_alone(how, kind, tmp_path,
         line = _one_error_line(out)
         assert line.startswith(f"error: {how}: ") and "is not a knowledge store" in line
         assert target.read_bytes() == before
-    assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(target.name)) == [target.name]
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(target.name)) == [
+        target.name
+    ]
 
 
 def test_an_empty_file_or_our_own_store_is_rebuilt(tmp_path, env):
@@ -97,11 +101,16 @@ def test_a_state_store_file_the_bot_did_not_make_is_left_alone(kind, tmp_path, e
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith(target.name)] == [target.name]
 
 
-# -- the knowledge folder: a wrong path is refused, not answered from the old store ------------------------
+# -- the knowledge folder: a wrong path is refused, not
+#  answered from the old store ------------------------
 @pytest.mark.parametrize("how", ["RLMAP_KNOWLEDGE", "--knowledge"])
 @pytest.mark.parametrize("what", ["missing", "a file", "an unrelated folder"])
 def test_a_wrong_knowledge_path_is_refused(how, what, tmp_path, env):
-    path = {"missing": tmp_path / "knowlege", "a file": tmp_path / "notes.md", "an unrelated folder": tmp_path}[what]
+    path = {
+        "missing": tmp_path / "knowlege",
+        "a file": tmp_path / "notes.md",
+        "an unrelated folder": tmp_path,
+    }[what]
     if what == "a file":
         path.write_text("# notes\n")
     args = ["--knowledge", str(path)] if how == "--knowledge" else []
@@ -113,14 +122,21 @@ def test_a_wrong_knowledge_path_is_refused(how, what, tmp_path, env):
     assert "Proximal Policy Optimization" not in out.stdout, "answered from the previous store"
 
 
-# -- Slack settings at `serve` ------------------------------------------------------------------------------
+# -- Slack settings at `serve`
+#  ------------------------------------------------------------------------------
 def _serve(env, *args):
-    return subprocess.run([EXE, "serve", *args], env=env, capture_output=True, text=True, timeout=60)
+    return subprocess.run(
+        [EXE, "serve", *args], env=env, capture_output=True, text=True, timeout=60
+    )
 
 
 def test_a_bot_token_alone_names_both_ways_in(env):
     env["SLACK_BOT_TOKEN"] = BOT_TOKEN
-    for args in (["serve"], ["serve", "--http"], []):  # the bare command serves Slack when a token is set
+    for args in (
+        ["serve"],
+        ["serve", "--http"],
+        [],
+    ):  # the bare command serves Slack when a token is set
         out = subprocess.run([EXE, *args], env=env, capture_output=True, text=True, timeout=60)
         assert out.returncode == 2
         line = _one_error_line(out)
@@ -128,11 +144,16 @@ def test_a_bot_token_alone_names_both_ways_in(env):
         assert "SLACK_SIGNING_SECRET" in line and "--http" in line
 
 
-@pytest.mark.parametrize("setting, value, expected", [
-    ("SLACK_APP_TOKEN", BOT_TOKEN, "SLACK_APP_TOKEN must be an app-level token"),
-    ("SLACK_BOT_TOKEN", "xapp-1-A1-mixedup", "SLACK_BOT_TOKEN must be a bot token"),
-])
-def test_a_token_of_the_wrong_kind_is_named_before_connecting(setting, value, expected, serve_env, standin):
+@pytest.mark.parametrize(
+    "setting, value, expected",
+    [
+        ("SLACK_APP_TOKEN", BOT_TOKEN, "SLACK_APP_TOKEN must be an app-level token"),
+        ("SLACK_BOT_TOKEN", "xapp-1-A1-mixedup", "SLACK_BOT_TOKEN must be a bot token"),
+    ],
+)
+def test_a_token_of_the_wrong_kind_is_named_before_connecting(
+    setting, value, expected, serve_env, standin
+):
     serve_env.update({"SLACK_APP_TOKEN": "xapp-1-A1-test", setting: value})
     out = _serve(serve_env)
     assert out.returncode == 2
@@ -158,13 +179,17 @@ def test_a_refused_app_token_is_one_line(error, serve_env, standin):
     standin.fail_next("apps.connections.open", error)
     out = _serve(serve_env)
     assert out.returncode == 2
-    assert _one_error_line(out).startswith(f"error: SLACK_APP_TOKEN: Slack refused the token ({error}")
+    assert _one_error_line(out).startswith(
+        f"error: SLACK_APP_TOKEN: Slack refused the token ({error}"
+    )
     assert "xapp-1-A1-revoked" not in out.stderr + out.stdout
 
 
 def test_slack_unreachable_at_serve_names_the_url_setting(serve_env):
     serve_env["SLACK_APP_TOKEN"] = "xapp-1-A1-test"
-    serve_env["SLACK_API_URL"] = "http://127.0.0.1:9/api/"  # discard port: nothing listens, connection refused
+    serve_env["SLACK_API_URL"] = (
+        "http://127.0.0.1:9/api/"  # discard port: nothing listens, connection refused
+    )
     out = _serve(serve_env)
     assert out.returncode == 2
     line = _one_error_line(out)
@@ -178,5 +203,3 @@ def test_the_knowledge_store_files_are_untouched_by_a_refused_start(tmp_path, se
     out = _serve(serve_env)
     assert out.returncode == 2 and "RLMAP_DB" in _one_error_line(out)
     assert notes.read_text() == "mine\n"
-
-

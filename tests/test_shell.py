@@ -14,7 +14,9 @@ def drive(core, *lines: str) -> str:
 
 
 def test_plain_line_is_a_question(core):
-    out = drive(core, "our grader says 90% solved but spot checks disagree, where do I look?", "quit")
+    out = drive(
+        core, "our grader says 90% solved but spot checks disagree, where do I look?", "quit"
+    )
     # The first hit may follow the prompt on the same line ("rlmap> 1. ...").
     first = [line for line in out.splitlines() if "1. [" in line][0]
     assert "Reward quality" in first
@@ -31,7 +33,16 @@ def test_commands(core):
 
 
 def test_bad_input_never_shows_a_traceback(core):
-    out = drive(core, "show", "show no-such-thing", "ask", "!!!", "\x00\x01", "show ../../etc/passwd", "quit")
+    out = drive(
+        core,
+        "show",
+        "show no-such-thing",
+        "ask",
+        "!!!",
+        "\x00\x01",
+        "show ../../etc/passwd",
+        "quit",
+    )
     assert "Traceback" not in out
     assert "`show` needs ID" in out and "Usage: show ID" in out
     assert "no entry with id 'no-such-thing'" in out
@@ -52,30 +63,59 @@ def test_end_of_input_quits(core):
 
 
 def test_papers_by_a_name_as_people_type_it(core):
-    # A newcomer (2026-12-03): "papers by Schulmann" found nothing and offered nothing, and "papers by
-    # John Schulman" left the papers list for a search. Bylines give surnames; a letter off is a typo.
-    out = drive(core, "papers by John Schulman", "papers by Schulmann stage optimization", "papers by deepmnd",
-                "papers by Lilian Weng", "quit")
+    # A newcomer (2026-12-03): "papers by Schulmann"
+    # found nothing and offered nothing, and "papers by
+    # John Schulman" left the papers list for a search.
+    # Bylines give surnames; a letter off is a typo.
+    out = drive(
+        core,
+        "papers by John Schulman",
+        "papers by Schulmann stage optimization",
+        "papers by deepmnd",
+        "papers by Lilian Weng",
+        "quit",
+    )
     assert "4 papers by Schulman (for “John Schulman”) in the catalog" in out
     assert "papers on Optimization by Schulman (for “Schulmann”)" in out
     assert "papers by DeepMind (for “deepmnd”)" in out  # as the byline writes it
     # Nobody close: nothing guessed, and the line is a question the map has no answer to.
-    assert "(for “Lilian Weng”)" not in out and "Nothing in the map is relevant to “papers by Lilian Weng”" in out
+    assert (
+        "(for “Lilian Weng”)" not in out
+        and "Nothing in the map is relevant to “papers by Lilian Weng”" in out
+    )
     assert "Two entries fit about equally well" not in out
 
 
 def test_a_question_that_starts_with_papers_by_stays_a_question(core):
-    # The review of the change above (2026-12-03): a name read over several words must not swallow the
+    # The review of the change above (2026-12-03): a
+    # name read over several words must not swallow the
     # question that follows it, nor read a short name as another person's.
-    out = drive(core, "papers by DeepMind using world models", "papers by the DeepSeek team",
-                "papers by Gao et al reward overoptimization", "papers by Lin", "quit")
-    assert "Mastering Diverse Domains through World Models" in out.split("papers by the DeepSeek")[0]
+    out = drive(
+        core,
+        "papers by DeepMind using world models",
+        "papers by the DeepSeek team",
+        "papers by Gao et al reward overoptimization",
+        "papers by Lin",
+        "quit",
+    )
+    assert (
+        "Mastering Diverse Domains through World Models" in out.split("papers by the DeepSeek")[0]
+    )
     assert "(deepseek-r1," in out and "(reward-model-overoptimization," in out
-    assert "papers by Team" not in out and "No papers by Lin in the catalog" in out and "(for “Lin”)" not in out
+    assert (
+        "papers by Team" not in out
+        and "No papers by Lin in the catalog" in out
+        and "(for “Lin”)" not in out
+    )
 
 
 def test_a_close_call_shows_two_then_the_rest_apart(core):
     out = drive(core, "ask MiniMax", "quit")
     head, _, rest = out.partition("Also relevant:")
-    assert "Did you mean one of these?" in head and "1. [" in head and "2. [" in head and "3. [" not in head
+    assert (
+        "Did you mean one of these?" in head
+        and "1. [" in head
+        and "2. [" in head
+        and "3. [" not in head
+    )
     assert not rest or "3. [" in rest

@@ -1,4 +1,6 @@
-"""A whole diagnosis in a Slack thread: buttons, typed numbers, the card updated in place, the verdict."""
+"""A whole diagnosis in a Slack thread: buttons, typed
+numbers, the card updated in place, the verdict.
+"""
 
 from __future__ import annotations
 
@@ -10,8 +12,12 @@ from support.slackio import blocks, start, text_of
 from support.standin import BOT_USER
 
 TRUTH = {  # a run whose reward model is being over-optimised
-    "proxy_reward_trend": "rising", "heldout_score_trend": "falling", "reward_audit_error_rate": 0.3,
-    "kl_to_reference": 40, "length_growth": 2.0, "entropy_trend": "stable",
+    "proxy_reward_trend": "rising",
+    "heldout_score_trend": "falling",
+    "reward_audit_error_rate": 0.3,
+    "kl_to_reference": 40,
+    "length_growth": 2.0,
+    "entropy_trend": "stable",
 }
 
 
@@ -41,7 +47,9 @@ def test_full_diagnosis_by_clicks_and_typed_numbers(bot, standin):
     read = [b for b in card.buttons.values() if b["action_id"].startswith("entry_show")]
     assert "reward-model-overoptimization" in {b["value"] for b in read}
     # One card, updated in place: no new messages in the thread apart from it.
-    thread_posts = [c for c in standin.of("chat.postMessage") if c.args.get("thread_ts") == card.thread]
+    thread_posts = [
+        c for c in standin.of("chat.postMessage") if c.args.get("thread_ts") == card.thread
+    ]
     assert len(thread_posts) == 1 and card.updates() == len(seen)
 
 
@@ -60,9 +68,17 @@ def test_typed_values_bad_values_back_and_dont_know(bot, standin):
     card.click("diag_stop")
     assert card.signal is None and "Verdict" in json.dumps(card.blocks, ensure_ascii=False)
     # A click on the finished card's old buttons is refused politely.
-    bot.slack.click("diag_skip", json.dumps({"s": "nope", "q": first, "v": ""}), channel=card.channel,
-                    message_ts=card.ts, respond_as="stale")
-    assert "no longer exists" in standin.wait_for("response_url", lambda c: c.target == "stale")[0].args["text"]
+    bot.slack.click(
+        "diag_skip",
+        json.dumps({"s": "nope", "q": first, "v": ""}),
+        channel=card.channel,
+        message_ts=card.ts,
+        respond_as="stale",
+    )
+    assert (
+        "no longer exists"
+        in standin.wait_for("response_url", lambda c: c.target == "stale")[0].args["text"]
+    )
 
 
 def test_several_diagnoses_at_once_in_different_threads(bot, standin):
@@ -96,8 +112,15 @@ def test_diagnosis_survives_a_restart(standin, built_db, tmp_path):
 
 
 def test_diagnose_in_a_mention_runs_under_the_mention(bot, standin):
-    bot.slack.event({"type": "app_mention", "user": "U3", "channel": "C3", "ts": "900.1",
-                     "text": f"<@{BOT_USER}> diagnose"})
+    bot.slack.event(
+        {
+            "type": "app_mention",
+            "user": "U3",
+            "channel": "C3",
+            "ts": "900.1",
+            "text": f"<@{BOT_USER}> diagnose",
+        }
+    )
     call = standin.wait_for("chat.postMessage")[0]
     assert call.args["thread_ts"] == "900.1"
     assert "Diagnosis · question 1" in json.dumps(blocks(call), ensure_ascii=False)
@@ -106,13 +129,25 @@ def test_diagnose_in_a_mention_runs_under_the_mention(bot, standin):
 
 
 def test_a_reply_while_the_first_card_is_being_posted_updates_that_card(bot, standin):
-    # Slack is slow to answer the card's post: a reply typed as soon as the card shows must not make a second one.
+    # Slack is slow to answer the card's post: a reply typed
+    # as soon as the card shows must not make a second one.
     standin.holds["chat.postMessage"] = 1.0
     bot.slack.command("diagnose", channel="C7", respond_as="slow")
-    card_call = standin.wait_for("chat.postMessage", lambda c: c.args["channel"] == "C7" and c.args.get("thread_ts"))[0]
+    card_call = standin.wait_for(
+        "chat.postMessage", lambda c: c.args["channel"] == "C7" and c.args.get("thread_ts")
+    )[0]
     thread = card_call.args["thread_ts"]
-    bot.slack.event({"type": "message", "channel_type": "channel", "user": "U1", "channel": "C7", "ts": f"{thread}5",
-                     "thread_ts": thread, "text": "?"})
+    bot.slack.event(
+        {
+            "type": "message",
+            "channel_type": "channel",
+            "user": "U1",
+            "channel": "C7",
+            "ts": f"{thread}5",
+            "thread_ts": thread,
+            "text": "?",
+        }
+    )
     card_ts = next(m["ts"] for m in standin.messages["C7"] if m.get("thread_ts") == thread)
     standin.wait_for("chat.update", lambda c: c.args["ts"] == card_ts, timeout=15)
     standin.holds.clear()
@@ -128,8 +163,12 @@ def test_a_reply_overtaken_by_a_later_one_is_refused_not_misapplied(bot, standin
     card.type("?", ts=newer)  # the later message reaches the bot first and skips question 1
     second = card.signal
     assert second != first
-    card.type("?", ts=older, expect_update=False)  # the earlier one, late: it must not skip question 2
-    told = standin.wait_for("chat.postEphemeral", lambda c: "arrived after a later one" in c.args["text"])[0]
+    card.type(
+        "?", ts=older, expect_update=False
+    )  # the earlier one, late: it must not skip question 2
+    told = standin.wait_for(
+        "chat.postEphemeral", lambda c: "arrived after a later one" in c.args["text"]
+    )[0]
     assert told.args["user"] == "U1" and told.args["thread_ts"] == card.thread
     assert card.signal == second and card.updates() == 1
     session = bot.front.core.state.sessions.find("T0001", card.channel, card.thread)
@@ -139,9 +178,23 @@ def test_a_reply_overtaken_by_a_later_one_is_refused_not_misapplied(bot, standin
 def test_replies_typed_in_a_burst_are_applied_in_the_order_they_were_written(bot, standin):
     card = start(bot, standin)
     sent = [card.reply_ts() for _ in range(6)]
-    posts = [threading.Thread(target=bot.slack.event, args=({
-        "type": "message", "channel_type": "channel", "user": "U1", "channel": card.channel, "ts": ts,
-        "thread_ts": card.thread, "text": "?"},)) for ts in sent]
+    posts = [
+        threading.Thread(
+            target=bot.slack.event,
+            args=(
+                {
+                    "type": "message",
+                    "channel_type": "channel",
+                    "user": "U1",
+                    "channel": card.channel,
+                    "ts": ts,
+                    "thread_ts": card.thread,
+                    "text": "?",
+                },
+            ),
+        )
+        for ts in sent
+    ]
     for post in posts:
         post.start()
     for post in posts:
@@ -149,18 +202,33 @@ def test_replies_typed_in_a_burst_are_applied_in_the_order_they_were_written(bot
     standin.settle()
     session = bot.front.core.state.sessions.find("T0001", card.channel, card.thread)
     applied = [move.rsplit(":", 1)[1] for move in session.moves]
-    assert applied and applied == sorted(applied, key=float), "a reply was applied after a later one"
+    assert applied and applied == sorted(applied, key=float), (
+        "a reply was applied after a later one"
+    )
     assert len(session.skipped) == len(applied), "each applied reply skipped exactly one question"
-    refused = [c for c in standin.of("chat.postEphemeral") if c.args.get("thread_ts") == card.thread]
-    assert len(applied) + len(refused) == len(sent), "every reply was either applied or its writer told why not"
+    refused = [
+        c for c in standin.of("chat.postEphemeral") if c.args.get("thread_ts") == card.thread
+    ]
+    assert len(applied) + len(refused) == len(sent), (
+        "every reply was either applied or its writer told why not"
+    )
 
 
-# -- "Diagnose a run": from an answer that missed, one click to the guided diagnosis -----------------------
-SYMPTOM = "the model learned to rewrite the unit tests so that every check comes back green"  # a guess
+# -- "Diagnose a run": from an answer that missed, one
+#  click to the guided diagnosis -----------------------
+SYMPTOM = (
+    "the model learned to rewrite the unit tests so that every check comes back green"  # a guess
+)
 
 
 def _diagnose_button(call_blocks: list) -> dict:
-    found = [e for b in call_blocks if b["type"] == "actions" for e in b["elements"] if e["action_id"] == "diagnose_start"]
+    found = [
+        e
+        for b in call_blocks
+        if b["type"] == "actions"
+        for e in b["elements"]
+        if e["action_id"] == "diagnose_start"
+    ]
     assert len(found) == 1, "one 'Diagnose a run' button under an answer that missed"
     assert found[0]["text"]["text"] == "Diagnose a run"
     return found[0]
@@ -171,10 +239,19 @@ def test_a_private_answer_that_missed_opens_a_diagnosis_thread_and_stays(bot, st
     answer = standin.wait_for("response_url", lambda c: c.target == "asked")[0]
     assert "Nothing in the map is relevant" in text_of(answer.args["blocks"])
     button = _diagnose_button(answer.args["blocks"])
-    # The click comes from an ephemeral message: Slack sends no `message`, so there is nothing to thread under.
-    bot.slack.click(button["action_id"], button["value"], user="U4", channel="C4", respond_as="clicked",
-                    ephemeral=True)
-    root, card = standin.wait_for("chat.postMessage", lambda c: c.args["channel"] == "C4", count=2)[:2]
+    # The click comes from an ephemeral message: Slack sends
+    # no `message`, so there is nothing to thread under.
+    bot.slack.click(
+        button["action_id"],
+        button["value"],
+        user="U4",
+        channel="C4",
+        respond_as="clicked",
+        ephemeral=True,
+    )
+    root, card = standin.wait_for("chat.postMessage", lambda c: c.args["channel"] == "C4", count=2)[
+        :2
+    ]
     assert "started a diagnosis" in text_of(blocks(root)) and not root.args.get("thread_ts")
     assert card.args["thread_ts"] == standin.messages["C4"][0]["ts"]
     assert "Diagnosis · question 1" in json.dumps(blocks(card), ensure_ascii=False)
@@ -183,52 +260,111 @@ def test_a_private_answer_that_missed_opens_a_diagnosis_thread_and_stays(bot, st
     session = bot.front.core.state.sessions.find("T0001", "C4", card.args["thread_ts"])
     assert session is not None and session.user == "U4"
     # A second click before any answer is the same request: pointed to the first, no second thread.
-    bot.slack.click(button["action_id"], button["value"], user="U4", channel="C4", respond_as="clicked",
-                    ephemeral=True)
+    bot.slack.click(
+        button["action_id"],
+        button["value"],
+        user="U4",
+        channel="C4",
+        respond_as="clicked",
+        ephemeral=True,
+    )
     again = standin.wait_for("response_url", lambda c: c.target == "clicked", count=2)[1]
     assert "already waiting for its first answer" in again.args["text"]
     standin.settle()
-    assert len(standin.of("chat.postMessage")) == 2 and len(bot.front.core.flow.open_sessions(team="T0001")) == 1
+    assert (
+        len(standin.of("chat.postMessage")) == 2
+        and len(bot.front.core.flow.open_sessions(team="T0001")) == 1
+    )
     for reply in standin.of("response_url"):
         if reply.target == "clicked":  # the answer the person was reading stays on screen
-            assert reply.args.get("replace_original") is False and not reply.args.get("delete_original"), reply.args
+            assert reply.args.get("replace_original") is False and not reply.args.get(
+                "delete_original"
+            ), reply.args
 
 
 def test_a_guess_in_a_mention_thread_starts_the_diagnosis_in_that_thread(bot, standin):
-    bot.slack.event({"type": "app_mention", "user": "U5", "channel": "C5", "ts": "950.1",
-                     "text": f"<@{BOT_USER}> {SYMPTOM}"})
+    bot.slack.event(
+        {
+            "type": "app_mention",
+            "user": "U5",
+            "channel": "C5",
+            "ts": "950.1",
+            "text": f"<@{BOT_USER}> {SYMPTOM}",
+        }
+    )
     answer = standin.wait_for("chat.postMessage")[0]
-    assert "Not sure this is what you mean" in text_of(blocks(answer)) and answer.args["thread_ts"] == "950.1"
+    assert (
+        "Not sure this is what you mean" in text_of(blocks(answer))
+        and answer.args["thread_ts"] == "950.1"
+    )
     button = _diagnose_button(blocks(answer))
     answer_ts = next(m["ts"] for m in standin.messages["C5"] if m.get("thread_ts") == "950.1")
-    bot.slack.click(button["action_id"], button["value"], user="U5", channel="C5", message_ts=answer_ts,
-                    thread_ts="950.1")
+    bot.slack.click(
+        button["action_id"],
+        button["value"],
+        user="U5",
+        channel="C5",
+        message_ts=answer_ts,
+        thread_ts="950.1",
+    )
     card = standin.wait_for("chat.postMessage", count=2)[1]
-    assert card.args["channel"] == "C5" and card.args["thread_ts"] == "950.1"  # no new root: the same thread
+    assert (
+        card.args["channel"] == "C5" and card.args["thread_ts"] == "950.1"
+    )  # no new root: the same thread
     assert "Diagnosis · question 1" in json.dumps(blocks(card), ensure_ascii=False)
     assert bot.front.core.state.sessions.find("T0001", "C5", "950.1") is not None
-    # The thread's next reply answers the first question ("?": don't know), as in any diagnosis thread.
+    # The thread's next reply answers the first question
+    # ("?": don't know), as in any diagnosis thread.
     first = bot.front.core.state.sessions.find("T0001", "C5", "950.1").current
     # A teammate's click on the same answer before anyone answered: pointed to the open card.
-    bot.slack.click(button["action_id"], button["value"], user="U9", channel="C5", message_ts=answer_ts,
-                    thread_ts="950.1", respond_as="teammate")
-    assert "already waiting" in standin.wait_for("response_url", lambda c: c.target == "teammate")[0].args["text"]
+    bot.slack.click(
+        button["action_id"],
+        button["value"],
+        user="U9",
+        channel="C5",
+        message_ts=answer_ts,
+        thread_ts="950.1",
+        respond_as="teammate",
+    )
+    assert (
+        "already waiting"
+        in standin.wait_for("response_url", lambda c: c.target == "teammate")[0].args["text"]
+    )
     standin.settle()
     assert len(standin.of("chat.postMessage")) == 2
-    bot.slack.event({"type": "message", "channel_type": "channel", "user": "U5", "channel": "C5", "ts": "950.9",
-                     "thread_ts": "950.1", "text": "?"})
+    bot.slack.event(
+        {
+            "type": "message",
+            "channel_type": "channel",
+            "user": "U5",
+            "channel": "C5",
+            "ts": "950.9",
+            "thread_ts": "950.1",
+            "text": "?",
+        }
+    )
     update = standin.wait_for("chat.update", lambda c: c.args["channel"] == "C5")[0]
     assert "question 2" in update.args["text"]
     assert bot.front.core.state.sessions.find("T0001", "C5", "950.1").current not in (None, first)
 
 
 def test_a_dm_answer_that_missed_starts_the_diagnosis_under_that_answer(bot, standin):
-    bot.slack.event({"type": "message", "channel_type": "im", "user": "U6", "channel": "D6", "ts": "960.1",
-                     "text": "where is the coffee machine"})
+    bot.slack.event(
+        {
+            "type": "message",
+            "channel_type": "im",
+            "user": "U6",
+            "channel": "D6",
+            "ts": "960.1",
+            "text": "where is the coffee machine",
+        }
+    )
     answer = standin.wait_for("chat.postMessage")[0]
     button = _diagnose_button(blocks(answer))
     answer_ts = standin.messages["D6"][0]["ts"]
-    bot.slack.click(button["action_id"], button["value"], user="U6", channel="D6", message_ts=answer_ts)
+    bot.slack.click(
+        button["action_id"], button["value"], user="U6", channel="D6", message_ts=answer_ts
+    )
     card = standin.wait_for("chat.postMessage", count=2)[1]
     assert card.args["channel"] == "D6" and card.args["thread_ts"] == answer_ts
     assert bot.front.core.state.sessions.find("T0001", "D6", answer_ts) is not None
@@ -238,19 +374,26 @@ def test_a_confident_answer_offers_no_diagnosis(bot, standin):
     bot.slack.command("ask the PPO paper", respond_as="sure")
     answer = standin.wait_for("response_url", lambda c: c.target == "sure")[0]
     assert "Proximal Policy Optimization" in text_of(answer.args["blocks"])
-    assert not any(e["action_id"] == "diagnose_start" for b in answer.args["blocks"] if b["type"] == "actions"
-                   for e in b["elements"])
+    assert not any(
+        e["action_id"] == "diagnose_start"
+        for b in answer.args["blocks"]
+        if b["type"] == "actions"
+        for e in b["elements"]
+    )
 
 
 def test_a_diagnose_click_from_a_view_starts_nothing(bot, standin):
-    # Answers are never shown in App Home or a modal; a click from one (an old or forged payload) has no
+    # Answers are never shown in App Home or a modal; a
+    # click from one (an old or forged payload) has no
     # channel to open a thread in, and must not leave a session nobody can see.
     bot.slack.click("diagnose_start", "diagnose", user="U8", container="view")
     standin.settle()
     assert not standin.of("chat.postMessage") and not bot.front.core.flow.open_sessions(user="U8")
 
 
-def test_dont_know_four_times_in_a_thread_shows_what_to_measure_and_keeps_the_question(bot, standin):
+def test_dont_know_four_times_in_a_thread_shows_what_to_measure_and_keeps_the_question(
+    bot, standin
+):
     card = start(bot, standin)
     for _ in range(4):  # the opening question ("None of these"), then three readings
         card.click("diag_skip")

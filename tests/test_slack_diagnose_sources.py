@@ -1,4 +1,6 @@
-"""`/rlmap diagnose --run SOURCE` in a workspace: paths only inside RLMAP_RUN_ROOTS, refusals in one line."""
+"""`/rlmap diagnose --run SOURCE` in a workspace: paths
+only inside RLMAP_RUN_ROOTS, refusals in one line.
+"""
 
 from __future__ import annotations
 
@@ -35,7 +37,9 @@ def test_a_log_under_the_roots_is_diagnosed_from_slack(standin, built_db, tmp_pa
         bot.stop()
 
 
-def test_paths_outside_the_roots_or_without_roots_are_refused_in_one_line(standin, built_db, tmp_path):
+def test_paths_outside_the_roots_or_without_roots_are_refused_in_one_line(
+    standin, built_db, tmp_path
+):
     roots = tmp_path / "runs"
     roots.mkdir()
     secret = rl.write_verl_console(tmp_path / "outside" / "secret.log", HACKING[:50])

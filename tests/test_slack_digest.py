@@ -1,4 +1,6 @@
-"""Digests over Slack, against the stand-in: subscribe, preview, now, exactly once, restarts, crashes."""
+"""Digests over Slack, against the stand-in: subscribe,
+preview, now, exactly once, restarts, crashes.
+"""
 
 from __future__ import annotations
 
@@ -33,7 +35,9 @@ added: {dt.date.today().isoformat()}
 @pytest.fixture
 def kbot(standin, knowledge_copy, tmp_path):
     # Over HTTP: the tests read the digest counters from /metrics beside /slack/events.
-    bot = start_bot(standin, tmp_path / "kb.db", tmp_path / "state.db", knowledge=knowledge_copy, http=True)
+    bot = start_bot(
+        standin, tmp_path / "kb.db", tmp_path / "state.db", knowledge=knowledge_copy, http=True
+    )
     bot.knowledge = knowledge_copy
     yield bot
     bot.stop()
@@ -57,20 +61,26 @@ def edit_yaml(path, **changes) -> None:
 
 
 def is_digest(call) -> bool:
-    """A digest post: tagged with the digest's own metadata (every post also carries the claim's otherwise)."""
+    """A digest post: tagged with the digest's own metadata
+    (every post also carries the claim's otherwise).
+    """
     metadata = call.args.get("metadata") or {}
     metadata = json.loads(metadata) if isinstance(metadata, str) else metadata
     return metadata.get("event_type") == "rlmap_digest"
 
 
 def digests_posted(standin, channel: str = "C1") -> list:
-    return [c for c in standin.of("chat.postMessage") if c.args["channel"] == channel and is_digest(c)]
+    return [
+        c for c in standin.of("chat.postMessage") if c.args["channel"] == channel and is_digest(c)
+    ]
 
 
 def test_subscribe_defaults_to_the_users_timezone_and_lists_next_run(kbot, standin):
     standin.user_tz["U1"] = "America/Los_Angeles"
     reply = command(kbot, standin, "subscribe")
-    assert reply["response_type"] == "ephemeral" and reply["text"].startswith("Subscribed. Next digest: Mon")
+    assert reply["response_type"] == "ephemeral" and reply["text"].startswith(
+        "Subscribed. Next digest: Mon"
+    )
     confirmation = standin.wait_for("chat.postMessage", lambda c: c.args["channel"] == "C1")[0]
     assert "<@U1> subscribed this channel" in confirmation.args["text"]
     assert "every Mon at 09:00 (America/Los_Angeles)" in confirmation.args["text"]
@@ -89,8 +99,14 @@ def test_subscribing_where_the_bot_cannot_post_says_so_and_saves_nothing(kbot, s
 
 
 def test_bad_arguments_say_what_was_wrong(kbot, standin):
-    assert "'fortnightly' is not a frequency" in command(kbot, standin, "subscribe fortnightly")["text"]
-    assert "Unknown stage 'rewrd'; did you mean stage:reward?" in command(kbot, standin, "subscribe stage:rewrd")["text"]
+    assert (
+        "'fortnightly' is not a frequency"
+        in command(kbot, standin, "subscribe fortnightly")["text"]
+    )
+    assert (
+        "Unknown stage 'rewrd'; did you mean stage:reward?"
+        in command(kbot, standin, "subscribe stage:rewrd")["text"]
+    )
     assert "Usage" in command(kbot, standin, "resubscribe")["text"]
     assert "no digest subscription" in command(kbot, standin, "now")["text"]
     assert kbot.front.core.state.subscriptions.list() == []
@@ -120,8 +136,14 @@ def test_new_entry_appears_in_the_next_digest_and_only_there(kbot, standin):
     posted = digests_posted(standin)[before:]
     assert len(posted) == 1
     assert metric(get(kbot.url + "/metrics")[1], "rlmap_digest_posts_total") == counted + 1
-    blocks = json.loads(posted[0].args["blocks"]) if isinstance(posted[0].args["blocks"], str) else posted[0].args["blocks"]
-    assert "Quokka Scaling Laws for Verifier Rewards" in text_of(blocks) and "Reward quality" in text_of(blocks)
+    blocks = (
+        json.loads(posted[0].args["blocks"])
+        if isinstance(posted[0].args["blocks"], str)
+        else posted[0].args["blocks"]
+    )
+    assert "Quokka Scaling Laws for Verifier Rewards" in text_of(
+        blocks
+    ) and "Reward quality" in text_of(blocks)
     metadata = posted[0].args["metadata"]
     metadata = json.loads(metadata) if isinstance(metadata, str) else metadata
     assert metadata["event_type"] == "rlmap_digest" and metadata["event_payload"]["digest_id"]
@@ -142,7 +164,9 @@ def test_filters_and_the_empty_note(kbot, standin):
 
 def test_announced_update_is_shown_apart(kbot, standin):
     command(kbot, standin, "subscribe")
-    edit_yaml(kbot.knowledge / "papers" / "ppo.yaml", summary="Now with a clearer summary.", announce=True)
+    edit_yaml(
+        kbot.knowledge / "papers" / "ppo.yaml", summary="Now with a clearer summary.", announce=True
+    )
     edit_yaml(kbot.knowledge / "papers" / "dapo.yaml", summary="Quietly edited.")  # not announced
     kbot.front.core.reload()
     text = text_of(command(kbot, standin, "preview")["blocks"])
@@ -161,8 +185,13 @@ def test_restart_does_not_repeat_and_unsubscribe_stops(standin, knowledge_copy, 
         assert "nothing was posted" in command(second, standin, "now")["text"]
         # A scheduled slot fired twice (a restart re-running a caught-up slot) posts once.
         sub = second.front.core.state.subscriptions.get("T0001", "C1")
-        add_entry(second, NEW_PAPER.replace("zz-new-paper", "zz-second").replace("Quokka Scaling", "Wombat Scaling"),
-                  "zz-second.yaml")
+        add_entry(
+            second,
+            NEW_PAPER.replace("zz-new-paper", "zz-second").replace(
+                "Quokka Scaling", "Wombat Scaling"
+            ),
+            "zz-second.yaml",
+        )
         due = dt.datetime(2026, 12, 7, 9, tzinfo=dt.UTC)
         assert second.front.digests.fire(sub.id, due).status == "posted"
         assert second.front.digests.fire(sub.id, due).status == "duplicate"
@@ -181,17 +210,24 @@ def test_scheduler_posts_the_digest_on_time(kbot, standin):
     digests.start_scheduler()
     try:
         sub = kbot.front.core.state.subscriptions.get("T0001", "C1")
-        digests.scheduler.run_soon("digest", sub.id, dt.datetime.now(dt.UTC) + dt.timedelta(milliseconds=200))
+        digests.scheduler.run_soon(
+            "digest", sub.id, dt.datetime.now(dt.UTC) + dt.timedelta(milliseconds=200)
+        )
         standin.wait_for("chat.postMessage", is_digest)
         deadline = time.time() + 10  # the run is marked after the post is recorded
-        while kbot.front.core.state.subscriptions.get("T0001", "C1").last_run_at is None and time.time() < deadline:
+        while (
+            kbot.front.core.state.subscriptions.get("T0001", "C1").last_run_at is None
+            and time.time() < deadline
+        ):
             time.sleep(0.05)
     finally:
         digests.stop_scheduler()
     assert kbot.front.core.state.subscriptions.get("T0001", "C1").last_run_at is not None
 
 
-def test_crash_after_posting_before_recording_does_not_repeat(serve_env, standin, knowledge_copy, tmp_path):
+def test_crash_after_posting_before_recording_does_not_repeat(
+    serve_env, standin, knowledge_copy, tmp_path
+):
     serve_env["RLMAP_KNOWLEDGE"] = str(knowledge_copy)
     log = tmp_path / "serve.log"
     proc, url = start(serve_env, log)
@@ -230,7 +266,9 @@ def test_two_nows_at_once_post_one_digest(kbot, standin):
     command(kbot, standin, "subscribe")
     before = flush(kbot, standin)
     add_entry(kbot)
-    standin.holds["chat.postMessage"] = 1.5  # the first run is still posting when the second arrives
+    standin.holds["chat.postMessage"] = (
+        1.5  # the first run is still posting when the second arrives
+    )
     kbot.slack.command("digest now", respond_as="first")
     standin.wait_for("chat.postMessage", is_digest)
     kbot.slack.command("digest now", respond_as="second")

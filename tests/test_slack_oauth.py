@@ -14,9 +14,17 @@ from support.standin import BOT_USER, SIGNING_SECRET
 
 @pytest.fixture
 def oauth_bot(standin, built_db, tmp_path):
-    bot = start_bot(standin, built_db, tmp_path / "state.db", http=True, slack_bot_token=None,
-                    slack_client_id="client-id", slack_client_secret="client-secret",
-                    slack_signing_secret=SIGNING_SECRET, rlmap_encryption_key=ENCRYPTION_KEY)
+    bot = start_bot(
+        standin,
+        built_db,
+        tmp_path / "state.db",
+        http=True,
+        slack_bot_token=None,
+        slack_client_id="client-id",
+        slack_client_secret="client-secret",
+        slack_signing_secret=SIGNING_SECRET,
+        rlmap_encryption_key=ENCRYPTION_KEY,
+    )
     yield bot
     bot.stop()
 
@@ -29,15 +37,26 @@ def test_install_two_workspaces_and_answer_each_with_its_own_token(oauth_bot, st
     store = oauth_bot.front.installations
     assert store.find_bot(enterprise_id=None, team_id="TA").bot_token == "xoxb-TA-installed"
     for team in ("TA", "TB"):
-        oauth_bot.slack.event({"type": "app_mention", "user": "U1", "channel": "C1", "ts": f"{team}.1",
-                               "text": f"<@{BOT_USER}> PPO"}, team=team)
+        oauth_bot.slack.event(
+            {
+                "type": "app_mention",
+                "user": "U1",
+                "channel": "C1",
+                "ts": f"{team}.1",
+                "text": f"<@{BOT_USER}> PPO",
+            },
+            team=team,
+        )
     posts = standin.wait_for("chat.postMessage", count=2)
     by_thread = {c.args["thread_ts"]: c.headers["authorization"] for c in posts}
     assert by_thread == {"TA.1": "Bearer xoxb-TA-installed", "TB.1": "Bearer xoxb-TB-installed"}
 
 
 def test_a_replayed_or_forged_oauth_state_is_refused(oauth_bot, standin):
-    status, _, _ = get(f"{oauth_bot.url}/slack/oauth_redirect?code=code-TX&state=forged", "slack-app-oauth-state=forged")
+    status, _, _ = get(
+        f"{oauth_bot.url}/slack/oauth_redirect?code=code-TX&state=forged",
+        "slack-app-oauth-state=forged",
+    )
     assert status >= 400
     assert standin.of("oauth.v2.access") == []
 
@@ -51,19 +70,33 @@ def test_workspaces_cannot_reach_each_other(oauth_bot, standin):
     listing = standin.wait_for("response_url", lambda c: c.target == "lb")[0].args["text"]
     assert "No channel in this workspace" in listing
     oauth_bot.slack.command("digest now", team="TB", channel="C1", respond_as="nb")
-    assert "no digest subscription" in standin.wait_for("response_url", lambda c: c.target == "nb")[0].args["text"]
+    assert (
+        "no digest subscription"
+        in standin.wait_for("response_url", lambda c: c.target == "nb")[0].args["text"]
+    )
     # A diagnosis in workspace A; a click from workspace B with A's session id is refused.
     oauth_bot.slack.command("diagnose", team="TA", channel="C9", respond_as="da")
     card = standin.wait_for("chat.postMessage", lambda c: c.args["channel"] == "C9", count=2)[1]
-    blocks = card.args["blocks"] if isinstance(card.args["blocks"], list) else json.loads(card.args["blocks"])
-    skip = next(e for b in blocks if b["type"] == "actions" for e in b["elements"]
-                if e["action_id"] == "diag_skip")
+    blocks = (
+        card.args["blocks"]
+        if isinstance(card.args["blocks"], list)
+        else json.loads(card.args["blocks"])
+    )
+    skip = next(
+        e
+        for b in blocks
+        if b["type"] == "actions"
+        for e in b["elements"]
+        if e["action_id"] == "diag_skip"
+    )
     oauth_bot.slack.click("diag_skip", skip["value"], team="TB", channel="C9", respond_as="cross")
     refused = standin.wait_for("response_url", lambda c: c.target == "cross")[0]
     assert "no longer exists" in refused.args["text"]
     session = json.loads(skip["value"])["s"]
-    assert oauth_bot.front.core.state.sessions.get(session).answers == {} and \
-        oauth_bot.front.core.state.sessions.get(session).history == []
+    assert (
+        oauth_bot.front.core.state.sessions.get(session).answers == {}
+        and oauth_bot.front.core.state.sessions.get(session).history == []
+    )
     assert oauth_bot.front.core.state.sessions.find("TB", "C9", card.args["thread_ts"]) is None
 
 
@@ -79,7 +112,9 @@ def test_uninstall_removes_tokens_and_subscriptions(oauth_bot, standin):
     import time
 
     deadline = time.time() + 10
-    while state.subscriptions.get("TA", "C1") is not None and time.time() < deadline:  # the last step
+    while (
+        state.subscriptions.get("TA", "C1") is not None and time.time() < deadline
+    ):  # the last step
         time.sleep(0.05)
     assert store.find_bot(enterprise_id=None, team_id="TA") is None
     assert state.subscriptions.get("TA", "C1") is None
@@ -90,7 +125,10 @@ def test_uninstall_removes_tokens_and_subscriptions(oauth_bot, standin):
     deadline = time.time() + 10
     while state.subscriptions.get("TB", "C1") is not None and time.time() < deadline:
         time.sleep(0.05)
-    assert state.subscriptions.get("TB", "C1") is None and store.find_bot(enterprise_id=None, team_id="TB") is None
+    assert (
+        state.subscriptions.get("TB", "C1") is None
+        and store.find_bot(enterprise_id=None, team_id="TB") is None
+    )
 
 
 def test_oauth_needs_http_and_a_secret():
@@ -99,8 +137,16 @@ def test_oauth_needs_http_and_a_secret():
     with pytest.raises(ConfigError, match="needs HTTP mode"):
         Settings(slack_client_id="x", slack_client_secret="y").require_slack(http=False)
     with pytest.raises(ConfigError, match="SLACK_CLIENT_SECRET"):
-        Settings(slack_client_id="x", slack_signing_secret="s", rlmap_encryption_key=ENCRYPTION_KEY).require_slack(http=True)
+        Settings(
+            slack_client_id="x", slack_signing_secret="s", rlmap_encryption_key=ENCRYPTION_KEY
+        ).require_slack(http=True)
     with pytest.raises(ConfigError, match="RLMAP_ENCRYPTION_KEY"):
-        Settings(slack_client_id="x", slack_client_secret="y", slack_signing_secret="s").require_slack(http=True)
-    assert Settings(slack_client_id="x", slack_client_secret="y", slack_signing_secret="s",
-                    rlmap_encryption_key=ENCRYPTION_KEY).require_slack(http=True)
+        Settings(
+            slack_client_id="x", slack_client_secret="y", slack_signing_secret="s"
+        ).require_slack(http=True)
+    assert Settings(
+        slack_client_id="x",
+        slack_client_secret="y",
+        slack_signing_secret="s",
+        rlmap_encryption_key=ENCRYPTION_KEY,
+    ).require_slack(http=True)

@@ -14,17 +14,32 @@ from support.standin import BOT_USER, SIGNING_SECRET, post, sign
 
 
 def mention(ts: str, text: str = "DAPO") -> dict:
-    return {"type": "app_mention", "user": "U1", "channel": "C1", "ts": ts, "text": f"<@{BOT_USER}> {text}"}
+    return {
+        "type": "app_mention",
+        "user": "U1",
+        "channel": "C1",
+        "ts": ts,
+        "text": f"<@{BOT_USER}> {text}",
+    }
 
 
 def test_forged_unsigned_and_stale_requests_are_refused(http_bot, standin):
-    body = json.dumps({"type": "event_callback", "team_id": "T0001", "event_id": "EvForged",
-                       "event": mention("1.1")})
+    body = json.dumps(
+        {
+            "type": "event_callback",
+            "team_id": "T0001",
+            "event_id": "EvForged",
+            "event": mention("1.1"),
+        }
+    )
     forged = sign(body, secret="not-the-secret")
     assert post(http_bot.slack.url, body, "application/json", forged)[0] == 401
     assert post(http_bot.slack.url, body, "application/json")[0] == 401
     tampered = sign(body)
-    assert post(http_bot.slack.url, body.replace("DAPO", "PPO"), "application/json", tampered)[0] == 401
+    assert (
+        post(http_bot.slack.url, body.replace("DAPO", "PPO"), "application/json", tampered)[0]
+        == 401
+    )
     stale = int(time.time()) - 301
     assert http_bot.slack.event(mention("1.2"), timestamp=stale)[0] == 401
     assert http_bot.slack.command("ask PPO", timestamp=stale)[0] == 401
@@ -37,7 +52,11 @@ def test_forged_unsigned_and_stale_requests_are_refused(http_bot, standin):
 
 def test_retries_are_answered_once(bot, standin):
     for attempt in range(3):
-        headers = {"X-Slack-Retry-Num": str(attempt), "X-Slack-Retry-Reason": "http_timeout"} if attempt else {}
+        headers = (
+            {"X-Slack-Retry-Num": str(attempt), "X-Slack-Retry-Reason": "http_timeout"}
+            if attempt
+            else {}
+        )
         status, _ = bot.slack.event(mention("2.1"), event_id="EvRetried", headers=headers)
         assert status == 200
     standin.wait_for("chat.postMessage")
@@ -53,7 +72,12 @@ def test_retry_after_a_restart_is_still_answered_once(standin, built_db, tmp_pat
     first.stop()
     second = start_bot(standin, built_db, state)
     try:
-        assert second.slack.event(mention("3.1"), event_id="EvAcrossRestart", headers={"X-Slack-Retry-Num": "1"})[0] == 200
+        assert (
+            second.slack.event(
+                mention("3.1"), event_id="EvAcrossRestart", headers={"X-Slack-Retry-Num": "1"}
+            )[0]
+            == 200
+        )
         second.slack.event(mention("3.2", "PPO"), event_id="EvNew")
         standin.wait_for("chat.postMessage", count=2)
         standin.settle()
@@ -88,10 +112,15 @@ def test_rate_limited_calls_are_retried_not_lost(bot, standin):
 
 
 def test_huge_entry_stays_within_block_kit_limits(standin, knowledge_copy, tmp_path):
-    facts = "\n".join(f"  - \"Fact {i} " + "x" * 480 + "\"" for i in range(120))
+    facts = "\n".join(f'  - "Fact {i} ' + "x" * 480 + '"' for i in range(120))
     (knowledge_copy / "papers" / "zz-huge.yaml").write_text(
-        "id: zz-huge\nkind: paper\ntitle: " + "Huge " * 60 + "\nsummary: " + "long " * 900 +
-        "\nverification: verified\nstages: [reward]\nadded: 2026-12-01\nfacts:\n" + facts + "\n"
+        "id: zz-huge\nkind: paper\ntitle: "
+        + "Huge " * 60
+        + "\nsummary: "
+        + "long " * 900
+        + "\nverification: verified\nstages: [reward]\nadded: 2026-12-01\nfacts:\n"
+        + facts
+        + "\n"
     )
     from rlmap_bot.core import Core
     from rlmap_bot.settings import Settings
@@ -100,8 +129,14 @@ def test_huge_entry_stays_within_block_kit_limits(standin, knowledge_copy, tmp_p
     from support.standin import BOT_TOKEN, Slack
 
     core = Core(knowledge_copy, tmp_path / "kb.db", state_url=tmp_path / "state.db")
-    front = SlackFrontEnd(core, Settings(slack_bot_token=BOT_TOKEN, slack_signing_secret=SIGNING_SECRET,
-                                              slack_api_url=standin.base_url))
+    front = SlackFrontEnd(
+        core,
+        Settings(
+            slack_bot_token=BOT_TOKEN,
+            slack_signing_secret=SIGNING_SECRET,
+            slack_api_url=standin.base_url,
+        ),
+    )
     server = make_server(front.app, "127.0.0.1", 0, threads=2)
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
@@ -109,20 +144,36 @@ def test_huge_entry_stays_within_block_kit_limits(standin, knowledge_copy, tmp_p
     try:
         slack.command("show zz-huge", respond_as="huge")
         slack.click("entry_more", "zz-huge", respond_as="more")
-        slack.event({"type": "message", "channel_type": "im", "user": "U1", "channel": "D1", "ts": "5.1",
-                     "text": "Huge Huge Huge"})
+        slack.event(
+            {
+                "type": "message",
+                "channel_type": "im",
+                "user": "U1",
+                "channel": "D1",
+                "ts": "5.1",
+                "text": "Huge Huge Huge",
+            }
+        )
         replies = standin.wait_for("response_url", count=2)
         posted = standin.wait_for("chat.postMessage")[0]
-        for blocks in [r.args["blocks"] for r in replies] + [json.loads(posted.args["blocks"])
-                                                             if isinstance(posted.args["blocks"], str) else posted.args["blocks"]]:
+        for blocks in [r.args["blocks"] for r in replies] + [
+            json.loads(posted.args["blocks"])
+            if isinstance(posted.args["blocks"], str)
+            else posted.args["blocks"]
+        ]:
             assert standin.block_problem(blocks) is None
             assert len(blocks) <= 50
-        # The two replies come back in either order (the command and the click are handled on two threads).
+        # The two replies come back in either order (the
+        # command and the click are handled on two threads).
         shown = next(r for r in replies if r.target == "huge")
         assert "Show more" in text_of(shown.args["blocks"])
-        assert all(c.args.get("blocks") for c in replies), "nothing was rejected or sent without blocks"
+        assert all(c.args.get("blocks") for c in replies), (
+            "nothing was rejected or sent without blocks"
+        )
     finally:
-        front.app.listener_runner.listener_executor.shutdown(wait=True)  # replies still being sent finish first
+        front.app.listener_runner.listener_executor.shutdown(
+            wait=True
+        )  # replies still being sent finish first
         stop_server(server, thread)
 
 
@@ -145,8 +196,13 @@ def test_any_slash_text_works_even_the_word_payload(http_bot, standin):
 
 
 def test_malformed_commands_get_usage(bot, standin):
-    for text, expect in [("show", "`/rlmap show` needs ID"), ("ask", "`/rlmap ask` needs QUESTION"), ("diagnoze", "did you mean `/rlmap diagnose`"),
-                         ("digest", "needs one of subscribe"), ("show no-such-entry", "No entry with id")]:
+    for text, expect in [
+        ("show", "`/rlmap show` needs ID"),
+        ("ask", "`/rlmap ask` needs QUESTION"),
+        ("diagnoze", "did you mean `/rlmap diagnose`"),
+        ("digest", "needs one of subscribe"),
+        ("show no-such-entry", "No entry with id"),
+    ]:
         standin.calls.clear()
         bot.slack.command(text)
         reply = standin.wait_for("response_url")[0]
@@ -157,7 +213,10 @@ def test_malformed_commands_get_usage(bot, standin):
 def test_command_words_starting_a_question_are_a_question(bot, standin):
     bot.slack.command("help me with reward hacking", respond_as="help-q")
     bot.slack.command("show me the PPO paper", respond_as="show-q")
-    replies = {r.target: text_of(r.args.get("blocks", [])) for r in standin.wait_for("response_url", count=2)}
+    replies = {
+        r.target: text_of(r.args.get("blocks", []))
+        for r in standin.wait_for("response_url", count=2)
+    }
     assert "Reward" in replies["help-q"] and "Proximal Policy Optimization" in replies["show-q"]
 
 
@@ -187,11 +246,22 @@ def test_app_home_is_published(bot, standin):
     bot.slack.event({"type": "app_home_opened", "user": "U5", "channel": "D5", "tab": "home"})
     call = standin.wait_for("views.publish")[0]
     assert call.args["user_id"] == "U5"
-    view = call.args["view"] if isinstance(call.args["view"], dict) else json.loads(call.args["view"])
+    view = (
+        call.args["view"] if isinstance(call.args["view"], dict) else json.loads(call.args["view"])
+    )
     assert view["type"] == "home"
     text = text_of(view["blocks"])
-    for part in ("Environments", "Rollout generation", "Reward quality", "Optimization", "Evaluation",
-                 "Newest in the catalog", "Your open diagnoses", "<#C9>", "/rlmap diagnose"):
+    for part in (
+        "Environments",
+        "Rollout generation",
+        "Reward quality",
+        "Optimization",
+        "Evaluation",
+        "Newest in the catalog",
+        "Your open diagnoses",
+        "<#C9>",
+        "/rlmap diagnose",
+    ):
         assert part in text
     # A button on App Home opens a modal (there is no response_url there).
     bot.slack.click("entry_show_1", "environments", container="view")

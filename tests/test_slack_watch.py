@@ -1,4 +1,5 @@
-"""Watching a run over Slack, against the stand-in: phases of a real log, alerts once, restarts, quiet, refusals.
+"""Watching a run over Slack, against the stand-in: phases
+of a real log, alerts once, restarts, quiet, refusals.
 
 Checks are fired the way the scheduler fires them (``front.watches.fire(watch, due)``)
 with a controlled clock, and the log grows between them by appending real lines.
@@ -20,7 +21,9 @@ from support import runlogs as rl
 from support.bot import start_bot
 from support.slackio import blocks, is_watch_alert, text_of
 
-HACKING = rl.named(rl.phased([("healthy", 300), ("reward_hacking", 300), ("recovery", 400)]), "verl")
+HACKING = rl.named(
+    rl.phased([("healthy", 300), ("reward_hacking", 300), ("recovery", 400)]), "verl"
+)
 
 
 class Clock:
@@ -103,7 +106,9 @@ def tick(bot, clock: Clock, minutes: float = 15, watch_id: str | None = None):
     return bot.front.watches.fire(watch.id, last_slot(watch, clock.now))
 
 
-def test_a_run_that_goes_bad_alerts_once_then_resolves_once(standin, built_db, tmp_path, roots, clock):
+def test_a_run_that_goes_bad_alerts_once_then_resolves_once(
+    standin, built_db, tmp_path, roots, clock
+):
     log = GrowingLog(roots / "exp42" / "train.log", HACKING, 150)
     bot = launch(standin, built_db, tmp_path / "state.db", roots, clock)
     try:
@@ -111,10 +116,15 @@ def test_a_run_that_goes_bad_alerts_once_then_resolves_once(standin, built_db, t
         assert reply["response_type"] == "ephemeral"
         assert "Watching `" in reply["text"] and "every 15 minutes" in reply["text"], reply["text"]
         assert "no single stage stands out" in reply["text"]
-        announced = standin.wait_for("chat.postMessage", lambda c: "is watching" in c.args.get("text", ""))[0]
+        announced = standin.wait_for(
+            "chat.postMessage", lambda c: "is watching" in c.args.get("text", "")
+        )[0]
         assert announced.args["channel"] == "C1" and "<@U1>" in announced.args["text"]
         [watch] = bot.front.core.state.watches.list()
-        assert watch.path == str((roots / "exp42" / "train.log").resolve()) and watch.interval_minutes == 15
+        assert (
+            watch.path == str((roots / "exp42" / "train.log").resolve())
+            and watch.interval_minutes == 15
+        )
 
         # Healthy: nothing to say.
         log.grow(300)
@@ -128,11 +138,23 @@ def test_a_run_that_goes_bad_alerts_once_then_resolves_once(standin, built_db, t
         posted_before = REGISTRY.get_sample_value("rlmap_watch_posts_total") or 0
         result = bot.front.watches.fire(watch.id, last_slot(watch, due))
         [(alert, meta)] = watch_posts(standin)
-        assert REGISTRY.get_sample_value("rlmap_watch_posts_total") == posted_before + 1, "counted in /metrics"
-        assert meta["watch_id"] == watch.id and meta["condition"] == "binds:reward" and meta["kind"] == "alert"
+        assert REGISTRY.get_sample_value("rlmap_watch_posts_total") == posted_before + 1, (
+            "counted in /metrics"
+        )
+        assert (
+            meta["watch_id"] == watch.id
+            and meta["condition"] == "binds:reward"
+            and meta["kind"] == "alert"
+        )
         text = text_of(blocks(alert))
-        assert "Reward quality started to bind" in text and "Binding stage:* *Reward quality*" in text
-        assert "proxy_reward_trend" in text and "heldout_score_trend" in text and "critic/score/mean" in text
+        assert (
+            "Reward quality started to bind" in text and "Binding stage:* *Reward quality*" in text
+        )
+        assert (
+            "proxy_reward_trend" in text
+            and "heldout_score_trend" in text
+            and "critic/score/mean" in text
+        )
         assert "Check next" in text
         alert_ts = next(m["ts"] for m in standin.messages["C1"] if is_watch_alert(m))
         complete = standin.wait_for("files.completeUploadExternal", timeout=30)[0]
@@ -145,18 +167,25 @@ def test_a_run_that_goes_bad_alerts_once_then_resolves_once(standin, built_db, t
         assert tick(bot, clock).status == "unchanged"
         log.grow(600)
         again = tick(bot, clock)
-        assert again.status == "checked" and again.alerts == [] and again.open_conditions == ["binds:reward"]
+        assert (
+            again.status == "checked"
+            and again.alerts == []
+            and again.open_conditions == ["binds:reward"]
+        )
         assert len(watch_posts(standin)) == 1
     finally:
         bot.stop()
 
-    # A restart: the new process finds the condition announced, on a scheduled check and on `watch now`.
+    # A restart: the new process finds the condition
+    # announced, on a scheduled check and on `watch now`.
     bot = launch(standin, built_db, tmp_path / "state.db", roots, clock)
     try:
         log.grow(650)
         assert tick(bot, clock).alerts == []
         reply = command(bot, standin, "watch now")
-        assert "Nothing new to post" in text_of(reply["blocks"]) and "Reward quality binds" in text_of(reply["blocks"])
+        assert "Nothing new to post" in text_of(
+            reply["blocks"]
+        ) and "Reward quality binds" in text_of(reply["blocks"])
         assert len(watch_posts(standin)) == 1
 
         # Recovery: one check that no longer names the stage is not enough; the second is.
@@ -170,16 +199,24 @@ def test_a_run_that_goes_bad_alerts_once_then_resolves_once(standin, built_db, t
         note, meta = posts[-1]
         assert meta["kind"] == "resolved" and meta["condition"] == "binds:reward"
         alert_ts = next(m["ts"] for m in standin.messages["C1"] if is_watch_alert(m))
-        assert note.args["thread_ts"] == alert_ts and str(note.args.get("reply_broadcast")).lower() == "true"
+        assert (
+            note.args["thread_ts"] == alert_ts
+            and str(note.args.get("reply_broadcast")).lower() == "true"
+        )
         assert "Reward quality no longer binds" in note.args["text"]
         log.grow(1000)
         assert tick(bot, clock).alerts == [] and len(watch_posts(standin)) == 2
 
         listing = text_of(command(bot, standin, "watch list")["blocks"])
-        assert watch.short_id in listing and "exp42/train.log" in listing and "every 15 minutes" in listing
+        assert (
+            watch.short_id in listing
+            and "exp42/train.log" in listing
+            and "every 15 minutes" in listing
+        )
         assert "last check" in listing and "no single stage stands out" in listing
 
-        # unwatch by id: the watch and everything kept for it go; the scheduler's next tick finds nothing.
+        # unwatch by id: the watch and everything kept for
+        # it go; the scheduler's next tick finds nothing.
         reply = command(bot, standin, f"unwatch {watch.short_id}")
         assert reply["response_type"] == "in_channel" and "stopped watching" in reply["text"]
         assert bot.front.core.state.watches.get(watch.id) is None
@@ -191,13 +228,18 @@ def test_a_run_that_goes_bad_alerts_once_then_resolves_once(standin, built_db, t
 
 
 def test_quiet_watch_posts_a_nan_fault_and_its_recovery_only(wbot, standin, roots, clock):
-    records = rl.named(rl.phased([("healthy", 300), ("reward_hacking", 200), ("nan", 10), ("healthy", 100)]), "verl")
+    records = rl.named(
+        rl.phased([("healthy", 300), ("reward_hacking", 200), ("nan", 10), ("healthy", 100)]),
+        "verl",
+    )
     log = GrowingLog(roots / "q" / "run.log", records, 300)
     reply = command(wbot, standin, "watch q/run.log every 30m quiet")
     assert "every 30 minutes, faults only" in reply["text"]
     log.grow(500)  # reward quality binds: a quiet watch keeps it to itself
     result = tick(wbot, clock, 30)
-    assert result.alerts == [] and result.withheld == ["binds:reward"] and watch_posts(standin) == []
+    assert (
+        result.alerts == [] and result.withheld == ["binds:reward"] and watch_posts(standin) == []
+    )
     log.grow(510)  # NaN loss and inf gradient norm
     result = tick(wbot, clock, 30)
     [(alert, meta)] = watch_posts(standin)
@@ -217,18 +259,24 @@ def test_quiet_watch_posts_a_nan_fault_and_its_recovery_only(wbot, standin, root
 
 
 def test_a_tie_between_two_stages_is_posted_once_naming_both(wbot, standin, roots, clock):
-    """Issue 17: two stages with strong evidence used to keep the watch silent; now it says so, once."""
+    """Issue 17: two stages with strong evidence used
+    to keep the watch silent; now it says so, once.
+    """
     records = rl.named(rl.phased([("healthy", 300), ("saturated_collapse", 300)]), "verl")
     log = GrowingLog(roots / "tie" / "run.log", records, 300)
     command(wbot, standin, "watch tie/run.log")
     assert tick(wbot, clock).alerts == [] and watch_posts(standin) == []
-    log.grow(450)  # the pool is solved and the entropy collapses: environments and optimization both
+    log.grow(
+        450
+    )  # the pool is solved and the entropy collapses: environments and optimization both
     result = tick(wbot, clock)
     [(alert, meta)] = watch_posts(standin)
     assert meta["kind"] == "alert" and meta["condition"] == "tie:environments+optimization"
     text = text_of(blocks(alert))
     assert "Optimization and Environments both have strong evidence" in text, text
-    assert "no single stage binds" in text and "entropy_trend" in text and "task_repeat_epochs" in text
+    assert (
+        "no single stage binds" in text and "entropy_trend" in text and "task_repeat_epochs" in text
+    )
     assert result.open_conditions == ["tie:environments+optimization"]
     # The tie settles on one of its own stages: already named, nothing new to post.
     log.grow(600)
@@ -245,26 +293,43 @@ def test_paths_outside_the_roots_are_refused_and_leave_no_watch(wbot, standin, r
     linked.mkdir()
     os.symlink(tmp_path / "outside", linked / "elsewhere")
     replies = {}
-    for text in (str(secret), "../outside/secret.log", "exp/../../outside/secret.log", "exp/link.log",
-                 str(roots / "exp" / "link.log"), "linked", "/etc/passwd", "/no/such/dir/x.log"):
+    for text in (
+        str(secret),
+        "../outside/secret.log",
+        "exp/../../outside/secret.log",
+        "exp/link.log",
+        str(roots / "exp" / "link.log"),
+        "linked",
+        "/etc/passwd",
+        "/no/such/dir/x.log",
+    ):
         replies[text] = command(wbot, standin, f"watch {text}")["text"]
         assert "RLMAP_RUN_ROOTS" in replies[text], (text, replies[text])
         assert "Watching" not in replies[text]
     # The refusal never reveals where a link leads, nor whether a path outside exists.
     for via_link in ("exp/link.log", "linked"):
-        assert "secret" not in replies[via_link] and "elsewhere" not in replies[via_link], replies[via_link]
+        assert "secret" not in replies[via_link] and "elsewhere" not in replies[via_link], replies[
+            via_link
+        ]
     shape = lambda t, p: replies[t].replace(p, "PATH")  # noqa: E731
     assert shape("/etc/passwd", "/etc/passwd") == shape("/no/such/dir/x.log", "/no/such/dir/x.log")
     assert wbot.front.core.state.watches.list() == []
-    assert not [c for c in standin.of("chat.postMessage") if c.args["channel"] == "C1"], "nothing was announced"
+    assert not [c for c in standin.of("chat.postMessage") if c.args["channel"] == "C1"], (
+        "nothing was announced"
+    )
     # Inside the roots: a missing file is named as such, a file that is no log says so.
-    assert "No such file or folder under RLMAP_RUN_ROOTS: exp/nope.log" in command(wbot, standin, "watch exp/nope.log")["text"]
+    assert (
+        "No such file or folder under RLMAP_RUN_ROOTS: exp/nope.log"
+        in command(wbot, standin, "watch exp/nope.log")["text"]
+    )
     (roots / "notes.txt").write_text("buy more GPUs\n")
     assert "not a training log" in command(wbot, standin, "watch notes.txt")["text"]
     assert wbot.front.core.state.watches.list() == []
 
 
-def test_without_roots_watching_is_off_and_says_how_to_turn_it_on(standin, built_db, tmp_path, clock):
+def test_without_roots_watching_is_off_and_says_how_to_turn_it_on(
+    standin, built_db, tmp_path, clock
+):
     bot = launch(standin, built_db, tmp_path / "state.db", None, clock)
     try:
         reply = command(bot, standin, "watch runs/train.log")["text"]
@@ -275,14 +340,18 @@ def test_without_roots_watching_is_off_and_says_how_to_turn_it_on(standin, built
         bot.stop()
 
 
-def test_a_log_that_stops_growing_or_disappears_says_so_once_then_pauses(wbot, standin, roots, clock):
+def test_a_log_that_stops_growing_or_disappears_says_so_once_then_pauses(
+    wbot, standin, roots, clock
+):
     log = GrowingLog(roots / "s" / "train.log", HACKING, 200)
     command(wbot, standin, "watch s/train.log every 20m")
     [watch] = wbot.front.core.state.watches.list()
     assert tick(wbot, clock, 20).status == "unchanged"
     assert tick(wbot, clock, 20).status == "unchanged"
     assert watch_posts(standin) == []
-    paused = tick(wbot, clock, 20)  # 60 minutes without a new step (RLMAP_WATCH_STALL_MINUTES' default)
+    paused = tick(
+        wbot, clock, 20
+    )  # 60 minutes without a new step (RLMAP_WATCH_STALL_MINUTES' default)
     assert paused.status == "paused" and [a.kind for a in paused.alerts] == ["paused"]
     [(note, meta)] = watch_posts(standin)
     assert meta["condition"] == "watch:stalled" and "stopped growing" in note.args["text"]
@@ -294,7 +363,9 @@ def test_a_log_that_stops_growing_or_disappears_says_so_once_then_pauses(wbot, s
     # Watching it again resumes it, with a fresh stall clock; then the file goes away.
     reply = command(wbot, standin, "watch s/train.log every 20m")
     assert "Watching" in reply["text"]
-    assert standin.wait_for("chat.postMessage", lambda c: "resumed watching" in c.args.get("text", ""))
+    assert standin.wait_for(
+        "chat.postMessage", lambda c: "resumed watching" in c.args.get("text", "")
+    )
     log.grow(260)
     assert tick(wbot, clock, 20).status == "checked"
     log.path.unlink()
@@ -331,7 +402,9 @@ def test_the_scheduler_checks_on_its_own(wbot, standin, roots):
     try:
         assert watches.scheduler.next_run_time("watch", watch.id) is not None
         log.grow(450)
-        watches.scheduler.run_soon("watch", watch.id, dt.datetime.now(dt.UTC) + dt.timedelta(milliseconds=200))
+        watches.scheduler.run_soon(
+            "watch", watch.id, dt.datetime.now(dt.UTC) + dt.timedelta(milliseconds=200)
+        )
         standin.wait_for("chat.postMessage", is_watch_alert, timeout=30)
         assert [m["condition"] for _, m in watch_posts(standin)] == ["binds:reward"]
         # unwatch drops the job at once (the command tells the scheduler)

@@ -51,17 +51,24 @@ def test_verl_jsonl_read_new_returns_only_appended_steps(tmp_path, keep, records
 
 def test_verl_jsonl_null_is_read_as_nan(tmp_path, keep):
     path = tmp_path / "exp.jsonl"
-    lines = [{"step": s, "data": {REWARD: 0.1 * s, "actor/grad_norm": None if s == 3 else 1.0}} for s in range(1, 6)]
+    lines = [
+        {"step": s, "data": {REWARD: 0.1 * s, "actor/grad_norm": None if s == 3 else 1.0}}
+        for s in range(1, 6)
+    ]
     path.write_text("".join(json.dumps(x) + "\n" for x in lines))
     run = _open(path).read_all(keep)
-    assert run.nonfinite == {"actor/grad_norm": [3]} and np.isnan(run.series["actor/grad_norm"].values[2])
+    assert run.nonfinite == {"actor/grad_norm": [3]} and np.isnan(
+        run.series["actor/grad_norm"].values[2]
+    )
 
 
 def test_verl_jsonl_truncated_by_a_restart_is_read_again_and_said(tmp_path, keep, records):
     path = rl.write_verl_jsonl(tmp_path / "exp.jsonl", records[:60])
     src = _open(path)
     _, cursor = src.read_new(None, keep)
-    rl.write_verl_jsonl(path, [(s, {**r, REWARD: 0.5}) for s, r in records[:70] if REWARD in r])  # "w": truncated
+    rl.write_verl_jsonl(
+        path, [(s, {**r, REWARD: 0.5}) for s, r in records[:70] if REWARD in r]
+    )  # "w": truncated
     again, cursor = src.read_new(_roundtrip(cursor), keep)
     assert again.reset and "read again from the start" in again.warnings[0]
     assert again.series[REWARD].values.tolist() == [0.5] * len(again.series[REWARD])
@@ -82,13 +89,19 @@ def test_tensorboard_read_new_picks_up_new_files_and_growth_of_the_last(tmp_path
     def log(rows):
         for step, row in rows:
             values = [summary_pb2.Summary.Value(tag=k, simple_value=v) for k, v in row.items()]
-            writer.add_event(event_pb2.Event(step=step, wall_time=2e9 + step, summary=summary_pb2.Summary(value=values)))
+            writer.add_event(
+                event_pb2.Event(
+                    step=step, wall_time=2e9 + step, summary=summary_pb2.Summary(value=values)
+                )
+            )
         writer.flush()
 
     log(resumed[:10])
     new, cursor = src.read_new(_roundtrip(cursor), keep)
     assert any("new event file" in w for w in new.warnings)
-    assert new.series[REWARD].values.tolist() == [9.0] * len([1 for _, r in resumed[:10] if REWARD in r])
+    assert new.series[REWARD].values.tolist() == [9.0] * len(
+        [1 for _, r in resumed[:10] if REWARD in r]
+    )
     assert new.restart_count == 1
     log(resumed[10:])
     grown, cursor = src.read_new(_roundtrip(cursor), keep)
@@ -98,7 +111,9 @@ def test_tensorboard_read_new_picks_up_new_files_and_growth_of_the_last(tmp_path
     whole = src.read_all(keep)
     series = whole.series[REWARD]
     assert series.steps.tolist() == sorted(set(series.steps.tolist()))  # each step once
-    assert series.values[series.steps >= records[40][0]].tolist() == [9.0] * int((series.steps >= records[40][0]).sum())
+    assert series.values[series.steps >= records[40][0]].tolist() == [9.0] * int(
+        (series.steps >= records[40][0]).sum()
+    )
 
 
 def test_trainer_state_is_not_read_again_until_it_changes(tmp_path, keep):

@@ -27,8 +27,13 @@ KEEP_ALL = lambda name: True  # noqa: E731 - every metric kept as a series
 
 
 def _python(script: str, env: dict[str, str], timeout: float = 180) -> str:
-    done = subprocess.run([sys.executable, "-c", textwrap.dedent(script)], env={**os.environ, **env},
-                          capture_output=True, text=True, timeout=timeout)
+    done = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(script)],
+        env={**os.environ, **env},
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
     assert done.returncode == 0, done.stderr[-2000:]
     said = [line for line in done.stdout.splitlines() if line.startswith("OUT=")]
     return said[-1].removeprefix("OUT=")
@@ -44,7 +49,8 @@ LOG_MLFLOW = """
         mlflow.log_metric("actor/grad_norm", float("nan"), step=3)
         mlflow.log_metric("actor/grad_norm", float("inf"), step=4)
         mlflow.log_metric("actor/grad_norm", 1.5, step=5)
-        mlflow.log_metric("critic/score/mean", 9.0, step=5)  # step 5 logged again: the later value counts
+        # step 5 logged again: the later value counts
+        mlflow.log_metric("critic/score/mean", 9.0, step=5)
         run_id = run.info.run_id
     print("OUT=" + run_id)
 """
@@ -75,13 +81,30 @@ def mlflow_server(tmp_path_factory):
     mlflow_bin = Path(sys.executable).with_name("mlflow")
     log = open(folder / "server.log", "wb")
     proc = subprocess.Popen(
-        [str(mlflow_bin), "server", "--backend-store-uri", f"sqlite:///{folder}/mlflow.db",
-         "--default-artifact-root", str(folder / "artifacts"), "--host", "127.0.0.1", "--port", str(port),
-         "--workers", "1"], stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+        [
+            str(mlflow_bin),
+            "server",
+            "--backend-store-uri",
+            f"sqlite:///{folder}/mlflow.db",
+            "--default-artifact-root",
+            str(folder / "artifacts"),
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--workers",
+            "1",
+        ],
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
     url = f"http://127.0.0.1:{port}"
     started = time.monotonic()
     try:
-        while True:  # judgement: 180 s is several times the slowest start measured on 2 loaded cores
+        while (
+            True
+        ):  # judgement: 180 s is several times the slowest start measured on 2 loaded cores
             try:
                 with urllib.request.urlopen(f"{url}/health", timeout=2) as r:
                     if r.status == 200:
@@ -89,7 +112,9 @@ def mlflow_server(tmp_path_factory):
             except OSError:
                 pass
             if proc.poll() is not None or time.monotonic() - started > 180:
-                raise RuntimeError("mlflow server did not start: " + (folder / "server.log").read_text()[-2000:])
+                raise RuntimeError(
+                    "mlflow server did not start: " + (folder / "server.log").read_text()[-2000:]
+                )
             time.sleep(0.5)
         sys.stderr.write(f"\nmlflow server answered after {time.monotonic() - started:.1f} s\n")
         yield url
@@ -103,7 +128,9 @@ def mlflow_server(tmp_path_factory):
 
 
 def _server_access(url: str, **credentials: str) -> Access:
-    return Access(mlflow_hosts=("127.0.0.1",), environ={"MLFLOW_TRACKING_URI": url}, credentials=credentials)
+    return Access(
+        mlflow_hosts=("127.0.0.1",), environ={"MLFLOW_TRACKING_URI": url}, credentials=credentials
+    )
 
 
 LONG_RUN = """
@@ -113,19 +140,25 @@ LONG_RUN = """
     exp = client.create_experiment("long")
     run = client.create_run(exp).info.run_id
     for start in range(0, 6000, 1000):
-        client.log_batch(run, metrics=[Metric("loss", s / 10, 0, s) for s in range(start, start + 1000)])
+        batch = [Metric("loss", s / 10, 0, s) for s in range(start, start + 1000)]
+        client.log_batch(run, metrics=batch)
     print("OUT=" + run)
 """
 
 
-def test_mlflow_server_reads_every_step_then_only_new_ones_unsampled_and_unknown_runs_in_one_line(mlflow_server):
-    """One test for everything the server is asked: xdist spreads tests over workers, and each worker
+def test_mlflow_server_reads_every_step_then_only_new_ones_unsampled_and_unknown_runs_in_one_line(
+    mlflow_server,
+):
+    """One test for everything the server is asked:
+    xdist spreads tests over workers, and each worker
     would start its own server (tens of seconds each)."""
     run_id = _python(LOG_MLFLOW, {"MLFLOW_TRACKING_URI": mlflow_server})
     source = open_source(parse_source(f"mlflow:{run_id}"), _server_access(mlflow_server))
     run, cursor = source.read_new(None, KEEP_ALL)
     score = run.series["critic/score/mean"]
-    assert score.steps.tolist() == [0, 1, 2, 3, 4, 5] and score.values[5] == 9.0  # step 5 again: the later value
+    assert (
+        score.steps.tolist() == [0, 1, 2, 3, 4, 5] and score.values[5] == 9.0
+    )  # step 5 again: the later value
     grad = run.series["actor/grad_norm"]
     assert grad.steps.tolist() == [3, 4, 5]
     assert math.isnan(grad.values[0]) and grad.values[1] == math.inf and grad.values[2] == 1.5
@@ -140,7 +173,9 @@ def test_mlflow_server_reads_every_step_then_only_new_ones_unsampled_and_unknown
 
     # 6,000 steps of one metric: more than one window of 2,500, none of it sampled by the server.
     long_id = _python(LONG_RUN, {"MLFLOW_TRACKING_URI": mlflow_server})
-    long_run = open_source(parse_source(f"mlflow:{long_id}"), _server_access(mlflow_server)).read_all(KEEP_ALL)
+    long_run = open_source(
+        parse_source(f"mlflow:{long_id}"), _server_access(mlflow_server)
+    ).read_all(KEEP_ALL)
     assert long_run.series["loss"].steps.tolist() == list(range(6000))
 
     missing = open_source(parse_source("mlflow:0123456789abcdef"), _server_access(mlflow_server))
@@ -152,14 +187,19 @@ def test_mlflow_server_reads_every_step_then_only_new_ones_unsampled_and_unknown
 def test_mlflow_server_down_is_one_retryable_line_without_the_token():
     token = "mlflow-token-do-not-print-1234"
     url = f"http://127.0.0.1:{_free_port()}"
-    source = open_source(parse_source("mlflow:abc"), _server_access(url, MLFLOW_TRACKING_TOKEN=token))
+    source = open_source(
+        parse_source("mlflow:abc"), _server_access(url, MLFLOW_TRACKING_TOKEN=token)
+    )
     with pytest.raises(RunReadError, match="is not answering.*retried") as err:
         source.read_all(KEEP_ALL)
     assert token not in str(err.value) and "\n" not in str(err.value)
 
 
 def test_mlflow_host_outside_the_allow_list_is_refused():
-    access = Access(mlflow_hosts=("mlflow.internal",), environ={"MLFLOW_TRACKING_URI": "http://evil.example:5000"})
+    access = Access(
+        mlflow_hosts=("mlflow.internal",),
+        environ={"MLFLOW_TRACKING_URI": "http://evil.example:5000"},
+    )
     with pytest.raises(RunReadError, match="RLMAP_MLFLOW_HOSTS"):
         open_source(parse_source("mlflow:abc"), access)
 
@@ -182,7 +222,9 @@ def test_mlflow_sqlite_store_reads_nan_inf_and_the_latest_repeat(sqlite_store):
     access = Access(environ={"MLFLOW_TRACKING_URI": f"sqlite:///{db}"})
     run = open_source(parse_source(f"mlflow:{run_id}"), access).read_all(KEEP_ALL)
     score = run.series["critic/score/mean"]
-    assert score.values[score.steps.tolist().index(5)] == 9.0  # step 5 logged twice: the later value
+    assert (
+        score.values[score.steps.tolist().index(5)] == 9.0
+    )  # step 5 logged twice: the later value
     grad = run.series["actor/grad_norm"].values
     assert math.isnan(grad[0]) and grad[1] == math.inf
     assert run.format == "mlflow-db"
@@ -190,7 +232,9 @@ def test_mlflow_sqlite_store_reads_nan_inf_and_the_latest_repeat(sqlite_store):
 
 def test_mlflow_sqlite_read_new_reads_rows_past_the_cursor_only(sqlite_store):
     db, run_id = sqlite_store
-    source = open_source(parse_source(f"mlflow:{run_id}"), Access(environ={"MLFLOW_TRACKING_URI": f"sqlite:///{db}"}))
+    source = open_source(
+        parse_source(f"mlflow:{run_id}"), Access(environ={"MLFLOW_TRACKING_URI": f"sqlite:///{db}"})
+    )
     first, cursor = source.read_new(None, KEEP_ALL)
     assert first.records == 10
     _python(MORE_MLFLOW, {"MLFLOW_TRACKING_URI": f"sqlite:///{db}", "RUN": run_id})
@@ -205,9 +249,15 @@ def test_mlflow_sqlite_read_is_an_index_range_scan(sqlite_store):
 
     db, _ = sqlite_store
     conn = sqlite3.connect(db)
-    plan = " ".join(str(r[-1]) for r in conn.execute(
-        "explain query plan select step, value, is_nan from metrics where run_uuid = ? and key = ? and step > ? "
-        "order by step, timestamp", ("x", "k", 5)))
+    plan = " ".join(
+        str(r[-1])
+        for r in conn.execute(
+            "explain query plan select step, value, is_nan from metrics where run_uuid = ? and key "
+            "= ? and step > ? "
+            "order by step, timestamp",
+            ("x", "k", 5),
+        )
+    )
     conn.close()
     assert "index_metrics_run_uuid_key_step (run_uuid=? AND key=? AND step>?)" in plan
 
@@ -225,7 +275,8 @@ TRACKIO_WRITER = """
     import sys, trackio
     trackio.init(project="grpo-demo", name="run-a")
     for s in range(5):
-        trackio.log({"train/reward": 0.1 * s, "train/grad_norm": float("nan") if s == 2 else 1.0}, step=s)
+        norm = float("nan") if s == 2 else 1.0
+        trackio.log({"train/reward": 0.1 * s, "train/grad_norm": norm}, step=s)
     trackio.log({"train/reward": 9.0}, step=3)  # step 3 again: the later value counts
     print("ready", flush=True)
     sys.stdin.readline()  # the test reads the store while this process is still logging
@@ -243,8 +294,12 @@ def trackio_dir(tmp_path) -> Path:
 
 
 def _first_rows(source, steps: int):
-    """trackio.log hands rows to a background thread that writes them about a second later: wait for them."""
-    deadline = time.monotonic() + 60  # judgement: far past trackio's flush interval on a loaded machine
+    """trackio.log hands rows to a background thread that
+    writes them about a second later: wait for them.
+    """
+    deadline = (
+        time.monotonic() + 60
+    )  # judgement: far past trackio's flush interval on a loaded machine
     while True:
         try:
             run, cursor = source.read_new(None, KEEP_ALL)
@@ -258,13 +313,22 @@ def _first_rows(source, steps: int):
 
 def test_trackio_run_read_while_logging_then_only_new_rows(trackio_dir):
     env = {**os.environ, "TRACKIO_DIR": str(trackio_dir), "HF_HUB_OFFLINE": "1"}
-    writer = subprocess.Popen([sys.executable, "-c", textwrap.dedent(TRACKIO_WRITER)], env=env, text=True,
-                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    writer = subprocess.Popen(
+        [sys.executable, "-c", textwrap.dedent(TRACKIO_WRITER)],
+        env=env,
+        text=True,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+    )
     try:
         assert writer.stdout is not None and writer.stdin is not None
         while (line := writer.stdout.readline()) and line.strip() != "ready":
             pass
-        source = open_source(parse_source("trackio:grpo-demo/run-a"), Access(environ={"TRACKIO_DIR": str(trackio_dir)}))
+        source = open_source(
+            parse_source("trackio:grpo-demo/run-a"),
+            Access(environ={"TRACKIO_DIR": str(trackio_dir)}),
+        )
         run, cursor = _first_rows(source, 5)
         reward = run.series["train/reward"]
         assert reward.steps.tolist() == [0, 1, 2, 3, 4] and reward.values[3] == 9.0
@@ -291,9 +355,12 @@ def test_trackio_unknown_project_and_run_are_one_line_each(trackio_dir):
 
 
 def test_reading_tracker_modules_imports_no_tracker_client():
-    code = ("import sys\n"
-            "import rlmap_bot.runs.sources.mlflow, rlmap_bot.runs.sources.trackio, rlmap_bot.runs.sources.wandb_api\n"
-            "import rlmap_bot.runs.sources.access\n"
-            "print(*(m in sys.modules for m in ('mlflow', 'trackio', 'wandb')))")
+    code = (
+        "import sys\n"
+        "import rlmap_bot.runs.sources.mlflow, rlmap_bot.runs.sources.trackio, "
+        "rlmap_bot.runs.sources.wandb_api\n"
+        "import rlmap_bot.runs.sources.access\n"
+        "print(*(m in sys.modules for m in ('mlflow', 'trackio', 'wandb')))"
+    )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.split() == ["False"] * 3

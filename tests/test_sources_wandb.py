@@ -21,7 +21,9 @@ from rlmap_bot.runs.model import Collector
 from rlmap_bot.runs.sources import Access, Cursor, open_source, parse_source
 from rlmap_bot.runs.sources import wandb_file as wf
 
-pytest.importorskip("wandb", reason="the test extra installs wandb; it writes the runs these tests read")
+pytest.importorskip(
+    "wandb", reason="the test extra installs wandb; it writes the runs these tests read"
+)
 
 REWARD, LENGTH = "critic/score/mean", "response_length/mean"
 #: How long a test waits for the SDK's background writer to put logged steps on disk.
@@ -50,16 +52,38 @@ run.finish()
 
 def _env(root: Path) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("WANDB_")}
-    env.update(WANDB_MODE="offline", WANDB_SILENT="true", WANDB_DIR=str(root), WANDB_CONFIG_DIR=str(root / ".config"),
-               WANDB_CACHE_DIR=str(root / ".cache"), WANDB_DATA_DIR=str(root / ".data"), WANDB_CONSOLE="off",
-               WANDB_DISABLE_GIT="true")
+    env.update(
+        WANDB_MODE="offline",
+        WANDB_SILENT="true",
+        WANDB_DIR=str(root),
+        WANDB_CONFIG_DIR=str(root / ".config"),
+        WANDB_CACHE_DIR=str(root / ".cache"),
+        WANDB_DATA_DIR=str(root / ".data"),
+        WANDB_CONSOLE="off",
+        WANDB_DISABLE_GIT="true",
+    )
     return env
 
 
-def _write(root: Path, run_id: str, start: int, stop: int, hold: bool = False, scale: float = 1.0) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-c", WRITER, run_id, str(start), str(stop), "hold" if hold else "done",
-                             str(scale)],
-                            env=_env(root), stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+def _write(
+    root: Path, run_id: str, start: int, stop: int, hold: bool = False, scale: float = 1.0
+) -> subprocess.Popen:
+    return subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            WRITER,
+            run_id,
+            str(start),
+            str(stop),
+            "hold" if hold else "done",
+            str(scale),
+        ],
+        env=_env(root),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
 
 
 @pytest.fixture(scope="session")
@@ -70,7 +94,8 @@ def runs(tmp_path_factory):
     for job in jobs:
         assert job.wait(timeout=300) == 0
     time.sleep(1.1)  # the second folder's name carries the start second: a resume starts later
-    # Offline, the resumed process starts again at step 0: steps 0-39 are logged again, with new values.
+    # Offline, the resumed process starts again at step
+    # 0: steps 0-39 are logged again, with new values.
     assert _write(resumed, "res1", 0, 40, scale=2.0).wait(timeout=300) == 0
     return {"finished": finished / "wandb", "resumed": resumed / "wandb"}
 
@@ -87,8 +112,12 @@ def _open(text: str):
 def test_a_finished_run_is_read_from_any_of_its_folders(runs, where):
     root = runs["finished"]
     folder = next(root.glob("offline-run-*"))
-    text = {"latest-run": root / "latest-run", "wandb": root, "run-folder": folder,
-            "wandb-file": folder / "run-fin1.wandb"}[where]
+    text = {
+        "latest-run": root / "latest-run",
+        "wandb": root,
+        "run-folder": folder,
+        "wandb-file": folder / "run-fin1.wandb",
+    }[where]
     run = _open(str(text)).read_all(_keep)
     assert run.format == "wandb-run" and run.run_id == "fin1"
     assert run.series[REWARD].steps.tolist() == list(range(120))
@@ -104,7 +133,9 @@ def test_a_resumed_run_reads_both_folders_and_keeps_the_latest_value_of_a_repeat
     run = _open(str(root / "latest-run")).read_all(_keep)
     reward = run.series[REWARD]
     assert reward.steps.tolist() == list(range(60))  # each step once
-    assert reward.values[:40].tolist() == pytest.approx([2.0 * i / 100 for i in range(40)])  # the resume's
+    assert reward.values[:40].tolist() == pytest.approx(
+        [2.0 * i / 100 for i in range(40)]
+    )  # the resume's
     assert reward.values[40:].tolist() == pytest.approx([i / 100 for i in range(40, 60)])
     assert run.restart_count == 1 and any("resumed run: 2 folders" in w for w in run.warnings)
     first_folder = wf.read_records(sorted(root.glob("offline-run-*-res1"))[0] / "run-res1.wandb")
@@ -118,20 +149,35 @@ def test_diagnose_reads_a_local_wandb_run(runs, built_db):
     from rlmap_bot.cli.main import cli
     from support import KNOWLEDGE
 
-    out = CliRunner().invoke(cli, ["--knowledge", str(KNOWLEDGE), "--db", str(built_db), "diagnose", "--run",
-                                   str(runs["finished"] / "latest-run"), "--json"])
+    out = CliRunner().invoke(
+        cli,
+        [
+            "--knowledge",
+            str(KNOWLEDGE),
+            "--db",
+            str(built_db),
+            "diagnose",
+            "--run",
+            str(runs["finished"] / "latest-run"),
+            "--json",
+        ],
+    )
     assert out.exit_code == 0, out.output
     data = json.loads(out.output)
     assert data["run"]["format"] == "wandb-run" and data["run"]["last_step"] == 119
     assert "proxy_reward_trend" in data["signals"]
 
 
-def test_a_run_cut_at_any_byte_is_read_up_to_its_last_whole_record_and_resumed_exactly(runs, tmp_path):
+def test_a_run_cut_at_any_byte_is_read_up_to_its_last_whole_record_and_resumed_exactly(
+    runs, tmp_path
+):
     log = next(runs["finished"].glob("offline-run-*")) / "run-fin1.wandb"
     data = log.read_bytes()
     whole = wf.read_records(log)
     cut_file = tmp_path / "run-cut.wandb"
-    for cut in sorted({7, 8, 100, 5000, wf.BLOCK - 3, wf.BLOCK + 11, len(data) // 2, len(data) - 1}):
+    for cut in sorted(
+        {7, 8, 100, 5000, wf.BLOCK - 3, wf.BLOCK + 11, len(data) // 2, len(data) - 1}
+    ):
         cut_file.write_bytes(data[:cut])
         head = wf.read_records(cut_file)
         assert head.offset <= cut
@@ -144,12 +190,16 @@ def test_a_corrupt_chunk_is_skipped_with_a_warning(runs, tmp_path):
     folder = tmp_path / "wandb" / "offline-run-20250101_000000-bad1"
     folder.mkdir(parents=True)
     data = bytearray((next(runs["finished"].glob("offline-run-*")) / "run-fin1.wandb").read_bytes())
-    data[3000] ^= 0xFF  # inside the first block: the rest of that block is lost, later blocks are read
+    data[3000] ^= (
+        0xFF  # inside the first block: the rest of that block is lost, later blocks are read
+    )
     (folder / "run-bad1.wandb").write_bytes(bytes(data))
     run = _open(str(folder)).read_all(_keep)
     assert any("failed their checksum" in w for w in run.warnings)
     steps = run.series[REWARD].steps.tolist()
-    assert steps[0] == 0 and steps[-1] == 119 and len(steps) < 120  # the steps after byte 3000 of block 1 lost
+    assert (
+        steps[0] == 0 and steps[-1] == 119 and len(steps) < 120
+    )  # the steps after byte 3000 of block 1 lost
 
 
 def test_a_file_that_is_not_a_transaction_log_is_one_line(tmp_path):
@@ -187,7 +237,9 @@ def test_a_run_being_written_by_a_live_process_is_read_as_it_grows(tmp_path):
         writer.stdin.write("90\n")
         writer.stdin.flush()
         assert writer.stdout.readline().strip() == "logged"
-        later, cursor, _ = _until(src, Cursor.model_validate(json.loads(cursor.model_dump_json())), 89)
+        later, cursor, _ = _until(
+            src, Cursor.model_validate(json.loads(cursor.model_dump_json())), 89
+        )
         assert later == list(range(50, 90))  # only what is new, each step once
     finally:
         if writer.stdin is not None:
@@ -206,7 +258,9 @@ def test_protobuf_fields_of_a_history_record_decode(runs):
     assert histories == 120 and c.records == 120 and {"_step", "_runtime"}.isdisjoint(c.names)
 
 
-def test_a_wandb_folder_whose_newest_run_changes_is_read_from_the_new_runs_start_and_said(runs, tmp_path):
+def test_a_wandb_folder_whose_newest_run_changes_is_read_from_the_new_runs_start_and_said(
+    runs, tmp_path
+):
     import shutil
 
     source = next(runs["finished"].glob("offline-run-*"))

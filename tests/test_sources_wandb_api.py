@@ -1,4 +1,5 @@
-"""wandb:ENTITY/PROJECT/RUN_ID through the real wandb.Api against a stand-in of W&B's GraphQL server.
+"""wandb:ENTITY/PROJECT/RUN_ID through the real
+wandb.Api against a stand-in of W&B's GraphQL server.
 
 The stand-in (tests/support/wandb_standin.py) answers only the queries the client sends; the
 check against W&B itself, with a real key, is in docs/user-guide.md. Skipped, with the reason,
@@ -25,7 +26,9 @@ KEEP_ALL = lambda name: True  # noqa: E731 - every metric kept as a series
 
 @pytest.fixture(autouse=True)
 def wandb_scratch(tmp_path, monkeypatch):
-    """The client's files (settings, cache, service logs) in a scratch folder, never the developer's."""
+    """The client's files (settings, cache, service
+    logs) in a scratch folder, never the developer's.
+    """
     for name in ("WANDB_DIR", "WANDB_CACHE_DIR", "WANDB_CONFIG_DIR", "WANDB_DATA_DIR"):
         monkeypatch.setenv(name, str(tmp_path / name.lower()))
     monkeypatch.delenv("WANDB_API_KEY", raising=False)
@@ -39,8 +42,11 @@ def standin():
 
 
 def _access(standin: WandbStandIn, key: str = KEY, entities: tuple[str, ...] = ("team",)) -> Access:
-    return Access(wandb_entities=entities, credentials={"WANDB_API_KEY": key},
-                  environ={"WANDB_BASE_URL": standin.origin})
+    return Access(
+        wandb_entities=entities,
+        credentials={"WANDB_API_KEY": key},
+        environ={"WANDB_BASE_URL": standin.origin},
+    )
 
 
 def _rows(steps: range, **extra: float) -> list[dict]:
@@ -68,8 +74,15 @@ def test_read_new_pages_from_the_step_after_the_cursor_and_sees_fresh_rows(stand
 
 
 def test_nan_and_infinity_are_read_as_logged(standin):
-    standin.add_run("grpo", "nan1", [{"_step": 0, "loss": math.nan}, {"_step": 1, "loss": math.inf},
-                                     {"_step": 2, "loss": "NaN"}])
+    standin.add_run(
+        "grpo",
+        "nan1",
+        [
+            {"_step": 0, "loss": math.nan},
+            {"_step": 1, "loss": math.inf},
+            {"_step": 2, "loss": "NaN"},
+        ],
+    )
     run = open_source(parse_source("wandb:team/grpo/nan1"), _access(standin)).read_all(KEEP_ALL)
     values = run.series["loss"].values
     assert math.isnan(values[0]) and values[1] == math.inf and math.isnan(values[2])
@@ -91,7 +104,9 @@ def test_a_wrong_key_is_one_line_that_never_shows_a_key(standin):
     standin.add_run("grpo", "abc123", _rows(range(5)))
     wrong = "wrongkey" + "f" * 32
     with pytest.raises(RunReadError, match="refused the API key") as err:
-        open_source(parse_source("wandb:team/grpo/abc123"), _access(standin, key=wrong)).read_all(KEEP_ALL)
+        open_source(parse_source("wandb:team/grpo/abc123"), _access(standin, key=wrong)).read_all(
+            KEEP_ALL
+        )
     text = str(err.value)
     assert wrong not in text and KEY not in text and "\n" not in text
 
@@ -101,7 +116,9 @@ def test_two_workspaces_keys_stay_apart_in_one_process(standin):
     good = open_source(parse_source("wandb:team/grpo/abc123"), _access(standin)).read_all(KEEP_ALL)
     assert len(good.series["train/reward"]) == 5
     with pytest.raises(RunReadError, match="refused the API key"):
-        open_source(parse_source("wandb:team/grpo/abc123"), _access(standin, key="other" + "e" * 35)).read_all(KEEP_ALL)
+        open_source(
+            parse_source("wandb:team/grpo/abc123"), _access(standin, key="other" + "e" * 35)
+        ).read_all(KEEP_ALL)
 
 
 def test_a_missing_run_is_one_line(standin):
@@ -114,13 +131,18 @@ def test_a_server_that_is_down_is_one_retryable_line(monkeypatch):
     from rlmap_bot.runs.sources import wandb_api
 
     monkeypatch.setattr(wandb_api, "BACKOFF_SECONDS", (0.01, 0.05))
-    monkeypatch.setattr(wandb_api, "API_TIMEOUT_SECONDS", 2)  # the client waits this long for a login answer
+    monkeypatch.setattr(
+        wandb_api, "API_TIMEOUT_SECONDS", 2
+    )  # the client waits this long for a login answer
     monkeypatch.setattr(wandb_api, "RETRIES", 2)
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    access = Access(wandb_entities=("team",), credentials={"WANDB_API_KEY": KEY},
-                    environ={"WANDB_BASE_URL": f"http://127.0.0.1:{port}"})
+    access = Access(
+        wandb_entities=("team",),
+        credentials={"WANDB_API_KEY": KEY},
+        environ={"WANDB_BASE_URL": f"http://127.0.0.1:{port}"},
+    )
     with pytest.raises(RunReadError, match="retried") as err:
         open_source(parse_source("wandb:team/grpo/abc123"), access).read_all(KEEP_ALL)
     assert KEY not in str(err.value) and "\n" not in str(err.value)

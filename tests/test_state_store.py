@@ -23,7 +23,9 @@ def test_events_are_claimed_once_even_under_concurrency(state_url):
     def claim(i: int):
         other = StateStore(state_url)  # its own engine, as another replica would have
         barrier.wait()
-        wins.append(other.events.claim("event:EvRace", "event", "T1", {"n": i}, f"replica-{i}", LEASE)[0])
+        wins.append(
+            other.events.claim("event:EvRace", "event", "T1", {"n": i}, f"replica-{i}", LEASE)[0]
+        )
         other.close()
 
     threads = [threading.Thread(target=claim, args=(i,)) for i in range(8)]
@@ -38,7 +40,9 @@ def test_events_are_claimed_once_even_under_concurrency(state_url):
 
 def test_sessions_round_trip_and_optimistic_versions(state_url):
     store = StateStore(state_url)
-    session = store.sessions.create(Session(user="U1", team="T1", channel="C1", thread_ts="1.1", answers={"x": 0.5}))
+    session = store.sessions.create(
+        Session(user="U1", team="T1", channel="C1", thread_ts="1.1", answers={"x": 0.5})
+    )
     saved = store.sessions.save(session.model_copy(update={"current": "y"}))
     assert saved.version == 1 and store.sessions.get(session.id).current == "y"
     try:
@@ -57,10 +61,20 @@ def test_subscriptions_ledger_and_runs(state_url):
     store.subscriptions.save(Subscription(team="T2", channel="C1"))
     assert [s.id for s in store.subscriptions.list(team="T1")] == [sub.id]
     replaced = store.subscriptions.save(Subscription(team="T1", channel="C1", frequency="daily"))
-    assert store.subscriptions.get("T1", "C1").id == replaced.id and len(store.subscriptions.list()) == 2
-    assert store.digests.claim("d1", "T1", "C1", "at:2026-12-07T08:00", [("ppo", "v1", "new")]) is True
-    assert store.digests.claim("d2", "T1", "C1", "at:2026-12-07T08:00", [("ppo", "v1", "new")]) is False
-    assert store.digests.claim("d3", "T2", "C1", "at:2026-12-07T08:00", []) is True, "slots are per workspace"
+    assert (
+        store.subscriptions.get("T1", "C1").id == replaced.id
+        and len(store.subscriptions.list()) == 2
+    )
+    assert (
+        store.digests.claim("d1", "T1", "C1", "at:2026-12-07T08:00", [("ppo", "v1", "new")]) is True
+    )
+    assert (
+        store.digests.claim("d2", "T1", "C1", "at:2026-12-07T08:00", [("ppo", "v1", "new")])
+        is False
+    )
+    assert store.digests.claim("d3", "T2", "C1", "at:2026-12-07T08:00", []) is True, (
+        "slots are per workspace"
+    )
     assert [r["digest_id"] for r in store.digests.pending("T1", "C1")] == ["d1"]
     store.digests.record("d1", "123.456")
     store.digests.record("d1", "123.456")  # recording twice is harmless
@@ -68,8 +82,13 @@ def test_subscriptions_ledger_and_runs(state_url):
     assert store.digests.delivered("T2", "C1") == set()
     assert store.digests.pending("T1", "C1") == []
     store.subscriptions.mark_run(replaced, dt.datetime(2026, 12, 7, 8, tzinfo=UTC))
-    assert store.subscriptions.get("T1", "C1").last_run_at == dt.datetime(2026, 12, 7, 8, tzinfo=UTC)
+    assert store.subscriptions.get("T1", "C1").last_run_at == dt.datetime(
+        2026, 12, 7, 8, tzinfo=UTC
+    )
     removed = store.forget_team("T1")
     assert removed["subscriptions"] == 1 and removed["digest_ledger"] == 1
-    assert store.subscriptions.get("T1", "C1") is None and store.subscriptions.get("T2", "C1") is not None
+    assert (
+        store.subscriptions.get("T1", "C1") is None
+        and store.subscriptions.get("T2", "C1") is not None
+    )
     store.close()

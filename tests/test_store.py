@@ -17,7 +17,9 @@ def test_build_creates_entries_and_fts5(knowledge_copy, tmp_path):
         assert conn.execute("select count(*) from entries").fetchone()[0] == len(catalog.entries)
         sql = conn.execute("select sql from sqlite_master where name='docs_fts'").fetchone()[0]
         assert "fts5" in sql.lower()
-        hits = conn.execute("select rowid from docs_fts where docs_fts match 'overoptimization'").fetchall()
+        hits = conn.execute(
+            "select rowid from docs_fts where docs_fts match 'overoptimization'"
+        ).fetchall()
         assert hits
 
 
@@ -29,7 +31,8 @@ def test_history_survives_rebuilds_and_marks_changes(knowledge_copy, tmp_path):
     path = knowledge_copy / "papers" / "ppo.yaml"
     path.write_text(path.read_text().replace("summary: ", "summary: Updated. ", 1))
     (knowledge_copy / "papers" / "zz-new.yaml").write_text(
-        "id: zz-new\nkind: paper\ntitle: A New Paper\nsummary: Something new.\nverification: verified\n"
+        "id: zz-new\nkind: paper\ntitle: A New Paper\nsummary: Something new.\nverification: "
+        "verified\n"
         "stages: [reward]\nadded: 2026-11-08\n"
     )
     build_store(knowledge_copy, db, now=t1)
@@ -60,7 +63,8 @@ def test_core_builds_on_first_use_and_when_files_change(knowledge_copy, tmp_path
     assert core.get("reward").title == "Reward quality"
     assert store_status(knowledge_copy, db) == "fresh"
     path = knowledge_copy / "stages" / "reward.yaml"
-    # A change that leaves every entry as it was (a comment) still counts: the store is rebuilt, quietly.
+    # A change that leaves every entry as it was (a
+    # comment) still counts: the store is rebuilt, quietly.
     path.write_text(path.read_text() + "\n# touched\n")
     assert store_status(knowledge_copy, db) == "stale"
     core2 = Core(knowledge_copy, db, state_url=tmp_path / "state.db")
@@ -72,7 +76,8 @@ def test_reload_swaps_in_new_entries(knowledge_copy, tmp_path):
     core = Core(knowledge_copy, tmp_path / "kb.db", state_url=tmp_path / "state.db")
     assert core.get("zz-new") is None
     (knowledge_copy / "papers" / "zz-new.yaml").write_text(
-        "id: zz-new\nkind: paper\ntitle: Quokka Scaling\nsummary: Quokkas scale well.\nverification: verified\n"
+        "id: zz-new\nkind: paper\ntitle: Quokka Scaling\nsummary: Quokkas scale "
+        "well.\nverification: verified\n"
         "stages: [reward]\nadded: 2026-12-01\n"
     )
     counts = core.reload()

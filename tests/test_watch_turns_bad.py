@@ -32,9 +32,11 @@ GOES_BAD = {
     "entropy_collapse": ("entropy_collapse", {"binds:optimization"}),
     # NaN loss on every step: the fault (the verdict on it may come in the same alert).
     "nan_loss": ("nan", {"fault:nan"}),
-    # Generation's share of the step climbs to 0.8 (OpenRLHF: ~80%): rollouts bind, on one measurement.
+    # Generation's share of the step climbs to 0.8
+    # (OpenRLHF: ~80%): rollouts bind, on one measurement.
     "generation_bound": ("generation_bound", {"binds:rollouts"}),
-    # The pool is solved: reward ~0.97, most groups zero-variance, many passes (DAPO, ScaleRL): environments.
+    # The pool is solved: reward ~0.97, most groups
+    # zero-variance, many passes (DAPO, ScaleRL): environments.
     "pool_saturated": ("saturation", {"binds:environments"}),
     # Length x4 with truncation rising and no gain (DAPO, Dr. GRPO): optimization.
     "length_explosion": ("length_explosion", {"binds:optimization"}),
@@ -44,18 +46,25 @@ GOES_BAD = {
     "reward_collapse": ("reward_collapse", {"binds:optimization"}),
     # A solved pool and a collapsed entropy at once: two stages with strong evidence, said as a tie.
     "saturated_and_collapsed": ("saturated_collapse", {"tie:environments+optimization"}),
-    # Many passes over a pool whose reward rises while held-out stays flat (Cobbe 2018): environments.
+    # Many passes over a pool whose reward rises while
+    # held-out stays flat (Cobbe 2018): environments.
     "memorising": ("memorising", {"binds:environments"}),
     # Gradient norm and loss exactly 0, reward flat: the not-learning fault, said before any stage.
     "not_learning": ("not_learning", {"fault:not_learning"}),
 }
 
-#: Healthy runs: different seeds, lengths, evaluation cadences and noise, none of which should alert.
+# : Healthy runs: different seeds, lengths, evaluation
+# cadences and noise, none of which should alert.
 HEALTHY = {
-    "seed1": dict(seed=1), "seed2": dict(seed=2), "seed3": dict(seed=3),
-    "short": dict(seed=4, steps=160), "long": dict(seed=5, steps=1500),
-    "sparse_evals": dict(seed=6, eval_every=25), "dense_evals": dict(seed=7, eval_every=5),
-    "noisy": dict(seed=8, noise=2.5), "very_noisy": dict(seed=9, noise=4.0),
+    "seed1": dict(seed=1),
+    "seed2": dict(seed=2),
+    "seed3": dict(seed=3),
+    "short": dict(seed=4, steps=160),
+    "long": dict(seed=5, steps=1500),
+    "sparse_evals": dict(seed=6, eval_every=25),
+    "dense_evals": dict(seed=7, eval_every=5),
+    "noisy": dict(seed=8, noise=2.5),
+    "very_noisy": dict(seed=9, noise=4.0),
     "noisy_long": dict(seed=10, steps=1200, noise=3.0),
 }
 T0 = dt.datetime(2026, 3, 2, 9, 0, tzinfo=dt.UTC)
@@ -94,12 +103,17 @@ def service(core, tmp_path):
 
 def watch_growing(service: WatchService, path: Path, records: list, cuts: list[int]) -> list[Alert]:
     """Write the log up to each cut in turn and check it after each; the alerts posted."""
-    watch = service.repo.save(Watch(team="T", channel="C", path=str(path.resolve()), created_at=T0,
-                                    updated_at=T0))
+    watch = service.repo.save(
+        Watch(team="T", channel="C", path=str(path.resolve()), created_at=T0, updated_at=T0)
+    )
     poster = Recorder()
     written = 0
     for n, cut in enumerate(cuts):
-        part = [r for r in records if written < r[0] <= cut] if n else [r for r in records if r[0] <= cut]
+        part = (
+            [r for r in records if written < r[0] <= cut]
+            if n
+            else [r for r in records if r[0] <= cut]
+        )
         if n == 0:
             rl.write_verl_console(path, part)
         else:
@@ -121,8 +135,12 @@ def _cuts(total: int, start: int) -> list[int]:
 def test_a_run_that_goes_bad_gets_exactly_one_alert_naming_it(service, tmp_path, name):
     phase, expected = GOES_BAD[name]
     records = rl.named(rl.phased([("healthy", HEALTHY_START), (phase, BAD_STRETCH)]), "verl")
-    posts = watch_growing(service, tmp_path / f"{name}.log", records, _cuts(HEALTHY_START + BAD_STRETCH,
-                                                                             HEALTHY_START))
+    posts = watch_growing(
+        service,
+        tmp_path / f"{name}.log",
+        records,
+        _cuts(HEALTHY_START + BAD_STRETCH, HEALTHY_START),
+    )
     alerts = [a for a in posts if a.kind == "alert"]
     assert len(alerts) == 1, [(a.title, a.conditions) for a in alerts]
     [alert] = alerts

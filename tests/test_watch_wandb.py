@@ -29,8 +29,10 @@ import sys, wandb
 run = wandb.init(project="rl", id="live1")
 def log(a, b):
     for i in range(a, b):
-        run.log({"critic/score/mean": 0.4 + 0.3 * i / 400, "response_length/mean": 300.0 + (i % 5),
-                 "actor/grad_norm": 0.3 + 0.01 * (i % 3), "actor/entropy": 0.5 - 0.0002 * i}, step=i)
+        run.log({"critic/score/mean": 0.4 + 0.3 * i / 400,
+                 "response_length/mean": 300.0 + (i % 5),
+                 "actor/grad_norm": 0.3 + 0.01 * (i % 3),
+                 "actor/entropy": 0.5 - 0.0002 * i}, step=i)
 log(0, 300)
 print("logged", flush=True)
 log(300, int(sys.stdin.readline()))
@@ -99,7 +101,8 @@ def test_a_watch_of_a_live_wandb_run_reads_only_the_new_steps(core, tmp_path):
             Watch(team="T", channel="C", path=folder, created_at=T0, updated_at=T0)
         )
         poster = Recorder()
-        # The SDK writes the log in 32 KB blocks: a live run's last steps reach the disk with the next block.
+        # The SDK writes the log in 32 KB blocks: a live run's
+        # last steps reach the disk with the next block.
         first = _check(service, watch.id, poster, "at:0")
         assert (
             first.status == "checked" and first.mode == "source" and first.format == "wandb-run"

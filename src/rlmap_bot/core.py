@@ -120,14 +120,21 @@ class Core:
             return
         db_source = self.paths.knowledge_db_source(self.db_path)
         # A build takes seconds (more on a busy machine): say so, or a slow start looks like a hang.
-        log.info("building the knowledge store %s from %s (%s)", self.db_path, self.knowledge_root, status)
+        log.info(
+            "building the knowledge store %s from %s (%s)",
+            self.db_path,
+            self.knowledge_root,
+            status,
+        )
         try:
             self._build()
         except ConfigError as exc:
             raise CoreError(f"{db_source}: {exc}") from None
         except OSError as exc:
-            raise CoreError(f"{db_source}: cannot write the knowledge store {self.db_path}: "
-                            f"{exc.strerror or exc}") from None
+            raise CoreError(
+                f"{db_source}: cannot write the knowledge store {self.db_path}: "
+                f"{exc.strerror or exc}"
+            ) from None
         except KnowledgeError as exc:
             if status == "missing":
                 raise CoreError(f"cannot build the knowledge store: {exc}") from None
@@ -179,7 +186,9 @@ class Core:
         return self.engine.diagnose(signals)
 
     def _build(self) -> None:
-        """Build the store from the files plus the approved additions (each validated; bad ones left out)."""
+        """Build the store from the files plus the approved
+        additions (each validated; bad ones left out).
+        """
         from rlmap_bot.knowledge.loader import load_catalog
 
         files = load_catalog(self.knowledge_root)
@@ -197,18 +206,24 @@ class Core:
             try:
                 retired = self.state.curation.set_status(merged.retired, "retired")
             except RlmapError as exc:
-                log.warning("could not mark additions retired (%s); tried again at the next build", exc)
+                log.warning(
+                    "could not mark additions retired (%s); tried again at the next build", exc
+                )
             else:
                 if retired:
                     log.info("%d addition(s) retired: a knowledge file holds them now", retired)
 
     def has_state(self) -> bool:
-        """Is there a state store to read (open, a URL, or a file already made)? A fresh terminal has none."""
+        """Is there a state store to read (open, a URL, or
+        a file already made)? A fresh terminal has none.
+        """
         url = str(self.state_url)
         return self._state is not None or "://" in url or Path(url).expanduser().exists()
 
     def _additions(self) -> tuple[str, list]:
-        """(fingerprint, live additions) from the state store; none when it was never made (a fresh terminal)."""
+        """(fingerprint, live additions) from the state store;
+        none when it was never made (a fresh terminal).
+        """
         if not self.has_state():
             return "", []
         curation = self.state.curation
@@ -216,7 +231,9 @@ class Core:
         return stamp, (curation.additions("live") if stamp else [])
 
     def sync_additions(self) -> bool:
-        """Rebuild when the additions changed since this store was built (polled by every replica)."""
+        """Rebuild when the additions changed since this
+        store was built (polled by every replica).
+        """
         if self.state.curation.fingerprint() == self.store.meta.get("additions", ""):
             return False
         self.reload()
@@ -234,7 +251,9 @@ class Core:
 
     # -- change notices -------------------------------------------------------------------------
     def on_subscriptions_changed(self, listener: Callable[[], None]) -> None:
-        """Call ``listener`` whenever a command changes digest subscriptions (the scheduler resyncs)."""
+        """Call ``listener`` whenever a command changes
+        digest subscriptions (the scheduler resyncs).
+        """
         self._listeners.append(listener)
 
     def subscriptions_changed(self) -> None:
@@ -242,7 +261,9 @@ class Core:
             listener()
 
     def on_watches_changed(self, listener: Callable[[], None]) -> None:
-        """Call ``listener`` whenever a command adds, changes or removes a watch (the scheduler resyncs)."""
+        """Call ``listener`` whenever a command adds, changes
+        or removes a watch (the scheduler resyncs).
+        """
         self._watch_listeners.append(listener)
 
     def watches_changed(self) -> None:
@@ -257,22 +278,33 @@ class Core:
         return self.store.get(entry_id.strip().lower())
 
     def resolve(self, text: str) -> Entry | None:
-        """The entry named by ``text``: its id, its title or one of its aliases (any case, accents)."""
+        """The entry named by ``text``: its id, its title
+        or one of its aliases (any case, accents).
+        """
         from rlmap_bot.text import fold
 
         wanted = " ".join(fold(text).lower().split()).strip("\"'“”")
         if not wanted:
             return None
         store = self.store
-        found = store.get(wanted) or store.get(wanted.replace(" ", "_")) or store.get(wanted.replace(" ", "-"))
+        found = (
+            store.get(wanted)
+            or store.get(wanted.replace(" ", "_"))
+            or store.get(wanted.replace(" ", "-"))
+        )
         if found is not None:
             return found
         ids = store.names().get(wanted)
         if not ids:
             return None
-        # A name several entries share ("reward hacking"): a title beats an alias, then the broader kind wins.
+        # A name several entries share ("reward hacking"): a
+        # title beats an alias, then the broader kind wins.
         named = [e for e in (store.get(i) for i in ids) if e is not None]
-        return min(named, key=lambda e: (wanted != fold(e.title).lower(), _BREADTH[e.kind], e.id), default=None)
+        return min(
+            named,
+            key=lambda e: (wanted != fold(e.title).lower(), _BREADTH[e.kind], e.id),
+            default=None,
+        )
 
     def card(self, entry_id: str) -> Card | None:
         from rlmap_bot.knowledge.cards import card_for  # `show` only: an ask never builds a card
@@ -290,8 +322,11 @@ class Core:
         wanted = fold(text).lower().strip()
         names = self.store.names()
         choices = {**{i: {i} for i in self.store.catalog.entries}, **names}
-        # 80: one or two typos in a short id ("dapoo" scores 89) pass; unrelated ids sharing a few letters do not.
-        found = process.extract(wanted, list(choices), scorer=fuzz.WRatio, limit=limit * 3, score_cutoff=80)
+        # 80: one or two typos in a short id ("dapoo" scores
+        # 89) pass; unrelated ids sharing a few letters do not.
+        found = process.extract(
+            wanted, list(choices), scorer=fuzz.WRatio, limit=limit * 3, score_cutoff=80
+        )
         out: list[str] = []
         for name, _, _ in found:
             for entry_id in sorted(choices[name]):

@@ -29,7 +29,9 @@ def parse_keys(text: str) -> list[bytes]:
             Fernet(key)
         except (ValueError, TypeError):
             which = f"key {i} of {len(keys)}" if len(keys) > 1 else "the value"
-            raise ValueError(f"{which} is not a Fernet key (32 url-safe base64-encoded bytes); {NEW_KEY_HINT}") from None
+            raise ValueError(
+                f"{which} is not a Fernet key (32 url-safe base64-encoded bytes); {NEW_KEY_HINT}"
+            ) from None
     return [k.encode() for k in keys]
 
 
@@ -61,19 +63,25 @@ class TokenCipher:
         return self.primary.encrypt(value.encode()).decode()
 
     def open(self, value: str | None) -> str | None:
-        """Decrypt with whichever key fits; a plain value (stored before encryption) comes back as it is."""
+        """Decrypt with whichever key fits; a plain value
+        (stored before encryption) comes back as it is.
+        """
         if value is None or not sealed(value):
             return value
         try:
             return self.any.decrypt(value.encode()).decode()
         except InvalidToken:
             raise WrongKeyError(
-                "RLMAP_ENCRYPTION_KEY does not decrypt the Slack tokens stored in the state store; start with the "
-                "key they were saved under (to change keys, list the new key first and the old one after it)"
+                "RLMAP_ENCRYPTION_KEY does not decrypt the Slack tokens stored in the state store; "
+                "start with the "
+                "key they were saved under (to change keys, list the new key first and the old one "
+                "after it)"
             ) from None
 
     def reseal(self, value: str | None) -> str | None:
-        """The value sealed under the first key, or None when it already is (plain values get sealed)."""
+        """The value sealed under the first key, or None
+        when it already is (plain values get sealed).
+        """
         if value is None:
             return None
         if not sealed(value):

@@ -31,7 +31,9 @@ class NotFoundError(UsageError):
 
 
 class ConfigError(RlmapError):
-    """The environment is wrong (a setting, an unwritable folder); the message names what to fix (exit 2)."""
+    """The environment is wrong (a setting, an unwritable
+    folder); the message names what to fix (exit 2).
+    """
 
     exit_code = 2
 

@@ -9,7 +9,9 @@ from rlmap_bot.errors import ConfigError
 
 
 def ensure_folder(folder: Path, what: str) -> Path:
-    """Create ``folder`` if needed; ConfigError naming ``what`` and the real reason when that is impossible."""
+    """Create ``folder`` if needed; ConfigError naming
+    ``what`` and the real reason when that is impossible.
+    """
     folder = Path(folder).expanduser()
     for parent in [folder, *folder.parents]:
         if parent.exists():

@@ -54,14 +54,20 @@ class JsonFormatter(logging.Formatter):
 
     def format(self, record: logging.LogRecord) -> str:
         out: dict[str, str | int | float | None] = {
-            "time": dt.datetime.fromtimestamp(record.created, dt.UTC).isoformat(timespec="milliseconds"),
+            "time": dt.datetime.fromtimestamp(record.created, dt.UTC).isoformat(
+                timespec="milliseconds"
+            ),
             "level": record.levelname,
             "logger": record.name,
             "message": self.redact(record.getMessage()),
         }
         for key, value in vars(record).items():
             if key not in _STANDARD and not key.startswith("_"):
-                out[key] = value if isinstance(value, (int, float, bool)) or value is None else self.redact(str(value))
+                out[key] = (
+                    value
+                    if isinstance(value, (int, float, bool)) or value is None
+                    else self.redact(str(value))
+                )
         if record.exc_info:
             out["traceback"] = self.redact(self.formatException(record.exc_info))
         elif record.stack_info:
@@ -72,7 +78,12 @@ class JsonFormatter(logging.Formatter):
 def secrets_of(settings) -> list[str]:
     """Every secret value the settings hold, and the password inside the state store URL."""
     values = []
-    for name in ("slack_bot_token", "slack_app_token", "slack_signing_secret", "slack_client_secret"):
+    for name in (
+        "slack_bot_token",
+        "slack_app_token",
+        "slack_signing_secret",
+        "slack_client_secret",
+    ):
         secret = getattr(settings, name, None)
         if secret is not None:
             values.append(secret.get_secret_value())
@@ -96,17 +107,23 @@ def make_handler(settings, stream=None) -> logging.Handler:
     """A handler writing to ``stream`` (standard error) in the configured format, secrets hidden."""
     redact = Redactor(secrets_of(settings))
     handler = logging.StreamHandler(stream or sys.stderr)
-    handler.setFormatter(JsonFormatter(redact) if settings.rlmap_log_format == "json" else TextFormatter(redact))
+    handler.setFormatter(
+        JsonFormatter(redact) if settings.rlmap_log_format == "json" else TextFormatter(redact)
+    )
     return handler
 
 
 def configure(settings, stream=None, level: int = logging.INFO) -> logging.Handler:
-    """Send every log record to ``stream`` (standard error) in the configured format, secrets hidden."""
+    """Send every log record to ``stream`` (standard
+    error) in the configured format, secrets hidden.
+    """
     handler = make_handler(settings, stream)
     root = logging.getLogger()
     for old in list(root.handlers):
         root.removeHandler(old)
     root.addHandler(handler)
     root.setLevel(level)
-    logging.getLogger("alembic.runtime.plugins").setLevel(logging.WARNING)  # a line per plugin at every start
+    logging.getLogger("alembic.runtime.plugins").setLevel(
+        logging.WARNING
+    )  # a line per plugin at every start
     return handler

@@ -11,7 +11,8 @@ from pydantic import BaseModel
 
 
 class Part(BaseModel):
-    """A piece of a line the core writes for people: plain words, or a name that each surface shows its
+    """A piece of a line the core writes for people:
+    plain words, or a name that each surface shows its
     own way (Slack: a bold title, a channel link, a mention; the terminal: the plain name).
 
     The curation flow tells people what happened mid-sentence ("rejected by <curator> on 3 Dec"):
@@ -25,7 +26,9 @@ class Part(BaseModel):
 
 def line(*pieces: str | Part) -> list[Part]:
     """A line from plain strings (words) and parts (names)."""
-    return [p if isinstance(p, Part) else Part(value=p) for p in pieces if not isinstance(p, str) or p]
+    return [
+        p if isinstance(p, Part) else Part(value=p) for p in pieces if not isinstance(p, str) or p
+    ]
 
 
 def title(value: str) -> Part:

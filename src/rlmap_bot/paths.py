@@ -1,6 +1,7 @@
 """Where the knowledge folder and the stores are: RLMAP_KNOWLEDGE, RLMAP_HOME and RLMAP_DB.
 
-This module owns those three variables (name, default, parsing); :class:`rlmap_bot.settings.Settings`
+This module owns those three variables (name, default,
+parsing); :class:`rlmap_bot.settings.Settings`
 reads every other setting and takes its paths from here. A plain ``ask`` needs only these paths,
 and reading them without pydantic-settings keeps it out of that start-up: about 30 ms of a 0.25 s
 budget (``python -X importtime``). They are read as pydantic-settings reads the others: names in
@@ -45,7 +46,9 @@ def _env(environ: Mapping[str, str], name: str) -> Path | None:
 
 @dataclass(frozen=True)
 class Paths:
-    """RLMAP_KNOWLEDGE, RLMAP_HOME and RLMAP_DB, and which of them chose a path (for error lines)."""
+    """RLMAP_KNOWLEDGE, RLMAP_HOME and RLMAP_DB, and
+    which of them chose a path (for error lines).
+    """
 
     knowledge: Path | None = None
     home: Path | None = None
@@ -54,7 +57,9 @@ class Paths:
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Paths:
         environ = os.environ if environ is None else environ
-        return cls(_env(environ, "RLMAP_KNOWLEDGE"), _env(environ, "RLMAP_HOME"), _env(environ, "RLMAP_DB"))
+        return cls(
+            _env(environ, "RLMAP_KNOWLEDGE"), _env(environ, "RLMAP_HOME"), _env(environ, "RLMAP_DB")
+        )
 
     @property
     def knowledge_dir(self) -> Path:
@@ -79,7 +84,9 @@ class Paths:
         return "RLMAP_KNOWLEDGE" if self.knowledge else "the bundled knowledge folder"
 
     def knowledge_db_source(self, path: Path) -> str:
-        """RLMAP_DB, --db when a front-end passed another file, or RLMAP_HOME for the default place."""
+        """RLMAP_DB, --db when a front-end passed another
+        file, or RLMAP_HOME for the default place.
+        """
         if Path(path) != self.knowledge_db:
             return "--db"
         return "RLMAP_DB" if self.db else "RLMAP_HOME"

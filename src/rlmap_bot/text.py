@@ -24,36 +24,69 @@ ARXIV = re.compile(r"\b(\d{4}\.\d{4,5})(?:v\d+)?\b")
 
 # British -> American forms that matter in this field; applied per word, before stemming.
 _BRITISH = {
-    "optimisation": "optimization", "optimisations": "optimizations", "optimise": "optimize",
-    "optimised": "optimized", "optimiser": "optimizer", "optimisers": "optimizers",
-    "optimising": "optimizing", "overoptimisation": "overoptimization",
-    "generalisation": "generalization", "generalise": "generalize", "normalisation": "normalization",
-    "normalise": "normalize", "regularisation": "regularization", "utilisation": "utilization",
-    "parallelisation": "parallelization", "behaviour": "behavior", "behaviours": "behaviors",
-    "modelling": "modeling", "labelled": "labeled", "labelling": "labeling", "analyse": "analyze",
-    "centre": "center", "colour": "color", "colours": "colors", "favour": "favor",
-    "organisation": "organization", "tokenisation": "tokenization", "minimise": "minimize",
-    "maximise": "maximize", "characterising": "characterizing", "characterise": "characterize",
-    "summarise": "summarize", "prioritised": "prioritized", "misbehaviour": "misbehavior",
-    "maths": "math", "generalised": "generalized", "normalised": "normalized",
+    "optimisation": "optimization",
+    "optimisations": "optimizations",
+    "optimise": "optimize",
+    "optimised": "optimized",
+    "optimiser": "optimizer",
+    "optimisers": "optimizers",
+    "optimising": "optimizing",
+    "overoptimisation": "overoptimization",
+    "generalisation": "generalization",
+    "generalise": "generalize",
+    "normalisation": "normalization",
+    "normalise": "normalize",
+    "regularisation": "regularization",
+    "utilisation": "utilization",
+    "parallelisation": "parallelization",
+    "behaviour": "behavior",
+    "behaviours": "behaviors",
+    "modelling": "modeling",
+    "labelled": "labeled",
+    "labelling": "labeling",
+    "analyse": "analyze",
+    "centre": "center",
+    "colour": "color",
+    "colours": "colors",
+    "favour": "favor",
+    "organisation": "organization",
+    "tokenisation": "tokenization",
+    "minimise": "minimize",
+    "maximise": "maximize",
+    "characterising": "characterizing",
+    "characterise": "characterize",
+    "summarise": "summarize",
+    "prioritised": "prioritized",
+    "misbehaviour": "misbehavior",
+    "maths": "math",
+    "generalised": "generalized",
+    "normalised": "normalized",
 }
 
 # "don't" is "do not", not the words "don" and "t".
-_CONTRACTIONS = {"n't": "not", "'re": "are", "'ve": "have", "'ll": "will", "'d": "would", "'m": "am"}
+_CONTRACTIONS = {
+    "n't": "not",
+    "'re": "are",
+    "'ve": "have",
+    "'ll": "will",
+    "'d": "would",
+    "'m": "am",
+}
 _CONTRACTION = re.compile(r"(n't|'re|'ve|'ll|'d|'m)\b")
 
 STOPWORDS = frozenset(
-    """a an the and or but of to in on at for from by with about into over under as is are was were be been being
-    it its this that these those there here what which who whom whose when where why how do does did doing done
-    i me my we our us you your he she they them their his her can could should would will shall may might must
-    have has had having not no yes so if then than too very just also any some all each every more most much
-    many few one get got give tell show find look looking see know want need please thanks thank hi hello hey
-    anything something everything paper papers work works article study studies read reading say says said
-    bot rlmap ask question questions answer think like use using used go going goes went let lets make up out off
-    et al ca wo am
-    summarize summary summaries overview gist tldr eli5 rundown recap briefly quick quickly explain explained
-    explanation takeaway takeaways
-    ok okay lol huh hmm hm btw fyi pls plz thx anyone anybody guys folks""".split()
+    """a an the and or but of to in on at for from by with about into over under as is are was were
+    be been being it its this that these those there here what which who whom whose when
+    where why how do does did doing done i me my we our us you your he she they them
+    their his her can could should would will shall may might must have has had having
+    not no yes so if then than too very just also any some all each every more most much
+    many few one get got give tell show find look looking see know want need please
+    thanks thank hi hello hey anything something everything paper papers work works
+    article study studies read reading say says said bot rlmap ask question questions
+    answer think like use using used go going goes went let lets make up out off et al ca
+    wo am summarize summary summaries overview gist tldr eli5 rundown recap briefly quick
+    quickly explain explained explanation takeaway takeaways ok okay lol huh hmm hm btw
+    fyi pls plz thx anyone anybody guys folks""".split()
 )
 # The last line: chat's fillers ("still ok?", "lol", "huh?", "anyone seen this?"), like "hi" and
 # "thanks" above; counted as foreign words they held everyday questions about a run under the floor
@@ -69,10 +102,13 @@ NOT_EVIDENCE = frozenset("team teams arxiv http https www org abs pdf html vs ve
 # off-topic evidence counts it as nothing (offtopic.word_evidence); "a fifth", "a dozen times" and
 # "twenty percent" are the same numbers in words, and as foreign words they counted against
 # questions that describe a run with its figures ("about a fifth of answers hit the length limit").
-NUMBER_WORDS = frozenset("""zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen
-    fifteen sixteen seventeen eighteen nineteen twenty thirty forty fifty sixty seventy eighty ninety hundred
-    hundreds thousand thousands million millions billion billions dozen dozens half halves third thirds quarter
-    quarters fifth fifths tenth tenths twice thrice percent percentage pct""".split())
+NUMBER_WORDS = frozenset(
+    """zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen
+    sixteen seventeen eighteen nineteen twenty thirty forty fifty sixty seventy eighty
+    ninety hundred hundreds thousand thousands million millions billion billions dozen
+    dozens half halves third thirds quarter quarters fifth fifths tenth tenths twice
+    thrice percent percentage pct""".split()
+)
 
 
 @lru_cache(maxsize=1)
@@ -91,13 +127,16 @@ def stem(word: str) -> str:
 
 
 def fold(text: str) -> str:
-    """Accents and width folded away: "Zürich" -> "Zurich", "réward" -> "reward", "ＰＰＯ" -> "PPO"."""
+    """Accents and width folded away: "Zürich" -> "Zurich", "réward" -> "reward",
+    "ＰＰＯ" -> "PPO"."""
     decomposed = unicodedata.normalize("NFKD", text)
     return "".join(ch for ch in decomposed if not unicodedata.combining(ch))
 
 
 def words(text: str) -> list[str]:
-    """Surface words: lower case, folded, British -> American, possessives dropped, stopwords kept."""
+    """Surface words: lower case, folded, British ->
+    American, possessives dropped, stopwords kept.
+    """
     lowered = fold(text).lower().replace("’", "'").replace("-", " ").replace("_", " ")
     lowered = _CONTRACTION.sub(lambda m: " " + _CONTRACTIONS[m.group(1)], lowered)
     lowered = re.sub(r"'s\b", "", lowered)
@@ -113,7 +152,9 @@ def words(text: str) -> list[str]:
 
 
 def content_words(text: str) -> list[str]:
-    """Surface words that carry meaning: stopwords and non-evidence dropped, order kept, no repeats."""
+    """Surface words that carry meaning: stopwords and
+    non-evidence dropped, order kept, no repeats.
+    """
     seen: dict[str, None] = {}
     for w in words(text):
         if w not in STOPWORDS and w not in NOT_EVIDENCE and w not in seen:

@@ -17,7 +17,9 @@ VERIFICATION = {
 
 
 def sentence(text: object) -> str:
-    """A message as a sentence: first letter upper case (errors are written lower case for the terminal)."""
+    """A message as a sentence: first letter upper case
+    (errors are written lower case for the terminal).
+    """
     text = str(text)
     return text[:1].upper() + text[1:]
 
@@ -43,7 +45,7 @@ def verdict_headline(verdict: Any) -> str:
 
 
 def papers_heading(count: int, filters: Iterable[str], total: int) -> str:
-    """"3 papers by Schulman in the catalog, newest first:", or that there are none."""
+    """ "3 papers by Schulman in the catalog, newest first:", or that there are none."""
     narrowed = "".join(f" {f}" for f in filters)
     if not count:
         return f"No papers{narrowed} in the catalog ({total} papers in all)."
@@ -55,7 +57,9 @@ def nothing_relevant(query: str) -> str:
 
 
 ENGLISH_ONLY = "I read questions in English only; what I could match is below."
-ENGLISH_ONLY_NOTHING = "I read questions in English only, and nothing I could read in this one matches the map."
+ENGLISH_ONLY_NOTHING = (
+    "I read questions in English only, and nothing I could read in this one matches the map."
+)
 
 
 def english_only(matched: bool) -> str:
@@ -68,11 +72,16 @@ GUESS = "Not sure this is what you mean; the closest in the map:"
 
 
 def known_topics(topics: Iterable[str]) -> str:
-    return ("I know about the five stages, the Scaling Laws topic and the papers on them: "
-            + "; ".join(topics) + ".")
+    return (
+        "I know about the five stages, the Scaling Laws topic and the papers on them: "
+        + "; ".join(topics)
+        + "."
+    )
 
 
-TRY_INSTEAD = "Try `stages`, `papers`, or a question such as “why is my reward going up but evals down?”"
+TRY_INSTEAD = (
+    "Try `stages`, `papers`, or a question such as “why is my reward going up but evals down?”"
+)
 
 
 def about_your_run(command: str) -> str:
@@ -86,7 +95,9 @@ CLOSE_CALL = "Two entries fit about equally well. Did you mean one of these?"
 
 
 def corrected(corrections: dict[str, str]) -> str:
-    return "Searched with corrected spelling: " + ", ".join(f"{a} → {b}" for a, b in corrections.items())
+    return "Searched with corrected spelling: " + ", ".join(
+        f"{a} → {b}" for a, b in corrections.items()
+    )
 
 
 def did_you_mean(options: Iterable[str]) -> str:
@@ -95,18 +106,27 @@ def did_you_mean(options: Iterable[str]) -> str:
 
 
 DIAGNOSIS_THREAD_OPENED = "Diagnosis started: answer in the thread I just opened."
-DIAGNOSIS_WAITING = "A diagnosis is already waiting for its first answer there: answer its card in the thread."
+DIAGNOSIS_WAITING = (
+    "A diagnosis is already waiting for its first answer there: answer its card in the thread."
+)
 
 
 def reply_superseded(text: str) -> str:
     """A typed answer that reached the bot after a later one had been applied (already escaped)."""
-    return (f"Your reply \u201c{text}\u201d arrived after a later one and was not used: the card shows the "
-            "question being asked now. Type 'back' to change an earlier answer.")
+    return (
+        f"Your reply \u201c{text}\u201d arrived after a later one and was not used: the card shows "
+        f"the "
+        "question being asked now. Type 'back' to change an earlier answer."
+    )
 
 
 SOMETHING_WENT_WRONG = "Something went wrong on my side; it has been logged. Please try again."
-BRIEFLY_UNAVAILABLE = "I'm briefly unavailable (my database is not answering). Please try again in a minute."
+BRIEFLY_UNAVAILABLE = (
+    "I'm briefly unavailable (my database is not answering). Please try again in a minute."
+)
 
 
-PAUSED = ("Several \"don't know\"s in a row and no stage stands out yet, so I'll stop asking. "
-          "These would tell most; measure one and answer, or carry on if you have other numbers:")
+PAUSED = (
+    "Several \"don't know\"s in a row and no stage stands out yet, so I'll stop asking. "
+    "These would tell most; measure one and answer, or carry on if you have other numbers:"
+)

@@ -4,7 +4,8 @@
 recorded entry of that id from a recorded search feed (put in the recorded empty feed's
 envelope, totalResults 1), else with arXiv's recorded answer to an unknown id (an empty feed);
 an id arXiv would not parse gets its recorded 400. ``search_query`` is answered with the
-recorded search feed (its total cut to the 100 recorded results). Tests can take it down (connections reset), make it slow, or add an entry
+recorded search feed (its total cut to the 100 recorded results). Tests
+can take it down (connections reset), make it slow, or add an entry
 of their own (a variant of a real one: a 5 MB abstract, markup in a title).
 """
 
@@ -61,13 +62,19 @@ class ArxivStandIn(LocalServer):
                 pass
 
             def do_GET(self) -> None:  # noqa: N802 - http.server's name
-                query = dict(urllib.parse.parse_qsl(urllib.parse.urlsplit(self.path).query, keep_blank_values=True))
+                query = dict(
+                    urllib.parse.parse_qsl(
+                        urllib.parse.urlsplit(self.path).query, keep_blank_values=True
+                    )
+                )
                 with standin._lock:
                     standin.requests.append(query)
                     standin._changed.notify_all()
                 if standin.down:
                     self.close_connection = True
-                    self.connection.shutdown(2)  # no answer at all: a reset, as an unreachable host gives
+                    self.connection.shutdown(
+                        2
+                    )  # no answer at all: a reset, as an unreachable host gives
                     return
                 if standin.slow:
                     time.sleep(standin.slow)
@@ -92,8 +99,11 @@ class ArxivStandIn(LocalServer):
     def answer(self, query: dict[str, str]) -> tuple[int, str]:
         ids = [i for i in query.get("id_list", "").split(",") if i]
         if not ids:  # a search: the recorded 100 results are all this stand-in has, so it says so
-            return 200, re.sub(r"<opensearch:totalResults>\d+", f"<opensearch:totalResults>{len(entries(self.search_feed))}",
-                               self.search_feed)
+            return 200, re.sub(
+                r"<opensearch:totalResults>\d+",
+                f"<opensearch:totalResults>{len(entries(self.search_feed))}",
+                self.search_feed,
+            )
         wanted = ids[0]
         if not NEW_ID.match(wanted) and "/" not in wanted:
             return 400, recorded("malformed_abc.xml").replace("abc", wanted)
@@ -105,17 +115,33 @@ class ArxivStandIn(LocalServer):
         empty = recorded("unknown_0000.0000.xml").replace("0000.0000", plain)
         if block is None:
             return 200, empty
-        return 200, empty.replace("<opensearch:totalResults>0", "<opensearch:totalResults>1").replace(
-            "</feed>", block + "</feed>")
+        return 200, empty.replace(
+            "<opensearch:totalResults>0", "<opensearch:totalResults>1"
+        ).replace("</feed>", block + "</feed>")
 
-    def variant(self, source_id: str, new_id: str, title: str | None = None, abstract: str | None = None) -> None:
-        """A test's own entry: a real recorded one under a new id, with its title or abstract replaced."""
+    def variant(
+        self, source_id: str, new_id: str, title: str | None = None, abstract: str | None = None
+    ) -> None:
+        """A test's own entry: a real recorded one under
+        a new id, with its title or abstract replaced.
+        """
         block = self.known[source_id].replace(source_id, new_id)
         if title is not None:
-            block = re.sub(r"<title>.*?</title>", lambda _: f"<title>{_xml(title)}</title>", block, count=1, flags=re.S)
+            block = re.sub(
+                r"<title>.*?</title>",
+                lambda _: f"<title>{_xml(title)}</title>",
+                block,
+                count=1,
+                flags=re.S,
+            )
         if abstract is not None:
-            block = re.sub(r"<summary>.*?</summary>", lambda _: f"<summary>{_xml(abstract)}</summary>", block,
-                           count=1, flags=re.S)
+            block = re.sub(
+                r"<summary>.*?</summary>",
+                lambda _: f"<summary>{_xml(abstract)}</summary>",
+                block,
+                count=1,
+                flags=re.S,
+            )
         self.extra[new_id] = block
 
     def id_requests(self, arxiv_id: str) -> int:
@@ -128,7 +154,9 @@ class ArxivStandIn(LocalServer):
             while sum(1 for q in self.requests if arxiv_id in q.get("id_list", "")) < count:
                 left = deadline - time.time()
                 if left <= 0:
-                    raise AssertionError(f"arXiv was not asked for {arxiv_id} {count} time(s) within {timeout}s")
+                    raise AssertionError(
+                        f"arXiv was not asked for {arxiv_id} {count} time(s) within {timeout}s"
+                    )
                 self._changed.wait(left)
 
 

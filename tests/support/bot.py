@@ -1,5 +1,7 @@
-"""The real Bolt app against the stand-in: in process (requests go straight into Bolt's dispatch, as the
-WSGI handler would pass them) or on a real WSGI server over HTTP for the tests where HTTP is the point."""
+"""The real Bolt app against the stand-in: in process
+(requests go straight into Bolt's dispatch, as the
+WSGI handler would pass them) or on a real WSGI server
+over HTTP for the tests where HTTP is the point."""
 
 from __future__ import annotations
 
@@ -28,7 +30,9 @@ class RunningBot:
 
     @property
     def url(self) -> str:
-        assert self.server is not None, "an in-process bot has no URL; use start_bot(..., http=True)"
+        assert self.server is not None, (
+            "an in-process bot has no URL; use start_bot(..., http=True)"
+        )
         return f"http://127.0.0.1:{self.server.effective_port}"
 
     def stop(self) -> None:
@@ -41,17 +45,29 @@ class RunningBot:
         self.front.app.listener_runner.listener_executor.shutdown(wait=True)
 
 
-def _front(standin: StandIn, db: Path, state: Path, knowledge: Path, settings: dict) -> SlackFrontEnd:
-    values = dict(slack_bot_token=BOT_TOKEN, slack_signing_secret=SIGNING_SECRET, slack_api_url=standin.base_url,
-                  rlmap_admins="UADMIN")
+def _front(
+    standin: StandIn, db: Path, state: Path, knowledge: Path, settings: dict
+) -> SlackFrontEnd:
+    values = dict(
+        slack_bot_token=BOT_TOKEN,
+        slack_signing_secret=SIGNING_SECRET,
+        slack_api_url=standin.base_url,
+        rlmap_admins="UADMIN",
+    )
     values.update(settings)
     front = SlackFrontEnd(Core(knowledge, db, state_url=state), Settings(**values))
     front.start_sweeper()
     return front
 
 
-def start_bot(standin: StandIn, db: Path, state: Path, knowledge: Path = KNOWLEDGE, http: bool = False,
-              **settings) -> RunningBot:
+def start_bot(
+    standin: StandIn,
+    db: Path,
+    state: Path,
+    knowledge: Path = KNOWLEDGE,
+    http: bool = False,
+    **settings,
+) -> RunningBot:
     """A running bot; ``http=True`` serves it on a real WSGI server (waitress) on loopback."""
     front = _front(standin, db, state, knowledge, settings)
     if not http:
@@ -77,7 +93,9 @@ def start_bot(standin: StandIn, db: Path, state: Path, knowledge: Path = KNOWLED
 
 
 def in_process(app):
-    """Deliver a signed request straight to Bolt, as the WSGI handler does (with its form-body repair)."""
+    """Deliver a signed request straight to Bolt, as the
+    WSGI handler does (with its form-body repair).
+    """
     from slack_bolt.request import BoltRequest
 
     from rlmap_bot.slack.http import repair_form_body

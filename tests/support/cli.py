@@ -1,4 +1,5 @@
-"""Running `rlmap-bot` as a user would: in-process through click's CliRunner, or as the installed script.
+"""Running `rlmap-bot` as a user would: in-process
+through click's CliRunner, or as the installed script.
 
 Most command-line tests go through :func:`invoke` (the real command tree, parsing, exit codes and
 output, without a process start); :func:`run_cli` starts the installed script for the few tests
@@ -23,15 +24,20 @@ class Ran:
 
 
 def invoke(args: list[str], env: dict[str, str], stdin: str | bytes | None = None) -> Ran:
-    """The CLI in this process, with ``env`` as the environment (as run_cli would give the process)."""
+    """The CLI in this process, with ``env`` as the
+    environment (as run_cli would give the process).
+    """
     from rlmap_bot.cli.main import cli
 
     result = CliRunner().invoke(cli, args, input=stdin, env=env, catch_exceptions=False)
     return Ran(result.exit_code, result.stdout, result.stderr)
 
 
-def run_cli(args: list[str], env: dict[str, str], stdin: str | bytes | None = None,
-            timeout: float = 60) -> subprocess.CompletedProcess:
+def run_cli(
+    args: list[str], env: dict[str, str], stdin: str | bytes | None = None, timeout: float = 60
+) -> subprocess.CompletedProcess:
     exe = Path(sys.executable).with_name("rlmap-bot")
     text = not isinstance(stdin, bytes)
-    return subprocess.run([str(exe), *args], input=stdin, capture_output=True, text=text, env=env, timeout=timeout)
+    return subprocess.run(
+        [str(exe), *args], input=stdin, capture_output=True, text=text, env=env, timeout=timeout
+    )

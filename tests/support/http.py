@@ -34,8 +34,10 @@ def stop_server(server, thread: threading.Thread) -> None:
     """Stop a waitress server running ``server.run()`` in ``thread``, and wait for it.
 
     Everything it holds (listening socket, trigger, open connections) is closed from inside its own
-    loop, through waitress's trigger: closed from another thread, the loop can be in select() on those
-    sockets and die with EBADF (an unhandled thread exception pytest pins on a later test), or sit out
+    loop, through waitress's trigger: closed from
+    another thread, the loop can be in select() on those
+    sockets and die with EBADF (an unhandled thread
+    exception pytest pins on a later test), or sit out
     its 1 s select timeout.
     """
     from waitress import wasyncore

@@ -10,7 +10,9 @@ from typing import Any
 
 
 class QuietServer(ThreadingHTTPServer):
-    """A client killed mid-call leaves its answer nowhere to go: that is expected, not worth a traceback."""
+    """A client killed mid-call leaves its answer nowhere
+    to go: that is expected, not worth a traceback.
+    """
 
     daemon_threads = True
 
@@ -27,8 +29,11 @@ class LocalServer:
 
     def serve(self, handler: type[BaseHTTPRequestHandler]) -> None:
         self.server = QuietServer(("127.0.0.1", 0), handler)
-        # A short poll: stop() (shutdown) returns within it, instead of up to half a second per test.
-        threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
+        # A short poll: stop() (shutdown) returns within
+        # it, instead of up to half a second per test.
+        threading.Thread(
+            target=self.server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+        ).start()
 
     def stop(self) -> None:
         if self.server:

@@ -29,6 +29,8 @@ def install(bot, team: str) -> str:
     cookie = headers["Set-Cookie"].split(";")[0]
     state = cookie.split("=", 1)[1]
     assert f"state={state}" in page
-    status, page, _ = get(f"{bot.url}/slack/oauth_redirect?code=code-{team}&state={urllib.parse.quote(state)}", cookie)
+    status, page, _ = get(
+        f"{bot.url}/slack/oauth_redirect?code=code-{team}&state={urllib.parse.quote(state)}", cookie
+    )
     assert status == 200, page
     return page

@@ -23,15 +23,25 @@ import numpy as np
 
 Record = tuple[int, dict[str, float]]
 
-PATTERNS = ("healthy", "entropy_collapse", "length_explosion", "reward_hacking", "rollout_bound",
-            "grad_spikes", "nan_step", "saturated")
+PATTERNS = (
+    "healthy",
+    "entropy_collapse",
+    "length_explosion",
+    "reward_hacking",
+    "rollout_bound",
+    "grad_spikes",
+    "nan_step",
+    "saturated",
+)
 
 #: Where the planted pathologies sit, for tests to check against.
 SPIKE_STEPS = (83, 131, 167)
 NAN_STEP = 120
 
 
-def curves(pattern: str = "healthy", steps: int = 200, seed: int = 0, eval_every: int = 10) -> list[Record]:
+def curves(
+    pattern: str = "healthy", steps: int = 200, seed: int = 0, eval_every: int = 10
+) -> list[Record]:
     """Records 1..steps (plus a validation-only record at step 0) in neutral names."""
     if pattern not in PATTERNS:
         raise ValueError(f"unknown pattern {pattern}")
@@ -58,8 +68,8 @@ def curves(pattern: str = "healthy", steps: int = 200, seed: int = 0, eval_every
         entropy = 0.02 + 0.5 * np.exp(-t * 12) + np.abs(noise(0.002))
     elif pattern == "length_explosion":
         late = np.clip((t - 0.7) / 0.3, 0, 1)
-        length = 400 + noise(8) + 1200 * late ** 1.5
-        trunc = np.clip(0.01 + 0.25 * late ** 2 + noise(0.003), 0, 1)
+        length = 400 + noise(8) + 1200 * late**1.5
+        trunc = np.clip(0.01 + 0.25 * late**2 + noise(0.003), 0, 1)
     elif pattern == "reward_hacking":
         reward = 0.3 + 0.6 * t + noise(0.02)
         heldout = np.where(eval_t <= 0.5, 0.3 + 0.5 * eval_t, 0.55 - 0.4 * (eval_t - 0.5))
@@ -85,12 +95,21 @@ def curves(pattern: str = "healthy", steps: int = 200, seed: int = 0, eval_every
     for i in range(steps):
         step = i + 1
         row = {
-            "reward": float(reward[i]), "entropy": float(entropy[i]), "length": float(length[i]),
-            "truncation": float(trunc[i]), "gen_time": float(gen_time[i]), "step_time": float(step_time[i]),
-            "grad_norm": float(grad[i]), "clip": float(clip[i]), "zero_std": float(zero_std[i]),
-            "pg_loss": float(pg_loss[i]), "kl": float(kl[i]), "kl_coef": 0.001,
+            "reward": float(reward[i]),
+            "entropy": float(entropy[i]),
+            "length": float(length[i]),
+            "truncation": float(trunc[i]),
+            "gen_time": float(gen_time[i]),
+            "step_time": float(step_time[i]),
+            "grad_norm": float(grad[i]),
+            "clip": float(clip[i]),
+            "zero_std": float(zero_std[i]),
+            "pg_loss": float(pg_loss[i]),
+            "kl": float(kl[i]),
+            "kl_coef": 0.001,
             "epoch_frac": epoch_passes * step / steps,
-            "throughput": float(1500 + rng.normal(0, 20)), "lr": 1e-6,
+            "throughput": float(1500 + rng.normal(0, 20)),
+            "lr": 1e-6,
         }
         if pattern == "nan_step" and step == NAN_STEP:
             row["pg_loss"] = math.nan
@@ -101,42 +120,90 @@ def curves(pattern: str = "healthy", steps: int = 200, seed: int = 0, eval_every
     return records
 
 
-def restarted(records: list[Record], crash_after: int = 130, resume_from: int = 101) -> list[Record]:
+def restarted(
+    records: list[Record], crash_after: int = 130, resume_from: int = 101
+) -> list[Record]:
     """The records as a run that crashed after ``crash_after`` and resumed at ``resume_from``.
 
     The first attempt's values for the repeated steps are offset by +1000 in the
     reward, so a reader that keeps the wrong copy is caught.
     """
-    first = [(s, {**r, "reward": r["reward"] + 1000.0} if s >= resume_from and "reward" in r else r)
-             for s, r in records if s <= crash_after]
+    first = [
+        (s, {**r, "reward": r["reward"] + 1000.0} if s >= resume_from and "reward" in r else r)
+        for s, r in records
+        if s <= crash_after
+    ]
     second = [(s, r) for s, r in records if s >= resume_from]
     return first + second
 
 
 #: Neutral name -> the name each framework logs.  ``epoch`` is converted per framework.
 NAMES = {
-    "verl": {"reward": "critic/score/mean", "heldout": "val-core/openai/gsm8k/reward/mean@1",
-             "entropy": "actor/entropy", "length": "response_length/mean",
-             "truncation": "response_length/clip_ratio", "gen_time": "timing_s/gen",
-             "step_time": "timing_s/step", "grad_norm": "actor/grad_norm", "clip": "actor/pg_clipfrac",
-             "pg_loss": "actor/pg_loss", "kl": "actor/kl_loss", "kl_coef": "actor/kl_coef",
-             "throughput": "perf/throughput", "lr": "actor/lr"},
-    "verl2024": {"reward": "critic/score/mean", "heldout": "val/test_score/openai/gsm8k",
-                 "entropy": "actor/entropy_loss", "length": "response_length/mean",
-                 "truncation": "response_length/clip_ratio", "gen_time": "timing/gen",
-                 "step_time": "timing/step", "grad_norm": "actor/grad_norm", "clip": "actor/pg_clipfrac",
-                 "pg_loss": "actor/pg_loss", "kl": "critic/kl", "throughput": "perf/throughput"},
-    "trl": {"reward": "reward", "heldout": "eval_reward", "entropy": "entropy",
-            "length": "completions/mean_length", "truncation": "completions/clipped_ratio",
-            "step_time": "step_time", "grad_norm": "grad_norm", "clip": "clip_ratio/region_mean",
-            "zero_std": "frac_reward_zero_std", "pg_loss": "loss", "lr": "learning_rate"},
-    "prime-rl": {"reward": "reward/mean", "entropy": "entropy/mean", "length": "seq_len/mean",
-                 "gen_time": "time/wait_for_batch", "step_time": "time/step", "grad_norm": "optim/grad_norm",
-                 "kl": "mismatch_kl", "zero_std": "batch/solve_none"},
+    "verl": {
+        "reward": "critic/score/mean",
+        "heldout": "val-core/openai/gsm8k/reward/mean@1",
+        "entropy": "actor/entropy",
+        "length": "response_length/mean",
+        "truncation": "response_length/clip_ratio",
+        "gen_time": "timing_s/gen",
+        "step_time": "timing_s/step",
+        "grad_norm": "actor/grad_norm",
+        "clip": "actor/pg_clipfrac",
+        "pg_loss": "actor/pg_loss",
+        "kl": "actor/kl_loss",
+        "kl_coef": "actor/kl_coef",
+        "throughput": "perf/throughput",
+        "lr": "actor/lr",
+    },
+    "verl2024": {
+        "reward": "critic/score/mean",
+        "heldout": "val/test_score/openai/gsm8k",
+        "entropy": "actor/entropy_loss",
+        "length": "response_length/mean",
+        "truncation": "response_length/clip_ratio",
+        "gen_time": "timing/gen",
+        "step_time": "timing/step",
+        "grad_norm": "actor/grad_norm",
+        "clip": "actor/pg_clipfrac",
+        "pg_loss": "actor/pg_loss",
+        "kl": "critic/kl",
+        "throughput": "perf/throughput",
+    },
+    "trl": {
+        "reward": "reward",
+        "heldout": "eval_reward",
+        "entropy": "entropy",
+        "length": "completions/mean_length",
+        "truncation": "completions/clipped_ratio",
+        "step_time": "step_time",
+        "grad_norm": "grad_norm",
+        "clip": "clip_ratio/region_mean",
+        "zero_std": "frac_reward_zero_std",
+        "pg_loss": "loss",
+        "lr": "learning_rate",
+    },
+    "prime-rl": {
+        "reward": "reward/mean",
+        "entropy": "entropy/mean",
+        "length": "seq_len/mean",
+        "gen_time": "time/wait_for_batch",
+        "step_time": "time/step",
+        "grad_norm": "optim/grad_norm",
+        "kl": "mismatch_kl",
+        "zero_std": "batch/solve_none",
+    },
 }
 #: Metrics nobody maps, to make lines realistic in width (the benchmark adds more).
-FILLER = ("critic/advantages/mean", "critic/advantages/max", "critic/returns/mean", "actor/ppo_kl",
-          "perf/max_memory_allocated_gb", "timing_s/update_actor", "timing_s/old_log_prob", "prompt_length/mean")
+FILLER = (
+    "critic/advantages/mean",
+    "critic/advantages/max",
+    "critic/returns/mean",
+    "actor/ppo_kl",
+    "perf/max_memory_allocated_gb",
+    "timing_s/update_actor",
+    "timing_s/old_log_prob",
+    "prompt_length/mean",
+)
 
 
 def named(records: list[Record], framework: str = "verl", filler: int = 4) -> list[Record]:
@@ -166,9 +233,14 @@ def named(records: list[Record], framework: str = "verl", filler: int = 4) -> li
 
 # -- writers --------------------------------------------------------------------------------------
 
+
 def _open_text(path: Path, gz: bool):
     path.parent.mkdir(parents=True, exist_ok=True)
-    return gzip.open(path, "wt", encoding="utf-8", newline="") if gz else open(path, "w", encoding="utf-8", newline="")
+    return (
+        gzip.open(path, "wt", encoding="utf-8", newline="")
+        if gz
+        else open(path, "w", encoding="utf-8", newline="")
+    )
 
 
 def _console_value(value: float, numpy_repr: bool) -> str:
@@ -179,10 +251,14 @@ def _console_value(value: float, numpy_repr: bool) -> str:
     return f"np.float64({value!r})" if numpy_repr else repr(value)
 
 
-def verl_console_lines(records: list[Record], ansi: bool = True, ray: bool = True, numpy_repr: bool = True) -> list[str]:
+def verl_console_lines(
+    records: list[Record], ansi: bool = True, ray: bool = True, numpy_repr: bool = True
+) -> list[str]:
     lines = []
     for step, row in records:
-        body = " - ".join([f"step:{step}"] + [f"{k}:{_console_value(v, numpy_repr)}" for k, v in row.items()])
+        body = " - ".join(
+            [f"step:{step}"] + [f"{k}:{_console_value(v, numpy_repr)}" for k, v in row.items()]
+        )
         if ansi:
             body = f"\x1b[36m{body}\x1b[0m"
         if ray:
@@ -195,7 +271,10 @@ def write_verl_console(path: Path, records: list[Record], gz: bool = False, **st
     """A verl console log: a preamble of other output, then one ``step:`` line a step."""
     with _open_text(path, gz) as f:
         f.write("(TaskRunner pid=4242) Using LocalLogger is deprecated.\n")
-        f.write("(TaskRunner pid=4242) {'actor_rollout_ref': {'rollout': {'n': 8}}, 'trainer': {'total_epochs': 1}}\n")
+        f.write(
+            "(TaskRunner pid=4242) {'actor_rollout_ref': {'rollout': {'n': 8}}, 'trainer': "
+            "{'total_epochs': 1}}\n"
+        )
         f.write("Training Progress:   0%|          | 0/200 [00:00<?, ?it/s]\n")
         f.writelines(verl_console_lines(records, **style))
     return path
@@ -208,11 +287,17 @@ def write_verl_jsonl(path: Path, records: list[Record], gz: bool = False) -> Pat
     return path
 
 
-def write_jsonl(path: Path, records: list[Record], step_key: str = "step", gz: bool = False) -> Path:
+def write_jsonl(
+    path: Path, records: list[Record], step_key: str = "step", gz: bool = False
+) -> Path:
     """Plain JSONL (``step_key='_step'`` makes it a W&B history export)."""
     with _open_text(path, gz) as f:
         for step, row in records:
-            extra = {"_runtime": step * 100.0, "_timestamp": 1.7e9 + step} if step_key == "_step" else {}
+            extra = (
+                {"_runtime": step * 100.0, "_timestamp": 1.7e9 + step}
+                if step_key == "_step"
+                else {}
+            )
             f.write(json.dumps({step_key: step, **row, **extra}) + "\n")
     return path
 
@@ -224,7 +309,9 @@ def write_json_array(path: Path, records: list[Record], step_key: str = "_step")
 
 
 def write_csv(path: Path, records: list[Record], step_key: str = "step", gz: bool = False) -> Path:
-    """A CSV with one column per metric (``step_key='_step'`` as W&B exports it); missing cells empty."""
+    """A CSV with one column per metric (``step_key='_step'``
+    as W&B exports it); missing cells empty.
+    """
     columns: list[str] = []
     for _, row in records:
         for key in row:
@@ -238,8 +325,13 @@ def write_csv(path: Path, records: list[Record], step_key: str = "step", gz: boo
     return path
 
 
-def write_trl_output(folder: Path, records: list[Record], checkpoints: tuple[int, ...] = (100,)) -> Path:
-    """A TRL output folder: checkpoint-N/trainer_state.json for each N and the final one, as Trainer writes."""
+def write_trl_output(
+    folder: Path, records: list[Record], checkpoints: tuple[int, ...] = (100,)
+) -> Path:
+    """A TRL output folder: checkpoint-N/trainer_state.json
+    for each N and the final one, as Trainer writes.
+    """
+
     def history(upto: int) -> list[dict]:
         out = []
         for step, row in records:
@@ -248,8 +340,14 @@ def write_trl_output(folder: Path, records: list[Record], checkpoints: tuple[int
             train = {k: v for k, v in row.items() if k != "eval_reward"}
             out.append({**train, "step": step})
             if "eval_reward" in row:  # eval entries are separate dicts at the same step
-                out.append({"eval_reward": row["eval_reward"], "eval_runtime": 12.5, "epoch": row.get("epoch", 0.0),
-                            "step": step})
+                out.append(
+                    {
+                        "eval_reward": row["eval_reward"],
+                        "eval_runtime": 12.5,
+                        "epoch": row.get("epoch", 0.0),
+                        "step": step,
+                    }
+                )
         return out
 
     last = max(s for s, _ in records)
@@ -273,12 +371,23 @@ def write_tensorboard(logdir: Path, records: list[Record], tensor_encoding: bool
         values = []
         for key, value in row.items():
             if tensor_encoding:
-                meta = summary_pb2.SummaryMetadata(plugin_data=summary_pb2.SummaryMetadata.PluginData(plugin_name="scalars"))
-                values.append(summary_pb2.Summary.Value(tag=key, metadata=meta,
-                                                        tensor=tensor_util.make_tensor_proto(np.float32(value))))
+                meta = summary_pb2.SummaryMetadata(
+                    plugin_data=summary_pb2.SummaryMetadata.PluginData(plugin_name="scalars")
+                )
+                values.append(
+                    summary_pb2.Summary.Value(
+                        tag=key,
+                        metadata=meta,
+                        tensor=tensor_util.make_tensor_proto(np.float32(value)),
+                    )
+                )
             else:
                 values.append(summary_pb2.Summary.Value(tag=key, simple_value=value))
-        writer.add_event(event_pb2.Event(step=step, wall_time=1.7e9 + step, summary=summary_pb2.Summary(value=values)))
+        writer.add_event(
+            event_pb2.Event(
+                step=step, wall_time=1.7e9 + step, summary=summary_pb2.Summary(value=values)
+            )
+        )
     writer.close()
     return logdir
 
@@ -292,8 +401,8 @@ create table runs (run_uuid varchar(32) primary key, name varchar(250), source_t
 create table metrics (key varchar(250) not null, value float not null, timestamp bigint not null,
     run_uuid varchar(32) not null references runs(run_uuid), step bigint default 0 not null,
     is_nan boolean default 0 not null, primary key (key, timestamp, step, run_uuid, value, is_nan));
-create table latest_metrics (key varchar(250), value float, timestamp bigint, step bigint, is_nan boolean,
-    run_uuid varchar(32), primary key (key, run_uuid));
+create table latest_metrics (key varchar(250), value float, timestamp bigint, step bigint,
+    is_nan boolean, run_uuid varchar(32), primary key (key, run_uuid));
 """
 
 
@@ -305,7 +414,9 @@ def _mlflow_value(value: float) -> tuple[float, int]:
     return value, 0
 
 
-def write_mlflow_db(path: Path, runs: dict[str, list[Record]], experiment: str = "grpo") -> dict[str, str]:
+def write_mlflow_db(
+    path: Path, runs: dict[str, list[Record]], experiment: str = "grpo"
+) -> dict[str, str]:
     """An ``mlflow.db`` SQLite store in MLflow's table layout; returns run name -> uuid.
 
     verl's MLflow adapter writes '@' as '_at_', so names are rewritten the same way.
@@ -318,13 +429,17 @@ def write_mlflow_db(path: Path, runs: dict[str, list[Record]], experiment: str =
     for i, (name, records) in enumerate(runs.items()):
         uuid = uuidlib.UUID(int=i + 1).hex
         ids[name] = uuid
-        conn.execute("insert into runs values (?, ?, 'LOCAL', 'FINISHED', ?, ?, 'active', '', 1)",
-                     (uuid, name, 1000 + i, 2000 + i))
+        conn.execute(
+            "insert into runs values (?, ?, 'LOCAL', 'FINISHED', ?, ?, 'active', '', 1)",
+            (uuid, name, 1000 + i, 2000 + i),
+        )
         rows = []
         for n, (step, row) in enumerate(records):
             for key, value in row.items():
                 v, is_nan = _mlflow_value(value)
-                rows.append((key.replace("@", "_at_"), v, 1_700_000_000_000 + n, uuid, step, is_nan))
+                rows.append(
+                    (key.replace("@", "_at_"), v, 1_700_000_000_000 + n, uuid, step, is_nan)
+                )
         conn.executemany("insert or replace into metrics values (?, ?, ?, ?, ?, ?)", rows)
     conn.commit()
     conn.close()
@@ -335,7 +450,9 @@ def write_mlflow_files(root: Path, runs: dict[str, list[Record]], experiment: st
     """A legacy ``mlruns/`` file store: metrics/<key> files with ``timestamp value step`` lines."""
     exp = root / "1"
     exp.mkdir(parents=True, exist_ok=True)
-    (exp / "meta.yaml").write_text(f"experiment_id: '1'\nname: {experiment}\nlifecycle_stage: active\n")
+    (exp / "meta.yaml").write_text(
+        f"experiment_id: '1'\nname: {experiment}\nlifecycle_stage: active\n"
+    )
     for i, (name, records) in enumerate(runs.items()):
         uuid = uuidlib.UUID(int=i + 1).hex
         run = exp / uuid
@@ -345,7 +462,8 @@ def write_mlflow_files(root: Path, runs: dict[str, list[Record]], experiment: st
         for n, (step, row) in enumerate(records):
             for key, value in row.items():
                 files.setdefault(key.replace("@", "_at_"), io.StringIO()).write(
-                    f"{1_700_000_000_000 + n} {value!r} {step}\n")
+                    f"{1_700_000_000_000 + n} {value!r} {step}\n"
+                )
         for key, buf in files.items():
             target = run / "metrics" / key
             target.parent.mkdir(parents=True, exist_ok=True)
@@ -377,22 +495,49 @@ def write_format(kind: str, tmp_path: Path, records: list[Record]) -> Path:
     raise AssertionError(kind)
 
 
-TEXT_AND_FILE_FORMATS = ("verl-console", "verl-jsonl", "wandb-csv", "wandb-json", "csv", "jsonl", "tensorboard",
-                         "mlflow-db", "mlflow-files")
+TEXT_AND_FILE_FORMATS = (
+    "verl-console",
+    "verl-jsonl",
+    "wandb-csv",
+    "wandb-json",
+    "csv",
+    "jsonl",
+    "tensorboard",
+    "mlflow-db",
+    "mlflow-files",
+)
 
 
 #: Phases for a run that changes while it is watched (see :func:`phased`).
-PHASES = ("healthy", "reward_hacking", "recovery", "nan", "rollout_bound",
-          "hacking_long", "entropy_collapse", "generation_bound", "saturation", "length_explosion",
-          "divergence", "reward_collapse", "saturated_collapse", "memorising", "not_learning")
+PHASES = (
+    "healthy",
+    "reward_hacking",
+    "recovery",
+    "nan",
+    "rollout_bound",
+    "hacking_long",
+    "entropy_collapse",
+    "generation_bound",
+    "saturation",
+    "length_explosion",
+    "divergence",
+    "reward_collapse",
+    "saturated_collapse",
+    "memorising",
+    "not_learning",
+)
 
 
 def _scaled(value: float, factor: float) -> float:
-    """Noise scaled down with a level that fell (an entropy's noise shrinks with it); untouched at full level."""
+    """Noise scaled down with a level that fell (an entropy's
+    noise shrinks with it); untouched at full level.
+    """
     return value if factor >= 1.0 else value * factor
 
 
-def phased(phases: list[tuple[str, int]], seed: int = 0, eval_every: int = 10, noise: float = 1.0) -> list[Record]:
+def phased(
+    phases: list[tuple[str, int]], seed: int = 0, eval_every: int = 10, noise: float = 1.0
+) -> list[Record]:
     """One run whose behaviour changes phase by phase, in neutral names, steps 1.. (plus step 0).
 
     ``healthy``: reward and held-out score rise together.  ``reward_hacking``: the
@@ -426,7 +571,9 @@ def phased(phases: list[tuple[str, int]], seed: int = 0, eval_every: int = 10, n
             raise ValueError(f"unknown phase {kind}")
         for i in range(count):
             step += 1
-            ramp = min(1.0, (i + 1) / max(1, count // 3))  # a bad stretch sets in over its first third
+            ramp = min(
+                1.0, (i + 1) / max(1, count // 3)
+            )  # a bad stretch sets in over its first third
             if kind in {"healthy", "nan", "rollout_bound"}:
                 reward, heldout = reward + 0.0008 * pace, heldout + 0.001 * pace
             elif kind in {"reward_hacking", "hacking_long"}:
@@ -451,8 +598,13 @@ def phased(phases: list[tuple[str, int]], seed: int = 0, eval_every: int = 10, n
                 passes += 0.05 * pace
             if kind == "divergence":
                 loss_level = 0.8
-            gen_step = 0.7 if kind == "rollout_bound" else 0.15 + (0.8 - 0.15) * ramp if kind == "generation_bound" \
+            gen_step = (
+                0.7
+                if kind == "rollout_bound"
+                else 0.15 + (0.8 - 0.15) * ramp
+                if kind == "generation_bound"
                 else gen_share
+            )
             if kind == "generation_bound":
                 gen_share = gen_step
             step_time = 100 + rng.normal(0, 3)
@@ -461,12 +613,17 @@ def phased(phases: list[tuple[str, int]], seed: int = 0, eval_every: int = 10, n
                 "entropy": float(entropy + _scaled(rng.normal(0, 0.01 * noise), entropy / 0.6)),
                 "length": float(length + rng.normal(0, 8 * noise)),
                 "truncation": float(abs(trunc + rng.normal(0, 0.003))),
-                "gen_time": float(gen_step * step_time), "step_time": float(step_time),
+                "gen_time": float(gen_step * step_time),
+                "step_time": float(step_time),
                 "grad_norm": float(0.5 * math.exp(rng.normal(0, 0.15 * noise))),
                 "clip": float(abs(0.01 + rng.normal(0, 0.002))),
-                "zero_std": float(abs(zero_std + rng.normal(0, 0.02))), "pg_loss": float(loss_level + rng.normal(0, 0.02)),
-                "kl": float(0.003 + abs(rng.normal(0, 0.0003))), "kl_coef": 0.001, "epoch_frac": step * pace / 2000 + passes,
-                "throughput": float(1500 + rng.normal(0, 20)), "lr": 1e-6,
+                "zero_std": float(abs(zero_std + rng.normal(0, 0.02))),
+                "pg_loss": float(loss_level + rng.normal(0, 0.02)),
+                "kl": float(0.003 + abs(rng.normal(0, 0.0003))),
+                "kl_coef": 0.001,
+                "epoch_frac": step * pace / 2000 + passes,
+                "throughput": float(1500 + rng.normal(0, 20)),
+                "lr": 1e-6,
             }
             if kind == "nan":
                 row["pg_loss"], row["grad_norm"] = math.nan, math.inf

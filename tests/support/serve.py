@@ -15,7 +15,9 @@ def start(env: dict, log: Path) -> tuple[subprocess.Popen, str]:
     pattern = r"serving Slack over HTTP at (http://[\d.]+:\d+)/slack/events"
     before = len(re.findall(pattern, log.read_text())) if log.exists() else 0
     handle = open(log, "a")
-    proc = subprocess.Popen([EXE, "serve", "--http", "--port", "0"], env=env, stdout=handle, stderr=subprocess.STDOUT)
+    proc = subprocess.Popen(
+        [EXE, "serve", "--http", "--port", "0"], env=env, stdout=handle, stderr=subprocess.STDOUT
+    )
     # Generous: start-up may build the knowledge store, which takes several times longer on a
     # loaded CI machine (two replicas and the test workers on two cores); a working start is quick.
     started = time.time()

@@ -31,7 +31,9 @@ def blocks(call) -> list[dict]:
 
 
 def buttons(call) -> dict[str, dict]:
-    return {e["action_id"]: e for b in blocks(call) if b["type"] == "actions" for e in b["elements"]}
+    return {
+        e["action_id"]: e for b in blocks(call) if b["type"] == "actions" for e in b["elements"]
+    }
 
 
 def current_card(standin, channel: str, ts: str) -> dict:
@@ -43,7 +45,13 @@ class Card:
     """Reads the question on the card and answers it the way a person would."""
 
     def __init__(self, bot, standin, channel, ts, thread):
-        self.bot, self.standin, self.channel, self.ts, self.thread = bot, standin, channel, ts, thread
+        self.bot, self.standin, self.channel, self.ts, self.thread = (
+            bot,
+            standin,
+            channel,
+            ts,
+            thread,
+        )
         self.typed = 0
 
     @property
@@ -53,7 +61,9 @@ class Card:
 
     @property
     def buttons(self) -> dict[str, dict]:
-        return {e["action_id"]: e for b in self.blocks if b["type"] == "actions" for e in b["elements"]}
+        return {
+            e["action_id"]: e for b in self.blocks if b["type"] == "actions" for e in b["elements"]
+        }
 
     @property
     def signal(self) -> str | None:
@@ -70,8 +80,14 @@ class Card:
 
     def click(self, action_id: str, user: str = "U1") -> None:
         before = self.updates()
-        self.bot.slack.click(action_id, self.buttons[action_id]["value"], user=user, channel=self.channel,
-                             message_ts=self.ts, thread_ts=self.thread)
+        self.bot.slack.click(
+            action_id,
+            self.buttons[action_id]["value"],
+            user=user,
+            channel=self.channel,
+            message_ts=self.ts,
+            thread_ts=self.thread,
+        )
         self._wait_update(before)
 
     def reply_ts(self) -> str:
@@ -80,10 +96,21 @@ class Card:
         seconds, _, micros = self.thread.partition(".")
         return f"{int(seconds) + self.typed}.{micros or '000000'}"
 
-    def type(self, text: str, user: str = "U1", expect_update: bool = True, ts: str | None = None) -> None:
+    def type(
+        self, text: str, user: str = "U1", expect_update: bool = True, ts: str | None = None
+    ) -> None:
         before = self.updates()
-        self.bot.slack.event({"type": "message", "channel_type": "channel", "user": user, "channel": self.channel,
-                              "ts": ts or self.reply_ts(), "thread_ts": self.thread, "text": text})
+        self.bot.slack.event(
+            {
+                "type": "message",
+                "channel_type": "channel",
+                "user": user,
+                "channel": self.channel,
+                "ts": ts or self.reply_ts(),
+                "thread_ts": self.thread,
+                "text": text,
+            }
+        )
         if expect_update:
             self._wait_update(before)
 
@@ -102,9 +129,16 @@ class Card:
 
 def start(bot, standin, channel="C1", user="U1") -> Card:
     bot.slack.command("diagnose", user=user, channel=channel, respond_as=f"diag-{channel}")
-    root, card = standin.wait_for("chat.postMessage", lambda c: c.args["channel"] == channel, count=2)[:2]
-    # The card sits in the thread the root message opened (the root's ts is what the stand-in answered).
-    roots = {m["ts"] for m in standin.messages[channel] if not m.get("thread_ts") and m["text"] == root.args["text"]}
+    root, card = standin.wait_for(
+        "chat.postMessage", lambda c: c.args["channel"] == channel, count=2
+    )[:2]
+    # The card sits in the thread the root message opened
+    # (the root's ts is what the stand-in answered).
+    roots = {
+        m["ts"]
+        for m in standin.messages[channel]
+        if not m.get("thread_ts") and m["text"] == root.args["text"]
+    }
     assert not root.args.get("thread_ts") and card.args["thread_ts"] in roots
     thread = card.args["thread_ts"]
     ts = next(m["ts"] for m in standin.messages[channel] if m.get("thread_ts") == thread)
@@ -112,7 +146,9 @@ def start(bot, standin, channel="C1", user="U1") -> Card:
 
 
 def metadata_of(call_or_message) -> dict:
-    """The Slack message metadata a post carries (the bot tags every post: a reply, a digest, a watch alert)."""
+    """The Slack message metadata a post carries (the bot
+    tags every post: a reply, a digest, a watch alert).
+    """
     source = getattr(call_or_message, "args", call_or_message)
     meta = source.get("metadata")
     meta = json.loads(meta) if isinstance(meta, str) else meta

@@ -1,4 +1,5 @@
-"""Slack's side of Socket Mode over a real WebSocket server: hello, envelopes out, acks in, refreshes.
+"""Slack's side of Socket Mode over a real WebSocket
+server: hello, envelopes out, acks in, refreshes.
 
 A refresh plays what Slack does: it sends ``{"type": "disconnect", "reason": "refresh_requested"}``
 on the open connection, keeps that connection open and silent (answering a close frame as any
@@ -45,7 +46,9 @@ class RefreshOutcome:
 
 
 class SocketStandIn:
-    """Start with ``SocketStandIn()``; ``url`` is what the Web API stand-in's apps.connections.open returns."""
+    """Start with ``SocketStandIn()``; ``url`` is what the
+    Web API stand-in's apps.connections.open returns.
+    """
 
     def __init__(self) -> None:
         self.acks: queue.Queue[dict] = queue.Queue()
@@ -64,8 +67,16 @@ class SocketStandIn:
 
     def handle(self, ws: ServerConnection) -> None:
         link = Link(ws)
-        ws.send(json.dumps({"type": "hello", "num_connections": 1, "connection_info": {"app_id": "A1"},
-                            "debug_info": {"host": "standin"}}))
+        ws.send(
+            json.dumps(
+                {
+                    "type": "hello",
+                    "num_connections": 1,
+                    "connection_info": {"app_id": "A1"},
+                    "debug_info": {"host": "standin"},
+                }
+            )
+        )
         with self._changed:
             self.links.append(link)
             self._changed.notify_all()
@@ -88,13 +99,25 @@ class SocketStandIn:
             link.gone.set()
             ws.close()
 
-    def send(self, envelope_type: str, payload: dict, accepts_response_payload: bool = False,
-             link: Link | None = None) -> str:
+    def send(
+        self,
+        envelope_type: str,
+        payload: dict,
+        accepts_response_payload: bool = False,
+        link: Link | None = None,
+    ) -> str:
         envelope_id = str(uuid.uuid4())
         target = link or self.links[-1]
-        target.outbox.put({"envelope_id": envelope_id, "type": envelope_type, "payload": payload,
-                           "accepts_response_payload": accepts_response_payload, "retry_attempt": 0,
-                           "retry_reason": ""})
+        target.outbox.put(
+            {
+                "envelope_id": envelope_id,
+                "type": envelope_type,
+                "payload": payload,
+                "accepts_response_payload": accepts_response_payload,
+                "retry_attempt": 0,
+                "retry_reason": "",
+            }
+        )
         return envelope_id
 
     def ack_for(self, envelope_id: str, timeout: float = 10) -> dict:
@@ -108,13 +131,18 @@ class SocketStandIn:
                 return ack
         raise AssertionError(f"no ack for {envelope_id}")
 
-    def refresh_and_send(self, envelope_type: str, payload: dict, hold: float = HOLD_SECONDS) -> RefreshOutcome:
+    def refresh_and_send(
+        self, envelope_type: str, payload: dict, hold: float = HOLD_SECONDS
+    ) -> RefreshOutcome:
         """Ask for a refresh, send an envelope on the new connection, and see when its ack comes."""
         old = self.links[-1]
         before = len(self.links)
-        old.outbox.put({"type": "disconnect", "reason": "refresh_requested",
-                        "debug_info": {"host": "standin"}})
-        assert self.wait_for_links(before + 1), "the client did not open a new connection on refresh_requested"
+        old.outbox.put(
+            {"type": "disconnect", "reason": "refresh_requested", "debug_info": {"host": "standin"}}
+        )
+        assert self.wait_for_links(before + 1), (
+            "the client did not open a new connection on refresh_requested"
+        )
         envelope_id = self.send(envelope_type, payload, link=self.links[-1])
         held_until = time.monotonic() + hold
         while time.monotonic() < held_until:

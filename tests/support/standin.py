@@ -53,12 +53,16 @@ class StandIn(LocalServer):
         self.rate_limits: dict[str, int] = {}
         self.user_tz: dict[str, str] = {}
         self.user_names: dict[str, str] = {}  # user -> real name (users.info)
-        self.user_channels: dict[str, list[str]] = {}  # user -> channels they are in (users.conversations)
+        self.user_channels: dict[
+            str, list[str]
+        ] = {}  # user -> channels they are in (users.conversations)
         self.delays: dict[str, float] = {}
         self.holds: dict[str, float] = {}  # act on the call, then wait this long before answering
         self.ws_url = "ws://127.0.0.1:1/link"
         self.files: dict[str, dict] = {}  # id -> {"name", "data", "user"}: files people shared
-        self.uploads: dict[str, dict] = {}  # id -> {"filename", "data", "length", "completed"}: what the bot uploaded
+        self.uploads: dict[
+            str, dict
+        ] = {}  # id -> {"filename", "data", "length", "completed"}: what the bot uploaded
         self.downloads: list[dict] = []  # every GET of a shared file, with the token used
         self._ts = itertools.count(1)
         self._lock = threading.Lock()
@@ -74,8 +78,12 @@ class StandIn(LocalServer):
 
             def do_POST(self) -> None:
                 length = int(self.headers.get("Content-Length") or 0)
-                if self.path.startswith("/upload/"):  # step 2 of files_upload_v2: the bytes themselves
-                    status = standin.receive_upload(self.path[len("/upload/"):], self.rfile.read(length))
+                if self.path.startswith(
+                    "/upload/"
+                ):  # step 2 of files_upload_v2: the bytes themselves
+                    status = standin.receive_upload(
+                        self.path[len("/upload/") :], self.rfile.read(length)
+                    )
                     self.send_response(status)
                     self.send_header("Content-Length", "2")
                     self.end_headers()
@@ -101,8 +109,8 @@ class StandIn(LocalServer):
 
             def do_GET(self) -> None:  # noqa: N802 - http.server's name
                 if self.path.startswith("/files/"):
-                    token = self.headers.get("Authorization", "")[len("Bearer "):]
-                    status, data = standin.download(self.path[len("/files/"):], token)
+                    token = self.headers.get("Authorization", "")[len("Bearer ") :]
+                    status, data = standin.download(self.path[len("/files/") :], token)
                     self.send_response(status)
                     self.send_header("Content-Length", str(len(data)))
                     self.end_headers()
@@ -138,24 +146,37 @@ class StandIn(LocalServer):
         if path.startswith("/respond/"):
             method = "response_url"
         elif path.startswith("/api/"):
-            method = path[len("/api/"):]
+            method = path[len("/api/") :]
         else:
             return 404, {"ok": False, "error": "unknown_path"}, {}
         if self.delays.get(method):
             time.sleep(self.delays[method])
         refused = self._refusal(method, args, headers)
-        response = refused or (200, self.answer(method, self._credentials(method, args, headers)), {})
+        response = refused or (
+            200,
+            self.answer(method, self._credentials(method, args, headers)),
+            {},
+        )
         # A call is recorded (and waiters woken) once it is answered: a test that waited for a
         # chat.update reads the channel with that update in it, as Slack's own answer would show it.
         with self._lock:
-            self.calls.append(Call(method, args, headers, path[len("/respond/"):] if method == "response_url" else ""))
+            self.calls.append(
+                Call(
+                    method,
+                    args,
+                    headers,
+                    path[len("/respond/") :] if method == "response_url" else "",
+                )
+            )
             self._changed.notify_all()
         if refused is None and self.holds.get(method):
             time.sleep(self.holds[method])
         return response
 
     def _refusal(self, method: str, args: dict, headers: dict) -> tuple[int, dict, dict] | None:
-        """What Slack answers instead of doing the call: a rate limit, a queued failure, a bad token or blocks."""
+        """What Slack answers instead of doing the call: a rate
+        limit, a queued failure, a bad token or blocks.
+        """
         with self._lock:
             if self.rate_limits.get(method):
                 self.rate_limits[method] -= 1
@@ -163,7 +184,10 @@ class StandIn(LocalServer):
             if self.failures.get(method):
                 return 200, {"ok": False, "error": self.failures[method].pop(0)}, {}
         if method != "response_url" and method != "apps.connections.open":
-            if method != "oauth.v2.access" and headers.get("authorization", "")[len("Bearer "):] not in self.tokens:
+            if (
+                method != "oauth.v2.access"
+                and headers.get("authorization", "")[len("Bearer ") :] not in self.tokens
+            ):
                 return 200, {"ok": False, "error": "invalid_auth"}, {}
         problem = self.block_problem(args.get("blocks"))
         if problem:
@@ -174,9 +198,9 @@ class StandIn(LocalServer):
     def _credentials(method: str, args: dict, headers: dict) -> dict:
         """The call's arguments with what auth.test and oauth.v2.access read from its headers."""
         if method == "auth.test":
-            return {**args, "token": headers.get("authorization", "")[len("Bearer "):]}
+            return {**args, "token": headers.get("authorization", "")[len("Bearer ") :]}
         if method == "oauth.v2.access" and headers.get("authorization", "").startswith("Basic "):
-            return {**args, "basic": headers["authorization"][len("Basic "):]}
+            return {**args, "basic": headers["authorization"][len("Basic ") :]}
         return args
 
     @staticmethod
@@ -195,7 +219,11 @@ class StandIn(LocalServer):
             if block["type"] == "header" and len(text) > 150:
                 return "header over 150 characters"
             for element in block.get("elements", []):
-                label = (element.get("text") or {}).get("text", "") if isinstance(element.get("text"), dict) else ""
+                label = (
+                    (element.get("text") or {}).get("text", "")
+                    if isinstance(element.get("text"), dict)
+                    else ""
+                )
                 if element.get("type") == "button" and len(label) > 75:
                     return "button text over 75 characters"
         return None
@@ -203,25 +231,51 @@ class StandIn(LocalServer):
     def answer(self, method: str, args: dict) -> dict:
         with self._lock:
             if method == "auth.test":
-                return {"ok": True, "url": "https://test.slack.com/", "team": "Test", "user": "rlmap",
-                        "team_id": self._team_of(args), "user_id": BOT_USER, "bot_id": BOT_ID}
+                return {
+                    "ok": True,
+                    "url": "https://test.slack.com/",
+                    "team": "Test",
+                    "user": "rlmap",
+                    "team_id": self._team_of(args),
+                    "user_id": BOT_USER,
+                    "bot_id": BOT_ID,
+                }
             if method == "oauth.v2.access":
-                basic = base64.b64decode(args.get("basic", "") or b"").decode() if args.get("basic") else ""
+                basic = (
+                    base64.b64decode(args.get("basic", "") or b"").decode()
+                    if args.get("basic")
+                    else ""
+                )
                 secret = args.get("client_secret") or basic.partition(":")[2]
                 if not args.get("code", "").startswith("code-") or secret != "client-secret":
                     return {"ok": False, "error": "invalid_code"}
-                team = args["code"][len("code-"):]
+                team = args["code"][len("code-") :]
                 token = f"xoxb-{team}-installed"
                 self.tokens[token] = team
-                return {"ok": True, "app_id": "A1", "access_token": token, "token_type": "bot",
-                        "scope": "chat:write,commands", "bot_user_id": BOT_USER,
-                        "team": {"id": team, "name": f"Team {team}"}, "enterprise": None,
-                        "authed_user": {"id": "UINSTALLER"}, "is_enterprise_install": False}
+                return {
+                    "ok": True,
+                    "app_id": "A1",
+                    "access_token": token,
+                    "token_type": "bot",
+                    "scope": "chat:write,commands",
+                    "bot_user_id": BOT_USER,
+                    "team": {"id": team, "name": f"Team {team}"},
+                    "enterprise": None,
+                    "authed_user": {"id": "UINSTALLER"},
+                    "is_enterprise_install": False,
+                }
             if method == "chat.postMessage":
                 n = next(self._ts)
                 ts = f"{1700000000 + n}.{n:06d}"
-                message = {"type": "message", "ts": ts, "text": args.get("text", ""), "user": BOT_USER,
-                           "bot_id": BOT_ID, "blocks": args.get("blocks"), "thread_ts": args.get("thread_ts")}
+                message = {
+                    "type": "message",
+                    "ts": ts,
+                    "text": args.get("text", ""),
+                    "user": BOT_USER,
+                    "bot_id": BOT_ID,
+                    "blocks": args.get("blocks"),
+                    "thread_ts": args.get("thread_ts"),
+                }
                 if args.get("metadata"):
                     message["metadata"] = args["metadata"]
                 self.messages.setdefault(args["channel"], []).append(message)
@@ -230,7 +284,12 @@ class StandIn(LocalServer):
                 for message in self.messages.get(args["channel"], []):
                     if message["ts"] == args["ts"]:
                         message.update(text=args.get("text", ""), blocks=args.get("blocks"))
-                        return {"ok": True, "channel": args["channel"], "ts": args["ts"], "text": args.get("text", "")}
+                        return {
+                            "ok": True,
+                            "channel": args["channel"],
+                            "ts": args["ts"],
+                            "text": args.get("text", ""),
+                        }
                 return {"ok": False, "error": "message_not_found"}
             if method == "chat.postEphemeral":
                 return {"ok": True, "message_ts": f"{time.time():.6f}"}
@@ -240,43 +299,83 @@ class StandIn(LocalServer):
                 return {"ok": True, "view": {**(view or {}), "id": "V1"}}
             if method in {"conversations.history", "conversations.replies"}:
                 found = list(reversed(self.messages.get(args.get("channel", ""), [])))
-                if method == "conversations.replies":  # the thread: its parent and its replies, oldest first
-                    found = [m for m in reversed(found) if args.get("ts") in {m["ts"], m.get("thread_ts")}]
+                if (
+                    method == "conversations.replies"
+                ):  # the thread: its parent and its replies, oldest first
+                    found = [
+                        m
+                        for m in reversed(found)
+                        if args.get("ts") in {m["ts"], m.get("thread_ts")}
+                    ]
                 if str(args.get("include_all_metadata")) not in {"1", "true", "True"}:
                     found = [{k: v for k, v in m.items() if k != "metadata"} for m in found]
                 return {"ok": True, "messages": found, "has_more": False}
             if method == "files.getUploadURLExternal":
                 file_id = f"F{uuid.uuid4().hex[:10].upper()}"
-                self.uploads[file_id] = {"filename": args.get("filename"), "length": int(args.get("length") or 0),
-                                         "data": None, "completed": None}
-                return {"ok": True, "upload_url": f"{self.url}/upload/{file_id}", "file_id": file_id}
+                self.uploads[file_id] = {
+                    "filename": args.get("filename"),
+                    "length": int(args.get("length") or 0),
+                    "data": None,
+                    "completed": None,
+                }
+                return {
+                    "ok": True,
+                    "upload_url": f"{self.url}/upload/{file_id}",
+                    "file_id": file_id,
+                }
             if method == "files.completeUploadExternal":
                 files = args.get("files")
                 files = json.loads(files) if isinstance(files, str) else files
                 done = []
                 for item in files or []:
                     upload = self.uploads.get(item.get("id"))
-                    if upload is None or upload["data"] is None or len(upload["data"]) != upload["length"]:
+                    if (
+                        upload is None
+                        or upload["data"] is None
+                        or len(upload["data"]) != upload["length"]
+                    ):
                         return {"ok": False, "error": "invalid_arguments"}
-                    upload["completed"] = {"channel_id": args.get("channel_id"), "thread_ts": args.get("thread_ts"),
-                                           "title": item.get("title"), "initial_comment": args.get("initial_comment")}
+                    upload["completed"] = {
+                        "channel_id": args.get("channel_id"),
+                        "thread_ts": args.get("thread_ts"),
+                        "title": item.get("title"),
+                        "initial_comment": args.get("initial_comment"),
+                    }
                     done.append({"id": item.get("id"), "title": item.get("title")})
                 return {"ok": True, "files": done}
             if method == "files.info":
                 upload = self.uploads.get(args.get("file", ""))
-                return {"ok": True, "file": {"id": args.get("file"), "name": (upload or {}).get("filename")}}
+                return {
+                    "ok": True,
+                    "file": {"id": args.get("file"), "name": (upload or {}).get("filename")},
+                }
             if method == "apps.connections.open":
                 return {"ok": True, "url": self.ws_url}
             if method == "users.conversations":
-                return {"ok": True, "channels": [{"id": c} for c in self.user_channels.get(args.get("user", ""), [])],
-                        "response_metadata": {"next_cursor": ""}}
+                return {
+                    "ok": True,
+                    "channels": [
+                        {"id": c} for c in self.user_channels.get(args.get("user", ""), [])
+                    ],
+                    "response_metadata": {"next_cursor": ""},
+                }
             if method == "users.info":
                 user = args.get("user", "")
                 if user in self.user_names:
                     name = self.user_names[user]
-                    return {"ok": True, "user": {"id": user, "tz": self.user_tz.get(user, "Europe/London"),
-                                                 "real_name": name, "profile": {"real_name": name}}}
-                return {"ok": True, "user": {"id": user, "tz": self.user_tz.get(user, "Europe/London")}}
+                    return {
+                        "ok": True,
+                        "user": {
+                            "id": user,
+                            "tz": self.user_tz.get(user, "Europe/London"),
+                            "real_name": name,
+                            "profile": {"real_name": name},
+                        },
+                    }
+                return {
+                    "ok": True,
+                    "user": {"id": user, "tz": self.user_tz.get(user, "Europe/London")},
+                }
             return {"ok": True}
 
     def _team_of(self, args: dict) -> str:
@@ -288,9 +387,19 @@ class StandIn(LocalServer):
         """A file a person uploaded: its Slack file object (with the private download URL)."""
         file_id = f"F{uuid.uuid4().hex[:10].upper()}"
         self.files[file_id] = {"name": name, "data": data, "user": user}
-        return {"id": file_id, "name": name, "title": name, "size": len(data), "user": user, "user_team": team,
-                "mimetype": "text/plain", "filetype": "text", "mode": "hosted",
-                "url_private": f"{self.url}/files/{file_id}", "url_private_download": f"{self.url}/files/{file_id}"}
+        return {
+            "id": file_id,
+            "name": name,
+            "title": name,
+            "size": len(data),
+            "user": user,
+            "user_team": team,
+            "mimetype": "text/plain",
+            "filetype": "text",
+            "mode": "hosted",
+            "url_private": f"{self.url}/files/{file_id}",
+            "url_private_download": f"{self.url}/files/{file_id}",
+        }
 
     def download(self, file_id: str, token: str) -> tuple[int, bytes]:
         with self._lock:
@@ -314,8 +423,13 @@ class StandIn(LocalServer):
         with self._lock:
             return [c for c in self.calls if c.method == method]
 
-    def wait_for(self, method: str, where: Callable[[Call], bool] = lambda c: True, timeout: float = 10.0,
-                 count: int = 1) -> list[Call]:
+    def wait_for(
+        self,
+        method: str,
+        where: Callable[[Call], bool] = lambda c: True,
+        timeout: float = 10.0,
+        count: int = 1,
+    ) -> list[Call]:
         """Block until ``count`` calls of ``method`` match ``where``; fail loudly on time-out."""
         deadline = time.time() + timeout
         with self._lock:
@@ -326,7 +440,9 @@ class StandIn(LocalServer):
                 left = deadline - time.time()
                 if left <= 0:
                     seen = [(c.method, str(c.args)[:200]) for c in self.calls[-10:]]
-                    raise AssertionError(f"no {count} x {method} matching within {timeout}s; last calls: {seen}")
+                    raise AssertionError(
+                        f"no {count} x {method} matching within {timeout}s; last calls: {seen}"
+                    )
                 self._changed.wait(left)
 
     def settle(self, quiet: float = 0.4, timeout: float = 10.0) -> None:
@@ -347,9 +463,15 @@ def sign(body: str, timestamp: int | None = None, secret: str = SIGNING_SECRET) 
     return {"X-Slack-Request-Timestamp": ts, "X-Slack-Signature": f"v0={digest}"}
 
 
-def post(url: str, body: str, content_type: str, headers: dict[str, str] | None = None) -> tuple[int, str]:
-    request = urllib.request.Request(url, data=body.encode(), method="POST",
-                                     headers={"Content-Type": content_type, **(headers or {})})
+def post(
+    url: str, body: str, content_type: str, headers: dict[str, str] | None = None
+) -> tuple[int, str]:
+    request = urllib.request.Request(
+        url,
+        data=body.encode(),
+        method="POST",
+        headers={"Content-Type": content_type, **(headers or {})},
+    )
     try:
         with urllib.request.urlopen(request, timeout=10) as response:
             return response.status, response.read().decode()
@@ -367,63 +489,157 @@ class Slack:
 
     def __init__(self, bot_url: str, standin: StandIn):
         self.url = bot_url.rstrip("/") + "/slack/events"
-        self.dispatch: Callable[[str, dict[str, str]], tuple[int, str]] | None = None  # set for an in-process bot
+        self.dispatch: Callable[[str, dict[str, str]], tuple[int, str]] | None = (
+            None  # set for an in-process bot
+        )
         self.standin = standin
         self._ids = itertools.count(1)
 
-    def event(self, event: dict, event_id: str | None = None, headers: dict | None = None,
-              timestamp: int | None = None, secret: str = SIGNING_SECRET, team: str = TEAM) -> tuple[int, str]:
-        body = json.dumps({
-            "token": "legacy", "team_id": team, "api_app_id": "A1", "type": "event_callback",
-            "event_id": event_id or f"Ev{uuid.uuid4().hex[:16]}", "event_time": int(time.time()),
-            "authorizations": [{"team_id": team, "user_id": BOT_USER, "is_bot": True}],
-            "event": event,
-        })
-        return self._send(body, "application/json", {**sign(body, timestamp, secret), **(headers or {})})
+    def event(
+        self,
+        event: dict,
+        event_id: str | None = None,
+        headers: dict | None = None,
+        timestamp: int | None = None,
+        secret: str = SIGNING_SECRET,
+        team: str = TEAM,
+    ) -> tuple[int, str]:
+        body = json.dumps(
+            {
+                "token": "legacy",
+                "team_id": team,
+                "api_app_id": "A1",
+                "type": "event_callback",
+                "event_id": event_id or f"Ev{uuid.uuid4().hex[:16]}",
+                "event_time": int(time.time()),
+                "authorizations": [{"team_id": team, "user_id": BOT_USER, "is_bot": True}],
+                "event": event,
+            }
+        )
+        return self._send(
+            body, "application/json", {**sign(body, timestamp, secret), **(headers or {})}
+        )
 
-    def command(self, text: str, user: str = "U1", channel: str = "C1", respond_as: str = "r",
-                timestamp: int | None = None, team: str = TEAM) -> tuple[int, str]:
-        body = urllib.parse.urlencode({
-            "token": "legacy", "team_id": team, "team_domain": "test", "channel_id": channel,
-            "channel_name": "general", "user_id": user, "user_name": "someone", "command": "/rlmap",
-            "text": text, "api_app_id": "A1", "response_url": self.standin.response_url(respond_as),
-            "trigger_id": trigger_id(),
-        })
+    def command(
+        self,
+        text: str,
+        user: str = "U1",
+        channel: str = "C1",
+        respond_as: str = "r",
+        timestamp: int | None = None,
+        team: str = TEAM,
+    ) -> tuple[int, str]:
+        body = urllib.parse.urlencode(
+            {
+                "token": "legacy",
+                "team_id": team,
+                "team_domain": "test",
+                "channel_id": channel,
+                "channel_name": "general",
+                "user_id": user,
+                "user_name": "someone",
+                "command": "/rlmap",
+                "text": text,
+                "api_app_id": "A1",
+                "response_url": self.standin.response_url(respond_as),
+                "trigger_id": trigger_id(),
+            }
+        )
         return self._send(body, "application/x-www-form-urlencoded", sign(body, timestamp))
 
-    def click(self, action_id: str, value: str, user: str = "U1", channel: str = "C1",
-              message_ts: str = "1.0", thread_ts: str | None = None, container: str = "message",
-              respond_as: str = "click", team: str = TEAM, state: dict | None = None,
-              ephemeral: bool = False) -> tuple[int, str]:
-        payload = self.click_payload(action_id, value, user, channel, message_ts, thread_ts, container, respond_as,
-                                     team, state, ephemeral)
+    def click(
+        self,
+        action_id: str,
+        value: str,
+        user: str = "U1",
+        channel: str = "C1",
+        message_ts: str = "1.0",
+        thread_ts: str | None = None,
+        container: str = "message",
+        respond_as: str = "click",
+        team: str = TEAM,
+        state: dict | None = None,
+        ephemeral: bool = False,
+    ) -> tuple[int, str]:
+        payload = self.click_payload(
+            action_id,
+            value,
+            user,
+            channel,
+            message_ts,
+            thread_ts,
+            container,
+            respond_as,
+            team,
+            state,
+            ephemeral,
+        )
         body = urllib.parse.urlencode({"payload": json.dumps(payload)})
         return self._send(body, "application/x-www-form-urlencoded", sign(body))
 
-    def submit_view(self, callback_id: str, private_metadata: str, values: dict, user: str = "U1",
-                    team: str = TEAM) -> tuple[int, str]:
-        """A modal's submission (view_submission), with its inputs as Slack sends them under state.values."""
-        payload = {"type": "view_submission", "team": {"id": team}, "user": {"id": user, "team_id": team},
-                   "api_app_id": "A1", "trigger_id": trigger_id(),
-                   "view": {"id": "V1", "type": "modal", "callback_id": callback_id,
-                            "private_metadata": private_metadata, "state": {"values": values}}}
+    def submit_view(
+        self,
+        callback_id: str,
+        private_metadata: str,
+        values: dict,
+        user: str = "U1",
+        team: str = TEAM,
+    ) -> tuple[int, str]:
+        """A modal's submission (view_submission), with its
+        inputs as Slack sends them under state.values.
+        """
+        payload = {
+            "type": "view_submission",
+            "team": {"id": team},
+            "user": {"id": user, "team_id": team},
+            "api_app_id": "A1",
+            "trigger_id": trigger_id(),
+            "view": {
+                "id": "V1",
+                "type": "modal",
+                "callback_id": callback_id,
+                "private_metadata": private_metadata,
+                "state": {"values": values},
+            },
+        }
         body = urllib.parse.urlencode({"payload": json.dumps(payload)})
         return self._send(body, "application/x-www-form-urlencoded", sign(body))
 
-    def click_payload(self, action_id: str, value: str, user: str = "U1", channel: str = "C1",
-                      message_ts: str = "1.0", thread_ts: str | None = None, container: str = "message",
-                      respond_as: str = "click", team: str = TEAM, state: dict | None = None,
-                      ephemeral: bool = False) -> dict:
+    def click_payload(
+        self,
+        action_id: str,
+        value: str,
+        user: str = "U1",
+        channel: str = "C1",
+        message_ts: str = "1.0",
+        thread_ts: str | None = None,
+        container: str = "message",
+        respond_as: str = "click",
+        team: str = TEAM,
+        state: dict | None = None,
+        ephemeral: bool = False,
+    ) -> dict:
         """The block_actions payload Slack sends for a click on a button.
 
-        A button in an ephemeral message (a `/rlmap` answer) comes without ``message``, its container
+        A button in an ephemeral message (a `/rlmap`
+        answer) comes without ``message``, its container
         marked ``is_ephemeral`` (as in real payloads: only the person saw it, Slack keeps no copy).
         """
         payload = {
-            "type": "block_actions", "user": {"id": user, "team_id": team}, "api_app_id": "A1",
-            "team": {"id": team}, "trigger_id": trigger_id(),
-            "actions": [{"type": "button", "action_id": action_id, "block_id": "b", "value": value,
-                         "action_ts": str(time.time())}],
+            "type": "block_actions",
+            "user": {"id": user, "team_id": team},
+            "api_app_id": "A1",
+            "team": {"id": team},
+            "trigger_id": trigger_id(),
+            "actions": [
+                {
+                    "type": "button",
+                    "action_id": action_id,
+                    "block_id": "b",
+                    "value": value,
+                    "action_ts": str(time.time()),
+                }
+            ],
         }
         if state is not None:
             payload["state"] = {"values": state}
@@ -431,18 +647,27 @@ class Slack:
             payload["container"] = {"type": "view", "view_id": "V1"}
             payload["view"] = {"id": "V1", "type": "home"}
         else:
-            payload["container"] = {"type": "message", "message_ts": message_ts, "channel_id": channel,
-                                    **({"thread_ts": thread_ts} if thread_ts else {})}
+            payload["container"] = {
+                "type": "message",
+                "message_ts": message_ts,
+                "channel_id": channel,
+                **({"thread_ts": thread_ts} if thread_ts else {}),
+            }
             payload["channel"] = {"id": channel}
             if ephemeral:
                 payload["container"]["is_ephemeral"] = True
             else:
-                payload["message"] = {"ts": message_ts, **({"thread_ts": thread_ts} if thread_ts else {})}
+                payload["message"] = {
+                    "ts": message_ts,
+                    **({"thread_ts": thread_ts} if thread_ts else {}),
+                }
             payload["response_url"] = self.standin.response_url(respond_as)
         return payload
 
     def _send(self, body: str, content_type: str, headers: dict[str, str]) -> tuple[int, str]:
-        """Over real HTTP to the bot's server, or straight into Bolt's dispatch for an in-process bot."""
+        """Over real HTTP to the bot's server, or straight
+        into Bolt's dispatch for an in-process bot.
+        """
         if self.dispatch is not None:
             return self.dispatch(body, {"Content-Type": content_type, **headers})
         return post(self.url, body, content_type, headers)

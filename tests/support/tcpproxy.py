@@ -59,7 +59,8 @@ class TcpProxy:
             except OSError:
                 return  # closed by down()
             try:
-                # 5 s: the database is on this machine; a connect that takes longer means it is not there.
+                # 5 s: the database is on this machine; a connect
+                # that takes longer means it is not there.
                 server = socket.create_connection(self.target, timeout=5)
                 server.settimeout(None)
             except OSError:

@@ -38,15 +38,25 @@ class WandbStandIn(LocalServer):
         self.serve(_handler(self))
         return self
 
-    def add_run(self, project: str, run_id: str, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    def add_run(
+        self, project: str, run_id: str, rows: list[dict[str, Any]]
+    ) -> list[dict[str, Any]]:
         self.runs[(project, run_id)] = rows
         return rows
 
     # -- answers -------------------------------------------------------------------------------
     def answer(self, name: str, variables: dict[str, Any]) -> dict[str, Any]:
         if name == "Viewer":
-            return {"viewer": {"id": "VXNlcjox", "entity": self.entity, "username": "tester",
-                               "email": "tester@example.com", "flags": "{}", "teams": {"edges": []}}}
+            return {
+                "viewer": {
+                    "id": "VXNlcjox",
+                    "entity": self.entity,
+                    "username": "tester",
+                    "email": "tester@example.com",
+                    "flags": "{}",
+                    "teams": {"edges": []},
+                }
+            }
         if name == "GetDefaultEntity":
             return {"viewer": {"id": "VXNlcjox", "entity": self.entity}}
         project = variables.get("project")
@@ -57,13 +67,33 @@ class WandbStandIn(LocalServer):
         last = max((int(r["_step"]) for r in rows), default=-1)
         keys = {"lastStep": last, "keys": {}}
         if name == "Run":
-            return {"project": {"run": {
-                "id": "UnVuOjE=", "projectId": 1, "tags": [], "name": run_id, "displayName": run_id,
-                "sweepName": None, "state": "running", "config": "{}", "group": None, "jobType": None,
-                "commit": None, "readOnly": False, "createdAt": "2026-01-01T00:00:00",
-                "heartbeatAt": "2026-01-01T00:00:00", "description": None, "notes": None,
-                "systemMetrics": "{}", "summaryMetrics": "{}", "historyLineCount": len(rows),
-                "user": {"name": "tester", "username": "tester"}, "historyKeys": keys}}}
+            return {
+                "project": {
+                    "run": {
+                        "id": "UnVuOjE=",
+                        "projectId": 1,
+                        "tags": [],
+                        "name": run_id,
+                        "displayName": run_id,
+                        "sweepName": None,
+                        "state": "running",
+                        "config": "{}",
+                        "group": None,
+                        "jobType": None,
+                        "commit": None,
+                        "readOnly": False,
+                        "createdAt": "2026-01-01T00:00:00",
+                        "heartbeatAt": "2026-01-01T00:00:00",
+                        "description": None,
+                        "notes": None,
+                        "systemMetrics": "{}",
+                        "summaryMetrics": "{}",
+                        "historyLineCount": len(rows),
+                        "user": {"name": "tester", "username": "tester"},
+                        "historyKeys": keys,
+                    }
+                }
+            }
         if name == "RunHistoryKeys":
             return {"project": {"run": {"historyKeys": keys}}}
         if name == "RunParquetHistory":  # nothing exported to files: every row is live
@@ -81,7 +111,7 @@ def _operation(query: str) -> str:
     head = query.replace("#graphql", "").strip()
     for word in ("query", "mutation"):
         if head.startswith(word):
-            return head[len(word):].strip().split("(")[0].split("{")[0].strip()
+            return head[len(word) :].strip().split("(")[0].split("{")[0].strip()
     return ""
 
 
@@ -90,7 +120,9 @@ def _handler(standin: WandbStandIn) -> type[BaseHTTPRequestHandler]:
         def log_message(self, *args: Any) -> None:
             pass
 
-        def _send(self, code: int, body: dict | None = None, headers: dict[str, str] | None = None) -> None:
+        def _send(
+            self, code: int, body: dict | None = None, headers: dict[str, str] | None = None
+        ) -> None:
             data = json.dumps(body or {}).encode()
             self.send_response(code)
             self.send_header("Content-Type", "application/json")
@@ -113,7 +145,9 @@ def _handler(standin: WandbStandIn) -> type[BaseHTTPRequestHandler]:
             with standin.lock:
                 if standin.rate_limited > 0:
                     standin.rate_limited -= 1
-                    self._send(429, {"errors": [{"message": "rate limit exceeded"}]}, {"Retry-After": "1"})
+                    self._send(
+                        429, {"errors": [{"message": "rate limit exceeded"}]}, {"Retry-After": "1"}
+                    )
                     return
             expected = "Basic " + base64.b64encode(f"api:{standin.api_key}".encode()).decode()
             if self.headers.get("Authorization") != expected:

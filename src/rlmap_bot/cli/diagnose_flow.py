@@ -25,22 +25,27 @@ def terminal_prompt(prompt: str) -> str | None:
 
 
 class Interrupted(click.exceptions.Exit):
-    """Ctrl-C during a guided diagnosis: the resume hint is printed, the command exits 130 (not click's "Aborted!")."""
+    """Ctrl-C during a guided diagnosis: the resume hint is
+    printed, the command exits 130 (not click's "Aborted!").
+    """
 
     def __init__(self) -> None:
         super().__init__(130)
 
 
 def run_guided(core: Core, ask: Ask, say: Say, step: Step, prefix: str = "") -> Step:
-    """Run a started (or resumed) diagnosis until a verdict, or until input ends (it stays resumable).
+    """Run a started (or resumed) diagnosis until a
+    verdict, or until input ends (it stays resumable).
 
     Ctrl-D (end of input) pauses it; Ctrl-C pauses it too and then ends the command with exit 130.
     """
     from rlmap_bot.diagnosis.flow import FlowError
 
-
     flow = core.flow
-    say(f"Diagnosis {step.session.id[:8]}: answer what you know; '?' skips a question, 'help' explains it.")
+    say(
+        f"Diagnosis {step.session.id[:8]}: answer what you know; '?' skips a question, 'help' "
+        f"explains it."
+    )
     while step.question is not None:
         question = step.question
         try:

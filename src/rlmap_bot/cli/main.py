@@ -60,14 +60,24 @@ class TerminalFrontEnd:
         return self._core
 
     def invocation(self, json_output: bool = False) -> Invocation:
-        return Invocation(open_core=self.core, surface="cli", knowledge_root=Path(self.knowledge),
-                          db_path=Path(self.db), user=os.environ.get("USER", "local"), channel="terminal",
-                          json=json_output, lines=stdin_lines, local=True,
-                          conversation=sys.stdin.isatty() and not json_output)
+        return Invocation(
+            open_core=self.core,
+            surface="cli",
+            knowledge_root=Path(self.knowledge),
+            db_path=Path(self.db),
+            user=os.environ.get("USER", "local"),
+            channel="terminal",
+            json=json_output,
+            lines=stdin_lines,
+            local=True,
+            conversation=sys.stdin.isatty() and not json_output,
+        )
 
 
 def fail(message: str, code: int = 1) -> None:
-    """Each problem on its own `error:` line (a catalog with several mistakes names them all), then exit."""
+    """Each problem on its own `error:` line (a catalog
+    with several mistakes names them all), then exit.
+    """
     for line in str(message).splitlines() or [""]:
         click.echo(f"error: {line}", err=True)
     sys.exit(code)
@@ -81,11 +91,15 @@ def stdin_lines():
 
 # -- the registry's commands as click commands ---------------------------------------------------
 def _make(command: Command, name: str) -> click.Command:
-    """The declaration's click command (:mod:`rlmap_bot.commands.parser`) with the terminal's callback."""
+    """The declaration's click command
+    (:mod:`rlmap_bot.commands.parser`) with the terminal's callback.
+    """
 
     def callback(**values: Any) -> None:
         front_end = click.get_current_context().find_object(TerminalFrontEnd)
-        assert front_end is not None, "the rlmap-bot group sets its TerminalFrontEnd before any command runs"
+        assert front_end is not None, (
+            "the rlmap-bot group sets its TerminalFrontEnd before any command runs"
+        )
         ctx = front_end.invocation(json_output=bool(values.pop("json_output", False)))
         try:
             result = run(Parsed(command, arguments(command, "cli", values)), ctx)
@@ -100,8 +114,14 @@ def _make(command: Command, name: str) -> click.Command:
 
 
 @click.group(invoke_without_command=True, context_settings={"help_option_names": ["-h", "--help"]})
-@click.option("--knowledge", type=click.Path(path_type=Path), help="Knowledge folder (default: $RLMAP_KNOWLEDGE or the bundled one).")
-@click.option("--db", type=click.Path(path_type=Path), help="Knowledge store file (default: $RLMAP_DB).")
+@click.option(
+    "--knowledge",
+    type=click.Path(path_type=Path),
+    help="Knowledge folder (default: $RLMAP_KNOWLEDGE or the bundled one).",
+)
+@click.option(
+    "--db", type=click.Path(path_type=Path), help="Knowledge store file (default: $RLMAP_DB)."
+)
 @click.version_option(package_name="rlmap-bot")
 @click.pass_context
 def cli(ctx: click.Context, knowledge: Path | None, db: Path | None) -> None:
@@ -124,8 +144,16 @@ def cli(ctx: click.Context, knowledge: Path | None, db: Path | None) -> None:
 
 @cli.command()
 @click.option("--http", is_flag=True, help="Serve the Events API over HTTP instead of Socket Mode.")
-@click.option("--host", default="127.0.0.1", show_default=True, help="HTTP address to bind (with --http).")
-@click.option("--port", default=3000, show_default=True, type=click.IntRange(0, 65535), help="HTTP port (with --http).")
+@click.option(
+    "--host", default="127.0.0.1", show_default=True, help="HTTP address to bind (with --http)."
+)
+@click.option(
+    "--port",
+    default=3000,
+    show_default=True,
+    type=click.IntRange(0, 65535),
+    help="HTTP port (with --http).",
+)
 @click.pass_obj
 def serve(front_end: TerminalFrontEnd, http: bool, host: str, port: int) -> None:
     """Run the Slack app: Socket Mode with SLACK_APP_TOKEN, or --http at /slack/events."""
@@ -150,7 +178,9 @@ def key() -> None:
 
 @key.command("new")
 def key_new() -> None:
-    """Print a new Fernet key (to put first in RLMAP_ENCRYPTION_KEY; keep the old one after it to rotate)."""
+    """Print a new Fernet key (to put first in
+    RLMAP_ENCRYPTION_KEY; keep the old one after it to rotate).
+    """
     from rlmap_bot.crypto import new_key
 
     click.echo(new_key())

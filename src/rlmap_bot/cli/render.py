@@ -20,7 +20,16 @@ from rlmap_bot.results.cards import Card
 from rlmap_bot.results.curation import AdditionList, Candidate
 from rlmap_bot.results.diagnosis import Simulation, Verdict, format_value
 from rlmap_bot.results.digest import Digest
-from rlmap_bot.results.general import CatalogExport, Help, KbBuilt, KbStats, Notice, PaperList, SessionList, StageList
+from rlmap_bot.results.general import (
+    CatalogExport,
+    Help,
+    KbBuilt,
+    KbStats,
+    Notice,
+    PaperList,
+    SessionList,
+    StageList,
+)
 from rlmap_bot.results.runs import RunDiagnosis
 from rlmap_bot.results.watch import Alert, CheckResult
 
@@ -41,7 +50,8 @@ def _item(text: str, bullet: str = "  - ", indent: str = "    ") -> str:
 @singledispatch
 def text(result: Any) -> str:
     """Any command result as terminal text: the renderer registered for its type (or a base of it);
-    a type with none prints as JSON (``tests/test_renderers.py`` holds every declared result to one)."""
+    a type with none prints as JSON (``tests/test_renderers.py``
+    holds every declared result to one)."""
     if isinstance(result, BaseModel):
         return result.model_dump_json(indent=2)
     return json.dumps(result, indent=2, ensure_ascii=False, default=str)
@@ -82,7 +92,9 @@ def answer_text(answer: Answer) -> str:
         lines.append(wording.TRY_INSTEAD)
         lines.append(wording.about_your_run("diagnose"))
         return "\n".join(lines)
-    if answer.close_call:  # the two that fit alike under the question, the rest as Slack shows them: apart
+    if (
+        answer.close_call
+    ):  # the two that fit alike under the question, the rest as Slack shows them: apart
         lines.append(wording.CLOSE_CALL)
         lines += _hit_lines(answer.results[:2])
         if answer.results[2:]:
@@ -98,7 +110,10 @@ def _hit_lines(hits, first: int = 1) -> list[str]:
     lines: list[str] = []
     for i, hit in enumerate(hits, first):
         label = wording.verification_label(hit.verification)
-        lines.append(f"{i}. [{hit.kind}] {hit.title}  ({hit.id}, score {hit.score:.2f})" + (f" [{label}]" if label else ""))
+        lines.append(
+            f"{i}. [{hit.kind}] {hit.title}  ({hit.id}, score {hit.score:.2f})"
+            + (f" [{label}]" if label else "")
+        )
         if hit.byline:
             lines.append(f"   {hit.byline}")
         lines.append(_wrap(hit.one_line, "   "))
@@ -111,7 +126,10 @@ def _hit_lines(hits, first: int = 1) -> list[str]:
 
 @text.register
 def card_text(card: Card) -> str:
-    lines = [f"{card.title}", f"[{card.kind}] {card.id}" + (f" · {card.subtitle}" if card.subtitle else "")]
+    lines = [
+        f"{card.title}",
+        f"[{card.kind}] {card.id}" + (f" · {card.subtitle}" if card.subtitle else ""),
+    ]
     if card.url:
         lines.append(card.url)
     lines += ["", _wrap(card.summary, "")]
@@ -143,14 +161,22 @@ def papers_text(result: PaperList) -> str:
     for paper in result.papers:
         who = f"{paper.byline}, " if paper.byline else ""
         label = wording.verification_label(paper.verification)
-        lines.append(f"- {paper.title} ({who}{paper.year or 'n.d.'}) [{paper.id}]" + (f" ({label})" if label else ""))
+        lines.append(
+            f"- {paper.title} ({who}{paper.year or 'n.d.'}) [{paper.id}]"
+            + (f" ({label})" if label else "")
+        )
     return "\n".join(lines)
 
 
 @text.register
 def verdict_text(verdict: Verdict) -> str:
 
-    lines = [wording.verdict_headline(verdict) + ".", _wrap(verdict.summary, "  "), "", "Stages by score:"]
+    lines = [
+        wording.verdict_headline(verdict) + ".",
+        _wrap(verdict.summary, "  "),
+        "",
+        "Stages by score:",
+    ]
     for row in verdict.ranking:
         bar = "#" * max(0, min(30, round(row.score * 3)))
         lines.append(f"  {row.title:20} {row.score:6.2f}  {bar}")
@@ -179,10 +205,19 @@ def question_text(question: Question) -> str:
     for i, preset in enumerate(question.presets):
         lines.append(f"  {chr(ord('a') + i)}) {preset.label}")
     pick = "Pick letters (several may apply)" if question.multiple else "Pick a letter"
-    typed = f"or type {question.answer_hint}, " if question.answer_hint and not question.multiple else ""
+    typed = (
+        f"or type {question.answer_hint}, "
+        if question.answer_hint and not question.multiple
+        else ""
+    )
     back = "'back' for the previous question, " if question.can_go_back else ""
-    lines.append(_wrap(f"{pick}, {typed}'?' for don't know, {back}'help' for how to measure it, "
-                       "'stop' for the verdict now.", "  "))
+    lines.append(
+        _wrap(
+            f"{pick}, {typed}'?' for don't know, {back}'help' for how to measure it, "
+            "'stop' for the verdict now.",
+            "  ",
+        )
+    )
     return "\n".join(lines)
 
 
@@ -191,7 +226,9 @@ def how_to_measure(question: Question) -> str:
 
 
 def paused_text(step: Step) -> str:
-    """A paused diagnosis: why it stopped and the checks that would tell most, with how to measure each."""
+    """A paused diagnosis: why it stopped and the checks
+    that would tell most, with how to measure each.
+    """
     lines = ["", _wrap(wording.PAUSED, "")]
     for i, check in enumerate(step.paused, 1):
         lines.append(f"{i}. {check.title}")
@@ -205,15 +242,20 @@ def _(result: RunDiagnosis) -> str:
 
 
 def run_text(result: RunDiagnosis, with_verdict: bool = True) -> str:
-    """The verdict and the readings it rests on, then every value read from the logs with its source,
+    """The verdict and the readings it rests on, then
+    every value read from the logs with its source,
     what was not there, and the verdict in full (``with_verdict=False``: the readings alone, for a
     terminal that asks the rest before it gives a verdict)."""
     run = result.run
     span = f"steps {run.first_step}-{run.last_step}" if run.first_step is not None else "no steps"
     framework = f", {run.framework} metric names" if run.framework else ""
-    lines = [f"Read {run.steps} steps ({span}) of a {run.format} log{framework}: {run.path}"
-             + (f" (run {run.run_id})" if run.run_id and run.run_id != Path(run.path).name else "")]
-    if result.faults:  # before anything else: no stage verdict means much on a run that does not learn
+    lines = [
+        f"Read {run.steps} steps ({span}) of a {run.format} log{framework}: {run.path}"
+        + (f" (run {run.run_id})" if run.run_id and run.run_id != Path(run.path).name else "")
+    ]
+    if (
+        result.faults
+    ):  # before anything else: no stage verdict means much on a run that does not learn
         lines += ["", "Faults (fix these before reading the stage verdict):"]
         for fault in result.faults:
             lines.append(_item(f"{fault.title}: {fault.detail}", "  ! ", "    "))
@@ -223,23 +265,47 @@ def run_text(result: RunDiagnosis, with_verdict: bool = True) -> str:
         if decided:
             lines.append("  On:")
             for signal in decided:
-                lines.append(_item(f"{result.title_of(signal)} = {result.value_text(signal)}: "
-                                   f"{result.signal_sources[signal].detail}", "    - ", "      "))
-        lines.append(_wrap("(Below: every reading and how it was made, the stages' scores, what to check next "
-                           "and what to read.)", "  "))
+                lines.append(
+                    _item(
+                        f"{result.title_of(signal)} = {result.value_text(signal)}: "
+                        f"{result.signal_sources[signal].detail}",
+                        "    - ",
+                        "      ",
+                    )
+                )
+        lines.append(
+            _wrap(
+                "(Below: every reading and how it was made, the stages' scores, what to check next "
+                "and what to read.)",
+                "  ",
+            )
+        )
     if result.signal_sources:
         lines += ["", "From the logs:"]
         for signal, source in result.signal_sources.items():
-            lines.append(_item(f"{result.title_of(signal)} ({signal}) = {result.value_text(signal)}: "
-                               f"{source.detail} ({source.method}; {source.window} of {source.metric})"))
+            lines.append(
+                _item(
+                    f"{result.title_of(signal)} ({signal}) = {result.value_text(signal)}: "
+                    f"{source.detail} ({source.method}; {source.window} of {source.metric})"
+                )
+            )
     for warning in result.warnings:
         lines.append(_item(f"note: {warning}", "  ! ", "    "))
     if result.missing:
         lines += ["", _wrap("Not in the logs: " + ", ".join(result.missing) + ".", "")]
         unused = _unused_metrics(result)
-        if unused and len(unused) <= _UNUSED_SHOWN:  # a custom log's few columns; a framework's hundreds are noise
-            lines.append(_wrap("Logged but read for no signal: " + ", ".join(unused) + "; if one of them measures "
-                               "a signal above, name it with --map SIGNAL=METRIC.", ""))
+        if (
+            unused and len(unused) <= _UNUSED_SHOWN
+        ):  # a custom log's few columns; a framework's hundreds are noise
+            lines.append(
+                _wrap(
+                    "Logged but read for no signal: "
+                    + ", ".join(unused)
+                    + "; if one of them measures "
+                    "a signal above, name it with --map SIGNAL=METRIC.",
+                    "",
+                )
+            )
     if result.chart:
         lines.append(f"Chart: {result.chart}")
     if with_verdict:
@@ -248,7 +314,9 @@ def run_text(result: RunDiagnosis, with_verdict: bool = True) -> str:
 
 
 def _deciding_signals(result: RunDiagnosis) -> list[str]:
-    """The signals read from the logs behind the evidence for the verdict's stage (or tied stages)."""
+    """The signals read from the logs behind the evidence
+    for the verdict's stage (or tied stages).
+    """
     stages = {result.binding_stage} if result.binding_stage else set(result.tied)
     out: list[str] = []
     for ev in result.evidence:
@@ -258,22 +326,30 @@ def _deciding_signals(result: RunDiagnosis) -> list[str]:
 
 
 _UNUSED_SHOWN = 12
-_NOT_METRICS = frozenset({"step", "_step", "epoch", "time"})  # a log's axes, never a signal's metric
+_NOT_METRICS = frozenset(
+    {"step", "_step", "epoch", "time"}
+)  # a log's axes, never a signal's metric
 
 
 def _unused_metrics(result: RunDiagnosis) -> list[str]:
     """The log's metrics that no derived signal read (a source names its metrics in ``metric``)."""
-    labels = [f" {source.metric} " for source in result.signal_sources.values()]  # "a / b", "a x b against c"
-    return [m for m in result.run.metrics
-            if not any(f" {m} " in label for label in labels) and m.lower() not in _NOT_METRICS]
-
-
+    labels = [
+        f" {source.metric} " for source in result.signal_sources.values()
+    ]  # "a / b", "a x b against c"
+    return [
+        m
+        for m in result.run.metrics
+        if not any(f" {m} " in label for label in labels) and m.lower() not in _NOT_METRICS
+    ]
 
 
 @text.register
 def simulation_text(result: Simulation) -> str:
     asked = ", ".join(result.asked) or "nothing"
-    return f"Asked {len(result.asked)} question{'' if len(result.asked) == 1 else 's'}: {asked}\n\n" + verdict_text(result)
+    return (
+        f"Asked {len(result.asked)} question{'' if len(result.asked) == 1 else 's'}: {asked}\n\n"
+        + verdict_text(result)
+    )
 
 
 @text.register
@@ -284,10 +360,15 @@ def digest_text(digest: Digest) -> str:
     for group in digest.groups:
         lines += ["", f"{group.title}:"]
         for item in group.items:
-            lines.append(f"  - [{item.status}] {item.title} ({item.id})" + (f" · {item.byline}" if item.byline else ""))
+            lines.append(
+                f"  - [{item.status}] {item.title} ({item.id})"
+                + (f" · {item.byline}" if item.byline else "")
+            )
             lines.append(_wrap(item.one_line, "      "))
             if item.suggested_by and item.approved_by:
-                lines.append(f"      suggested by {item.suggested_by}, approved by {item.approved_by}")
+                lines.append(
+                    f"      suggested by {item.suggested_by}, approved by {item.approved_by}"
+                )
             if item.url:
                 lines.append(f"      {item.url}")
     if digest.more:
@@ -302,7 +383,10 @@ def sessions_text(result: SessionList) -> str:
     lines = []
     for s in result.sessions:
         answers = f"{s.answers} answer{'' if s.answers == 1 else 's'}"
-        lines.append(f"{s.id[:8]}  {s.user:10} {answers}  updated {s.updated_at:%Y-%m-%d %H:%M} UTC  next: {s.next}")
+        lines.append(
+            f"{s.id[:8]}  {s.user:10} {answers}  updated {s.updated_at:%Y-%m-%d %H:%M} UTC  next: "
+            f"{s.next}"
+        )
     return "\n".join(lines)
 
 
@@ -328,16 +412,23 @@ def help_text(result: Help) -> str:
     if result.intro:
         lines.append(result.intro)
     indent = {"command": "  ", "option": "    ", "example": "    e.g. "}
-    width = min(34, max((len(indent[e.kind] + e.usage) for e in result.commands if e.summary), default=0))
+    width = min(
+        34, max((len(indent[e.kind] + e.usage) for e in result.commands if e.summary), default=0)
+    )
     for entry in result.commands:
         usage = indent[entry.kind] + entry.usage
         hang = " " * (width + 2)
         if not entry.summary:
             lines.append(usage)
         elif len(usage) > width:  # a long usage line gets its summary below it
-            lines += [textwrap.fill(usage, WIDTH, subsequent_indent=" " * 6), _wrap(entry.summary, hang)]
+            lines += [
+                textwrap.fill(usage, WIDTH, subsequent_indent=" " * 6),
+                _wrap(entry.summary, hang),
+            ]
         else:
-            lines.append(textwrap.fill(f"{usage:{width}}  {entry.summary}", WIDTH, subsequent_indent=hang))
+            lines.append(
+                textwrap.fill(f"{usage:{width}}  {entry.summary}", WIDTH, subsequent_indent=hang)
+            )
     if result.outro:
         lines.append(result.outro)
     return "\n".join(lines)
@@ -361,7 +452,13 @@ def alert_text(alert: Alert) -> str:
             lines.append("  Evidence, from the logs:")
             for ev in alert.evidence:
                 seen = ", ".join(f"{k}={v}" for k, v in ev.signals.items())
-                lines.append(_item(f"{seen} ({ev.stage} {ev.points:+g}): {ev.why} [{ev.source}]", "    - ", "      "))
+                lines.append(
+                    _item(
+                        f"{seen} ({ev.stage} {ev.points:+g}): {ev.why} [{ev.source}]",
+                        "    - ",
+                        "      ",
+                    )
+                )
                 lines += [_item(p, "        from ", "          ") for p in ev.provenance]
         if alert.next_checks:
             lines.append("  Check next:")
@@ -373,10 +470,17 @@ def alert_text(alert: Alert) -> str:
 
 @text.register
 def check_text(result: CheckResult) -> str:
-    span = f"steps {result.first_step}-{result.last_step}" if result.first_step is not None else "no steps"
+    span = (
+        f"steps {result.first_step}-{result.last_step}"
+        if result.first_step is not None
+        else "no steps"
+    )
     how = "incrementally" if result.mode == "lines" else "whole"
-    lines = [f"Checked {result.path}: {result.steps} steps ({span}), {result.format or 'unknown format'}, "
-             f"read {how} ({result.bytes_read:,} bytes)."]
+    lines = [
+        f"Checked {result.path}: {result.steps} steps ({span}), "
+        f"{result.format or 'unknown format'}, "
+        f"read {how} ({result.bytes_read:,} bytes)."
+    ]
     if result.problem:
         lines.append(_wrap(f"Problem: {result.problem}", ""))
     if result.verdict is not None:
@@ -394,23 +498,36 @@ def check_text(result: CheckResult) -> str:
     return "\n".join(lines).rstrip()
 
 
-
 @text.register
 def candidate_text(candidate: Candidate) -> str:
     record = candidate.record
-    authors = ", ".join(record.authors[:5]) + (" et al." if len(record.authors) > 5 or record.more_authors else "")
-    lines = [f"{record.title} ({record.arxiv_id}, {record.year or 'year unknown'})", _wrap(authors or "no authors given"),
-             f"  {record.url} · {', '.join(record.categories) or 'no categories'}"]
+    authors = ", ".join(record.authors[:5]) + (
+        " et al." if len(record.authors) > 5 or record.more_authors else ""
+    )
+    lines = [
+        f"{record.title} ({record.arxiv_id}, {record.year or 'year unknown'})",
+        _wrap(authors or "no authors given"),
+        f"  {record.url} · {', '.join(record.categories) or 'no categories'}",
+    ]
     if candidate.existing is not None:
         found = candidate.existing
         if found.status == "in_catalog":
-            lines.append(f"  Already in the catalog as {found.title} ({found.entry_id}), matched by {found.how}.")
+            lines.append(
+                f"  Already in the catalog as {found.title} ({found.entry_id}), matched by "
+                f"{found.how}."
+            )
         elif found.status == "rejected":
-            lines.append(f"  Rejected before by {found.by}" + (f": {found.reason}" if found.reason else "."))
+            lines.append(
+                f"  Rejected before by {found.by}" + (f": {found.reason}" if found.reason else ".")
+            )
         else:
             lines.append(f"  Already suggested ({found.status}).")
     tags = lambda items: ", ".join(f"{t.id} {t.score:.2f}" for t in items) or "none"  # noqa: E731
-    lines += [f"  Proposed stages: {tags(candidate.stages)}", f"  Proposed subtopics: {tags(candidate.subtopics)}", ""]
+    lines += [
+        f"  Proposed stages: {tags(candidate.stages)}",
+        f"  Proposed subtopics: {tags(candidate.subtopics)}",
+        "",
+    ]
     abstract = record.abstract if len(record.abstract) <= 1200 else record.abstract[:1199] + "…"
     lines.append(_wrap(abstract))
     return "\n".join(lines)
@@ -419,9 +536,14 @@ def candidate_text(candidate: Candidate) -> str:
 @text.register
 def additions_text(result: AdditionList) -> str:
     if not result.additions:
-        return "No papers approved from Slack are live (exported ones retire once their file is in knowledge/)."
+        return (
+            "No papers approved from Slack are live (exported ones retire once their file is in "
+            "knowledge/)."
+        )
     lines = [f"{len(result.additions)} paper(s) approved from Slack:"]
     for a in result.additions:
-        lines.append(f"  {a.id}  {a.title} (arXiv {a.arxiv}; suggested by {a.suggested_by}, approved by "
-                     f"{a.approved_by}, {a.added})")
+        lines.append(
+            f"  {a.id}  {a.title} (arXiv {a.arxiv}; suggested by {a.suggested_by}, approved by "
+            f"{a.approved_by}, {a.added})"
+        )
     return "\n".join(lines)

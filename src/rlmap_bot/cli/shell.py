@@ -75,14 +75,24 @@ class Shell:
             self.say(f"error: {exc}")
         except Exception as exc:  # noqa: BLE001 - the shell must survive any bad input
             log.debug("shell line failed: %r", line, exc_info=True)
-            self.say(f"error: something went wrong ({type(exc).__name__}); details are in {log_path(self.core)}")
+            self.say(
+                f"error: something went wrong ({type(exc).__name__}); details are in "
+                f"{log_path(self.core)}"
+            )
         return True
 
     def dispatch(self, line: str) -> None:
         from rlmap_bot.cli.terminal import Terminal
 
-        ctx = Invocation.of(self.core, "shell", user="shell", channel="local", admin=True, local=True,
-                            charts=self.core.settings.data_dir / "charts")
+        ctx = Invocation.of(
+            self.core,
+            "shell",
+            user="shell",
+            channel="local",
+            admin=True,
+            local=True,
+            charts=self.core.settings.data_dir / "charts",
+        )
         result = run(REGISTRY.read(line, "shell", self.core), ctx)
         Terminal(ctx, say=self.say, ask=self.read).show(result)
 
@@ -92,7 +102,9 @@ def log_path(core: Core) -> Path:
 
 
 def _log_to_file(core: Core) -> None:
-    """Debug-level details of shell errors go to RLMAP_HOME/shell.log (the screen shows one line)."""
+    """Debug-level details of shell errors go to
+    RLMAP_HOME/shell.log (the screen shows one line).
+    """
     path = log_path(core)
     logger = logging.getLogger("rlmap_bot")
     if any(getattr(h, "baseFilename", None) == str(path) for h in logger.handlers):

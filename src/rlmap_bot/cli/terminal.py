@@ -1,4 +1,5 @@
-"""Command results in a terminal (the CLI and the shell): one presenter, picked by the result's type.
+"""Command results in a terminal (the CLI and the
+shell): one presenter, picked by the result's type.
 
 Most results are text (:mod:`render`) or JSON; the few that are a conversation
 or a stream are presented here, not special-cased by each front-end: a guided
@@ -28,7 +29,9 @@ class Terminal:
 
     def __init__(self, ctx: Invocation, say: Say, ask: Ask, prefix: str = ""):
         self.ctx, self.say, self.ask = ctx, say, ask
-        self.prefix = prefix  # how a command is typed here, for hints (`rlmap-bot diagnose --resume ID`)
+        self.prefix = (
+            prefix  # how a command is typed here, for hints (`rlmap-bot diagnose --resume ID`)
+        )
 
     @singledispatchmethod
     def show(self, result: Any) -> None:
@@ -53,14 +56,18 @@ class Terminal:
         for answer in result.answers:
             if self.ctx.json:
                 self.say(render.as_json(answer, indent=None))
-            elif isinstance(answer, Unanswered):  # text: each answer under its question, a blank line said so
+            elif isinstance(
+                answer, Unanswered
+            ):  # text: each answer under its question, a blank line said so
                 self.say("> (an empty line: no question)\n")
             else:
                 self.say(f"> {answer.query}\n" + render.text(answer) + "\n")
 
     @show.register
     def _(self, result: Following) -> None:
-        """Follow the run until Ctrl-C: each check's alerts as they come (text, or a JSON line each)."""
+        """Follow the run until Ctrl-C: each check's alerts
+        as they come (text, or a JSON line each).
+        """
         import time
 
         from rlmap_bot.watch.follow import follow
@@ -68,12 +75,21 @@ class Terminal:
 
         def said(item: Said) -> None:
             if self.ctx.json:
-                self.say(render.as_json(item.result if item.result is not None else item, indent=None))
+                self.say(
+                    render.as_json(item.result if item.result is not None else item, indent=None)
+                )
             else:
-                self.say(render.text(item.result) + "\n" if item.result is not None else f"-- {item.line}")
+                self.say(
+                    render.text(item.result) + "\n"
+                    if item.result is not None
+                    else f"-- {item.line}"
+                )
 
-        self.say(f"Following {result.source}, a check every {result.seconds:g} s; Ctrl-C stops."
-                 if not self.ctx.json else render.as_json(result, indent=None))
+        self.say(
+            f"Following {result.source}, a check every {result.seconds:g} s; Ctrl-C stops."
+            if not self.ctx.json
+            else render.as_json(result, indent=None)
+        )
         try:
             follow(WatchService(self.ctx.core), result.source, said, time.sleep, result.seconds)
         except KeyboardInterrupt:

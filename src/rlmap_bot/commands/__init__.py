@@ -1,4 +1,5 @@
-"""The command core: every command declared once (:mod:`registry`), run the same way from every front-end.
+"""The command core: every command declared once
+(:mod:`registry`), run the same way from every front-end.
 
 Every surface turns its input into a :class:`Parsed` invocation (the terminal through
 the click command generated from the declaration, chat lines through
@@ -33,8 +34,20 @@ REGISTRY = build_registry()
 
 
 def run(parsed: Parsed, ctx: Invocation) -> Any:
-    """The one way a command runs: its handler with the parsed arguments; the result is a model to render."""
+    """The one way a command runs: its handler with the
+    parsed arguments; the result is a model to render.
+    """
     return parsed.command.handler(ctx, **parsed.args)
 
 
-__all__ = ["REGISTRY", "TERMINAL_ONLY", "Command", "Invocation", "Param", "Parsed", "Registry", "build_registry", "run"]
+__all__ = [
+    "REGISTRY",
+    "TERMINAL_ONLY",
+    "Command",
+    "Invocation",
+    "Param",
+    "Parsed",
+    "Registry",
+    "build_registry",
+    "run",
+]

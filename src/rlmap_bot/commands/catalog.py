@@ -15,39 +15,91 @@ CLI = frozenset({"cli"})
 if TYPE_CHECKING:
     from rlmap_bot.results.ask import Answer, AnswerStream
     from rlmap_bot.results.cards import Card
-    from rlmap_bot.results.general import CatalogExport, KbBuilt, KbStats, KindCount, PaperList, StageList
+    from rlmap_bot.results.general import (
+        CatalogExport,
+        KbBuilt,
+        KbStats,
+        KindCount,
+        PaperList,
+        StageList,
+    )
 
 
 def register(registry: Registry) -> None:
     registry.command(
-        "ask", "search the map: stages, topics, papers and diagnosis signals",
-        Param("question", "what you want to know ('-' in the terminal: one question per line on stdin)",
-              kind="rest", required=True, metavar="QUESTION"),
-        Param("limit", "how many matches", type="int", default=5, short="-n", range=(1, 50), surfaces=CLI),
-        json=True, order=1, examples=("ask why is my reward going up but evals down?",),
+        "ask",
+        "search the map: stages, topics, papers and diagnosis signals",
+        Param(
+            "question",
+            "what you want to know ('-' in the terminal: one question per line on stdin)",
+            kind="rest",
+            required=True,
+            metavar="QUESTION",
+        ),
+        Param(
+            "limit",
+            "how many matches",
+            type="int",
+            default=5,
+            short="-n",
+            range=(1, 50),
+            surfaces=CLI,
+        ),
+        json=True,
+        order=1,
+        examples=("ask why is my reward going up but evals down?",),
     )(ask)
     registry.command(
-        "show", "a whole entry with its links, by id, title or alias",
-        Param("entry", "an id, a title or an alias (quote titles with spaces in the shell)", kind="rest",
-              required=True, metavar="ID"),
-        json=True, order=2, fits=_names_an_entry, examples=("show reward", "show R1", 'show "reward hacking"'),
+        "show",
+        "a whole entry with its links, by id, title or alias",
+        Param(
+            "entry",
+            "an id, a title or an alias (quote titles with spaces in the shell)",
+            kind="rest",
+            required=True,
+            metavar="ID",
+        ),
+        json=True,
+        order=2,
+        fits=_names_an_entry,
+        examples=("show reward", "show R1", 'show "reward hacking"'),
     )(show)
     registry.command("stages", "the five stages of the map", json=True, order=3)(stages)
     registry.command(
-        "papers", "papers in the catalog, newest first, optionally filtered",
-        Param("by", "only papers by this author or organisation", word="by", metavar="AUTHOR", phrase=True),
+        "papers",
+        "papers in the catalog, newest first, optionally filtered",
+        Param(
+            "by",
+            "only papers by this author or organisation",
+            word="by",
+            metavar="AUTHOR",
+            phrase=True,
+        ),
         Param("stage", "only papers on this stage", metavar="STAGE", word="stage"),
         Param("topic", "only papers on this subtopic", metavar="TOPIC", word="topic"),
-        json=True, order=4, examples=("papers by Schulman", "papers --stage reward"), fits=names_someone,
+        json=True,
+        order=4,
+        examples=("papers by Schulman", "papers --stage reward"),
+        fits=names_someone,
     )(papers)
-    registry.command("kb build", "validate every knowledge file, build a new store, swap it in atomically",
-                     surfaces=CLI, order=60)(kb_build)
-    registry.command("kb check", "validate the knowledge files without building", surfaces=CLI, order=61)(kb_check)
-    registry.command("kb stats", "entry counts by kind", surfaces=ALL - {"slack"}, json=True, order=62)(kb_stats)
     registry.command(
-        "kb export", "every entry, all fields, as a JSON list",
+        "kb build",
+        "validate every knowledge file, build a new store, swap it in atomically",
+        surfaces=CLI,
+        order=60,
+    )(kb_build)
+    registry.command(
+        "kb check", "validate the knowledge files without building", surfaces=CLI, order=61
+    )(kb_check)
+    registry.command(
+        "kb stats", "entry counts by kind", surfaces=ALL - {"slack"}, json=True, order=62
+    )(kb_stats)
+    registry.command(
+        "kb export",
+        "every entry, all fields, as a JSON list",
         Param("json", "print JSON (required)", kind="flag", required=True, surfaces=CLI),
-        surfaces=CLI, order=63,
+        surfaces=CLI,
+        order=63,
     )(kb_export)
 
 
@@ -55,7 +107,9 @@ def ask(ctx: Invocation, question: str, limit: int = 5) -> Answer | AnswerStream
     if question.strip() == "-" and ctx.lines is not None:
         return _ask_each(ctx, ctx.lines(), limit)
     if not question or not question.strip():
-        raise UsageError("ask needs a question, e.g. `ask why is my reward going up but evals down?`")
+        raise UsageError(
+            "ask needs a question, e.g. `ask why is my reward going up but evals down?`"
+        )
     return ctx.core.ask(question, limit=limit)
 
 
@@ -93,11 +147,17 @@ def show(ctx: Invocation, entry: str) -> Card:
 def stages(ctx: Invocation) -> StageList:
     from rlmap_bot.results.general import StageList, StageRow
 
-    return StageList(stages=[StageRow(order=s.order, id=s.id, title=s.title, one_line=s.one_line)
-                             for s in ctx.core.stages()])
+    return StageList(
+        stages=[
+            StageRow(order=s.order, id=s.id, title=s.title, one_line=s.one_line)
+            for s in ctx.core.stages()
+        ]
+    )
 
 
-def papers(ctx: Invocation, by: str | None = None, stage: str | None = None, topic: str | None = None) -> PaperList:
+def papers(
+    ctx: Invocation, by: str | None = None, stage: str | None = None, topic: str | None = None
+) -> PaperList:
     from rlmap_bot.results.general import PaperList, PaperRow
 
     core = ctx.core
@@ -123,13 +183,25 @@ def papers(ctx: Invocation, by: str | None = None, stage: str | None = None, top
         else:
             filters.append(f"by {by}")
         found = narrowed
-    rows = [PaperRow(id=p.id, title=p.title, byline=p.byline or None, year=p.year, stages=list(p.stages),
-                     verification=p.verification, url=p.link) for p in found]
+    rows = [
+        PaperRow(
+            id=p.id,
+            title=p.title,
+            byline=p.byline or None,
+            year=p.year,
+            stages=list(p.stages),
+            verification=p.verification,
+            url=p.link,
+        )
+        for p in found
+    ]
     return PaperList(papers=rows, filters=filters, total=len(everything))
 
 
 def _pick(value: str, known: dict[str, str], what: str) -> str:
-    """An id from an id, a title or a word of the title ("reward" -> "reward", "rollout" -> "rollouts")."""
+    """An id from an id, a title or a word of the title
+    ("reward" -> "reward", "rollout" -> "rollouts").
+    """
     from rlmap_bot.text import fold
 
     low = fold(value).strip().lower()
@@ -141,7 +213,12 @@ def _pick(value: str, known: dict[str, str], what: str) -> str:
         return words[0]
     from rapidfuzz import fuzz, process
 
-    close = [key for key, _, _ in process.extract(low, list(known), scorer=fuzz.WRatio, limit=2, score_cutoff=70)]
+    close = [
+        key
+        for key, _, _ in process.extract(
+            low, list(known), scorer=fuzz.WRatio, limit=2, score_cutoff=70
+        )
+    ]
     hint = wording.did_you_mean(close) + " " if close else ""
     raise UsageError(f"unknown {what} {value!r}; {hint}known: {', '.join(known)}")
 
@@ -191,12 +268,14 @@ def names_someone(core: Any, args: dict[str, Any]) -> bool:
         return True
     papers = core.papers()
     return any(_written_by(p, who) for p in papers) or (
-        len(wanted) == 2 and any(_written_by(p, wanted[1]) for p in papers))
+        len(wanted) == 2 and any(_written_by(p, wanted[1]) for p in papers)
+    )
 
 
 def _near_bylines(who: str, papers: list[Any]) -> list[str]:
     """The byline meant by a name no paper carries: a first name before a byline's surname is left
-    out ("John Schulman": Schulman), a long word a letter off a byline's is read as it ("Schulmann")."""
+    out ("John Schulman": Schulman), a long word a letter
+    off a byline's is read as it ("Schulmann")."""
     from rapidfuzz import fuzz, process
 
     from rlmap_bot.text import fold
@@ -207,12 +286,20 @@ def _near_bylines(who: str, papers: list[Any]) -> list[str]:
     wanted = _name_words(who)
     typed = list(wanted)
     if len(wanted) == 2:
-        wanted = wanted[1:]  # no paper has both words (else this is not asked): bylines give surnames
+        wanted = wanted[
+            1:
+        ]  # no paper has both words (else this is not asked): bylines give surnames
     fixed = []
     for word in wanted:
-        near = (word, 100, 0) if word in known else (
-            process.extractOne(word, known, scorer=fuzz.ratio, score_cutoff=_NEAR_NAME)
-            if len(word) >= _NEAR_NAME_LETTERS else None)
+        near = (
+            (word, 100, 0)
+            if word in known
+            else (
+                process.extractOne(word, known, scorer=fuzz.ratio, score_cutoff=_NEAR_NAME)
+                if len(word) >= _NEAR_NAME_LETTERS
+                else None
+            )
+        )
         if near is None:
             return []
         fixed.append(near[0])
@@ -233,12 +320,25 @@ def kb_build(ctx: Invocation) -> KbBuilt:
     try:
         catalog = _validate(ctx.knowledge_root)
         build_store(ctx.knowledge_root, ctx.db_path, catalog=catalog)
-    except ConfigError as exc:  # not ours to replace, or not writable: say which setting chose the file
+    except (
+        ConfigError
+    ) as exc:  # not ours to replace, or not writable: say which setting chose the file
         raise ConfigError(f"{Paths.from_env().knowledge_db_source(ctx.db_path)}: {exc}") from None
     except KnowledgeError as exc:
-        raise KnowledgeErrors([KnowledgeError(e.path, e.entry, e.field, f"{e.problem} (the previous store is unchanged)")
-                               for e in exc.errors]) if len(exc.errors) > 1 else KnowledgeError(
-            exc.path, exc.entry, exc.field, f"{exc.problem} (the previous store is unchanged)") from None
+        raise (
+            KnowledgeErrors(
+                [
+                    KnowledgeError(
+                        e.path, e.entry, e.field, f"{e.problem} (the previous store is unchanged)"
+                    )
+                    for e in exc.errors
+                ]
+            )
+            if len(exc.errors) > 1
+            else KnowledgeError(
+                exc.path, exc.entry, exc.field, f"{exc.problem} (the previous store is unchanged)"
+            )
+        ) from None
     return KbBuilt(path=str(ctx.db_path), counts=_counts(catalog.entries.values()))
 
 
@@ -249,7 +349,9 @@ def kb_check(ctx: Invocation) -> KbBuilt:
     from rlmap_bot.curation.check import check_additions
 
     check_additions(ctx, catalog)  # approved additions pass the same checks (curation/check.py)
-    return KbBuilt(path=str(ctx.knowledge_root), counts=_counts(catalog.entries.values()), checked_only=True)
+    return KbBuilt(
+        path=str(ctx.knowledge_root), counts=_counts(catalog.entries.values()), checked_only=True
+    )
 
 
 def _validate(root):
@@ -277,8 +379,12 @@ def kb_stats(ctx: Invocation) -> KbStats:
 
     store = ctx.core.store
     counts = [KindCount(kind=k, count=n) for k, n in store.counts().items()]
-    return KbStats(counts=counts, total=sum(c.count for c in counts), built_at=store.meta.get("built_at"),
-                   knowledge_root=store.meta.get("knowledge_root"))
+    return KbStats(
+        counts=counts,
+        total=sum(c.count for c in counts),
+        built_at=store.meta.get("built_at"),
+        knowledge_root=store.meta.get("knowledge_root"),
+    )
 
 
 def kb_export(ctx: Invocation, json: bool = True) -> CatalogExport:
@@ -287,7 +393,9 @@ def kb_export(ctx: Invocation, json: bool = True) -> CatalogExport:
     out = []
     for stored in sorted(ctx.core.store.history(), key=lambda s: (s.entry.kind, s.entry.id)):
         data = stored.entry.model_dump(mode="json")
-        data.update(first_seen=stored.first_seen, changed_at=stored.changed_at, source=stored.source)
+        data.update(
+            first_seen=stored.first_seen, changed_at=stored.changed_at, source=stored.source
+        )
         out.append(data)
     return CatalogExport(out)
 
@@ -299,4 +407,3 @@ def _counts(entries) -> list[KindCount]:
     for entry in entries:
         counts[entry.kind] = counts.get(entry.kind, 0) + 1
     return [KindCount(kind=k, count=n) for k, n in sorted(counts.items())]
-

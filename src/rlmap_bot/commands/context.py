@@ -26,13 +26,17 @@ class Channel(Protocol):
     """What a chat front-end lends a command that acts in a channel (Slack implements it)."""
 
     def announce(self, text: str, actor: str | None = None) -> bool:
-        """Post ``text`` (plain) by ``actor`` in the channel for everyone; False (user told why) when the bot cannot."""
+        """Post ``text`` (plain) by ``actor`` in the channel for
+        everyone; False (user told why) when the bot cannot.
+        """
 
     def user_timezone(self) -> str:
         """The asking user's timezone name, ``UTC`` when unknown."""
 
     def open_thread(self, text: str, actor: str | None = None) -> str | None:
-        """Post ``text`` (plain) by ``actor`` as the root of a new thread; its ts, or None (user told why)."""
+        """Post ``text`` (plain) by ``actor`` as the root of
+        a new thread; its ts, or None (user told why).
+        """
 
     def digest_poster(self) -> Poster:
         """Where a digest for this channel is posted."""
@@ -43,7 +47,9 @@ class Channel(Protocol):
 
 @dataclass
 class Invocation:
-    """One run of one command. The core is opened on first use, so `kb check` works on a broken catalog."""
+    """One run of one command. The core is opened on first
+    use, so `kb check` works on a broken catalog.
+    """
 
     open_core: Callable[[], Core]
     surface: str  # cli | shell | slack
@@ -56,7 +62,9 @@ class Invocation:
     admin: bool = False
     io: Channel | None = None  # a chat channel to post in (Slack); None in a terminal
     json: bool = False  # the result is printed as a document (`--json`): nothing interactive
-    lines: Callable[[], Iterable[str]] | None = None  # the terminal's standard input, line by line (`ask -`)
+    lines: Callable[[], Iterable[str]] | None = (
+        None  # the terminal's standard input, line by line (`ask -`)
+    )
     #: The Slack workspace the request came from; None in a terminal, which sees every workspace's
     #: open diagnoses.
     workspace: str | None = None
@@ -68,7 +76,8 @@ class Invocation:
     conversation: bool = False
     #: Where a run's chart goes when none is asked for (the shell draws every run it reads).
     charts: Path | None = None
-    #: The front-end's services: the watch service (Slack's posts alerts), the curation flow (Slack's
+    # : The front-end's services: the watch service
+    # (Slack's posts alerts), the curation flow (Slack's
     #: with its arXiv client) and where curation cards are posted. None: one over the core, or none.
     watch_service: WatchService | None = None
     curation: Curation | None = None
@@ -85,5 +94,10 @@ class Invocation:
     @classmethod
     def of(cls, core: Core, surface: str, **fields: Any) -> Invocation:
         """An invocation over an already open core."""
-        return cls(open_core=lambda: core, surface=surface, knowledge_root=core.knowledge_root,
-                   db_path=core.db_path, **fields)
+        return cls(
+            open_core=lambda: core,
+            surface=surface,
+            knowledge_root=core.knowledge_root,
+            db_path=core.db_path,
+            **fields,
+        )

@@ -22,19 +22,30 @@ TRACKERS = {"wandb": "W&B API key", "mlflow": "MLflow tracking token"}
 
 
 def register(registry: Registry) -> None:
-    # No ``choices`` on the tracker: click would repeat a mistyped value, which may be the key itself.
+    # No ``choices`` on the tracker: click would repeat
+    # a mistyped value, which may be the key itself.
     registry.command(
-        "credentials", "this workspace's tracker keys: set wandb|mlflow KEY, clear wandb|mlflow, or list (admins)",
+        "credentials",
+        "this workspace's tracker keys: set wandb|mlflow KEY, clear wandb|mlflow, or list (admins)",
         Param("action", "set, clear or list", kind="arg", metavar="[set|clear|list]"),
         Param("tracker", "wandb or mlflow", kind="arg", metavar="[wandb|mlflow]"),
-        Param("secret", "the key or token (set only); never shown again", kind="rest", metavar="KEY"),
-        surfaces=SLACK, strict=True, admin=True, order=92,
+        Param(
+            "secret", "the key or token (set only); never shown again", kind="rest", metavar="KEY"
+        ),
+        surfaces=SLACK,
+        strict=True,
+        admin=True,
+        order=92,
         examples=("credentials list", "credentials clear wandb"),
     )(credentials)
 
 
-def credentials(ctx: Invocation, action: str | None = None, tracker: str | None = None,
-                secret: str | None = None) -> Notice:
+def credentials(
+    ctx: Invocation,
+    action: str | None = None,
+    tracker: str | None = None,
+    secret: str | None = None,
+) -> Notice:
     from rlmap_bot.results.general import Notice
     from rlmap_bot.runs.sources.access import CREDENTIAL_NAMES
 
@@ -49,28 +60,48 @@ def credentials(ctx: Invocation, action: str | None = None, tracker: str | None 
         said = "; ".join(f"{name} (set by {by} on {at[:10]})" for name, by, at in rows)
         return Notice(text=f"Set for this workspace: {said}.")
     if action not in ("set", "clear"):
-        raise UsageError("Say `credentials set wandb|mlflow KEY`, `credentials clear wandb|mlflow` or "
-                         "`credentials list`.")
+        raise UsageError(
+            "Say `credentials set wandb|mlflow KEY`, `credentials clear wandb|mlflow` or "
+            "`credentials list`."
+        )
     if (tracker or "").lower() not in TRACKERS:
-        raise UsageError(f"Say which tracker: `credentials {action} wandb` or `credentials {action} mlflow`.")
+        raise UsageError(
+            f"Say which tracker: `credentials {action} wandb` or `credentials {action} mlflow`."
+        )
     tracker = (tracker or "").lower()
     name = CREDENTIAL_NAMES[tracker]
     if action == "clear":
         gone = store.clear(ctx.team, name)
-        return Notice(text=f"Removed this workspace's {TRACKERS[tracker]}." if gone else
-                      f"This workspace had no {TRACKERS[tracker]}.")
+        return Notice(
+            text=f"Removed this workspace's {TRACKERS[tracker]}."
+            if gone
+            else f"This workspace had no {TRACKERS[tracker]}."
+        )
     if ctx.thread_ts is not None:
-        raise UsageError("A key typed in a conversation is seen there: nothing was stored. Delete that message, "
-                         "rotate the key, and set the new one with the `/rlmap credentials` slash command.")
+        raise UsageError(
+            "A key typed in a conversation is seen there: nothing was stored. Delete that message, "
+            "rotate the key, and set the new one with the `/rlmap credentials` slash command."
+        )
     value = (secret or "").strip()
     if not value or len(value.split()) != 1:
-        raise UsageError(f"Give the {TRACKERS[tracker]} as one word after `credentials set {tracker}`.")
+        raise UsageError(
+            f"Give the {TRACKERS[tracker]} as one word after `credentials set {tracker}`."
+        )
     settings = ctx.core.settings
     if settings.rlmap_encryption_key is None:
-        raise UsageError("Tracker credentials are sealed at rest: set RLMAP_ENCRYPTION_KEY first "
-                         "(`rlmap-bot key new` makes one); nothing was stored.")
+        raise UsageError(
+            "Tracker credentials are sealed at rest: set RLMAP_ENCRYPTION_KEY first "
+            "(`rlmap-bot key new` makes one); nothing was stored."
+        )
     from rlmap_bot.crypto import TokenCipher
 
-    store.set(ctx.team, name, value, TokenCipher.from_setting(settings.rlmap_encryption_key.get_secret_value()),
-              ctx.user)
-    return Notice(text=f"Stored this workspace's {TRACKERS[tracker]}, sealed; it is never shown again.")
+    store.set(
+        ctx.team,
+        name,
+        value,
+        TokenCipher.from_setting(settings.rlmap_encryption_key.get_secret_value()),
+        ctx.user,
+    )
+    return Notice(
+        text=f"Stored this workspace's {TRACKERS[tracker]}, sealed; it is never shown again."
+    )

@@ -1,4 +1,6 @@
-"""Curation commands: suggest a paper, choose the curators' channel, and the approved additions' upkeep."""
+"""Curation commands: suggest a paper, choose the
+curators' channel, and the approved additions' upkeep.
+"""
 
 from __future__ import annotations
 
@@ -20,25 +22,50 @@ REFERENCE = "an arXiv id, an arxiv.org abs or pdf URL, or arXiv's DOI (10.48550/
 
 def register(registry: Registry) -> None:
     registry.command(
-        "suggest", "propose an arXiv paper for the catalog (in Slack: to the curators; here: shows the candidate)",
+        "suggest",
+        "propose an arXiv paper for the catalog (in Slack: to the curators; here: shows the "
+        "candidate)",
         Param("reference", REFERENCE, kind="arg", required=True, metavar="ARXIV"),
-        surfaces=frozenset({"cli", "slack"}), json=True, strict=True, order=30,
+        surfaces=frozenset({"cli", "slack"}),
+        json=True,
+        strict=True,
+        order=30,
         examples=("suggest 2305.18290", "suggest https://arxiv.org/abs/2305.18290"),
     )(suggest)
-    registry.command("curate here", "send paper suggestions to this channel (workspace admins)", surfaces=SLACK,
-                     strict=True, admin=True, order=31)(curate_here)
     registry.command(
-        "kb additions", "papers approved from Slack: list, remove ID, or export DIR as knowledge files",
-        Param("action", "list, remove or export", kind="arg", required=True, choices=("list", "remove", "export"),
-              metavar="list|remove|export"),
-        Param("target", "the entry id (remove) or the folder (export)", kind="arg", metavar="[ID|DIR]"),
-        surfaces=frozenset({"cli", "slack"}), json=True, strict=True, order=64,
+        "curate here",
+        "send paper suggestions to this channel (workspace admins)",
+        surfaces=SLACK,
+        strict=True,
+        admin=True,
+        order=31,
+    )(curate_here)
+    registry.command(
+        "kb additions",
+        "papers approved from Slack: list, remove ID, or export DIR as knowledge files",
+        Param(
+            "action",
+            "list, remove or export",
+            kind="arg",
+            required=True,
+            choices=("list", "remove", "export"),
+            metavar="list|remove|export",
+        ),
+        Param(
+            "target", "the entry id (remove) or the folder (export)", kind="arg", metavar="[ID|DIR]"
+        ),
+        surfaces=frozenset({"cli", "slack"}),
+        json=True,
+        strict=True,
+        order=64,
         examples=("kb additions list", "kb additions export knowledge/papers"),
     )(kb_additions)
 
 
 def _curation(ctx: Invocation) -> Any:
-    """The front-end's curation flow (Slack lends its own, with its arXiv client), else one over the core."""
+    """The front-end's curation flow (Slack lends its own,
+    with its arXiv client), else one over the core.
+    """
     if ctx.curation is not None:
         return ctx.curation
     from rlmap_bot.curation.service import Curation
@@ -67,7 +94,11 @@ def curate_here(ctx: Invocation) -> Notice:
     if ctx.io is None or not ctx.channel.startswith(("C", "G")):
         raise UsageError("Run `/rlmap curate here` in the channel the curators read (not in a DM).")
     ctx.core.state.curation.set_channel(ctx.team, ctx.channel, ctx.user)
-    return Notice(text="made this the curators' channel: paper suggestions come here.", public=True, actor=ctx.user)
+    return Notice(
+        text="made this the curators' channel: paper suggestions come here.",
+        public=True,
+        actor=ctx.user,
+    )
 
 
 def kb_additions(ctx: Invocation, action: str, target: str | None = None) -> AdditionList | Notice:
@@ -83,14 +114,26 @@ def kb_additions(ctx: Invocation, action: str, target: str | None = None) -> Add
         rows = []
         for a in repo.additions("live"):
             data = json.loads(a.data)
-            rows.append(AdditionRow(id=a.entry_id, title=data.get("title", ""), arxiv=a.arxiv_id,
-                                    suggested_by=a.suggested_by, approved_by=a.approved_by, added=a.created_at[:10]))
+            rows.append(
+                AdditionRow(
+                    id=a.entry_id,
+                    title=data.get("title", ""),
+                    arxiv=a.arxiv_id,
+                    suggested_by=a.suggested_by,
+                    approved_by=a.approved_by,
+                    added=a.created_at[:10],
+                )
+            )
         return AdditionList(additions=rows)
     if not target:
-        raise UsageError(f"`kb additions {action}` needs {'an entry id' if action == 'remove' else 'a folder'}")
+        raise UsageError(
+            f"`kb additions {action}` needs {'an entry id' if action == 'remove' else 'a folder'}"
+        )
     if action == "remove":
         if not repo.set_status([target.strip().lower()], "removed"):
-            raise UsageError(f"no live addition with id {target[:80]!r}; `kb additions list` shows them")
+            raise UsageError(
+                f"no live addition with id {target[:80]!r}; `kb additions list` shows them"
+            )
         ctx.core.sync_additions()
         return Notice(text=f"Removed `{target.strip().lower()}` from the catalog's additions.")
     if not ctx.local:
@@ -98,4 +141,7 @@ def kb_additions(ctx: Invocation, action: str, target: str | None = None) -> Add
     from rlmap_bot.curation.export import export
 
     written = export(repo.additions("live"), Path(target))
-    return Notice(text=f"Wrote {len(written)} knowledge file(s) to {target}" + "".join(f"\n  {p}" for p in written))
+    return Notice(
+        text=f"Wrote {len(written)} knowledge file(s) to {target}"
+        + "".join(f"\n  {p}" for p in written)
+    )

@@ -22,12 +22,14 @@ CHAT: frozenset[str] = frozenset({"shell", "slack"})
 
 @dataclass(frozen=True)
 class Param:
-    """One parameter. ``kind``: ``arg`` (one word), ``rest`` (the rest of the line), ``option`` or ``flag``.
+    """One parameter. ``kind``: ``arg`` (one word), ``rest``
+    (the rest of the line), ``option`` or ``flag``.
 
     ``word`` is the chat form of an option or flag (``by Schulman``, ``every 15m``,
     ``quiet``); ``--name`` always works too. ``phrase``: in chat, its value runs over the
     following words up to the next chat word, option or word of a question's (``by Google
-    Brain``; commands/parser.py: PHRASE_STOPS), as a person writes a name. ``surfaces`` limits where it exists
+    Brain``; commands/parser.py: PHRASE_STOPS), as a person
+    writes a name. ``surfaces`` limits where it exists
     (``--json`` is for the terminal).
     """
 
@@ -53,7 +55,11 @@ class Param:
     @property
     def label(self) -> str:
         """How a message names it: ``--by`` for an option, ``PATH`` for an argument."""
-        return self.flag_name if self.kind in {"option", "flag"} else (self.metavar or self.name.upper())
+        return (
+            self.flag_name
+            if self.kind in {"option", "flag"}
+            else (self.metavar or self.name.upper())
+        )
 
     @property
     def shown(self) -> str:
@@ -86,7 +92,9 @@ class Command:
     surfaces: frozenset[str] = ALL
     admin: bool = False  # Slack: only users in RLMAP_ADMINS
     strict: bool = False  # chat: arguments that do not fit are a usage error, not a question
-    fits: Callable[[Any, dict[str, Any]], bool] | None = None  # chat: do these arguments make it a command?
+    fits: Callable[[Any, dict[str, Any]], bool] | None = (
+        None  # chat: do these arguments make it a command?
+    )
     json: bool = False  # the terminal offers --json
     excludes: tuple[tuple[str, ...], ...] = ()
     examples: tuple[str, ...] = ()
@@ -114,15 +122,21 @@ class Command:
 
 
 def surface_prefix(surface: str) -> str:
-    """How a command is typed on a surface: `/rlmap ask`, `rlmap-bot ask`, or just `ask` in the shell."""
+    """How a command is typed on a surface: `/rlmap ask`,
+    `rlmap-bot ask`, or just `ask` in the shell.
+    """
     return {"slack": "/rlmap ", "cli": "rlmap-bot "}.get(surface, "")
 
 
 def where_it_works(typed: str, places: Iterable[str]) -> str:
-    """"it works in Slack (`/rlmap watch`) and from the command line (`rlmap-bot watch`)": where
+    """ "it works in Slack (`/rlmap watch`) and from the command line (`rlmap-bot watch`)": where
     ``typed`` (a command, or a command and an option) can be used instead."""
     words = {"slack": "in Slack", "cli": "from the command line", "shell": "in the local shell"}
-    shown = [f"{words[s]} (`{surface_prefix(s)}{typed}`)" for s in ("slack", "cli", "shell") if s in set(places)]
+    shown = [
+        f"{words[s]} (`{surface_prefix(s)}{typed}`)"
+        for s in ("slack", "cli", "shell")
+        if s in set(places)
+    ]
     return "it works " + " and ".join(shown)
 
 
@@ -139,7 +153,11 @@ def result_types(handler: Callable[..., Any]) -> tuple[type, ...]:
     """
     hints = typing.get_type_hints(handler, globalns={**_result_namespace(), **handler.__globals__})
     found = hints.get("return", Any)
-    members = typing.get_args(found) if typing.get_origin(found) in (typing.Union, types.UnionType) else (found,)
+    members = (
+        typing.get_args(found)
+        if typing.get_origin(found) in (typing.Union, types.UnionType)
+        else (found,)
+    )
     return tuple(type(None) if m is None else m for m in members)
 
 

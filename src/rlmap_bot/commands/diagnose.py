@@ -21,40 +21,95 @@ if TYPE_CHECKING:
 CLI = frozenset({"cli"})
 TERMINAL = frozenset({"cli", "shell"})
 
-_JSON_KINDS = {list: "an array", str: "a string", int: "a number", float: "a number", bool: "true/false",
-               type(None): "null"}
+_JSON_KINDS = {
+    list: "an array",
+    str: "a string",
+    int: "a number",
+    float: "a number",
+    bool: "true/false",
+    type(None): "null",
+}
 
 
 def register(registry: Registry) -> None:
     registry.command(
-        "diagnose", "find the stage that binds your RL run: guided questions, or a one-shot verdict",
-        Param("signals", "JSON object of signal values ('-' for stdin); no questions asked", type="file",
-              metavar="FILE", surfaces=CLI),
-        Param("simulate", "JSON object of a run's true signal values (and optionally \"complaint\": [ids]); "
-              "play the guided flow answering truthfully ('-' for stdin)", type="file", metavar="FILE", surfaces=CLI),
-        Param("run", "the run to read the signals from: a log file or folder, a W&B run folder "
-              "(wandb/latest-run), wandb:ENTITY/PROJECT/RUN_ID, mlflow:RUN_ID or trackio:PROJECT/RUN",
-              metavar="SOURCE"),
-        Param("format", "the log format, when it cannot be told from the content", metavar="NAME",
-              choices=FORMATS),
+        "diagnose",
+        "find the stage that binds your RL run: guided questions, or a one-shot verdict",
+        Param(
+            "signals",
+            "JSON object of signal values ('-' for stdin); no questions asked",
+            type="file",
+            metavar="FILE",
+            surfaces=CLI,
+        ),
+        Param(
+            "simulate",
+            'JSON object of a run\'s true signal values (and optionally "complaint": [ids]); '
+            "play the guided flow answering truthfully ('-' for stdin)",
+            type="file",
+            metavar="FILE",
+            surfaces=CLI,
+        ),
+        Param(
+            "run",
+            "the run to read the signals from: a log file or folder, a W&B run folder "
+            "(wandb/latest-run), wandb:ENTITY/PROJECT/RUN_ID, mlflow:RUN_ID or trackio:PROJECT/RUN",
+            metavar="SOURCE",
+        ),
+        Param(
+            "format",
+            "the log format, when it cannot be told from the content",
+            metavar="NAME",
+            choices=FORMATS,
+        ),
         Param("run_id", "which run, when the path holds several", metavar="ID"),
         Param("window", WINDOW_HELP, metavar="SPEC"),
-        Param("map", "read SIGNAL (or a quantity) from METRIC, a name the alias table does not know", multiple=True,
-              metavar="SIGNAL=METRIC"),
-        Param("chart", "write a PNG of the curves behind the verdict", type="path", metavar="FILE.png", surfaces=CLI),
+        Param(
+            "map",
+            "read SIGNAL (or a quantity) from METRIC, a name the alias table does not know",
+            multiple=True,
+            metavar="SIGNAL=METRIC",
+        ),
+        Param(
+            "chart",
+            "write a PNG of the curves behind the verdict",
+            type="path",
+            metavar="FILE.png",
+            surfaces=CLI,
+        ),
         Param("list", "list open diagnoses", kind="flag", surfaces=TERMINAL),
-        Param("resume", "continue a paused diagnosis (its id or first characters)", metavar="ID", surfaces=TERMINAL),
-        json=True, order=5, strict=True, excludes=(("signals", "simulate", "run", "list", "resume"),),
-        examples=("diagnose", "diagnose --run runs/exp42/train.log", "diagnose --run wandb:my-team/grpo/abc123",
-                  "diagnose --signals run.json --json"),
+        Param(
+            "resume",
+            "continue a paused diagnosis (its id or first characters)",
+            metavar="ID",
+            surfaces=TERMINAL,
+        ),
+        json=True,
+        order=5,
+        strict=True,
+        excludes=(("signals", "simulate", "run", "list", "resume"),),
+        examples=(
+            "diagnose",
+            "diagnose --run runs/exp42/train.log",
+            "diagnose --run wandb:my-team/grpo/abc123",
+            "diagnose --signals run.json --json",
+        ),
     )(diagnose)
 
 
-def diagnose(ctx: Invocation, signals: str | None = None, simulate: str | None = None, run: str | None = None,
-             format: str | None = None, run_id: str | None = None, window: str | None = None,
-             map: list[str] | None = None, chart: Path | None = None, list: bool = False,
-             resume: str | None = None
-             ) -> Verdict | Simulation | RunDiagnosis | GuidedRun | SessionList | Step | None:
+def diagnose(
+    ctx: Invocation,
+    signals: str | None = None,
+    simulate: str | None = None,
+    run: str | None = None,
+    format: str | None = None,
+    run_id: str | None = None,
+    window: str | None = None,
+    map: list[str] | None = None,
+    chart: Path | None = None,
+    list: bool = False,
+    resume: str | None = None,
+) -> Verdict | Simulation | RunDiagnosis | GuidedRun | SessionList | Step | None:
     from rlmap_bot.results.general import SessionList, SessionRow
 
     core = ctx.core
@@ -70,35 +125,59 @@ def diagnose(ctx: Invocation, signals: str | None = None, simulate: str | None =
 
         return Simulation(**play(core.engine, parse_signals(simulate)))
     if list:
-        return SessionList(sessions=[
-            SessionRow(id=s.id, user=s.user, answers=len(s.answers), updated_at=s.updated_at, next=s.current)
-            for s in core.flow.open_sessions(team=ctx.workspace)
-        ])
+        return SessionList(
+            sessions=[
+                SessionRow(
+                    id=s.id,
+                    user=s.user,
+                    answers=len(s.answers),
+                    updated_at=s.updated_at,
+                    next=s.current,
+                )
+                for s in core.flow.open_sessions(team=ctx.workspace)
+            ]
+        )
     if ctx.json:  # a guided diagnosis is a conversation, not a document
-        raise UsageError("--json needs --signals, --simulate or --run (the guided flow is interactive)")
+        raise UsageError(
+            "--json needs --signals, --simulate or --run (the guided flow is interactive)"
+        )
     if resume:
         prefix = resume.strip()
         matches = [s.id for s in core.flow.open_sessions() if prefix and s.id.startswith(prefix)]
         if len(matches) != 1:
-            raise UsageError(f"no single open diagnosis starts with {resume!r}; see `diagnose --list`")
+            raise UsageError(
+                f"no single open diagnosis starts with {resume!r}; see `diagnose --list`"
+            )
         return core.flow.resume(matches[0])
     thread = ctx.thread_ts
-    if thread is None and ctx.io is not None:  # in a channel: the diagnosis gets a thread of its own
-        thread = ctx.io.open_thread("started a diagnosis: which stage binds this RL run? Answer in the thread below.",
-                                    actor=ctx.user)
+    if (
+        thread is None and ctx.io is not None
+    ):  # in a channel: the diagnosis gets a thread of its own
+        thread = ctx.io.open_thread(
+            "started a diagnosis: which stage binds this RL run? Answer in the thread below.",
+            actor=ctx.user,
+        )
         if thread is None:
             return None  # the bot cannot post here; the person was told why
     return core.flow.start(user=ctx.user, team=ctx.team, channel=ctx.channel, thread_ts=thread)
 
 
-def _from_logs(ctx: Invocation, source: str, format: str | None, run_id: str | None, window: str | None,
-               pairs: list[str], chart: Path | None) -> RunDiagnosis | GuidedRun:
+def _from_logs(
+    ctx: Invocation,
+    source: str,
+    format: str | None,
+    run_id: str | None,
+    window: str | None,
+    pairs: list[str],
+    chart: Path | None,
+) -> RunDiagnosis | GuidedRun:
     from rlmap_bot.runs.diagnose import diagnose_run, parse_mapping, parse_window
 
     path = Path(_chart_name(source))
     own = chart is None and ctx.charts is not None
     if own:
-        # The front-end draws every run (the shell: the picture is half of what `diagnose --run` tells).
+        # The front-end draws every run (the shell: the
+        # picture is half of what `diagnose --run` tells).
         assert ctx.charts is not None
         chart = ctx.charts / f"{path.stem or 'run'}.png"
     if chart is not None:
@@ -112,9 +191,17 @@ def _from_logs(ctx: Invocation, source: str, format: str | None, run_id: str | N
     if ctx.run_access is not None:
         source = _workspace_path(source, list(access.run_roots))
     try:
-        result = diagnose_run(core.engine, core.knowledge_root, source, format=format, run_id=run_id,
-                              window=parse_window(window), mapping=parse_mapping(pairs), chart=chart,
-                              access=access)
+        result = diagnose_run(
+            core.engine,
+            core.knowledge_root,
+            source,
+            format=format,
+            run_id=run_id,
+            window=parse_window(window),
+            mapping=parse_mapping(pairs),
+            chart=chart,
+            access=access,
+        )
     except OSError as exc:
         if chart is None or exc.filename not in (str(chart), chart):
             raise
@@ -124,7 +211,9 @@ def _from_logs(ctx: Invocation, source: str, format: str | None, run_id: str | N
     # At a prompt, the logs answer what they can and the person is asked only the rest.
     from rlmap_bot.results.guided import GuidedRun
 
-    step = ctx.core.flow.start(user=ctx.user, team=ctx.team, channel=ctx.channel, known=result.signals)
+    step = ctx.core.flow.start(
+        user=ctx.user, team=ctx.team, channel=ctx.channel, known=result.signals
+    )
     return GuidedRun(readings=result, step=step)
 
 
@@ -137,9 +226,11 @@ def _workspace_path(source: str, roots: list[Path]) -> str:
     if parse_source(source).kind != "path":
         return source
     if not roots:
-        raise UsageError("Files on the bot's machine are not read from chat: an admin names the folders "
-                         "runs may be read from in RLMAP_RUN_ROOTS. A tracker run (wandb:, mlflow:, "
-                         "trackio:) or a log uploaded to the thread works without it.")
+        raise UsageError(
+            "Files on the bot's machine are not read from chat: an admin names the folders "
+            "runs may be read from in RLMAP_RUN_ROOTS. A tracker run (wandb:, mlflow:, "
+            "trackio:) or a log uploaded to the thread works without it."
+        )
     path = resolve_watch_path(source, roots)
     if path.is_dir():
         check_folder(path, roots)
@@ -147,17 +238,23 @@ def _workspace_path(source: str, roots: list[Path]) -> str:
 
 
 def _chart_name(source: str) -> str:
-    """A file name for a source's chart: the log's name, a W&B folder's name, or a tracker run's id."""
+    """A file name for a source's chart: the log's name,
+    a W&B folder's name, or a tracker run's id.
+    """
     prefix, sep, rest = source.partition(":")
     if sep and prefix.lower() in ("wandb", "mlflow", "trackio"):
         return rest.rstrip("/").rsplit("/", 1)[-1] or prefix
     path = Path(source)
-    return path.resolve().name if path.name in ("latest-run", "wandb") and path.exists() else path.name
+    return (
+        path.resolve().name if path.name in ("latest-run", "wandb") and path.exists() else path.name
+    )
 
 
 def chart_path(chart: Path, run: Path, create: bool = False) -> Path:
-    """Where the chart goes: an existing folder gets ``<run>.png`` inside it; a file must be a .png in an
-    existing, writable folder (a typo in a folder name is refused, not created; ``create`` is for the
+    """Where the chart goes: an existing folder gets
+    ``<run>.png`` inside it; a file must be a .png in an
+    existing, writable folder (a typo in a folder name
+    is refused, not created; ``create`` is for the
     shell's own charts folder).
 
     Checked before the log is read, so a typo in the path costs one line, not a parse of the log.
@@ -168,10 +265,14 @@ def chart_path(chart: Path, run: Path, create: bool = False) -> Path:
     if chart.is_dir():
         chart = chart / f"{run.stem or 'run'}.png"
     elif chart.suffix.lower() != ".png":
-        raise UsageError(f"--chart writes a PNG: give a file ending in .png or an existing folder, not {chart}")
+        raise UsageError(
+            f"--chart writes a PNG: give a file ending in .png or an existing folder, not {chart}"
+        )
     parent = chart.parent
     if not create and not parent.exists():
-        raise UsageError(f"--chart {chart}: the folder {parent} does not exist; create it first or pick another")
+        raise UsageError(
+            f"--chart {chart}: the folder {parent} does not exist; create it first or pick another"
+        )
     ensure_folder(parent, "the chart")
     if chart.exists() and not os.access(chart, os.W_OK):
         raise ConfigError(f"cannot write the chart: {chart} is not writable")
@@ -183,7 +284,9 @@ def parse_signals(text: str) -> dict[str, Any]:
     try:
         raw = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise UsageError(f"signals file is not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}") from None
+        raise UsageError(
+            f"signals file is not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}"
+        ) from None
     if not isinstance(raw, dict):
         kind = _JSON_KINDS.get(type(raw), type(raw).__name__)
         raise UsageError(f"signals must be a JSON object of signal id -> value, not {kind}")

@@ -21,20 +21,42 @@ if TYPE_CHECKING:
 
 def register(registry: Registry) -> None:
     registry.command(
-        "digest subscribe", "post new catalog entries to this channel on a schedule (default: Mondays 09:00, your timezone)",
+        "digest subscribe",
+        "post new catalog entries to this channel on a schedule (default: Mondays 09:00, your "
+        "timezone)",
         Param("schedule", "when and what: " + SCHEDULE, kind="rest", metavar=SCHEDULE),
-        surfaces=SLACK, strict=True, order=20,
+        surfaces=SLACK,
+        strict=True,
+        order=20,
     )(subscribe)
-    registry.command("digest unsubscribe", "stop this channel's digest", surfaces=SLACK, strict=True, order=21)(unsubscribe)
-    registry.command("digest list", "every digest subscription in the workspace", surfaces=SLACK, strict=True,
-                     order=22)(list_subscriptions)
     registry.command(
-        "digest preview", "what the next digest says (in the terminal: entries added since DATE)",
-        Param("since", "entries added on or after this day (default: 7 days ago)", type="date", metavar="DATE",
-              surfaces=frozenset({"cli"})),
-        json=True, strict=True, order=23, surfaces=frozenset({"cli", "slack"}),
+        "digest unsubscribe", "stop this channel's digest", surfaces=SLACK, strict=True, order=21
+    )(unsubscribe)
+    registry.command(
+        "digest list",
+        "every digest subscription in the workspace",
+        surfaces=SLACK,
+        strict=True,
+        order=22,
+    )(list_subscriptions)
+    registry.command(
+        "digest preview",
+        "what the next digest says (in the terminal: entries added since DATE)",
+        Param(
+            "since",
+            "entries added on or after this day (default: 7 days ago)",
+            type="date",
+            metavar="DATE",
+            surfaces=frozenset({"cli"}),
+        ),
+        json=True,
+        strict=True,
+        order=23,
+        surfaces=frozenset({"cli", "slack"}),
     )(preview)
-    registry.command("digest now", "post this channel's digest now", surfaces=SLACK, strict=True, order=24)(now)
+    registry.command(
+        "digest now", "post this channel's digest now", surfaces=SLACK, strict=True, order=24
+    )(now)
 
 
 def _need_channel(ctx: Invocation) -> Channel:
@@ -50,16 +72,26 @@ def subscribe(ctx: Invocation, schedule: str = "") -> Notice | None:
 
     channel = _need_channel(ctx)
     core = ctx.core
-    sub = parse_subscription(schedule.split(), ctx.team, ctx.channel, ctx.user, channel.user_timezone(),
-                             core.store.catalog)
+    sub = parse_subscription(
+        schedule.split(),
+        ctx.team,
+        ctx.channel,
+        ctx.user,
+        channel.user_timezone(),
+        core.store.catalog,
+    )
     previous = core.state.subscriptions.get(ctx.team, ctx.channel)
     if previous is not None:  # re-subscribing changes the schedule, not what counts as new
-        sub = sub.model_copy(update={"created_at": previous.created_at, "last_run_at": previous.last_run_at})
+        sub = sub.model_copy(
+            update={"created_at": previous.created_at, "last_run_at": previous.last_run_at}
+        )
     when = next_run(sub, dt.datetime.now(dt.UTC)).strftime("%a %d %b %H:%M %Z")
     filters = f", only {', '.join(sub.filters)}" if sub.filters else ""
     # The confirmation doubles as proof that the bot can post here.
-    if not channel.announce(f"subscribed this channel to the RL Map digest, {sub.when}{filters}. Next: {when}.",
-                            actor=ctx.user):
+    if not channel.announce(
+        f"subscribed this channel to the RL Map digest, {sub.when}{filters}. Next: {when}.",
+        actor=ctx.user,
+    ):
         return None
     core.state.subscriptions.save(sub)
     core.subscriptions_changed()
@@ -72,7 +104,9 @@ def unsubscribe(ctx: Invocation) -> Notice:
     _need_channel(ctx)
     if ctx.core.state.subscriptions.delete(ctx.team, ctx.channel):
         ctx.core.subscriptions_changed()
-        return Notice(text="unsubscribed this channel from the RL Map digest.", public=True, actor=ctx.user)
+        return Notice(
+            text="unsubscribed this channel from the RL Map digest.", public=True, actor=ctx.user
+        )
     return Notice(text="This channel has no digest subscription.")
 
 
@@ -84,9 +118,14 @@ def list_subscriptions(ctx: Invocation) -> Notice | SubscriptionList:
     if not subs:
         return Notice(text="No channel in this workspace subscribes to the digest.")
     now_ = dt.datetime.now(dt.UTC)
-    return SubscriptionList(subscriptions=[
-        SubscriptionRow(channel=s.channel, when=s.when, filters=list(s.filters), next_run=next_run(s, now_))
-        for s in subs])
+    return SubscriptionList(
+        subscriptions=[
+            SubscriptionRow(
+                channel=s.channel, when=s.when, filters=list(s.filters), next_run=next_run(s, now_)
+            )
+            for s in subs
+        ]
+    )
 
 
 def preview(ctx: Invocation, since: dt.date | None = None) -> Digest:
@@ -116,10 +155,13 @@ def now(ctx: Invocation) -> Notice:
     if sub is None:
         raise UsageError("This channel has no digest subscription. " + _usage())
     result = DigestService(ctx.core).run(sub, f"now:{uuid.uuid4().hex}", channel.digest_poster())
-    text = {"posted": f"Posted a digest of {result.entries} {'entry' if result.entries == 1 else 'entries'}.",
-            "noted": "Nothing new since the last digest (a note was posted).",
-            "duplicate": "Another digest for this channel is being posted right now; nothing more was posted."}.get(
-        result.status, "Nothing new since the last digest; nothing was posted.")
+    text = {
+        "posted": f"Posted a digest of {result.entries} "
+        f"{'entry' if result.entries == 1 else 'entries'}.",
+        "noted": "Nothing new since the last digest (a note was posted).",
+        "duplicate": "Another digest for this channel is being posted right now; nothing more was "
+        "posted.",
+    }.get(result.status, "Nothing new since the last digest; nothing was posted.")
     return Notice(text=text)
 
 

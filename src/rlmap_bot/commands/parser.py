@@ -32,19 +32,26 @@ MAX_INPUT_CHARS = 200_000
 
 
 class StrayWords(UsageError):
-    """Words a command does not take: in chat the line is then a question rather than this command."""
+    """Words a command does not take: in chat the line
+    is then a question rather than this command.
+    """
 
 
 # Words that end a phrase value ("papers by Schulman on PPO": the name is Schulman) or show there is
-# none ("papers by on PPO", a mention that could not be named): what follows is a question's, not a name's.
+# none ("papers by on PPO", a mention that could not be
+# named): what follows is a question's, not a name's.
 PHRASE_STOPS = frozenset("on about in for with from to of that which regarding and or re".split())
 
 
 def chat_to_flags(params: Iterable[Param], words: Iterable[str]) -> list[str]:
-    """``by X`` -> ``--by X``, ``quiet`` -> ``--quiet``; option values and words after ``--`` are left alone."""
+    """``by X`` -> ``--by X``, ``quiet`` -> ``--quiet``;
+    option values and words after ``--`` are left alone.
+    """
     params = list(params)
     by_word = {p.word.lower(): p for p in params if p.word}
-    valued = {p.flag_name for p in params if p.kind == "option"} | {p.short for p in params if p.short}
+    valued = {p.flag_name for p in params if p.kind == "option"} | {
+        p.short for p in params if p.short
+    }
     out: list[str] = []
     items = list(words)
     i = 0
@@ -59,11 +66,16 @@ def chat_to_flags(params: Iterable[Param], words: Iterable[str]) -> list[str]:
         if takes_value and i + 1 < len(items):
             end = i + 2
             if param is not None and param.phrase and items[i + 1].lower() not in PHRASE_STOPS:
-                # "by John Schulman stage reward": up to the next chat word, option or question's word
-                while (end < len(items) and items[end].lower() not in by_word and not items[end].startswith("-")
-                       and items[end].lower() not in PHRASE_STOPS):
+                # "by John Schulman stage reward": up to the
+                # next chat word, option or question's word
+                while (
+                    end < len(items)
+                    and items[end].lower() not in by_word
+                    and not items[end].startswith("-")
+                    and items[end].lower() not in PHRASE_STOPS
+                ):
                     end += 1
-            out.append(" ".join(items[i + 1:end]))
+            out.append(" ".join(items[i + 1 : end]))
             i = end - 1
         i += 1
     return out
@@ -100,16 +112,27 @@ class DeclaredCommand(click.Command):
         _, _, order = self.make_parser(ctx).parse_args(args=list(args))
         seen: set[str] = set()
         for param in order:
-            if isinstance(param, click.Option) and not param.multiple and not param.is_flag and param.name:
+            if (
+                isinstance(param, click.Option)
+                and not param.multiple
+                and not param.is_flag
+                and param.name
+            ):
                 if param.name in seen:
                     flag = param.opts[0]
                     values = [args[i + 1] for i, a in enumerate(args[:-1]) if a in param.opts]
-                    raise click.UsageError(f"{flag} is given twice ({', '.join(values)}); give it once", ctx)
+                    raise click.UsageError(
+                        f"{flag} is given twice ({', '.join(values)}); give it once", ctx
+                    )
                 seen.add(param.name)
         rest = super().parse_args(ctx, args)
         for group in self.declared.excludes:
-            given = [p for p in params if p.name in group
-                     and ctx.get_parameter_source(p.name) == ParameterSource.COMMANDLINE]
+            given = [
+                p
+                for p in params
+                if p.name in group
+                and ctx.get_parameter_source(p.name) == ParameterSource.COMMANDLINE
+            ]
             if len(given) > 1:
                 names = " and ".join(p.flag_name for p in given)
                 raise click.UsageError(f"{names} exclude each other; give one", ctx)
@@ -135,41 +158,87 @@ def _click_params(command: Command, surface: str, open_files: bool = True) -> li
     out: list[click.Parameter] = []
     for p in command.params_for(surface):
         if p.kind == "arg":
-            out.append(click.Argument([p.name], required=p.required, type=_click_type(p, open_files),
-                                      metavar=p.metavar))
+            out.append(
+                click.Argument(
+                    [p.name],
+                    required=p.required,
+                    type=_click_type(p, open_files),
+                    metavar=p.metavar,
+                )
+            )
         elif p.kind == "rest":
-            out.append(click.Argument([p.name], nargs=-1, required=p.required, metavar=p.metavar or p.name.upper()))
+            out.append(
+                click.Argument(
+                    [p.name], nargs=-1, required=p.required, metavar=p.metavar or p.name.upper()
+                )
+            )
         elif p.kind == "flag":
-            out.append(click.Option([p.flag_name, p.name], is_flag=True, required=p.required, help=_help(p)))
+            out.append(
+                click.Option(
+                    [p.flag_name, p.name], is_flag=True, required=p.required, help=_help(p)
+                )
+            )
         else:
             decls = [p.flag_name, p.name] + ([p.short] if p.short and surface == "cli" else [])
-            out.append(click.Option(decls, type=_click_type(p, open_files), default=p.default, multiple=p.multiple,
-                                    metavar=p.metavar, help=_help(p), show_default=p.default is not None))
+            out.append(
+                click.Option(
+                    decls,
+                    type=_click_type(p, open_files),
+                    default=p.default,
+                    multiple=p.multiple,
+                    metavar=p.metavar,
+                    help=_help(p),
+                    show_default=p.default is not None,
+                )
+            )
     if surface == "cli" and command.json:
-        out.append(click.Option(["--json", "json_output"], is_flag=True, help="Print the result as JSON."))
+        out.append(
+            click.Option(["--json", "json_output"], is_flag=True, help="Print the result as JSON.")
+        )
     return out
 
 
 def _help(param: Param) -> str:
-    """An option's help, with its chat form when it has one (`rlmap-bot papers by Schulman` works too)."""
+    """An option's help, with its chat form when it has
+    one (`rlmap-bot papers by Schulman` works too).
+    """
     if not param.word:
         return param.help
-    form = param.word if param.kind == "flag" else f"{param.word} {param.metavar or param.name.upper()}"
+    form = (
+        param.word
+        if param.kind == "flag"
+        else f"{param.word} {param.metavar or param.name.upper()}"
+    )
     return f"{param.help} (or: {form})"
 
 
-def click_command(command: Command, surface: str, name: str | None = None,
-                  callback: Callable[..., Any] | None = None, open_files: bool = True) -> DeclaredCommand:
+def click_command(
+    command: Command,
+    surface: str,
+    name: str | None = None,
+    callback: Callable[..., Any] | None = None,
+    open_files: bool = True,
+) -> DeclaredCommand:
     """The declaration as a click command for ``surface`` (the terminal adds its callback).
 
     ``open_files=False`` reads a file option as its name (to check an example without the file).
     """
     summary = command.summary[:1].upper() + command.summary[1:] + "."
     examples = examples_for(command, surface) if callback is not None else []
-    epilog = "\b\nExamples:\n" + "\n".join(f"  rlmap-bot {e}" for e in examples) if examples else None
-    return DeclaredCommand(command, surface, name=name or command.words[-1], callback=callback,
-                           params=_click_params(command, surface, open_files), help=command.help or summary,
-                           short_help=summary, epilog=epilog, add_help_option=surface == "cli")
+    epilog = (
+        "\b\nExamples:\n" + "\n".join(f"  rlmap-bot {e}" for e in examples) if examples else None
+    )
+    return DeclaredCommand(
+        command,
+        surface,
+        name=name or command.words[-1],
+        callback=callback,
+        params=_click_params(command, surface, open_files),
+        help=command.help or summary,
+        short_help=summary,
+        epilog=epilog,
+        add_help_option=surface == "cli",
+    )
 
 
 @cache
@@ -178,46 +247,69 @@ def _chat_command(command: Command, surface: str, open_files: bool = True) -> De
 
 
 def _option_elsewhere(command: Command, surface: str, option: str) -> str | None:
-    """Where an option of ``command`` that ``surface`` lacks works ("--json": from the command line)."""
-    places = set(next((p.surfaces for p in command.params if p.kind in ("option", "flag") and p.flag_name == option),
-                      frozenset()))
+    """Where an option of ``command`` that ``surface``
+    lacks works ("--json": from the command line).
+    """
+    places = set(
+        next(
+            (
+                p.surfaces
+                for p in command.params
+                if p.kind in ("option", "flag") and p.flag_name == option
+            ),
+            frozenset(),
+        )
+    )
     if option == "--json" and command.json:
         places.add("cli")
     places.discard(surface)
     return where_it_works(f"{command.name} {option}", places) if places else None
 
 
-def parse_words(command: Command, words: Iterable[str], surface: str, suggest: bool = True) -> dict[str, Any]:
+def parse_words(
+    command: Command, words: Iterable[str], surface: str, suggest: bool = True
+) -> dict[str, Any]:
     """A chat line's words (after the command's name) as the handler's arguments, read by click.
 
     Raises :class:`UsageError` naming the option or argument, with the usage line;
     :class:`StrayWords` for words the command does not take. ``suggest`` adds an
-    example to a missing-value message; off, the words are an example being checked (files are not opened).
+    example to a missing-value message; off, the words
+    are an example being checked (files are not opened).
     """
     words = list(words)
     parser = _chat_command(command, surface, open_files=suggest)
     usage = command_usage(command, surface)
     try:
-        ctx = parser.make_context(command.name, list(words), allow_extra_args=True, help_option_names=[])
+        ctx = parser.make_context(
+            command.name, list(words), allow_extra_args=True, help_option_names=[]
+        )
     except click.NoSuchOption as exc:
         elsewhere = _option_elsewhere(command, surface, exc.option_name)
         if elsewhere:
-            raise UsageError(f"{exc.option_name} is not an option here; {elsewhere}. {usage}") from None
+            raise UsageError(
+                f"{exc.option_name} is not an option here; {elsewhere}. {usage}"
+            ) from None
         near = f" (did you mean {', '.join(exc.possibilities)}?)" if exc.possibilities else ""
         raise UsageError(f"unknown option {exc.option_name}{near}. {usage}") from None
     except click.BadOptionUsage as exc:
         if "requires" not in exc.message:  # "--quiet=yes": a flag given a value
             raise UsageError(f"{exc.message} {usage}") from None
-        raise UsageError(f"{_as_typed(command, surface, exc.option_name, words)} needs a value. {usage}") from None
+        raise UsageError(
+            f"{_as_typed(command, surface, exc.option_name, words)} needs a value. {usage}"
+        ) from None
     except click.MissingParameter as exc:
-        param = next((p for p in command.params_for(surface) if exc.param and p.name == exc.param.name), None)
+        param = next(
+            (p for p in command.params_for(surface) if exc.param and p.name == exc.param.name), None
+        )
         if param is None:
             raise UsageError(f"{exc.format_message()}. {usage}") from None
         prefix = surface_prefix(surface)
         examples = examples_for(command, surface) if suggest else []
         example = f", e.g. `{prefix}{examples[0]}`" if examples else ""
-        raise UsageError(f"`{prefix}{command.name}` needs {param.metavar or param.name.upper()} "
-                         f"({param.help}){example}. {usage}") from None
+        raise UsageError(
+            f"`{prefix}{command.name}` needs {param.metavar or param.name.upper()} "
+            f"({param.help}){example}. {usage}"
+        ) from None
     except click.ClickException as exc:
         raise UsageError(f"{exc.format_message().rstrip('.')}. {usage}") from None
     if ctx.args:
@@ -235,7 +327,9 @@ def _as_typed(command: Command, surface: str, flag: str, words: list[str]) -> st
 
 
 def arguments(command: Command, surface: str, values: dict[str, Any]) -> dict[str, Any]:
-    """click's values as the handler's arguments (words joined, files read, dates as dates, paths as Paths)."""
+    """click's values as the handler's arguments (words
+    joined, files read, dates as dates, paths as Paths).
+    """
     args: dict[str, Any] = {}
     for p in command.params_for(surface):
         value = values.get(p.name)
@@ -262,7 +356,7 @@ def examples_for(command: Command, surface: str) -> list[str]:
 
     fitting = []
     for example in command.examples:
-        words = shlex.split(example)[len(command.words):]
+        words = shlex.split(example)[len(command.words) :]
         try:
             parse_words(command, words, surface, suggest=False)
         except UsageError:
@@ -272,7 +366,9 @@ def examples_for(command: Command, surface: str) -> list[str]:
 
 
 def clean(text: str) -> str:
-    """Text from argv or stdin with undecodable bytes replaced, so it can always be printed and serialised."""
+    """Text from argv or stdin with undecodable bytes
+    replaced, so it can always be printed and serialised.
+    """
     try:
         text.encode("utf-8")
         return text
@@ -282,7 +378,11 @@ def clean(text: str) -> str:
 
 def read_text(stream: Any) -> str:
     """A file option's content (``-`` is stdin), as UTF-8 text of at most MAX_INPUT_CHARS."""
-    data = stream.buffer.read(MAX_INPUT_CHARS + 1) if hasattr(stream, "buffer") else stream.read(MAX_INPUT_CHARS + 1)
+    data = (
+        stream.buffer.read(MAX_INPUT_CHARS + 1)
+        if hasattr(stream, "buffer")
+        else stream.read(MAX_INPUT_CHARS + 1)
+    )
     name = getattr(stream, "name", "input")
     if isinstance(data, bytes):
         try:

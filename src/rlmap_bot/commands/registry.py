@@ -19,12 +19,33 @@ import shlex
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from rlmap_bot.commands.declare import ALL, CHAT, Command, Param, Surface, command_usage, surface_prefix, where_it_works
+from rlmap_bot.commands.declare import (
+    ALL,
+    CHAT,
+    Command,
+    Param,
+    Surface,
+    command_usage,
+    surface_prefix,
+    where_it_works,
+)
 from rlmap_bot.commands.parser import StrayWords, examples_for, parse_words
 from rlmap_bot.errors import UsageError
 
-__all__ = ["ALL", "CHAT", "Command", "Param", "Parsed", "Registry", "StrayWords", "Surface", "command_usage",
-           "examples_for", "split_words", "surface_prefix"]
+__all__ = [
+    "ALL",
+    "CHAT",
+    "Command",
+    "Param",
+    "Parsed",
+    "Registry",
+    "StrayWords",
+    "Surface",
+    "command_usage",
+    "examples_for",
+    "split_words",
+    "surface_prefix",
+]
 
 
 @dataclass
@@ -41,7 +62,8 @@ class Registry:
     def __init__(self, question: str = "ask", empty: str = "help") -> None:
         self._commands: dict[str, Command] = {}
         self.question, self.empty = question, empty  # what a chat line that names no command runs
-        # Commands the terminal adds by hand (serve, shell, key): never run from chat, but named there.
+        # Commands the terminal adds by hand (serve, shell,
+        # key): never run from chat, but named there.
         self.terminal_only: set[str] = set()
 
     def add(self, command: Command) -> Command:
@@ -50,11 +72,17 @@ class Registry:
         self._commands[command.name] = command
         return command
 
-    def command(self, name: str, summary: str, *params: Param, **options: Any) -> Callable[[Callable], Callable]:
+    def command(
+        self, name: str, summary: str, *params: Param, **options: Any
+    ) -> Callable[[Callable], Callable]:
         """Decorator: declare the function as the handler of command ``name``."""
 
         def register(handler: Callable) -> Callable:
-            self.add(Command(name=name, summary=summary, handler=handler, params=tuple(params), **options))
+            self.add(
+                Command(
+                    name=name, summary=summary, handler=handler, params=tuple(params), **options
+                )
+            )
             return handler
 
         return register
@@ -79,7 +107,9 @@ class Registry:
 
     # -- chat parsing -------------------------------------------------------------------------
     def read(self, text: str, surface: str, context: Any = None) -> Parsed:
-        """Any chat line as an invocation: the command it names, else a question (an empty line: help)."""
+        """Any chat line as an invocation: the command it
+        names, else a question (an empty line: help).
+        """
         parsed = self.parse(text, surface, context)
         if parsed is not None:
             return parsed
@@ -107,9 +137,15 @@ class Registry:
                 command, rest = sub, words[2:]
         if command is None:
             other = self.elsewhere(words, surface)
-            named = len(words) == 1 or (len(words) == 2 and self.get(" ".join(w.lower() for w in words)))
-            if other is not None and (named or any(w.startswith("--") or _argument_like(w) for w in rest)):
-                raise UsageError(other)  # `watch x --once`, `watch runs/x.log` in the shell: a command, just not here
+            named = len(words) == 1 or (
+                len(words) == 2 and self.get(" ".join(w.lower() for w in words))
+            )
+            if other is not None and (
+                named or any(w.startswith("--") or _argument_like(w) for w in rest)
+            ):
+                raise UsageError(
+                    other
+                )  # `watch x --once`, `watch runs/x.log` in the shell: a command, just not here
         if command is None:
             single = self.get(head)
             if single is not None and surface in single.surfaces:
@@ -117,10 +153,13 @@ class Registry:
             elif head in by_group:
                 subs = ", ".join(c.words[1] for c in by_group[head])
                 prefix = surface_prefix(surface)
-                raise UsageError(f"`{prefix}{head}` needs one of {subs}. " + self.usage_line(surface, head))
+                raise UsageError(
+                    f"`{prefix}{head}` needs one of {subs}. " + self.usage_line(surface, head)
+                )
         if command is None:
             near = self.near_miss(head, surface)
-            # "stagse", or "shwo reward": a near miss of a command that is no word is a typo, not a question.
+            # "stagse", or "shwo reward": a near miss of a
+            # command that is no word is a typo, not a question.
             if near and (len(words) == 1 or not _is_a_word(context, head, near)):
                 prefix = surface_prefix(surface)
                 raise UsageError(f"unknown command `{words[0]}`; did you mean `{prefix}{near}`?")
@@ -136,7 +175,8 @@ class Registry:
         return Parsed(command, args)
 
     def elsewhere(self, words: list[str], surface: str) -> str | None:
-        """Where a command not offered on ``surface`` can be used ("in Slack: `/rlmap watch`"), else None.
+        """Where a command not offered on ``surface`` can
+        be used ("in Slack: `/rlmap watch`"), else None.
 
         Asked for ``help NAME``, for a line that is only a command's name (``digest``) or its
         name and sub-command (``digest subscribe``), and for a line with an ``--option``; any
@@ -162,9 +202,12 @@ class Registry:
 
         if len(word) < 3 or not word.isalpha():
             return None
-        # Optimal string alignment: a swap of two letters ("aks", "stagse") is one edit, as people type.
+        # Optimal string alignment: a swap of two letters
+        # ("aks", "stagse") is one edit, as people type.
         edits = 1 if len(word) <= 6 else 2  # "rewrad" is two edits from "reload", one from "reward"
-        found = process.extractOne(word, sorted(self.names(surface)), scorer=OSA.distance, score_cutoff=edits)
+        found = process.extractOne(
+            word, sorted(self.names(surface)), scorer=OSA.distance, score_cutoff=edits
+        )
         return found[0] if found and found[0] != word else None
 
     def usage_line(self, surface: str, group: str | None = None) -> str:
@@ -173,15 +216,20 @@ class Registry:
         return "Usage: " + " | ".join(prefix + c.usage(surface) for c in commands)
 
 
-_ARGUMENT = re.compile(r"\d{4}\.\d{4,5}(v\d+)?|\S+\.(log|jsonl?|csv|txt|gz|db|ya?ml|png|tfevents\S*)", re.IGNORECASE)
+_ARGUMENT = re.compile(
+    r"\d{4}\.\d{4,5}(v\d+)?|\S+\.(log|jsonl?|csv|txt|gz|db|ya?ml|png|tfevents\S*)", re.IGNORECASE
+)
 
 
 def _argument_like(word: str) -> bool:
     """A file name, a folder written as one (``runs/``, ``./out``, ``~/x``) or an arXiv id: what
     follows a command word, never a question's word. A bare "a/b" is not one: metric names
     ("actor/entropy") and "kl/entropy" are a question's words."""
-    return (word.startswith(("/", "./", "../", "~/")) or word.endswith("/")
-            or _ARGUMENT.fullmatch(word) is not None)
+    return (
+        word.startswith(("/", "./", "../", "~/"))
+        or word.endswith("/")
+        or _ARGUMENT.fullmatch(word) is not None
+    )
 
 
 def _is_a_word(context: Any, word: str, command: str) -> bool:
@@ -202,11 +250,15 @@ def _is_a_word(context: Any, word: str, command: str) -> bool:
     first = read[0]
     if first.kind in ("known", "foreign") or first.zipf > 0:
         return True
-    return first.fixed is not None and OSA.distance(word.lower(), first.fixed) < OSA.distance(word.lower(), command)
+    return first.fixed is not None and OSA.distance(word.lower(), first.fixed) < OSA.distance(
+        word.lower(), command
+    )
 
 
 def split_words(text: str) -> list[str]:
-    """Shell-like words ("show \"reward hacking\"" -> ["show", "reward hacking"]); unbalanced quotes fall back to spaces."""
+    """Shell-like words ("show \"reward hacking\"" -> ["show",
+    "reward hacking"]); unbalanced quotes fall back to spaces.
+    """
     text = (text or "").strip()
     if not text:
         return []

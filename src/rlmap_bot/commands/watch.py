@@ -20,33 +20,91 @@ if TYPE_CHECKING:
 
 def register(registry: Registry) -> None:
     registry.command(
-        "watch", "check a training log every 15 minutes; post here when a stage starts to bind, the binding stage "
-                 "changes, or the loss goes NaN or diverges (in the terminal: --once)",
-        Param("path", "a training log or run folder under RLMAP_RUN_ROOTS", kind="arg", required=True, metavar="PATH"),
-        Param("every", "how often to check: 15m, 1h, 2h30m (default 15 minutes)", word="every", metavar="DURATION",
-              surfaces=SLACK),
-        Param("quiet", "post only faults (NaN/inf loss, divergence), not stage changes", kind="flag", word="quiet",
-              surfaces=SLACK),
-        Param("once", "check now, once, and print what a check would post (nothing is stored)", kind="flag",
-              surfaces=CLI),
-        Param("follow", "follow the run until Ctrl-C, printing each alert (the default when the output is "
-              "a terminal)", kind="flag", surfaces=CLI),
-        surfaces=CLI | SLACK, json=True, strict=True, order=30,
-        help=("Follow a run (a log, a W&B run folder, wandb:, mlflow: or trackio:) and print each alert until "
-              "Ctrl-C (--follow when the output is piped), or check it once and print what a watch's check "
-              "would post (--once). Paths must lie under RLMAP_RUN_ROOTS; nothing is stored. Watching in a "
-              "channel runs in Slack: /rlmap watch SOURCE [every DURATION] [quiet]."),
-        examples=("watch runs/exp42/train.log every 30m", "watch runs/exp42 quiet", "watch runs/exp42/train.log --once"),
+        "watch",
+        "check a training log every 15 minutes; post here when a stage starts to bind, the binding "
+        "stage "
+        "changes, or the loss goes NaN or diverges (in the terminal: --once)",
+        Param(
+            "path",
+            "a training log or run folder under RLMAP_RUN_ROOTS",
+            kind="arg",
+            required=True,
+            metavar="PATH",
+        ),
+        Param(
+            "every",
+            "how often to check: 15m, 1h, 2h30m (default 15 minutes)",
+            word="every",
+            metavar="DURATION",
+            surfaces=SLACK,
+        ),
+        Param(
+            "quiet",
+            "post only faults (NaN/inf loss, divergence), not stage changes",
+            kind="flag",
+            word="quiet",
+            surfaces=SLACK,
+        ),
+        Param(
+            "once",
+            "check now, once, and print what a check would post (nothing is stored)",
+            kind="flag",
+            surfaces=CLI,
+        ),
+        Param(
+            "follow",
+            "follow the run until Ctrl-C, printing each alert (the default when the output is "
+            "a terminal)",
+            kind="flag",
+            surfaces=CLI,
+        ),
+        surfaces=CLI | SLACK,
+        json=True,
+        strict=True,
+        order=30,
+        help=(
+            "Follow a run (a log, a W&B run folder, wandb:, mlflow: or trackio:) and print each "
+            "alert until "
+            "Ctrl-C (--follow when the output is piped), or check it once and print what a watch's "
+            "check "
+            "would post (--once). Paths must lie under RLMAP_RUN_ROOTS; nothing is stored. "
+            "Watching in a "
+            "channel runs in Slack: /rlmap watch SOURCE [every DURATION] [quiet]."
+        ),
+        examples=(
+            "watch runs/exp42/train.log every 30m",
+            "watch runs/exp42 quiet",
+            "watch runs/exp42/train.log --once",
+        ),
     )(watch)
-    registry.command("watch list", "this channel's watches: path, interval, last check, last verdict", surfaces=SLACK,
-                     strict=True, order=31)(list_watches)
-    registry.command("watch now", "check this channel's watches at once, posting what a scheduled check would",
-                     surfaces=SLACK, strict=True, order=32)(now)
     registry.command(
-        "unwatch", "stop watching a run in this channel",
-        Param("target", "the watch id (or its first characters) or the watched path", kind="arg", required=True,
-              metavar="ID|PATH"),
-        surfaces=SLACK, strict=True, order=33, examples=("unwatch 3fa9c2e1",),
+        "watch list",
+        "this channel's watches: path, interval, last check, last verdict",
+        surfaces=SLACK,
+        strict=True,
+        order=31,
+    )(list_watches)
+    registry.command(
+        "watch now",
+        "check this channel's watches at once, posting what a scheduled check would",
+        surfaces=SLACK,
+        strict=True,
+        order=32,
+    )(now)
+    registry.command(
+        "unwatch",
+        "stop watching a run in this channel",
+        Param(
+            "target",
+            "the watch id (or its first characters) or the watched path",
+            kind="arg",
+            required=True,
+            metavar="ID|PATH",
+        ),
+        surfaces=SLACK,
+        strict=True,
+        order=33,
+        examples=("unwatch 3fa9c2e1",),
     )(unwatch)
 
 
@@ -58,13 +116,17 @@ def _service(ctx: Invocation) -> WatchService:
 
 def _need_channel(ctx: Invocation) -> Channel:
     if ctx.io is None:
-        raise UsageError("watches post to Slack channels; use `/rlmap watch PATH` there "
-                         "(in the terminal, `rlmap-bot watch PATH --once`)")
+        raise UsageError(
+            "watches post to Slack channels; use `/rlmap watch PATH` there "
+            "(in the terminal, `rlmap-bot watch PATH --once`)"
+        )
     return ctx.io
 
 
 def _need_roots(service: WatchService, path: str | None = None) -> None:
-    """Watching is on; in the terminal (``path`` given), the refusal shows the line that turns it on."""
+    """Watching is on; in the terminal (``path`` given),
+    the refusal shows the line that turns it on.
+    """
     import shlex
     from pathlib import Path
 
@@ -73,28 +135,46 @@ def _need_roots(service: WatchService, path: str | None = None) -> None:
     if not service.roots:
         if path is None:
             raise PathRefused(WATCHING_OFF)
-        target = Path(path).expanduser().resolve()  # a watch's path is read under a root, not from here
+        target = (
+            Path(path).expanduser().resolve()
+        )  # a watch's path is read under a root, not from here
         folder = target if target.is_dir() else target.parent
-        raise PathRefused(f"{WATCHING_OFF}; for example: RLMAP_RUN_ROOTS={shlex.quote(str(folder))} "
-                          f"rlmap-bot watch {shlex.quote(str(target))} --once")
+        raise PathRefused(
+            f"{WATCHING_OFF}; for example: RLMAP_RUN_ROOTS={shlex.quote(str(folder))} "
+            f"rlmap-bot watch {shlex.quote(str(target))} --once"
+        )
 
 
-def watch(ctx: Invocation, path: str, every: str | None = None, quiet: bool = False, once: bool = False,
-          follow: bool = False, json_output: bool = False) -> CheckResult | Notice | Following | None:
+def watch(
+    ctx: Invocation,
+    path: str,
+    every: str | None = None,
+    quiet: bool = False,
+    once: bool = False,
+    follow: bool = False,
+    json_output: bool = False,
+) -> CheckResult | Notice | Following | None:
     from rlmap_bot.results.general import Notice
     from rlmap_bot.results.watch import Following
     from rlmap_bot.watch.model import DEFAULT_INTERVAL, Watch, format_interval, parse_interval
     from rlmap_bot.watch.sources import is_tracker
 
     service = _service(ctx)
-    if ctx.io is None:  # no channel to post in: follow the run here, or check once and tell what would be posted
+    if (
+        ctx.io is None
+    ):  # no channel to post in: follow the run here, or check once and tell what would be posted
         if not is_tracker(path):
             _need_roots(service, path)
         if not once:
             if not (follow or ctx.conversation):
-                raise UsageError("with its output piped, `rlmap-bot watch SOURCE` needs --once (check once and "
-                                 "print what would be posted) or --follow (follow the run until Ctrl-C)")
-            return Following(source=str(service.resolve(path)), seconds=service.settings.rlmap_watch_follow_seconds)
+                raise UsageError(
+                    "with its output piped, `rlmap-bot watch SOURCE` needs --once (check once and "
+                    "print what would be posted) or --follow (follow the run until Ctrl-C)"
+                )
+            return Following(
+                source=str(service.resolve(path)),
+                seconds=service.settings.rlmap_watch_follow_seconds,
+            )
         return service.preview(path)
     channel = _need_channel(ctx)
     if not is_tracker(path):
@@ -103,23 +183,41 @@ def watch(ctx: Invocation, path: str, every: str | None = None, quiet: bool = Fa
     resolved = service.resolve(path)
     previous = service.repo.find(ctx.team, ctx.channel, str(resolved))
     now_ = service.clock()
-    watch_ = Watch(id=previous.id if previous else uuid.uuid4().hex, team=ctx.team, channel=ctx.channel,
-                   path=str(resolved), interval_minutes=minutes, quiet=quiet,
-                   created_by=previous.created_by if previous else ctx.user,
-                   created_at=previous.created_at if previous else now_, updated_at=now_)
+    watch_ = Watch(
+        id=previous.id if previous else uuid.uuid4().hex,
+        team=ctx.team,
+        channel=ctx.channel,
+        path=str(resolved),
+        interval_minutes=minutes,
+        quiet=quiet,
+        created_by=previous.created_by if previous else ctx.user,
+        created_at=previous.created_at if previous else now_,
+        updated_at=now_,
+    )
     how = f"every {format_interval(minutes)}" + (", faults only" if quiet else "")
-    verb = "is watching" if previous is None else ("resumed watching" if previous.status == "paused" else
-                                                   "changed the watch of")
-    what = ("NaN/inf or diverging loss" if quiet else
-            "a stage starting to bind, a change of binding stage, or a NaN/inf or diverging loss")
+    verb = (
+        "is watching"
+        if previous is None
+        else ("resumed watching" if previous.status == "paused" else "changed the watch of")
+    )
+    what = (
+        "NaN/inf or diverging loss"
+        if quiet
+        else "a stage starting to bind, a change of binding stage, or a NaN/inf or diverging loss"
+    )
     # The announcement doubles as proof that the bot can post here.
-    if not channel.announce(f"{verb} `{resolved}` here, {how}. I'll post {what}, once each. "
-                            f"`/rlmap unwatch {watch_.short_id}` stops it.", actor=ctx.user):
+    if not channel.announce(
+        f"{verb} `{resolved}` here, {how}. I'll post {what}, once each. "
+        f"`/rlmap unwatch {watch_.short_id}` stops it.",
+        actor=ctx.user,
+    ):
         return None
     service.repo.save(watch_)
     ctx.core.watches_changed()
     result = service.run(watch_.id, f"first:{uuid.uuid4().hex}", channel.watch_poster())
-    return Notice(text=f"Watching `{resolved}` (id `{watch_.short_id}`), {how}. " + first_check(result))
+    return Notice(
+        text=f"Watching `{resolved}` (id `{watch_.short_id}`), {how}. " + first_check(result)
+    )
 
 
 def first_check(result: CheckResult | None) -> str:
@@ -161,7 +259,9 @@ def now(ctx: Invocation) -> WatchNow:
     _need_roots(service)
     watches = service.repo.list(team=ctx.team, channel=ctx.channel)
     if not watches:
-        raise UsageError("This channel watches no run. Usage: `/rlmap watch PATH [every DURATION] [quiet]`")
+        raise UsageError(
+            "This channel watches no run. Usage: `/rlmap watch PATH [every DURATION] [quiet]`"
+        )
     poster = channel.watch_poster()
     results = []
     for w in watches:

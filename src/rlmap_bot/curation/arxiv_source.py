@@ -54,9 +54,13 @@ def to_record(result: arxiv.Result) -> ArxivRecord:
     names = [_clip(a.name, AUTHOR_NAME_CAP) for a in result.authors]
     published = result.published if result.published and result.published.year > 1 else None
     return ArxivRecord(
-        arxiv_id=arxiv_id, title=_clip(result.title, TITLE_CAP) or arxiv_id, authors=names[:AUTHOR_CAP],
-        more_authors=max(0, len(names) - AUTHOR_CAP), year=published.year if published else None,
-        published=published, abstract=_clip(result.summary, ABSTRACT_CAP),
+        arxiv_id=arxiv_id,
+        title=_clip(result.title, TITLE_CAP) or arxiv_id,
+        authors=names[:AUTHOR_CAP],
+        more_authors=max(0, len(names) - AUTHOR_CAP),
+        year=published.year if published else None,
+        published=published,
+        abstract=_clip(result.summary, ABSTRACT_CAP),
         categories=[_clip(c, 40) for c in result.categories[:CATEGORY_CAP]],
         primary_category=_clip(result.primary_category, 40) or None,
     )
@@ -65,7 +69,9 @@ def to_record(result: arxiv.Result) -> ArxivRecord:
 class ArxivSource:
     """Look papers up by id, or search, at arXiv's pace; thread-safe (one request at a time)."""
 
-    def __init__(self, url: str = DEFAULT_URL, delay: float = 3.0, timeout: float = 10.0, retries: int = 1):
+    def __init__(
+        self, url: str = DEFAULT_URL, delay: float = 3.0, timeout: float = 10.0, retries: int = 1
+    ):
         self.client = arxiv.Client(page_size=100, delay_seconds=delay, num_retries=retries)
         # The package documents this attribute as its endpoint; a stand-in (tests) or a mirror
         # replaces it.
@@ -79,8 +85,12 @@ class ArxivSource:
         return found[0] if found else None
 
     def search(self, query: str, max_results: int) -> list[ArxivRecord]:
-        """The newest papers matching an arXiv query (``cat:cs.LG AND abs:reward``), newest first."""
-        search = arxiv.Search(query=query, max_results=max_results, sort_by=arxiv.SortCriterion.SubmittedDate)
+        """The newest papers matching an arXiv query
+        (``cat:cs.LG AND abs:reward``), newest first.
+        """
+        search = arxiv.Search(
+            query=query, max_results=max_results, sort_by=arxiv.SortCriterion.SubmittedDate
+        )
         return self._run(search, query)
 
     def _run(self, search: arxiv.Search, what: str) -> list[ArxivRecord]:

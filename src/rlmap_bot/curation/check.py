@@ -1,4 +1,6 @@
-"""`kb check` for the approved additions: each validated as the next build would, every problem named."""
+"""`kb check` for the approved additions: each validated
+as the next build would, every problem named.
+"""
 
 from __future__ import annotations
 
@@ -10,7 +12,8 @@ from rlmap_bot.knowledge.loader import Catalog, raise_all
 
 
 def check_additions(ctx: Any, files: Catalog) -> None:
-    """Raise every problem of the live additions (KnowledgeError lines naming additions/ID and the field).
+    """Raise every problem of the live additions (KnowledgeError
+    lines naming additions/ID and the field).
 
     Reads the state store without opening the core, so `kb check` never builds the knowledge store.
     """

@@ -21,14 +21,23 @@ SAME_TITLE = 92
 def in_catalog(papers: list[Paper], record: ArxivRecord) -> Existing | None:
     for paper in papers:
         if paper.arxiv == record.arxiv_id:
-            return Existing(status="in_catalog", entry_id=paper.id, title=paper.title, how="arxiv id")
+            return Existing(
+                status="in_catalog", entry_id=paper.id, title=paper.title, how="arxiv id"
+            )
     if not papers:
         return None
     titles = {paper.id: fold(paper.title) for paper in papers}
-    found = process.extractOne(fold(record.title), titles, scorer=fuzz.token_sort_ratio,
-                               processor=utils.default_process, score_cutoff=SAME_TITLE)
+    found = process.extractOne(
+        fold(record.title),
+        titles,
+        scorer=fuzz.token_sort_ratio,
+        processor=utils.default_process,
+        score_cutoff=SAME_TITLE,
+    )
     if found is None:
         return None
     _, score, entry_id = found
     title = next(p.title for p in papers if p.id == entry_id)
-    return Existing(status="in_catalog", entry_id=entry_id, title=title, how=f"title ({score:.0f}% alike)")
+    return Existing(
+        status="in_catalog", entry_id=entry_id, title=title, how=f"title ({score:.0f}% alike)"
+    )

@@ -14,8 +14,28 @@ import yaml
 
 from rlmap_bot.errors import UsageError
 
-ORDER = ("id", "kind", "title", "aliases", "authors", "et_al", "organisation", "year", "arxiv", "url", "verification",
-         "verification_note", "summary", "facts", "stages", "subtopics", "related", "keywords", "questions", "added")
+ORDER = (
+    "id",
+    "kind",
+    "title",
+    "aliases",
+    "authors",
+    "et_al",
+    "organisation",
+    "year",
+    "arxiv",
+    "url",
+    "verification",
+    "verification_note",
+    "summary",
+    "facts",
+    "stages",
+    "subtopics",
+    "related",
+    "keywords",
+    "questions",
+    "added",
+)
 
 
 def export(additions: Iterable, folder: Path) -> list[Path]:
@@ -29,7 +49,9 @@ def export(additions: Iterable, folder: Path) -> list[Path]:
     written = []
     for addition in additions:
         data = json.loads(addition.data)
-        ordered = {k: data[k] for k in ORDER if k in data} | {k: v for k, v in data.items() if k not in ORDER}
+        ordered = {k: data[k] for k in ORDER if k in data} | {
+            k: v for k, v in data.items() if k not in ORDER
+        }
         path = folder / f"{addition.entry_id}.yaml"
         text = yaml.safe_dump(ordered, sort_keys=False, allow_unicode=True, width=100)
         try:

@@ -18,7 +18,10 @@ OLD_ID = re.compile(r"^[a-z-]+(\.[A-Z]{2})?/\d{7}(v\d+)?$")
 ARXIV_DOI = re.compile(r"^10\.48550/arxiv\.(.+)$", re.IGNORECASE)
 ARXIV_HOSTS = {"arxiv.org", "www.arxiv.org", "export.arxiv.org"}
 SHOWN = 80  # how much of a bad reference is echoed back: enough to recognise it
-EXAMPLE = "an arXiv id (2305.18290), an arxiv.org/abs or /pdf URL, or arXiv's DOI (10.48550/arXiv.2305.18290)"
+EXAMPLE = (
+    "an arXiv id (2305.18290), an arxiv.org/abs or /pdf URL, or arXiv's DOI "
+    "(10.48550/arXiv.2305.18290)"
+)
 
 
 def shown(text: str) -> str:
@@ -27,7 +30,9 @@ def shown(text: str) -> str:
 
 
 def parse_reference(text: str) -> str:
-    """The new-style arXiv id (no version) that ``text`` names; UsageError saying what would work."""
+    """The new-style arXiv id (no version) that ``text``
+    names; UsageError saying what would work.
+    """
     raw = (text or "").strip().strip("<>")
     if not raw:
         raise UsageError(f"suggest needs {EXAMPLE}")
@@ -46,8 +51,10 @@ def parse_reference(text: str) -> str:
         elif host in ARXIV_HOSTS:
             parts = path.split("/", 1)
             if len(parts) != 2 or parts[0] not in {"abs", "pdf"}:
-                raise UsageError(f"{shown(raw)!r} is an arxiv.org address but not a paper's abs or pdf page; "
-                                 f"give {EXAMPLE}")
+                raise UsageError(
+                    f"{shown(raw)!r} is an arxiv.org address but not a paper's abs or pdf page; "
+                    f"give {EXAMPLE}"
+                )
             candidate = parts[1].removesuffix(".pdf")
         else:
             raise UsageError(f"{shown(raw)!r} is not on arxiv.org or doi.org; give {EXAMPLE}")
@@ -56,8 +63,11 @@ def parse_reference(text: str) -> str:
     if candidate.startswith("10."):
         doi = ARXIV_DOI.match(candidate)
         if doi is None:
-            raise UsageError(f"{shown(candidate)!r} is not a DOI arXiv registered (those start 10.48550/arXiv.); "
-                             "give the paper's arXiv id instead")
+            raise UsageError(
+                f"{shown(candidate)!r} is not a DOI arXiv registered (those start "
+                f"10.48550/arXiv.); "
+                "give the paper's arXiv id instead"
+            )
         candidate = doi.group(1)
     if candidate.lower().startswith("arxiv:"):
         candidate = candidate[6:].strip()
@@ -65,6 +75,9 @@ def parse_reference(text: str) -> str:
     if found:
         return found.group(1)
     if OLD_ID.match(candidate):
-        raise UsageError(f"{shown(candidate)!r} is an arXiv id from before April 2007; the catalog takes new-style "
-                         "ids (YYMM.NNNNN) only")
+        raise UsageError(
+            f"{shown(candidate)!r} is an arXiv id from before April 2007; the catalog takes "
+            f"new-style "
+            "ids (YYMM.NNNNN) only"
+        )
     raise UsageError(f"{shown(raw)!r} is not an arXiv id; give {EXAMPLE}")

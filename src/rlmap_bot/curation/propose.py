@@ -64,9 +64,13 @@ def _pick(store, votes: dict[str, float], most: int) -> list[Tag]:
     if not votes:
         return []
     best = max(votes.values())
-    chosen = sorted(((k, v) for k, v in votes.items() if v >= SHARE * best), key=lambda kv: (-kv[1], kv[0]))[:most]
+    chosen = sorted(
+        ((k, v) for k, v in votes.items() if v >= SHARE * best), key=lambda kv: (-kv[1], kv[0])
+    )[:most]
     out = []
     for key, score in chosen:
         entry = store.get(key)
-        out.append(Tag(id=key, title=entry.title if entry else key, score=round(min(score, 1.0), 3)))
+        out.append(
+            Tag(id=key, title=entry.title if entry else key, score=round(min(score, 1.0), 3))
+        )
     return out

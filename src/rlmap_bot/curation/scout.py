@@ -37,7 +37,9 @@ log = logging.getLogger(__name__)
 MAX_WORDS = 3
 COMMON_SHARE = 0.25
 SCALE = 6.0
-QUERY_TERMS = 12  # arXiv answers long queries slowly; a dozen of the most used terms cover the map's stages
+QUERY_TERMS = (
+    12  # arXiv answers long queries slowly; a dozen of the most used terms cover the map's stages
+)
 
 
 @dataclass(frozen=True)
@@ -57,13 +59,29 @@ def vocabulary(store: KnowledgeStore) -> Vocabulary:
             if term:
                 used[term] += 1
     texts = [set(words(" ".join(search_fields(e).values()))) for e in entries]
-    common = {w for w in {t[0] for t in used if len(t) == 1}
-              if sum(1 for text in texts if w in text) > COMMON_SHARE * max(1, len(entries))}
-    terms = {t: float(min(len(t), MAX_WORDS)) for t in used if not (len(t) == 1 and (t[0] in common or len(t[0]) < 3))}
-    top = [" ".join(t) for t, _ in sorted(((t, n) for t, n in used.items() if t in terms and len(t) > 1),
-                                           key=lambda tn: (-tn[1], tn[0]))[:QUERY_TERMS]]
-    return Vocabulary(terms=terms, longest=max((len(t) for t in terms), default=1), query_terms=tuple(top),
-                      starts=frozenset(t[0] for t in terms))
+    common = {
+        w
+        for w in {t[0] for t in used if len(t) == 1}
+        if sum(1 for text in texts if w in text) > COMMON_SHARE * max(1, len(entries))
+    }
+    terms = {
+        t: float(min(len(t), MAX_WORDS))
+        for t in used
+        if not (len(t) == 1 and (t[0] in common or len(t[0]) < 3))
+    }
+    top = [
+        " ".join(t)
+        for t, _ in sorted(
+            ((t, n) for t, n in used.items() if t in terms and len(t) > 1),
+            key=lambda tn: (-tn[1], tn[0]),
+        )[:QUERY_TERMS]
+    ]
+    return Vocabulary(
+        terms=terms,
+        longest=max((len(t) for t in terms), default=1),
+        query_terms=tuple(top),
+        starts=frozenset(t[0] for t in terms),
+    )
 
 
 def relevance(vocab: Vocabulary, text: str) -> float:
@@ -73,7 +91,7 @@ def relevance(vocab: Vocabulary, text: str) -> float:
         if token not in vocab.starts:
             continue
         for n in range(1, min(vocab.longest, len(tokens) - i) + 1):
-            gram = tuple(tokens[i:i + n])
+            gram = tuple(tokens[i : i + n])
             if gram in vocab.terms:
                 found.add(gram)
     score = sum(vocab.terms[t] for t in found)
@@ -83,7 +101,9 @@ def relevance(vocab: Vocabulary, text: str) -> float:
 def rank(vocab: Vocabulary, records: list[ArxivRecord]) -> list[tuple[ArxivRecord, float]]:
     """Records with their relevance, most relevant first (newest first among equals)."""
     scored = [(r, relevance(vocab, r.title + " " + r.abstract)) for r in records]
-    return sorted(scored, key=lambda rs: (-rs[1], -(rs[0].published.timestamp() if rs[0].published else 0)))
+    return sorted(
+        scored, key=lambda rs: (-rs[1], -(rs[0].published.timestamp() if rs[0].published else 0))
+    )
 
 
 def default_query(vocab: Vocabulary, categories: list[str]) -> str:
@@ -102,7 +122,9 @@ def last_due(schedule: str, now: dt.datetime) -> dt.datetime:
 
 
 class Scout:
-    """One scan: fetch the newest matching papers, rank, drop what is known, post the best as candidates."""
+    """One scan: fetch the newest matching papers, rank,
+    drop what is known, post the best as candidates.
+    """
 
     def __init__(self, curation: Curation):
         self.curation = curation
@@ -110,11 +132,15 @@ class Scout:
         settings = curation.settings
         self.top = settings.rlmap_scout_top
         self.fetch = settings.rlmap_scout_fetch
-        self.categories = [c.strip() for c in settings.rlmap_scout_categories.split(",") if c.strip()]
+        self.categories = [
+            c.strip() for c in settings.rlmap_scout_categories.split(",") if c.strip()
+        ]
         self.query = settings.rlmap_scout_query
 
     def pick(self, records: list[ArxivRecord]) -> list[tuple[ArxivRecord, float]]:
-        """The best ``top`` records that are neither in the catalog nor suggested, approved or rejected before."""
+        """The best ``top`` records that are neither in the
+        catalog nor suggested, approved or rejected before.
+        """
         vocab = vocabulary(self.core.store)
         known = self.core.state.curation.known()
         papers = self.core.store.catalog.papers
@@ -128,7 +154,9 @@ class Scout:
         return chosen
 
     def scan(self, slot: str, targets: list[tuple[str, str]], cards: Cards) -> int:
-        """Run the scan of ``slot`` unless another replica has; post to each (team, channel); return posts."""
+        """Run the scan of ``slot`` unless another replica
+        has; post to each (team, channel); return posts.
+        """
         state = self.core.state.curation
         if self.top == 0 or not targets or not state.claim_scan(slot):
             return 0
@@ -137,10 +165,19 @@ class Scout:
             query = self.query or default_query(vocabulary(self.core.store), self.categories)
             records = self.curation.source.search(query, self.fetch)
             for record, score in self.pick(records):
-                candidate = self.curation.candidate(record, with_state=False).model_copy(update={"relevance": score})
+                candidate = self.curation.candidate(record, with_state=False).model_copy(
+                    update={"relevance": score}
+                )
                 for team, channel in targets:
-                    suggestion = state.suggest(team, record.arxiv_id, "scout", channel, "pending",
-                                               data=candidate.model_dump_json(), source="scout")
+                    suggestion = state.suggest(
+                        team,
+                        record.arxiv_id,
+                        "scout",
+                        channel,
+                        "pending",
+                        data=candidate.model_dump_json(),
+                        source="scout",
+                    )
                     try:
                         ts = cards.post_card(team, channel, suggestion.id, candidate, "scout")
                     except CardNotPosted as exc:

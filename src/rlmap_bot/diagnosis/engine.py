@@ -66,20 +66,30 @@ class Engine:
         return values
 
     # -- questions ------------------------------------------------------------------------
-    def information(self, values: Mapping[str, Any], exclude: Iterable[str] = ()) -> list[NextCheck]:
+    def information(
+        self, values: Mapping[str, Any], exclude: Iterable[str] = ()
+    ) -> list[NextCheck]:
         """Unanswered signals ranked by expected information gain weighed by cost, best first."""
         return self.questions.information(values, exclude)
 
-    def completing_signals(self, values: Mapping[str, Any], exclude: Iterable[str] = ()) -> set[str]:
-        """Unknown signals that would complete a decisive combination the known readings have begun."""
+    def completing_signals(
+        self, values: Mapping[str, Any], exclude: Iterable[str] = ()
+    ) -> set[str]:
+        """Unknown signals that would complete a decisive
+        combination the known readings have begun.
+        """
         return self.questions.completing_signals(values, exclude)
 
     def threats(self, values: Mapping[str, Any], candidates: Iterable[str]) -> list[str]:
-        """Unanswered signals one answer of which would explain the current verdict's own evidence away."""
+        """Unanswered signals one answer of which would
+        explain the current verdict's own evidence away.
+        """
         return self.questions.threats(values, candidates, self.scoring.evaluate(values))
 
     # -- verdicts -------------------------------------------------------------------------
-    def diagnose(self, raw: Mapping[str, Any], exclude: Iterable[str] = (), validated: bool = False) -> Verdict:
+    def diagnose(
+        self, raw: Mapping[str, Any], exclude: Iterable[str] = (), validated: bool = False
+    ) -> Verdict:
         """The verdict for these signal values (validated first unless told they are)."""
         values = dict(raw) if validated else self.validate(raw)
         scoring = self.scoring
@@ -87,23 +97,38 @@ class Engine:
         probs, none_prob = scoring.probabilities(scores)
         binding = scoring.binding(scores, values, kept)
         ranking = sorted(
-            (StageScore(stage=s, title=self.stage_titles.get(s, s), score=round(scores[s], 3),
-                        probability=round(probs[s], 4)) for s in self.stages),
+            (
+                StageScore(
+                    stage=s,
+                    title=self.stage_titles.get(s, s),
+                    score=round(scores[s], 3),
+                    probability=round(probs[s], 4),
+                )
+                for s in self.stages
+            ),
             key=lambda r: (-r.score, self.stages.index(r.stage)),
         )
         evidence = summary.evidence(self.catalog, fired, kept, values)
         ranked = [c for c in self.information(values, exclude) if c.gain > self.settings.min_gain]
         tied = [] if binding else scoring.tied(scores)
         backing = [e for e in evidence if binding and e.supports(binding)]
-        one = binding is not None and scores[binding] < self.settings.min_score and len(backing) == 1
+        one = (
+            binding is not None and scores[binding] < self.settings.min_score and len(backing) == 1
+        )
         confirming = self._confirming(values, ranked, exclude) if one else []
-        # A verdict on one measurement says which checks would confirm it: "Check next" starts with those.
-        ranked = [c for c in ranked if c.signal in confirming] + [c for c in ranked if c.signal not in confirming]
+        # A verdict on one measurement says which checks
+        # would confirm it: "Check next" starts with those.
+        ranked = [c for c in ranked if c.signal in confirming] + [
+            c for c in ranked if c.signal not in confirming
+        ]
         if binding is not None and not one:
             ranked = self._about_the_verdict(binding, values, ranked, (fired, kept, scores))
         checks = ranked[: self.settings.next_checks]
-        # Confidence is the probability of what is said: the stage, one of the tied stages, or "none".
-        confidence = probs[binding] if binding else (sum(probs[s] for s in tied) if tied else none_prob)
+        # Confidence is the probability of what is said:
+        # the stage, one of the tied stages, or "none".
+        confidence = (
+            probs[binding] if binding else (sum(probs[s] for s in tied) if tied else none_prob)
+        )
         title = self.stage_titles.get(binding, binding) if binding else None
         return Verdict(
             binding_stage=binding,
@@ -111,8 +136,9 @@ class Engine:
             tied=tied,
             confidence=round(confidence, 4),
             one_measurement=one,
-            summary=summary.summary(self.settings, title, ranking, evidence, checks, values, binding, one,
-                                    confirming),
+            summary=summary.summary(
+                self.settings, title, ranking, evidence, checks, values, binding, one, confirming
+            ),
             ranking=ranking,
             evidence=evidence,
             next_checks=checks,
@@ -120,23 +146,39 @@ class Engine:
             signals=values,
         )
 
-    def _about_the_verdict(self, binding: str, values: Mapping[str, Any], ranked: list[NextCheck],
-                           evaluated: Evaluation) -> list[NextCheck]:
-        """A firm verdict's checks: first what could explain its evidence away (:meth:`threats`), then
+    def _about_the_verdict(
+        self,
+        binding: str,
+        values: Mapping[str, Any],
+        ranked: list[NextCheck],
+        evaluated: Evaluation,
+    ) -> list[NextCheck]:
+        """A firm verdict's checks: first what could explain
+        its evidence away (:meth:`threats`), then
         what bears on its stage (a rule of the signal moves it), then the rest, each by priority.
 
-        Ranked by information alone, the same few silent problems (a log-prob mismatch, contamination,
-        a saturated benchmark: each decisive for another stage) led every verdict's list; a team that
+        Ranked by information alone, the same few silent
+        problems (a log-prob mismatch, contamination,
+        a saturated benchmark: each decisive for another
+        stage) led every verdict's list; a team that
         has a verdict wants first what would confirm or overturn it.
         """
         signals = [c.signal for c in ranked]
         threats = set(self.questions.threats(values, signals, evaluated))
-        bearing = {c.signal for c in ranked
-                   if any(binding in r.rule.points for r in self.rules.by_signal.get(c.signal, ()))}
-        return ([c for c in ranked if c.signal in threats] + [c for c in ranked if c.signal in bearing - threats]
-                + [c for c in ranked if c.signal not in threats | bearing])
+        bearing = {
+            c.signal
+            for c in ranked
+            if any(binding in r.rule.points for r in self.rules.by_signal.get(c.signal, ()))
+        }
+        return (
+            [c for c in ranked if c.signal in threats]
+            + [c for c in ranked if c.signal in bearing - threats]
+            + [c for c in ranked if c.signal not in threats | bearing]
+        )
 
-    def _confirming(self, values: Mapping[str, Any], ranked: list[NextCheck], exclude: Iterable[str]) -> list[str]:
+    def _confirming(
+        self, values: Mapping[str, Any], ranked: list[NextCheck], exclude: Iterable[str]
+    ) -> list[str]:
         """For a verdict on one measurement: the unknown signals that would complete a decisive
         combination with it, best first, else the best next checks."""
         completing = self.completing_signals(values, exclude=exclude)
@@ -153,7 +195,8 @@ class Engine:
         return binding, probs[binding]
 
     def supporting_signals(self, values: Mapping[str, Any]) -> set[str]:
-        """The signals read by the kept readings that support the binding stage (none when none binds):
+        """The signals read by the kept readings that
+        support the binding stage (none when none binds):
         a verdict's supporting evidence, without building the verdict."""
         _, kept, scores = self.scoring.evaluate(values)
         binding = self.scoring.binding(scores, values, kept)

@@ -21,7 +21,15 @@ from rlmap_bot.diagnosis.engine import DiagnosisInputError, Engine
 from rlmap_bot.diagnosis.guide import COMPLAINT, Guide, answer_hint, parse_complaints
 from rlmap_bot.errors import UsageError
 from rlmap_bot.knowledge.schema import DiagnosisSettings
-from rlmap_bot.results.diagnosis import PauseCheck, PresetView, Question, Session, Step, Verdict, format_value
+from rlmap_bot.results.diagnosis import (
+    PauseCheck,
+    PresetView,
+    Question,
+    Session,
+    Step,
+    Verdict,
+    format_value,
+)
 from rlmap_bot.state.models import ConflictError, utcnow
 from rlmap_bot.text import normalize
 
@@ -36,21 +44,47 @@ class SessionRepo(Protocol):
     def get(self, session_id: str) -> Session | None: ...
     def delete(self, session_id: str) -> bool: ...
     def expire(self, older_than: dt.datetime) -> int: ...
-    def list(self, team: str | None = None, user: str | None = None, status: str | None = "open") -> list[Session]: ...
+    def list(
+        self, team: str | None = None, user: str | None = None, status: str | None = "open"
+    ) -> list[Session]: ...
 
 
 class SessionStore(Protocol):
-    """Where the flow keeps sessions: the state store, or :class:`~rlmap_bot.diagnosis.memory.MemoryState`."""
+    """Where the flow keeps sessions: the state store, or
+    :class:`~rlmap_bot.diagnosis.memory.MemoryState`.
+    """
 
     @property
     def sessions(self) -> SessionRepo: ...
 
+
 DEFAULT_TTL = dt.timedelta(hours=72)
 # Words a person types instead of an answer, in the terminal or in a Slack thread.
-CONTROL_WORDS = {"?": "skip", "": "skip", "skip": "skip", "dk": "skip", "don't know": "skip", "dont know": "skip",
-                 "idk": "skip", "dunno": "skip", "no idea": "skip", "not sure": "skip", "unsure": "skip",
-                 "unknown": "skip", "n/a": "skip", "back": "back", "<": "back", "undo": "back", "stop": "stop", "verdict": "stop",
-                 "quit": "stop", "help": "help", "how": "help", "how?": "help", "how to measure": "help"}
+CONTROL_WORDS = {
+    "?": "skip",
+    "": "skip",
+    "skip": "skip",
+    "dk": "skip",
+    "don't know": "skip",
+    "dont know": "skip",
+    "idk": "skip",
+    "dunno": "skip",
+    "no idea": "skip",
+    "not sure": "skip",
+    "unsure": "skip",
+    "unknown": "skip",
+    "n/a": "skip",
+    "back": "back",
+    "<": "back",
+    "undo": "back",
+    "stop": "stop",
+    "verdict": "stop",
+    "quit": "stop",
+    "help": "help",
+    "how": "help",
+    "how?": "help",
+    "how to measure": "help",
+}
 
 
 def control_word(text: str) -> str | None:
@@ -72,7 +106,9 @@ class FlowError(UsageError):
 
 
 class SupersededError(FlowError):
-    """A reply that reached the bot after a later one had been applied: it would answer the wrong question."""
+    """A reply that reached the bot after a later one had
+    been applied: it would answer the wrong question.
+    """
 
 
 def _retrying(move, attempts: int = 3):
@@ -81,13 +117,22 @@ def _retrying(move, attempts: int = 3):
     Each attempt re-reads the session, so a move that no longer applies fails
     with a FlowError ("already answered") instead of overwriting the other one.
     """
-    from tenacity import Retrying, retry_if_exception_type, stop_after_attempt  # ~60 ms: only when a move runs
+    from tenacity import (
+        Retrying,
+        retry_if_exception_type,
+        stop_after_attempt,
+    )  # ~60 ms: only when a move runs
 
-    retrying = Retrying(retry=retry_if_exception_type(ConflictError), stop=stop_after_attempt(attempts), reraise=True)
+    retrying = Retrying(
+        retry=retry_if_exception_type(ConflictError),
+        stop=stop_after_attempt(attempts),
+        reraise=True,
+    )
     return retrying(move)
 
 
-# How many move keys a session remembers: a replay comes within minutes of the move (a takeover after
+# How many move keys a session remembers: a replay
+# comes within minutes of the move (a takeover after
 # a crash), by which time a person has typed a few replies at most.
 MOVES_KEPT = 20
 
@@ -105,9 +150,14 @@ def _moves(session: Session, key: str | None) -> list[str]:
 class Flow:
     """Drives sessions through the engine; the state store keeps them."""
 
-    def __init__(self, engine: Engine | EngineSource, store: SessionStore, ttl: dt.timedelta = DEFAULT_TTL):
-        # A provider, not an engine: after a catalog reload every move uses the new engine (and its guide).
-        self._engine = engine if callable(engine) and not isinstance(engine, Engine) else (lambda: engine)
+    def __init__(
+        self, engine: Engine | EngineSource, store: SessionStore, ttl: dt.timedelta = DEFAULT_TTL
+    ):
+        # A provider, not an engine: after a catalog reload
+        # every move uses the new engine (and its guide).
+        self._engine = (
+            engine if callable(engine) and not isinstance(engine, Engine) else (lambda: engine)
+        )
         self._guide: Guide | None = None
         self.store = store
         self.ttl = ttl
@@ -125,9 +175,16 @@ class Flow:
         return self._guide
 
     # -- moves ------------------------------------------------------------------------------
-    def start(self, user: str, team: str = "local", channel: str = "local", thread_ts: str | None = None,
-              known: dict[str, Any] | None = None) -> Step:
-        """A new session; ``known`` signal values (read from a run's logs) are answers already given,
+    def start(
+        self,
+        user: str,
+        team: str = "local",
+        channel: str = "local",
+        thread_ts: str | None = None,
+        known: dict[str, Any] | None = None,
+    ) -> Step:
+        """A new session; ``known`` signal values (read
+        from a run's logs) are answers already given,
         so the flow asks only what they leave open and skips the opening complaint."""
         session = Session(user=user, team=team, channel=channel, thread_ts=thread_ts)
         if known:
@@ -140,14 +197,17 @@ class Flow:
 
     def absorb(self, session_id: str, known: dict[str, Any]) -> Step:
         """Add values read from a run's logs to an open session (answers already typed are kept)."""
+
         def move() -> Step:
             session = self._open(session_id)
             answers = {**self.engine.validate(known), **session.answers}
             moved = session.model_copy(update={"answers": answers})
             nxt = self.guide.next(moved)
-            saved = self.store.sessions.save(moved.model_copy(update={"current": nxt,
-                                                                       "status": "open" if nxt else "done"}))
+            saved = self.store.sessions.save(
+                moved.model_copy(update={"current": nxt, "status": "open" if nxt else "done"})
+            )
             return self._step(saved, note=f"read {len(known)} signals from the run's logs")
+
         return _retrying(move)
 
     def load(self, session_id: str) -> Session:
@@ -174,17 +234,23 @@ class Flow:
             except ValueError as exc:
                 raise FlowError(str(exc)) from None
             if not value:
-                return self._advance(session, answers=session.answers, skipped=[*session.skipped, COMPLAINT],
-                                     note="no complaint chosen", key=key)
+                return self._advance(
+                    session,
+                    answers=session.answers,
+                    skipped=[*session.skipped, COMPLAINT],
+                    note="no complaint chosen",
+                    key=key,
+                )
             note = "you see: " + "; ".join(self.engine.complaints[c].label for c in value)
         else:
             try:
                 value = self.engine.validate({signal_id: raw})[signal_id]
             except (DiagnosisInputError, KeyError) as exc:
-                # The question is shown by its title: the signal's id means nothing to the person answering.
+                # The question is shown by its title: the signal's
+                # id means nothing to the person answering.
                 said = str(exc) or f"{signal_id} needs a value"
                 if said.startswith(f"{signal_id} "):
-                    said = self._title(signal_id) + said[len(signal_id):]
+                    said = self._title(signal_id) + said[len(signal_id) :]
                 raise FlowError(said) from None
             note = f"{self._title(signal_id)}: {format_value(value)}"
         answers = {**session.answers, signal_id: value}
@@ -200,13 +266,25 @@ class Flow:
             raise FlowError("that question was already answered; answer the latest one")
         if session.current is None:
             return self._step(session)
-        step = self._advance(session, answers=session.answers, skipped=[*session.skipped, session.current],
-                             note=f"skipped: {self._title(session.current)}", key=key)
+        step = self._advance(
+            session,
+            answers=session.answers,
+            skipped=[*session.skipped, session.current],
+            note=f"skipped: {self._title(session.current)}",
+            key=key,
+        )
         if step.question is None:
             return step
         signals = self.engine.signals
-        checks = [PauseCheck(signal=c.signal, title=c.title, how_to_measure=signals[c.signal].how_to_measure,
-                             cost=c.cost) for c in self.guide.pause(step.session)]
+        checks = [
+            PauseCheck(
+                signal=c.signal,
+                title=c.title,
+                how_to_measure=signals[c.signal].how_to_measure,
+                cost=c.cost,
+            )
+            for c in self.guide.pause(step.session)
+        ]
         return step.model_copy(update={"paused": checks}) if checks else step
 
     def back(self, session_id: str, key: str | None = None) -> Step:
@@ -219,10 +297,17 @@ class Flow:
         last = session.history[-1]
         answers = {k: v for k, v in session.answers.items() if k != last}
         skipped = [s for s in session.skipped if s != last]
-        session = self.store.sessions.save(session.model_copy(update={
-            "answers": answers, "skipped": skipped, "history": session.history[:-1], "current": last,
-            "moves": _moves(session, key),
-        }))
+        session = self.store.sessions.save(
+            session.model_copy(
+                update={
+                    "answers": answers,
+                    "skipped": skipped,
+                    "history": session.history[:-1],
+                    "current": last,
+                    "moves": _moves(session, key),
+                }
+            )
+        )
         return self._step(session, note=f"back to: {self._title(last)}")
 
     def stop(self, session_id: str, key: str | None = None) -> Step:
@@ -230,8 +315,11 @@ class Flow:
 
     def _stop(self, session_id: str, key: str | None = None) -> Step:
         session = self._open(session_id)
-        session = self.store.sessions.save(session.model_copy(update={"status": "stopped", "current": None,
-                                                                       "moves": _moves(session, key)}))
+        session = self.store.sessions.save(
+            session.model_copy(
+                update={"status": "stopped", "current": None, "moves": _moves(session, key)}
+            )
+        )
         return self._step(session, note="stopped early")
 
     def help(self, session_id: str) -> Step:
@@ -242,9 +330,15 @@ class Flow:
             step.help = step.question.how_to_measure
         return step
 
-    def reply(self, session_id: str, text: str, key: str | None = None,
-              stale: Callable[[list[str]], bool] | None = None) -> Step:
-        """Whatever a person typed for the current question: a control word, a preset letter or an answer.
+    def reply(
+        self,
+        session_id: str,
+        text: str,
+        key: str | None = None,
+        stale: Callable[[list[str]], bool] | None = None,
+    ) -> Step:
+        """Whatever a person typed for the current question:
+        a control word, a preset letter or an answer.
 
         Control words (see :data:`CONTROL_WORDS`): '?' or 'skip' for don't know, 'back', 'stop',
         and 'help' for how to measure the question.  A single letter picks a preset (for yes/no
@@ -279,26 +373,40 @@ class Flow:
         signal = self.engine.signals.get(current)
         reply = text.strip()
         yes_no = signal is not None and signal.type == "bool" and reply.lower() in {"y", "n"}
-        if signal is not None and not yes_no and len(reply) == 1 and reply.isalpha() and signal.presets:
+        if (
+            signal is not None
+            and not yes_no
+            and len(reply) == 1
+            and reply.isalpha()
+            and signal.presets
+        ):
             index = ord(reply.lower()) - ord("a")
             if not 0 <= index < len(signal.presets):
-                raise FlowError(f"no option {reply!r}; pick a-{chr(ord('a') + len(signal.presets) - 1)}")
+                raise FlowError(
+                    f"no option {reply!r}; pick a-{chr(ord('a') + len(signal.presets) - 1)}"
+                )
             return self.answer(session_id, current, signal.presets[index].value, key=key)
         if signal is not None and signal.type == "choice":
             reply = typed_choice(signal.choices, reply, self.engine.settings) or reply
         return self.answer(session_id, current, reply, key=key)
 
-    def attach(self, session_id: str, message_ts: str | None = None, thread_ts: str | None = None) -> Session:
+    def attach(
+        self, session_id: str, message_ts: str | None = None, thread_ts: str | None = None
+    ) -> Session:
         """Remember where a front-end shows this session (its card, its thread)."""
         update: dict[str, Any] = {}
         if message_ts is not None:
             update["message_ts"] = message_ts
         if thread_ts is not None:
             update["thread_ts"] = thread_ts
-        return _retrying(lambda: self.store.sessions.save(self.load(session_id).model_copy(update=update)))
+        return _retrying(
+            lambda: self.store.sessions.save(self.load(session_id).model_copy(update=update))
+        )
 
     def discard(self, session_id: str) -> None:
-        """Forget a session nobody answered (a terminal whose input ended at once): nothing to resume."""
+        """Forget a session nobody answered (a terminal
+        whose input ended at once): nothing to resume.
+        """
         session = self.store.sessions.get(session_id)
         if session is not None and not session.history and not session.answers:
             self.store.sessions.delete(session_id)
@@ -317,14 +425,28 @@ class Flow:
             raise FlowError(f"that diagnosis is {session.status}; start a new one")
         return session
 
-    def _advance(self, session: Session, answers: dict[str, Any], skipped: list[str], note: str,
-                 key: str | None = None) -> Step:
+    def _advance(
+        self,
+        session: Session,
+        answers: dict[str, Any],
+        skipped: list[str],
+        note: str,
+        key: str | None = None,
+    ) -> Step:
         history = [*session.history, session.current] if session.current else list(session.history)
-        moved = session.model_copy(update={"answers": answers, "skipped": skipped, "history": history,
-                                           "moves": _moves(session, key)})
+        moved = session.model_copy(
+            update={
+                "answers": answers,
+                "skipped": skipped,
+                "history": history,
+                "moves": _moves(session, key),
+            }
+        )
         nxt = self.guide.next(moved)
         status = "open" if nxt else "done"
-        saved = self.store.sessions.save(moved.model_copy(update={"current": nxt, "status": status}))
+        saved = self.store.sessions.save(
+            moved.model_copy(update={"current": nxt, "status": status})
+        )
         return self._step(saved, note=note)
 
     def open_sessions(self, team: str | None = None, user: str | None = None) -> list[Session]:
@@ -338,8 +460,12 @@ class Flow:
         if current is not None and current != COMPLAINT and current not in known:
             # The catalog was reloaded without this question's signal: ask the next one instead.
             cleaned = session.model_copy(update={"answers": self.guide.known_answers(session)})
-            session = self.store.sessions.save(cleaned.model_copy(update={"current": self.guide.next(cleaned)}))
-        verdict = self.engine.diagnose(self.guide.signal_answers(session), exclude=session.skipped, validated=True)
+            session = self.store.sessions.save(
+                cleaned.model_copy(update={"current": self.guide.next(cleaned)})
+            )
+        verdict = self.engine.diagnose(
+            self.guide.signal_answers(session), exclude=session.skipped, validated=True
+        )
         if session.status != "open" or session.current is None:
             return Step(session=session, verdict=self._with_complaints(session, verdict), note=note)
         return Step(session=session, question=self._question(session), leaning=verdict, note=note)
@@ -357,22 +483,43 @@ class Flow:
         assert session.current is not None, "_step asks only while a question is open"
         number = len(session.history) + 1
         total = self.guide.max_questions(session)
-        common = dict(number=number, max_questions=total, progress=f"question {number} of at most {total}",
-                      can_go_back=bool(session.history))
+        common = dict(
+            number=number,
+            max_questions=total,
+            progress=f"question {number} of at most {total}",
+            can_go_back=bool(session.history),
+        )
         if session.current == COMPLAINT:
             complaints = list(self.engine.complaints.values())
             return Question(
-                kind="complaint", signal=COMPLAINT, title="What do you see?",
-                text="What is the team seeing in this run? Pick any that apply, or skip if none fits.",
-                type="complaint", choices=[c.id for c in complaints],
-                presets=[PresetView(label=c.label, value=c.id) for c in complaints], multiple=True,
-                how_to_measure=("Pick the symptoms the team has noticed; the diagnosis then asks first about the "
-                                "signals that tell their causes apart. Several may apply, and none is fine too."),
-                answer_hint=answer_hint(None), **common,
+                kind="complaint",
+                signal=COMPLAINT,
+                title="What do you see?",
+                text="What is the team seeing in this run? Pick any that apply, or skip if none "
+                "fits.",
+                type="complaint",
+                choices=[c.id for c in complaints],
+                presets=[PresetView(label=c.label, value=c.id) for c in complaints],
+                multiple=True,
+                how_to_measure=(
+                    "Pick the symptoms the team has noticed; the diagnosis then asks first about "
+                    "the "
+                    "signals that tell their causes apart. Several may apply, and none is fine too."
+                ),
+                answer_hint=answer_hint(None),
+                **common,
             )
         signal = self.engine.signals[session.current]
         return Question(
-            signal=signal.id, title=signal.title, text=signal.question, type=signal.type, unit=signal.unit,
-            choices=list(signal.choices), presets=[PresetView(label=p.label, value=p.value) for p in signal.presets],
-            how_to_measure=signal.how_to_measure, answer_hint=answer_hint(signal), cost=signal.cost, **common,
+            signal=signal.id,
+            title=signal.title,
+            text=signal.question,
+            type=signal.type,
+            unit=signal.unit,
+            choices=list(signal.choices),
+            presets=[PresetView(label=p.label, value=p.value) for p in signal.presets],
+            how_to_measure=signal.how_to_measure,
+            answer_hint=answer_hint(signal),
+            cost=signal.cost,
+            **common,
         )

@@ -46,7 +46,9 @@ class Guide:
 
     def known_answers(self, session: Session) -> dict[str, Any]:
         """Answers whose question still exists (signals in the catalog, and the complaint)."""
-        return {k: v for k, v in session.answers.items() if k in self.engine.signals or k == COMPLAINT}
+        return {
+            k: v for k, v in session.answers.items() if k in self.engine.signals or k == COMPLAINT
+        }
 
     def complaints(self, session: Session) -> list[Complaint]:
         chosen = session.answers.get(COMPLAINT) or []
@@ -72,15 +74,19 @@ class Guide:
         return streak
 
     def max_questions(self, session: Session) -> int:
-        """Signal questions that can be put (answered or not), plus the opening question when this session has one."""
+        """Signal questions that can be put (answered or not),
+        plus the opening question when this session has one.
+        """
         opened = COMPLAINT in session.history or session.current == COMPLAINT
         return self.settings.max_asked + (1 if opened else 0)
 
     def exhausted(self, session: Session) -> bool:
         """``max_questions`` answered, or ``max_asked`` put: a "don't know" costs a click, not a
         measurement, so a team that has numbers is asked on past a few it lacks."""
-        return (self.signals_answered(session) >= self.settings.max_questions
-                or self.signals_asked(session) >= self.settings.max_asked)
+        return (
+            self.signals_answered(session) >= self.settings.max_questions
+            or self.signals_asked(session) >= self.settings.max_asked
+        )
 
     def pause(self, session: Session) -> list[NextCheck]:
         """The checks that would tell most, when the flow should pause; else none.
@@ -98,7 +104,11 @@ class Guide:
         if self.engine.binding_of(values)[0] is not None:
             return []
         gone = set(values) | set(session.skipped) | set(session.history)
-        checks = [c for c in self.engine.information(values, exclude=gone) if c.gain > self.settings.min_gain]
+        checks = [
+            c
+            for c in self.engine.information(values, exclude=gone)
+            if c.gain > self.settings.min_gain
+        ]
         first = [c for c in checks if c.signal == session.current]
         rest = sorted((c for c in checks if c.signal != session.current), key=lambda c: -c.gain)
         return (first + rest)[: self.settings.pause_checks]
@@ -118,11 +128,15 @@ class Guide:
         checks = self.engine.information(values, exclude=gone)
         chosen = self.complaints(session)
         binding, probability = self.engine.binding_of(values)
-        if binding is not None and self.unknown_streak(session) >= self.settings.stop_after_unknowns \
-                and not self.unexplained(values, chosen):
+        if (
+            binding is not None
+            and self.unknown_streak(session) >= self.settings.stop_after_unknowns
+            and not self.unexplained(values, chosen)
+        ):
             return None  # a verdict in hand, and the team no longer knows what is asked
         if binding is not None and probability >= self.settings.stop_confidence:
-            # Sure enough, unless an answer could explain the evidence away or a complaint is unexplained;
+            # Sure enough, unless an answer could explain the
+            # evidence away or a complaint is unexplained;
             # such questions are asked whatever their expected gain.
             threats = set(self.engine.threats(values, [c.signal for c in checks]))
             if threats:
@@ -139,7 +153,9 @@ class Guide:
         return _best(useful, completing) or checkup or useful[0].signal
 
     def unexplained(self, values: dict[str, Any], chosen: list[Complaint]) -> list[Complaint]:
-        """Chosen complaints that none of the verdict's supporting evidence reads a listed signal of."""
+        """Chosen complaints that none of the verdict's
+        supporting evidence reads a listed signal of.
+        """
         read = self.engine.supporting_signals(values)
         return [c for c in chosen if not read & set(c.signals)]
 
@@ -185,8 +201,11 @@ def parse_complaints(engine: Engine, raw: Any) -> list[str]:
             found = word
         if found is None:
             letters = f"a-{chr(ord('a') + len(options) - 1)}" if options else "none"
-            raise ValueError(f"{part!r} is not one of the options: pick letters {letters}, numbers 1-{len(options)}, "
-                             f"or ids ({', '.join(c.id for c in options)})")
+            raise ValueError(
+                f"{part!r} is not one of the options: pick letters {letters}, numbers "
+                f"1-{len(options)}, "
+                f"or ids ({', '.join(c.id for c in options)})"
+            )
         if found not in chosen:
             chosen.append(found)
     return chosen
@@ -195,7 +214,9 @@ def parse_complaints(engine: Engine, raw: Any) -> list[str]:
 def answer_hint(signal: Signal | None) -> str:
     """How to type an answer, as people write it."""
     if signal is None:
-        return "pick any that apply: letters like 'a c', numbers like '1,3', or ids; '?' if none fits"
+        return (
+            "pick any that apply: letters like 'a c', numbers like '1,3', or ids; '?' if none fits"
+        )
     if signal.type == "bool":
         return "yes or no (y/n)"
     if signal.type == "choice":
@@ -213,6 +234,10 @@ def answer_hint(signal: Signal | None) -> str:
 
 
 def _example(signal: Signal) -> str:
-    numbers = [p.value for p in signal.presets if isinstance(p.value, (int, float)) and not isinstance(p.value, bool)]
+    numbers = [
+        p.value
+        for p in signal.presets
+        if isinstance(p.value, (int, float)) and not isinstance(p.value, bool)
+    ]
     value = numbers[len(numbers) // 2] if numbers else 1
     return f"{value:g}" if isinstance(value, float) else str(value)

@@ -37,10 +37,16 @@ class MemorySessionRepository:
     def delete(self, session_id: str) -> bool:
         return self._sessions.pop(session_id, None) is not None
 
-    def list(self, team: str | None = None, user: str | None = None, status: str | None = "open") -> list[Session]:
-        found = [s for s in self._sessions.values()
-                 if (team is None or s.team == team) and (user is None or s.user == user)
-                 and (status is None or s.status == status)]
+    def list(
+        self, team: str | None = None, user: str | None = None, status: str | None = "open"
+    ) -> list[Session]:
+        found = [
+            s
+            for s in self._sessions.values()
+            if (team is None or s.team == team)
+            and (user is None or s.user == user)
+            and (status is None or s.status == status)
+        ]
         return sorted(found, key=lambda s: s.updated_at, reverse=True)
 
     def expire(self, older_than: dt.datetime) -> int:

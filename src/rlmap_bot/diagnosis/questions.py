@@ -33,7 +33,9 @@ class Questions:
         self.settings = scoring.settings
         self.signals = signals
 
-    def information(self, values: Mapping[str, Any], exclude: Iterable[str] = ()) -> list[NextCheck]:
+    def information(
+        self, values: Mapping[str, Any], exclude: Iterable[str] = ()
+    ) -> list[NextCheck]:
         """Unanswered signals ranked by expected information gain weighed by cost, best first.
 
         A signal's gain is how far its answer is expected to move the belief about which stage
@@ -59,16 +61,27 @@ class Questions:
             moved = 0.0
             for option in options:
                 trial = {**values, signal.id: option}
-                moved += surprise(self.scoring.dist(self.rules.trial_fired(fired, trial, signal.id)), before)
+                moved += surprise(
+                    self.scoring.dist(self.rules.trial_fired(fired, trial, signal.id)), before
+                )
             gain = moved / len(options) + combos.get(signal.id, 0.0)
             priority = gain * weights.get(signal.cost, 1.0)
-            checks.append(NextCheck(signal=signal.id, title=signal.title, question=signal.question,
-                                    gain=round(gain, 4), cost=signal.cost, priority=round(priority, 4)))
+            checks.append(
+                NextCheck(
+                    signal=signal.id,
+                    title=signal.title,
+                    question=signal.question,
+                    gain=round(gain, 4),
+                    cost=signal.cost,
+                    priority=round(priority, 4),
+                )
+            )
         checks.sort(key=lambda c: (-c.priority, -c.gain, c.signal))
         return checks
 
-    def combination_gain(self, values: Mapping[str, Any], fired: list[CompiledRule], base: float,
-                         skip: set[str]) -> dict[str, float]:
+    def combination_gain(
+        self, values: Mapping[str, Any], fired: list[CompiledRule], base: float, skip: set[str]
+    ) -> dict[str, float]:
         """Per unknown signal, the uncertainty the combination rules it takes part in could remove,
         per question.
 
@@ -96,7 +109,9 @@ class Questions:
                 out[name] = out.get(name, 0.0) + value
         return out
 
-    def completing_signals(self, values: Mapping[str, Any], exclude: Iterable[str] = ()) -> set[str]:
+    def completing_signals(
+        self, values: Mapping[str, Any], exclude: Iterable[str] = ()
+    ) -> set[str]:
         """Unknown signals that would complete a combination the known readings have begun.
 
         A rule strong enough to settle a verdict on its own (points reaching ``min_score``)
@@ -108,16 +123,25 @@ class Questions:
         found: set[str] = set()
         fired = {c.index for c in self.rules.fired(values)}
         for compiled in self.rules.rules:
-            if compiled.index in fired or max(compiled.rule.points.values()) < self.settings.min_score:
+            if (
+                compiled.index in fired
+                or max(compiled.rule.points.values()) < self.settings.min_score
+            ):
                 continue
             unknown = [n for n in compiled.names if n not in values]
-            if len(unknown) == len(compiled.names) or not unknown or any(n in skip for n in unknown):
+            if (
+                len(unknown) == len(compiled.names)
+                or not unknown
+                or any(n in skip for n in unknown)
+            ):
                 continue
             if not compiled.expr.contradicted(values) and self.rules.chance(compiled, values) > 0:
                 found.update(unknown)
         return found
 
-    def threats(self, values: Mapping[str, Any], candidates: Iterable[str], evaluated: Evaluation) -> list[str]:
+    def threats(
+        self, values: Mapping[str, Any], candidates: Iterable[str], evaluated: Evaluation
+    ) -> list[str]:
         """Unanswered signals one answer of which would explain the current verdict's own evidence
         away, given :meth:`Scoring.evaluate`'s result for ``values``.
 
@@ -137,7 +161,10 @@ class Questions:
                 trial_values = {**values, sid: option}
                 trial_kept = self.scoring.kept(self.rules.trial_fired(fired, trial_values, sid))
                 trial = self.scoring.scores(trial_kept)
-                if trial[leader] < scores[leader] and self.scoring.binding(trial, trial_values, trial_kept) != leader:
+                if (
+                    trial[leader] < scores[leader]
+                    and self.scoring.binding(trial, trial_values, trial_kept) != leader
+                ):
                     found.append(sid)
                     break
         return found

@@ -50,7 +50,9 @@ class CompiledRule:
         return self._holds_on(self.reads(values))
 
     def _evaluate(self, read: tuple[Any, ...]) -> bool:
-        return self.expr.holds({n: v for n, v in zip(self.names, read, strict=True) if v is not UNKNOWN})
+        return self.expr.holds(
+            {n: v for n, v in zip(self.names, read, strict=True) if v is not UNKNOWN}
+        )
 
     def points_to(self, stage: str) -> float:
         """The points this rule gives ``stage`` (0 when it does not move it)."""
@@ -76,7 +78,9 @@ def _explained(catalog: Catalog, signals: Mapping[str, Signal]) -> dict[str, set
             signal_rules = signals[ref].rules if ref in signals else []
             follows.setdefault(order.first, set()).update(
                 [f"{ref}.{r.id}" for r in signal_rules if any(p > 0 for p in r.points.values())]
-                if "." not in ref else [ref])
+                if "." not in ref
+                else [ref]
+            )
     return follows
 
 
@@ -89,26 +93,42 @@ class RuleSet:
         self.by_signal: dict[str, list[CompiledRule]] = {}
         for signal in signals.values():
             for rule in signal.rules:
-                refs = frozenset({r if "." in r else f"{signal.id}.{r}" for r in rule.overrides}
-                                 | follows.get(f"{signal.id}.{rule.id}", set()))
+                refs = frozenset(
+                    {r if "." in r else f"{signal.id}.{r}" for r in rule.overrides}
+                    | follows.get(f"{signal.id}.{rule.id}", set())
+                )
                 expr = rule.expr
-                compiled = CompiledRule(len(self.rules), f"{signal.id}.{rule.id}", rule, expr,
-                                        tuple(sorted(expr.names)), refs)
+                compiled = CompiledRule(
+                    len(self.rules),
+                    f"{signal.id}.{rule.id}",
+                    rule,
+                    expr,
+                    tuple(sorted(expr.names)),
+                    refs,
+                )
                 self.rules.append(compiled)
                 for name in expr.names:
                     self.by_signal.setdefault(name, []).append(compiled)
         self.candidates = {sid: candidate_values(s) for sid, s in signals.items()}
         # Per signal, the other signals its rules read: what a trial answer's outcome depends on.
-        self._context = {sid: tuple(sorted({n for c in rules for n in c.names} - {sid}))
-                         for sid, rules in self.by_signal.items()}
+        self._context = {
+            sid: tuple(sorted({n for c in rules for n in c.names} - {sid}))
+            for sid, rules in self.by_signal.items()
+        }
         self._now_holding = lru_cache(maxsize=MEMO_SIZE)(self._holding)
         self._chance_of = lru_cache(maxsize=MEMO_SIZE)(self._share)
 
-    def fired(self, values: Mapping[str, Any], rules: Iterable[CompiledRule] | None = None) -> list[CompiledRule]:
+    def fired(
+        self, values: Mapping[str, Any], rules: Iterable[CompiledRule] | None = None
+    ) -> list[CompiledRule]:
         return [c for c in (self.rules if rules is None else rules) if c.holds(values)]
 
-    def trial_fired(self, fired: list[CompiledRule], values: Mapping[str, Any], changed: str) -> list[CompiledRule]:
-        """The fired rules after ``values`` changed in one signal, re-evaluating only the rules that read it."""
+    def trial_fired(
+        self, fired: list[CompiledRule], values: Mapping[str, Any], changed: str
+    ) -> list[CompiledRule]:
+        """The fired rules after ``values`` changed in one
+        signal, re-evaluating only the rules that read it.
+        """
         touching = self.by_signal.get(changed, [])
         if not touching:
             return fired
@@ -117,15 +137,21 @@ class RuleSet:
         ids = {c.index for c in touching}
         return [c for c in fired if c.index not in ids] + list(now)
 
-    def _holding(self, changed: str, value: Any, context: tuple[Any, ...]) -> tuple[CompiledRule, ...]:
+    def _holding(
+        self, changed: str, value: Any, context: tuple[Any, ...]
+    ) -> tuple[CompiledRule, ...]:
         """The rules reading ``changed`` that hold; their values are ``changed`` and its context."""
-        values = {n: v for n, v in zip(self._context[changed], context, strict=True) if v is not UNKNOWN}
+        values = {
+            n: v for n, v in zip(self._context[changed], context, strict=True) if v is not UNKNOWN
+        }
         if value is not UNKNOWN:
             values[changed] = value
         return tuple(c for c in self.by_signal[changed] if c.holds(values))
 
     def chance(self, compiled: CompiledRule, values: Mapping[str, Any]) -> float:
-        """The share of the rule's unknown signals' candidate answer combinations for which it holds."""
+        """The share of the rule's unknown signals'
+        candidate answer combinations for which it holds.
+        """
         return self._chance_of(compiled.index, compiled.reads(values))
 
     def _share(self, index: int, read: tuple[Any, ...]) -> float:

@@ -40,7 +40,9 @@ class Scoring:
         return [c for c in fired if c.key not in dropped] if dropped else fired
 
     def scores(self, kept: Iterable[CompiledRule]) -> dict[str, float]:
-        """Strongest reading in full, the others at the corroboration weight (see the module doc)."""
+        """Strongest reading in full, the others at the
+        corroboration weight (see the module doc).
+        """
         readings: dict[str, list[float]] = {s: [] for s in self.stages}
         for compiled in kept:
             for target, points in compiled.rule.points.items():
@@ -92,8 +94,9 @@ class Scoring:
         fired = [self.rules.rules[i] for i in sorted(indices)]
         return tuple(self.distribution(self.scores(self.kept(fired))))
 
-    def binding(self, scores: Mapping[str, float], values: Mapping[str, Any],
-                kept: list[CompiledRule]) -> str | None:
+    def binding(
+        self, scores: Mapping[str, float], values: Mapping[str, Any], kept: list[CompiledRule]
+    ) -> str | None:
         """The stage that binds, or None.
 
         It needs a ``min_lead`` over the runner-up, and either ``min_score`` (a firm verdict) or,
@@ -121,14 +124,25 @@ class Scoring:
         wanting, and the verdict abstains.
         """
         if max((c.points_to(stage) for c in kept), default=0.0) >= self.settings.min_score:
-            return True  # a strong reading, only weighed down by healthy readings of other mechanisms
+            return (
+                True  # a strong reading, only weighed down by healthy readings of other mechanisms
+            )
         backing = {n for c in kept if c.points_to(stage) > 0 for n in c.names}
         held = {c.index for c in kept}
-        stronger = [c for c in self.rules.rules if c.index not in held and backing & set(c.names)
-                    and c.points_to(stage) >= self.settings.min_score]
+        stronger = [
+            c
+            for c in self.rules.rules
+            if c.index not in held
+            and backing & set(c.names)
+            and c.points_to(stage) >= self.settings.min_score
+        ]
         for compiled in stronger:
             unknown = [n for n in compiled.names if n not in values]
-            if unknown and not compiled.expr.contradicted(values) and self.rules.chance(compiled, values) > 0:
+            if (
+                unknown
+                and not compiled.expr.contradicted(values)
+                and self.rules.chance(compiled, values) > 0
+            ):
                 return True
         return not stronger
 
@@ -138,4 +152,8 @@ class Scoring:
         top = scores[ranked[0]]
         if top < self.settings.min_score:
             return []
-        return [s for s in ranked if scores[s] >= self.settings.min_score and top - scores[s] < self.settings.min_lead]
+        return [
+            s
+            for s in ranked
+            if scores[s] >= self.settings.min_score and top - scores[s] < self.settings.min_lead
+        ]

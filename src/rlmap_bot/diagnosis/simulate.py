@@ -6,7 +6,8 @@ on an in-memory session store and answers every question truthfully from
 the opening complaint from ``truth["complaint"]`` (a list of complaint ids) or
 "don't know". When the flow pauses and offers the checks that would tell most, the team
 goes on only if it has a number the flow has not asked for yet (as a person who has more
-to tell resumes); otherwise it stops there with what the answers so far support.  So it measures exactly what a team with those numbers would get
+to tell resumes); otherwise it stops there with what the answers so far
+support.  So it measures exactly what a team with those numbers would get
 from the guided flow, question picker and stopping rule included.
 """
 
@@ -21,22 +22,29 @@ from rlmap_bot.diagnosis.memory import MemoryState
 
 
 def check_truth(engine: Engine, truth: Any) -> tuple[dict[str, Any], list[str] | None]:
-    """The validated signal values and complaint list; DiagnosisInputError (one line) if malformed."""
+    """The validated signal values and complaint list;
+    DiagnosisInputError (one line) if malformed.
+    """
     if not isinstance(truth, Mapping):
         raise DiagnosisInputError("a simulation needs a JSON object of signal id -> true value")
     complaint = truth.get(COMPLAINT)
     if complaint is not None:
         if not isinstance(complaint, list) or not all(isinstance(c, str) for c in complaint):
-            raise DiagnosisInputError("complaint must be a list of complaint ids, e.g. [\"stalled\", \"slow\"]")
+            raise DiagnosisInputError(
+                'complaint must be a list of complaint ids, e.g. ["stalled", "slow"]'
+            )
         unknown = [c for c in complaint if c not in engine.complaints]
         if unknown:
-            raise DiagnosisInputError(f"unknown complaint '{unknown[0]}'; known: {', '.join(engine.complaints)}")
+            raise DiagnosisInputError(
+                f"unknown complaint '{unknown[0]}'; known: {', '.join(engine.complaints)}"
+            )
     values = engine.validate({k: v for k, v in truth.items() if k != COMPLAINT})
     return values, complaint
 
 
 def simulate(engine: Engine, truth: Any) -> dict[str, Any]:
-    """``{"asked": [signal ids in the order asked], **verdict}`` for a run whose signals are ``truth``.
+    """``{"asked": [signal ids in the order asked],
+    **verdict}`` for a run whose signals are ``truth``.
 
     "asked" lists every signal question put to the simulated team, answered or not; the
     opening complaint question is not in it (``complaint_asked`` says whether it was offered).
@@ -52,10 +60,18 @@ def simulate(engine: Engine, truth: Any) -> dict[str, Any]:
         sid = step.question.signal
         if sid == COMPLAINT:
             offered = True
-            step = flow.answer(step.session.id, sid, complaint) if complaint else flow.skip(step.session.id, sid)
+            step = (
+                flow.answer(step.session.id, sid, complaint)
+                if complaint
+                else flow.skip(step.session.id, sid)
+            )
             continue
         asked.append(sid)
-        step = flow.answer(step.session.id, sid, values[sid]) if sid in values else flow.skip(step.session.id, sid)
+        step = (
+            flow.answer(step.session.id, sid, values[sid])
+            if sid in values
+            else flow.skip(step.session.id, sid)
+        )
     verdict = step.verdict if step.verdict is not None else step.leaning
     assert verdict is not None
     return {"asked": asked, "complaint_asked": offered, **verdict.model_dump(mode="json")}

@@ -11,9 +11,12 @@ from rlmap_bot.knowledge.schema import DiagnosisSettings
 from rlmap_bot.results.diagnosis import Evidence, NextCheck, PaperRef, StageScore
 
 
-def evidence(catalog: Catalog, fired: list[CompiledRule], kept: list[CompiledRule],
-             values: Mapping[str, Any]) -> list[Evidence]:
-    """The kept readings, each with its source's fact and what it explained away, strongest first."""
+def evidence(
+    catalog: Catalog, fired: list[CompiledRule], kept: list[CompiledRule], values: Mapping[str, Any]
+) -> list[Evidence]:
+    """The kept readings, each with its source's fact
+    and what it explained away, strongest first.
+    """
     fired_keys = {c.key for c in fired}
     out: list[Evidence] = []
     for compiled in kept:
@@ -24,24 +27,27 @@ def evidence(catalog: Catalog, fired: list[CompiledRule], kept: list[CompiledRul
         fact = facts[rule.fact] if rule.fact is not None and rule.fact < len(facts) else None
         points = dict(rule.points)
         main = max(points, key=lambda st: (abs(points[st]), points[st]))
-        out.append(Evidence(
-            rule=compiled.key,
-            signals={n: values[n] for n in compiled.names if n in values},
-            stage=main,
-            direction="for" if points[main] > 0 else "against",
-            points=points,
-            why=rule.why,
-            source=ref,
-            fact=fact,
-            judgement=rule.judgement,
-            explains_away=sorted(compiled.overrides & fired_keys),
-        ))
+        out.append(
+            Evidence(
+                rule=compiled.key,
+                signals={n: values[n] for n in compiled.names if n in values},
+                stage=main,
+                direction="for" if points[main] > 0 else "against",
+                points=points,
+                why=rule.why,
+                source=ref,
+                fact=fact,
+                judgement=rule.judgement,
+                explains_away=sorted(compiled.overrides & fired_keys),
+            )
+        )
     out.sort(key=lambda e: (-abs(e.points[e.stage]), e.rule))
     return out
 
 
-def papers(catalog: Catalog, stages: list[str], binding: str | None, tied: list[str],
-           found: list[Evidence]) -> list[PaperRef]:
+def papers(
+    catalog: Catalog, stages: list[str], binding: str | None, tied: list[str], found: list[Evidence]
+) -> list[PaperRef]:
     """The sources of the evidence behind what is said, heaviest evidence first.
 
     For a verdict, the rules supporting the binding stage; for a tie, those supporting the
@@ -62,33 +68,54 @@ def papers(catalog: Catalog, stages: list[str], binding: str | None, tied: list[
         weight[ev.source.id] = weight.get(ev.source.id, 0.0) + backing
         titles[ev.source.id] = entry.title
     ranked = sorted(weight, key=lambda pid: (-weight[pid], pid))
-    return [PaperRef(id=pid, title=titles[pid]) for pid in ranked[: catalog.settings.diagnosis.papers]]
+    return [
+        PaperRef(id=pid, title=titles[pid]) for pid in ranked[: catalog.settings.diagnosis.papers]
+    ]
 
 
-def summary(settings: DiagnosisSettings, title: str | None, ranking: list[StageScore], found: list[Evidence],
-            checks: list[NextCheck], values: Mapping[str, Any], binding: str | None, one: bool = False,
-            confirming: list[str] | None = None) -> str:
+def summary(
+    settings: DiagnosisSettings,
+    title: str | None,
+    ranking: list[StageScore],
+    found: list[Evidence],
+    checks: list[NextCheck],
+    values: Mapping[str, Any],
+    binding: str | None,
+    one: bool = False,
+    confirming: list[str] | None = None,
+) -> str:
     """The verdict in one paragraph: the binding stage (``title``) and on what, else why none binds
     and what would settle it."""
     if binding:
         n = sum(1 for e in found if e.supports(binding))
         if one:
             confirm = ", ".join(confirming or []) or "a second reading of that stage"
-            return (f"{title} is the likeliest binding constraint, but the verdict rests on one measurement; "
-                    f"to confirm it, check: {confirm}.")
-        return f"{title} is the binding constraint, on {n} piece{'s' if n != 1 else ''} of evidence."
+            return (
+                f"{title} is the likeliest binding constraint, but the verdict rests on one "
+                f"measurement; "
+                f"to confirm it, check: {confirm}."
+            )
+        return (
+            f"{title} is the binding constraint, on {n} piece{'s' if n != 1 else ''} of evidence."
+        )
     settle = ", ".join(c.signal for c in checks) or "more signals"
     if not values:
         return f"No evidence yet. Start with: {settle}."
     if all(r.score <= 0 for r in ranking):
-        return (f"The answers so far point at no stage: on these signals no stage looks like the "
-                f"constraint. To be sure, check: {settle}.")
+        return (
+            f"The answers so far point at no stage: on these signals no stage looks like the "
+            f"constraint. To be sure, check: {settle}."
+        )
     lead, second = ranking[0], ranking[1]
     if lead.score >= settings.min_score and lead.score - second.score < settings.min_lead:
-        return (f"{lead.title} and {second.title} both have strong evidence ({lead.score:g} and {second.score:g} "
-                f"points): no single stage binds; both may. These would tell them apart: {settle}.")
+        return (
+            f"{lead.title} and {second.title} both have strong evidence ({lead.score:g} and "
+            f"{second.score:g} "
+            f"points): no single stage binds; both may. These would tell them apart: {settle}."
+        )
     points = "point" if lead.score == 1 else "points"
     return (
-        f"No single stage stands out yet ({lead.title} leads with {lead.score:g} {points}, not enough). "
+        f"No single stage stands out yet ({lead.title} leads with {lead.score:g} {points}, not "
+        f"enough). "
         f"These would settle it: {settle}."
     )

@@ -14,7 +14,9 @@ from rlmap_bot.knowledge.schema import Paper, Stage, Topic, display_kind
 from rlmap_bot.knowledge.store import KnowledgeStore, StoredEntry
 from rlmap_bot.results.digest import Digest, DigestGroup, DigestItem
 
-MAX_ITEMS = 30  # what one Slack post shows; the rest are counted ("and N more") and lead the next one
+MAX_ITEMS = (
+    30  # what one Slack post shows; the rest are counted ("and N more") and lead the next one
+)
 
 
 def _matches(stored: StoredEntry, filters: Iterable[str]) -> bool:
@@ -55,18 +57,27 @@ def _group(store: KnowledgeStore, stored: StoredEntry, filters: list[str]) -> st
     return "Scaling Laws" if isinstance(entry, Topic) else "Other"
 
 
-def _item(store: KnowledgeStore, stored: StoredEntry, status: str, filters: list[str]) -> DigestItem:
+def _item(
+    store: KnowledgeStore, stored: StoredEntry, status: str, filters: list[str]
+) -> DigestItem:
     from rlmap_bot.knowledge.additions import credit
 
     entry = stored.entry
     paper = entry if isinstance(entry, Paper) else None
     suggested_by, approved_by = credit(stored.source) or (None, None)
     return DigestItem(
-        suggested_by=suggested_by, approved_by=approved_by,
-        id=entry.id, kind=display_kind(entry), title=entry.title, one_line=entry.one_line,
+        suggested_by=suggested_by,
+        approved_by=approved_by,
+        id=entry.id,
+        kind=display_kind(entry),
+        title=entry.title,
+        one_line=entry.one_line,
         byline=(paper.byline or None) if paper else None,
         url=paper.link if paper else None,
-        status=status, version=stored.version, added=entry.added, group=_group(store, stored, filters),
+        status=status,
+        version=stored.version,
+        added=entry.added,
+        group=_group(store, stored, filters),
     )
 
 
@@ -94,14 +105,22 @@ def select_items(
             continue
         if entry.id not in delivered_ids and (first_day is None or entry.added >= first_day):
             items.append(_item(store, stored, "new", filters))
-        elif (entry.announce and (entry.id, stored.version) not in delivered
-              and (since is None or _parse(stored.changed_at) > since)):
+        elif (
+            entry.announce
+            and (entry.id, stored.version) not in delivered
+            and (since is None or _parse(stored.changed_at) > since)
+        ):
             items.append(_item(store, stored, "updated", filters))
     return items
 
 
-def build_digest(items: list[DigestItem], since: dt.date | None, today: dt.date,
-                 filters: list[str] | None = None, more: int = 0) -> Digest:
+def build_digest(
+    items: list[DigestItem],
+    since: dt.date | None,
+    today: dt.date,
+    filters: list[str] | None = None,
+    more: int = 0,
+) -> Digest:
     """Group items (new before updated, newest first) under stage or subtopic headings."""
     groups: dict[str, list[DigestItem]] = {}
     for item in sorted(items, key=lambda i: (i.status != "new", -i.added.toordinal(), i.title)):
@@ -111,8 +130,14 @@ def build_digest(items: list[DigestItem], since: dt.date | None, today: dt.date,
     parts = [f"{n_new} new" if n_new else "", f"{n_upd} updated" if n_upd else ""]
     title = "RL Map digest: " + (" and ".join(p for p in parts if p) or "nothing new")
     return Digest(
-        title=title, period_start=since, period_end=today, filters=list(filters or []), more=more,
-        groups=[DigestGroup(title=t, items=v) for t, v in sorted(groups.items(), key=lambda kv: kv[0])],
+        title=title,
+        period_start=since,
+        period_end=today,
+        filters=list(filters or []),
+        more=more,
+        groups=[
+            DigestGroup(title=t, items=v) for t, v in sorted(groups.items(), key=lambda kv: kv[0])
+        ],
     )
 
 
@@ -121,8 +146,13 @@ def _parse(moment: str) -> dt.datetime:
     return parsed if parsed.tzinfo else parsed.replace(tzinfo=dt.UTC)
 
 
-def capped_digest(items: list[DigestItem], since: dt.date | None, today: dt.date,
-                  filters: list[str] | None = None, max_items: int = MAX_ITEMS) -> Digest:
+def capped_digest(
+    items: list[DigestItem],
+    since: dt.date | None,
+    today: dt.date,
+    filters: list[str] | None = None,
+    max_items: int = MAX_ITEMS,
+) -> Digest:
     """A digest of at most ``max_items`` entries (newest first); ``more`` counts the rest."""
     full = build_digest(items, since, today, filters)
     shown = full.items[:max_items]

@@ -1,4 +1,5 @@
-"""When digests fire: cron triggers in each subscription's timezone, run by the one scheduler (:mod:`rlmap_bot.jobs`).
+"""When digests fire: cron triggers in each subscription's
+timezone, run by the one scheduler (:mod:`rlmap_bot.jobs`).
 
 Subscriptions in the state store are the source of truth; the scheduler's jobs
 are re-created from them at start and re-synced, so there is one place to change
@@ -28,7 +29,9 @@ def zone(name: str) -> ZoneInfo:
     try:
         return ZoneInfo(name)
     except (ZoneInfoNotFoundError, ValueError):
-        raise ValueError(f"unknown timezone {name!r} (use a name like Europe/London or America/New_York)") from None
+        raise ValueError(
+            f"unknown timezone {name!r} (use a name like Europe/London or America/New_York)"
+        ) from None
 
 
 def trigger_for(sub: Subscription) -> CronTrigger:
@@ -54,7 +57,9 @@ def last_due(sub: Subscription, now: dt.datetime) -> dt.datetime | None:
     return due
 
 
-def missed_run(sub: Subscription, now: dt.datetime, grace: dt.timedelta = DEFAULT_GRACE) -> dt.datetime | None:
+def missed_run(
+    sub: Subscription, now: dt.datetime, grace: dt.timedelta = DEFAULT_GRACE
+) -> dt.datetime | None:
     """The one run to catch up at start, if a scheduled time passed unsent within ``grace``."""
     due = last_due(sub, now)
     if due is not None and now - due <= grace:
@@ -72,15 +77,21 @@ def _utcnow() -> dt.datetime:
 
 
 class DigestJobs:
-    """Digests as a kind of timed job (:mod:`rlmap_bot.jobs`): one cron job per subscription, in its timezone.
+    """Digests as a kind of timed job (:mod:`rlmap_bot.jobs`):
+    one cron job per subscription, in its timezone.
 
     ``fire(sub_id, scheduled_for)`` is called for every run, scheduled or caught up.
     """
 
     name = "digest"
 
-    def __init__(self, fire: Callable[[str, dt.datetime], object], load: Callable[[], list[Subscription]],
-                 grace: dt.timedelta = DEFAULT_GRACE, clock: Callable[[], dt.datetime] = _utcnow):
+    def __init__(
+        self,
+        fire: Callable[[str, dt.datetime], object],
+        load: Callable[[], list[Subscription]],
+        grace: dt.timedelta = DEFAULT_GRACE,
+        clock: Callable[[], dt.datetime] = _utcnow,
+    ):
         self.fire, self._load, self.clock = fire, load, clock
         self.misfire_grace: dt.timedelta | None = grace
 
@@ -92,9 +103,13 @@ class DigestJobs:
 
     def due(self, sub: Subscription) -> dt.datetime:
         now = self.clock()
-        return last_due(sub.model_copy(update={"last_run_at": now - dt.timedelta(days=8)}), now) or now
+        return (
+            last_due(sub.model_copy(update={"last_run_at": now - dt.timedelta(days=8)}), now) or now
+        )
 
-    def missed(self, subs: Sequence[Subscription], now: dt.datetime | None) -> dict[str, dt.datetime]:
+    def missed(
+        self, subs: Sequence[Subscription], now: dt.datetime | None
+    ) -> dict[str, dt.datetime]:
         now = now or self.clock()
         found = {}
         for sub in subs:

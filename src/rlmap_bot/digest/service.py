@@ -31,7 +31,9 @@ METADATA_EVENT = "rlmap_digest"
 
 
 class Poster(jobs.Poster, Protocol):
-    """What a front-end provides to deliver digests (Slack implements it); ``find`` looks a digest up by its id."""
+    """What a front-end provides to deliver digests (Slack
+    implements it); ``find`` looks a digest up by its id.
+    """
 
     def post_digest(self, channel: str, digest: Digest, digest_id: str) -> str: ...
 
@@ -52,15 +54,23 @@ class DigestService:
         self.max_items = max_items
 
     def preview(self, sub: Subscription, now: dt.datetime | None = None) -> Digest:
-        """Exactly what the next digest for ``sub`` would say (``more`` counts what waits behind it)."""
+        """Exactly what the next digest for ``sub`` would
+        say (``more`` counts what waits behind it).
+        """
         now = now or dt.datetime.now(dt.UTC)
-        items = select_items(self.core.store, self.core.state.digests.delivered(sub.team, sub.channel), sub.filters,
-                             since=sub.created_at)
+        items = select_items(
+            self.core.store,
+            self.core.state.digests.delivered(sub.team, sub.channel),
+            sub.filters,
+            since=sub.created_at,
+        )
         period_start = (sub.last_run_at or sub.created_at).date()
         return capped_digest(items, period_start, now.date(), sub.filters, self.max_items)
 
     def recover(self, sub: Subscription, poster: Poster, now: dt.datetime | None = None) -> int:
-        """Settle runs claimed but not recorded: recorded if their post exists, freed if long dead."""
+        """Settle runs claimed but not recorded: recorded
+        if their post exists, freed if long dead.
+        """
         now = now or dt.datetime.now(dt.UTC)
         settled = 0
         for run in self.core.state.digests.pending(sub.team, sub.channel):
@@ -73,7 +83,9 @@ class DigestService:
                 settled += 1
         return settled
 
-    def run(self, sub: Subscription, slot: str, poster: Poster, now: dt.datetime | None = None) -> RunResult:
+    def run(
+        self, sub: Subscription, slot: str, poster: Poster, now: dt.datetime | None = None
+    ) -> RunResult:
         now = now or dt.datetime.now(dt.UTC)
         state = self.core.state
         recovered = self.recover(sub, poster, now)
@@ -87,16 +99,23 @@ class DigestService:
                 state.digests.finish(digest_id, "empty")
                 state.subscriptions.mark_run(sub, now)
                 if sub.on_empty == "note":
-                    poster.post_note(sub.channel, "Nothing new in the RL Scaling Bottleneck Map since the last "
-                                                  f"digest ({digest.period()}).")
+                    poster.post_note(
+                        sub.channel,
+                        "Nothing new in the RL Scaling Bottleneck Map since the last "
+                        f"digest ({digest.period()}).",
+                    )
                     return RunResult(status="noted", recovered=recovered)
                 return RunResult(status="empty", recovered=recovered)
             state.digests.set_entries(digest_id, entries)
             ts = poster.post_digest(sub.channel, digest, digest_id)
         except jobs.NotPosted:
-            state.digests.finish(digest_id, "abandoned")  # surely not posted: the entries stay eligible
+            state.digests.finish(
+                digest_id, "abandoned"
+            )  # surely not posted: the entries stay eligible
             raise
         # Any other failure leaves the run claimed: recovery will look for its post.
         state.digests.record(digest_id, ts)
         state.subscriptions.mark_run(sub, now)
-        return RunResult(status="posted", digest_id=digest_id, ts=ts, entries=len(entries), recovered=recovered)
+        return RunResult(
+            status="posted", digest_id=digest_id, ts=ts, entries=len(entries), recovered=recovered
+        )

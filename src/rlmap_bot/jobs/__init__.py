@@ -1,4 +1,5 @@
-"""Timed work: one scheduler for digests, watches and any kind that comes next (the weekly arXiv scan).
+"""Timed work: one scheduler for digests, watches and
+any kind that comes next (the weekly arXiv scan).
 
 Every timed job is a *kind* over items the state store keeps (digest subscriptions,
 watches, ...). The store is the truth: a kind's jobs are created from its items

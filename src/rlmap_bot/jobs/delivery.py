@@ -1,4 +1,6 @@
-"""What timed work needs from a front-end to post: find a post again by its id; say when one surely failed."""
+"""What timed work needs from a front-end to post: find
+a post again by its id; say when one surely failed.
+"""
 
 from __future__ import annotations
 
@@ -9,7 +11,9 @@ from rlmap_bot.errors import RlmapError
 
 
 class NotPosted(RlmapError):
-    """The front-end is sure the post was not made (the bot is not in the channel, ...): safe to try again."""
+    """The front-end is sure the post was not made (the
+    bot is not in the channel, ...): safe to try again.
+    """
 
     def __init__(self, code: str, hint: str | None = None, what: str = "post"):
         super().__init__(hint or f"could not {what} ({code})")
@@ -25,5 +29,7 @@ class Poster(Protocol):
     """
 
     def find(self, channel: str, post_id: str, since: dt.datetime) -> str | None:
-        """The ts of a post carrying ``post_id`` in its metadata, posted after ``since``; None if none."""
+        """The ts of a post carrying ``post_id`` in its
+        metadata, posted after ``since``; None if none.
+        """
         ...

@@ -1,7 +1,8 @@
 """The scheduler: one background APScheduler running every registered kind's jobs.
 
 Job ids are ``KIND:item:ID`` for an item's ticks, ``KIND:catchup:ID`` for a catch-up,
-``KIND:sync`` for the kind's resync and ``KIND:every:NAME`` for its housekeeping. Catch-ups run in the scheduler's threads, so a long first run never
+``KIND:sync`` for the kind's resync and ``KIND:every:NAME`` for its housekeeping.
+Catch-ups run in the scheduler's threads, so a long first run never
 holds up the bot's start. A failing job is logged and never stops the scheduler.
 """
 
@@ -20,9 +21,11 @@ log = logging.getLogger(__name__)
 
 
 def slot_key(moment: dt.datetime, timespec: str = "seconds") -> str:
-    """The claim key of the slot a firing stands for; every replica computes the same one for the same tick.
+    """The claim key of the slot a firing stands for; every
+    replica computes the same one for the same tick.
 
-    ``timespec``: digests were keyed to the minute and watches to the second; each kind keeps its own,
+    ``timespec``: digests were keyed to the minute and
+    watches to the second; each kind keeps its own,
     since a key in another form would not match the claims already in the state store.
     """
     return "at:" + moment.astimezone(dt.UTC).isoformat(timespec=timespec)
@@ -58,7 +61,9 @@ class Scheduler:
         self.kinds: dict[str, Kind] = {}
         self._signatures: dict[str, str] = {}  # job id -> its trigger, to tell a changed schedule
         # coalesce: several missed ticks of one job run once; max_instances: never two at once.
-        self.aps = BackgroundScheduler(timezone=dt.UTC, job_defaults={"coalesce": True, "max_instances": 1})
+        self.aps = BackgroundScheduler(
+            timezone=dt.UTC, job_defaults={"coalesce": True, "max_instances": 1}
+        )
 
     # -- registering -------------------------------------------------------------------------------
     def register(self, kind: Kind, now: dt.datetime | None = None) -> list[str]:
@@ -73,10 +78,22 @@ class Scheduler:
         caught_up = []
         for item_id, due in kind.missed(items, now).items():  # each once, for its latest slot
             caught_up.append(item_id)
-            self.aps.add_job(self._fire, "date", args=[kind.name, item_id, due], id=f"{kind.name}:catchup:{item_id}",
-                             replace_existing=True, misfire_grace_time=None)
-        self.aps.add_job(self.sync, "interval", seconds=self.resync_seconds, args=[kind.name],
-                         id=f"{kind.name}:sync", replace_existing=True)
+            self.aps.add_job(
+                self._fire,
+                "date",
+                args=[kind.name, item_id, due],
+                id=f"{kind.name}:catchup:{item_id}",
+                replace_existing=True,
+                misfire_grace_time=None,
+            )
+        self.aps.add_job(
+            self.sync,
+            "interval",
+            seconds=self.resync_seconds,
+            args=[kind.name],
+            id=f"{kind.name}:sync",
+            replace_existing=True,
+        )
         self.start()
         return caught_up
 
@@ -89,8 +106,12 @@ class Scheduler:
                 self._signatures.pop(job.id, None)
 
     def every(self, kind: str, name: str, func: Callable[[], Any], **interval: int) -> None:
-        """Housekeeping of a kind that belongs to no item: ``func`` every ``interval`` (``hours=1``)."""
-        self.aps.add_job(func, "interval", id=f"{kind}:every:{name}", replace_existing=True, **interval)
+        """Housekeeping of a kind that belongs to no item:
+        ``func`` every ``interval`` (``hours=1``).
+        """
+        self.aps.add_job(
+            func, "interval", id=f"{kind}:every:{name}", replace_existing=True, **interval
+        )
 
     def start(self) -> None:
         if not self.aps.running:
@@ -101,17 +122,23 @@ class Scheduler:
         if self.aps.running:
             self.aps.shutdown(wait=wait)
 
-    # -- keeping jobs in step with the store ---------------------------------------------------------
+    # -- keeping jobs in step with the store
+    #  ---------------------------------------------------------
     def sync(self, name: str) -> None:
-        """Jobs for the kind's items as the store has them now: new ones added, changed ones re-added, gone ones dropped."""
+        """Jobs for the kind's items as the store has them now: new
+        ones added, changed ones re-added, gone ones dropped.
+        """
         kind = self.kinds.get(name)
         if kind is None:
             return
         try:
             items = list(kind.load())
         except UnavailableError:
-            log.warning("%s schedule not refreshed: state store unavailable (tried again in %d s)", name,
-                        self.resync_seconds)
+            log.warning(
+                "%s schedule not refreshed: state store unavailable (tried again in %d s)",
+                name,
+                self.resync_seconds,
+            )
             return
         wanted = {item.id: item for item in items}
         prefix = f"{name}:item:"
@@ -124,7 +151,9 @@ class Scheduler:
         for item in items:
             trigger = kind.trigger(item)
             job_id = f"{prefix}{item.id}"
-            if trigger is not None and (self.aps.get_job(job_id) is None or self._signatures.get(job_id) != repr(trigger)):
+            if trigger is not None and (
+                self.aps.get_job(job_id) is None or self._signatures.get(job_id) != repr(trigger)
+            ):
                 self._add(kind, item)
 
     def next_run_time(self, name: str, item_id: str) -> dt.datetime | None:
@@ -142,10 +171,18 @@ class Scheduler:
             return
         grace = kind.misfire_grace
         job_id = f"{kind.name}:item:{item.id}"
-        self.aps.add_job(self._tick, trigger, args=[kind.name, item], id=job_id, replace_existing=True,
-                         name=f"{kind.name} {item.id}",
-                         misfire_grace_time=None if grace is None else int(grace.total_seconds()))
-        self._signatures[job_id] = repr(trigger)  # interval, start and timezone: a changed schedule differs
+        self.aps.add_job(
+            self._tick,
+            trigger,
+            args=[kind.name, item],
+            id=job_id,
+            replace_existing=True,
+            name=f"{kind.name} {item.id}",
+            misfire_grace_time=None if grace is None else int(grace.total_seconds()),
+        )
+        self._signatures[job_id] = repr(
+            trigger
+        )  # interval, start and timezone: a changed schedule differs
 
     def _tick(self, name: str, item: Any) -> None:
         kind = self.kinds.get(name)

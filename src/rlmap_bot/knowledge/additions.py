@@ -28,7 +28,7 @@ def credit(source: str) -> tuple[str, str] | None:
     """(suggested_by, approved_by) of an entry that came from Slack, else None."""
     if not source.startswith(SOURCE_PREFIX):
         return None
-    suggested, _, approved = source[len(SOURCE_PREFIX):].partition(":")
+    suggested, _, approved = source[len(SOURCE_PREFIX) :].partition(":")
     return suggested, approved
 
 
@@ -41,19 +41,30 @@ class Merged:
 
 
 def validate(data: dict, shown: str, catalog: Catalog) -> Paper:
-    """An addition's entry as the catalog would take it; KnowledgeError (every problem) otherwise."""
+    """An addition's entry as the catalog would take
+    it; KnowledgeError (every problem) otherwise.
+    """
     entry = parse_entry(data, shown, 0, "paper")
     assert isinstance(entry, Paper), "parse_entry with folder kind 'paper' returns a paper"
-    trial = Catalog(entries={**catalog.entries, entry.id: entry}, sources={**catalog.sources, entry.id: shown},
-                    settings=catalog.settings)
+    trial = Catalog(
+        entries={**catalog.entries, entry.id: entry},
+        sources={**catalog.sources, entry.id: shown},
+        settings=catalog.settings,
+    )
     errors = check_entry(trial, entry)
     if errors:
-        raise errors[0] if len(errors) == 1 else KnowledgeError(shown, entry.id, errors[0].field, errors[0].problem)
+        raise (
+            errors[0]
+            if len(errors) == 1
+            else KnowledgeError(shown, entry.id, errors[0].field, errors[0].problem)
+        )
     return entry
 
 
 def merge(files: Catalog, additions: Iterable) -> Merged:
-    """The file catalog plus every valid addition (objects with entry_id, arxiv_id, data, suggested_by, approved_by)."""
+    """The file catalog plus every valid addition (objects with
+    entry_id, arxiv_id, data, suggested_by, approved_by).
+    """
     entries = dict(files.entries)
     sources = dict(files.sources)
     arxiv_ids = {p.arxiv for p in files.papers if p.arxiv}
@@ -69,10 +80,14 @@ def merge(files: Catalog, additions: Iterable) -> Merged:
             out.problems += exc.errors
             continue
         except ValueError as exc:  # not JSON at all
-            out.problems.append(KnowledgeError(shown, addition.entry_id, None, f"not a valid entry: {exc}"))
+            out.problems.append(
+                KnowledgeError(shown, addition.entry_id, None, f"not a valid entry: {exc}")
+            )
             continue
         if entry.id in entries:
-            out.problems.append(KnowledgeError(shown, entry.id, "id", "another addition has this id"))
+            out.problems.append(
+                KnowledgeError(shown, entry.id, "id", "another addition has this id")
+            )
             continue
         entries[entry.id] = entry
         sources[entry.id] = source_of(addition.suggested_by, addition.approved_by)

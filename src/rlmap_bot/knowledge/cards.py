@@ -32,12 +32,22 @@ def card_for(store: KnowledgeStore, entry: Entry) -> Card:
         url = entry.link
         if entry.facts:
             sections.append(Section(heading="Key facts", items=list(entry.facts)))
-        status = {"verified": "Verified against the sources.", "partial": "Partly verified.",
-                  "unverified": "Not independently verified."}[entry.verification]
-        sections.append(Section(heading="Verification", text=" ".join(x for x in (status, entry.verification_note) if x)))
+        status = {
+            "verified": "Verified against the sources.",
+            "partial": "Partly verified.",
+            "unverified": "Not independently verified.",
+        }[entry.verification]
+        sections.append(
+            Section(
+                heading="Verification",
+                text=" ".join(x for x in (status, entry.verification_note) if x),
+            )
+        )
         sections.append(Section(heading="Stages", items=[_title(store, s) for s in entry.stages]))
         if entry.subtopics:
-            sections.append(Section(heading="Subtopics", items=[_title(store, s) for s in entry.subtopics]))
+            sections.append(
+                Section(heading="Subtopics", items=[_title(store, s) for s in entry.subtopics])
+            )
     elif isinstance(entry, Stage):
         subtitle = f"Stage {entry.order} of the map"
         sections += [

@@ -23,7 +23,13 @@ import operator
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
 
-_FUNCTIONS: dict[str, Callable[..., Any]] = {"abs": abs, "sqrt": math.sqrt, "min": min, "max": max, "log": math.log}
+_FUNCTIONS: dict[str, Callable[..., Any]] = {
+    "abs": abs,
+    "sqrt": math.sqrt,
+    "min": min,
+    "max": max,
+    "log": math.log,
+}
 _ONE_ARG = {"abs", "sqrt", "log"}
 _BINOPS = {
     ast.Add: operator.add,
@@ -80,12 +86,18 @@ class Expr:
     source: str
     tree: ast.Expression
     names: frozenset[str]
-    run: Callable[[Mapping[str, Any]], Any] = field(compare=False, repr=False)  # parse() compiles it
+    run: Callable[[Mapping[str, Any]], Any] = field(
+        compare=False, repr=False
+    )  # parse() compiles it
     # The elementary conditions under the and/or/not structure, compiled too (for contradicted()).
-    atoms: tuple[Callable[[Mapping[str, Any]], Any], ...] = field(default=(), compare=False, repr=False)
+    atoms: tuple[Callable[[Mapping[str, Any]], Any], ...] = field(
+        default=(), compare=False, repr=False
+    )
 
     def value(self, values: Mapping[str, Any]) -> Any:
-        """Three-valued evaluation: absent names are unknown; returns UNKNOWN when it cannot tell."""
+        """Three-valued evaluation: absent names are
+        unknown; returns UNKNOWN when it cannot tell.
+        """
         try:
             return self.run(values)
         except ExprError:
@@ -102,7 +114,8 @@ class Expr:
         return result is not UNKNOWN and bool(result)
 
     def contradicted(self, values: Mapping[str, Any]) -> bool:
-        """True when some elementary condition (a comparison, or a yes/no name) is known to be false.
+        """True when some elementary condition (a comparison,
+        or a yes/no name) is known to be false.
 
         ``a == 'x' and (b or c == 'y')`` with ``c`` known to be 'z' is contradicted even while
         ``a`` and ``b`` are unknown: the reading of ``c`` speaks against this branch.
@@ -119,7 +132,9 @@ class Expr:
         """Raise ExprError naming the first comparison or operation that mixes types."""
         result = _type(self.tree.body, types)
         if result.kind != "bool":
-            raise ExprError(f"the condition must be true or false, but {self.source!r} is a {_describe(result)}")
+            raise ExprError(
+                f"the condition must be true or false, but {self.source!r} is a {_describe(result)}"
+            )
 
 
 def parse(source: str) -> Expr:
@@ -134,21 +149,44 @@ def parse(source: str) -> Expr:
             if node.id not in _FUNCTIONS:
                 names.add(node.id)
         elif isinstance(node, ast.Call):
-            if not isinstance(node.func, ast.Name) or node.func.id not in _FUNCTIONS or node.keywords:
-                raise ExprError(f"only these functions are allowed: {', '.join(sorted(_FUNCTIONS))}")
+            if (
+                not isinstance(node.func, ast.Name)
+                or node.func.id not in _FUNCTIONS
+                or node.keywords
+            ):
+                raise ExprError(
+                    f"only these functions are allowed: {', '.join(sorted(_FUNCTIONS))}"
+                )
         elif not isinstance(
             node,
             (
-                ast.Expression, ast.BoolOp, ast.And, ast.Or, ast.UnaryOp, ast.Not, ast.USub,
-                ast.BinOp, ast.Compare, ast.Constant, ast.Load, ast.Tuple, ast.List,
-                *_BINOPS, *_CMPOPS,
+                ast.Expression,
+                ast.BoolOp,
+                ast.And,
+                ast.Or,
+                ast.UnaryOp,
+                ast.Not,
+                ast.USub,
+                ast.BinOp,
+                ast.Compare,
+                ast.Constant,
+                ast.Load,
+                ast.Tuple,
+                ast.List,
+                *_BINOPS,
+                *_CMPOPS,
             ),
         ):
             raise ExprError(f"{type(node).__name__} is not allowed in a rule")
         if isinstance(node, ast.Constant) and not isinstance(node.value, (int, float, str, bool)):
             raise ExprError("constants must be numbers, strings or booleans")
-    return Expr(source=source.strip(), tree=tree, names=frozenset(names), run=_compile(tree.body),
-                atoms=tuple(_compile(a) for a in _atoms(tree.body)))
+    return Expr(
+        source=source.strip(),
+        tree=tree,
+        names=frozenset(names),
+        run=_compile(tree.body),
+        atoms=tuple(_compile(a) for a in _atoms(tree.body)),
+    )
 
 
 # -- evaluation ------------------------------------------------------------------------------
@@ -177,6 +215,7 @@ def _compile(node: ast.AST) -> Callable[[Mapping[str, Any]], Any]:
                 elif bool(result) == decided:
                     return decided
             return UNKNOWN if unknown else (not decided)
+
         return boolop
     if isinstance(node, ast.UnaryOp):
         operand = _compile(node.operand)
@@ -193,22 +232,31 @@ def _compile(node: ast.AST) -> Callable[[Mapping[str, Any]], Any]:
             if not (_number(a) and _number(b)):
                 raise ExprError("arithmetic takes numbers only")
             return op(a, b)
+
         return binop
     if isinstance(node, ast.Compare):
         first = _compile(node.left)
-        pairs = [(_CMPOPS[type(op)], _compile(c)) for op, c in zip(node.ops, node.comparators, strict=True)]
+        pairs = [
+            (_CMPOPS[type(op)], _compile(c))
+            for op, c in zip(node.ops, node.comparators, strict=True)
+        ]
 
         def compare(values: Mapping[str, Any]) -> Any:
             left = first(values)
             unknown = False
             for op, comparator in pairs:
                 right = comparator(values)
-                if left is UNKNOWN or right is UNKNOWN or (isinstance(right, tuple) and UNKNOWN in right):
+                if (
+                    left is UNKNOWN
+                    or right is UNKNOWN
+                    or (isinstance(right, tuple) and UNKNOWN in right)
+                ):
                     unknown = True
                 elif not op(left, right):
                     return False
                 left = right
             return UNKNOWN if unknown else True
+
         return compare
     if isinstance(node, ast.Call):
         assert isinstance(node.func, ast.Name)  # parse() allows only calls of named functions
@@ -218,6 +266,7 @@ def _compile(node: ast.AST) -> Callable[[Mapping[str, Any]], Any]:
         def call(values: Mapping[str, Any]) -> Any:
             got = [a(values) for a in args]
             return UNKNOWN if any(g is UNKNOWN for g in got) else fn(*got)
+
         return call
     if isinstance(node, (ast.Tuple, ast.List)):
         items = [_compile(e) for e in node.elts]
@@ -280,13 +329,18 @@ def _type(node: ast.AST, types: Mapping[str, ValueType]) -> _T:
             return _T("bool")
         operand = _type(node.operand, types)
         if operand.kind != "number":
-            raise ExprError(f"'-' needs a number, but {ast.unparse(node.operand)!r} is a {_describe(operand)}")
+            raise ExprError(
+                f"'-' needs a number, but {ast.unparse(node.operand)!r} is a {_describe(operand)}"
+            )
         return _T("number")
     if isinstance(node, ast.BinOp):
         for side in (node.left, node.right):
             t = _type(side, types)
             if t.kind != "number":
-                raise ExprError(f"arithmetic on a non-number in {text!r}: {ast.unparse(side)!r} is a {_describe(t)}")
+                raise ExprError(
+                    f"arithmetic on a non-number in {text!r}: {ast.unparse(side)!r} is a "
+                    f"{_describe(t)}"
+                )
         return _T("number")
     if isinstance(node, ast.Call):
         assert isinstance(node.func, ast.Name)  # parse() allows only calls of named functions
@@ -298,7 +352,9 @@ def _type(node: ast.AST, types: Mapping[str, ValueType]) -> _T:
         for arg in node.args:
             t = _type(arg, types)
             if t.kind != "number":
-                raise ExprError(f"{fname}() takes numbers, but {ast.unparse(arg)!r} is a {_describe(t)}")
+                raise ExprError(
+                    f"{fname}() takes numbers, but {ast.unparse(arg)!r} is a {_describe(t)}"
+                )
         return _T("number")
     if isinstance(node, (ast.Tuple, ast.List)):
         return _T("list", items=tuple(_type(e, types) for e in node.elts))
@@ -323,7 +379,9 @@ def _type(node: ast.AST, types: Mapping[str, ValueType]) -> _T:
 def _condition(node: ast.AST, types: Mapping[str, ValueType]) -> None:
     t = _type(node, types)
     if t.kind != "bool":
-        raise ExprError(f"{ast.unparse(node)!r} is a {_describe(t)}, not a condition; compare it with something")
+        raise ExprError(
+            f"{ast.unparse(node)!r} is a {_describe(t)}, not a condition; compare it with something"
+        )
 
 
 def _comparable(a: _T, b: _T, text: str, ordering: bool = False) -> None:
@@ -331,7 +389,9 @@ def _comparable(a: _T, b: _T, text: str, ordering: bool = False) -> None:
     if ordering:
         for side in (a, b):
             if side.kind != "number":
-                raise ExprError(f"'<' and '>' compare numbers, but {_describe(side)} is not one, in {text!r}")
+                raise ExprError(
+                    f"'<' and '>' compare numbers, but {_describe(side)} is not one, in {text!r}"
+                )
         return
     kinds = {a.kind, b.kind}
     if kinds == {"number"} or kinds == {"bool"} or kinds == {"word"}:
@@ -343,7 +403,11 @@ def _comparable(a: _T, b: _T, text: str, ordering: bool = False) -> None:
     if kinds == {"choice", "word"}:
         choice, word = (a, b) if a.kind == "choice" else (b, a)
         if word.word not in choice.choices:
-            raise ExprError(f"{word.word!r} is not one of {_describe(choice)}'s choices "
-                            f"({', '.join(sorted(choice.choices))}), in {text!r}")
+            raise ExprError(
+                f"{word.word!r} is not one of {_describe(choice)}'s choices "
+                f"({', '.join(sorted(choice.choices))}), in {text!r}"
+            )
         return
-    raise ExprError(f"compares {_describe(a)} with {_describe(b)}, which can never be equal, in {text!r}")
+    raise ExprError(
+        f"compares {_describe(a)} with {_describe(b)}, which can never be equal, in {text!r}"
+    )

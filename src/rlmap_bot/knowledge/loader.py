@@ -10,15 +10,26 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
-from typing import Iterable
+from typing import Any, Iterable, cast
 
 from pydantic import TypeAdapter, ValidationError
 
 from rlmap_bot.errors import RlmapError
 from rlmap_bot.knowledge.expr import ExprError, ValueType
-from rlmap_bot.knowledge.schema import KINDS, STAGE_IDS, CatalogSettings, Entry, Paper, Signal, Stage, Topic
+from rlmap_bot.knowledge.schema import (
+    KINDS,
+    STAGE_IDS,
+    CatalogSettings,
+    Entry,
+    Paper,
+    Signal,
+    Stage,
+    Topic,
+)
 
-ENTRY = TypeAdapter(Entry)  # any kind of entry, by its 'kind' (built once: a few ms of every start)
+# Any kind of entry, by its 'kind' (built once: a few ms of every start). Entry is an annotated
+# union, which TypeAdapter takes though its stub asks for a class.
+ENTRY: TypeAdapter[Entry] = TypeAdapter(cast(Any, Entry))
 
 
 SETTINGS_FILE = "catalog.yaml"
@@ -39,7 +50,11 @@ def _yaml_loader() -> type:
         key: [(tag, regexp) for tag, regexp in found if tag != "tag:yaml.org,2002:timestamp"]
         for key, found in yaml.SafeLoader.yaml_implicit_resolvers.items()
     }
-    return type("_Loader", (getattr(yaml, "CSafeLoader", yaml.SafeLoader),), {"yaml_implicit_resolvers": resolvers})
+    return type(
+        "_Loader",
+        (getattr(yaml, "CSafeLoader", yaml.SafeLoader),),
+        {"yaml_implicit_resolvers": resolvers},
+    )
 
 
 class KnowledgeError(RlmapError, ValueError):
@@ -60,7 +75,9 @@ class KnowledgeError(RlmapError, ValueError):
 
 
 class KnowledgeErrors(KnowledgeError):
-    """Several mistakes at once: every one is reported, a line each, so one pull request fixes them all."""
+    """Several mistakes at once: every one is reported,
+    a line each, so one pull request fixes them all.
+    """
 
     def __init__(self, errors: list[KnowledgeError]):
         self.all = list(errors)
@@ -96,7 +113,9 @@ class Catalog:
 
     @property
     def stages(self) -> list[Stage]:
-        return sorted((e for e in self.entries.values() if isinstance(e, Stage)), key=lambda s: s.order)
+        return sorted(
+            (e for e in self.entries.values() if isinstance(e, Stage)), key=lambda s: s.order
+        )
 
     @property
     def signals(self) -> list[Signal]:
@@ -111,8 +130,16 @@ class Catalog:
         source map's own papers (``seed``), verified before unverified, newest first."""
         hits = [p for p in self.papers if entry_id in p.stages or entry_id in p.subtopics]
         order = {"verified": 0, "partial": 1, "unverified": 2}
-        return sorted(hits, key=lambda p: (p.stages[0] != entry_id, not p.seed, order[p.verification],
-                                           -(p.year or 0), p.title))
+        return sorted(
+            hits,
+            key=lambda p: (
+                p.stages[0] != entry_id,
+                not p.seed,
+                order[p.verification],
+                -(p.year or 0),
+                p.title,
+            ),
+        )
 
     def children(self, topic_id: str) -> list[Topic]:
         return [t for t in self.entries.values() if isinstance(t, Topic) and t.parent == topic_id]
@@ -122,7 +149,9 @@ KIND_FOLDERS = {"stages": "stage", "topics": "topic", "papers": "paper", "signal
 
 
 def knowledge_files(root: Path) -> list[Path]:
-    """Every entry file: the YAML files in the kind folders (nothing else under ``root`` is read)."""
+    """Every entry file: the YAML files in the kind
+    folders (nothing else under ``root`` is read).
+    """
     files: list[Path] = []
     for folder in KIND_FOLDERS:
         where = Path(root) / folder
@@ -132,21 +161,33 @@ def knowledge_files(root: Path) -> list[Path]:
 
 
 def check_folder(root: Path) -> None:
-    """A knowledge folder has catalog.yaml and the kind folders; anything else is refused before reading."""
+    """A knowledge folder has catalog.yaml and the kind
+    folders; anything else is refused before reading.
+    """
     if root.exists() and not root.is_dir():
         raise KnowledgeError(root, None, None, "a file, not a knowledge folder")
     if not root.is_dir():
         raise KnowledgeError(root, None, None, "knowledge folder not found")
     if not (root / SETTINGS_FILE).is_file():
-        raise KnowledgeError(root, None, None, f"not a knowledge folder: no {SETTINGS_FILE} (a knowledge folder "
-                             f"holds {SETTINGS_FILE} and the folders {', '.join(f + '/' for f in KIND_FOLDERS)})")
+        raise KnowledgeError(
+            root,
+            None,
+            None,
+            f"not a knowledge folder: no {SETTINGS_FILE} (a knowledge folder "
+            f"holds {SETTINGS_FILE} and the folders {', '.join(f + '/' for f in KIND_FOLDERS)})",
+        )
     if not (root / "stages").is_dir():
-        raise KnowledgeError(root, None, None, "not a knowledge folder: no stages/ folder (the five stages live there)")
+        raise KnowledgeError(
+            root,
+            None,
+            None,
+            "not a knowledge folder: no stages/ folder (the five stages live there)",
+        )
 
 
 def _relative(path: Path, root: Path) -> str:
     try:
-        return (root.name + "/" + path.relative_to(root).as_posix())
+        return root.name + "/" + path.relative_to(root).as_posix()
     except ValueError:
         return str(path)
 
@@ -186,11 +227,18 @@ def parse_entry(raw: object, shown: str, index: int, folder_kind: str | None = N
     if "kind" not in raw:
         raise KnowledgeError(shown, label, "kind", f"missing; one of {', '.join(KINDS)}")
     if raw.get("kind") not in KINDS:
-        raise KnowledgeError(shown, label, "kind", f"{raw.get('kind')!r} is not one of {', '.join(KINDS)}")
+        raise KnowledgeError(
+            shown, label, "kind", f"{raw.get('kind')!r} is not one of {', '.join(KINDS)}"
+        )
     if folder_kind is not None and raw.get("kind") != folder_kind:
         folder = next(f for f, k in KIND_FOLDERS.items() if k == raw["kind"])
-        raise KnowledgeError(shown, label, "kind", f"a {raw['kind']} in the {folder_kind}s' folder; "
-                             f"move the file to {folder}/ or correct the kind")
+        raise KnowledgeError(
+            shown,
+            label,
+            "kind",
+            f"a {raw['kind']} in the {folder_kind}s' folder; "
+            f"move the file to {folder}/ or correct the kind",
+        )
     try:
         return ENTRY.validate_python(raw)
     except ValidationError as exc:
@@ -199,8 +247,12 @@ def parse_entry(raw: object, shown: str, index: int, folder_kind: str | None = N
         found = []
         for error in errors:
             if misspelt and error["type"] == "missing":
-                continue  # a misspelt field also shows up as a missing one; the misspelling says it all
-            field_name, problem = _field_path(error["loc"]), error["msg"].removeprefix("Value error, ")
+                # a misspelt field also shows up as a missing one; the misspelling says it all
+                continue
+            field_name, problem = (
+                _field_path(error["loc"]),
+                error["msg"].removeprefix("Value error, "),
+            )
             if error["type"] == "extra_forbidden":
                 problem = "unknown field (check the spelling)"
             elif error["type"] == "missing":
@@ -216,7 +268,9 @@ def parse_entry(raw: object, shown: str, index: int, folder_kind: str | None = N
 
 
 def load_catalog(root: Path) -> Catalog:
-    """Read, validate and cross-check every entry file; report every mistake, each naming file, entry and field."""
+    """Read, validate and cross-check every entry file; report
+    every mistake, each naming file, entry and field.
+    """
     root = Path(root)
     check_folder(root)
     entries: dict[str, Entry] = {}
@@ -231,7 +285,11 @@ def load_catalog(root: Path) -> Catalog:
             errors.append(exc)
             continue
         if data is None:
-            errors.append(KnowledgeError(shown, None, None, "the file is empty; add an entry or delete the file"))
+            errors.append(
+                KnowledgeError(
+                    shown, None, None, "the file is empty; add an entry or delete the file"
+                )
+            )
             continue
         items = data if isinstance(data, list) else [data]
         for index, raw in enumerate(items):
@@ -241,8 +299,14 @@ def load_catalog(root: Path) -> Catalog:
                 errors += exc.errors
                 continue
             if entry.id in entries:
-                errors.append(KnowledgeError(shown, entry.id, "id",
-                                             f"duplicate id, already defined in {sources[entry.id]}"))
+                errors.append(
+                    KnowledgeError(
+                        shown,
+                        entry.id,
+                        "id",
+                        f"duplicate id, already defined in {sources[entry.id]}",
+                    )
+                )
                 continue
             entries[entry.id] = entry
             sources[entry.id] = shown
@@ -252,13 +316,21 @@ def load_catalog(root: Path) -> Catalog:
         errors.append(exc)
         settings = CatalogSettings()
     catalog = Catalog(entries=entries, sources=sources, settings=settings)
-    if not errors:  # links are checked between valid entries only, or every broken file would cascade
+    if (
+        not errors
+    ):  # links are checked between valid entries only, or every broken file would cascade
         errors += check_links(catalog)
         errors += _collect(lambda: check_complaints(catalog, _relative(root / SETTINGS_FILE, root)))
         missing = [s for s in STAGE_IDS if s not in entries]
         if missing:
-            errors.append(KnowledgeError(_relative(root / "stages", root), None, None,
-                                         f"the map's five stages are required; missing: {', '.join(missing)}"))
+            errors.append(
+                KnowledgeError(
+                    _relative(root / "stages", root),
+                    None,
+                    None,
+                    f"the map's five stages are required; missing: {', '.join(missing)}",
+                )
+            )
     raise_all(errors)
     return catalog
 
@@ -283,39 +355,57 @@ def _load_settings(root: Path) -> CatalogSettings:
         return CatalogSettings.model_validate(loaded or {})
     except ValidationError as exc:
         first = exc.errors()[0]
-        problem = "unknown setting (check the spelling)" if first["type"] == "extra_forbidden" else first["msg"]
+        problem = (
+            "unknown setting (check the spelling)"
+            if first["type"] == "extra_forbidden"
+            else first["msg"]
+        )
         raise KnowledgeError(shown, "settings", _field_path(first["loc"]), problem) from None
 
 
-def _expect(catalog: Catalog, owner: Entry, field_name: str, target: str, kinds: tuple[str, ...]) -> None:
+def _expect(
+    catalog: Catalog, owner: Entry, field_name: str, target: str, kinds: tuple[str, ...]
+) -> None:
     found = catalog.entries.get(target)
     if found is None:
-        raise KnowledgeError(catalog.sources[owner.id], owner.id, field_name, f"links to unknown id '{target}'")
+        raise KnowledgeError(
+            catalog.sources[owner.id], owner.id, field_name, f"links to unknown id '{target}'"
+        )
     if found.kind not in kinds:
         raise KnowledgeError(
-            catalog.sources[owner.id], owner.id, field_name,
+            catalog.sources[owner.id],
+            owner.id,
+            field_name,
             f"'{target}' is a {found.kind}, expected {' or '.join(kinds)}",
         )
 
 
 def check_links(catalog: Catalog) -> list[KnowledgeError]:
-    """Every id an entry links to must exist and be of the right kind; one error per entry at most."""
+    """Every id an entry links to must exist and be of
+    the right kind; one error per entry at most.
+    """
     errors: list[KnowledgeError] = []
     stage_ids = {s.id for s in catalog.of_kind("stage")}
     signal_ids = {s.id for s in catalog.of_kind("signal")}
     for entry in catalog.entries.values():
-        errors += _collect(lambda entry=entry: _check_entry_links(catalog, entry, stage_ids, signal_ids))
+        errors += _collect(
+            lambda entry=entry: _check_entry_links(catalog, entry, stage_ids, signal_ids)
+        )
     return errors
 
 
 def check_entry(catalog: Catalog, entry: Entry) -> list[KnowledgeError]:
-    """One entry's links checked against a catalog that holds it (an addition merged beside the files)."""
+    """One entry's links checked against a catalog that
+    holds it (an addition merged beside the files).
+    """
     stage_ids = {s.id for s in catalog.of_kind("stage")}
     signal_ids = {s.id for s in catalog.of_kind("signal")}
     return _collect(lambda: _check_entry_links(catalog, entry, stage_ids, signal_ids))
 
 
-def _check_entry_links(catalog: Catalog, entry: Entry, stage_ids: set[str], signal_ids: set[str]) -> None:
+def _check_entry_links(
+    catalog: Catalog, entry: Entry, stage_ids: set[str], signal_ids: set[str]
+) -> None:
     """One entry's links: the first problem found, as a KnowledgeError."""
     for target in entry.related:
         _expect(catalog, entry, "related", target, KINDS)
@@ -323,14 +413,23 @@ def _check_entry_links(catalog: Catalog, entry: Entry, stage_ids: set[str], sign
         for target in entry.subtopics:
             _expect(catalog, entry, "subtopics", target, ("topic",))
             if not getattr(catalog.entries[target], "parent", None):
-                raise KnowledgeError(catalog.sources[entry.id], entry.id, "subtopics",
-                                     f"'{target}' is a topic, not a subtopic; name one of its subtopics")
+                raise KnowledgeError(
+                    catalog.sources[entry.id],
+                    entry.id,
+                    "subtopics",
+                    f"'{target}' is a topic, not a subtopic; name one of its subtopics",
+                )
     if isinstance(entry, Topic) and entry.parent:
         _expect(catalog, entry, "parent", entry.parent, ("topic",))
     if isinstance(entry, (Paper, Topic)):
         for stage in entry.stages:
             if stage not in stage_ids:
-                raise KnowledgeError(catalog.sources[entry.id], entry.id, "stages", f"stage '{stage}' has no stage entry")
+                raise KnowledgeError(
+                    catalog.sources[entry.id],
+                    entry.id,
+                    "stages",
+                    f"stage '{stage}' has no stage entry",
+                )
     if isinstance(entry, Signal):
         check_rules(catalog, entry, signal_ids)
 
@@ -349,16 +448,25 @@ def value_type(signal: Signal) -> ValueType:
 
 
 def check_rules(catalog: Catalog, signal: Signal, signal_ids: set[str]) -> None:
-    """A signal's rules: names known and used with their types, cited facts exist, overrides exist."""
+    """A signal's rules: names known and used with
+    their types, cited facts exist, overrides exist.
+    """
     where = catalog.sources[signal.id]
     if signal.id in RESERVED_SIGNAL_IDS:
-        raise KnowledgeError(where, signal.id, "id", f"'{signal.id}' is reserved for the guided flow's opening question")
+        raise KnowledgeError(
+            where,
+            signal.id,
+            "id",
+            f"'{signal.id}' is reserved for the guided flow's opening question",
+        )
     types = {s.id: value_type(s) for s in catalog.signals}
     for i, rule in enumerate(signal.rules):
         _expect(catalog, signal, f"rules[{i}].source", rule.source, ("paper",))
         unknown = sorted(rule.expr.names - signal_ids)
         if unknown:
-            raise KnowledgeError(where, signal.id, f"rules[{i}].when", f"names unknown signal '{unknown[0]}'")
+            raise KnowledgeError(
+                where, signal.id, f"rules[{i}].when", f"names unknown signal '{unknown[0]}'"
+            )
         try:
             rule.expr.check(types)
         except ExprError as exc:
@@ -367,15 +475,23 @@ def check_rules(catalog: Catalog, signal: Signal, signal_ids: set[str]) -> None:
         facts = getattr(paper, "facts", [])
         if rule.fact is not None and rule.fact >= len(facts):
             have = f"facts 0 to {len(facts) - 1}" if facts else "no facts"
-            raise KnowledgeError(where, signal.id, f"rules[{i}].fact",
-                                 f"'{rule.source}' has {have}; there is no fact {rule.fact}")
+            raise KnowledgeError(
+                where,
+                signal.id,
+                f"rules[{i}].fact",
+                f"'{rule.source}' has {have}; there is no fact {rule.fact}",
+            )
         for ref in rule.overrides:
             owner, _, rid = ref.rpartition(".")
             target = catalog.entries.get(owner or signal.id)
             if not isinstance(target, Signal) or rid not in {r.id for r in target.rules}:
-                raise KnowledgeError(where, signal.id, f"rules[{i}].overrides", f"no rule '{ref}' to override")
+                raise KnowledgeError(
+                    where, signal.id, f"rules[{i}].overrides", f"no rule '{ref}' to override"
+                )
             if (owner or signal.id) == signal.id and rid == rule.id:
-                raise KnowledgeError(where, signal.id, f"rules[{i}].overrides", "a rule cannot override itself")
+                raise KnowledgeError(
+                    where, signal.id, f"rules[{i}].overrides", "a rule cannot override itself"
+                )
 
 
 def check_complaints(catalog: Catalog, shown: str) -> None:
@@ -385,22 +501,38 @@ def check_complaints(catalog: Catalog, shown: str) -> None:
     for j, complaint in enumerate(catalog.settings.diagnosis.complaints):
         for sid in complaint.signals:
             if sid not in signal_ids:
-                raise KnowledgeError(shown, "settings", f"diagnosis.complaints[{j}].signals",
-                                     f"names unknown signal '{sid}'")
+                raise KnowledgeError(
+                    shown,
+                    "settings",
+                    f"diagnosis.complaints[{j}].signals",
+                    f"names unknown signal '{sid}'",
+                )
     for sid in catalog.settings.diagnosis.checkup:
         if sid not in signal_ids:
-            raise KnowledgeError(shown, "settings", "diagnosis.checkup", f"names unknown signal '{sid}'")
+            raise KnowledgeError(
+                shown, "settings", "diagnosis.checkup", f"names unknown signal '{sid}'"
+            )
     choices = {c for s in catalog.signals for c in s.choices}
     for choice in catalog.settings.diagnosis.answer_words:
         if choice not in choices:
-            raise KnowledgeError(shown, "settings", f"diagnosis.answer_words.{choice}",
-                                 f"'{choice}' is no choice of any signal (choices: {', '.join(sorted(choices))})")
+            raise KnowledgeError(
+                shown,
+                "settings",
+                f"diagnosis.answer_words.{choice}",
+                f"'{choice}' is no choice of any signal (choices: {', '.join(sorted(choices))})",
+            )
     rules = {f"{s.id}.{r.id}" for s in catalog.signals for r in s.rules}
     for j, order in enumerate(catalog.settings.diagnosis.precedence):
         for part, ref in [("first", order.first), *(("explains", r) for r in order.explains)]:
             if ref not in rules and not (part == "explains" and ref in signal_ids):
-                raise KnowledgeError(shown, "settings", f"diagnosis.precedence[{j}].{part}", f"no rule '{ref}'")
+                raise KnowledgeError(
+                    shown, "settings", f"diagnosis.precedence[{j}].{part}", f"no rule '{ref}'"
+                )
         source = catalog.entries.get(order.source)
         if source is None or source.kind != "paper":
-            raise KnowledgeError(shown, "settings", f"diagnosis.precedence[{j}].source",
-                                 f"'{order.source}' is not a paper in the catalog")
+            raise KnowledgeError(
+                shown,
+                "settings",
+                f"diagnosis.precedence[{j}].source",
+                f"'{order.source}' is not a paper in the catalog",
+            )

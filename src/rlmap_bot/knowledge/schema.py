@@ -11,7 +11,15 @@ from __future__ import annotations
 import datetime as dt
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationInfo, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    StringConstraints,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 
 from rlmap_bot.knowledge.expr import ExprError
 from rlmap_bot.knowledge.expr import parse as parse_expr
@@ -36,11 +44,15 @@ class EntryBase(BaseModel):
     title: Text
     summary: Text = Field(description="One or two sentences, in the catalog's own words.")
     aliases: list[Text] = Field(default_factory=list, description="Other names people use.")
-    keywords: list[Text] = Field(default_factory=list, description="Terms that should find this entry.")
+    keywords: list[Text] = Field(
+        default_factory=list, description="Terms that should find this entry."
+    )
     questions: list[Text] = Field(
         default_factory=list, description="Example questions this entry answers (feeds search)."
     )
-    related: list[Slug] = Field(default_factory=list, description="Ids of related entries of any kind.")
+    related: list[Slug] = Field(
+        default_factory=list, description="Ids of related entries of any kind."
+    )
     added: dt.date = Field(description="The day a curator added the entry to the catalog.")
     announce: bool = Field(
         default=False,
@@ -106,8 +118,12 @@ class Paper(EntryBase):
     url: Annotated[str, StringConstraints(pattern=r"^https?://\S+$")] | None = None
     verification: Literal["verified", "partial", "unverified"]
     verification_note: Text | None = None
-    facts: list[Text] = Field(default_factory=list, description="Key numbers and findings, checked.")
-    stages: list[StageId] = Field(min_length=1, description="Stages it informs, the main one first.")
+    facts: list[Text] = Field(
+        default_factory=list, description="Key numbers and findings, checked."
+    )
+    stages: list[StageId] = Field(
+        min_length=1, description="Stages it informs, the main one first."
+    )
     subtopics: list[Slug] = Field(default_factory=list)
     seed: bool = Field(default=False, description="Listed in the source map's 'Latest research'.")
 
@@ -146,7 +162,8 @@ class Preset(BaseModel):
 
 
 class Rule(BaseModel):
-    """When ``when`` holds, add ``points`` to stages; ``why``, ``source`` and ``fact`` say on what grounds.
+    """When ``when`` holds, add ``points`` to stages;
+    ``why``, ``source`` and ``fact`` say on what grounds.
 
     Every rule rests on one fact of one catalog paper (``fact`` indexes the paper's
     ``facts``).  Where the rule goes beyond that fact (a threshold, a combination, the
@@ -162,17 +179,27 @@ class Rule(BaseModel):
     points: dict[StageId, float] = Field(min_length=1)
     why: Text
     source: Slug = Field(description="Id of the catalog paper the rule rests on.")
-    fact: int | None = Field(default=None, ge=0, description="Index (from 0) into the source paper's facts.")
+    fact: int | None = Field(
+        default=None, ge=0, description="Index (from 0) into the source paper's facts."
+    )
     judgement: Text | None = Field(
-        default=None, description="What the rule adds beyond the cited fact (thresholds, combinations), and why.")
-    overrides: list[Annotated[str, StringConstraints(pattern=r"^[a-z0-9_-]+(\.[a-z0-9_-]+)?$")]] = Field(
-        default_factory=list, description="Rules ('signal.rule', or 'rule' in this file) this one explains away.")
+        default=None,
+        description="What the rule adds beyond the cited fact (thresholds, combinations), and why.",
+    )
+    overrides: list[Annotated[str, StringConstraints(pattern=r"^[a-z0-9_-]+(\.[a-z0-9_-]+)?$")]] = (
+        Field(
+            default_factory=list,
+            description="Rules ('signal.rule', or 'rule' in this file) this one explains away.",
+        )
+    )
 
     @field_validator("when")
     @classmethod
     def _parses(cls, value: str, info: ValidationInfo) -> str:
         if info.context and info.context.get(BUILT):
-            return value  # checked when the store was built; parsing again is 12 ms of every cold ask
+            return (
+                value  # checked when the store was built; parsing again is 12 ms of every cold ask
+            )
         try:
             parse_expr(value)
         except ExprError as exc:
@@ -182,7 +209,10 @@ class Rule(BaseModel):
     @model_validator(mode="after")
     def _grounded(self) -> Rule:
         if self.fact is None and self.judgement is None:
-            raise ValueError("a rule needs the supporting 'fact' of its source, or a 'judgement' saying why it holds")
+            raise ValueError(
+                "a rule needs the supporting 'fact' of its source, or a 'judgement' saying why it "
+                "holds"
+            )
         return self
 
     @property
@@ -206,13 +236,19 @@ class Signal(EntryBase):
     minimum: float | None = None
     maximum: float | None = None
     exclusive_minimum: bool = False
-    choices: list[Slug] = Field(default_factory=list, description="Allowed words for type 'choice'.")
+    choices: list[Slug] = Field(
+        default_factory=list, description="Allowed words for type 'choice'."
+    )
     presets: list[Preset] = Field(default_factory=list)
     how_to_measure: Text
     cost: Cost = Field(
         default="logs",
-        description="What answering takes: dashboard, logs, audit or experiment; the guided flow asks cheap ones first.")
-    cost_note: Text | None = Field(default=None, description="Where the number comes from, in a few words.")
+        description="What answering takes: dashboard, logs, audit or experiment; the guided flow "
+        "asks cheap ones first.",
+    )
+    cost_note: Text | None = Field(
+        default=None, description="Where the number comes from, in a few words."
+    )
     rules: list[Rule] = Field(default_factory=list)
 
     @model_validator(mode="after")
@@ -227,7 +263,9 @@ class Signal(EntryBase):
         for i, preset in enumerate(self.presets):
             try:
                 self.coerce(preset.value)
-            except ValueError as exc:  # "presets[2].value: ..." names the field for the loader's error line
+            except (
+                ValueError
+            ) as exc:  # "presets[2].value: ..." names the field for the loader's error line
                 raise ValueError(f"presets[{i}].value: {exc}") from None
         return self
 
@@ -267,18 +305,27 @@ class Signal(EntryBase):
             try:
                 number = float(raw)
             except OverflowError:
-                raise ValueError(f"{self.id} takes a number of sensible size, not {str(raw)[:20]}...") from None
+                raise ValueError(
+                    f"{self.id} takes a number of sensible size, not {str(raw)[:20]}..."
+                ) from None
         else:
             raise ValueError(f"{self.id} takes a number, not {raw!r}")
         if number != number or number in (float("inf"), float("-inf")):
             raise ValueError(f"{self.id} takes a finite number, not {raw!r}")
-        if self.type == "fraction" and 1.0 < number <= 100.0 and isinstance(raw, str) and not percent:
+        if (
+            self.type == "fraction"
+            and 1.0 < number <= 100.0
+            and isinstance(raw, str)
+            and not percent
+        ):
             raise ValueError(f"{self.id} is a fraction from 0 to 1 (write 0.4 or 40%), not {raw!r}")
         if self.type == "integer":
             if number != int(number):
                 raise ValueError(f"{self.id} takes a whole number, not {raw!r}")
             number = int(number)
-        if self.minimum is not None and (number < self.minimum or (self.exclusive_minimum and number == self.minimum)):
+        if self.minimum is not None and (
+            number < self.minimum or (self.exclusive_minimum and number == self.minimum)
+        ):
             bound = "above" if self.exclusive_minimum else "at least"
             raise ValueError(f"{self.id} must be {bound} {self.minimum:g}, not {raw!r}")
         if self.maximum is not None and number > self.maximum:
@@ -300,7 +347,9 @@ class Signal(EntryBase):
         lowered = text.lower()
         if lowered.endswith(_PERCENT):
             if self.type != "fraction":
-                raise ValueError(f"{self.id} takes {self._wants()}; '%' is only for shares, not {raw!r}")
+                raise ValueError(
+                    f"{self.id} takes {self._wants()}; '%' is only for shares, not {raw!r}"
+                )
             return text[:-1].strip(), True
         if self.unit == "x" and lowered.endswith(_TIMES):
             return text[:-1].strip(), False
@@ -346,8 +395,13 @@ class Precedence(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     first: Annotated[str, StringConstraints(pattern=r"^[a-z0-9_-]+\.[a-z0-9_-]+$")]
-    explains: list[Annotated[str, StringConstraints(pattern=r"^[a-z0-9_-]+(\.[a-z0-9_-]+)?$")]] = Field(
-        min_length=1, description="Rules (signal.rule), or a signal id: each of its rules that adds points to a stage.")
+    explains: list[Annotated[str, StringConstraints(pattern=r"^[a-z0-9_-]+(\.[a-z0-9_-]+)?$")]] = (
+        Field(
+            min_length=1,
+            description="Rules (signal.rule), or a signal id: each of its rules that adds points "
+            "to a stage.",
+        )
+    )
     source: Slug
     why: str
 
@@ -370,13 +424,16 @@ class DiagnosisSettings(BaseModel):
     pause_after_unknowns: int = Field(default=3, ge=1)
     pause_checks: int = Field(default=3, ge=1)
     min_gain: float = Field(default=0.001, ge=0)
-    cost_weights: dict[Cost, float] = Field(
-        default_factory=lambda: _COST_WEIGHTS.copy())
+    cost_weights: dict[Cost, float] = Field(default_factory=lambda: _COST_WEIGHTS.copy())
     next_checks: int = Field(default=3, ge=0)
     papers: int = Field(default=5, ge=0)
-    answer_words: dict[Slug, list[Annotated[str, StringConstraints(strip_whitespace=True, to_lower=True,
-                                                                    min_length=1)]]] = Field(
-        default_factory=dict, description="Words typed for a choice answer, read as that choice ('going up': rising).")
+    answer_words: dict[
+        Slug,
+        list[Annotated[str, StringConstraints(strip_whitespace=True, to_lower=True, min_length=1)]],
+    ] = Field(
+        default_factory=dict,
+        description="Words typed for a choice answer, read as that choice ('going up': rising).",
+    )
 
     def said_as(self, choice: str) -> list[str]:
         """How a person may say a choice: its name and its answer_words, each read as text.normalize
@@ -384,11 +441,16 @@ class DiagnosisSettings(BaseModel):
         from rlmap_bot.text import normalize
 
         return [normalize(w) for w in (choice, *self.answer_words.get(choice, ()))]
+
     complaints: list[Complaint] = Field(default_factory=list)
     checkup: list[Slug] = Field(
-        default_factory=list, description="Signals asked first, in this order, when the team names no complaint.")
+        default_factory=list,
+        description="Signals asked first, in this order, when the team names no complaint.",
+    )
     precedence: list[Precedence] = Field(
-        default_factory=list, description="Cross-stage readings the literature orders: the first explains the rest.")
+        default_factory=list,
+        description="Cross-stage readings the literature orders: the first explains the rest.",
+    )
 
     @model_validator(mode="after")
     def _unique_complaints(self) -> DiagnosisSettings:

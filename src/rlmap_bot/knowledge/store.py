@@ -24,7 +24,9 @@ from rlmap_bot.knowledge.loader import ENTRY, Catalog, knowledge_files, load_cat
 from rlmap_bot.knowledge.schema import BUILT, CatalogSettings, Entry, Paper, Signal, Stage, Topic
 from rlmap_bot.text import normalize
 
-SCHEMA_VERSION = 4  # 2: surface-word columns split for explanations, porter FTS, search tables; 3: one row per curated question; 4: other-language marker words
+# 2: surface-word columns split for explanations, porter FTS, search
+# tables; 3: one row per curated question; 4: other-language marker words
+SCHEMA_VERSION = 4
 SEARCH_COLUMNS = ("names", "authors", "keywords", "summary", "body", "questions")
 _READ_BACK = {BUILT: True}  # see schema.BUILT: what the build checked is not checked again
 
@@ -85,7 +87,9 @@ def _previous_history(path: Path) -> dict[str, tuple[str, str, str]]:
     try:
         conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
         try:
-            rows = conn.execute("select id, first_seen, changed_at, content_hash from entries").fetchall()
+            rows = conn.execute(
+                "select id, first_seen, changed_at, content_hash from entries"
+            ).fetchall()
         finally:
             conn.close()
     except sqlite3.Error:
@@ -94,15 +98,20 @@ def _previous_history(path: Path) -> dict[str, tuple[str, str, str]]:
 
 
 def is_knowledge_store(path: Path) -> bool:
-    """Is ``path`` a store this bot built (a SQLite file with our ``meta`` and ``entries`` tables)?"""
+    """Is ``path`` a store this bot built (a SQLite
+    file with our ``meta`` and ``entries`` tables)?
+    """
     if not is_sqlite_file(path):
         return False
     try:
         conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
         try:
-            tables = {r[0] for r in conn.execute("select name from sqlite_master where type = 'table'")}
+            tables = {
+                r[0] for r in conn.execute("select name from sqlite_master where type = 'table'")
+            }
             return {"meta", "entries"} <= tables and conn.execute(
-                "select 1 from meta where key = 'schema_version'").fetchone() is not None
+                "select 1 from meta where key = 'schema_version'"
+            ).fetchone() is not None
         finally:
             conn.close()
     except sqlite3.Error:
@@ -110,7 +119,8 @@ def is_knowledge_store(path: Path) -> bool:
 
 
 def check_replaceable(db_path: Path) -> None:
-    """Refuse to replace a file the bot did not make: only a missing or empty file, or one of our stores.
+    """Refuse to replace a file the bot did not make: only
+    a missing or empty file, or one of our stores.
 
     The store is rebuilt over its old file, so a mistyped path (``RLMAP_DB=notes.md``) would
     otherwise destroy whatever was there.
@@ -120,8 +130,10 @@ def check_replaceable(db_path: Path) -> None:
         raise ConfigError(f"{path} is a folder, not a knowledge store file")
     if not path.exists() or path.stat().st_size == 0 or is_knowledge_store(path):
         return
-    raise ConfigError(f"{path} is not a knowledge store (rlmap-bot did not make it), so it is left as it is; "
-                      "name a new file or an existing store")
+    raise ConfigError(
+        f"{path} is not a knowledge store (rlmap-bot did not make it), so it is left as it is; "
+        "name a new file or an existing store"
+    )
 
 
 #: Adds its own tables to a store being built: ``(connection, entries, index rows)``. The search
@@ -130,14 +142,23 @@ def check_replaceable(db_path: Path) -> None:
 Indexer = Callable[[sqlite3.Connection, Iterable[Any], list[dict[str, str]]], None]
 
 
-def build_store(root: Path, db_path: Path, catalog: Catalog | None = None, now: dt.datetime | None = None, *,
-                indexers: Sequence[Indexer], stamp: str = "") -> Catalog:
-    """Validate ``root`` and atomically replace ``db_path`` with a fresh store, ``indexers`` adding their tables.
+def build_store(
+    root: Path,
+    db_path: Path,
+    catalog: Catalog | None = None,
+    now: dt.datetime | None = None,
+    *,
+    indexers: Sequence[Indexer],
+    stamp: str = "",
+) -> Catalog:
+    """Validate ``root`` and atomically replace ``db_path``
+    with a fresh store, ``indexers`` adding their tables.
 
     Raises :class:`~rlmap_bot.knowledge.loader.KnowledgeError` before touching
     ``db_path`` when any file is wrong, and :class:`~rlmap_bot.errors.ConfigError`
     when ``db_path`` is not ours to replace or cannot be written. ``stamp`` records what was merged
-    beside the files (approved additions, see :mod:`rlmap_bot.knowledge.additions`), so a changed set
+    beside the files (approved additions, see
+    :mod:`rlmap_bot.knowledge.additions`), so a changed set
     is seen as stale.
     """
     root, db_path = Path(root), Path(db_path)
@@ -150,35 +171,43 @@ def build_store(root: Path, db_path: Path, catalog: Catalog | None = None, now: 
     tmp = db_path.with_name(f".{db_path.name}.{os.getpid()}.tmp")
     tmp.unlink(missing_ok=True)
     try:
-        import sqlite_utils  # build only: reading a store needs nothing but sqlite3 (about 30 ms less per ask)
+        # build only: reading a store needs nothing but sqlite3 (about 30 ms less per ask)
+        import sqlite_utils
 
         db = sqlite_utils.Database(tmp)
         rows, docs = [], []
         for entry in catalog.entries.values():
             content_hash = _entry_hash(entry)
-            first_seen, changed_at, old_hash = history.get(entry.id, (now_text, now_text, content_hash))
+            first_seen, changed_at, old_hash = history.get(
+                entry.id, (now_text, now_text, content_hash)
+            )
             if old_hash != content_hash:
                 changed_at = now_text
-            rows.append({
-                "id": entry.id,
-                "kind": entry.kind,
-                "title": entry.title,
-                "one_line": entry.one_line,
-                "added": entry.added.isoformat(),
-                "announce": int(entry.announce),
-                "first_seen": first_seen,
-                "changed_at": changed_at,
-                "content_hash": content_hash,
-                "source": catalog.sources.get(entry.id, ""),
-                "data": json.dumps(entry.model_dump(mode="json")),
-            })
+            rows.append(
+                {
+                    "id": entry.id,
+                    "kind": entry.kind,
+                    "title": entry.title,
+                    "one_line": entry.one_line,
+                    "added": entry.added.isoformat(),
+                    "announce": int(entry.announce),
+                    "first_seen": first_seen,
+                    "changed_at": changed_at,
+                    "content_hash": content_hash,
+                    "source": catalog.sources.get(entry.id, ""),
+                    "data": json.dumps(entry.model_dump(mode="json")),
+                }
+            )
             docs.append({"id": entry.id, "kind": entry.kind, **search_fields(entry)})
         db.table("entries").insert_all(rows, pk="id")
         db.table("entries").create_index(["kind"])
         db.table("entries").create_index(["added"])
         db.table("docs").insert_all(docs, pk="id")
-        # porter: FTS5 stems the surface words, so "rewards" finds "reward"; the text is folded already.
-        db.table("docs").enable_fts(list(SEARCH_COLUMNS), fts_version="FTS5", tokenize="porter unicode61")
+        # porter: FTS5 stems the surface words, so "rewards"
+        # finds "reward"; the text is folded already.
+        db.table("docs").enable_fts(
+            list(SEARCH_COLUMNS), fts_version="FTS5", tokenize="porter unicode61"
+        )
         for index in indexers:
             index(db.conn, catalog.entries.values(), docs)
         db.table("meta").insert_all(
@@ -226,7 +255,13 @@ class KnowledgeStore:
         for id_, data, first_seen, changed_at, source, version in self.conn.execute(
             "select id, data, first_seen, changed_at, source, content_hash from entries"
         ):
-            self._stored[id_] = StoredEntry(ENTRY.validate_json(data, context=_READ_BACK), first_seen, changed_at, source, version)
+            self._stored[id_] = StoredEntry(
+                ENTRY.validate_json(data, context=_READ_BACK),
+                first_seen,
+                changed_at,
+                source,
+                version,
+            )
         self._names: dict[str, set[str]] | None = None
         self.catalog = Catalog(
             entries={k: v.entry for k, v in self._stored.items()},
@@ -235,7 +270,9 @@ class KnowledgeStore:
         )
 
     def names(self) -> dict[str, set[str]]:
-        """Titles and aliases (lower case, accents folded, spaces collapsed) -> the ids they name."""
+        """Titles and aliases (lower case, accents folded,
+        spaces collapsed) -> the ids they name.
+        """
         if self._names is None:
             from rlmap_bot.text import fold
 
@@ -269,7 +306,11 @@ class KnowledgeStore:
         return list(self._stored.values())
 
     def counts(self) -> dict[str, int]:
-        return dict(self.conn.execute("select kind, count(*) from entries group by kind order by kind").fetchall())
+        return dict(
+            self.conn.execute(
+                "select kind, count(*) from entries group by kind order by kind"
+            ).fetchall()
+        )
 
     def linked(self, entry_id: str) -> list[Entry]:
         """Entries this one links to or that link to it, for 'related' buttons and `show`."""
@@ -283,7 +324,9 @@ class KnowledgeStore:
             ids += entry.subtopics + [p.id for p in self.catalog.papers_for(entry.id)]
         elif isinstance(entry, Topic):
             ids += ([entry.parent] if entry.parent else []) + list(entry.stages)
-            ids += [t.id for t in self.catalog.children(entry.id)] + [p.id for p in self.catalog.papers_for(entry.id)]
+            ids += [t.id for t in self.catalog.children(entry.id)] + [
+                p.id for p in self.catalog.papers_for(entry.id)
+            ]
         ids += [e.id for e in self.catalog.entries.values() if entry_id in e.related]
         seen: dict[str, None] = {}
         for i in ids:
@@ -293,7 +336,9 @@ class KnowledgeStore:
 
 
 def store_status(root: Path, db_path: Path, stamp: str | None = None) -> str:
-    """'missing', 'stale' or 'fresh': whether ``db_path`` reflects ``root`` (and, given, the additions ``stamp``)."""
+    """'missing', 'stale' or 'fresh': whether ``db_path``
+    reflects ``root`` (and, given, the additions ``stamp``).
+    """
     if not Path(db_path).exists():
         return "missing"
     try:

@@ -24,19 +24,29 @@ class Hit(BaseModel):
     why: list[str] = Field(default_factory=list)
     byline: str | None = None
     url: str | None = None
-    verification: str | None = Field(default=None, description="For papers: verified, partial or unverified.")
-    points_to: str | None = Field(default=None, description=(
-        "For signals: the stage one of its diagnosis rules names, and why, in brief (search/readings.py)."))
+    verification: str | None = Field(
+        default=None, description="For papers: verified, partial or unverified."
+    )
+    points_to: str | None = Field(
+        default=None,
+        description=(
+            "For signals: the stage one of its diagnosis rules names, and why, in brief "
+            "(search/readings.py)."
+        ),
+    )
 
 
 class Answer(BaseModel):
     """The best matches for a question, best first, in one of three tiers (``tier``)."""
 
     query: str = Field(description="The question, cut to QUERY_ECHO characters with an ellipsis.")
-    tier: Tier = Field(description=(
-        "confident: `results` answer the question; guess: the evidence is too thin to vouch "
-        "for any entry, `guesses` are the nearest ones; nothing: no word of the question "
-        "speaks for the map."))
+    tier: Tier = Field(
+        description=(
+            "confident: `results` answer the question; guess: the evidence is too thin to vouch "
+            "for any entry, `guesses` are the nearest ones; nothing: no word of the question "
+            "speaks for the map."
+        )
+    )
     results: list[Hit] = Field(description="Confident matches only, best first (tier confident).")
     guesses: list[Hit] = Field(
         default_factory=list,
@@ -46,12 +56,19 @@ class Answer(BaseModel):
         default_factory=list,
         description="Tier guess: the question's words that speak for the map (why not nothing).",
     )
-    corrections: dict[str, str] = Field(default_factory=dict, description="Typo -> word searched instead.")
-    english_only: bool = Field(default=False, description="The question is not in English: the bot reads English only.")
+    corrections: dict[str, str] = Field(
+        default_factory=dict, description="Typo -> word searched instead."
+    )
+    english_only: bool = Field(
+        default=False, description="The question is not in English: the bot reads English only."
+    )
     close_call: bool = Field(default=False, description="The top two are too close to pick one.")
-    known_topics: list[str] = Field(default_factory=list, description="What the bot knows, when nothing matched.")
+    known_topics: list[str] = Field(
+        default_factory=list, description="What the bot knows, when nothing matched."
+    )
     unrelated_words: list[str] = Field(
-        default_factory=list, description="When nothing matched: the question's words the map never uses."
+        default_factory=list,
+        description="When nothing matched: the question's words the map never uses.",
     )
 
     @property
@@ -69,7 +86,9 @@ QUERY_ECHO = 500  # a question is echoed back at most this long: enough to recog
 
 
 def echo(question: str) -> str:
-    """The question as echoed back: whole when short, else cut after its last whole word, with "…"."""
+    """The question as echoed back: whole when short,
+    else cut after its last whole word, with "…".
+    """
     question = question.strip()
     if len(question) <= QUERY_ECHO:
         return question

@@ -1,4 +1,6 @@
-"""An entry of the catalog as a card: a title, a kind, sections and links, the same on every surface."""
+"""An entry of the catalog as a card: a title, a kind,
+sections and links, the same on every surface.
+"""
 
 from __future__ import annotations
 

@@ -1,4 +1,6 @@
-"""What the curation core hands the front-ends: an arXiv record, a candidate with its proposed tags."""
+"""What the curation core hands the front-ends: an
+arXiv record, a candidate with its proposed tags.
+"""
 
 from __future__ import annotations
 
@@ -36,7 +38,9 @@ class ArxivRecord(BaseModel):
 
 
 class Tag(BaseModel):
-    """A proposed stage or subtopic and how strongly the bot's search ties the abstract to it (0 to 1)."""
+    """A proposed stage or subtopic and how strongly the
+    bot's search ties the abstract to it (0 to 1).
+    """
 
     id: str
     title: str
@@ -49,20 +53,29 @@ class Existing(BaseModel):
     status: Literal["in_catalog", "pending", "rejected", "approved"]
     entry_id: str | None = None
     title: str | None = None
-    how: str = Field(default="", description="arxiv id | title (fuzzy, with its score) | suggestion")
+    how: str = Field(
+        default="", description="arxiv id | title (fuzzy, with its score) | suggestion"
+    )
     by: str | None = Field(default=None, description="Who decided (a Slack user id) or suggested.")
     reason: str | None = None
     when: dt.datetime | None = None
 
 
 class Candidate(BaseModel):
-    """A paper proposed for the catalog: arXiv's record, the tags the bot proposes, and whether it is new."""
+    """A paper proposed for the catalog: arXiv's record,
+    the tags the bot proposes, and whether it is new.
+    """
 
     record: ArxivRecord
     stages: list[Tag] = Field(default_factory=list)
     subtopics: list[Tag] = Field(default_factory=list)
     existing: Existing | None = None
-    relevance: float = Field(default=0.0, ge=0, le=1, description="How well the paper fits the map (the scout ranks by it).")
+    relevance: float = Field(
+        default=0.0,
+        ge=0,
+        le=1,
+        description="How well the paper fits the map (the scout ranks by it).",
+    )
 
 
 class AdditionRow(BaseModel):
@@ -75,6 +88,8 @@ class AdditionRow(BaseModel):
 
 
 class AdditionList(BaseModel):
-    """Papers approved from Slack and live in the catalog (until a knowledge file takes them over)."""
+    """Papers approved from Slack and live in the
+    catalog (until a knowledge file takes them over).
+    """
 
     additions: list[AdditionRow]

@@ -36,13 +36,19 @@ class Evidence(BaseModel):
     rule: str
     signals: dict[str, Any]
     stage: str = Field(description="The stage the rule moves most.")
-    direction: str = Field(description="'for' when it points at that stage, 'against' when it argues it is fine")
+    direction: str = Field(
+        description="'for' when it points at that stage, 'against' when it argues it is fine"
+    )
     points: dict[str, float] = Field(description="Points added to each stage it moves.")
     why: str
     source: PaperRef
     fact: str | None = Field(default=None, description="The source's fact the rule rests on.")
-    judgement: str | None = Field(default=None, description="What the rule adds beyond that fact, and why.")
-    explains_away: list[str] = Field(default_factory=list, description="Fired rules this one replaced.")
+    judgement: str | None = Field(
+        default=None, description="What the rule adds beyond that fact, and why."
+    )
+    explains_away: list[str] = Field(
+        default_factory=list, description="Fired rules this one replaced."
+    )
 
     def supports(self, stage: str) -> bool:
         return self.points.get(stage, 0.0) > 0
@@ -59,9 +65,16 @@ class NextCheck(BaseModel):
     signal: str
     title: str
     question: str
-    gain: float = Field(description="How far an answer is expected to move the belief about the binding stage (bits).")
-    cost: str = Field(default="logs", description="What answering takes: dashboard, logs, audit or experiment.")
-    priority: float = Field(default=0.0, description="Gain weighed by cost; the order in which to ask.")
+    gain: float = Field(
+        description="How far an answer is expected to move the belief about the binding stage "
+        "(bits)."
+    )
+    cost: str = Field(
+        default="logs", description="What answering takes: dashboard, logs, audit or experiment."
+    )
+    priority: float = Field(
+        default=0.0, description="Gain weighed by cost; the order in which to ask."
+    )
 
 
 class Verdict(BaseModel):
@@ -69,11 +82,19 @@ class Verdict(BaseModel):
 
     binding_stage: str | None
     binding_title: str | None = None
-    tied: list[str] = Field(default_factory=list, description="Stages with strong, near-equal evidence when none binds alone.")
+    tied: list[str] = Field(
+        default_factory=list,
+        description="Stages with strong, near-equal evidence when none binds alone.",
+    )
     confidence: float
-    one_measurement: bool = Field(default=False, description=(
-        "The verdict rests on one reading (one measurement, or the one comparison a mechanism is defined "
-        "by), below the firm bar: a second reading of the same stage would confirm it."))
+    one_measurement: bool = Field(
+        default=False,
+        description=(
+            "The verdict rests on one reading (one measurement, or the one comparison a mechanism "
+            "is defined "
+            "by), below the firm bar: a second reading of the same stage would confirm it."
+        ),
+    )
     summary: str
     ranking: list[StageScore]
     evidence: list[Evidence]
@@ -90,20 +111,34 @@ class PresetView(BaseModel):
 class Question(BaseModel):
     """What to ask next, with everything a front-end needs to render it."""
 
-    kind: str = Field(default="signal", description="'complaint' for the opening question, else 'signal'.")
-    signal: str = Field(description="The id to answer: a signal id, or 'complaint' for the opening question.")
+    kind: str = Field(
+        default="signal", description="'complaint' for the opening question, else 'signal'."
+    )
+    signal: str = Field(
+        description="The id to answer: a signal id, or 'complaint' for the opening question."
+    )
     title: str
     text: str
-    type: str = Field(description="The signal's type, or 'complaint' (pick any number of the presets).")
+    type: str = Field(
+        description="The signal's type, or 'complaint' (pick any number of the presets)."
+    )
     unit: str | None = None
     choices: list[str] = Field(default_factory=list)
     presets: list[PresetView] = Field(default_factory=list)
-    multiple: bool = Field(default=False, description="Several presets may be chosen at once (complaints).")
+    multiple: bool = Field(
+        default=False, description="Several presets may be chosen at once (complaints)."
+    )
     how_to_measure: str
-    answer_hint: str = Field(default="", description="How to type an answer, e.g. 'a ratio like 3.5x'.")
-    cost: str | None = Field(default=None, description="What answering takes: dashboard, logs, audit or experiment.")
+    answer_hint: str = Field(
+        default="", description="How to type an answer, e.g. 'a ratio like 3.5x'."
+    )
+    cost: str | None = Field(
+        default=None, description="What answering takes: dashboard, logs, audit or experiment."
+    )
     number: int = Field(description="1 for the first question asked in this session, and so on.")
-    max_questions: int = Field(default=0, description="The most questions this session can ask, the opening one included.")
+    max_questions: int = Field(
+        default=0, description="The most questions this session can ask, the opening one included."
+    )
     progress: str = Field(default="", description="'question 3 of at most 21'.")
     can_go_back: bool
 
@@ -125,12 +160,19 @@ class Session(BaseModel):
     user: str
     answers: dict[str, Any] = Field(default_factory=dict)
     skipped: list[str] = Field(default_factory=list)
-    history: list[str] = Field(default_factory=list, description="Signals answered or skipped, in order.")
+    history: list[str] = Field(
+        default_factory=list, description="Signals answered or skipped, in order."
+    )
     current: str | None = None
     status: Literal["open", "done", "stopped", "expired"] = "open"
-    message_ts: str | None = Field(default=None, description="The front-end's card to update in place.")
-    moves: list[str] = Field(default_factory=list, description="Keys of the latest moves applied (a typed reply's "
-                             "message), so a move handled again after a crash is not applied twice.")
+    message_ts: str | None = Field(
+        default=None, description="The front-end's card to update in place."
+    )
+    moves: list[str] = Field(
+        default_factory=list,
+        description="Keys of the latest moves applied (a typed reply's "
+        "message), so a move handled again after a crash is not applied twice.",
+    )
     version: int = 0
     started_at: dt.datetime = Field(default_factory=lambda: dt.datetime.now(dt.UTC))
     updated_at: dt.datetime = Field(default_factory=lambda: dt.datetime.now(dt.UTC))
@@ -149,13 +191,25 @@ class Step(BaseModel):
     session: Session
     question: Question | None = None
     verdict: Verdict | None = None
-    leaning: Verdict | None = Field(default=None, description="The verdict so far, while questions remain.")
+    leaning: Verdict | None = Field(
+        default=None, description="The verdict so far, while questions remain."
+    )
     note: str | None = None
-    help: str | None = Field(default=None, description="How to measure the current question, when asked for help.")
-    replayed: bool = Field(default=False, description="The move was applied before (handled again after a crash).")
-    paused: list[PauseCheck] = Field(default_factory=list, description=(
-        "Set when the flow pauses after several \"don't know\"s with no verdict: the checks that would tell most, "
-        "the current question first. The session stays open; answering it (or resuming) goes on."))
+    help: str | None = Field(
+        default=None, description="How to measure the current question, when asked for help."
+    )
+    replayed: bool = Field(
+        default=False, description="The move was applied before (handled again after a crash)."
+    )
+    paused: list[PauseCheck] = Field(
+        default_factory=list,
+        description=(
+            'Set when the flow pauses after several "don\'t know"s with no verdict: the checks '
+            "that would tell most, "
+            "the current question first. The session stays open; answering it (or resuming) goes "
+            "on."
+        ),
+    )
 
     @property
     def finished(self) -> bool:

@@ -19,8 +19,12 @@ class DigestItem(BaseModel):
     version: str
     added: dt.date
     group: str
-    suggested_by: str | None = Field(default=None, description="Slack user id of who suggested it (an addition).")
-    approved_by: str | None = Field(default=None, description="Slack user id of the curator who approved it.")
+    suggested_by: str | None = Field(
+        default=None, description="Slack user id of who suggested it (an addition)."
+    )
+    approved_by: str | None = Field(
+        default=None, description="Slack user id of the curator who approved it."
+    )
 
 
 class DigestGroup(BaseModel):

@@ -37,7 +37,9 @@ class PaperRow(BaseModel):
 
 class PaperList(BaseModel):
     papers: list[PaperRow]
-    filters: list[str] = Field(default_factory=list, description="What the list was narrowed to, in words.")
+    filters: list[str] = Field(
+        default_factory=list, description="What the list was narrowed to, in words."
+    )
     total: int = Field(description="Papers in the catalog before filtering.")
 
 
@@ -75,7 +77,9 @@ class HelpEntry(BaseModel):
     usage: str
     summary: str
     kind: Literal["command", "option", "example"] = Field(
-        default="command", description="A command, one of its options, or an example of it (renderers indent).")
+        default="command",
+        description="A command, one of its options, or an example of it (renderers indent).",
+    )
 
 
 class Help(BaseModel):
@@ -95,8 +99,11 @@ class Notice(BaseModel):
     text: str
     public: bool = False
     actor: str | None = None
-    parts: list[Part] | None = Field(None, description="The same line with the names in it (titles, channels, "
-                                                       "people) as parts, for a surface that shows them its way.")
+    parts: list[Part] | None = Field(
+        None,
+        description="The same line with the names in it (titles, channels, "
+        "people) as parts, for a surface that shows them its way.",
+    )
 
 
 class SubscriptionRow(BaseModel):
@@ -113,4 +120,6 @@ class SubscriptionList(BaseModel):
 
 
 class CatalogExport(RootModel[list[dict[str, Any]]]):
-    """`kb export`: every entry with all its fields (and when it was first seen and last changed)."""
+    """`kb export`: every entry with all its fields
+    (and when it was first seen and last changed).
+    """

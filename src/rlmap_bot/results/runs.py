@@ -1,4 +1,5 @@
-"""A run's diagnosis from its logs: what the run is, where each derived value came from, the verdict.
+"""A run's diagnosis from its logs: what the run is,
+where each derived value came from, the verdict.
 
 Kept apart from :mod:`rlmap_bot.runs.derive` (which needs numpy and scipy) so that front-ends can
 name these types, in rendering and in JSON, without loading the numerical stack.
@@ -23,7 +24,9 @@ class SignalSource(BaseModel):
     baseline_start: int | None = None
     baseline_end: int | None = None
     marks: list[int] = Field(default_factory=list, description="steps to mark: spikes, NaN/inf")
-    first_level: float | None = Field(None, description="the run's first level (median of its first points)")
+    first_level: float | None = Field(
+        None, description="the run's first level (median of its first points)"
+    )
     first_start: int | None = None
     first_end: int | None = None
     level: float | None = Field(None, description="the level now (median of the last points)")
@@ -36,21 +39,30 @@ FAULT_TITLES = {
     "constant_gradient": "not learning: the gradient norm is the same value on every step",
     "zero_loss": "not learning: the loss is exactly 0 and no gradient shows otherwise",
     "zero_variance": "not learning: every group has zero reward spread, no sample carries a signal",
-    "no_update": "not learning: the learning rate has been exactly 0 since a step, no parameter changes",
-    "zero_entropy": "the entropy is exactly 0: not measured, or sampling is greedy (nothing is explored)",
-    "reward_collapse": "the task reward collapsed at the tail of the run, against its own recent level",
-    "grad_norm_blowup": "the gradient norm blew up at the tail of the run, against its own recent level",
-    "length_explosion": "the response length exploded at the tail of the run, against its own recent level",
+    "no_update": "not learning: the learning rate has been exactly 0 since a step, no parameter "
+    "changes",
+    "zero_entropy": "the entropy is exactly 0: not measured, or sampling is greedy (nothing is "
+    "explored)",
+    "reward_collapse": "the task reward collapsed at the tail of the run, against its own recent "
+    "level",
+    "grad_norm_blowup": "the gradient norm blew up at the tail of the run, against its own recent "
+    "level",
+    "length_explosion": "the response length exploded at the tail of the run, against its own "
+    "recent level",
 }
 
 
 class Fault(BaseModel):
     """A run that is not learning, or that logs NaN/inf: said before any stage verdict."""
 
-    kind: str = Field(description="nan, zero_gradient, constant_gradient, zero_loss, zero_variance, no_update, "
-                                  "zero_entropy, reward_collapse, grad_norm_blowup or length_explosion")
+    kind: str = Field(
+        description="nan, zero_gradient, constant_gradient, zero_loss, zero_variance, no_update, "
+        "zero_entropy, reward_collapse, grad_norm_blowup or length_explosion"
+    )
     metric: str
-    steps: list[int] = Field(description="the steps it happened at (the first 20; count has them all)")
+    steps: list[int] = Field(
+        description="the steps it happened at (the first 20; count has them all)"
+    )
     count: int
     first_step: int
     last_step: int
@@ -95,23 +107,37 @@ class RunDiagnosis(Verdict):
     """The verdict fields, plus what was read from the logs and how."""
 
     run: RunInfo
-    faults: list[Fault] = Field(default_factory=list, description="Not learning, or NaN/inf: said before any verdict.")
-    levels: dict[str, LevelReading] = Field(default_factory=dict,
-                                            description="Each quantity's start against its end, and the run's direction.")
+    faults: list[Fault] = Field(
+        default_factory=list, description="Not learning, or NaN/inf: said before any verdict."
+    )
+    levels: dict[str, LevelReading] = Field(
+        default_factory=dict,
+        description="Each quantity's start against its end, and the run's direction.",
+    )
     signal_sources: dict[str, SignalSource] = Field(default_factory=dict)
     missing: list[str] = Field(default_factory=list, description="Signals the logs could not give.")
     missing_reasons: dict[str, str] = Field(default_factory=dict)
     warnings: list[str] = Field(default_factory=list)
-    chart: str | None = Field(default=None, description="Where the chart was written, if one was asked for.")
-    signal_titles: dict[str, str] = Field(default_factory=dict, description="Each signal read: its title, as cards show it.")
-    signal_units: dict[str, str] = Field(default_factory=dict, description="Each signal read that has a unit: the unit.")
+    chart: str | None = Field(
+        default=None, description="Where the chart was written, if one was asked for."
+    )
+    signal_titles: dict[str, str] = Field(
+        default_factory=dict, description="Each signal read: its title, as cards show it."
+    )
+    signal_units: dict[str, str] = Field(
+        default_factory=dict, description="Each signal read that has a unit: the unit."
+    )
 
     def title_of(self, signal: str) -> str:
-        """A signal as cards name it ("Held-out score trend"); its id when the catalog has no title for it."""
+        """A signal as cards name it ("Held-out score trend");
+        its id when the catalog has no title for it.
+        """
         return self.signal_titles.get(signal, signal)
 
     def value_text(self, signal: str) -> str:
-        """A signal's value as read, with its unit ("32.6 points") unless the title says it already."""
+        """A signal's value as read, with its unit ("32.6
+        points") unless the title says it already.
+        """
         unit = self.signal_units.get(signal)
         value = format_value(self.signals.get(signal))
         return f"{value} {unit}" if unit and unit not in self.title_of(signal) else value

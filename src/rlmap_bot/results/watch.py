@@ -26,11 +26,15 @@ class EvidenceLine(BaseModel):
     signals: dict[str, str]
     why: str
     source: str = Field(description="The catalog paper the rule rests on.")
-    provenance: list[str] = Field(default_factory=list, description="metric, window and reading per signal")
+    provenance: list[str] = Field(
+        default_factory=list, description="metric, window and reading per signal"
+    )
 
 
 class Alert(BaseModel):
-    """One post: an alert (conditions raised), a resolved note, or a notice that the watch paused."""
+    """One post: an alert (conditions raised), a
+    resolved note, or a notice that the watch paused.
+    """
 
     alert_id: str = Field(default_factory=lambda: uuid.uuid4().hex)
     watch_id: str
@@ -44,11 +48,17 @@ class Alert(BaseModel):
     binding_stage: str | None = None
     binding_title: str | None = None
     verdict_headline: str | None = None
-    ranking: list[tuple[str, float]] = Field(default_factory=list, description="(stage title, points), top first")
+    ranking: list[tuple[str, float]] = Field(
+        default_factory=list, description="(stage title, points), top first"
+    )
     evidence: list[EvidenceLine] = Field(default_factory=list)
-    faults: list[str] = Field(default_factory=list, description="The fault findings, with steps and metrics.")
+    faults: list[str] = Field(
+        default_factory=list, description="The fault findings, with steps and metrics."
+    )
     next_checks: list[str] = Field(default_factory=list)
-    reply_to: str | None = Field(None, description="The alert a resolved note answers (its message ts).")
+    reply_to: str | None = Field(
+        None, description="The alert a resolved note answers (its message ts)."
+    )
     posted_ts: str | None = None
     chart: bool = Field(False, description="A chart goes with it.")
 
@@ -73,8 +83,12 @@ class CheckResult(BaseModel):
     bytes_read: int = 0
     verdict: VerdictSummary | None = None
     open_conditions: list[str] = Field(default_factory=list)
-    alerts: list[Alert] = Field(default_factory=list, description="Posted (or, dry, that would be posted).")
-    withheld: list[str] = Field(default_factory=list, description="Conditions a quiet watch tracks without posting.")
+    alerts: list[Alert] = Field(
+        default_factory=list, description="Posted (or, dry, that would be posted)."
+    )
+    withheld: list[str] = Field(
+        default_factory=list, description="Conditions a quiet watch tracks without posting."
+    )
     dry: bool = False
 
 

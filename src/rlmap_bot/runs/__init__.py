@@ -33,9 +33,18 @@ from typing import Any
 
 # Attributes are imported on first use: `rlmap-bot --help` must not pay for numpy and friends.
 _HOMES = {
-    "AliasTable": "aliases", "load_aliases": "aliases", "render_chart": "chart", "Derivation": "derive",
-    "SignalSource": "derive", "derive_signals": "derive", "FORMATS": "names", "RunReadError": "errors",
-    "ReaderState": "incremental", "RunReader": "incremental", "RunData": "model", "Series": "model",
+    "AliasTable": "aliases",
+    "load_aliases": "aliases",
+    "render_chart": "chart",
+    "Derivation": "derive",
+    "SignalSource": "derive",
+    "derive_signals": "derive",
+    "FORMATS": "names",
+    "RunReadError": "errors",
+    "ReaderState": "incremental",
+    "RunReader": "incremental",
+    "RunData": "model",
+    "Series": "model",
     "read_run": "read",
 }
 __all__ = sorted(_HOMES)

@@ -3,7 +3,8 @@
 Each file covers one framework.  An entry names a metric (exactly, or with
 ``*`` standing for any run of characters other than ``/``), the quantity it
 measures, its unit, and how to combine it with other metrics of the same step
-(``add``, ``divide_by``); ``**`` matches across ``/``.  A curator adds a framework by adding a file; the
+(``add``, ``divide_by``); ``**`` matches across ``/``.
+A curator adds a framework by adding a file; the
 quantities and units are the fixed vocabulary the derivation code understands.
 Errors are the catalog's :class:`KnowledgeError`, naming file, entry and field.
 """
@@ -16,7 +17,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Iterable, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    StringConstraints,
+    ValidationError,
+    model_validator,
+)
 
 from rlmap_bot.knowledge.loader import KnowledgeError
 
@@ -30,7 +38,8 @@ QUANTITIES: dict[str, str] = {
     "response_length": "mean response length in tokens",
     "truncation": "share of responses cut at the maximum length",
     "trainer_idle": "share of the trainer's step spent waiting for rollouts",
-    "env_time_share": "share of rollout time spent in the environment (tools, sandboxes) rather than generation",
+    "env_time_share": "share of rollout time spent in the environment (tools, sandboxes) rather "
+    "than generation",
     "time_generation": "seconds spent generating rollouts per step",
     "time_step": "seconds per training step",
     "grad_norm": "global gradient norm",
@@ -43,25 +52,49 @@ QUANTITIES: dict[str, str] = {
     "zero_std_fraction": "share of prompts whose sampled responses all got the same reward",
     "zero_std_count": "number of prompt groups whose responses all got the same reward",
     "epoch": "passes over the training prompts",
-    "staleness": "policy versions between the weights that sampled a rollout and the weights trained on it",
+    "staleness": "policy versions between the weights that sampled a rollout and the weights "
+    "trained on it",
     "mismatch_kl": "KL between trainer and inference-engine probabilities of the same tokens",
     "learning_rate": "the optimiser's learning rate (0 on every step: no parameter changes)",
 }
-if TYPE_CHECKING:  # a Literal built from the table above is checked by pydantic at run time, not by mypy
+if (
+    TYPE_CHECKING
+):  # a Literal built from the table above is checked by pydantic at run time, not by mypy
     Quantity = str
 else:
     Quantity = Literal[tuple(QUANTITIES)]
 
 #: Units; ``percent`` values are divided by 100, ``nats_per_token`` KL is scaled by response length.
-UNITS = ("fraction", "percent", "seconds", "tokens", "nats", "nats_per_token", "reward", "score",
-         "epochs", "epoch_index", "steps", "count", "norm", "loss", "coefficient")
+UNITS = (
+    "fraction",
+    "percent",
+    "seconds",
+    "tokens",
+    "nats",
+    "nats_per_token",
+    "reward",
+    "score",
+    "epochs",
+    "epoch_index",
+    "steps",
+    "count",
+    "norm",
+    "loss",
+    "coefficient",
+)
 if TYPE_CHECKING:
     Unit = str
 else:
     Unit = Literal[UNITS]
 
 #: Quantities that are shares of something: the unit must say fraction or percent.
-SHARE_QUANTITIES = {"truncation", "trainer_idle", "env_time_share", "clip_fraction", "zero_std_fraction"}
+SHARE_QUANTITIES = {
+    "truncation",
+    "trainer_idle",
+    "env_time_share",
+    "clip_fraction",
+    "zero_std_fraction",
+}
 UNITS_FOR = {
     **{q: {"fraction", "percent"} for q in SHARE_QUANTITIES},
     "kl_reference": {"nats", "nats_per_token"},
@@ -74,10 +107,13 @@ UNITS_FOR = {
 }
 
 _NAME = r"[^\s*]+"
-MetricName = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=300,
-                                              pattern=r"^[^\s]+$")]
-ExactName = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=300,
-                                             pattern=rf"^{_NAME}$")]
+MetricName = Annotated[
+    str, StringConstraints(strip_whitespace=True, min_length=1, max_length=300, pattern=r"^[^\s]+$")
+]
+ExactName = Annotated[
+    str,
+    StringConstraints(strip_whitespace=True, min_length=1, max_length=300, pattern=rf"^{_NAME}$"),
+]
 Text = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1)]
 
 
@@ -86,18 +122,32 @@ class MetricAlias(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    metric: MetricName = Field(description="exact name, or a pattern: * matches within one /-part, ** across parts")
+    metric: MetricName = Field(
+        description="exact name, or a pattern: * matches within one /-part, ** across parts"
+    )
     quantity: Quantity
     unit: Unit
-    version: Text | None = Field(default=None, description="framework version or label, e.g. '2025+'")
-    add: list[ExactName] = Field(default_factory=list, description="metrics of the same step added to this one")
+    version: Text | None = Field(
+        default=None, description="framework version or label, e.g. '2025+'"
+    )
+    add: list[ExactName] = Field(
+        default_factory=list, description="metrics of the same step added to this one"
+    )
     divide_by: list[ExactName] = Field(
-        default_factory=list, description="metrics of the same step whose sum divides this one")
-    complement: bool = Field(default=False, description="the quantity is 1 minus this share (after percent -> fraction)")
-    exclude: list[ExactName] = Field(default_factory=list, description="names the pattern must not match")
+        default_factory=list, description="metrics of the same step whose sum divides this one"
+    )
+    complement: bool = Field(
+        default=False, description="the quantity is 1 minus this share (after percent -> fraction)"
+    )
+    exclude: list[ExactName] = Field(
+        default_factory=list, description="names the pattern must not match"
+    )
     aggregate: Literal["mean", "sum"] = Field(
-        default="mean", description="how several metrics matched by one pattern are combined")
-    includes_coef: bool = Field(default=False, description="kl_loss already multiplied by its coefficient")
+        default="mean", description="how several metrics matched by one pattern are combined"
+    )
+    includes_coef: bool = Field(
+        default=False, description="kl_loss already multiplied by its coefficient"
+    )
     note: Text | None = None
 
     @model_validator(mode="after")
@@ -106,8 +156,10 @@ class MetricAlias(BaseModel):
         if self.divide_by and self.quantity in SHARE_QUANTITIES:
             allowed = {"fraction"}  # a ratio of two like quantities is a plain share
         if allowed and self.unit not in allowed:
-            raise ValueError(f"unit '{self.unit}' does not fit quantity '{self.quantity}'; "
-                             f"use {' or '.join(sorted(allowed))}")
+            raise ValueError(
+                f"unit '{self.unit}' does not fit quantity '{self.quantity}'; "
+                f"use {' or '.join(sorted(allowed))}"
+            )
         if self.complement and self.quantity not in SHARE_QUANTITIES:
             raise ValueError("complement only applies to share quantities")
         if self.exclude and "*" not in self.metric:
@@ -122,9 +174,13 @@ class AliasFile(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    framework: Annotated[str, StringConstraints(pattern=r"^[a-z0-9]+(?:[-_][a-z0-9]+)*$", max_length=40)]
+    framework: Annotated[
+        str, StringConstraints(pattern=r"^[a-z0-9]+(?:[-_][a-z0-9]+)*$", max_length=40)
+    ]
     title: Text
-    sources: list[Text] = Field(min_length=1, description="where the names were checked (files in the framework's source)")
+    sources: list[Text] = Field(
+        min_length=1, description="where the names were checked (files in the framework's source)"
+    )
     aliases: list[MetricAlias] = Field(min_length=1)
 
 
@@ -176,11 +232,17 @@ class AliasTable:
 
     def wants(self, name: str) -> bool:
         """Whether a reader should keep this metric's series."""
-        return name in self._exact or name in self._helpers or any(a.matches(name) for a in self._patterns)
+        return (
+            name in self._exact
+            or name in self._helpers
+            or any(a.matches(name) for a in self._patterns)
+        )
 
 
 def _compile(metric: str) -> re.Pattern[str] | None:
-    """``*`` matches within one /-separated part, ``**`` across parts (data sources like openai/gsm8k)."""
+    """``*`` matches within one /-separated part, ``**``
+    across parts (data sources like openai/gsm8k).
+    """
     if "*" not in metric:
         return None
     out = []
@@ -206,7 +268,9 @@ def _field(loc: tuple) -> str:
 def parse_alias_file(data: object, shown: str) -> AliasFile:
     """Validate one file's content; errors name the file, the entry (metric) and the field."""
     if not isinstance(data, dict):
-        raise KnowledgeError(shown, None, None, "must be a mapping with framework, title, sources and aliases")
+        raise KnowledgeError(
+            shown, None, None, "must be a mapping with framework, title, sources and aliases"
+        )
     try:
         return AliasFile.model_validate(data)
     except ValidationError as exc:
@@ -233,7 +297,9 @@ def parse_alias_file(data: object, shown: str) -> AliasFile:
 
 
 def load_aliases(knowledge_root: Path | str) -> AliasTable:
-    """Read and validate ``knowledge_root/metrics/*.yaml`` into one table (the ``kb check`` hook)."""
+    """Read and validate ``knowledge_root/metrics/*.yaml``
+    into one table (the ``kb check`` hook).
+    """
     root = Path(knowledge_root)
     folder = root / METRICS_FOLDER
     if not folder.is_dir():
@@ -242,7 +308,9 @@ def load_aliases(knowledge_root: Path | str) -> AliasTable:
     frameworks: dict[str, str] = {}
     files = sorted(p for p in folder.iterdir() if p.suffix in {".yaml", ".yml"} and p.is_file())
     if not files:
-        raise KnowledgeError(_shown(folder, root), None, None, "no alias files; add one YAML file per framework")
+        raise KnowledgeError(
+            _shown(folder, root), None, None, "no alias files; add one YAML file per framework"
+        )
     for path in files:
         shown = _shown(path, root)
         try:
@@ -252,20 +320,29 @@ def load_aliases(knowledge_root: Path | str) -> AliasTable:
         except yaml.YAMLError as exc:
             mark = getattr(exc, "problem_mark", None)
             where = f" at line {mark.line + 1}" if mark is not None else ""
-            raise KnowledgeError(shown, None, None,
-                                 f"not valid YAML{where}: {getattr(exc, 'problem', None) or exc}") from None
+            raise KnowledgeError(
+                shown, None, None, f"not valid YAML{where}: {getattr(exc, 'problem', None) or exc}"
+            ) from None
         parsed = parse_alias_file(data, shown)
         if parsed.framework in frameworks:
-            raise KnowledgeError(shown, None, "framework",
-                                 f"'{parsed.framework}' is already described in {frameworks[parsed.framework]}")
+            raise KnowledgeError(
+                shown,
+                None,
+                "framework",
+                f"'{parsed.framework}' is already described in {frameworks[parsed.framework]}",
+            )
         frameworks[parsed.framework] = shown
         seen: dict[tuple[str, str, str | None], str] = {}
         for index, entry in enumerate(parsed.aliases):
             key = (entry.metric, entry.quantity, entry.version)
             if key in seen:
-                raise KnowledgeError(shown, entry.metric, "metric",
-                                     f"listed twice for quantity '{entry.quantity}'"
-                                     + (f" and version '{entry.version}'" if entry.version else ""))
+                raise KnowledgeError(
+                    shown,
+                    entry.metric,
+                    "metric",
+                    f"listed twice for quantity '{entry.quantity}'"
+                    + (f" and version '{entry.version}'" if entry.version else ""),
+                )
             seen[key] = shown
             aliases.append(Alias(parsed.framework, index, entry, _compile(entry.metric)))
     return AliasTable(aliases)

@@ -17,20 +17,39 @@ from rlmap_bot.runs.model import RunData
 
 #: Panels in reading order: (title, y label, quantities drawn, signals whose windows are shaded).
 PANELS = (
-    ("Task reward and held-out score", "score", ("task_reward", "heldout_score"),
-     ("proxy_reward_trend", "heldout_score_trend")),
+    (
+        "Task reward and held-out score",
+        "score",
+        ("task_reward", "heldout_score"),
+        ("proxy_reward_trend", "heldout_score_trend"),
+    ),
     ("Policy entropy", "nats / token", ("entropy",), ("entropy_trend",)),
     ("Response length", "tokens", ("response_length",), ("length_growth",)),
-    ("Time shares", "share of time", ("trainer_idle", "env_time_share"),
-     ("rollout_wait_fraction", "env_time_fraction")),
+    (
+        "Time shares",
+        "share of time",
+        ("trainer_idle", "env_time_share"),
+        ("rollout_wait_fraction", "env_time_fraction"),
+    ),
     ("Gradient norm", "norm", ("grad_norm",), ("grad_norm_spikes",)),
-    ("Truncation and zero-advantage shares", "share", ("truncation", "zero_std_fraction"),
-     ("truncation_rate", "zero_advantage_fraction")),
+    (
+        "Truncation and zero-advantage shares",
+        "share",
+        ("truncation", "zero_std_fraction"),
+        ("truncation_rate", "zero_advantage_fraction"),
+    ),
     ("Policy loss", "loss", ("policy_loss", "loss"), ("loss_divergence",)),
 )
-LABELS = {"task_reward": "train reward", "heldout_score": "held-out score", "trainer_idle": "trainer waits for rollouts",
-          "env_time_share": "environment share of rollout", "truncation": "truncated", "zero_std_fraction":
-          "zero-advantage prompts", "policy_loss": "policy loss", "loss": "loss"}
+LABELS = {
+    "task_reward": "train reward",
+    "heldout_score": "held-out score",
+    "trainer_idle": "trainer waits for rollouts",
+    "env_time_share": "environment share of rollout",
+    "truncation": "truncated",
+    "zero_std_fraction": "zero-advantage prompts",
+    "policy_loss": "policy loss",
+    "loss": "loss",
+}
 COLOURS = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd")
 
 
@@ -45,8 +64,12 @@ def _short(text: str, n: int = 48) -> str:
     return text if len(text) <= n else text[: n - 1] + "..."
 
 
-def render_chart(run: RunData, derivation: Derivation, verdict_scores: Mapping[str, float] | None = None,
-                 path: Path | str = "run.png") -> Path:
+def render_chart(
+    run: RunData,
+    derivation: Derivation,
+    verdict_scores: Mapping[str, float] | None = None,
+    path: Path | str = "run.png",
+) -> Path:
     """Draw the run's key curves to ``path`` (PNG); returns the path.
 
     Recent windows are shaded blue and baselines grey; spikes and NaN/inf steps are
@@ -68,16 +91,27 @@ def render_chart(run: RunData, derivation: Derivation, verdict_scores: Mapping[s
     title += f", {derivation.run.framework})" if derivation.run.framework else ")"
     fig.suptitle(_short(title, 100), fontsize=12, fontweight="bold")
     flat = [ax for row in axes for ax in row]
-    for ax, (name, ylabel, quantities, signals) in zip(flat, panels, strict=False):  # the grid may have a spare cell
+    for ax, (name, ylabel, quantities, signals) in zip(
+        flat, panels, strict=False
+    ):  # the grid may have a spare cell
         _panel(ax, derivation, name, ylabel, quantities, signals)
     if verdict_scores:
         _scores(flat[len(panels)], verdict_scores)
     for ax in flat[n:]:
         ax.set_visible(False)
-    fig.text(0.5, 0.005, "blue band: the recent window judged   grey band: its baseline   green band, dots: the first "
-             "points, their level   grey dots: the level now\norange dashes: a quarter of the first level "
-             "(collapsed below it)   red dashes: gradient spikes, NaN/inf steps", ha="center", va="bottom",
-             fontsize=7.5, color="0.3")
+    fig.text(
+        0.5,
+        0.005,
+        "blue band: the recent window judged   grey band: its baseline   green band, dots: the "
+        "first "
+        "points, their level   grey dots: the level now\norange dashes: a quarter of the first "
+        "level "
+        "(collapsed below it)   red dashes: gradient spikes, NaN/inf steps",
+        ha="center",
+        va="bottom",
+        fontsize=7.5,
+        color="0.3",
+    )
     fig.tight_layout(rect=(0, 0.03, 1, 0.97))
     out = Path(path)
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -94,16 +128,25 @@ def _panel(ax, derivation: Derivation, name: str, ylabel: str, quantities, signa
         if series is None:
             continue
         ok = np.isfinite(series.values)
-        style = dict(marker="o", markersize=3, linewidth=1.2) if ok.sum() <= 60 else dict(linewidth=0.9)
-        ax.plot(series.steps[ok], series.values[ok], color=COLOURS[i % len(COLOURS)],
-                label=_short(f"{LABELS.get(q, q)}: {series.label}", 60), **style)
+        style = (
+            dict(marker="o", markersize=3, linewidth=1.2) if ok.sum() <= 60 else dict(linewidth=0.9)
+        )
+        ax.plot(
+            series.steps[ok],
+            series.values[ok],
+            color=COLOURS[i % len(COLOURS)],
+            label=_short(f"{LABELS.get(q, q)}: {series.label}", 60),
+            **style,
+        )
         marks.update(int(s) for s in series.steps[~ok])
     shaded = False
     for signal in signals:
         src = derivation.signal_sources.get(signal)
         if src is None:
             continue
-        if not shaded and signal != "loss_divergence":  # one signal's windows a panel, or they overlap unreadably
+        if (
+            not shaded and signal != "loss_divergence"
+        ):  # one signal's windows a panel, or they overlap unreadably
             if src.baseline_start is not None and src.baseline_end is not None:
                 ax.axvspan(src.baseline_start, src.baseline_end, color="0.6", alpha=0.22, lw=0)
             if src.start is not None and src.end is not None:
@@ -133,8 +176,16 @@ def _panel(ax, derivation: Derivation, name: str, ylabel: str, quantities, signa
     ax.grid(alpha=0.25)
     ax.legend(fontsize=6.5, loc="upper left", framealpha=0.8)
     if notes:
-        ax.text(0.99, 0.02, "\n".join(notes), transform=ax.transAxes, ha="right", va="bottom", fontsize=7,
-                bbox=dict(boxstyle="round,pad=0.25", facecolor="white", alpha=0.85, edgecolor="0.8"))
+        ax.text(
+            0.99,
+            0.02,
+            "\n".join(notes),
+            transform=ax.transAxes,
+            ha="right",
+            va="bottom",
+            fontsize=7,
+            bbox=dict(boxstyle="round,pad=0.25", facecolor="white", alpha=0.85, edgecolor="0.8"),
+        )
 
 
 def _levels(ax, src) -> None:
@@ -145,11 +196,25 @@ def _levels(ax, src) -> None:
     if src.first_level is None or src.level is None:
         return
     if src.first_start is not None and src.first_end is not None:
-        ax.axvspan(src.first_start, max(src.first_end, src.first_start + 0.5), color="#2ca02c", alpha=0.25, lw=0)
+        ax.axvspan(
+            src.first_start,
+            max(src.first_end, src.first_start + 0.5),
+            color="#2ca02c",
+            alpha=0.25,
+            lw=0,
+        )
     ax.axhline(src.first_level, color="#2ca02c", linestyle=":", linewidth=1.0)
     ax.axhline(src.level, color="0.3", linestyle=":", linewidth=1.0)
-    if src.first_level > 0 and src.level < 0.5 * src.first_level:  # only where it is in play: it would stretch the axis
-        ax.axhline(COLLAPSED_SHARE * src.first_level, color="#ff7f0e", linestyle="--", linewidth=0.8, alpha=0.7)
+    if (
+        src.first_level > 0 and src.level < 0.5 * src.first_level
+    ):  # only where it is in play: it would stretch the axis
+        ax.axhline(
+            COLLAPSED_SHARE * src.first_level,
+            color="#ff7f0e",
+            linestyle="--",
+            linewidth=0.8,
+            alpha=0.7,
+        )
 
 
 def _scores(ax, scores: Mapping[str, float]) -> None:

@@ -57,8 +57,10 @@ def _claims_text(path: Path, head: bytes) -> list[str]:
     text = head.decode("utf-8", "replace")
     odd = text.count("\ufffd") + len(_CONTROL.findall(text))
     if odd > BINARY_SHARE * max(len(text), 1):
-        raise RunReadError(f"{path}: binary content ({odd} control or non-UTF-8 bytes in the first "
-                           f"{len(head):,}), not a text log; looked for {LOOKED_FOR}")
+        raise RunReadError(
+            f"{path}: binary content ({odd} control or non-UTF-8 bytes in the first "
+            f"{len(head):,}), not a text log; looked for {LOOKED_FOR}"
+        )
     claims: list[str] = []
     lines = text.splitlines()
     if len(head) >= HEAD and lines:
@@ -83,7 +85,7 @@ def _claims_text(path: Path, head: bytes) -> list[str]:
                         claims.append("jsonl")
                     break
     elif first.startswith("["):
-        m = re.search(r'\{[^{}]*\}', text)
+        m = re.search(r"\{[^{}]*\}", text)
         if m:
             try:
                 obj = json.loads(m.group(0))
@@ -140,7 +142,9 @@ def _has_verl_lines(path: Path, text: str, more: bool) -> bool:
     def hit(chunk: str) -> bool:
         if "step:" not in chunk:
             return False
-        return any(VERL_STEP.search(_ANSI.sub("", ln)) for ln in chunk.splitlines() if "step:" in ln)
+        return any(
+            VERL_STEP.search(_ANSI.sub("", ln)) for ln in chunk.splitlines() if "step:" in ln
+        )
 
     if hit(text):
         return True
@@ -162,7 +166,9 @@ def detect_file(path: Path) -> str:
     if magic.startswith(SQLITE_MAGIC):
         if mlflow.is_mlflow_db(path):
             return "mlflow-db"
-        raise RunReadError(f"{path}: an SQLite file without an MLflow metrics table; looked for {LOOKED_FOR}")
+        raise RunReadError(
+            f"{path}: an SQLite file without an MLflow metrics table; looked for {LOOKED_FOR}"
+        )
     if tensorboard.EVENT_MARK in path.name or b"brain.Event" in _raw(path, 64):
         return "tensorboard"
     head = read_head(path)
@@ -172,8 +178,10 @@ def detect_file(path: Path) -> str:
     if not claims:
         raise RunReadError(f"{path}: not a training log this reader knows; looked for {LOOKED_FOR}")
     if len(claims) > 1:
-        raise RunReadError(f"{path}: ambiguous format, it reads as {' and as '.join(claims)}; "
-                           f"pass --format, one of {', '.join(claims)}")
+        raise RunReadError(
+            f"{path}: ambiguous format, it reads as {' and as '.join(claims)}; "
+            f"pass --format, one of {', '.join(claims)}"
+        )
     return claims[0]
 
 
@@ -199,7 +207,9 @@ def discover(path: Path, format: str | None = None) -> list[Candidate]:
         fmt = format or detect_file(path)
         return _file_candidates(path, fmt, path.parent)
     if not path.is_dir():
-        raise RunReadError(f"{path}: neither a file nor a folder (a device or a pipe); give a log file or a folder")
+        raise RunReadError(
+            f"{path}: neither a file nor a folder (a device or a pipe); give a log file or a folder"
+        )
     found: list[Candidate] = []
     # MLflow file store and TensorBoard logdirs: structure decides.
     if format in (None, "mlflow-files"):
@@ -208,10 +218,18 @@ def discover(path: Path, format: str | None = None) -> list[Candidate]:
     if format in (None, "tensorboard"):
         dirs = sorted({p.parent for p in path.rglob(f"*{tensorboard.EVENT_MARK}*") if p.is_file()})
         for d in dirs:
-            found.append(Candidate("tensorboard", d, [_rel(d, path)], files=tensorboard.event_files(d)))
+            found.append(
+                Candidate("tensorboard", d, [_rel(d, path)], files=tensorboard.event_files(d))
+            )
     if format in (None, "trl-state"):
-        outputs = sorted({p.parent.parent if p.parent.name.startswith("checkpoint-") and p.parent != path
-                          else p.parent for p in path.rglob(trl.STATE_FILE)})
+        outputs = sorted(
+            {
+                p.parent.parent
+                if p.parent.name.startswith("checkpoint-") and p.parent != path
+                else p.parent
+                for p in path.rglob(trl.STATE_FILE)
+            }
+        )
         for out in outputs:
             state = trl.newest_state(out)
             if state is not None:
@@ -265,8 +283,10 @@ def choose(candidates: list[Candidate], run_id: str | None, where: Path) -> Cand
         listed = _listing(candidates)
         if not hits:
             raise RunReadError(f"{where}: no run '{run_id}'; runs here: {listed}")
-        raise RunReadError(f"{where}: '{run_id}' names {len(hits)} runs; use one of: "
-                           + ", ".join(h.ids[-1] for h in hits))
+        raise RunReadError(
+            f"{where}: '{run_id}' names {len(hits)} runs; use one of: "
+            + ", ".join(h.ids[-1] for h in hits)
+        )
     if len(candidates) == 1:
         return candidates[0]
     if where.is_file() and candidates[0].format.endswith("csv"):
@@ -274,15 +294,23 @@ def choose(candidates: list[Candidate], run_id: str | None, where: Path) -> Cand
         # reading says so (several_runs_note). A folder or a tracker's store of several runs is a
         # project, and refused.
         return candidates[0]
-    raise RunReadError(f"{where} holds {len(candidates)} runs; pick one with --run-id: {_listing(candidates)}")
+    raise RunReadError(
+        f"{where} holds {len(candidates)} runs; pick one with --run-id: {_listing(candidates)}"
+    )
 
 
-def several_runs_note(candidates: list[Candidate], chosen: Candidate, run_id: str | None) -> list[str]:
-    """The warning a reading of one run out of a file of several carries (none when it was picked)."""
+def several_runs_note(
+    candidates: list[Candidate], chosen: Candidate, run_id: str | None
+) -> list[str]:
+    """The warning a reading of one run out of a file
+    of several carries (none when it was picked).
+    """
     if run_id is not None or len(candidates) < 2:
         return []
-    return [f"this file holds {len(candidates)} runs ({_listing(candidates)}); read the first, "
-            f"{chosen.run_id}: pick another with --run-id"]
+    return [
+        f"this file holds {len(candidates)} runs ({_listing(candidates)}); read the first, "
+        f"{chosen.run_id}: pick another with --run-id"
+    ]
 
 
 def _listing(candidates: list[Candidate], limit: int = 20) -> str:

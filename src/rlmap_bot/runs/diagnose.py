@@ -21,7 +21,6 @@ if TYPE_CHECKING:
     from rlmap_bot.runs.sources import Access
 
 
-
 def parse_window(spec: str | None) -> int | float | None:
     """'200' (steps), '25%' or '0.25' (a share of the run); UsageError for anything else."""
     if spec is None or not str(spec).strip():
@@ -38,7 +37,9 @@ def parse_window(spec: str | None) -> int | float | None:
                 raise ValueError
             return steps
     except ValueError:
-        raise UsageError(f"--window takes a number of steps (200) or a share of the run (25%), not {spec!r}") from None
+        raise UsageError(
+            f"--window takes a number of steps (200) or a share of the run (25%), not {spec!r}"
+        ) from None
     if not 0 < share <= 1:
         raise UsageError(f"--window share must be above 0% and at most 100%, not {spec!r}")
     return share
@@ -54,17 +55,28 @@ def parse_mapping(pairs: Iterable[str]) -> dict[str, str]:
         name, sep, metric = str(pair).partition("=")
         name, metric = name.strip(), metric.strip()
         if not sep or not name or not metric or "=" in metric:
-            raise UsageError(f"--map takes SIGNAL=METRIC (e.g. entropy_trend=policy/entropy), not {pair!r}")
+            raise UsageError(
+                f"--map takes SIGNAL=METRIC (e.g. entropy_trend=policy/entropy), not {pair!r}"
+            )
         if SIGNAL_QUANTITY.get(name, name) not in QUANTITIES:
-            raise UsageError(f"--map {pair}: '{name}' is neither a signal read from logs nor a quantity; "
-                             f"one of {', '.join(sorted(SIGNAL_QUANTITY))}")
+            raise UsageError(
+                f"--map {pair}: '{name}' is neither a signal read from logs nor a quantity; "
+                f"one of {', '.join(sorted(SIGNAL_QUANTITY))}"
+            )
         out[name] = metric
     return out
 
 
-def read_source(source: str | Path, aliases: AliasTable, format: str | None = None, run_id: str | None = None,
-                extra_metrics: Iterable[str] = (), access: Access | None = None) -> RunData:
-    """The run at ``source`` (a path, ``wandb:E/P/ID``, ``mlflow:ID``, ``trackio:P/NAME``), read whole
+def read_source(
+    source: str | Path,
+    aliases: AliasTable,
+    format: str | None = None,
+    run_id: str | None = None,
+    extra_metrics: Iterable[str] = (),
+    access: Access | None = None,
+) -> RunData:
+    """The run at ``source`` (a path, ``wandb:E/P/ID``,
+    ``mlflow:ID``, ``trackio:P/NAME``), read whole
     through :func:`~rlmap_bot.runs.sources.open_source`; RunReadError (one line) on bad input."""
     import os
 
@@ -74,35 +86,60 @@ def read_source(source: str | Path, aliases: AliasTable, format: str | None = No
 
     ref = parse_source(str(source), format, run_id)
     if ref.kind != "path" and (format or run_id):
-        raise UsageError(f"--format and --run-id apply to a log file or folder, not to {ref.kind}: sources")
+        raise UsageError(
+            f"--format and --run-id apply to a log file or folder, not to {ref.kind}: sources"
+        )
     reader = open_source(ref, access or Access(environ=dict(os.environ)))
     known, guess = keeper(aliases, extra_metrics), guesser()
     run = reader.read_all(lambda name: known(name) or guess(name))
     return check_read(run, aliases)
 
 
-def read_and_derive(path: str | Path, knowledge_root: Path, format: str | None = None, run_id: str | None = None,
-                    window: int | float | None = None, mapping: dict[str, str] | None = None,
-                    access: Access | None = None) -> tuple[RunData, Derivation]:
-    """The run at ``path`` (any source :func:`read_source` takes) and the signals derived from it."""
+def read_and_derive(
+    path: str | Path,
+    knowledge_root: Path,
+    format: str | None = None,
+    run_id: str | None = None,
+    window: int | float | None = None,
+    mapping: dict[str, str] | None = None,
+    access: Access | None = None,
+) -> tuple[RunData, Derivation]:
+    """The run at ``path`` (any source :func:`read_source`
+    takes) and the signals derived from it.
+    """
     from rlmap_bot.runs import derive_signals, load_aliases
 
     aliases = load_aliases(knowledge_root)
     mapping = mapping or {}
-    run = read_source(path, aliases, format=format, run_id=run_id, extra_metrics=tuple(mapping.values()),
-                      access=access)
+    run = read_source(
+        path,
+        aliases,
+        format=format,
+        run_id=run_id,
+        extra_metrics=tuple(mapping.values()),
+        access=access,
+    )
     return run, derive_signals(run, aliases, window=window, mapping=mapping)
 
 
-def verdict_for(engine: Engine, derivation: Derivation, extra: dict[str, Any] | None = None) -> RunDiagnosis:
+def verdict_for(
+    engine: Engine, derivation: Derivation, extra: dict[str, Any] | None = None
+) -> RunDiagnosis:
     """The engine's verdict on the derived signals (plus ``extra`` answers), with the provenance."""
     verdict = engine.diagnose({**derivation.signals, **(extra or {})})
     read = [engine.signals[s] for s in derivation.signal_sources if s in engine.signals]
-    return RunDiagnosis(**verdict.model_dump(), run=derivation.run, faults=derivation.faults, levels=derivation.levels,
-                        signal_sources=derivation.signal_sources,
-                        missing=derivation.missing, missing_reasons=derivation.missing_reasons,
-                        warnings=derivation.warnings, signal_titles={s.id: s.title for s in read},
-                        signal_units={s.id: s.unit for s in read if s.unit and s.unit != "x"})
+    return RunDiagnosis(
+        **verdict.model_dump(),
+        run=derivation.run,
+        faults=derivation.faults,
+        levels=derivation.levels,
+        signal_sources=derivation.signal_sources,
+        missing=derivation.missing,
+        missing_reasons=derivation.missing_reasons,
+        warnings=derivation.warnings,
+        signal_titles={s.id: s.title for s in read},
+        signal_units={s.id: s.unit for s in read if s.unit and s.unit != "x"},
+    )
 
 
 def draw(run: RunData, derivation: Derivation, verdict: Verdict, path: str | Path) -> str | None:
@@ -116,12 +153,23 @@ def draw(run: RunData, derivation: Derivation, verdict: Verdict, path: str | Pat
         return None
 
 
-def diagnose_run(engine: Engine, knowledge_root: Path, path: str | Path, format: str | None = None,
-                 run_id: str | None = None, window: int | float | None = None,
-                 mapping: dict[str, str] | None = None, chart: str | Path | None = None,
-                 access: Access | None = None) -> RunDiagnosis:
-    """Read, derive, diagnose and (with ``chart``) draw, in one call; ``access`` says what may be read."""
-    run, derivation = read_and_derive(path, knowledge_root, format, run_id, window, mapping, access=access)
+def diagnose_run(
+    engine: Engine,
+    knowledge_root: Path,
+    path: str | Path,
+    format: str | None = None,
+    run_id: str | None = None,
+    window: int | float | None = None,
+    mapping: dict[str, str] | None = None,
+    chart: str | Path | None = None,
+    access: Access | None = None,
+) -> RunDiagnosis:
+    """Read, derive, diagnose and (with ``chart``) draw,
+    in one call; ``access`` says what may be read.
+    """
+    run, derivation = read_and_derive(
+        path, knowledge_root, format, run_id, window, mapping, access=access
+    )
     result = verdict_for(engine, derivation)
     if chart is not None:
         result.chart = draw(run, derivation, result, chart)

@@ -6,7 +6,9 @@ from rlmap_bot.errors import UsageError
 
 
 class RunReadError(UsageError):
-    """A run cannot be read: the message is one line a person can act on (exit code 2, bad input)."""
+    """A run cannot be read: the message is one line
+    a person can act on (exit code 2, bad input).
+    """
 
     def __init__(self, message: str):
         super().__init__(" ".join(str(message).split()))

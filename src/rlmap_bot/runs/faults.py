@@ -28,8 +28,10 @@ THROUGHOUT_MIN = 5
 STRETCH_MIN = 10
 #: Steps listed per fault (the count stays exact).  Judgement: enough to point at.
 STEPS_LISTED = 20
-#: Quantities whose NaN/inf is a fault (derive.loss_divergence looks at the same ones, plus the reward).
+# : Quantities whose NaN/inf is a fault (derive.loss_divergence
+# looks at the same ones, plus the reward).
 NAN_QUANTITIES = ("loss", "policy_loss", "grad_norm", "kl_loss", "entropy", "task_reward")
+
 
 def trailing_run(values: np.ndarray, same_as_previous: bool) -> int:
     """How many points at the end are exactly 0 (or, with ``same_as_previous``, exactly equal to
@@ -53,11 +55,18 @@ def _stretch(kind: str, q: QuantitySeries, run: int, detail: str) -> Fault | Non
     whole = run == n and n >= THROUGHOUT_MIN
     if not whole and run < STRETCH_MIN:
         return None
-    part = steps[n - run:]
+    part = steps[n - run :]
     where = f"on all {n} logged steps" if run == n else f"on the last {run} logged steps"
-    return Fault(kind=kind, metric=q.label, steps=[int(s) for s in part[:STEPS_LISTED]], count=run,
-                 first_step=int(part[0]), last_step=int(part[-1]), throughout=run == n,
-                 detail=f"{q.label} {detail} {where} (steps {int(part[0])}-{int(part[-1])})")
+    return Fault(
+        kind=kind,
+        metric=q.label,
+        steps=[int(s) for s in part[:STEPS_LISTED]],
+        count=run,
+        first_step=int(part[0]),
+        last_step=int(part[-1]),
+        throughout=run == n,
+        detail=f"{q.label} {detail} {where} (steps {int(part[0])}-{int(part[-1])})",
+    )
 
 
 def not_learning(series: Mapping[str, QuantitySeries]) -> list[Fault]:
@@ -72,7 +81,11 @@ def not_learning(series: Mapping[str, QuantitySeries]) -> list[Fault]:
             grad_fault = _stretch("zero_gradient", grad, zeros, "is exactly 0")
         if grad_fault is None:
             same = trailing_run(v, same_as_previous=True)
-            grad_fault = _stretch("constant_gradient", grad, same, f"is exactly {v[-1]:.6g}") if v.size else None
+            grad_fault = (
+                _stretch("constant_gradient", grad, same, f"is exactly {v[-1]:.6g}")
+                if v.size
+                else None
+            )
         if grad_fault is not None:
             found.append(grad_fault)
     loss = series.get("loss") or series.get("policy_loss")
@@ -103,7 +116,9 @@ def not_learning(series: Mapping[str, QuantitySeries]) -> list[Fault]:
     entropy = series.get("entropy")
     if entropy is not None:
         v = entropy.values[np.isfinite(entropy.values)]
-        fault = _stretch("zero_entropy", entropy, trailing_run(v, same_as_previous=False), "is exactly 0")
+        fault = _stretch(
+            "zero_entropy", entropy, trailing_run(v, same_as_previous=False), "is exactly 0"
+        )
         if fault is not None:
             found.append(fault)
     return found
@@ -121,11 +136,20 @@ def nonfinite(run: RunData, series: Mapping[str, QuantitySeries]) -> list[Fault]
             continue
         steps = q.steps[bad]
         kinds = sorted({"NaN" if np.isnan(x) else "inf" for x in q.values[bad][:STEPS_LISTED]})
-        found.append(Fault(kind="nan", metric=q.label, steps=[int(s) for s in steps[:STEPS_LISTED]],
-                           count=int(steps.size), first_step=int(steps[0]), last_step=int(steps[-1]),
-                           throughout=bool(bad.all()),
-                           detail=f"{q.label} logs {'/'.join(kinds)} at {int(steps.size)} step(s), first at step "
-                                  f"{int(steps[0])}" + (f", last at step {int(steps[-1])}" if steps.size > 1 else "")))
+        found.append(
+            Fault(
+                kind="nan",
+                metric=q.label,
+                steps=[int(s) for s in steps[:STEPS_LISTED]],
+                count=int(steps.size),
+                first_step=int(steps[0]),
+                last_step=int(steps[-1]),
+                throughout=bool(bad.all()),
+                detail=f"{q.label} logs {'/'.join(kinds)} at {int(steps.size)} step(s), first at "
+                f"step "
+                f"{int(steps[0])}" + (f", last at step {int(steps[-1])}" if steps.size > 1 else ""),
+            )
+        )
     return found
 
 

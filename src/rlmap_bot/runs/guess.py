@@ -19,8 +19,29 @@ _CAMEL = re.compile(r"(?<=[a-z])(?=[A-Z])")
 _WORD = re.compile(r"[a-z]+|\d+")
 
 #: Words naming a summary other than the level (a spread or an extreme): never the quantity itself.
-SPREAD = frozenset({"std", "stdev", "var", "variance", "min", "max", "p90", "p95", "p99", "sum", "count",
-                    "total", "num", "hist", "histogram", "coef", "coeff", "weight", "lr"})
+SPREAD = frozenset(
+    {
+        "std",
+        "stdev",
+        "var",
+        "variance",
+        "min",
+        "max",
+        "p90",
+        "p95",
+        "p99",
+        "sum",
+        "count",
+        "total",
+        "num",
+        "hist",
+        "histogram",
+        "coef",
+        "coeff",
+        "weight",
+        "lr",
+    }
+)
 #: Words that make a name a held-out measurement rather than a training one.
 HELDOUT = frozenset({"eval", "evaluation", "val", "valid", "validation", "test", "heldout", "dev"})
 #: Words of a mean; a name with one is preferred over one with none.
@@ -45,37 +66,134 @@ class Rule:
         return not words & (self.unless | SPREAD)
 
 
-_SCORE = frozenset({"reward", "rewards", "score", "scores", "accuracy", "acc", "performance", "success",
-                    "solve", "solved", "pass", "correct", "correctness", "win", "winrate", "return"})
+_SCORE = frozenset(
+    {
+        "reward",
+        "rewards",
+        "score",
+        "scores",
+        "accuracy",
+        "acc",
+        "performance",
+        "success",
+        "solve",
+        "solved",
+        "pass",
+        "correct",
+        "correctness",
+        "win",
+        "winrate",
+        "return",
+    }
+)
 #: Words that name something else measured about rewards (a penalty, a loss, a length, a share of
 #: zero spread, an advantage, a time): such a name is no reward level.
-_NOT_SCORE = frozenset({"kl", "loss", "penalty", "length", "len", "tokens", "token", "time", "zero", "frac",
-                        "fraction", "clip", "clipped", "advantage", "advantages", "grad", "norm", "entropy",
-                        "lag", "model", "rm", "format", "baseline", "value", "values", "ratio"})
+_NOT_SCORE = frozenset(
+    {
+        "kl",
+        "loss",
+        "penalty",
+        "length",
+        "len",
+        "tokens",
+        "token",
+        "time",
+        "zero",
+        "frac",
+        "fraction",
+        "clip",
+        "clipped",
+        "advantage",
+        "advantages",
+        "grad",
+        "norm",
+        "entropy",
+        "lag",
+        "model",
+        "rm",
+        "format",
+        "baseline",
+        "value",
+        "values",
+        "ratio",
+    }
+)
 
 #: The rules, in the order they claim a name (a name serves one quantity).
 RULES: tuple[Rule, ...] = (
-    Rule("heldout_score", _SCORE, _NOT_SCORE, "a reward, score, accuracy or success word with an "
-         "eval/val/test word: a held-out score"),
-    Rule("task_reward", _SCORE, _NOT_SCORE | HELDOUT, "a reward, score, accuracy, performance or success word: "
-         "a reward-like level of the training rollouts"),
-    Rule("response_length", frozenset({"length", "len", "tokens"}),
-         frozenset({"prompt", "input", "query", "clip", "clipped", "truncated", "truncation", "ratio", "frac",
-                    "time", "per", "throughput", "kl", "penalty", "reward", "score"}) | HELDOUT,
-         "a length or tokens word (not of the prompt, not a share or a count): the response length"),
-    Rule("entropy", frozenset({"entropy"}), frozenset({"loss", "bonus"}) | HELDOUT,
-         "the word entropy: the policy's per-token entropy"),
-    Rule("grad_norm", frozenset({"grad", "gradient", "gradients"}), HELDOUT,
-         "gradient and norm words: the gradient norm", all_of=frozenset({"norm"})),
+    Rule(
+        "heldout_score",
+        _SCORE,
+        _NOT_SCORE,
+        "a reward, score, accuracy or success word with an eval/val/test word: a held-out score",
+    ),
+    Rule(
+        "task_reward",
+        _SCORE,
+        _NOT_SCORE | HELDOUT,
+        "a reward, score, accuracy, performance or success word: "
+        "a reward-like level of the training rollouts",
+    ),
+    Rule(
+        "response_length",
+        frozenset({"length", "len", "tokens"}),
+        frozenset(
+            {
+                "prompt",
+                "input",
+                "query",
+                "clip",
+                "clipped",
+                "truncated",
+                "truncation",
+                "ratio",
+                "frac",
+                "time",
+                "per",
+                "throughput",
+                "kl",
+                "penalty",
+                "reward",
+                "score",
+            }
+        )
+        | HELDOUT,
+        "a length or tokens word (not of the prompt, not a share or a count): the response length",
+    ),
+    Rule(
+        "entropy",
+        frozenset({"entropy"}),
+        frozenset({"loss", "bonus"}) | HELDOUT,
+        "the word entropy: the policy's per-token entropy",
+    ),
+    Rule(
+        "grad_norm",
+        frozenset({"grad", "gradient", "gradients"}),
+        HELDOUT,
+        "gradient and norm words: the gradient norm",
+        all_of=frozenset({"norm"}),
+    ),
 )
 #: The unit a name-read quantity is taken in (as a person's ``--map``, quantities.MAPPED_UNIT).
-UNITS = {"task_reward": "reward", "heldout_score": "score", "response_length": "tokens", "entropy": "nats",
-         "grad_norm": "norm"}
+UNITS = {
+    "task_reward": "reward",
+    "heldout_score": "score",
+    "response_length": "tokens",
+    "entropy": "nats",
+    "grad_norm": "norm",
+}
 #: The signal a person maps to change each reading.
-SIGNAL_FOR = {"task_reward": "proxy_reward_trend", "heldout_score": "heldout_score_trend",
-              "response_length": "length_growth", "entropy": "entropy_trend", "grad_norm": "grad_norm_spikes"}
+SIGNAL_FOR = {
+    "task_reward": "proxy_reward_trend",
+    "heldout_score": "heldout_score_trend",
+    "response_length": "length_growth",
+    "entropy": "entropy_trend",
+    "grad_norm": "grad_norm_spikes",
+}
 #: Names that are bookkeeping, not measurements.
-BOOKKEEPING = frozenset({"step", "steps", "epoch", "timestamp", "runtime", "time", "iteration", "iter"})
+BOOKKEEPING = frozenset(
+    {"step", "steps", "epoch", "timestamp", "runtime", "time", "iteration", "iter"}
+)
 
 
 @lru_cache(maxsize=4096)
@@ -113,8 +231,11 @@ class Guess:
     def said(self) -> str:
         """One line: what was taken for what, why, and how to change it."""
         other = f" (also fitting: {', '.join(self.others[:3])})" if self.others else ""
-        return (f"read '{self.metric}' as {self.quantity.replace('_', ' ')} by its name ({self.rule.reason})"
-                f"{other}; if that is wrong, give --map {SIGNAL_FOR[self.quantity]}=METRIC")
+        return (
+            f"read '{self.metric}' as {self.quantity.replace('_', ' ')} by its name "
+            f"({self.rule.reason})"
+            f"{other}; if that is wrong, give --map {SIGNAL_FOR[self.quantity]}=METRIC"
+        )
 
 
 def guesses(names: Iterable[str], wanted: Iterable[str]) -> dict[str, Guess]:

@@ -40,27 +40,39 @@ class ReaderState(BaseModel):
     head_len: int = 0
     head_sha256: str = ""
     parser: dict = Field(default_factory=dict, description="format state, e.g. the CSV header")
-    last_steps: dict[str, int] = Field(default_factory=dict, description="last step per kept metric (restarts)")
+    last_steps: dict[str, int] = Field(
+        default_factory=dict, description="last step per kept metric (restarts)"
+    )
 
 
 class RunReader:
     """Reads a line-based log in pieces; see the module docstring."""
 
-    def __init__(self, path: Path | str, format: str | None = None, extra_metrics: Iterable[str] = (),
-                 aliases: AliasTable | None = None, state: ReaderState | dict | None = None,
-                 keep: Callable[[str], bool] | None = None):
+    def __init__(
+        self,
+        path: Path | str,
+        format: str | None = None,
+        extra_metrics: Iterable[str] = (),
+        aliases: AliasTable | None = None,
+        state: ReaderState | dict | None = None,
+        keep: Callable[[str], bool] | None = None,
+    ):
         self.path = Path(path)
         if state is not None and not isinstance(state, ReaderState):
             state = ReaderState.model_validate(state)
         if not self.path.is_file():
             raise RunReadError(f"{self.path}: incremental reading needs a log file")
         if is_gzip(self.path):
-            raise RunReadError(f"{self.path}: a gzip file cannot be read as it grows; give the uncompressed log, "
-                               f"or read it once with diagnose --run")
+            raise RunReadError(
+                f"{self.path}: a gzip file cannot be read as it grows; give the uncompressed log, "
+                f"or read it once with diagnose --run"
+            )
         fmt = format or (state.format if state else None) or detect_file(self.path)
         if fmt not in LINE_FORMATS:
-            raise RunReadError(f"{self.path}: {fmt} is not line-based; incremental reading supports "
-                               f"{', '.join(LINE_FORMATS)} (read the rest whole with read_run)")
+            raise RunReadError(
+                f"{self.path}: {fmt} is not line-based; incremental reading supports "
+                f"{', '.join(LINE_FORMATS)} (read the rest whole with read_run)"
+            )
         self._keep = keep or keeper(aliases or default_aliases(), extra_metrics)
         self._state = state or ReaderState(path=str(self.path), format=fmt)
         self.bytes_read = 0  # over this reader's lifetime
@@ -81,7 +93,10 @@ class RunReader:
         except OSError as exc:
             raise RunReadError(f"{self.path}: cannot open: {exc.strerror or exc}") from None
         if info.st_size < st.offset:
-            return f"the file shrank below the saved offset ({info.st_size} < {st.offset} bytes): truncated or rotated"
+            return (
+                f"the file shrank below the saved offset ({info.st_size} < {st.offset} bytes): "
+                f"truncated or rotated"
+            )
         if st.inode is not None and info.st_ino != st.inode:
             return "the file was replaced (a new inode): rotated"
         if st.head_len:
@@ -118,7 +133,9 @@ class RunReader:
             st.head_len, st.head_sha256 = n, hashlib.sha256(head).hexdigest()
         st.last_steps = {**st.last_steps, **c._last}
         self.bytes_read += self._last_count
-        run = c.finish(path=str(self.path), format=st.format, bytes_read=self._last_count, reset=reset)
+        run = c.finish(
+            path=str(self.path), format=st.format, bytes_read=self._last_count, reset=reset
+        )
         if reset:
             run.warnings.insert(0, f"{why}; read again from the start")
         return run

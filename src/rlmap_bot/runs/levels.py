@@ -36,7 +36,8 @@ from rlmap_bot.runs import stats
 from rlmap_bot.runs.quantities import QuantitySeries
 
 LEVEL_BAND = 0.10
-#: Fewest points for an overall reading.  Judgement: with 2 points any direction is one step's noise.
+# : Fewest points for an overall reading.  Judgement:
+# with 2 points any direction is one step's noise.
 LEVEL_MIN_POINTS = 3
 #: Sparse quantities: their first point is a whole evaluation (a benchmark average), a level in
 #: itself, so a change at the start is measured from that first value rather than a median of three.
@@ -88,7 +89,8 @@ def reading(q: QuantitySeries) -> LevelReading | None:
         return None
     k_start = min(3, n)
     start = float(np.median(values[:k_start]))
-    # The origin a change at the very start is measured from: a sparse series' first point is a whole
+    # The origin a change at the very start is measured
+    # from: a sparse series' first point is a whole
     # evaluation (a level in itself), any other's the start.
     origin, k_origin = (float(values[0]), 1) if q.quantity in SPARSE else (start, k_start)
     f10, l10 = _median_of(values, 0.10, False), _median_of(values, 0.10, True)
@@ -104,14 +106,29 @@ def reading(q: QuantitySeries) -> LevelReading | None:
             trend = "collapsed"
         else:
             trend = _direction(l20 - f20, f20, sigma * math.sqrt(2 / k20)) or "flat"
-            if trend == "flat":  # a change at the very start that held: the first fifth already sits after it
+            if (
+                trend == "flat"
+            ):  # a change at the very start that held: the first fifth already sits after it
                 early = _direction(f20 - origin, origin, sigma * math.sqrt(1 / k_origin + 1 / k20))
-                if early is not None and early == _direction(l10 - origin, origin,
-                                                             sigma * math.sqrt(1 / k_origin + 1 / k10)):
+                if early is not None and early == _direction(
+                    l10 - origin, origin, sigma * math.sqrt(1 / k_origin + 1 / k10)
+                ):
                     trend = early
-    return LevelReading(metric=q.label, points=int(n), first_step=int(steps[0]), last_step=int(steps[-1]),
-                        start=start, first10=f10, last10=l10, first20=f20, last20=l20, level=_ratio(l10, f10),
-                        level_vs_start=_ratio(l10, start), change20=change, trend=trend)
+    return LevelReading(
+        metric=q.label,
+        points=int(n),
+        first_step=int(steps[0]),
+        last_step=int(steps[-1]),
+        start=start,
+        first10=f10,
+        last10=l10,
+        first20=f20,
+        last20=l20,
+        level=_ratio(l10, f10),
+        level_vs_start=_ratio(l10, start),
+        change20=change,
+        trend=trend,
+    )
 
 
 def readings(series: Mapping[str, QuantitySeries]) -> dict[str, LevelReading]:

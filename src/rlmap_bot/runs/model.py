@@ -51,14 +51,20 @@ class RunData(BaseModel):
     run_id: str | None = None
     runs: list[str] = Field(default_factory=list, description="every run found at the path")
     metrics: list[str] = Field(default_factory=list, description="every metric name seen, sorted")
-    series: dict[str, Series] = Field(default_factory=dict, description="kept series by metric name")
+    series: dict[str, Series] = Field(
+        default_factory=dict, description="kept series by metric name"
+    )
     restarts: list[Restart] = Field(default_factory=list)
     restart_count: int = 0
-    nonfinite: dict[str, list[int]] = Field(default_factory=dict, description="kept metric -> steps with NaN/inf")
+    nonfinite: dict[str, list[int]] = Field(
+        default_factory=dict, description="kept metric -> steps with NaN/inf"
+    )
     records: int = Field(0, description="metric records (lines, log entries, events) read")
     skipped: int = Field(0, description="lines that held no metrics (other console output, junk)")
     bytes_read: int = Field(0, description="bytes read from disk for this result")
-    reset: bool = Field(False, description="incremental read only: the file was replaced, start over")
+    reset: bool = Field(
+        False, description="incremental read only: the file was replaced, start over"
+    )
     warnings: list[str] = Field(default_factory=list)
 
     @property
@@ -122,11 +128,15 @@ class Collector:
         last = self._last.get(name)
         if last is not None and step <= last:
             self._disordered.add(name)
-            if step == last:  # the same step again (TRL logs epoch in train and eval entries): no restart
+            if (
+                step == last
+            ):  # the same step again (TRL logs epoch in train and eval entries): no restart
                 steps.append(step)
                 self._values[name].append(value)
                 return
-            seen = self._restart_at.get(step)  # one restart per resumed step, whichever metrics show it
+            seen = self._restart_at.get(
+                step
+            )  # one restart per resumed step, whichever metrics show it
             if seen is None:
                 self.restart_count += 1
                 if len(self.restarts) < MAX_LISTED:
@@ -134,7 +144,9 @@ class Collector:
                     self.restarts.append(self._restart_at[step])
             elif last > seen.after_step:
                 seen.after_step, seen.metric = last, name
-        self._last[name] = step  # the replay after a restart continues from here: one restart, not one a step
+        self._last[name] = (
+            step  # the replay after a restart continues from here: one restart, not one a step
+        )
         steps.append(step)
         self._values[name].append(value)
 
@@ -146,7 +158,9 @@ class Collector:
             steps = np.frombuffer(raw_steps, dtype=np.int64).copy()
             values = np.frombuffer(self._values[name], dtype=np.float64).copy()
             if name in self._disordered:
-                order = np.argsort(steps, kind="stable")  # stable: among equal steps, write order stays
+                order = np.argsort(
+                    steps, kind="stable"
+                )  # stable: among equal steps, write order stays
                 steps, values = steps[order], values[order]
                 last = np.ones(steps.size, dtype=bool)
                 last[:-1] = steps[1:] != steps[:-1]
@@ -164,9 +178,15 @@ class Collector:
                 + "; the last value written for each step is kept"
             )
         return RunData(
-            metrics=sorted(self.names), series=series, restarts=self.restarts,
-            restart_count=self.restart_count, nonfinite=nonfinite, records=self.records,
-            skipped=self.skipped, warnings=warnings, **fields,
+            metrics=sorted(self.names),
+            series=series,
+            restarts=self.restarts,
+            restart_count=self.restart_count,
+            nonfinite=nonfinite,
+            records=self.records,
+            skipped=self.skipped,
+            warnings=warnings,
+            **fields,
         )
 
 

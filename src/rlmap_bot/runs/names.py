@@ -1,13 +1,30 @@
-"""Names front-ends show before any log is read (kept free of heavy imports: the CLI builds its help from them)."""
+"""Names front-ends show before any log is read (kept free
+of heavy imports: the CLI builds its help from them).
+"""
 
 from __future__ import annotations
 
-FORMATS = ("verl-console", "verl-jsonl", "trl-state", "wandb-csv", "wandb-json", "tensorboard",
-           "mlflow-db", "mlflow-files", "csv", "jsonl")
-LOOKED_FOR = ("verl console (step:N - key:value), verl JSONL ({\"step\", \"data\"}), TRL trainer_state.json, "
-              "W&B CSV/JSON export (_step), TensorBoard events, MLflow (mlflow.db or mlruns/), "
-              "CSV or JSONL with a step column")
+FORMATS = (
+    "verl-console",
+    "verl-jsonl",
+    "trl-state",
+    "wandb-csv",
+    "wandb-json",
+    "tensorboard",
+    "mlflow-db",
+    "mlflow-files",
+    "csv",
+    "jsonl",
+)
+LOOKED_FOR = (
+    'verl console (step:N - key:value), verl JSONL ({"step", "data"}), TRL trainer_state.json, '
+    "W&B CSV/JSON export (_step), TensorBoard events, MLflow (mlflow.db or mlruns/), "
+    "CSV or JSONL with a step column"
+)
 
-# The default recent window is the deriver's: the last 25% of logged points, at least 20 (see derive.py).
-WINDOW_HELP = ("the recent window trends are judged on: N steps, or a share like 25% "
-               "(default: the last 25% of logged points, at least 20)")
+# The default recent window is the deriver's: the last
+# 25% of logged points, at least 20 (see derive.py).
+WINDOW_HELP = (
+    "the recent window trends are judged on: N steps, or a share like 25% "
+    "(default: the last 25% of logged points, at least 20)"
+)

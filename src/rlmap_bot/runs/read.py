@@ -21,7 +21,9 @@ NAMES_SHOWN = 25
 
 
 def default_aliases() -> AliasTable:
-    """The metric-name table of the configured knowledge folder (``RLMAP_KNOWLEDGE`` or the bundled one)."""
+    """The metric-name table of the configured knowledge
+    folder (``RLMAP_KNOWLEDGE`` or the bundled one).
+    """
     from rlmap_bot.paths import Paths
 
     return load_aliases(Paths.from_env().knowledge_dir)
@@ -32,9 +34,11 @@ def keeper(aliases: AliasTable, extra_metrics: Iterable[str]) -> Callable[[str],
     return lambda name: name in extra or aliases.wants(name)
 
 
-def read_lines(path: Path, parser: LineParser, c: Collector, offset: int = 0,
-               max_bytes: int | None = None) -> tuple[int, int, bool]:
-    """Feed whole lines from ``offset``; returns (offset after the last whole line, bytes read, partial tail seen).
+def read_lines(
+    path: Path, parser: LineParser, c: Collector, offset: int = 0, max_bytes: int | None = None
+) -> tuple[int, int, bool]:
+    """Feed whole lines from ``offset``; returns (offset after
+    the last whole line, bytes read, partial tail seen).
 
     With ``max_bytes``, stop after the first whole line that reaches that many bytes past
     ``offset`` (a watcher reads a huge log in bounded pieces).
@@ -95,24 +99,31 @@ def read_candidate(cand: Candidate, c: Collector) -> tuple[int, list[str]]:
             return _read_json_array(cand.location, parser, c), warnings
         _, nbytes, partial = read_lines(cand.location, parser, c)
         if partial:
-            warnings.append("the last line has no newline (cut short, or still being written) and was ignored")
+            warnings.append(
+                "the last line has no newline (cut short, or still being written) and was ignored"
+            )
         return nbytes, warnings
     if fmt == "trl-state":
         return trl.read_trl_state(cand.location, c), warnings
     if fmt == "tensorboard":
         return tensorboard.read_event_files(cand.files, c), warnings
     if fmt == "mlflow-db":
-        assert isinstance(cand.extra, mlflow.MlflowRun), "discover() attaches the MlflowRun to each mlflow-db run"
+        assert isinstance(cand.extra, mlflow.MlflowRun), (
+            "discover() attaches the MlflowRun to each mlflow-db run"
+        )
         return mlflow.read_db_run(cand.location, cand.extra, c), warnings
     if fmt == "mlflow-files":
         return mlflow.read_file_run(cand.location, c), warnings
     raise RunReadError(f"unknown format '{fmt}'")
 
 
-
-
-def read_run(path: Path | str, format: str | None = None, run_id: str | None = None,
-             extra_metrics: Iterable[str] = (), aliases: AliasTable | None = None) -> RunData:
+def read_run(
+    path: Path | str,
+    format: str | None = None,
+    run_id: str | None = None,
+    extra_metrics: Iterable[str] = (),
+    aliases: AliasTable | None = None,
+) -> RunData:
     """Read one run's scalars, keeping only series the alias table (or ``extra_metrics``) maps.
 
     ``path`` is a log file or a folder; ``format`` overrides detection; ``run_id``
@@ -128,8 +139,13 @@ def read_run(path: Path | str, format: str | None = None, run_id: str | None = N
     c = Collector(lambda name: known(name) or guess(name))
     nbytes, warnings = read_candidate(cand, c)
     c.warnings.extend(several_runs_note(candidates, cand, run_id) + warnings)
-    run = c.finish(path=str(cand.location), format=cand.format, run_id=cand.run_id,
-                   runs=[x.run_id for x in candidates], bytes_read=nbytes)
+    run = c.finish(
+        path=str(cand.location),
+        format=cand.format,
+        run_id=cand.run_id,
+        runs=[x.run_id for x in candidates],
+        bytes_read=nbytes,
+    )
     return check_read(run, aliases)
 
 
@@ -141,14 +157,17 @@ def check_read(run: RunData, aliases: AliasTable) -> RunData:
     """
     where = run.path
     if not run.metrics:
-        raise RunReadError(f"{where}: no metric records found reading it as {run.format}; "
-                           f"looked for {LOOKED_FOR}")
+        raise RunReadError(
+            f"{where}: no metric records found reading it as {run.format}; looked for {LOOKED_FOR}"
+        )
     if not run.series:
         shown = ", ".join(run.metrics[:NAMES_SHOWN])
         more = len(run.metrics) - NAMES_SHOWN
         raise RunReadError(
-            f"{where}: none of its {len(run.metrics)} metrics is in the alias table or reads as a reward, "
+            f"{where}: none of its {len(run.metrics)} metrics is in the alias table or reads as a "
+            f"reward, "
             f"score, length, entropy, KL, loss or gradient norm by its name: {shown}"
             + (f" and {more} more" if more > 0 else "")
-            + "; map one with --map SIGNAL=METRIC, or add the names to knowledge/metrics/")
+            + "; map one with --map SIGNAL=METRIC, or add the names to knowledge/metrics/"
+        )
     return run

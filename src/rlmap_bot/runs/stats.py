@@ -28,7 +28,8 @@ RECENT_SHARE, RECENT_MIN = 0.25, 20
 EARLY_SHARE, EARLY_MIN = 0.05, 5
 #: Fewest points (after warm-up) to call a trend on a dense series.  Judgement: 5 against 5 medians.
 MIN_TREND_POINTS = 10
-#: Fewest points in either window of a trend.  Judgement: a median of 3 is the least that is not one point.
+# : Fewest points in either window of a trend.  Judgement:
+# a median of 3 is the least that is not one point.
 MIN_WINDOW_POINTS = 3
 #: Flat band: a change smaller than 5% of the series' scale (judgement: the smallest change a
 #: researcher reads off a chart as a trend) or than one step-to-step noise sigma (the
@@ -90,8 +91,10 @@ class Level:
         return self.last / self.first
 
     def collapsed(self) -> bool:
-        """At or below COLLAPSED_SHARE of a positive first level, or of the first logged value itself
-        (no signal may read steady when its level fell below a quarter of its first logged value)."""
+        """At or below COLLAPSED_SHARE of a positive first
+        level, or of the first logged value itself
+        (no signal may read steady when its level fell
+        below a quarter of its first logged value)."""
         top = max([x for x in (self.first, self.start, self.first_tenth) if math.isfinite(x)])
         return top > 0 and 0 <= self.last <= COLLAPSED_SHARE * top
 
@@ -114,8 +117,15 @@ def level(values: np.ndarray, recent: slice | None = None) -> Level | None:
     else:
         m = min(max(LAST_MIN, math.ceil(LAST_SHARE * n)), max(1, n // 2))
         last = slice(n - m, n)
-    tenth = float(np.median(values[:max(1, math.ceil(LAST_SHARE * n))]))
-    return Level(float(np.median(values[first])), float(np.median(values[last])), first, last, float(values[0]), tenth)
+    tenth = float(np.median(values[: max(1, math.ceil(LAST_SHARE * n))]))
+    return Level(
+        float(np.median(values[first])),
+        float(np.median(values[last])),
+        first,
+        last,
+        float(values[0]),
+        tenth,
+    )
 
 
 def robust_sigma(values: np.ndarray) -> float:
@@ -191,12 +201,19 @@ class Trend:
 
     def describe(self, fmt: str = "{:.3g}") -> str:
         change = self.after - self.before
-        return (f"{fmt.format(self.before)} -> {fmt.format(self.after)} ({change:+.3g}; flat within "
-                f"+/-{self.band:.3g}); Sen's slope {self.slope:+.3g}/step")
+        return (
+            f"{fmt.format(self.before)} -> {fmt.format(self.after)} ({change:+.3g}; flat within "
+            f"+/-{self.band:.3g}); Sen's slope {self.slope:+.3g}/step"
+        )
 
 
-def judge_trend(steps_before: np.ndarray, before: np.ndarray, steps_after: np.ndarray, after: np.ndarray,
-                scale_values: np.ndarray) -> Trend:
+def judge_trend(
+    steps_before: np.ndarray,
+    before: np.ndarray,
+    steps_after: np.ndarray,
+    after: np.ndarray,
+    scale_values: np.ndarray,
+) -> Trend:
     """Rising, flat or falling: medians of two windows, a flat band, and Sen's slope agreeing."""
     m0, m1 = float(np.median(before)), float(np.median(after))
     both_steps = np.concatenate([steps_before, steps_after])
@@ -220,7 +237,9 @@ class Spike:
 
 
 def _rolling_reference(values: np.ndarray, window: int) -> tuple[np.ndarray, np.ndarray]:
-    """Median and robust sigma of the ``window`` points before each point (NaN for the first ones)."""
+    """Median and robust sigma of the ``window`` points
+    before each point (NaN for the first ones).
+    """
     n = values.size
     med = np.full(n, np.nan)
     sig = np.full(n, np.nan)
@@ -228,7 +247,9 @@ def _rolling_reference(values: np.ndarray, window: int) -> tuple[np.ndarray, np.
         return med, sig
     from numpy.lib.stride_tricks import sliding_window_view
 
-    view = sliding_window_view(values, window)[:-1]  # view[i] covers points i .. i+window-1, before point i+window
+    view = sliding_window_view(values, window)[
+        :-1
+    ]  # view[i] covers points i .. i+window-1, before point i+window
     m = np.median(view, axis=1)
     s = MAD_TO_SIGMA * np.median(np.abs(view - m[:, None]), axis=1)
     med[window:] = m
@@ -249,7 +270,8 @@ def spikes(steps: np.ndarray, values: np.ndarray, start: int = 0) -> list[Spike]
 
 
 def sustained_jump(steps: np.ndarray, values: np.ndarray, start: int = 0) -> int | None:
-    """The first step where |value - rolling median| breaks the spike rule for JUMP_RUN points in a row.
+    """The first step where |value - rolling median|
+    breaks the spike rule for JUMP_RUN points in a row.
 
     Two-sided and on the deviation, since a policy loss sits near zero and can jump either way;
     the ratio rule is on the deviation's size against the median's size plus one noise sigma.
@@ -266,22 +288,32 @@ def sustained_jump(steps: np.ndarray, values: np.ndarray, start: int = 0) -> int
     return None
 
 
-def breaks_band(value: np.ndarray | float, median: np.ndarray | float, sigma: np.ndarray | float) -> np.ndarray:
+def breaks_band(
+    value: np.ndarray | float, median: np.ndarray | float, sigma: np.ndarray | float
+) -> np.ndarray:
     """Whether ``value`` is beyond the jump rule's band around a reference median and sigma."""
     floor = np.maximum(sigma, 1e-12)
     with np.errstate(divide="ignore", invalid="ignore"):
         dev = np.abs(np.asarray(value, dtype=float) - median)
-        return (dev / floor >= SPIKE_Z) & (dev >= (SPIKE_RATIO - 1) * (np.abs(median) + sigma)) & np.isfinite(dev)
+        return (
+            (dev / floor >= SPIKE_Z)
+            & (dev >= (SPIKE_RATIO - 1) * (np.abs(median) + sigma))
+            & np.isfinite(dev)
+        )
 
 
 def jump_hits(values: np.ndarray, start: int = 0) -> np.ndarray:
     """Per point: does it break the jump rule against the rolling median of the points before it?"""
     med, sig = _rolling_reference(values, SPIKE_WINDOW)
     hit = breaks_band(values, med, sig)
-    hit[:max(start, SPIKE_WINDOW)] = False
+    hit[: max(start, SPIKE_WINDOW)] = False
     return hit
 
 
-def rolling_reference(values: np.ndarray, window: int = SPIKE_WINDOW) -> tuple[np.ndarray, np.ndarray]:
-    """Median and robust sigma of the ``window`` points before each point (NaN for the first ones)."""
+def rolling_reference(
+    values: np.ndarray, window: int = SPIKE_WINDOW
+) -> tuple[np.ndarray, np.ndarray]:
+    """Median and robust sigma of the ``window`` points
+    before each point (NaN for the first ones).
+    """
     return _rolling_reference(values, window)

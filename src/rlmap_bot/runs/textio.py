@@ -26,7 +26,9 @@ HEAD = 64 * 1024
 
 
 class CountingReader(io.RawIOBase):
-    """Wraps a binary stream and counts the bytes pulled through it (for tests and the benchmark)."""
+    """Wraps a binary stream and counts the bytes
+    pulled through it (for tests and the benchmark).
+    """
 
     def __init__(self, raw: BinaryIO):
         self._raw = raw
@@ -53,7 +55,9 @@ def is_gzip(path: Path) -> bool:
 
 
 def open_binary(path: Path, offset: int = 0) -> tuple[io.BufferedReader, CountingReader]:
-    """A buffered binary stream of the (decompressed) file, from ``offset``, and its byte counter."""
+    """A buffered binary stream of the (decompressed)
+    file, from ``offset``, and its byte counter.
+    """
     try:
         raw = open(path, "rb")
     except OSError as exc:
@@ -91,7 +95,8 @@ def read_head(path: Path, size: int = HEAD) -> bytes:
 
 
 def is_json_array(path: Path) -> bool:
-    """Whether the file (gzip or not) is one JSON document (a W&B history export), not lines: its first
+    """Whether the file (gzip or not) is one JSON document
+    (a W&B history export), not lines: its first
     non-blank byte is '[', well within the first 4 KB."""
     return read_head(path, 4096).lstrip()[:1] == b"["
 

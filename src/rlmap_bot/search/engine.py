@@ -52,14 +52,19 @@ class Analysis:
 class Searcher:
     """Search over one opened :class:`KnowledgeStore`; build once, ask many times."""
 
-    def __init__(self, store: KnowledgeStore, floor: float | None = None, params: Params | None = None):
+    def __init__(
+        self, store: KnowledgeStore, floor: float | None = None, params: Params | None = None
+    ):
         self.store = store
         self.params = params or DEFAULT
         self.floor = float(floor if floor is not None else store.settings.search_floor)
         self.lexicon = Lexicon(store.conn)
-        self._known = [s.title for s in store.catalog.stages] + sorted(t.title for t in store.all("topic"))
+        self._known = [s.title for s in store.catalog.stages] + sorted(
+            t.title for t in store.all("topic")
+        )
         # What explaining a hit needs of an entry, worked out the first time it is shown (the store
-        # never changes under a searcher): each search column's stems, each curated question's tokens.
+        # never changes under a searcher): each search
+        # column's stems, each curated question's tokens.
         self._stems: dict[str, dict[str, frozenset[str]]] = {}
         self._questions: dict[str, list[tuple[str, frozenset[str]]]] = {}
         self._readings: dict[str, list] = {}
@@ -82,8 +87,12 @@ class Searcher:
             candidates = {i for ids in found.lists.values() for i in ids}
             if any(self._kind(i) == "paper" for i in candidates):
                 allowed = lambda i: self._kind(i) == "paper"  # noqa: E731
-        return _whole_name_first(_keep_named(fuse(found.lists, params, allowed, found.ties), found, allowed),
-                                 query, found, allowed)
+        return _whole_name_first(
+            _keep_named(fuse(found.lists, params, allowed, found.ties), found, allowed),
+            query,
+            found,
+            allowed,
+        )
 
     def _kind(self, entry_id: str) -> str | None:
         entry = self.store.get(entry_id)
@@ -94,8 +103,13 @@ class Searcher:
         analysis = self.analyse(question)
         return self.answer(analysis, limit=limit)
 
-    def answer(self, analysis: Analysis, limit: int = 5, floor: float | None = None,
-               params: Params | None = None) -> Answer:
+    def answer(
+        self,
+        analysis: Analysis,
+        limit: int = 5,
+        floor: float | None = None,
+        params: Params | None = None,
+    ) -> Answer:
         params = params or self.params
         floor = self.floor if floor is None else floor
         query, ranked = analysis.query, analysis.ranked
@@ -113,39 +127,61 @@ class Searcher:
             if speaking:
                 top = ranked[0][1]
                 # A guess's score is at most the floor: it never reads as sure as an answer.
-                nearest = [self._hit(i, floor * s / top, analysis, self._column_stems(i), None)
-                           for i, s in ranked[:MIN_SHOWN]]
+                nearest = [
+                    self._hit(i, floor * s / top, analysis, self._column_stems(i), None)
+                    for i, s in ranked[:MIN_SHOWN]
+                ]
                 guesses = [h for h in nearest if h is not None]
-            return Answer(query=echo(query.text), tier="guess" if guesses else "nothing",
-                          results=[],
-                          guesses=guesses, map_words=speaking if guesses else [],
-                          known_topics=self.known_topics(), english_only=query.other_language,
-                          corrections=query.corrections,  # what was searched, even when nothing fits
-                          unrelated_words=[w for w, e in analysis.word_evidence.items() if e < 0][:10])
+            return Answer(
+                query=echo(query.text),
+                tier="guess" if guesses else "nothing",
+                results=[],
+                guesses=guesses,
+                map_words=speaking if guesses else [],
+                known_topics=self.known_topics(),
+                english_only=query.other_language,
+                corrections=query.corrections,  # what was searched, even when nothing fits
+                unrelated_words=[w for w, e in analysis.word_evidence.items() if e < 0][:10],
+            )
         confidence = 1.0 if math.isinf(analysis.evidence) else evidence_to_score(analysis.evidence)
         top = ranked[0][1]
         named = _named_ids(analysis.found)
-        # The first MIN_SHOWN always show (an answer is judged by its first three); after them, a hit
+        # The first MIN_SHOWN always show (an answer is
+        # judged by its first three); after them, a hit
         # much weaker than the top one is padding.
-        chosen = [(i, s) for r, (i, s) in enumerate(ranked)
-                  if r < MIN_SHOWN or s >= params.keep_share * top or i in named][: max(1, limit)]
+        chosen = [
+            (i, s)
+            for r, (i, s) in enumerate(ranked)
+            if r < MIN_SHOWN or s >= params.keep_share * top or i in named
+        ][: max(1, limit)]
         question_rank = {i: r for r, i in enumerate(analysis.found.lists.get("questions", []), 1)}
         rows = {i: self._column_stems(i) for i, _ in chosen}
-        made = [self._hit(i, confidence * s / top, analysis, rows[i], question_rank.get(i)) for i, s in chosen]
+        made = [
+            self._hit(i, confidence * s / top, analysis, rows[i], question_rank.get(i))
+            for i, s in chosen
+        ]
         hits = [h for h in made if h is not None]
         # Too close to pick: the scores are nearly equal, or the question's words sit in the same
         # fields of both ("MiniMax": two reports by MiniMax), so nothing in it prefers one.
         close = len(hits) >= 2 and (
-            hits[0].score - hits[1].score < CLOSE_CALL or _named_alike(hits[0].id, hits[1].id, rows, analysis)
+            hits[0].score - hits[1].score < CLOSE_CALL
+            or _named_alike(hits[0].id, hits[1].id, rows, analysis)
         )
-        return Answer(query=echo(query.text), tier="confident", results=hits,
-                      corrections=query.corrections, close_call=close,
-                      english_only=query.other_language)
+        return Answer(
+            query=echo(query.text),
+            tier="confident",
+            results=hits,
+            corrections=query.corrections,
+            close_call=close,
+            english_only=query.other_language,
+        )
 
     def coherence(self, analysis: Analysis, ranked: list[tuple[str, float]] | None = None) -> int:
         """How many of the question's words that speak for the map meet in one of the nearest
         entries (the most, over the first MIN_SHOWN)."""
-        wanted = {w.stem for w in analysis.query.words if analysis.word_evidence.get(w.surface, 0.0) > 0}
+        wanted = {
+            w.stem for w in analysis.query.words if analysis.word_evidence.get(w.surface, 0.0) > 0
+        }
         best = 0
         for entry_id, _ in (analysis.ranked if ranked is None else ranked)[:MIN_SHOWN]:
             held = set().union(*self._column_stems(entry_id).values())
@@ -170,7 +206,7 @@ class Searcher:
         words = [w for w, e in analysis.word_evidence.items() if e >= params.guess_word_evidence]
         for m in analysis.found.names:
             if m.span[1] - m.span[0] >= 2:
-                words += [w.surface for w in analysis.query.words[m.span[0]:m.span[1]]]
+                words += [w.surface for w in analysis.query.words[m.span[0] : m.span[1]]]
         return list(dict.fromkeys(words))
 
     def _column_stems(self, entry_id: str) -> dict[str, frozenset[str]]:
@@ -179,19 +215,29 @@ class Searcher:
             row = self.store.conn.execute(
                 f"select {', '.join(SEARCH_COLUMNS)} from docs where id = ?", (entry_id,)
             ).fetchone()
-            stems = {column: frozenset(stem(x) for x in (text or "").split())  # no row: no columns
-                     for column, text in zip(SEARCH_COLUMNS, row or (), strict=False)}
+            stems = {
+                column: frozenset(stem(x) for x in (text or "").split())  # no row: no columns
+                for column, text in zip(SEARCH_COLUMNS, row or (), strict=False)
+            }
             self._stems[entry_id] = stems
         return stems
 
     def _question_tokens(self, entry: Entry) -> list[tuple[str, frozenset[str]]]:
         tokens = self._questions.get(entry.id)
         if tokens is None:
-            tokens = self._questions[entry.id] = [(q, frozenset(content_tokens(q))) for q in entry.questions]
+            tokens = self._questions[entry.id] = [
+                (q, frozenset(content_tokens(q))) for q in entry.questions
+            ]
         return tokens
 
-    def _hit(self, entry_id: str, score: float, analysis: Analysis, columns: dict[str, frozenset[str]],
-             question_rank: int | None) -> Hit | None:
+    def _hit(
+        self,
+        entry_id: str,
+        score: float,
+        analysis: Analysis,
+        columns: dict[str, frozenset[str]],
+        question_rank: int | None,
+    ) -> Hit | None:
         entry = self.store.get(entry_id)
         if entry is None:
             return None
@@ -202,8 +248,15 @@ class Searcher:
             title=entry.title,
             score=round(min(1.0, max(0.0, score)), 4),
             one_line=entry.one_line,
-            why=explain.reasons(entry, analysis.query, analysis.found, columns, question_rank,
-                                self._question_tokens(entry), analysis.word_evidence),
+            why=explain.reasons(
+                entry,
+                analysis.query,
+                analysis.found,
+                columns,
+                question_rank,
+                self._question_tokens(entry),
+                analysis.word_evidence,
+            ),
             byline=(paper.byline or None) if paper is not None else None,
             url=paper.link if paper is not None else None,
             verification=paper.verification if paper is not None else None,
@@ -211,7 +264,9 @@ class Searcher:
         )
 
     def _points_to(self, entry_id: str, analysis: Analysis) -> str | None:
-        """For a signal: the stage its diagnosis rule that fits the question names, and why (search/readings.py)."""
+        """For a signal: the stage its diagnosis rule that fits
+        the question names, and why (search/readings.py).
+        """
         from rlmap_bot.search.readings import choice_phrases, pick, said_choices, signal_readings
 
         if self._signals is None:  # read the first time a signal is shown: the store never changes
@@ -230,7 +285,9 @@ class Searcher:
         return list(self._known)
 
 
-def _named_alike(a: str, b: str, rows: dict[str, dict[str, frozenset[str]]], analysis: Analysis) -> bool:
+def _named_alike(
+    a: str, b: str, rows: dict[str, dict[str, frozenset[str]]], analysis: Analysis
+) -> bool:
     """Both entries matched the same way through their names or bylines. An empty signature (neither
     named, nor in a byline) says nothing: two entries found by their text alone are told apart by
     their scores ("how many GPUs do I need": 0.65 and 0.43 is no tie)."""
@@ -239,17 +296,27 @@ def _named_alike(a: str, b: str, rows: dict[str, dict[str, frozenset[str]]], ana
 
 
 def _signature(entry_id: str, columns: dict[str, frozenset[str]], analysis: Analysis) -> tuple:
-    """How an entry matched: named whole, by byline, and which question words its names and byline hold."""
+    """How an entry matched: named whole, by byline, and
+    which question words its names and byline hold.
+    """
     wanted = set(analysis.query.stems)
     fields = tuple(frozenset(wanted & columns.get(c, frozenset())) for c in ("names", "authors"))
     named = any(m.entry_id == entry_id for m in analysis.found.names)
     return (named, entry_id in analysis.found.authors, *fields)
 
 
-def _whole_name_first(ranked: list[tuple[str, float]], query: Query, found: Recall, allowed) -> list[tuple[str, float]]:
-    """A question that is exactly one entry's title or alias ("reward", "IMPALA") gets that entry first."""
+def _whole_name_first(
+    ranked: list[tuple[str, float]], query: Query, found: Recall, allowed
+) -> list[tuple[str, float]]:
+    """A question that is exactly one entry's title or
+    alias ("reward", "IMPALA") gets that entry first.
+    """
     stems = {w.stem for w in query.words}  # "reward reward rewar": every word is the one name
-    whole = {m.entry_id for m in found.names if stems <= {w.stem for w in query.words[m.span[0]:m.span[1]]}}
+    whole = {
+        m.entry_id
+        for m in found.names
+        if stems <= {w.stem for w in query.words[m.span[0] : m.span[1]]}
+    }
     if len(whole) != 1:
         return ranked  # no name, or a name two entries share: fusion decides
     (entry_id,) = whole
@@ -276,11 +343,16 @@ def _overlap(a: tuple[int, int], b: tuple[int, int]) -> bool:
 
 
 def _keep_named(ranked: list[tuple[str, float]], found: Recall, allowed) -> list[tuple[str, float]]:
-    """A question naming two or more entries ("PPO vs GRPO") gets each of them in the first results."""
+    """A question naming two or more entries ("PPO vs
+    GRPO") gets each of them in the first results.
+    """
     named = [i for i in _named_ids(found) if allowed is None or allowed(i)]
     if not named:
         return ranked
-    head, missing = ranked[:NAMED_KEEP], [p for p in ranked if p[0] in named and p not in ranked[:NAMED_KEEP]]
+    head, missing = (
+        ranked[:NAMED_KEEP],
+        [p for p in ranked if p[0] in named and p not in ranked[:NAMED_KEEP]],
+    )
     if not missing:
         return ranked
     keep = [p for p in head if p[0] in named]

@@ -15,10 +15,19 @@ from rlmap_bot.search.query import Query
 from rlmap_bot.search.recall import Recall
 from rlmap_bot.text import stem
 
-_BODY = {"paper": "its key facts", "stage": "its symptoms, measures and levers", "topic": "its notes",
-         "signal": "how it is measured"}
-_WHERE = {"names": "its title or aliases", "authors": "its byline", "keywords": "its keywords",
-          "summary": "its summary", "questions": "its example questions"}
+_BODY = {
+    "paper": "its key facts",
+    "stage": "its symptoms, measures and levers",
+    "topic": "its notes",
+    "signal": "how it is measured",
+}
+_WHERE = {
+    "names": "its title or aliases",
+    "authors": "its byline",
+    "keywords": "its keywords",
+    "summary": "its summary",
+    "questions": "its example questions",
+}
 
 
 def _quote(items: list[str]) -> str:
@@ -26,8 +35,15 @@ def _quote(items: list[str]) -> str:
     return quoted[0] if len(quoted) == 1 else ", ".join(quoted[:-1]) + " and " + quoted[-1]
 
 
-def reasons(entry: Entry, query: Query, found: Recall, stems: Mapping[str, frozenset[str]], question_rank: int | None,
-            questions: Sequence[tuple[str, frozenset[str]]], evidence: Mapping[str, float] | None = None) -> list[str]:
+def reasons(
+    entry: Entry,
+    query: Query,
+    found: Recall,
+    stems: Mapping[str, frozenset[str]],
+    question_rank: int | None,
+    questions: Sequence[tuple[str, frozenset[str]]],
+    evidence: Mapping[str, float] | None = None,
+) -> list[str]:
     """``stems``: the stems of each search column of the entry; ``questions``: its curated questions
     with their content tokens (both worked out once per entry by the searcher); ``evidence``: each
     question word's evidence for the map (offtopic.evidence), so the words that speak for the map
@@ -39,19 +55,30 @@ def reasons(entry: Entry, query: Query, found: Recall, stems: Mapping[str, froze
     named = [m for m in found.names if m.entry_id == entry.id]
     if named:
         best = named[0]
-        out.append(f"title matches '{best.name}'" if best.is_title else f"also known as '{best.name}'")
+        out.append(
+            f"title matches '{best.name}'" if best.is_title else f"also known as '{best.name}'"
+        )
     labels = found.authors.get(entry.id)
     if labels:
         out.append("by " + ", ".join(labels[:3]))
     elif query.authorship and isinstance(entry, Paper) and entry.byline:
-        out.append(f"written by {entry.byline}")  # "who wrote PPO": the answer to the question asked
+        out.append(
+            f"written by {entry.byline}"
+        )  # "who wrote PPO": the answer to the question asked
     explained = {stem(w) for m in named for w in m.name.lower().split()}
     shown: dict[str, str] = {}
-    words = [w for w in query.words if w.kind in ("known", "corrected") and w.stem not in explained
-             and any(c.isalpha() for c in w.surface)]
+    words = [
+        w
+        for w in query.words
+        if w.kind in ("known", "corrected")
+        and w.stem not in explained
+        and any(c.isalpha() for c in w.surface)
+    ]
     if evidence is not None:  # a rare catalog word has evidence 0 ("megatron"): still a reason
-        words = sorted((w for w in words if evidence.get(w.surface, 0.0) >= 0),
-                       key=lambda w: -evidence.get(w.surface, 0.0))
+        words = sorted(
+            (w for w in words if evidence.get(w.surface, 0.0) >= 0),
+            key=lambda w: -evidence.get(w.surface, 0.0),
+        )
     for w in words:
         shown.setdefault(w.stem, w.fixed or w.surface)
     phrases = []

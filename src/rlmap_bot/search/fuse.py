@@ -22,8 +22,12 @@ def weights(params: Params) -> dict[str, float]:
     }
 
 
-def fuse(lists: dict[str, list[str]], params: Params, allowed=None,
-         ties: dict[str, dict[str, int]] | None = None) -> list[tuple[str, float]]:
+def fuse(
+    lists: dict[str, list[str]],
+    params: Params,
+    allowed=None,
+    ties: dict[str, dict[str, int]] | None = None,
+) -> list[tuple[str, float]]:
     """(entry id, fused score) best first; ``allowed`` filters ids (authorship: papers only).
 
     ``ties`` gives, per list, a tier for each id: ids of one tier share the best rank of the tier
@@ -40,5 +44,7 @@ def fuse(lists: dict[str, list[str]], params: Params, allowed=None,
                 continue
             rank += 1
             shared = tier_rank.setdefault(tiers[entry_id], rank) if tiers else rank
-            scores[entry_id] = scores.get(entry_id, 0.0) + w.get(name, 0.0) / (params.rrf_k + shared)
+            scores[entry_id] = scores.get(entry_id, 0.0) + w.get(name, 0.0) / (
+                params.rrf_k + shared
+            )
     return sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))

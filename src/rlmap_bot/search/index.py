@@ -19,11 +19,19 @@ from rlmap_bot.search.lexicon import build_search_tables
 INDEXERS: tuple[store.Indexer, ...] = (build_search_tables,)
 
 
-def build_store(root: Path, db_path: Path, catalog: Catalog | None = None, now: dt.datetime | None = None,
-                stamp: str = "") -> Catalog:
-    """Validate ``root`` and atomically replace ``db_path`` with a fresh store and its search tables.
+def build_store(
+    root: Path,
+    db_path: Path,
+    catalog: Catalog | None = None,
+    now: dt.datetime | None = None,
+    stamp: str = "",
+) -> Catalog:
+    """Validate ``root`` and atomically replace ``db_path``
+    with a fresh store and its search tables.
 
     ``stamp`` records the approved additions merged beside the files (see
     :mod:`rlmap_bot.knowledge.additions`), so a changed set of them reads as stale.
     """
-    return store.build_store(root, db_path, catalog=catalog, now=now, indexers=INDEXERS, stamp=stamp)
+    return store.build_store(
+        root, db_path, catalog=catalog, now=now, indexers=INDEXERS, stamp=stamp
+    )

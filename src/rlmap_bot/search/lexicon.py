@@ -33,14 +33,33 @@ from rlmap_bot.text import content_tokens, content_words, normalize, normalize_c
 # Other languages' commonest words (wordfreq) mark a question as not English (the thresholds:
 # search/params.py). The languages are those wordfreq lists with large corpora in Latin script;
 # other scripts are noticed by their letters (query.py).
-MARKER_LANGUAGES = ("es", "fr", "de", "it", "pt", "nl", "sv", "da", "nb", "pl", "cs", "tr", "id", "ro", "hu", "fi")
+MARKER_LANGUAGES = (
+    "es",
+    "fr",
+    "de",
+    "it",
+    "pt",
+    "nl",
+    "sv",
+    "da",
+    "nb",
+    "pl",
+    "cs",
+    "tr",
+    "id",
+    "ro",
+    "hu",
+    "fi",
+)
 
 
 def _zipf(freq: float) -> float:
     return math.log10(freq) + 9.0 if freq > 0 else 0.0
 
 
-def build_search_tables(conn: sqlite3.Connection, entries: Iterable[Entry], docs: list[dict[str, str]]) -> None:
+def build_search_tables(
+    conn: sqlite3.Connection, entries: Iterable[Entry], docs: list[dict[str, str]]
+) -> None:
     """Write the search tables for ``entries`` (whose index rows are ``docs``) into ``conn``."""
     entries = list(entries)
     from wordfreq import get_frequency_dict  # build time only
@@ -64,20 +83,37 @@ def build_search_tables(conn: sqlite3.Connection, entries: Iterable[Entry], docs
         df.update(seen)
         surface_df.update(seen_surface)
     total = sum(cf.values())
-    conn.execute("create table search_terms (stem text primary key, cf integer, df integer, en_zipf real)")
+    conn.execute(
+        "create table search_terms (stem text primary key, cf integer, df integer, en_zipf real)"
+    )
     conn.executemany(
         "insert into search_terms values (?, ?, ?, ?)",
-        ((s, n, df[s], round(_zipf(sum(english.get(f, 0.0) for f in forms[s])), 3)) for s, n in cf.items()),
+        (
+            (s, n, df[s], round(_zipf(sum(english.get(f, 0.0) for f in forms[s])), 3))
+            for s, n in cf.items()
+        ),
     )
     conn.execute("create table search_vocab (word text primary key, stem text, df integer)")
-    conn.executemany("insert into search_vocab values (?, ?, ?)", ((w, stem(w), n) for w, n in surface_df.items()))
+    conn.executemany(
+        "insert into search_vocab values (?, ?, ?)",
+        ((w, stem(w), n) for w, n in surface_df.items()),
+    )
     conn.execute("create table search_english (word text primary key, zipf real) without rowid")
     conn.executemany(
         "insert into search_english values (?, ?)",
-        ((w, round(z, 2)) for w, f in english.items() if (z := _zipf(f)) >= ENGLISH_TABLE_MIN and w.isalpha()),
+        (
+            (w, round(z, 2))
+            for w, f in english.items()
+            if (z := _zipf(f)) >= ENGLISH_TABLE_MIN and w.isalpha()
+        ),
     )
-    conn.execute("create table search_names (key text, id text, name text, is_title integer, zipf real, surface text)")
-    conn.execute("create table search_authors (stem text, id text, label text, person integer, zipf real)")
+    conn.execute(
+        "create table search_names (key text, id text, name text, is_title integer, zipf real, "
+        "surface text)"
+    )
+    conn.execute(
+        "create table search_authors (stem text, id text, label text, person integer, zipf real)"
+    )
     conn.execute("create table search_arxiv (arxiv text primary key, id text)")
     name_rows, author_rows, arxiv_rows = [], [], []
     for entry in entries:
@@ -92,9 +128,13 @@ def build_search_tables(conn: sqlite3.Connection, entries: Iterable[Entry], docs
         if isinstance(entry, Paper):
             if entry.arxiv:
                 arxiv_rows.append((entry.arxiv, entry.id))
-            people = [(p, 1) for p in entry.authors] + ([(entry.organisation, 0)] if entry.organisation else [])
+            people = [(p, 1) for p in entry.authors] + (
+                [(entry.organisation, 0)] if entry.organisation else []
+            )
             for label, person in people:
-                for word in dict.fromkeys(w for w in words(label) if len(w) >= 2 and not w.isdigit()):
+                for word in dict.fromkeys(
+                    w for w in words(label) if len(w) >= 2 and not w.isdigit()
+                ):
                     zipf = _zipf(english.get(word, 0.0))
                     author_rows.append((stem(word), entry.id, label, person, round(zipf, 2)))
     conn.executemany("insert into search_names values (?, ?, ?, ?, ?, ?)", name_rows)
@@ -110,21 +150,33 @@ def build_search_tables(conn: sqlite3.Connection, entries: Iterable[Entry], docs
                 pairs.update({f"{a} {b}" for a, b in zip(toks, toks[1:], strict=False)})
     conn.execute("create table search_pairs (pair text primary key, df integer) without rowid")
     conn.executemany("insert into search_pairs values (?, ?)", pairs.items())
-    conn.execute("create virtual table search_questions using fts5(text, id unindexed, tokenize='porter unicode61')")
+    conn.execute(
+        "create virtual table search_questions using fts5(text, id unindexed, tokenize='porter "
+        "unicode61')"
+    )
     conn.executemany(
         "insert into search_questions (text, id) values (?, ?)",
         ((normalize(q), entry.id) for entry in entries for q in entry.questions if normalize(q)),
     )
     from wordfreq import top_n_list, zipf_frequency  # build time only
 
-    markers = {m for lang in MARKER_LANGUAGES for w in top_n_list(lang, MARKER_TOP)
-               for m in words(w) if m.isalpha() and len(m) >= 2 and zipf_frequency(m, "en") < MARKER_MAX_ENGLISH_ZIPF}
+    markers = {
+        m
+        for lang in MARKER_LANGUAGES
+        for w in top_n_list(lang, MARKER_TOP)
+        for m in words(w)
+        if m.isalpha() and len(m) >= 2 and zipf_frequency(m, "en") < MARKER_MAX_ENGLISH_ZIPF
+    }
     conn.execute("create table search_markers (word text primary key) without rowid")
-    conn.executemany("insert into search_markers values (?)", ((m,) for m in sorted(markers - set(surface_df))))
+    conn.executemany(
+        "insert into search_markers values (?)", ((m,) for m in sorted(markers - set(surface_df)))
+    )
     conn.execute("create index search_names_key on search_names(key)")
     conn.execute("create index search_authors_stem on search_authors(stem)")
     conn.execute("create table search_meta (key text primary key, value real)")
-    conn.execute("insert into search_meta values ('total_tokens', ?), ('docs', ?)", (total, len(docs)))
+    conn.execute(
+        "insert into search_meta values ('total_tokens', ?), ('docs', ?)", (total, len(docs))
+    )
 
 
 class Lexicon:
@@ -136,7 +188,8 @@ class Lexicon:
         self.total_tokens = max(1.0, float(meta.get("total_tokens", 1)))
         self.docs = max(1, int(meta.get("docs", 1)))
         self.terms: dict[str, tuple[int, int, float]] = {
-            s: (cf, df, z) for s, cf, df, z in conn.execute("select stem, cf, df, en_zipf from search_terms")
+            s: (cf, df, z)
+            for s, cf, df, z in conn.execute("select stem, cf, df, en_zipf from search_terms")
         }
         self.vocab_df: dict[str, int] = {}
         self._vocab_by_len: dict[int, list[str]] = {}
@@ -157,15 +210,23 @@ class Lexicon:
                 self.run_together.setdefault(joined, parts)
         self.max_name_tokens = max((len(k.split()) for k in self.names), default=1)
         self.authors: dict[str, list[tuple[str, str, bool, float]]] = {}
-        for s, entry_id, label, person, zipf in conn.execute("select stem, id, label, person, zipf from search_authors"):
+        for s, entry_id, label, person, zipf in conn.execute(
+            "select stem, id, label, person, zipf from search_authors"
+        ):
             self.authors.setdefault(s, []).append((entry_id, label, bool(person), zipf))
         self.arxiv: dict[str, str] = dict(conn.execute("select arxiv, id from search_arxiv"))
-        self.markers: frozenset[str] = frozenset(w for (w,) in conn.execute("select word from search_markers"))
+        self.markers: frozenset[str] = frozenset(
+            w for (w,) in conn.execute("select word from search_markers")
+        )
         self._english: dict[str, float] = {}
 
     def has_pair(self, first: str, second: str) -> bool:
-        """Whether the catalog writes these two content stems next to each other (an indexed lookup)."""
-        row = self.conn.execute("select 1 from search_pairs where pair = ?", (f"{first} {second}",)).fetchone()
+        """Whether the catalog writes these two content
+        stems next to each other (an indexed lookup).
+        """
+        row = self.conn.execute(
+            "select 1 from search_pairs where pair = ?", (f"{first} {second}",)
+        ).fetchone()
         return row is not None
 
     def knows(self, stem_: str) -> bool:
@@ -178,9 +239,13 @@ class Lexicon:
         """wordfreq's Zipf frequency of ``word`` (0 when it is rarer than the table keeps)."""
         found = self._english.get(word)
         if found is None:
-            row = self.conn.execute("select zipf from search_english where word = ?", (word,)).fetchone()
+            row = self.conn.execute(
+                "select zipf from search_english where word = ?", (word,)
+            ).fetchone()
             found = row[0] if row else 0.0
-            if len(self._english) < 100_000:  # a bounded cache: questions repeat words, not vocabularies
+            if (
+                len(self._english) < 100_000
+            ):  # a bounded cache: questions repeat words, not vocabularies
                 self._english[word] = found
         return found
 
@@ -195,7 +260,9 @@ class Lexicon:
         if not pool:
             return None
         # OSA counts a swap of two letters ("rewrad") as one edit, as people make them.
-        found = process.extract(word, pool, scorer=OSA.normalized_similarity, score_cutoff=similarity, limit=5)
+        found = process.extract(
+            word, pool, scorer=OSA.normalized_similarity, score_cutoff=similarity, limit=5
+        )
         if not found:
             return None
         return max(found, key=lambda m: (round(m[1], 6), self.vocab_df.get(m[0], 0)))[0]

@@ -46,8 +46,15 @@ from rlmap_bot.search.recall import byline_rows
 from rlmap_bot.text import NUMBER_WORDS, content_words, stem
 
 
-def word_evidence(lexicon, stem: str, kind: str, mix: float, discount: float = 0.0, borrow: float = 0.0,
-                  rare_zero: bool = False) -> float:
+def word_evidence(
+    lexicon,
+    stem: str,
+    kind: str,
+    mix: float,
+    discount: float = 0.0,
+    borrow: float = 0.0,
+    rare_zero: bool = False,
+) -> float:
     if kind == "foreign":
         return math.log10((1.0 - mix) / (1.0 - borrow))
     if kind not in ("known", "corrected") or not any(c.isalpha() for c in stem):
@@ -73,7 +80,9 @@ def _log_odds(ratio: float, mix: float, borrow: float) -> float:
     return math.log10((mix * ratio + (1.0 - mix)) / (borrow * ratio + (1.0 - borrow)))
 
 
-def evidence(query: Query, lexicon, params: Params, arxiv_hit: bool, names=()) -> tuple[float, dict[str, float]]:
+def evidence(
+    query: Query, lexicon, params: Params, arxiv_hit: bool, names=()
+) -> tuple[float, dict[str, float]]:
     """Total evidence that the question is about the map, and each word's share of it.
 
     ``names`` are the titles and aliases recall found whole in the question (recall.NameMatch).
@@ -97,12 +106,22 @@ def evidence(query: Query, lexicon, params: Params, arxiv_hit: bool, names=()) -
             per_word[w.surface] = 0.0  # a quantity in words, like one in digits
             continue
         discount = 0.0 if params.entity_undiscounted and _entity(lexicon, w) else params.discount
-        e = word_evidence(lexicon, w.stem, kind, params.mix, discount, params.borrow, params.rare_zero)
+        e = word_evidence(
+            lexicon, w.stem, kind, params.mix, discount, params.borrow, params.rare_zero
+        )
         zipf = w.zipf if kind == "foreign" else lexicon.terms.get(w.stem, (0, 0, 0.0))[2]
-        if e < 0 and zipf >= params.common_foreign_zipf and (kind == "foreign" or params.common_known):
+        if (
+            e < 0
+            and zipf >= params.common_foreign_zipf
+            and (kind == "foreign" or params.common_known)
+        ):
             e *= params.common_foreign_weight
-        if foreign and e > 0 and lexicon.terms.get(w.stem, (0, 0, 0.0))[2] >= params.everyday_zipf \
-                and not (params.phrase_keep and i in in_phrase):
+        if (
+            foreign
+            and e > 0
+            and lexicon.terms.get(w.stem, (0, 0, 0.0))[2] >= params.everyday_zipf
+            and not (params.phrase_keep and i in in_phrase)
+        ):
             e *= params.everyday_weight
         per_word[w.surface] = e
     if arxiv_hit:
@@ -128,7 +147,9 @@ _ORG_PARTS = re.compile(r"\s*(?:[,/()]|\band\b|\bet al\b\.?)\s*")
 def _name_parts(label: str, person: bool) -> tuple[tuple[str, ...], ...]:
     """The names of two words or more in a byline label, as their words (an initial left out)."""
     parts = [label] if person else _ORG_PARTS.split(label)
-    found = [tuple(w for w in content_words(part) if len(w) >= 2 and not w.isdigit()) for part in parts]
+    found = [
+        tuple(w for w in content_words(part) if len(w) >= 2 and not w.isdigit()) for part in parts
+    ]
     return tuple(ws for ws in found if len(ws) >= 2)
 
 
@@ -149,9 +170,19 @@ def _name_tokens(query: Query, lexicon) -> list[tuple[str, list[str], int, float
                 stems = {stem(w) for w in ws}
                 if name in found or s not in stems or not stems <= by_stem.keys():
                     continue
-                zipfs = {p: r[3] for p in stems for r in lexicon.authors.get(p, ()) if r[:2] == (entry_id, label)}
+                zipfs = {
+                    p: r[3]
+                    for p in stems
+                    for r in lexicon.authors.get(p, ())
+                    if r[:2] == (entry_id, label)
+                }
                 uses = len({r[0] for r in rows if r[1] == label})
-                found[name] = (name, [by_stem[p] for p in stems], uses, _product(zipfs.get(p, 0.0) for p in stems))
+                found[name] = (
+                    name,
+                    [by_stem[p] for p in stems],
+                    uses,
+                    _product(zipfs.get(p, 0.0) for p in stems),
+                )
     cited = query.all_words
     for i, surface in enumerate(cited[:-2]):
         if cited[i + 1 : i + 3] != ["et", "al"]:
@@ -161,7 +192,12 @@ def _name_tokens(query: Query, lexicon) -> list[tuple[str, list[str], int, float
         if not cites or any(by_stem[s] in parts for _, parts, _, _ in found.values()):
             continue  # no byline word, or already part of a full name
         p_english = _product((cites[0][3], lexicon.english_zipf("et"), lexicon.english_zipf("al")))
-        found[f"{surface} et al"] = (f"{surface} et al", [by_stem[s]], len({r[0] for r in cites}), p_english)
+        found[f"{surface} et al"] = (
+            f"{surface} et al",
+            [by_stem[s]],
+            len({r[0] for r in cites}),
+            p_english,
+        )
     return list(found.values())
 
 

@@ -18,9 +18,12 @@ class Params:
     # -- fusion: reciprocal rank fusion of the recall lists (fuse.py) --------------------------
     # CV over {0.5, 1, 2, 5, 20}: a small k lets a first place count clearly more than a fifth.
     rrf_k: float = 1.0
-    # BM25 over every field: the reference list, weight 1 by definition. More say for BM25 was measured
-    # (tuning set in sample, the other weights as chosen; docs/measurements.md): w_bm25 {1, 1.25, 1.5, 2, 3} x
-    # w_questions {0.5, 0.25} gave top-3 0.951/0.951/0.951/0.947/0.942 and MRR 0.917/0.912/0.907/0.896/0.894
+    # BM25 over every field: the reference list, weight
+    # 1 by definition. More say for BM25 was measured
+    # (tuning set in sample, the other weights as chosen;
+    # docs/measurements.md): w_bm25 {1, 1.25, 1.5, 2, 3} x
+    # w_questions {0.5, 0.25} gave top-3 0.951/0.951/0.951/0.947/0.942
+    # and MRR 0.917/0.912/0.907/0.896/0.894
     # at w_questions 0.5 (0.25 no better): more BM25 only lowers MRR, so it stays 1.
     # BM25's rank as the tie-breaker of equal fused scores (instead of the id) was measured the same
     # way: top-3 0.951, MRR 0.916 against 0.917, not adopted.
@@ -118,7 +121,8 @@ class Params:
     # at least this, or a title or alias of two words or more is found whole in it. Otherwise the
     # answer is "nothing in the map". 0.15 = the word makes the question at least 1.4 times
     # (10**0.15) as likely to be about the map. Chosen on the tuning set (benchmarks/tune.py,
-    # stage 3) over {0.05, 0.1, 0.15, 0.2, 0.25, 0.3}: the highest value that shows a right entry in the top 3 to
+    # stage 3) over {0.05, 0.1, 0.15, 0.2, 0.25, 0.3}: the
+    # highest value that shows a right entry in the top 3 to
     # as many covered questions as any (showing the map's entries to a question about the map comes
     # first, "nothing" to a question that is not comes second). Below 0.05 everyday words count
     # ("best" 0.01 and "near" 0.02 in "best pizza near the office").
@@ -156,7 +160,8 @@ def evidence_to_score(evidence: float) -> float:
     return evidence / (evidence + 1.0) if evidence > 0 else 0.0
 
 
-# -- thresholds the cross-validation does not tune ----------------------------------------------------
+# -- thresholds the cross-validation does not tune
+#  ----------------------------------------------------
 # Each is fixed by a measurement named beside it, or by judgement and why; none is a grid point.
 
 # Reading the question (query.py).
@@ -193,12 +198,15 @@ RECALL = 40  # entries taken from each list; the answer shows at most a handful
 # rank nothing. judgement: 5% of the catalog, and never fewer than 50 entries.
 COMMON_DOC_SHARE = 0.05
 COMMON_MIN_DOCS = 50
-MIN_CORRECTED_NAME = 5  # a corrected word of 4 letters ("GSPO" -> "grpo") is too weak to claim a name
+MIN_CORRECTED_NAME = (
+    5  # a corrected word of 4 letters ("GSPO" -> "grpo") is too weak to claim a name
+)
 
 # Off-topic evidence (offtopic.py).
 # wordfreq's large English list ends near Zipf 1: a word it does not list is at most that common.
 EN_FLOOR_ZIPF = 1.0
-# A name rarer than this in English is a name, not a word ("Hafner" 2.1, "Espeholt"; "Brain" 4.9 is a word).
+# A name rarer than this in English is a name, not a word
+# ("Hafner" 2.1, "Espeholt"; "Brain" 4.9 is a word).
 ENTITY_ZIPF = 4.0
 
 # What is shown (engine.py).
@@ -211,7 +219,9 @@ CLOSE_CALL = 0.03
 NAMED_KEEP = 5  # entries the question names explicitly stay within this many results (comparisons)
 
 # Explanations (explain.py).
-EXPLAIN_WORDS = 4  # words quoted in one reason: judgement, more reads as a list rather than a reason
+EXPLAIN_WORDS = (
+    4  # words quoted in one reason: judgement, more reads as a list rather than a reason
+)
 # A hit ranked this high by the curated-questions list says which curated question it matched:
 # judgement, the first three are what an answer shows for sure (MIN_SHOWN).
 EXPLAIN_QUESTION_RANK = 3

@@ -37,10 +37,13 @@ MAX_CORRECTIONS = 8  # each correction scans the vocabulary; a question has a fe
 # Words that ask who wrote something ("who wrote PPO", "papers by Schulman", "PPO authors").
 AUTHOR_NOUNS = frozenset("author authors authored authorship wrote written byline".split())
 AUTHOR_VERBS = frozenset(
-    """wrote write writes written proposed propose proposes introduced introduce introduces invented invent
-    created create developed develop published publish released release came made behind originated""".split()
+    """wrote write writes written proposed propose proposes introduced introduce introduces invented
+    invent created create developed develop published publish released release came made
+    behind originated""".split()
 )
-ASKS_AUTHOR = AUTHOR_NOUNS | AUTHOR_VERBS  # every word of "who wrote X" that asks for a person, not a topic
+ASKS_AUTHOR = (
+    AUTHOR_NOUNS | AUTHOR_VERBS
+)  # every word of "who wrote X" that asks for a person, not a topic
 
 
 # Chat markup is not part of the question: mentions, channel links, URLs and emoji are
@@ -48,11 +51,20 @@ ASKS_AUTHOR = AUTHOR_NOUNS | AUTHOR_VERBS  # every word of "who wrote X" that as
 _MARKUP = [
     (re.compile(r"<[@!][^>]*>"), " "),  # <@U123>, <!here>: Slack mentions, when they arrive raw
     (re.compile(r"<#[^>]*>"), " "),  # <#C1|general>
-    (re.compile(r"<(?:https?://|mailto:)[^>|]*\|([^>]*)>"), r" \1 "),  # <https://...|label>: the label
+    (
+        re.compile(r"<(?:https?://|mailto:)[^>|]*\|([^>]*)>"),
+        r" \1 ",
+    ),  # <https://...|label>: the label
     (re.compile(r"<(?:https?://|mailto:)[^>]*>"), " "),
     (re.compile(r"\b(?:https?://|www\.)\S+", re.IGNORECASE), " "),
-    (re.compile(r"(?<![\w&])#[a-z0-9][a-z0-9_.-]*", re.IGNORECASE), " "),  # #general, as Slack text reads it
-    (re.compile(r":[a-z0-9_+'-]*[a-z][a-z0-9_+'-]*:", re.IGNORECASE), " "),  # :tada:, :+1::skin-tone-2:
+    (
+        re.compile(r"(?<![\w&])#[a-z0-9][a-z0-9_.-]*", re.IGNORECASE),
+        " ",
+    ),  # #general, as Slack text reads it
+    (
+        re.compile(r":[a-z0-9_+'-]*[a-z][a-z0-9_+'-]*:", re.IGNORECASE),
+        " ",
+    ),  # :tada:, :+1::skin-tone-2:
     (re.compile(r"`+"), " "),  # `code` and ```blocks```: the text stays, the marks go
 ]
 
@@ -69,7 +81,9 @@ _WORD = re.compile(r"[^\W\d_]+")
 
 def other_language(text: str, all_words: list[str], markers: frozenset[str], lexicon=None) -> bool:
     letters = [c for c in text if c.isalpha()]
-    if letters and sum(1 for c in letters if "LATIN" not in unicodedata.name(c, "")) >= OTHER_SCRIPT_SHARE * len(letters):
+    if letters and sum(
+        1 for c in letters if "LATIN" not in unicodedata.name(c, "")
+    ) >= OTHER_SCRIPT_SHARE * len(letters):
         return True
     found = {w for w in all_words if w in markers}
     if lexicon is not None and found:
@@ -91,7 +105,9 @@ class Word:
     stem: str  # what is matched: the stem of the word, or of its correction
     kind: str  # known, corrected, foreign, unknown
     fixed: str | None = None  # the index word a typo was corrected to
-    zipf: float = 0.0  # wordfreq Zipf of a word the index lacks (0 when known, or rarer than the table keeps)
+    zipf: float = (
+        0.0  # wordfreq Zipf of a word the index lacks (0 when known, or rarer than the table keeps)
+    )
 
 
 @dataclass
@@ -134,8 +150,12 @@ def parse(question: str, lexicon) -> Query:
     text = cap(question)
     content = plain(text)  # an arXiv id still counts inside a link
     all_words = _split_run_together(_join_compounds(words(content), lexicon), lexicon)
-    query = Query(text=text, all_words=all_words, arxiv=list(dict.fromkeys(ARXIV.findall(text))),
-                  other_language=other_language(content, all_words, lexicon.markers, lexicon))
+    query = Query(
+        text=text,
+        all_words=all_words,
+        arxiv=list(dict.fromkeys(ARXIV.findall(text))),
+        other_language=other_language(content, all_words, lexicon.markers, lexicon),
+    )
     seen: set[str] = set()
     corrections = 0
     named = _capitalised_inside(content)
@@ -152,13 +172,25 @@ def parse(question: str, lexicon) -> Query:
         zipf = lexicon.english_zipf(surface) if surface.isalpha() else 0.0
         if zipf >= ENGLISH_ZIPF:
             query.words.append(Word(surface, s, "foreign", zipf=zipf))
-        elif (corrections < MAX_CORRECTIONS and len(surface) >= MIN_CORRECTABLE and surface.isalpha()
-              and not query.other_language):  # "fallt" in a German question is no typo of "falls"
+        elif (
+            corrections < MAX_CORRECTIONS
+            and len(surface) >= MIN_CORRECTABLE
+            and surface.isalpha()
+            and not query.other_language
+        ):  # "fallt" in a German question is no typo of "falls"
             corrections += 1
             fixed = lexicon.correct(surface, CORRECTION_SIMILARITY)
-            if fixed and surface in named and not lexicon.is_byline_word(stem(fixed)) and fixed not in lexicon.names \
-                    and not any(lexicon.has_pair(*pair) for n in named[surface]
-                                for pair in ((stem(fixed), stem(n)), (stem(n), stem(fixed)))):
+            if (
+                fixed
+                and surface in named
+                and not lexicon.is_byline_word(stem(fixed))
+                and fixed not in lexicon.names
+                and not any(
+                    lexicon.has_pair(*pair)
+                    for n in named[surface]
+                    for pair in ((stem(fixed), stem(n)), (stem(n), stem(fixed)))
+                )
+            ):
                 fixed = None  # "Lilian Weng" is a name the catalog lacks, not a typo of "went"
             if fixed:
                 query.words.append(Word(surface, stem(fixed), "corrected", fixed, zipf=zipf))
@@ -167,31 +199,36 @@ def parse(question: str, lexicon) -> Query:
         else:
             query.words.append(Word(surface, s, "unknown", zipf=zipf))
     present = set(all_words)
-    query.authorship = bool(present & AUTHOR_NOUNS) or (
-        ("who" in present or "whose" in present) and bool(present & AUTHOR_VERBS)
-    ) or _by_someone(all_words, lexicon) or ("et" in present and "al" in present)
+    query.authorship = (
+        bool(present & AUTHOR_NOUNS)
+        or (("who" in present or "whose" in present) and bool(present & AUTHOR_VERBS))
+        or _by_someone(all_words, lexicon)
+        or ("et" in present and "al" in present)
+    )
     return query
 
 
-# Two or more capitalised words after a lower-case one ("anything from Lilian Weng"): a person's name.
+# Two or more capitalised words after a lower-case
+# one ("anything from Lilian Weng"): a person's name.
 # One capitalised word is as often a typo written with a capital ("what about Entorpy collapse").
 _CAPITALISED_RUN = re.compile(r"(?<=[a-z,;:] )[A-Z][a-z]+(?: [A-Z][a-z]+)+\b")
 
 
 def _capitalised_inside(text: str) -> dict[str, list[str]]:
-    """The words of capitalised runs inside a sentence (lower-cased), each with its neighbours in the
+    """The words of capitalised runs inside a sentence
+    (lower-cased), each with its neighbours in the
     run. They are names: corrected only into a name, or into a phrase the catalog writes with a
     neighbour ("Reward Hackign" is reward hacking; "Lilian Weng" is not "lilian went")."""
     out: dict[str, list[str]] = {}
     for run in _CAPITALISED_RUN.findall(text):
         words = run.lower().split()
         for i, w in enumerate(words):
-            out.setdefault(w, []).extend(words[max(0, i - 1):i] + words[i + 1:i + 2])
+            out.setdefault(w, []).extend(words[max(0, i - 1) : i] + words[i + 1 : i + 2])
     return out
 
 
 def _join_compounds(ws: list[str], lexicon) -> list[str]:
-    """"over-optimisation", "roll outs": two words the catalog writes as one are that one word."""
+    """ "over-optimisation", "roll outs": two words the catalog writes as one are that one word."""
     out: list[str] = []
     i = 0
     while i < len(ws):
@@ -208,7 +245,7 @@ def _join_compounds(ws: list[str], lexicon) -> list[str]:
 
 
 def _split_run_together(ws: list[str], lexicon) -> list[str]:
-    """"r1zero", "r2egym": a name of several words typed as one is those words, unless it is a word
+    """ "r1zero", "r2egym": a name of several words typed as one is those words, unless it is a word
     of its own: the catalog's ("apex", the alias ApeX, is never split into Ape-X) or English's."""
     out: list[str] = []
     for w in ws:
@@ -221,5 +258,8 @@ def _split_run_together(ws: list[str], lexicon) -> list[str]:
 
 
 def _by_someone(all_words: list[str], lexicon) -> bool:
-    """"papers by Schulman", "by DeepSeek": "by" right before a byline word."""
-    return any(a == "by" and lexicon.is_byline_word(stem(b)) for a, b in zip(all_words, all_words[1:], strict=False))
+    """ "papers by Schulman", "by DeepSeek": "by" right before a byline word."""
+    return any(
+        a == "by" and lexicon.is_byline_word(stem(b))
+        for a, b in zip(all_words, all_words[1:], strict=False)
+    )

@@ -54,27 +54,35 @@ def _requires(when: str, signals: Iterable[Signal]) -> tuple[tuple[str, frozense
     return tuple(out)
 
 
-def choice_phrases(signals: Iterable[Signal],
-                   settings: DiagnosisSettings) -> dict[str, dict[str, list[str]]]:
+def choice_phrases(
+    signals: Iterable[Signal], settings: DiagnosisSettings
+) -> dict[str, dict[str, list[str]]]:
     """Per choice signal, how each of its choices may be said (DiagnosisSettings.said_as): read once
     for a catalog, since reading them again for every question is most of an answer's time."""
-    return {s.id: {c: settings.said_as(c) for c in s.choices}
-            for s in signals if s.type == "choice"}
+    return {
+        s.id: {c: settings.said_as(c) for c in s.choices} for s in signals if s.type == "choice"
+    }
 
 
 def said_choices(phrases: dict[str, dict[str, list[str]]], text: str) -> dict[str, set[str]]:
     """Per choice signal, the choices a question states, in their names or everyday words ("keeps
     going up": rising; knowledge/catalog.yaml's answer_words); ``phrases`` from choice_phrases."""
     said = f" {normalize(text)} "
-    return {sid: {c for c, words in choices.items() if any(f" {w} " in said for w in words)}
-            for sid, choices in phrases.items()}
+    return {
+        sid: {c for c, words in choices.items() if any(f" {w} " in said for w in words)}
+        for sid, choices in phrases.items()
+    }
 
 
-def signal_readings(signal_id: str, signals: Iterable[Signal], stage_titles: dict[str, str]) -> list[Reading]:
+def signal_readings(
+    signal_id: str, signals: Iterable[Signal], stage_titles: dict[str, str]
+) -> list[Reading]:
     """Every rule reading ``signal_id`` (in any signal's file) that points at a stage with moderate
     weight or more. Worked out per signal shown, not for the catalog: a cold ask stems only the
     few reasons it shows (the whole catalog's took 6 ms)."""
-    mention = re.compile(rf"\b{re.escape(signal_id)}\b")  # read from the text: the store spares re-parsing it
+    mention = re.compile(
+        rf"\b{re.escape(signal_id)}\b"
+    )  # read from the text: the store spares re-parsing it
     signals = list(signals)
     out: list[Reading] = []
     for signal in signals:
@@ -83,31 +91,47 @@ def signal_readings(signal_id: str, signals: Iterable[Signal], stage_titles: dic
             points = rule.points[stage]
             if points < MODERATE or not mention.search(rule.when):
                 continue
-            out.append(Reading(stage=stage_titles.get(stage, stage), points=points, clause=first_clause(rule.why),
-                               stems=frozenset(content_tokens(rule.why)), own=signal.id == signal_id,
-                               requires=_requires(rule.when, signals)))
+            out.append(
+                Reading(
+                    stage=stage_titles.get(stage, stage),
+                    points=points,
+                    clause=first_clause(rule.why),
+                    stems=frozenset(content_tokens(rule.why)),
+                    own=signal.id == signal_id,
+                    requires=_requires(rule.when, signals),
+                )
+            )
     return out
 
 
-def pick(readings: list[Reading], question: Iterable[str], said: dict[str, set[str]] | None = None) -> Reading | None:
+def pick(
+    readings: list[Reading], question: Iterable[str], said: dict[str, set[str]] | None = None
+) -> Reading | None:
     """The reading of the signal's own file the question's stems meet most, else of another file's
     (its own readings are what it is for: a long wait for rollouts, not a batch-doubling experiment
     that mentions the wait); with no stem in common, its own strongest if strong, else none. Of
     equals, the stronger, then the curator's first.
 
-    ``said``: per choice signal, the choices the question's words state ("the reward keeps going up":
+    ``said``: per choice signal, the choices the
+    question's words state ("the reward keeps going up":
     rising). Words cannot be pinned to one signal (rising, flat and falling are every trend's), so a
     reading is left out when, for a signal its condition compares, the question states choices and
     none of them is one the reading holds for: it would contradict the question ("the reward
     curve keeps going up" is not shown the reading of a falling reward).
     """
     said = said or {}
-    readings = [r for r in readings if all(not said.get(sid) or allowed & said[sid] for sid, allowed in r.requires)]
+    readings = [
+        r
+        for r in readings
+        if all(not said.get(sid) or allowed & said[sid] for sid, allowed in r.requires)
+    ]
     asked = set(question)
     for group in ([r for r in readings if r.own], [r for r in readings if not r.own]):
         met = [r for r in group if r.stems & asked]
         if met:
-            return max(met, key=lambda r: (len(r.stems & asked), r.points))  # max keeps the first of equals
+            return max(
+                met, key=lambda r: (len(r.stems & asked), r.points)
+            )  # max keeps the first of equals
     own = [r for r in readings if r.own and r.points >= STRONG]
     return max(own, key=lambda r: r.points) if own else None
 

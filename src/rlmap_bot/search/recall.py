@@ -43,14 +43,17 @@ class Recall:
     names: list[NameMatch] = field(default_factory=list)
     authors: dict[str, list[str]] = field(default_factory=dict)  # entry id -> byline labels matched
     arxiv: dict[str, str] = field(default_factory=dict)  # entry id -> arXiv id
-    ties: dict[str, dict[str, int]] = field(default_factory=dict)  # list -> entry id -> tier (equal evidence)
+    ties: dict[str, dict[str, int]] = field(
+        default_factory=dict
+    )  # list -> entry id -> tier (equal evidence)
 
 
 def _fts_terms(query: Query, lexicon, common: float) -> list[str]:
     terms = []
     for w in query.words:
         if query.authorship and w.surface in ASKS_AUTHOR:
-            continue  # "who proposed GRPO" is about GRPO: "proposes" in another entry's text is no match
+            # "who proposed GRPO" is about GRPO: "proposes" in another entry's text is no match
+            continue
         if w.kind == "known":
             terms.append(w.surface)
         elif w.kind == "corrected":
@@ -76,7 +79,8 @@ def common_limit(lexicon) -> float:
 def _fts(conn: sqlite3.Connection, match: str, weights: tuple[float, ...]) -> list[str]:
     sql = (
         "select docs.id from docs_fts join docs on docs.rowid = docs_fts.rowid "
-        f"where docs_fts match ? order by bm25(docs_fts, {', '.join(str(w) for w in weights)}) limit ?"
+        f"where docs_fts match ? order by bm25(docs_fts, {', '.join(str(w) for w in weights)}) "
+        f"limit ?"
     )
     try:
         return [r[0] for r in conn.execute(sql, (match, RECALL))]
@@ -86,8 +90,13 @@ def _fts(conn: sqlite3.Connection, match: str, weights: tuple[float, ...]) -> li
 
 
 def _nearest_questions(conn: sqlite3.Connection, match: str) -> list[str]:
-    """Entries by their single curated question nearest to the question (BM25 over one question each)."""
-    sql = "select id from search_questions where search_questions match ? order by bm25(search_questions) limit ?"
+    """Entries by their single curated question nearest
+    to the question (BM25 over one question each).
+    """
+    sql = (
+        "select id from search_questions where search_questions match ? order by "
+        "bm25(search_questions) limit ?"
+    )
     try:
         rows = conn.execute(sql, (match, RECALL * 4)).fetchall()
     except sqlite3.Error as exc:
@@ -122,7 +131,10 @@ def recall(query: Query, lexicon, store, params: Params) -> Recall:
 def _names(query: Query, lexicon, params: Params) -> list[NameMatch]:
     """Titles and aliases found whole in the question: longer names first, titles before aliases."""
     seq = query.words
-    usable = [w.kind == "known" or (w.kind == "corrected" and len(w.surface) >= MIN_CORRECTED_NAME) for w in seq]
+    usable = [
+        w.kind == "known" or (w.kind == "corrected" and len(w.surface) >= MIN_CORRECTED_NAME)
+        for w in seq
+    ]
     whole = len(seq)
     found: list[tuple[int, int, int, NameMatch]] = []
     for n in range(min(lexicon.max_name_tokens, len(seq)), 0, -1):
@@ -135,10 +147,13 @@ def _names(query: Query, lexicon, params: Params) -> list[NameMatch]:
                     # A one-word name counts only as written: "seeds" is a noun, "SEED" a name.
                     if (seq[i].fixed or seq[i].surface) != surface:
                         continue
-                    # An everyday one-word name ("Rapid", "Forge") is a name only when it is the question.
+                    # An everyday one-word name ("Rapid", "Forge")
+                    # is a name only when it is the question.
                     if zipf >= params.name_zipf and whole > 1:
                         continue
-                found.append((-n, -int(is_title), i, NameMatch(entry_id, name, is_title, (i, i + n))))
+                found.append(
+                    (-n, -int(is_title), i, NameMatch(entry_id, name, is_title, (i, i + n)))
+                )
     found.sort(key=lambda t: t[:3])
     return [t[3] for t in found]
 

@@ -38,7 +38,11 @@ class SlackFrontEnd:
     def __init__(self, core: Core, settings: Settings):
         self.core = core
         self.settings = settings
-        secret = settings.slack_signing_secret.get_secret_value() if settings.slack_signing_secret else ""
+        secret = (
+            settings.slack_signing_secret.get_secret_value()
+            if settings.slack_signing_secret
+            else ""
+        )
         self.installations = None
         oauth_settings = None
         if settings.oauth:
@@ -64,14 +68,19 @@ class SlackFrontEnd:
         self.watches = SlackWatches(core, self.client_for, settings, self.jobs)
         self.commands.watch_service = self.watches.service
         self.curation = SlackCuration(core, settings, self.client_for)
-        self.commands.curation, self.commands.curator_cards = self.curation.flow, self.curation.cards
+        self.commands.curation, self.commands.curator_cards = (
+            self.curation.flow,
+            self.curation.cards,
+        )
         self.app.use(EventClaims(self.claims))  # claims each request before any listener runs
         self.curation.register(self.app, self.after_ack)  # before the catch-all listeners
         listeners.register(self)
         self.app.error(self.on_error)
 
     def start_sweeper(self) -> None:
-        """Renew this replica's leases and finish requests other replicas left unfinished (a thread)."""
+        """Renew this replica's leases and finish requests
+        other replicas left unfinished (a thread).
+        """
         self.claims.start(self.app.dispatch)
 
     def ready(self) -> bool:
@@ -96,11 +105,18 @@ class SlackFrontEnd:
         self.watches.resync()
         log.info("workspace %s uninstalled the app; removed %s", team, removed)
 
-    def on_error(self, error: Exception, body: dict, logger: logging.Logger, respond: Callable | None = None,
-                 context: Any = None) -> Any:
+    def on_error(
+        self,
+        error: Exception,
+        body: dict,
+        logger: logging.Logger,
+        respond: Callable | None = None,
+        context: Any = None,
+    ) -> Any:
         what = request_key(context, body)
         if isinstance(error, UnavailableError):
-            # One line per request; the outage itself is logged once, with its traceback, start and end.
+            # One line per request; the outage itself is
+            # logged once, with its traceback, start and end.
             set_outcome(context, "retry")
             logger.warning("%s: state store unavailable; to be handled again when it answers", what)
             return
@@ -108,7 +124,8 @@ class SlackFrontEnd:
             logger.info("%s: %s; stopped without replying", what, error)
             return
         set_outcome(context, "failed")
-        # Tokens are never in request bodies or in our exceptions' messages, so the trace is safe to log.
+        # Tokens are never in request bodies or in our
+        # exceptions' messages, so the trace is safe to log.
         logger.error("listener failed: %s: %s", type(error).__name__, error, exc_info=error)
         if respond is not None and body.get("response_url"):
             self._tell(respond, wording.SOMETHING_WENT_WRONG)
@@ -126,7 +143,9 @@ class SlackFrontEnd:
             yield
         except UnavailableError:
             set_outcome(context, "told")
-            log.warning("%s: state store unavailable; told the person to try again", request_key(context))
+            log.warning(
+                "%s: state store unavailable; told the person to try again", request_key(context)
+            )
             self._tell(respond, wording.BRIEFLY_UNAVAILABLE)
         except LeaseLost as exc:
             log.info("%s: %s; stopped without replying", request_key(context), exc)
@@ -139,7 +158,9 @@ class SlackFrontEnd:
     def _tell(respond: Callable | None, text: str) -> None:
         if respond is None:
             return
-        respond = getattr(respond, "inner", respond)  # not a reply to record: the store may be what failed
+        respond = getattr(
+            respond, "inner", respond
+        )  # not a reply to record: the store may be what failed
         try:  # never silence: the person who clicked or typed hears that it failed
             respond(response_type="ephemeral", replace_original=False, text=text)
         except Exception:  # noqa: BLE001 - the reply is best effort

@@ -26,7 +26,13 @@ class SlackChannel:
         except SlackApiError as exc:
             code = str(exc.response.get("error", ""))
             hint = posting.CANNOT_POST.get(code) or f"I could not post here ({code})."
-            posting.tell(self.client, self.channel, self.user, hint + " The change was not saved.", respond=self.respond)
+            posting.tell(
+                self.client,
+                self.channel,
+                self.user,
+                hint + " The change was not saved.",
+                respond=self.respond,
+            )
             return False
 
     def user_timezone(self) -> str:
@@ -41,8 +47,14 @@ class SlackChannel:
 
     def open_thread(self, text: str, actor: str | None = None) -> str | None:
         text = ":stethoscope: " + by(actor, text)
-        root = posting.post(self.client, self.channel, self.user, blocks=[section(text)], text="Diagnosis started",
-                            respond=self.respond)
+        root = posting.post(
+            self.client,
+            self.channel,
+            self.user,
+            blocks=[section(text)],
+            text="Diagnosis started",
+            respond=self.respond,
+        )
         return root["ts"] if root else None
 
     def digest_poster(self):

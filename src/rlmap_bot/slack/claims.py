@@ -1,4 +1,5 @@
-"""At-least-once handling of what Slack sends, answered once: claims, leases, takeovers, recorded replies.
+"""At-least-once handling of what Slack sends, answered
+once: claims, leases, takeovers, recorded replies.
 
 Every event, button click and slash command is claimed in the state store before
 any work (see :mod:`rlmap_bot.state.events`, over the store's one lease primitive),
@@ -69,7 +70,8 @@ REPLY_EVENT = "rlmap_reply"  # message metadata event_type on every post made un
 # than passed around for ever. Three: one crash is chance, two in a row on the same request is not.
 MAX_ATTEMPTS = 3
 # Expired claims one sweep takes over at most; the rest wait for the next sweep, so a replica that
-# comes back to a long backlog spreads it over its thread pool instead of queueing all of it at once.
+# comes back to a long backlog spreads it over its
+# thread pool instead of queueing all of it at once.
 SWEEP_BATCH = 20
 # How far before the claim a post made under it may be (clock differences between the replicas and
 # Slack); the history search for a reply by its metadata starts there.
@@ -77,7 +79,9 @@ LOOKUP_SLACK_S = 120
 
 
 class LeaseLost(Exception):
-    """Another replica took the claim over (this one was cut off for a whole lease): stop, post nothing."""
+    """Another replica took the claim over (this one was
+    cut off for a whole lease): stop, post nothing.
+    """
 
 
 def identify(body: dict | None) -> tuple[str, str, str] | None:
@@ -91,7 +95,11 @@ def identify(body: dict | None) -> tuple[str, str, str] | None:
         team = (body.get("team") or {}).get("id") or (body.get("user") or {}).get("team_id") or ""
         return "action", f"action:{body.get('trigger_id') or _digest(body)}", team
     if body.get("command"):
-        return "command", f"command:{body.get('trigger_id') or _digest(body)}", body.get("team_id") or ""
+        return (
+            "command",
+            f"command:{body.get('trigger_id') or _digest(body)}",
+            body.get("team_id") or "",
+        )
     return None
 
 
@@ -104,7 +112,9 @@ class Handling:
     """A claim being worked on in this process, and what became of it."""
 
     claim: Claim
-    outcome: str | None = None  # None: done; "failed" (a bug); "retry" (the store blinked); "told"; "lost"
+    outcome: str | None = (
+        None  # None: done; "failed" (a bug); "retry" (the store blinked); "told"; "lost"
+    )
     sent: int = 0
     lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -114,7 +124,9 @@ class Handling:
 
 
 class Claims:
-    """This replica's side of the claims: claiming, recording replies, finishing, renewing, sweeping."""
+    """This replica's side of the claims: claiming,
+    recording replies, finishing, renewing, sweeping.
+    """
 
     def __init__(self, state: Any, settings: Any):
         self.repo = state.events
@@ -122,23 +134,34 @@ class Claims:
         self.sweep_every: float = settings.rlmap_sweep_seconds
         self.owner = OWNER
         self.working: dict[str, Handling] = {}
-        self.unwritten: dict[str, str] = {}  # key -> final status, to write when the store answers again
+        self.unwritten: dict[
+            str, str
+        ] = {}  # key -> final status, to write when the store answers again
         self._lock = threading.Lock()
         self._ticker = Ticker("rlmap-sweeper", self.sweep_every, self.sweep)
         self.dispatch: Callable[[BoltRequest], Any] | None = None
 
-    # -- claiming (the middleware) ------------------------------------------------------------------
+    # -- claiming (the middleware)
+    #  ------------------------------------------------------------------
     def claim(self, kind: str, key: str, team: str, body: dict) -> tuple[str, Handling | None]:
-        stored = {k: v for k, v in body.items() if k != "token"}  # Slack's legacy verification token
-        outcome, claim = self.repo.claim(key, kind, team, stored, self.owner, self.lease, max_attempts=MAX_ATTEMPTS)
+        stored = {
+            k: v for k, v in body.items() if k != "token"
+        }  # Slack's legacy verification token
+        outcome, claim = self.repo.claim(
+            key, kind, team, stored, self.owner, self.lease, max_attempts=MAX_ATTEMPTS
+        )
         if claim is None:
             if outcome == "gave_up":
                 metrics.EVENTS_FAILED.labels(kind).inc()
-                log.error("%s was taken over %d times without finishing; given up", key, MAX_ATTEMPTS)
+                log.error(
+                    "%s was taken over %d times without finishing; given up", key, MAX_ATTEMPTS
+                )
             return outcome, None
         if outcome == "takeover":
             metrics.EVENTS_TAKEN_OVER.labels(kind, "retry").inc()
-            log.info("%s: Slack's retry takes over an unfinished claim (attempt %d)", key, claim.attempts)
+            log.info(
+                "%s: Slack's retry takes over an unfinished claim (attempt %d)", key, claim.attempts
+            )
         return outcome, self._working(claim)
 
     def _working(self, claim: Claim) -> Handling:
@@ -157,11 +180,14 @@ class Claims:
         ctx[CLAIM], ctx[KEY] = handling, handling.key
         if ctx.client is not None:
             ctx["client"] = RecordingClient(ctx.client, self, handling)
-        if ctx.response_url and ctx.respond is not None:  # Bolt makes respond wherever there is a response_url
+        if (
+            ctx.response_url and ctx.respond is not None
+        ):  # Bolt makes respond wherever there is a response_url
             ctx["respond"] = RecordingRespond(ctx.respond, self, handling)
         HANDED_OVER.set(handling)
 
-    # -- replies ------------------------------------------------------------------------------------
+    # -- replies
+    #  ------------------------------------------------------------------------------------
     def once(
         self,
         handling: Handling,
@@ -182,11 +208,19 @@ class Claims:
         if done is None and claim.taken_over and lookup is not None:
             done = lookup(n)
             if done is not None:
-                log.info("%s: reply %d found in the channel by its metadata; not posted again", claim.key, n)
+                log.info(
+                    "%s: reply %d found in the channel by its metadata; not posted again",
+                    claim.key,
+                    n,
+                )
                 self._record(handling, n, done)
         elif done is not None:
-            log.info("%s: reply %d (%s) was sent before the takeover; not sent again",
-                     claim.key, n, method)
+            log.info(
+                "%s: reply %d (%s) was sent before the takeover; not sent again",
+                claim.key,
+                n,
+                method,
+            )
         self.check_owner(handling)
         if done is not None:
             return again(n, done)
@@ -209,8 +243,10 @@ class Claims:
         try:
             self.repo.record_replies(claim.key, claim.owner, replies)
         except UnavailableError:
-            # Sent but not recorded: a takeover finds a post by its metadata; the rest is at-least-once.
-            # (Debug: the request's one line comes when it finishes; the outage is logged on its own.)
+            # Sent but not recorded: a takeover finds a post
+            # by its metadata; the rest is at-least-once.
+            # (Debug: the request's one line comes when it
+            # finishes; the outage is logged on its own.)
             log.debug("%s: reply %d sent but not recorded (state store unavailable)", claim.key, n)
 
     # -- finishing (when the listener returns: ClaimingExecutor) -------------------------------
@@ -221,8 +257,12 @@ class Claims:
         if handling.outcome == "lost":
             return
         if handling.outcome == "retry":  # its one line was logged where it failed
-            log.debug("%s: left unfinished for a retry once the state store answers (lease runs out in %s s)",
-                      claim.key, f"{self.lease.total_seconds():g}")
+            log.debug(
+                "%s: left unfinished for a retry once the state store answers (lease runs out in "
+                "%s s)",
+                claim.key,
+                f"{self.lease.total_seconds():g}",
+            )
             return
         status = "failed" if handling.outcome == "failed" else "done"
         try:
@@ -230,7 +270,9 @@ class Claims:
         except UnavailableError:
             with self._lock:
                 self.unwritten[claim.key] = status
-            log.warning("%s: %s, to be recorded when the state store answers again", claim.key, status)
+            log.warning(
+                "%s: %s, to be recorded when the state store answers again", claim.key, status
+            )
             return
         if finished:
             self._count(claim, status)
@@ -240,10 +282,13 @@ class Claims:
             metrics.EVENTS_FAILED.labels(claim.kind).inc()
             return
         metrics.EVENTS_ANSWERED.labels(claim.kind).inc()
-        took = (dt.datetime.now(dt.UTC) - dt.datetime.fromisoformat(claim.claimed_at)).total_seconds()
+        took = (
+            dt.datetime.now(dt.UTC) - dt.datetime.fromisoformat(claim.claimed_at)
+        ).total_seconds()
         metrics.REPLY_SECONDS.labels(claim.kind).observe(max(took, 0.0))
 
-    # -- the sweeper ----------------------------------------------------------------------------------
+    # -- the sweeper
+    #  ----------------------------------------------------------------------------------
     def start(self, dispatch: Callable[[BoltRequest], Any]) -> None:
         """Sweep every ``RLMAP_SWEEP_SECONDS`` on a daemon thread until :meth:`stop`."""
         self.dispatch = dispatch
@@ -294,7 +339,11 @@ class Claims:
                 self.repo.finish(claim.key, self.owner, "failed")
                 continue
             metrics.EVENTS_TAKEN_OVER.labels(claim.kind, "sweeper").inc()
-            log.info("%s: lease ran out unfinished; taken over by the sweeper (attempt %d)", key, claim.attempts)
+            log.info(
+                "%s: lease ran out unfinished; taken over by the sweeper (attempt %d)",
+                key,
+                claim.attempts,
+            )
             self.replay(claim)
             taken += 1
         return taken
@@ -302,12 +351,18 @@ class Claims:
     def replay(self, claim: Claim) -> None:
         """Hand a taken-over claim's stored request to Bolt again."""
         assert self.dispatch is not None, "start() the sweeper with the app's dispatch first"
-        assert claim.body is not None, "claims without a stored body are finished as failed, not replayed"
+        assert claim.body is not None, (
+            "claims without a stored body are finished as failed, not replayed"
+        )
         handling = self._working(claim)
         request = BoltRequest(body=claim.body, mode="socket_mode", context={REPLAY: handling})
         self.dispatch(request)
-        if CLAIM not in request.context:  # Bolt stopped it before the claim middleware (the workspace is gone)
-            log.warning("%s: could not be handled again (%s); given up", claim.key, "not authorized")
+        if (
+            CLAIM not in request.context
+        ):  # Bolt stopped it before the claim middleware (the workspace is gone)
+            log.warning(
+                "%s: could not be handled again (%s); given up", claim.key, "not authorized"
+            )
             handling.outcome = "failed"
             self.complete(handling)
 
@@ -365,10 +420,17 @@ def request_key(context: Any, body: dict | None = None) -> str:
     return found[1] if found else "a request"
 
 
-# -- the recording client and respond ---------------------------------------------------------------
+# -- the recording client and respond
+#  ---------------------------------------------------------------
 # What a post made again is updated with: chat.update's arguments among chat.postMessage's.
 UPDATABLE = (
-    "text", "blocks", "attachments", "metadata", "link_names", "parse", "reply_broadcast",
+    "text",
+    "blocks",
+    "attachments",
+    "metadata",
+    "link_names",
+    "parse",
+    "reply_broadcast",
     "markdown_text",
 )
 
@@ -423,7 +485,10 @@ class RecordingClient(WebClient):
 
         channel, thread = kwargs.get("channel"), kwargs.get("thread_ts")
         return self.claims.once(
-            self.handling, "chat.postMessage", send, again,
+            self.handling,
+            "chat.postMessage",
+            send,
+            again,
             lambda n: self._find_post(channel, thread, key, n),
         )
 
@@ -434,23 +499,35 @@ class RecordingClient(WebClient):
     def _find_post(self, channel: str | None, thread: str | None, key: str, n: int) -> dict | None:
         """A post of this claim's reply n in the channel (or thread), by its metadata."""
         if channel is None:
-            return None  # chat.postMessage always names its channel; without one there is nowhere to look
+            # chat.postMessage always names its channel; without one there is nowhere to look
+            return None
         claimed = dt.datetime.fromisoformat(self.handling.claim.claimed_at).timestamp()
         oldest = f"{claimed - LOOKUP_SLACK_S:.6f}"
         try:
             if thread:
-                page = self.conversations_replies(channel=channel, ts=thread, oldest=oldest, limit=200,
-                                                  include_all_metadata=True)
+                page = self.conversations_replies(
+                    channel=channel, ts=thread, oldest=oldest, limit=200, include_all_metadata=True
+                )
             else:
-                page = self.conversations_history(channel=channel, oldest=oldest, limit=200,
-                                                  include_all_metadata=True)
+                page = self.conversations_history(
+                    channel=channel, oldest=oldest, limit=200, include_all_metadata=True
+                )
         except SlackApiError as exc:
-            log.info("%s: could not look for reply %d (%s); posting it", key, n, exc.response.get("error"))
+            log.info(
+                "%s: could not look for reply %d (%s); posting it",
+                key,
+                n,
+                exc.response.get("error"),
+            )
             return None
         for message in page.get("messages") or []:
             meta = message.get("metadata") or {}
             payload = meta.get("event_payload") or {}
-            if meta.get("event_type") == REPLY_EVENT and payload.get("claim") == key and payload.get("n") == n:
+            if (
+                meta.get("event_type") == REPLY_EVENT
+                and payload.get("claim") == key
+                and payload.get("n") == n
+            ):
                 return {"method": "chat.postMessage", "channel": channel, "ts": message.get("ts")}
         return None
 
@@ -468,12 +545,25 @@ class RecordingRespond:
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         return self.claims.once(
-            self.handling, "response_url", lambda _n: self.inner(*args, **kwargs),
+            self.handling,
+            "response_url",
+            lambda _n: self.inner(*args, **kwargs),
             lambda _n, _reply: None,
         )
 
 
 __all__ = [
-    "Claims", "ClaimingExecutor", "Handling", "LeaseLost", "RecordingClient", "RecordingRespond",
-    "identify", "set_outcome", "request_key", "CLAIM", "KEY", "REPLAY", "HANDED_OVER",
+    "Claims",
+    "ClaimingExecutor",
+    "Handling",
+    "LeaseLost",
+    "RecordingClient",
+    "RecordingRespond",
+    "identify",
+    "set_outcome",
+    "request_key",
+    "CLAIM",
+    "KEY",
+    "REPLAY",
+    "HANDED_OVER",
 ]

@@ -5,7 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 from slack_sdk import WebClient
-from slack_sdk.http_retry.builtin_handlers import ConnectionErrorRetryHandler, RateLimitErrorRetryHandler
+from slack_sdk.http_retry.builtin_handlers import (
+    ConnectionErrorRetryHandler,
+    RateLimitErrorRetryHandler,
+)
 
 from rlmap_bot import metrics
 from rlmap_bot.settings import Settings
@@ -14,9 +17,14 @@ from rlmap_bot.settings import Settings
 class CountingRateLimitHandler(RateLimitErrorRetryHandler):
     """slack-sdk's 429 handler (waits ``Retry-After``), counting every 429 per Web API method."""
 
-    def can_retry(self, *, state: Any, request: Any, response: Any = None, error: Any = None) -> bool:
+    def can_retry(
+        self, *, state: Any, request: Any, response: Any = None, error: Any = None
+    ) -> bool:
         if response is not None and response.status_code == 429:
-            method = str(getattr(request, "url", "")).rstrip("/").rsplit("/", 1)[-1].split("?")[0] or "unknown"
+            method = (
+                str(getattr(request, "url", "")).rstrip("/").rsplit("/", 1)[-1].split("?")[0]
+                or "unknown"
+            )
             metrics.RATE_LIMITED.labels(method).inc()
         return super().can_retry(state=state, request=request, response=response, error=error)
 

@@ -37,7 +37,9 @@ from rlmap_bot.slack.posting import CANNOT_POST
 from rlmap_bot.wording import sentence
 
 log = logging.getLogger(__name__)
-CATCH_UP = dt.timedelta(hours=12)  # as digests: a scan missed by a restart is run if it is this recent
+CATCH_UP = dt.timedelta(
+    hours=12
+)  # as digests: a scan missed by a restart is run if it is this recent
 
 
 @dataclass(frozen=True)
@@ -46,7 +48,9 @@ class _Weekly:
 
 
 class ScoutJobs:
-    """The weekly scan as a kind of timed job (:mod:`rlmap_bot.jobs`): one cron job, caught up within 12 hours."""
+    """The weekly scan as a kind of timed job (:mod:`rlmap_bot.jobs`):
+    one cron job, caught up within 12 hours.
+    """
 
     name = "scout"
     misfire_grace: dt.timedelta | None = CATCH_UP
@@ -79,23 +83,39 @@ class SlackCards:
     def __init__(self, client_for: Callable[[str], WebClient]):
         self.client_for = client_for
 
-    def post_card(self, team: str, channel: str, suggestion_id: str, candidate: Candidate, suggested_by: str) -> str:
+    def post_card(
+        self, team: str, channel: str, suggestion_id: str, candidate: Candidate, suggested_by: str
+    ) -> str:
         try:
             response = self.client_for(team).chat_postMessage(
-                channel=channel, text=fallback(blocks.card_text(candidate)),
+                channel=channel,
+                text=fallback(blocks.card_text(candidate)),
                 blocks=to_dicts(blocks.card_blocks(suggestion_id, candidate, suggested_by)),
-                metadata={"event_type": "rlmap_suggestion", "event_payload": {"suggestion": suggestion_id}},
-                unfurl_links=False, unfurl_media=False)
+                metadata={
+                    "event_type": "rlmap_suggestion",
+                    "event_payload": {"suggestion": suggestion_id},
+                },
+                unfurl_links=False,
+                unfurl_media=False,
+            )
         except SlackApiError as exc:  # Slack answered: the card was not posted
             code = str(exc.response.get("error", "error"))
             hint = CANNOT_POST.get(code, f"Slack said {code}")
-            raise CardNotPosted(f"I can't post in the curators' channel ({channel}): {hint}") from None
+            raise CardNotPosted(
+                f"I can't post in the curators' channel ({channel}): {hint}"
+            ) from None
         return str(response["ts"])
 
-    def close_card(self, team: str, channel: str, ts: str, candidate: Candidate, outcome: list[Part]) -> None:
+    def close_card(
+        self, team: str, channel: str, ts: str, candidate: Candidate, outcome: list[Part]
+    ) -> None:
         try:
-            self.client_for(team).chat_update(channel=channel, ts=ts, text=fallback(blocks.card_text(candidate)),
-                                              blocks=to_dicts(blocks.closed_blocks(candidate, mrkdwn(outcome))))
+            self.client_for(team).chat_update(
+                channel=channel,
+                ts=ts,
+                text=fallback(blocks.card_text(candidate)),
+                blocks=to_dicts(blocks.closed_blocks(candidate, mrkdwn(outcome))),
+            )
         except SlackApiError as exc:  # the decision stands; only the card stays as it was
             log.info("could not update the card %s: %s", ts, exc.response.get("error"))
 
@@ -117,8 +137,10 @@ class SlackCuration:
         self.scout = Scout(self.flow)
         self.poll_every = settings.rlmap_additions_poll_seconds
         # Two loops, so a failing rebuild never holds up the retries (or the other way round).
-        self._tickers = (Ticker("rlmap-additions", self.poll_every, self.merge_additions),
-                         Ticker("rlmap-suggestions", self.poll_every, self.retry_suggestions))
+        self._tickers = (
+            Ticker("rlmap-additions", self.poll_every, self.merge_additions),
+            Ticker("rlmap-suggestions", self.poll_every, self.retry_suggestions),
+        )
 
     # -- the pollers (each tick's errors are logged by the ticker) ------------------------------
     def start(self) -> None:
@@ -140,7 +162,8 @@ class SlackCuration:
 
     # -- the weekly scan ---------------------------------------------------------------------------
     def start_scout(self, jobs: Scheduler, now: dt.datetime | None = None) -> bool:
-        """Register the weekly scan with the bot's scheduler; a slot missed while down (within 12 hours) is run.
+        """Register the weekly scan with the bot's scheduler;
+        a slot missed while down (within 12 hours) is run.
 
         Returns whether a missed slot is caught up (whichever replica claims it first posts).
         """
@@ -149,7 +172,9 @@ class SlackCuration:
         return bool(jobs.register(ScoutJobs(self), now=now))
 
     def scan(self, due: dt.datetime | None = None) -> int:
-        """One scan of the slot ``due`` falls in, to every curators' channel; claimed once across replicas."""
+        """One scan of the slot ``due`` falls in, to every
+        curators' channel; claimed once across replicas.
+        """
         now = dt.datetime.now(dt.UTC)
         due = due or last_due(self.settings.rlmap_scout_schedule, now)
         targets = self.core.state.curation.channels()
@@ -157,8 +182,9 @@ class SlackCuration:
         if default and not targets:
             targets = [(self._default_team(), default)]
         try:
-            return self.scout.scan("scout:" + due.astimezone(dt.UTC).isoformat(timespec="minutes"), targets,
-                                   self.cards)
+            return self.scout.scan(
+                "scout:" + due.astimezone(dt.UTC).isoformat(timespec="minutes"), targets, self.cards
+            )
         except UnavailableError:
             log.warning("the weekly scan did not run: a service it needs is not answering")
         except Exception:  # noqa: BLE001 - the scheduler must outlive one failed scan
@@ -166,13 +192,16 @@ class SlackCuration:
         return 0
 
     def _default_team(self) -> str:
-        """The one workspace of a bot-token install (the scan's posts need a team for their client)."""
+        """The one workspace of a bot-token install (the
+        scan's posts need a team for their client).
+        """
         try:
             return str(self.cards.client_for("").auth_test().get("team_id") or "")
         except (SlackApiError, LookupError):
             return ""
 
-    # -- listeners ----------------------------------------------------------------------------------
+    # -- listeners
+    #  ----------------------------------------------------------------------------------
     def register(self, app: App, after_ack: Callable) -> None:
         flow, cards = self.flow, self.cards
 
@@ -180,7 +209,9 @@ class SlackCuration:
             respond(response_type="ephemeral", replace_original=False, text=escape(sentence(exc)))
 
         @app.action(blocks.APPROVE)
-        def on_approve(ack: Callable, action: dict, body: dict, respond: Callable, context: Any) -> None:
+        def on_approve(
+            ack: Callable, action: dict, body: dict, respond: Callable, context: Any
+        ) -> None:
             ack()
             with after_ack(context, respond):
                 try:
@@ -190,13 +221,22 @@ class SlackCuration:
                 except RlmapError as exc:
                     refuse(respond, exc)
 
-        def open_modal(action: dict, body: dict, client: WebClient, respond: Callable, context: Any,
-                       modal: Callable[[Any, Any], Any]) -> None:
-            """Edit and Reject: a curator's click opens a form over the suggestion (anyone else is told no)."""
+        def open_modal(
+            action: dict,
+            body: dict,
+            client: WebClient,
+            respond: Callable,
+            context: Any,
+            modal: Callable[[Any, Any], Any],
+        ) -> None:
+            """Edit and Reject: a curator's click opens a form
+            over the suggestion (anyone else is told no).
+            """
             with after_ack(context, respond):
                 try:
-                    suggestion, candidate = flow.open_suggestion(action.get("value", ""),
-                                                                 body.get("user", {}).get("id", ""))
+                    suggestion, candidate = flow.open_suggestion(
+                        action.get("value", ""), body.get("user", {}).get("id", "")
+                    )
                 except UnavailableError:
                     raise
                 except RlmapError as exc:
@@ -205,17 +245,37 @@ class SlackCuration:
                 client.views_open(trigger_id=body["trigger_id"], view=modal(suggestion, candidate))
 
         @app.action(blocks.EDIT)
-        def on_edit(ack: Callable, action: dict, body: dict, client: WebClient, respond: Callable,
-                    context: Any) -> None:
+        def on_edit(
+            ack: Callable,
+            action: dict,
+            body: dict,
+            client: WebClient,
+            respond: Callable,
+            context: Any,
+        ) -> None:
             ack()
-            open_modal(action, body, client, respond, context,
-                       lambda s, c: blocks.edit_modal(s.id, c, self._stages(), self._subtopics()))
+            open_modal(
+                action,
+                body,
+                client,
+                respond,
+                context,
+                lambda s, c: blocks.edit_modal(s.id, c, self._stages(), self._subtopics()),
+            )
 
         @app.action(blocks.REJECT)
-        def on_reject(ack: Callable, action: dict, body: dict, client: WebClient, respond: Callable,
-                      context: Any) -> None:
+        def on_reject(
+            ack: Callable,
+            action: dict,
+            body: dict,
+            client: WebClient,
+            respond: Callable,
+            context: Any,
+        ) -> None:
             ack()
-            open_modal(action, body, client, respond, context, lambda s, c: blocks.reject_modal(s.id, c))
+            open_modal(
+                action, body, client, respond, context, lambda s, c: blocks.reject_modal(s.id, c)
+            )
 
         @app.view(blocks.EDIT_VIEW)
         def on_edit_submitted(ack: Callable, body: dict, view: dict) -> None:
@@ -226,10 +286,18 @@ class SlackCuration:
                 return
             ack()
             facts = [line for line in str(values.get("facts") or "").splitlines() if line.strip()]
-            self._decide(body, lambda user: flow.approve(
-                view.get("private_metadata", ""), user, cards, stages=stages,
-                subtopics=list(values.get("subtopics") or []), summary=str(values.get("summary") or "") or None,
-                facts=facts))
+            self._decide(
+                body,
+                lambda user: flow.approve(
+                    view.get("private_metadata", ""),
+                    user,
+                    cards,
+                    stages=stages,
+                    subtopics=list(values.get("subtopics") or []),
+                    summary=str(values.get("summary") or "") or None,
+                    facts=facts,
+                ),
+            )
 
         @app.view(blocks.REJECT_VIEW)
         def on_reject_submitted(ack: Callable, body: dict, view: dict) -> None:
@@ -238,7 +306,10 @@ class SlackCuration:
                 ack(response_action="errors", errors={"reason": "Say why, for the suggester."})
                 return
             ack()
-            self._decide(body, lambda user: flow.reject(view.get("private_metadata", ""), user, reason, cards))
+            self._decide(
+                body,
+                lambda user: flow.reject(view.get("private_metadata", ""), user, reason, cards),
+            )
 
     def _decide(self, body: dict, decide: Callable[[str], object]) -> None:
         """A form's decision after its ack; a refusal is told privately in the curators' channel."""
@@ -247,7 +318,9 @@ class SlackCuration:
         try:
             decide(user)
         except RlmapError as exc:
-            channel = self.flow.curator_channel(team) if not isinstance(exc, UnavailableError) else None
+            channel = (
+                self.flow.curator_channel(team) if not isinstance(exc, UnavailableError) else None
+            )
             if channel:
                 self.cards.tell(team, channel, user, line(sentence(exc)))
             log.info("a curation form was refused: %s", exc)
@@ -258,4 +331,6 @@ class SlackCuration:
         return [(s.id, s.title) for s in self.core.stages()]
 
     def _subtopics(self) -> list[tuple[str, str]]:
-        return sorted((t.id, t.title) for t in self.core.store.all("topic") if getattr(t, "parent", None))
+        return sorted(
+            (t.id, t.title) for t in self.core.store.all("topic") if getattr(t, "parent", None)
+        )

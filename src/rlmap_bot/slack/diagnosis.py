@@ -22,8 +22,10 @@ from rlmap_bot.state.models import ConflictError
 log = logging.getLogger(__name__)
 
 
-# Typed answers in one thread are applied one at a time: Bolt runs listeners on a thread pool, so two
-# replies typed a second apart would otherwise race for the same question.  Striped locks keep memory
+# Typed answers in one thread are applied one at a
+# time: Bolt runs listeners on a thread pool, so two
+# replies typed a second apart would otherwise race
+# for the same question.  Striped locks keep memory
 # bounded; two threads sharing a stripe only wait for each other's (millisecond) update.
 _STRIPES = 64
 
@@ -34,7 +36,9 @@ def message_key(channel: str | None, ts: str | None) -> str:
 
 
 def _ts(key: str) -> tuple[int, ...] | None:
-    """The Slack ts inside a message key ("channel:ts") as comparable numbers; None if it has none."""
+    """The Slack ts inside a message key ("channel:ts")
+    as comparable numbers; None if it has none.
+    """
     try:
         return tuple(int(part) for part in key.rsplit(":", 1)[1].split("."))
     except (IndexError, ValueError):
@@ -63,11 +67,20 @@ class DiagnosisThreads:
     def _lock(self, team: str, channel: str, thread_ts: str) -> threading.Lock:
         return self._locks[hash((team, channel, thread_ts)) % _STRIPES]
 
-    def post_first_card(self, client: WebClient, channel: str, step: Step, respond: Callable | None = None) -> None:
+    def post_first_card(
+        self, client: WebClient, channel: str, step: Step, respond: Callable | None = None
+    ) -> None:
         """Post the first question in the session's thread and remember the card."""
         session = step.session
-        card = posting.post(client, channel, session.user, blocks=cards.step_blocks(step),
-                            text=escape(cards.step_text(step)), thread_ts=session.thread_ts, respond=respond)
+        card = posting.post(
+            client,
+            channel,
+            session.user,
+            blocks=cards.step_blocks(step),
+            text=escape(cards.step_text(step)),
+            thread_ts=session.thread_ts,
+            respond=respond,
+        )
         if card is None:
             self.core.flow.stop(session.id)  # nobody can see it: do not leave it open
             return
@@ -75,9 +88,18 @@ class DiagnosisThreads:
         if respond is not None:
             respond(response_type="ephemeral", text=wording.DIAGNOSIS_THREAD_OPENED)
 
-    def typed_answer(self, client: WebClient, team: str, channel: str, thread_ts: str, user: str, text: str,
-                     key: str | None = None) -> bool:
-        """A reply in a diagnosis thread: the answer to the current question. False if no diagnosis here.
+    def typed_answer(
+        self,
+        client: WebClient,
+        team: str,
+        channel: str,
+        thread_ts: str,
+        user: str,
+        text: str,
+        key: str | None = None,
+    ) -> bool:
+        """A reply in a diagnosis thread: the answer to the
+        current question. False if no diagnosis here.
 
         ``key`` names the message: handled again (a takeover after a crash), a reply already
         applied changes nothing and the card is redrawn as it is now.  Replies in one thread are
@@ -86,9 +108,19 @@ class DiagnosisThreads:
         with self._lock(team, channel, thread_ts):
             return self._typed_answer(client, team, channel, thread_ts, user, text, key)
 
-    def _typed_answer(self, client: WebClient, team: str, channel: str, thread_ts: str, user: str, text: str,
-                      key: str | None) -> bool:
-        found = self.core.state.sessions.newest(team, channel, thread_ts, ("open", "done", "stopped"))
+    def _typed_answer(
+        self,
+        client: WebClient,
+        team: str,
+        channel: str,
+        thread_ts: str,
+        user: str,
+        text: str,
+        key: str | None,
+    ) -> bool:
+        found = self.core.state.sessions.newest(
+            team, channel, thread_ts, ("open", "done", "stopped")
+        )
         session = found.get("open")
         if session is None and key is not None:  # the reply that finished it, handled again
             finished = (found.get(status) for status in ("done", "stopped"))
@@ -101,23 +133,50 @@ class DiagnosisThreads:
         try:
             step = flow.reply(session.id, text, key=key, stale=lambda moves: superseded(moves, key))
         except SupersededError:
-            posting.tell(client, channel, user, wording.reply_superseded(cut(escape(text), 60)), thread_ts=thread_ts)
+            posting.tell(
+                client,
+                channel,
+                user,
+                wording.reply_superseded(cut(escape(text), 60)),
+                thread_ts=thread_ts,
+            )
             return True
         except (FlowError, ConflictError) as exc:
-            posting.tell(client, channel, user, f"{escape(exc)}. Use the buttons, or type a value, '?', 'back', "
-                         "'help' or 'stop'.", thread_ts=thread_ts)
+            posting.tell(
+                client,
+                channel,
+                user,
+                f"{escape(exc)}. Use the buttons, or type a value, '?', 'back', 'help' or 'stop'.",
+                thread_ts=thread_ts,
+            )
             return True
         if step.help and step.question is not None:
-            posting.tell(client, channel, user, f"How to measure *{escape(step.question.title)}*: {escape(step.help)}",
-                         thread_ts=thread_ts)
+            posting.tell(
+                client,
+                channel,
+                user,
+                f"How to measure *{escape(step.question.title)}*: {escape(step.help)}",
+                thread_ts=thread_ts,
+            )
             return True
         ts = step.session.message_ts or card_of(flow, step.session.id)
         self.show_step(client, channel, step, ts=ts, note=step.note, by=user, thread_ts=thread_ts)
         return True
 
-    def click(self, client: WebClient, action_id: str, value: str, team: str, user: str, channel: str,
-              message_ts: str | None, picked: list[str] | None = None) -> str | None:
-        """A preset, skip, back or stop button; returns a private message when the click does not apply."""
+    def click(
+        self,
+        client: WebClient,
+        action_id: str,
+        value: str,
+        team: str,
+        user: str,
+        channel: str,
+        message_ts: str | None,
+        picked: list[str] | None = None,
+    ) -> str | None:
+        """A preset, skip, back or stop button; returns a
+        private message when the click does not apply.
+        """
         flow = self.core.flow
         try:
             data = cards.parse_action_value(value)
@@ -146,20 +205,36 @@ class DiagnosisThreads:
         self.show_step(client, channel, step, ts=message_ts, note=step.note, by=user)
         return None
 
-    def show_step(self, client: WebClient, channel: str, step: Step, ts: str | None, note: str | None,
-                  by: str | None = None, thread_ts: str | None = None) -> None:
+    def show_step(
+        self,
+        client: WebClient,
+        channel: str,
+        step: Step,
+        ts: str | None,
+        note: str | None,
+        by: str | None = None,
+        thread_ts: str | None = None,
+    ) -> None:
         """Update the diagnosis card in place (post a new one if it is gone)."""
         blocks = cards.step_blocks(step, note, by)
         text = escape(cards.step_text(step))
         if ts:
             try:
-                client.chat_update(channel=channel, ts=ts, blocks=blocks, text=cut(text, FALLBACK_LIMIT))
+                client.chat_update(
+                    channel=channel, ts=ts, blocks=blocks, text=cut(text, FALLBACK_LIMIT)
+                )
                 return
             except SlackApiError as exc:
                 if exc.response.get("error") not in {"message_not_found", "cant_update_message"}:
                     raise
-        card = posting.post(client, channel, step.session.user, blocks=blocks, text=text,
-                            thread_ts=thread_ts or step.session.thread_ts)
+        card = posting.post(
+            client,
+            channel,
+            step.session.user,
+            blocks=blocks,
+            text=text,
+            thread_ts=thread_ts or step.session.thread_ts,
+        )
         if card is not None and not step.finished:
             self.core.flow.attach(step.session.id, message_ts=card["ts"])
 
@@ -176,10 +251,16 @@ def card_of(flow: Flow, session_id: str, wait: float = 3.0) -> str | None:
     def posted(session: Session | None) -> bool:
         return session is None or bool(session.message_ts)
 
-    def last_read(state: RetryCallState) -> Session | None:  # waited long enough: what the store says now
+    def last_read(
+        state: RetryCallState,
+    ) -> Session | None:  # waited long enough: what the store says now
         return state.outcome.result() if state.outcome else None
 
-    retrying = Retrying(retry=retry_if_result(lambda s: not posted(s)), stop=stop_after_delay(wait),
-                        wait=wait_fixed(0.05), retry_error_callback=last_read)
+    retrying = Retrying(
+        retry=retry_if_result(lambda s: not posted(s)),
+        stop=stop_after_delay(wait),
+        wait=wait_fixed(0.05),
+        retry_error_callback=last_read,
+    )
     session = retrying(flow.store.sessions.get, session_id)
     return session.message_ts if session else None

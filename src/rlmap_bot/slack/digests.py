@@ -1,4 +1,5 @@
-"""Digests over Slack: the poster (metadata-tagged posts, history look-ups) and the scheduler's deliveries.
+"""Digests over Slack: the poster (metadata-tagged posts,
+history look-ups) and the scheduler's deliveries.
 
 The `/rlmap digest ...` commands are registry commands (:mod:`rlmap_bot.commands.digest`).
 """
@@ -37,9 +38,14 @@ class SlackPoster:
     def post_digest(self, channel: str, digest: Digest, digest_id: str) -> str:
         try:
             response = self.client.chat_postMessage(
-                channel=channel, text=fallback(digest_text(digest)), blocks=digest_blocks(digest),
-                metadata=Metadata(event_type=METADATA_EVENT, event_payload={"digest_id": digest_id}),
-                unfurl_links=False, unfurl_media=False,
+                channel=channel,
+                text=fallback(digest_text(digest)),
+                blocks=digest_blocks(digest),
+                metadata=Metadata(
+                    event_type=METADATA_EVENT, event_payload={"digest_id": digest_id}
+                ),
+                unfurl_links=False,
+                unfurl_media=False,
             )
         except SlackApiError as exc:  # Slack answered: the message was not posted
             code = str(exc.response.get("error", "error"))
@@ -57,24 +63,34 @@ class SlackPoster:
 class SlackDigests:
     """The `/rlmap digest ...` commands and the scheduler's deliveries."""
 
-    def __init__(self, core: Core, client_for: Callable[[str], WebClient], jobs: Scheduler | None = None):
+    def __init__(
+        self, core: Core, client_for: Callable[[str], WebClient], jobs: Scheduler | None = None
+    ):
         self.core = core
         self.client_for = client_for
         self.service = DigestService(core)
         self.jobs = jobs or Scheduler()
-        self.scheduler: Scheduler | None = None  # the jobs scheduler, once digests are registered with it
+        self.scheduler: Scheduler | None = (
+            None  # the jobs scheduler, once digests are registered with it
+        )
         core.on_subscriptions_changed(self.resync)
 
     # -- scheduling -----------------------------------------------------------------------------
     def start_scheduler(self, now: dt.datetime | None = None) -> list[str]:
-        """Register digests with the scheduler; the ids of the digests caught up (sent in its threads)."""
-        caught_up = self.jobs.register(DigestJobs(self.fire, load=self.core.state.subscriptions.list), now=now)
+        """Register digests with the scheduler; the ids of
+        the digests caught up (sent in its threads).
+        """
+        caught_up = self.jobs.register(
+            DigestJobs(self.fire, load=self.core.state.subscriptions.list), now=now
+        )
         self.jobs.every(DigestJobs.name, "housekeeping", self.housekeeping, hours=1)
         self.scheduler = self.jobs
         return caught_up
 
     def housekeeping(self) -> None:
-        """Expire idle diagnoses and forget finished claims older than Slack ever retries (a week)."""
+        """Expire idle diagnoses and forget finished
+        claims older than Slack ever retries (a week).
+        """
         now = dt.datetime.now(dt.UTC)
         try:
             expired = self.core.state.sessions.expire(now - self.core.session_ttl)
@@ -97,7 +113,9 @@ class SlackDigests:
             if sub is None:
                 return None  # unsubscribed meanwhile
             try:
-                result = self.service.run(sub, slot_key(due), SlackPoster(self.client_for(sub.team)))
+                result = self.service.run(
+                    sub, slot_key(due), SlackPoster(self.client_for(sub.team))
+                )
             except LookupError as exc:
                 log.warning("digest for %s skipped: %s", sub.channel, exc)
                 return None
@@ -105,14 +123,20 @@ class SlackDigests:
                 log.warning("digest for %s not delivered: %s", sub.channel, exc.code)
                 return None
         except UnavailableError:
-            log.warning("digest %s at %s not run: state store unavailable (a missed slot is caught up at start)",
-                        sub_id, due.isoformat())
+            log.warning(
+                "digest %s at %s not run: state store unavailable (a missed slot is caught up at "
+                "start)",
+                sub_id,
+                due.isoformat(),
+            )
             return None
         log.info("digest for %s: %s (%d entries)", sub.channel, result.status, result.entries)
         return result
 
     def resync(self) -> None:
-        """Match the scheduler's jobs to the subscriptions in the store (other replicas change them too)."""
+        """Match the scheduler's jobs to the subscriptions
+        in the store (other replicas change them too).
+        """
         if self.scheduler is not None:
             self.jobs.sync(DigestJobs.name)
 

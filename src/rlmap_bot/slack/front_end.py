@@ -43,8 +43,12 @@ class FrontEnd(Protocol):
     @property
     def installations(self) -> InstallationStore | None: ...
 
-    def after_ack(self, context: Any, respond: Callable | None) -> contextlib.AbstractContextManager[None]:
-        """Run a listener's work after its ack; any failure is logged and told, never raised to Bolt."""
+    def after_ack(
+        self, context: Any, respond: Callable | None
+    ) -> contextlib.AbstractContextManager[None]:
+        """Run a listener's work after its ack; any failure
+        is logged and told, never raised to Bolt.
+        """
         ...
 
     def forget_workspace(self, team: str, enterprise: str | None = None) -> None:

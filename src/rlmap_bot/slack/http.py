@@ -53,8 +53,11 @@ def repair_form_body(request: BoltRequest) -> BoltRequest:
 class RLMapRequestHandler(SlackRequestHandler):
     def dispatch(self, request: WsgiHttpRequest) -> BoltResponse:
         started = time.perf_counter()
-        bolt_request = repair_form_body(BoltRequest(body=request.get_body(), query=request.query_string,
-                                                    headers=request.get_headers()))
+        bolt_request = repair_form_body(
+            BoltRequest(
+                body=request.get_body(), query=request.query_string, headers=request.get_headers()
+            )
+        )
         response = self.app.dispatch(bolt_request)
         found = identify(bolt_request.body)
         if found is not None:  # how long Slack waited for its answer (it gives up after 3 s)
@@ -63,9 +66,13 @@ class RLMapRequestHandler(SlackRequestHandler):
 
 
 class WsgiApp:
-    """`/slack/events` to Bolt (when there is an app); `/healthz`, `/readyz`, `/metrics` here; else 404."""
+    """`/slack/events` to Bolt (when there is an app);
+    `/healthz`, `/readyz`, `/metrics` here; else 404.
+    """
 
-    def __init__(self, app: App | None, health: dict | None = None, ready: Callable[[], bool] | None = None):
+    def __init__(
+        self, app: App | None, health: dict | None = None, ready: Callable[[], bool] | None = None
+    ):
         self.handler = RLMapRequestHandler(app, path=EVENTS_PATH) if app is not None else None
         self.health = health or {}
         self.ready = ready or (lambda: True)
@@ -78,10 +85,16 @@ class WsgiApp:
             if path == READY_PATH:
                 if self.ready():
                     return _json(start_response, "200 OK", {"ok": True})
-                return _json(start_response, "503 Service Unavailable", {"ok": False, "state_store": "unavailable"})
+                return _json(
+                    start_response,
+                    "503 Service Unavailable",
+                    {"ok": False, "state_store": "unavailable"},
+                )
             if path == METRICS_PATH:
                 body, content_type = metrics.exposition()
-                start_response("200 OK", [("Content-Type", content_type), ("Content-Length", str(len(body)))])
+                start_response(
+                    "200 OK", [("Content-Type", content_type), ("Content-Length", str(len(body)))]
+                )
                 return [body]
         if self.handler is None:
             return _json(start_response, "404 Not Found", {"ok": False, "error": "not found"})
@@ -90,13 +103,23 @@ class WsgiApp:
 
 def _json(start_response, status: str, payload: dict) -> list[bytes]:
     body = json.dumps(payload).encode()
-    start_response(status, [("Content-Type", "application/json"), ("Content-Length", str(len(body)))])
+    start_response(
+        status, [("Content-Type", "application/json"), ("Content-Length", str(len(body)))]
+    )
     return [body]
 
 
-def make_server(app: App | None, host: str, port: int, threads: int = 8, health: dict | None = None,
-                ready: Callable[[], bool] | None = None):
+def make_server(
+    app: App | None,
+    host: str,
+    port: int,
+    threads: int = 8,
+    health: dict | None = None,
+    ready: Callable[[], bool] | None = None,
+):
     """A waitress server (not Bolt's development server); call ``.run()`` to serve."""
     from waitress.server import create_server
 
-    return create_server(WsgiApp(app, health, ready), host=host, port=port, threads=threads, ident="rlmap-bot")
+    return create_server(
+        WsgiApp(app, health, ready), host=host, port=port, threads=threads, ident="rlmap-bot"
+    )

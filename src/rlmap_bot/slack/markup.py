@@ -15,7 +15,9 @@ AUTHOR_MENTION = re.compile(r"\b(by|from|of)\s+<@([A-Z0-9]+)(?:\|[^>]*)?>", re.I
 
 
 def escape(text: Any) -> str:
-    """Neutralise Slack's control characters: no <!channel>, <@U..> or <url|forged> from user text."""
+    """Neutralise Slack's control characters: no
+    <!channel>, <@U..> or <url|forged> from user text.
+    """
     return str(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
@@ -26,7 +28,8 @@ def mention(user: str | None) -> str:
 
 def mrkdwn(parts: Iterable[Part]) -> str:
     """A line of the core's parts (parts.Part) as Slack mrkdwn: words and names escaped, titles in
-    bold, ids as code, channels linked, users mentioned (only real ids: anything else is "someone")."""
+    bold, ids as code, channels linked, users mentioned
+    (only real ids: anything else is "someone")."""
     out = []
     for p in parts:
         if p.kind == "title":
@@ -34,7 +37,9 @@ def mrkdwn(parts: Iterable[Part]) -> str:
         elif p.kind == "code":
             out.append(f"`{escape(p.value)}`")
         elif p.kind == "channel":
-            out.append(f"<#{p.value}>" if re.fullmatch(r"[CG][A-Z0-9]+", p.value) else escape(p.value))
+            out.append(
+                f"<#{p.value}>" if re.fullmatch(r"[CG][A-Z0-9]+", p.value) else escape(p.value)
+            )
         elif p.kind == "user":
             out.append(mention(p.value))
         elif p.kind == "emoji":
@@ -50,7 +55,9 @@ def by(actor: str | None, text: str) -> str:
 
 
 def from_slack(text: str) -> str:
-    """Plain text from Slack's message markup: mentions dropped, links and channels named, &amp; decoded."""
+    """Plain text from Slack's message markup: mentions
+    dropped, links and channels named, &amp; decoded.
+    """
 
     def plain_markup(match: re.Match) -> str:
         special, special_label, url, label = match.groups()
@@ -65,7 +72,7 @@ def from_slack(text: str) -> str:
 
 
 def name_authors(text: str, real_name: Callable[[str], str | None]) -> str:
-    """"papers by <@U123>" -> "papers by Danijar Hafner": a person mentioned after "by", "from" or
+    """ "papers by <@U123>" -> "papers by Danijar Hafner": a person mentioned after "by", "from" or
     "of" is named (``real_name`` looks them up); other mentions are left for from_slack to drop."""
 
     def named(match: re.Match) -> str:

@@ -21,7 +21,8 @@ log = logging.getLogger(__name__)
 
 
 class EventClaims(Middleware):
-    """Claims each event, button click and slash command in the state store before any listener runs.
+    """Claims each event, button click and slash command
+    in the state store before any listener runs.
 
     Slack retries an event it thinks was not received, and with several replicas a
     retry may reach another one. A first sight is claimed with its payload and a lease
@@ -39,7 +40,9 @@ class EventClaims(Middleware):
     def __init__(self, claims: Claims):
         self.claims = claims
 
-    def process(self, *, req: BoltRequest, resp: BoltResponse, next: Callable[[], BoltResponse]) -> BoltResponse:
+    def process(
+        self, *, req: BoltRequest, resp: BoltResponse, next: Callable[[], BoltResponse]
+    ) -> BoltResponse:
         HANDED_OVER.set(None)  # nothing goes to this request's listener unless claimed below
         replay = req.context.get(REPLAY)
         if replay is not None:
@@ -55,15 +58,25 @@ class EventClaims(Middleware):
             outcome, handling = self.claims.claim(kind, key, team, req.body)
         except UnavailableError:
             if kind == "event":
-                log.warning("%s: state store unavailable; answered 500 so that Slack retries it", key)
+                log.warning(
+                    "%s: state store unavailable; answered 500 so that Slack retries it", key
+                )
                 return BoltResponse(status=500, body="")
-            # One line per request: the listener logs it if it needs the store (and tells the person).
+            # One line per request: the listener logs it if
+            # it needs the store (and tells the person).
             log.debug("%s: state store unavailable; handled without a claim", key)
             return next()
         if handling is None:
             metrics.EVENTS_DEDUPLICATED.labels(kind).inc()
-            log.info("%s: %s; acked without acting", key, {"done": "handled already", "busy": "another replica "
-                     "is handling it", "gave_up": "given up on"}.get(outcome, outcome))
+            log.info(
+                "%s: %s; acked without acting",
+                key,
+                {
+                    "done": "handled already",
+                    "busy": "another replica is handling it",
+                    "gave_up": "given up on",
+                }.get(outcome, outcome),
+            )
             return BoltResponse(status=200, body="")
         self.claims.attach(req, handling)
         return next()

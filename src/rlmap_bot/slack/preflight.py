@@ -1,4 +1,5 @@
-"""Check the Slack side before serving: a refused token or an unreachable Slack is one line, not a traceback.
+"""Check the Slack side before serving: a refused token
+or an unreachable Slack is one line, not a traceback.
 
 Token shapes are checked earlier, in :meth:`~rlmap_bot.settings.Settings.require_slack`; here Slack
 itself is asked, so a revoked or mistyped token is named by its setting before anything starts.
@@ -29,13 +30,18 @@ def unreachable(settings: Settings, exc: BaseException) -> ConfigError:
     """Slack's Web API could not be reached: name the URL setting and the host."""
     reason = getattr(exc, "reason", None) or getattr(exc, "strerror", None) or exc
     host = urlsplit(settings.slack_api_url).netloc
-    return ConfigError(f"could not reach Slack at {host} (SLACK_API_URL={settings.slack_api_url}): {reason}; "
-                       "check the network, a proxy, or SLACK_API_URL")
+    return ConfigError(
+        f"could not reach Slack at {host} (SLACK_API_URL={settings.slack_api_url}): {reason}; "
+        "check the network, a proxy, or SLACK_API_URL"
+    )
 
 
 def refused(setting: str, exc: SlackApiError, fix: str) -> ConfigError:
     code = str(exc.response.get("error") or "unknown_error")
-    return ConfigError(f"{setting}: Slack refused the token ({code}: {_REFUSED.get(code, 'see the Slack API docs')}); {fix}")
+    return ConfigError(
+        f"{setting}: Slack refused the token ({code}: "
+        f"{_REFUSED.get(code, 'see the Slack API docs')}); {fix}"
+    )
 
 
 def check_bot_token(settings: Settings, client) -> None:
@@ -45,8 +51,12 @@ def check_bot_token(settings: Settings, client) -> None:
     try:
         client.auth_test()
     except SlackApiError as exc:
-        raise refused("SLACK_BOT_TOKEN", exc, "copy the Bot User OAuth Token (xoxb-...) again from OAuth & "
-                      "Permissions, reinstalling the app if it was revoked") from None
+        raise refused(
+            "SLACK_BOT_TOKEN",
+            exc,
+            "copy the Bot User OAuth Token (xoxb-...) again from OAuth & "
+            "Permissions, reinstalling the app if it was revoked",
+        ) from None
     except (urllib.error.URLError, OSError) as exc:
         raise unreachable(settings, exc) from None
 
@@ -61,7 +71,11 @@ def check_app_token(settings: Settings, client) -> None:
     try:
         client.apps_connections_open(app_token=settings.slack_app_token.get_secret_value())
     except SlackApiError as exc:
-        raise refused("SLACK_APP_TOKEN", exc, "make an app-level token with connections:write (xapp-...) under "
-                      "Basic Information > App-Level Tokens") from None
+        raise refused(
+            "SLACK_APP_TOKEN",
+            exc,
+            "make an app-level token with connections:write (xapp-...) under "
+            "Basic Information > App-Level Tokens",
+        ) from None
     except (urllib.error.URLError, OSError) as exc:
         raise unreachable(settings, exc) from None

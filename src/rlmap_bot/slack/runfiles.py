@@ -1,4 +1,5 @@
-"""Training logs dropped in a Slack diagnosis thread: downloaded, read, diagnosed, answered in the thread.
+"""Training logs dropped in a Slack diagnosis thread:
+downloaded, read, diagnosed, answered in the thread.
 
 Only files shared by a member of the workspace, in a thread that holds a diagnosis,
 are read. The download uses the bot token (``files:read``), is streamed to a temporary
@@ -44,7 +45,9 @@ class RunFiles:
         return self.settings.rlmap_max_log_mb << 20
 
     def shared(self, client: WebClient, event: dict, team: str) -> bool:
-        """A file_share message: diagnose each log file if this thread holds a diagnosis. False if not ours."""
+        """A file_share message: diagnose each log file if
+        this thread holds a diagnosis. False if not ours.
+        """
         thread = event.get("thread_ts")
         channel, user = event.get("channel", ""), event.get("user", "")
         if not thread or not user or event.get("bot_id"):
@@ -60,8 +63,16 @@ class RunFiles:
             self.diagnose_file(client, file, team, channel, thread, user, session.id)
         return True
 
-    def diagnose_file(self, client: WebClient, file: dict, team: str, channel: str, thread: str, user: str,
-                      session_id: str) -> None:
+    def diagnose_file(
+        self,
+        client: WebClient,
+        file: dict,
+        team: str,
+        channel: str,
+        thread: str,
+        user: str,
+        session_id: str,
+    ) -> None:
         name = str(file.get("name") or file.get("title") or "log")
         with tempfile.TemporaryDirectory(prefix="rlmap-log-") as tmp:
             try:
@@ -78,8 +89,14 @@ class RunFiles:
                 raise
             except RlmapError as exc:
                 problem = str(exc).replace(str(Path(tmp) / Path(name).name), name).replace(tmp, "")
-                posting.post(client, channel, user, blocks=run_blocks.problem_blocks(name, problem),
-                             text=escape(f"I could not read {name}: {sentence(problem)}"), thread_ts=thread)
+                posting.post(
+                    client,
+                    channel,
+                    user,
+                    blocks=run_blocks.problem_blocks(name, problem),
+                    text=escape(f"I could not read {name}: {sentence(problem)}"),
+                    thread_ts=thread,
+                )
                 return
             blocks, text = run_blocks.run_blocks(result, name)
             posting.post(client, channel, user, blocks=blocks, text=text, thread_ts=thread)
@@ -89,21 +106,31 @@ class RunFiles:
             step = self.core.flow.absorb(session_id, derivation.signals)
         except UnavailableError:
             raise
-        except RlmapError as exc:  # the diagnosis was finished or stopped meanwhile: the message above stands
+        except (
+            RlmapError
+        ) as exc:  # the diagnosis was finished or stopped meanwhile: the message above stands
             log.info("could not add the log's signals to session %s: %s", session_id, exc)
             return
         ts = step.session.message_ts or card_of(self.core.flow, session_id)
-        self.threads.show_step(client, channel, step, ts=ts, note=step.note, by=user, thread_ts=thread)
+        self.threads.show_step(
+            client, channel, step, ts=ts, note=step.note, by=user, thread_ts=thread
+        )
 
     def download(self, client: WebClient, file: dict, folder: Path) -> Path:
         """Stream the file to ``folder`` with the bot token; LogTooBig past the limit."""
         url = file.get("url_private_download") or file.get("url_private")
         if not url:
-            raise RlmapError("that file has no download link (is it a Slack post or an external file?)", exit_code=2)
+            raise RlmapError(
+                "that file has no download link (is it a Slack post or an external file?)",
+                exit_code=2,
+            )
         size = int(file.get("size") or 0)
         if size > self.limit:
-            raise LogTooBig(f"the file is {size / 2**20:.0f} MB; the limit is {self.settings.rlmap_max_log_mb} MB "
-                            "(RLMAP_MAX_LOG_MB)")
+            raise LogTooBig(
+                f"the file is {size / 2**20:.0f} MB; the limit is {self.settings.rlmap_max_log_mb} "
+                f"MB "
+                "(RLMAP_MAX_LOG_MB)"
+            )
         target = folder / Path(str(file.get("name") or "log")).name
         request = urllib.request.Request(url, headers={"Authorization": f"Bearer {client.token}"})
         read = 0
@@ -112,12 +139,18 @@ class RunFiles:
                 while chunk := response.read(CHUNK):
                     read += len(chunk)
                     if read > self.limit:
-                        raise LogTooBig(f"the file is over the {self.settings.rlmap_max_log_mb} MB limit "
-                                        "(RLMAP_MAX_LOG_MB)")
+                        raise LogTooBig(
+                            f"the file is over the {self.settings.rlmap_max_log_mb} MB limit "
+                            "(RLMAP_MAX_LOG_MB)"
+                        )
                     out.write(chunk)
         except urllib.error.HTTPError as exc:
-            raise RlmapError(f"Slack refused the download (HTTP {exc.code}); does the app have files:read?",
-                             exit_code=2) from None
+            raise RlmapError(
+                f"Slack refused the download (HTTP {exc.code}); does the app have files:read?",
+                exit_code=2,
+            ) from None
         except (urllib.error.URLError, OSError) as exc:
-            raise RlmapError(f"the download failed: {getattr(exc, 'reason', exc)}", exit_code=2) from None
+            raise RlmapError(
+                f"the download failed: {getattr(exc, 'reason', exc)}", exit_code=2
+            ) from None
         return target

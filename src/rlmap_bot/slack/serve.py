@@ -30,7 +30,8 @@ def install_reload_signal(core) -> None:
 
 
 class SocketModeRunner:
-    """Bolt's Socket Mode adapter for ``websockets``, on its own asyncio loop in a thread; the app stays synchronous.
+    """Bolt's Socket Mode adapter for ``websockets``, on its
+    own asyncio loop in a thread; the app stays synchronous.
 
     Not slack-sdk's built-in client: on a connection refresh (Slack's ``disconnect``,
     ``refresh_requested``) that one holds every envelope of the new connection until its read of
@@ -42,14 +43,17 @@ class SocketModeRunner:
 
     def __init__(self, app, app_token: str, api_url: str):
         self.loop = asyncio.new_event_loop()
-        self.thread = threading.Thread(target=self.loop.run_forever, name="rlmap-socket-mode", daemon=True)
+        self.thread = threading.Thread(
+            target=self.loop.run_forever, name="rlmap-socket-mode", daemon=True
+        )
         self.thread.start()
 
         async def make():
             from slack_bolt.adapter.socket_mode.websockets import SocketModeHandler
             from slack_sdk.web.async_client import AsyncWebClient
 
-            # The adapter's client must be asynchronous: it only opens connections (apps.connections.open).
+            # The adapter's client must be asynchronous: it
+            # only opens connections (apps.connections.open).
             return SocketModeHandler(app, app_token, web_client=AsyncWebClient(base_url=api_url))
 
         self.handler = self._run(make())
@@ -80,10 +84,14 @@ def serve_from_env(terminal, http: bool, host: str = "127.0.0.1", port: int = 30
     from rlmap_bot.slack.client import make_client
     from rlmap_bot.slack.http import make_server
 
-    settings = terminal.settings.require_slack(http=http)  # missing settings, tokens of the wrong kind
+    settings = terminal.settings.require_slack(
+        http=http
+    )  # missing settings, tokens of the wrong kind
     configure(settings)  # text or JSON lines, secrets redacted
     client = make_client(settings)
-    preflight.check_bot_token(settings, client)  # a revoked token or no Slack: one line, before anything starts
+    preflight.check_bot_token(
+        settings, client
+    )  # a revoked token or no Slack: one line, before anything starts
     if not http:
         preflight.check_app_token(settings, client)
     core = terminal.core()
@@ -99,12 +107,20 @@ def serve_from_env(terminal, http: bool, host: str = "127.0.0.1", port: int = 30
         log.info("caught up the weekly paper scan missed while the bot was down")
     watched = front_end.watches.start_scheduler()
     if watched:
-        log.info("checking %d watched run(s) once for the slots missed while the bot was down", len(watched))
+        log.info(
+            "checking %d watched run(s) once for the slots missed while the bot was down",
+            len(watched),
+        )
     health = {"entries": sum(core.store.counts().values())}
     if http:
         server = make_server(front_end.app, host, port, health=health, ready=front_end.ready)
-        log.info("serving Slack over HTTP at http://%s:%s/slack/events (health: /healthz, readiness: /readyz, "
-                 "metrics: /metrics)", host, server.effective_port)
+        log.info(
+            "serving Slack over HTTP at http://%s:%s/slack/events (health: /healthz, readiness: "
+            "/readyz, "
+            "metrics: /metrics)",
+            host,
+            server.effective_port,
+        )
         try:
             server.run()
         except KeyboardInterrupt:
@@ -114,11 +130,17 @@ def serve_from_env(terminal, http: bool, host: str = "127.0.0.1", port: int = 30
         return
     assert settings.slack_app_token is not None, "require_slack(http=False) checked it"
     if settings.rlmap_metrics_port is not None:
-        server = make_server(None, host, settings.rlmap_metrics_port, threads=2, health=health, ready=front_end.ready)
+        server = make_server(
+            None, host, settings.rlmap_metrics_port, threads=2, health=health, ready=front_end.ready
+        )
         threading.Thread(target=server.run, name="rlmap-metrics", daemon=True).start()
-        log.info("serving /healthz, /readyz and /metrics at http://%s:%s", host, server.effective_port)
+        log.info(
+            "serving /healthz, /readyz and /metrics at http://%s:%s", host, server.effective_port
+        )
     log.info("connecting to Slack in Socket Mode")
-    handler = SocketModeRunner(front_end.app, settings.slack_app_token.get_secret_value(), settings.slack_api_url)
+    handler = SocketModeRunner(
+        front_end.app, settings.slack_app_token.get_secret_value(), settings.slack_api_url
+    )
     handler.connect()
     try:
         threading.Event().wait()

@@ -1,4 +1,5 @@
-"""Watches over Slack: the poster (metadata-tagged alerts, charts, history look-ups) and the scheduler's checks.
+"""Watches over Slack: the poster (metadata-tagged alerts,
+charts, history look-ups) and the scheduler's checks.
 
 The `/rlmap watch ...` commands are registry commands (:mod:`rlmap_bot.commands.watch`);
 the decisions are the core's (:mod:`rlmap_bot.watch`).
@@ -40,14 +41,24 @@ class SlackWatchPoster:
         self.client = client
 
     def post_alert(self, channel: str, alert: Alert) -> str:
-        payload = {"watch_id": alert.watch_id, "alert_id": alert.alert_id, "condition": alert.condition,
-                   "conditions": alert.conditions, "kind": alert.kind}
+        payload = {
+            "watch_id": alert.watch_id,
+            "alert_id": alert.alert_id,
+            "condition": alert.condition,
+            "conditions": alert.conditions,
+            "kind": alert.kind,
+        }
         try:  # slack-sdk drops None arguments: no thread_ts nor reply_broadcast unless it replies
             response = self.client.chat_postMessage(
-                channel=channel, text=fallback(alert_text(alert)), blocks=to_dicts(alert_blocks(alert)),
+                channel=channel,
+                text=fallback(alert_text(alert)),
+                blocks=to_dicts(alert_blocks(alert)),
                 metadata=Metadata(event_type=METADATA_EVENT, event_payload=payload),
-                unfurl_links=False, unfurl_media=False, thread_ts=alert.reply_to or None,
-                reply_broadcast=True if alert.reply_to else None)
+                unfurl_links=False,
+                unfurl_media=False,
+                thread_ts=alert.reply_to or None,
+                reply_broadcast=True if alert.reply_to else None,
+            )
         except SlackApiError as exc:  # Slack answered: the message was not posted
             code = str(exc.response.get("error", "error"))
             raise NotPosted(code, CANNOT_POST.get(code), what="post the watch alert") from None
@@ -64,25 +75,38 @@ class SlackWatchPoster:
 class SlackWatches:
     """The scheduler's checks of every watch, and what App Home shows of them."""
 
-    def __init__(self, core: Core, client_for: Callable[[str], WebClient], settings: Settings | None = None,
-                 jobs: Scheduler | None = None):
+    def __init__(
+        self,
+        core: Core,
+        client_for: Callable[[str], WebClient],
+        settings: Settings | None = None,
+        jobs: Scheduler | None = None,
+    ):
         self.core = core
         self.client_for = client_for
         self.settings = settings or core.settings
         self.clock: Callable[[], dt.datetime] = _utcnow  # tests set a controlled clock
         self.service = WatchService(core, clock=lambda: self.clock(), settings=self.settings)
         self.jobs = jobs or Scheduler()
-        self.scheduler: Scheduler | None = None  # the jobs scheduler, once watches are registered with it
+        self.scheduler: Scheduler | None = (
+            None  # the jobs scheduler, once watches are registered with it
+        )
         core.on_watches_changed(self.resync)
 
     # -- scheduling -----------------------------------------------------------------------------
     def start_scheduler(self, now: dt.datetime | None = None) -> list[str]:
-        """Schedule every active watch and catch up what was missed; nothing when watching is off."""
+        """Schedule every active watch and catch up what
+        was missed; nothing when watching is off.
+        """
         if not self.settings.run_roots:
             log.info("watching runs is off (RLMAP_RUN_ROOTS is unset)")
             return []
-        kind = WatchJobs(self.fire, load=self.core.state.watches.list, last_checks=self._last_checks,
-                         clock=lambda: self.clock())
+        kind = WatchJobs(
+            self.fire,
+            load=self.core.state.watches.list,
+            last_checks=self._last_checks,
+            clock=lambda: self.clock(),
+        )
         caught_up = self.jobs.register(kind, now=now)
         self.jobs.every(WatchJobs.name, "housekeeping", self.housekeeping, hours=1)
         self.scheduler = self.jobs
@@ -118,18 +142,30 @@ class SlackWatches:
         if watch is None:
             return None  # removed meanwhile
         try:
-            result = self.service.run(watch_id, slot_key(due), SlackWatchPoster(self.client_for(watch.team)))
+            result = self.service.run(
+                watch_id, slot_key(due), SlackWatchPoster(self.client_for(watch.team))
+            )
         except LookupError as exc:
             log.warning("watch %s skipped: %s", watch_id, exc)
             return None
         if result is not None:
-            log.info("watch %s in %s: %s, %d new steps, %d post(s)", watch.short_id, watch.channel, result.status,
-                     result.new_steps, len(result.alerts))
+            log.info(
+                "watch %s in %s: %s, %d new steps, %d post(s)",
+                watch.short_id,
+                watch.channel,
+                result.status,
+                result.new_steps,
+                len(result.alerts),
+            )
         return result
 
     # -- App Home -------------------------------------------------------------------------------
-    def for_user(self, client: WebClient, team: str, user: str) -> tuple[list[WatchRow], str | None]:
-        """Watches in the channels ``user`` is in (users.conversations), and a note when that cannot be known."""
+    def for_user(
+        self, client: WebClient, team: str, user: str
+    ) -> tuple[list[WatchRow], str | None]:
+        """Watches in the channels ``user`` is in
+        (users.conversations), and a note when that cannot be known.
+        """
         watches = self.core.state.watches.list(team=team)
         if not watches:
             return [], None
@@ -137,8 +173,13 @@ class SlackWatches:
         cursor = None
         try:
             for _ in range(10):  # 2,000 channels at most: App Home must open in a second or two
-                page = client.users_conversations(user=user, types="public_channel,private_channel",
-                                                  exclude_archived=True, limit=200, cursor=cursor)
+                page = client.users_conversations(
+                    user=user,
+                    types="public_channel,private_channel",
+                    exclude_archived=True,
+                    limit=200,
+                    cursor=cursor,
+                )
                 listed: list[dict] = page.get("channels", [])
                 channels.update(c["id"] for c in listed)
                 cursor = (page.get("response_metadata") or {}).get("next_cursor")
@@ -146,8 +187,11 @@ class SlackWatches:
                     break
         except SlackApiError as exc:
             log.info("cannot list %s's channels: %s", user, exc.response.get("error"))
-            return [], ("I cannot tell which channels you are in (the app needs channels:read and groups:read); "
-                        "`/rlmap watch list` in a channel shows its watches.")
+            return [], (
+                "I cannot tell which channels you are in (the app needs channels:read and "
+                "groups:read); "
+                "`/rlmap watch list` in a channel shows its watches."
+            )
         return self.service.rows([w for w in watches if w.channel in channels]), None
 
 

@@ -83,19 +83,25 @@ def open_engine(url_or_path: str | Path, health: StateHealth | None = None) -> s
         _check_state_file(path)
         url = f"sqlite:///{path}"
     try:
-        engine = sa.create_engine(url, future=True, pool_pre_ping=True, connect_args=_connect_args(url))
+        engine = sa.create_engine(
+            url, future=True, pool_pre_ping=True, connect_args=_connect_args(url)
+        )
         if engine.dialect.name == "sqlite":
             sa.event.listen(engine, "connect", _sqlite_pragmas)
         migrate(engine)
     except (sa.exc.SQLAlchemyError, ImportError, ValueError, OSError) as exc:
-        reason = getattr(exc, "strerror", None) or str(getattr(exc, "orig", None) or exc).strip().splitlines()[0]
+        reason = (
+            getattr(exc, "strerror", None)
+            or str(getattr(exc, "orig", None) or exc).strip().splitlines()[0]
+        )
         raise StateStoreError(f"cannot open the state store {safe_url(url)}: {reason}") from None
     _watch(engine, health or StateHealth())
     return engine
 
 
 def _check_state_file(path: Path) -> None:
-    """Write only into a file the bot made: missing, empty, or a SQLite database holding no tables or ours.
+    """Write only into a file the bot made: missing, empty,
+    or a SQLite database holding no tables or ours.
 
     Migrations create tables in whatever database they are pointed at, so a mistyped path to another
     program's database would be changed, and a text file would be reported as "not a database" only
@@ -112,7 +118,10 @@ def _check_state_file(path: Path) -> None:
         try:
             conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
             try:
-                tables = {r[0] for r in conn.execute("select name from sqlite_master where type = 'table'")}
+                tables = {
+                    r[0]
+                    for r in conn.execute("select name from sqlite_master where type = 'table'")
+                }
             finally:
                 conn.close()
         except sqlite3.Error as exc:
@@ -121,12 +130,16 @@ def _check_state_file(path: Path) -> None:
             return
         if "?" not in tables:
             reason = "it is another program's database"
-    raise StateStoreError(f"{path} is not a state store ({reason}), so it is left as it is; "
-                          "name a new file or an existing state store")
+    raise StateStoreError(
+        f"{path} is not a state store ({reason}), so it is left as it is; "
+        "name a new file or an existing state store"
+    )
 
 
 def _connect_args(url: str) -> dict[str, Any]:
-    """Time-outs for PostgreSQL connections (see the constants above), unless the URL sets its own."""
+    """Time-outs for PostgreSQL connections (see the
+    constants above), unless the URL sets its own.
+    """
     parsed = sa.engine.make_url(url)
     if parsed.get_backend_name() != "postgresql":
         return {}
@@ -139,7 +152,9 @@ def _connect_args(url: str) -> dict[str, Any]:
 
 
 def _unavailable(engine: sa.Engine, ctx: Any) -> bool:
-    """Is this error the database not answering (as opposed to a constraint, or a bug in a query)?"""
+    """Is this error the database not answering (as
+    opposed to a constraint, or a bug in a query)?
+    """
     if ctx.is_pre_ping:  # the pool is testing a connection and reconnects by itself
         return False
     error = ctx.sqlalchemy_exception
@@ -160,7 +175,9 @@ def _unavailable(engine: sa.Engine, ctx: Any) -> bool:
 
 
 def _watch(engine: sa.Engine, health: StateHealth) -> None:
-    """Turn "the database is not answering" into StateUnavailableError and keep ``health`` informed."""
+    """Turn "the database is not answering" into
+    StateUnavailableError and keep ``health`` informed.
+    """
 
     def on_error(ctx: Any) -> Exception | None:
         if not _unavailable(engine, ctx):
@@ -195,7 +212,9 @@ def migrate(engine: sa.Engine) -> str:
 
 @contextlib.contextmanager
 def _sqlite_file_lock(engine: sa.Engine) -> Iterator[None]:
-    """SQLite has no advisory locks: processes (and threads) opening one file migrate one at a time."""
+    """SQLite has no advisory locks: processes (and
+    threads) opening one file migrate one at a time.
+    """
     database = engine.url.database if engine.dialect.name == "sqlite" else None
     if not database or database == ":memory:" or not HAVE_FCNTL:
         yield
@@ -209,11 +228,16 @@ def _sqlite_file_lock(engine: sa.Engine) -> Iterator[None]:
 
 
 def _stamp_legacy(conn: sa.Connection, config: Any) -> None:
-    """A database from before Alembic records its migrations in ``schema_migrations``: carry them over."""
+    """A database from before Alembic records its migrations
+    in ``schema_migrations``: carry them over.
+    """
     from alembic import command
 
     inspector = sa.inspect(conn)
-    if "schema_migrations" not in inspector.get_table_names() or "alembic_version" in inspector.get_table_names():
+    if (
+        "schema_migrations" not in inspector.get_table_names()
+        or "alembic_version" in inspector.get_table_names()
+    ):
         return
     done = conn.exec_driver_sql("select max(version) from schema_migrations").scalar()
     if done:

@@ -29,45 +29,90 @@ class DigestRepository:
         self.engine = engine
         self.leases = Leases(engine, digest_runs, held="claimed")
 
-    def claim(self, digest_id: str, team: str, channel: str, slot: str, entries: list[tuple[str, str, str]],
-              lease: dt.timedelta = LEASE, owner: str = OWNER) -> bool:
-        """Claim a digest slot; False when that slot was run already or another run is in progress."""
+    def claim(
+        self,
+        digest_id: str,
+        team: str,
+        channel: str,
+        slot: str,
+        entries: list[tuple[str, str, str]],
+        lease: dt.timedelta = LEASE,
+        owner: str = OWNER,
+    ) -> bool:
+        """Claim a digest slot; False when that slot was
+        run already or another run is in progress.
+        """
         now = utcnow()
-        row = dict(digest_id=digest_id, team=team, channel=channel, slot=slot,
-                   entries=json.dumps(entries), created_at=iso(now))
+        row = dict(
+            digest_id=digest_id,
+            team=team,
+            channel=channel,
+            slot=slot,
+            entries=json.dumps(entries),
+            created_at=iso(now),
+        )
         return self.leases.claim(row, owner, lease, now)
 
     def pending(self, team: str, channel: str) -> list[dict]:
         """Runs claimed but never recorded as posted: a crash may sit between post and record."""
         with self.engine.connect() as conn:
-            rows = conn.execute(sa.select(digest_runs).where(
-                digest_runs.c.team == team, digest_runs.c.channel == channel,
-                digest_runs.c.status == "claimed")).mappings().all()
+            rows = (
+                conn.execute(
+                    sa.select(digest_runs).where(
+                        digest_runs.c.team == team,
+                        digest_runs.c.channel == channel,
+                        digest_runs.c.status == "claimed",
+                    )
+                )
+                .mappings()
+                .all()
+            )
         return [dict(r) for r in rows]
 
     def set_entries(self, digest_id: str, entries: Sequence[tuple[str, str, str]]) -> None:
         """What a claimed run is about to post (written before posting, for recovery)."""
         with self.engine.begin() as conn:
-            conn.execute(digest_runs.update().where(digest_runs.c.digest_id == digest_id)
-                         .values(entries=json.dumps(entries)))
+            conn.execute(
+                digest_runs.update()
+                .where(digest_runs.c.digest_id == digest_id)
+                .values(entries=json.dumps(entries))
+            )
 
     def record(self, digest_id: str, ts: str | None) -> None:
         """The post exists: write every entry it carried to the ledger, in one transaction."""
         with self.engine.begin() as conn:
-            run = conn.execute(sa.select(digest_runs).where(digest_runs.c.digest_id == digest_id)).mappings().first()
+            run = (
+                conn.execute(sa.select(digest_runs).where(digest_runs.c.digest_id == digest_id))
+                .mappings()
+                .first()
+            )
             if run is None or run["status"] == "posted":
                 return
             now = iso(utcnow())
-            rows = [dict(team=run["team"], channel=run["channel"], entry_id=entry_id, version=version,
-                         kind=kind, digest_id=digest_id, sent_at=now)
-                    for entry_id, version, kind in json.loads(run["entries"])]
+            rows = [
+                dict(
+                    team=run["team"],
+                    channel=run["channel"],
+                    entry_id=entry_id,
+                    version=version,
+                    kind=kind,
+                    digest_id=digest_id,
+                    sent_at=now,
+                )
+                for entry_id, version, kind in json.loads(run["entries"])
+            ]
             if rows:
                 conn.execute(insert_ignoring_duplicates(self.engine, digest_ledger), rows)
-            conn.execute(digest_runs.update().where(digest_runs.c.digest_id == digest_id)
-                         .values(status="posted", ts=ts))
+            conn.execute(
+                digest_runs.update()
+                .where(digest_runs.c.digest_id == digest_id)
+                .values(status="posted", ts=ts)
+            )
 
     def finish(self, digest_id: str, status: str) -> None:
-        """Close a claimed run without a post: 'empty' (nothing new) or 'abandoned' (never posted)."""
+        """Close a claimed run without a post: 'empty'
+        (nothing new) or 'abandoned' (never posted).
+        """
         self.leases.release(digest_runs.c.digest_id == digest_id, status)
 
     def give_up(self, digest_id: str, now: dt.datetime | None = None) -> bool:
@@ -78,6 +123,9 @@ class DigestRepository:
     def delivered(self, team: str, channel: str) -> set[tuple[str, str]]:
         """(entry_id, version) pairs this channel has received."""
         with self.engine.connect() as conn:
-            rows = conn.execute(sa.select(digest_ledger.c.entry_id, digest_ledger.c.version).where(
-                digest_ledger.c.team == team, digest_ledger.c.channel == channel))
+            rows = conn.execute(
+                sa.select(digest_ledger.c.entry_id, digest_ledger.c.version).where(
+                    digest_ledger.c.team == team, digest_ledger.c.channel == channel
+                )
+            )
             return {(r[0], r[1]) for r in rows}

@@ -1,4 +1,5 @@
-"""Claims on the requests Slack sends (events, clicks, slash commands): at-least-once, answered once.
+"""Claims on the requests Slack sends (events, clicks,
+slash commands): at-least-once, answered once.
 
 A request is claimed before any work, with its payload and a lease: the replica
 that claims it owns it until the lease runs out, and keeps renewing the lease
@@ -54,8 +55,16 @@ class EventRepository:
         self.leases = Leases(engine, event_claims, held="working")
 
     # -- claiming ---------------------------------------------------------------------------------
-    def claim(self, key: str, kind: str, team: str, body: dict, owner: str, lease: dt.timedelta,
-              max_attempts: int = 3) -> tuple[Outcome, Claim | None]:
+    def claim(
+        self,
+        key: str,
+        kind: str,
+        team: str,
+        body: dict,
+        owner: str,
+        lease: dt.timedelta,
+        max_attempts: int = 3,
+    ) -> tuple[Outcome, Claim | None]:
         """Claim a request for ``owner``.
 
         ``new``: first sight, the caller works on it. ``takeover``: it was claimed before but
@@ -66,8 +75,14 @@ class EventRepository:
         """
         now = utcnow()
         claimed_at = iso(now)
-        row = dict(key=key, kind=kind, team=team, body=json.dumps(body), replies="{}",
-                   claimed_at=claimed_at)
+        row = dict(
+            key=key,
+            kind=kind,
+            team=team,
+            body=json.dumps(body),
+            replies="{}",
+            claimed_at=claimed_at,
+        )
         if self.leases.claim(row, owner, lease, now):
             return "new", Claim(key, kind, team, owner, 1, body, claimed_at)
         try:
@@ -77,24 +92,46 @@ class EventRepository:
         if claim is not None:
             return "takeover", claim
         with self.engine.connect() as conn:
-            status = conn.execute(sa.select(event_claims.c.status).where(event_claims.c.key == key)).scalar()
+            status = conn.execute(
+                sa.select(event_claims.c.status).where(event_claims.c.key == key)
+            ).scalar()
         return ("busy" if status == "working" else "done"), None
 
-    def take_over(self, key: str, owner: str, lease: dt.timedelta, now: dt.datetime | None = None,
-                  max_attempts: int = 3) -> Claim | None:
+    def take_over(
+        self,
+        key: str,
+        owner: str,
+        lease: dt.timedelta,
+        now: dt.datetime | None = None,
+        max_attempts: int = 3,
+    ) -> Claim | None:
         """Own an unfinished claim whose lease has run out; None if not (or someone was first).
 
         A claim tried ``max_attempts`` times already is what kills replicas (or always fails): it is
         marked failed, its payload dropped, and :class:`GaveUp` raised, not passed around.
         """
         now = now or utcnow()
-        row = self.leases.take_over(event_claims.c.key == key, key, owner, lease, now, max_attempts,
-                                    on_give_up=dict(body=None, finished_at=iso(now)))
+        row = self.leases.take_over(
+            event_claims.c.key == key,
+            key,
+            owner,
+            lease,
+            now,
+            max_attempts,
+            on_give_up=dict(body=None, finished_at=iso(now)),
+        )
         if row is None:
             return None
-        return Claim(key, row["kind"], row["team"], owner, row["attempts"],
-                     json.loads(row["body"]) if row["body"] else None, row["claimed_at"],
-                     json.loads(row["replies"] or "{}"))
+        return Claim(
+            key,
+            row["kind"],
+            row["team"],
+            owner,
+            row["attempts"],
+            json.loads(row["body"]) if row["body"] else None,
+            row["claimed_at"],
+            json.loads(row["replies"] or "{}"),
+        )
 
     def expired(self, now: dt.datetime | None = None, limit: int = 20) -> list[str]:
         """Keys of unfinished claims whose lease has run out, oldest first."""
@@ -114,21 +151,35 @@ class EventRepository:
         """Write what the claim has posted so far; False if ``owner`` no longer owns it."""
         c = event_claims.c
         with self.engine.begin() as conn:
-            return conn.execute(event_claims.update().where(c.key == key, c.owner == owner)
-                                .values(replies=json.dumps(replies))).rowcount == 1
+            return (
+                conn.execute(
+                    event_claims.update()
+                    .where(c.key == key, c.owner == owner)
+                    .values(replies=json.dumps(replies))
+                ).rowcount
+                == 1
+            )
 
     def finish(self, key: str, owner: str, status: str = "done") -> bool:
-        """Mark the claim done (or failed) and drop its payload; False if ``owner`` no longer owns it."""
-        return self.leases.release(event_claims.c.key == key, status, owner=owner, body=None,
-                                   finished_at=iso(utcnow())) == 1
+        """Mark the claim done (or failed) and drop its
+        payload; False if ``owner`` no longer owns it.
+        """
+        return (
+            self.leases.release(
+                event_claims.c.key == key, status, owner=owner, body=None, finished_at=iso(utcnow())
+            )
+            == 1
+        )
 
-    # -- watching and housekeeping ------------------------------------------------------------------
+    # -- watching and housekeeping
+    #  ------------------------------------------------------------------
     def unfinished(self, now: dt.datetime | None = None) -> tuple[int, float]:
         """(claims unfinished, age in seconds of the oldest), for the metrics."""
         c = event_claims.c
         with self.engine.connect() as conn:
-            row = conn.execute(sa.select(sa.func.count(), sa.func.min(c.claimed_at))
-                               .where(c.status == "working")).one()
+            row = conn.execute(
+                sa.select(sa.func.count(), sa.func.min(c.claimed_at)).where(c.status == "working")
+            ).one()
         count, oldest = int(row[0] or 0), str(row[1] or "")
         if not oldest:
             return 0, 0.0
@@ -137,15 +188,20 @@ class EventRepository:
 
     def get(self, key: str) -> dict[str, Any] | None:
         with self.engine.connect() as conn:
-            row = conn.execute(sa.select(event_claims).where(event_claims.c.key == key)).mappings().first()
+            row = (
+                conn.execute(sa.select(event_claims).where(event_claims.c.key == key))
+                .mappings()
+                .first()
+            )
         return dict(row) if row else None
 
     def forget(self, older_than: dt.datetime) -> int:
         """Drop finished claims older than Slack ever retries (the caller says how old)."""
         c = event_claims.c
         with self.engine.begin() as conn:
-            return conn.execute(event_claims.delete().where(c.status != "working",
-                                                            c.claimed_at < iso(older_than))).rowcount
+            return conn.execute(
+                event_claims.delete().where(c.status != "working", c.claimed_at < iso(older_than))
+            ).rowcount
 
 
 __all__ = ["Claim", "EventRepository", "GaveUp", "Outcome"]

@@ -62,7 +62,9 @@ class StateHealth:
             self.last_failure = _now()
         if first:
             metrics.STATE_STORE_UP.set(0)
-            reason = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+            reason = (
+                str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+            )
             log.error("state store unavailable since %s: %s", _stamp(since), reason, exc_info=error)
 
     def ok(self, connected_at: float | None = None) -> None:
@@ -73,14 +75,22 @@ class StateHealth:
             if since is None:
                 return
             fresh = connected_at is not None and connected_at >= since.timestamp()
-            settled = self.last_failure is None or (_now() - self.last_failure).total_seconds() >= SETTLE_S
+            settled = (
+                self.last_failure is None
+                or (_now() - self.last_failure).total_seconds() >= SETTLE_S
+            )
             if not (fresh or settled):
                 return
             self.down_since = None
         end = _now()
         metrics.STATE_STORE_UP.set(1)
-        log.warning("state store answering again: outage from %s to %s (%.1f s, %d failed operations)",
-                    _stamp(since), _stamp(end), (end - since).total_seconds(), errors)
+        log.warning(
+            "state store answering again: outage from %s to %s (%.1f s, %d failed operations)",
+            _stamp(since),
+            _stamp(end),
+            (end - since).total_seconds(),
+            errors,
+        )
 
     def probe(self, engine: Any) -> bool:
         """One round trip to the database; True when it answered."""

@@ -36,7 +36,9 @@ class Subscription(BaseModel):
     day: Weekday = "mon"
     time: str = Field(default="09:00", pattern=r"^([01]\d|2[0-3]):[0-5]\d$")
     timezone: str = "UTC"
-    filters: list[str] = Field(default_factory=list, description="'stage:ID' or 'topic:ID' entries.")
+    filters: list[str] = Field(
+        default_factory=list, description="'stage:ID' or 'topic:ID' entries."
+    )
     on_empty: Literal["skip", "note"] = "skip"
     created_by: str = ""
     created_at: dt.datetime = Field(default_factory=_now)
@@ -55,11 +57,16 @@ class Subscription(BaseModel):
 
     @property
     def when(self) -> str:
-        base = f"daily at {self.time}" if self.frequency == "daily" else f"every {self.day.capitalize()} at {self.time}"
+        base = (
+            f"daily at {self.time}"
+            if self.frequency == "daily"
+            else f"every {self.day.capitalize()} at {self.time}"
+        )
         return f"{base} ({self.timezone})"
 
 
-# -- watches: what a person asked to watch, and what checking has learnt (kept by state/watches.py) --
+# -- watches: what a person asked to watch, and what
+#  checking has learnt (kept by state/watches.py) --
 class Watch(BaseModel):
     """One path watched in one channel."""
 
@@ -68,7 +75,9 @@ class Watch(BaseModel):
     channel: str
     path: str = Field(description="The resolved path, under one of RLMAP_RUN_ROOTS.")
     interval_minutes: int = 15
-    quiet: bool = Field(False, description="Post only faults (NaN/inf, divergence), not stage changes.")
+    quiet: bool = Field(
+        False, description="Post only faults (NaN/inf, divergence), not stage changes."
+    )
     status: Literal["active", "paused"] = "active"
     paused_reason: str | None = None
     created_by: str = ""
@@ -88,11 +97,17 @@ class ConditionState(BaseModel):
     """An open condition: a stage that binds, or a fault, from the check that saw it first."""
 
     key: str = Field(description="'binds:STAGE', 'fault:nan' or 'fault:divergence'")
-    episode: int = Field(description="How many times this condition has opened on this watch, this time included.")
+    episode: int = Field(
+        description="How many times this condition has opened on this watch, this time included."
+    )
     since: dt.datetime
     since_step: int | None = None
-    announced: bool = Field(False, description="Its alert was posted (or claimed by a check that posts it).")
-    alert_ts: str | None = Field(None, description="The alert's message, for threading the resolved note.")
+    announced: bool = Field(
+        False, description="Its alert was posted (or claimed by a check that posts it)."
+    )
+    alert_ts: str | None = Field(
+        None, description="The alert's message, for threading the resolved note."
+    )
     misses: int = Field(0, description="Checks in a row with new steps where it no longer held.")
     detail: dict[str, Any] = Field(default_factory=dict)
 
@@ -101,16 +116,27 @@ class Tracking(BaseModel):
     """What checking has learnt about a watched run; stored as JSON between checks."""
 
     mode: Literal["lines", "whole", "source"] | None = Field(
-        None, description="incremental line reading, re-read whole, or a run source's read_new")
+        None, description="incremental line reading, re-read whole, or a run source's read_new"
+    )
     source: str | None = Field(None, description="The file read (the chosen log, for a folder).")
     reader: dict[str, Any] | None = Field(None, description="the incremental reader's ReaderState")
     signature: str | None = Field(None, description="whole mode: size and mtime of what was read")
-    cursor: dict[str, Any] | None = Field(None, description="source mode: the run source's Cursor as JSON")
-    unreadable: int = Field(0, description="times the source could not be read (numbers those notices)")
-    unreadable_since: dt.datetime | None = Field(None, description="when the source stopped being readable")
-    faults: dict[str, Any] = Field(default_factory=dict, description="the full-resolution fault scan's state")
+    cursor: dict[str, Any] | None = Field(
+        None, description="source mode: the run source's Cursor as JSON"
+    )
+    unreadable: int = Field(
+        0, description="times the source could not be read (numbers those notices)"
+    )
+    unreadable_since: dt.datetime | None = Field(
+        None, description="when the source stopped being readable"
+    )
+    faults: dict[str, Any] = Field(
+        default_factory=dict, description="the full-resolution fault scan's state"
+    )
     conditions: dict[str, ConditionState] = Field(default_factory=dict)
-    episodes: dict[str, int] = Field(default_factory=dict, description="condition key -> episodes opened so far")
+    episodes: dict[str, int] = Field(
+        default_factory=dict, description="condition key -> episodes opened so far"
+    )
     pauses: int = Field(0, description="times the watch paused itself (numbers its notices)")
     checks: int = 0
     last_check_at: dt.datetime | None = None

@@ -28,8 +28,10 @@ class SessionRepository:
         session = session.model_copy(update={"version": expected + 1, "updated_at": utcnow()})
         with self.engine.begin() as conn:
             result = conn.execute(
-                sessions.update().where(sessions.c.id == session.id, sessions.c.version == expected)
-                .values(**_row(session)))
+                sessions.update()
+                .where(sessions.c.id == session.id, sessions.c.version == expected)
+                .values(**_row(session))
+            )
         if result.rowcount != 1:
             raise ConflictError(f"session {session.id} changed meanwhile")
         return session
@@ -40,20 +42,28 @@ class SessionRepository:
 
     def get(self, session_id: str) -> Session | None:
         with self.engine.connect() as conn:
-            row = conn.execute(sa.select(sessions.c.data, sessions.c.version).where(sessions.c.id == session_id)).first()
+            row = conn.execute(
+                sa.select(sessions.c.data, sessions.c.version).where(sessions.c.id == session_id)
+            ).first()
         return _from(row) if row else None
 
     def find(self, team: str, channel: str, thread_ts: str, status: str = "open") -> Session | None:
         """The newest session in a thread with this status."""
         return self.newest(team, channel, thread_ts, (status,)).get(status)
 
-    def newest(self, team: str, channel: str, thread_ts: str, statuses: tuple[str, ...]) -> dict[str, Session]:
+    def newest(
+        self, team: str, channel: str, thread_ts: str, statuses: tuple[str, ...]
+    ) -> dict[str, Session]:
         """The newest session in a thread for each of ``statuses`` that has one, in one query."""
         with self.engine.connect() as conn:
             rows = conn.execute(
                 sa.select(sessions.c.status, sessions.c.data, sessions.c.version)
-                .where(sessions.c.team == team, sessions.c.channel == channel,
-                       sessions.c.thread_ts == thread_ts, sessions.c.status.in_(statuses))
+                .where(
+                    sessions.c.team == team,
+                    sessions.c.channel == channel,
+                    sessions.c.thread_ts == thread_ts,
+                    sessions.c.status.in_(statuses),
+                )
                 .order_by(sessions.c.started_at.desc())
             ).all()
         found: dict[str, Session] = {}
@@ -62,8 +72,12 @@ class SessionRepository:
                 found[row[0]] = _from(row[1:])
         return found
 
-    def list(self, team: str | None = None, user: str | None = None, status: str | None = "open") -> list[Session]:
-        query = sa.select(sessions.c.data, sessions.c.version).order_by(sessions.c.updated_at.desc())
+    def list(
+        self, team: str | None = None, user: str | None = None, status: str | None = "open"
+    ) -> list[Session]:
+        query = sa.select(sessions.c.data, sessions.c.version).order_by(
+            sessions.c.updated_at.desc()
+        )
         if team is not None:
             query = query.where(sessions.c.team == team)
         if user is not None:
@@ -88,9 +102,16 @@ class SessionRepository:
 
 def _row(session: Session) -> dict[str, Any]:
     return {
-        "id": session.id, "team": session.team, "channel": session.channel, "thread_ts": session.thread_ts,
-        "user_id": session.user, "status": session.status, "version": session.version,
-        "data": session.model_dump_json(), "started_at": iso(session.started_at), "updated_at": iso(session.updated_at),
+        "id": session.id,
+        "team": session.team,
+        "channel": session.channel,
+        "thread_ts": session.thread_ts,
+        "user_id": session.user,
+        "status": session.status,
+        "version": session.version,
+        "data": session.model_dump_json(),
+        "started_at": iso(session.started_at),
+        "updated_at": iso(session.updated_at),
     }
 
 

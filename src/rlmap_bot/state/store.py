@@ -15,7 +15,15 @@ from pathlib import Path
 
 from rlmap_bot.state.additions import CurationRepository
 from rlmap_bot.state.credentials import CredentialRepository
-from rlmap_bot.state.db import ConflictError, StateStoreError, StateUnavailableError, iso, open_engine, safe_url, utcnow
+from rlmap_bot.state.db import (
+    ConflictError,
+    StateStoreError,
+    StateUnavailableError,
+    iso,
+    open_engine,
+    safe_url,
+    utcnow,
+)
 from rlmap_bot.state.digests import DigestRepository
 from rlmap_bot.state.events import EventRepository
 from rlmap_bot.state.health import StateHealth
@@ -52,8 +60,18 @@ class StateStore:
         removed = {}
         with self.engine.begin() as conn:
             for table in PER_TEAM:
-                removed[table.name] = conn.execute(table.delete().where(table.c.team == team)).rowcount
+                removed[table.name] = conn.execute(
+                    table.delete().where(table.c.team == team)
+                ).rowcount
         return removed
 
 
-__all__ = ["StateStore", "StateStoreError", "StateUnavailableError", "ConflictError", "safe_url", "utcnow", "iso"]
+__all__ = [
+    "StateStore",
+    "StateStoreError",
+    "StateUnavailableError",
+    "ConflictError",
+    "safe_url",
+    "utcnow",
+    "iso",
+]

@@ -17,13 +17,23 @@ class SubscriptionRepository:
 
     def save(self, sub: Subscription) -> Subscription:
         """Create or replace the channel's subscription (one per channel)."""
-        row = {"id": sub.id, "team": sub.team, "channel": sub.channel, "data": sub.model_dump_json(),
-               "created_at": iso(sub.created_at)}
+        row = {
+            "id": sub.id,
+            "team": sub.team,
+            "channel": sub.channel,
+            "data": sub.model_dump_json(),
+            "created_at": iso(sub.created_at),
+        }
         for _ in range(2):  # update, else insert; a concurrent insert makes the retry an update
             try:
                 with self.engine.begin() as conn:
-                    updated = conn.execute(subscriptions.update().where(
-                        subscriptions.c.team == sub.team, subscriptions.c.channel == sub.channel).values(**row))
+                    updated = conn.execute(
+                        subscriptions.update()
+                        .where(
+                            subscriptions.c.team == sub.team, subscriptions.c.channel == sub.channel
+                        )
+                        .values(**row)
+                    )
                     if updated.rowcount == 0:
                         conn.execute(subscriptions.insert().values(**row))
                 return sub
@@ -33,13 +43,18 @@ class SubscriptionRepository:
 
     def get(self, team: str, channel: str) -> Subscription | None:
         with self.engine.connect() as conn:
-            row = conn.execute(sa.select(subscriptions.c.data).where(
-                subscriptions.c.team == team, subscriptions.c.channel == channel)).first()
+            row = conn.execute(
+                sa.select(subscriptions.c.data).where(
+                    subscriptions.c.team == team, subscriptions.c.channel == channel
+                )
+            ).first()
         return Subscription.model_validate_json(row[0]) if row else None
 
     def by_id(self, sub_id: str) -> Subscription | None:
         with self.engine.connect() as conn:
-            row = conn.execute(sa.select(subscriptions.c.data).where(subscriptions.c.id == sub_id)).first()
+            row = conn.execute(
+                sa.select(subscriptions.c.data).where(subscriptions.c.id == sub_id)
+            ).first()
         return Subscription.model_validate_json(row[0]) if row else None
 
     def list(self, team: str | None = None) -> list[Subscription]:
@@ -51,15 +66,28 @@ class SubscriptionRepository:
 
     def delete(self, team: str, channel: str) -> bool:
         with self.engine.begin() as conn:
-            return conn.execute(subscriptions.delete().where(
-                subscriptions.c.team == team, subscriptions.c.channel == channel)).rowcount > 0
+            return (
+                conn.execute(
+                    subscriptions.delete().where(
+                        subscriptions.c.team == team, subscriptions.c.channel == channel
+                    )
+                ).rowcount
+                > 0
+            )
 
     def mark_run(self, sub: Subscription, at: dt.datetime) -> None:
         """Record a run on this very subscription (a re-subscription meanwhile is left alone)."""
         with self.engine.begin() as conn:
-            row = conn.execute(sa.select(subscriptions.c.data).where(subscriptions.c.id == sub.id)).first()
+            row = conn.execute(
+                sa.select(subscriptions.c.data).where(subscriptions.c.id == sub.id)
+            ).first()
             if row is None:
                 return
-            current = Subscription.model_validate_json(row[0]).model_copy(update={"last_run_at": at})
-            conn.execute(subscriptions.update().where(subscriptions.c.id == sub.id)
-                         .values(data=current.model_dump_json()))
+            current = Subscription.model_validate_json(row[0]).model_copy(
+                update={"last_run_at": at}
+            )
+            conn.execute(
+                subscriptions.update()
+                .where(subscriptions.c.id == sub.id)
+                .values(data=current.model_dump_json())
+            )

@@ -13,7 +13,8 @@ import sqlalchemy as sa
 metadata = sa.MetaData()
 
 sessions = sa.Table(
-    "sessions", metadata,
+    "sessions",
+    metadata,
     sa.Column("id", sa.String(64), primary_key=True),
     sa.Column("team", sa.String(64), nullable=False),
     sa.Column("channel", sa.String(64), nullable=False),
@@ -28,11 +29,15 @@ sessions = sa.Table(
     sa.Index("ix_sessions_user", "team", "user_id", "status"),
 )
 
-# One row per request Slack sent (an event, a click, a slash command): claimed with its payload and a
+# One row per request Slack sent (an event, a click,
+# a slash command): claimed with its payload and a
 # lease before any work, done after the reply; see state/events.py.
 event_claims = sa.Table(
-    "event_claims", metadata,
-    sa.Column("key", sa.String(160), primary_key=True),  # "event:Ev...", "action:TRIGGER", "command:TRIGGER"
+    "event_claims",
+    metadata,
+    sa.Column(
+        "key", sa.String(160), primary_key=True
+    ),  # "event:Ev...", "action:TRIGGER", "command:TRIGGER"
     sa.Column("kind", sa.String(16), nullable=False),  # event | action | command
     sa.Column("team", sa.String(64), nullable=False),
     sa.Column("status", sa.String(16), nullable=False),  # working | done | failed
@@ -40,14 +45,17 @@ event_claims = sa.Table(
     sa.Column("attempts", sa.Integer, nullable=False),
     sa.Column("lease_until", sa.String(40), nullable=False),
     sa.Column("body", sa.Text),  # the request as JSON while unfinished; cleared when finished
-    sa.Column("replies", sa.Text, nullable=False),  # JSON {"1": {"method", "channel", "ts"}, ...}: what was posted
+    sa.Column(
+        "replies", sa.Text, nullable=False
+    ),  # JSON {"1": {"method", "channel", "ts"}, ...}: what was posted
     sa.Column("claimed_at", sa.String(40), nullable=False),
     sa.Column("finished_at", sa.String(40)),
     sa.Index("ix_event_claims_status_lease", "status", "lease_until"),
 )
 
 subscriptions = sa.Table(
-    "subscriptions", metadata,
+    "subscriptions",
+    metadata,
     sa.Column("id", sa.String(64), primary_key=True),
     sa.Column("team", sa.String(64), nullable=False),
     sa.Column("channel", sa.String(64), nullable=False),
@@ -57,7 +65,8 @@ subscriptions = sa.Table(
 )
 
 digest_runs = sa.Table(
-    "digest_runs", metadata,
+    "digest_runs",
+    metadata,
     sa.Column("digest_id", sa.String(64), primary_key=True),
     sa.Column("team", sa.String(64), nullable=False),
     sa.Column("channel", sa.String(64), nullable=False),
@@ -72,7 +81,8 @@ digest_runs = sa.Table(
 )
 
 digest_ledger = sa.Table(
-    "digest_ledger", metadata,
+    "digest_ledger",
+    metadata,
     sa.Column("team", sa.String(64), primary_key=True),
     sa.Column("channel", sa.String(64), primary_key=True),
     sa.Column("entry_id", sa.String(128), primary_key=True),
@@ -83,11 +93,14 @@ digest_ledger = sa.Table(
 )
 
 watches = sa.Table(
-    "watches", metadata,
+    "watches",
+    metadata,
     sa.Column("id", sa.String(64), primary_key=True),
     sa.Column("team", sa.String(64), nullable=False),
     sa.Column("channel", sa.String(64), nullable=False),
-    sa.Column("path_key", sa.String(64), nullable=False),  # sha256 of the resolved path: one watch per path and channel
+    sa.Column(
+        "path_key", sa.String(64), nullable=False
+    ),  # sha256 of the resolved path: one watch per path and channel
     sa.Column("status", sa.String(16), nullable=False),  # active | paused
     sa.Column("data", sa.Text, nullable=False),  # the Watch model as JSON
     sa.Column("created_at", sa.String(40), nullable=False),
@@ -95,17 +108,23 @@ watches = sa.Table(
 )
 
 watch_state = sa.Table(
-    "watch_state", metadata,
+    "watch_state",
+    metadata,
     sa.Column("watch_id", sa.String(64), primary_key=True),
     sa.Column("team", sa.String(64), nullable=False),
-    sa.Column("version", sa.Integer, nullable=False),  # optimistic: a check that was given up cannot overwrite
-    sa.Column("data", sa.Text, nullable=False),  # Tracking as JSON: reader offsets, conditions, last verdict
+    sa.Column(
+        "version", sa.Integer, nullable=False
+    ),  # optimistic: a check that was given up cannot overwrite
+    sa.Column(
+        "data", sa.Text, nullable=False
+    ),  # Tracking as JSON: reader offsets, conditions, last verdict
     sa.Column("series", sa.LargeBinary),  # the bounded kept series (npz, compressed)
     sa.Column("updated_at", sa.String(40), nullable=False),
 )
 
 watch_checks = sa.Table(
-    "watch_checks", metadata,
+    "watch_checks",
+    metadata,
     sa.Column("check_id", sa.String(64), primary_key=True),
     sa.Column("watch_id", sa.String(64), nullable=False),
     sa.Column("team", sa.String(64), nullable=False),
@@ -118,7 +137,8 @@ watch_checks = sa.Table(
 )
 
 watch_alerts = sa.Table(
-    "watch_alerts", metadata,
+    "watch_alerts",
+    metadata,
     sa.Column("watch_id", sa.String(64), primary_key=True),
     sa.Column("condition", sa.String(64), primary_key=True),
     sa.Column("episode", sa.Integer, primary_key=True, autoincrement=False),
@@ -136,19 +156,27 @@ watch_alerts = sa.Table(
 # lease in the columns state/leases.py works on: status, owner, a lease time and, where work is
 # handed on, attempts.
 
-# Curation (see state/additions.py): papers suggested from Slack or by the scout, and what curators decided.
+# Curation (see state/additions.py): papers suggested
+# from Slack or by the scout, and what curators decided.
 suggestions = sa.Table(
-    "suggestions", metadata,
+    "suggestions",
+    metadata,
     sa.Column("id", sa.String(64), primary_key=True),
     sa.Column("team", sa.String(64), nullable=False),
     sa.Column("arxiv_id", sa.String(32), nullable=False),
-    sa.Column("status", sa.String(16), nullable=False),  # waiting (for arXiv) | pending | approved | rejected | dropped
+    sa.Column(
+        "status", sa.String(16), nullable=False
+    ),  # waiting (for arXiv) | pending | approved | rejected | dropped
     sa.Column("source", sa.String(16), nullable=False),  # person | scout
     sa.Column("user_id", sa.String(64), nullable=False),  # who suggested it ("scout" for the scan)
-    sa.Column("channel", sa.String(64), nullable=False),  # where it was suggested (the suggester is told there)
+    sa.Column(
+        "channel", sa.String(64), nullable=False
+    ),  # where it was suggested (the suggester is told there)
     sa.Column("data", sa.Text),  # the Candidate as JSON, once arXiv answered
     sa.Column("attempts", sa.Integer, nullable=False),  # arXiv look-ups tried
-    sa.Column("next_try_at", sa.String(40)),  # waiting: when to try arXiv again (also the lease of a replica trying)
+    sa.Column(
+        "next_try_at", sa.String(40)
+    ),  # waiting: when to try arXiv again (also the lease of a replica trying)
     sa.Column("card_channel", sa.String(64)),
     sa.Column("card_ts", sa.String(64)),
     sa.Column("decided_by", sa.String(64)),
@@ -162,12 +190,15 @@ suggestions = sa.Table(
 
 # Approved papers, live in every replica's knowledge store until a knowledge file takes the id over.
 additions = sa.Table(
-    "additions", metadata,
+    "additions",
+    metadata,
     sa.Column("entry_id", sa.String(128), primary_key=True),
     sa.Column("arxiv_id", sa.String(32), nullable=False),
     sa.Column("suggestion_id", sa.String(64), nullable=False),
     sa.Column("status", sa.String(16), nullable=False),  # live | retired (a file has it) | removed
-    sa.Column("data", sa.Text, nullable=False),  # the Paper entry as JSON, validated like a knowledge file
+    sa.Column(
+        "data", sa.Text, nullable=False
+    ),  # the Paper entry as JSON, validated like a knowledge file
     sa.Column("suggested_by", sa.String(64), nullable=False),
     sa.Column("approved_by", sa.String(64), nullable=False),
     sa.Column("created_at", sa.String(40), nullable=False),
@@ -175,7 +206,8 @@ additions = sa.Table(
 )
 
 curator_channels = sa.Table(
-    "curator_channels", metadata,
+    "curator_channels",
+    metadata,
     sa.Column("team", sa.String(64), primary_key=True),
     sa.Column("channel", sa.String(64), nullable=False),
     sa.Column("set_by", sa.String(64), nullable=False),
@@ -183,8 +215,11 @@ curator_channels = sa.Table(
 )
 
 scout_runs = sa.Table(
-    "scout_runs", metadata,
-    sa.Column("slot", sa.String(80), primary_key=True),  # one weekly scan, claimed once across replicas
+    "scout_runs",
+    metadata,
+    sa.Column(
+        "slot", sa.String(80), primary_key=True
+    ),  # one weekly scan, claimed once across replicas
     sa.Column("status", sa.String(16), nullable=False),  # claimed | done | failed
     sa.Column("owner", sa.String(300), nullable=False),
     sa.Column("posted", sa.Integer, nullable=False),
@@ -195,14 +230,29 @@ scout_runs = sa.Table(
 # A workspace's tracker credentials (a W&B API key, an MLflow token), set by an admin; ``value`` is
 # sealed with RLMAP_ENCRYPTION_KEY (Fernet), never stored plain. See state/credentials.py.
 workspace_credentials = sa.Table(
-    "workspace_credentials", metadata,
+    "workspace_credentials",
+    metadata,
     sa.Column("team", sa.String(64), primary_key=True),
-    sa.Column("name", sa.String(64), primary_key=True),  # WANDB_API_KEY | MLFLOW_TRACKING_TOKEN | ...
+    sa.Column(
+        "name", sa.String(64), primary_key=True
+    ),  # WANDB_API_KEY | MLFLOW_TRACKING_TOKEN | ...
     sa.Column("value", sa.Text, nullable=False),
     sa.Column("set_by", sa.String(64), nullable=False),
     sa.Column("set_at", sa.String(40), nullable=False),
 )
 
 # Tables that hold a workspace's data, for uninstall.
-PER_TEAM = (subscriptions, sessions, digest_ledger, digest_runs, event_claims, watches, watch_state, watch_checks,
-            watch_alerts, suggestions, curator_channels, workspace_credentials)
+PER_TEAM = (
+    subscriptions,
+    sessions,
+    digest_ledger,
+    digest_runs,
+    event_claims,
+    watches,
+    watch_state,
+    watch_checks,
+    watch_alerts,
+    suggestions,
+    curator_channels,
+    workspace_credentials,
+)

@@ -59,7 +59,9 @@ class Judgement(NamedTuple):
 
 @dataclass
 class Outcome:
-    """What one check found; the service turns it into posts and stores ``tracking`` and ``kept``."""
+    """What one check found; the service turns it into
+    posts and stores ``tracking`` and ``kept``.
+    """
 
     status: str  # checked | unchanged | paused | problem
     tracking: Tracking
@@ -81,8 +83,9 @@ class Outcome:
 
     def judgement(self) -> Judgement:
         """The verdict and what it rests on, which every "checked" outcome has (and only those)."""
-        assert self.verdict is not None and self.derivation is not None and self.evaluation is not None, \
-            f"a check with status {self.status!r} judged nothing"
+        assert (
+            self.verdict is not None and self.derivation is not None and self.evaluation is not None
+        ), f"a check with status {self.status!r} judged nothing"
         return Judgement(self.verdict, self.derivation, self.evaluation)
 
 
@@ -91,8 +94,16 @@ class _Format(NamedTuple):
 
 
 class _Source:
-    def __init__(self, location: Path, format: str, lines: bool, run_id: str | None, files: list[Path]):
-        self.location, self.format, self.lines, self.run_id, self.files = location, format, lines, run_id, files
+    def __init__(
+        self, location: Path, format: str, lines: bool, run_id: str | None, files: list[Path]
+    ):
+        self.location, self.format, self.lines, self.run_id, self.files = (
+            location,
+            format,
+            lines,
+            run_id,
+            files,
+        )
 
 
 def find_source(path: Path, roots: list[Path]) -> _Source:
@@ -101,15 +112,23 @@ def find_source(path: Path, roots: list[Path]) -> _Source:
         check_folder(path, roots)
     candidates = discover(path)
     if len(candidates) > 1:
-        names = ", ".join(c.run_id for c in candidates[:10]) + (" ..." if len(candidates) > 10 else "")
-        raise RunReadError(f"{path} holds {len(candidates)} runs ({names}); watch one of them by its path")
+        names = ", ".join(c.run_id for c in candidates[:10]) + (
+            " ..." if len(candidates) > 10 else ""
+        )
+        raise RunReadError(
+            f"{path} holds {len(candidates)} runs ({names}); watch one of them by its path"
+        )
     cand = choose(candidates, None, path)
     location = cand.location.resolve(strict=False)
     if not within(location, roots):
         raise PathRefused(f"{path} leads outside RLMAP_RUN_ROOTS; nothing is read")
     # A JSON array (a W&B history export) is one document, not lines: it is read whole.
-    lines = (cand.format in LINE_FORMATS and location.is_file() and not is_gzip(location)
-             and not is_json_array(location))
+    lines = (
+        cand.format in LINE_FORMATS
+        and location.is_file()
+        and not is_gzip(location)
+        and not is_json_array(location)
+    )
     return _Source(location, cand.format, lines, cand.run_id, [Path(f) for f in cand.files])
 
 
@@ -145,10 +164,21 @@ def _chunk_points(chunk: RunData) -> int:
     return max((len(s) for s in chunk.series.values()), default=0)
 
 
-def check_run(watch: Watch, tracking: Tracking, kept: KeptRun, *, engine: Engine, aliases: AliasTable,
-              roots: list[Path], now: dt.datetime, stall: dt.timedelta, piece: int = PIECE,
-              access: Access | None = None) -> Outcome:
-    """Read, scan, derive and judge; see the module docstring.  Never raises for the run's own problems.
+def check_run(
+    watch: Watch,
+    tracking: Tracking,
+    kept: KeptRun,
+    *,
+    engine: Engine,
+    aliases: AliasTable,
+    roots: list[Path],
+    now: dt.datetime,
+    stall: dt.timedelta,
+    piece: int = PIECE,
+    access: Access | None = None,
+) -> Outcome:
+    """Read, scan, derive and judge; see the module
+    docstring.  Never raises for the run's own problems.
 
     ``piece``: the most bytes of a line log read in one go (:data:`PIECE`).  A tracker run or a
     W&B run folder is read through its run source (:mod:`rlmap_bot.watch.sources`) with
@@ -163,13 +193,24 @@ def check_run(watch: Watch, tracking: Tracking, kept: KeptRun, *, engine: Engine
     path = Path(watch.path)
     resolved = path.resolve(strict=False)
     if not tracker and not within(resolved, roots):
-        return Outcome("paused", tracking, kept, pause="outside",
-                       message=f"{watch.path} now leads outside RLMAP_RUN_ROOTS, so I stopped reading it")
+        return Outcome(
+            "paused",
+            tracking,
+            kept,
+            pause="outside",
+            message=f"{watch.path} now leads outside RLMAP_RUN_ROOTS, so I stopped reading it",
+        )
     if not tracker and not resolved.exists():
-        return Outcome("paused", tracking, kept, pause="gone",
-                       message=f"{watch.path} is gone (moved or deleted)")
+        return Outcome(
+            "paused",
+            tracking,
+            kept,
+            pause="gone",
+            message=f"{watch.path} is gone (moved or deleted)",
+        )
     faults = FaultState.model_validate(tracking.faults)
-    # What is stored if reading fails half-way: the series and reading position from before the check.
+    # What is stored if reading fails half-way: the
+    # series and reading position from before the check.
     before_check = kept
     reading = {k: getattr(tracking, k) for k in ("mode", "source", "reader", "signature", "cursor")}
     opened: set[str] = set()
@@ -183,8 +224,14 @@ def check_run(watch: Watch, tracking: Tracking, kept: KeptRun, *, engine: Engine
             if tracking.mode != "source" or chunk.reset:  # a first read, or the run started over
                 kept = KeptRun()
                 tracking.mode, tracking.source, tracking.reader = "source", watch.path, None
-            faults, found = fault_scan.scan(faults, kept.tails_run(), chunk, aliases,
-                                            kept.points + _chunk_points(chunk), kept.empty)
+            faults, found = fault_scan.scan(
+                faults,
+                kept.tails_run(),
+                chunk,
+                aliases,
+                kept.points + _chunk_points(chunk),
+                kept.empty,
+            )
             opened |= found
             new_points = kept.absorb(chunk)
             tracking.cursor, bytes_read, pieces = cursor, chunk.bytes_read, 1
@@ -192,20 +239,33 @@ def check_run(watch: Watch, tracking: Tracking, kept: KeptRun, *, engine: Engine
         else:
             source = find_source(resolved, roots)
             fmt = source.format
-            if tracking.mode != ("lines" if source.lines else "whole") or tracking.source != str(source.location):
+            if tracking.mode != ("lines" if source.lines else "whole") or tracking.source != str(
+                source.location
+            ):
                 # A new file behind the path (a folder's log replaced, a format change): a new run.
                 kept, tracking.reader, tracking.signature = KeptRun(), None, None
-                tracking.mode, tracking.source = ("lines" if source.lines else "whole"), str(source.location)
+                tracking.mode, tracking.source = (
+                    ("lines" if source.lines else "whole"),
+                    str(source.location),
+                )
             if source.lines:
-                reader = RunReader(source.location, format=source.format, aliases=aliases, state=tracking.reader)
+                reader = RunReader(
+                    source.location, format=source.format, aliases=aliases, state=tracking.reader
+                )
                 while True:
                     before = reader.state.offset
                     chunk = reader.read_new(max_bytes=piece)
                     if chunk.reset:
                         kept = KeptRun()
                     first = kept.empty
-                    faults, found = fault_scan.scan(faults, kept.tails_run(), chunk, aliases,
-                                                    kept.points + _chunk_points(chunk), first)
+                    faults, found = fault_scan.scan(
+                        faults,
+                        kept.tails_run(),
+                        chunk,
+                        aliases,
+                        kept.points + _chunk_points(chunk),
+                        first,
+                    )
                     opened |= found
                     new_points += kept.absorb(chunk)
                     pieces += 1
@@ -218,14 +278,19 @@ def check_run(watch: Watch, tracking: Tracking, kept: KeptRun, *, engine: Engine
                 if signature != tracking.signature:
                     from rlmap_bot.runs import read_run
 
-                    whole = read_run(source.location if source.location.is_file() else resolved, format=source.format,
-                                     run_id=source.run_id, aliases=aliases)
+                    whole = read_run(
+                        source.location if source.location.is_file() else resolved,
+                        format=source.format,
+                        run_id=source.run_id,
+                        aliases=aliases,
+                    )
                     last = kept.last_step
                     if last is not None and (whole.last_step or 0) < last:
                         last, kept = None, KeptRun()  # rewritten from scratch: a new run
                     chunk = _after(whole, last)
-                    faults, found = fault_scan.scan(faults, kept.tails_run(), chunk, aliases, whole.step_count,
-                                                    kept.empty)
+                    faults, found = fault_scan.scan(
+                        faults, kept.tails_run(), chunk, aliases, whole.step_count, kept.empty
+                    )
                     opened |= found
                     fresh = KeptRun()
                     fresh.absorb(whole)
@@ -238,33 +303,90 @@ def check_run(watch: Watch, tracking: Tracking, kept: KeptRun, *, engine: Engine
             setattr(tracking, key, value)
         if isinstance(exc, PathRefused):
             return Outcome("paused", tracking, before_check, pause="outside", message=str(exc))
-        message = str(exc) if isinstance(exc, RlmapError) else f"{watch.path}: cannot read: {exc.strerror or exc}"
-        return _stalled_or(Outcome("problem", tracking, before_check, message=message), watch, now, stall)
-    return _judged(watch, tracking, kept, faults, opened, new_points, bytes_read, pieces, fmt,
-                   engine, aliases, now, stall)
+        message = (
+            str(exc)
+            if isinstance(exc, RlmapError)
+            else f"{watch.path}: cannot read: {exc.strerror or exc}"
+        )
+        return _stalled_or(
+            Outcome("problem", tracking, before_check, message=message), watch, now, stall
+        )
+    return _judged(
+        watch,
+        tracking,
+        kept,
+        faults,
+        opened,
+        new_points,
+        bytes_read,
+        pieces,
+        fmt,
+        engine,
+        aliases,
+        now,
+        stall,
+    )
 
 
-def _judged(watch: Watch, tracking: Tracking, kept: KeptRun, faults: FaultState, opened: set[str],
-            new_points: int, bytes_read: int, pieces: int, format: str, engine: Engine,
-            aliases: AliasTable, now: dt.datetime, stall: dt.timedelta) -> Outcome:
+def _judged(
+    watch: Watch,
+    tracking: Tracking,
+    kept: KeptRun,
+    faults: FaultState,
+    opened: set[str],
+    new_points: int,
+    bytes_read: int,
+    pieces: int,
+    format: str,
+    engine: Engine,
+    aliases: AliasTable,
+    now: dt.datetime,
+    stall: dt.timedelta,
+) -> Outcome:
     """The outcome of a check that read: unchanged (or stalled), or judged."""
     source = _Format(format)
     tracking.faults = faults.model_dump(mode="json")
     tracking.bytes_read += bytes_read
     if new_points == 0:
-        out = Outcome("unchanged", tracking, kept, format=source.format, bytes_read=bytes_read, pieces=pieces)
+        out = Outcome(
+            "unchanged", tracking, kept, format=source.format, bytes_read=bytes_read, pieces=pieces
+        )
         return _stalled_or(out, watch, now, stall)
     tracking.last_growth_at = now
     derivation, verdict = judge(kept, faults, engine, aliases)
     shifted = [f for f in derivation.faults if f.kind in SHIFT_KINDS]
     opened |= fault_scan.track_shift(faults, shifted, derivation.series, kept.last_step)
     tracking.faults = faults.model_dump(mode="json")
-    tracking.last_verdict = VerdictSummary(headline=_headline(verdict), binding_stage=verdict.binding_stage,
-                                           binding_title=verdict.binding_title, confidence=verdict.confidence)
-    evaluation = evaluate(tracking.conditions, tracking.episodes, verdict.binding_stage, faults, opened,
-                          new_data=True, now=now, last_step=kept.last_step, tied=verdict.tied)
-    return Outcome("checked", tracking, kept, format=source.format, new_points=new_points, bytes_read=bytes_read,
-                   verdict=verdict, derivation=derivation, evaluation=evaluation, opened_faults=opened, pieces=pieces)
+    tracking.last_verdict = VerdictSummary(
+        headline=_headline(verdict),
+        binding_stage=verdict.binding_stage,
+        binding_title=verdict.binding_title,
+        confidence=verdict.confidence,
+    )
+    evaluation = evaluate(
+        tracking.conditions,
+        tracking.episodes,
+        verdict.binding_stage,
+        faults,
+        opened,
+        new_data=True,
+        now=now,
+        last_step=kept.last_step,
+        tied=verdict.tied,
+    )
+    return Outcome(
+        "checked",
+        tracking,
+        kept,
+        format=source.format,
+        new_points=new_points,
+        bytes_read=bytes_read,
+        verdict=verdict,
+        derivation=derivation,
+        evaluation=evaluation,
+        opened_faults=opened,
+        pieces=pieces,
+    )
 
 
 def _stalled_or(out: Outcome, watch: Watch, now: dt.datetime, stall: dt.timedelta) -> Outcome:
@@ -275,8 +397,15 @@ def _stalled_or(out: Outcome, watch: Watch, now: dt.datetime, stall: dt.timedelt
     if now - last >= stall:
         minutes = int((now - last).total_seconds() // 60)
         why = f" (last problem: {out.message})" if out.message else ""
-        return Outcome("paused", out.tracking, out.kept, pause="stalled", format=out.format,
-                       message=f"no new steps for {minutes} minutes{why}", bytes_read=out.bytes_read)
+        return Outcome(
+            "paused",
+            out.tracking,
+            out.kept,
+            pause="stalled",
+            format=out.format,
+            message=f"no new steps for {minutes} minutes{why}",
+            bytes_read=out.bytes_read,
+        )
     return out
 
 
@@ -286,9 +415,12 @@ def _headline(verdict) -> str:
     return wording.verdict_headline(verdict)
 
 
-def judge(kept: KeptRun, faults: FaultState, engine: Engine, aliases: AliasTable
-          ) -> tuple[Derivation, RunDiagnosis]:
-    """The derivation on the kept sample, with the full-resolution fault readings, and its verdict."""
+def judge(
+    kept: KeptRun, faults: FaultState, engine: Engine, aliases: AliasTable
+) -> tuple[Derivation, RunDiagnosis]:
+    """The derivation on the kept sample, with the
+    full-resolution fault readings, and its verdict.
+    """
     from rlmap_bot.runs.diagnose import verdict_for
 
     run = kept.to_run()
@@ -297,27 +429,50 @@ def judge(kept: KeptRun, faults: FaultState, engine: Engine, aliases: AliasTable
     derivation.run.first_step, derivation.run.last_step = kept.first_step, kept.last_step
     stride = kept.largest_stride
     if stride > 1:
-        derivation.warnings.append(f"judged on every {stride}th logged point at most (a bounded sample of the "
-                                   f"whole run); NaN/inf, divergence and spikes on every point")
+        derivation.warnings.append(
+            f"judged on every {stride}th logged point at most (a bounded sample of the "
+            f"whole run); NaN/inf, divergence and spikes on every point"
+        )
     if faults.loss_seen:
-        _set(derivation, "loss_divergence", faults.active("nan") or faults.active("divergence"), SignalSource(
-            metric=_fault_metrics(faults), window="every logged step, as it arrived",
-            method="NaN or inf in a loss, gradient norm or entropy, until 50 finite steps follow; or a jump "
-                   "beyond the spike rule held for 3 steps, until the level is back",
-            detail=_fault_detail(faults),
-            marks=[f.first_step if hasattr(f, "first_step") else f.step
-                   for f in (faults.nan, faults.divergence) if f is not None and f.active]))
+        _set(
+            derivation,
+            "loss_divergence",
+            faults.active("nan") or faults.active("divergence"),
+            SignalSource(
+                metric=_fault_metrics(faults),
+                window="every logged step, as it arrived",
+                method="NaN or inf in a loss, gradient norm or entropy, until 50 finite steps "
+                "follow; or a jump "
+                "beyond the spike rule held for 3 steps, until the level is back",
+                detail=_fault_detail(faults),
+                marks=[
+                    f.first_step if hasattr(f, "first_step") else f.step
+                    for f in (faults.nan, faults.divergence)
+                    if f is not None and f.active
+                ],
+            ),
+        )
     stall = faults.not_learning
     stalled = any(f.kind in STALLED_GRADIENT for f in derivation.faults) or (
-        stall is not None and stall.active and stall.kind in STALLED_GRADIENT)
+        stall is not None and stall.active and stall.kind in STALLED_GRADIENT
+    )
     if faults.grad_seen and not stalled:  # a gradient that does not move is a fault, never "smooth"
         shown = ", ".join(str(s) for s in faults.spike_steps[-5:])
-        _set(derivation, "grad_norm_spikes", faults.spikes > 0, SignalSource(
-            metric=faults.spike_metric or derivation.quantities.get("grad_norm", "grad_norm"),
-            window="every logged step after warm-up, as it arrived",
-            method="a spike is >= 4x the median of the previous 25 steps and >= 6 robust sigmas (MAD) above it",
-            detail=f"{faults.spikes} spike(s), latest at steps {shown}" if faults.spikes else "no spikes",
-            marks=faults.spike_steps))
+        _set(
+            derivation,
+            "grad_norm_spikes",
+            faults.spikes > 0,
+            SignalSource(
+                metric=faults.spike_metric or derivation.quantities.get("grad_norm", "grad_norm"),
+                window="every logged step after warm-up, as it arrived",
+                method="a spike is >= 4x the median of the previous 25 steps and >= 6 robust "
+                "sigmas (MAD) above it",
+                detail=f"{faults.spikes} spike(s), latest at steps {shown}"
+                if faults.spikes
+                else "no spikes",
+                marks=faults.spike_steps,
+            ),
+        )
     return derivation, verdict_for(engine, derivation)
 
 

@@ -71,14 +71,24 @@ class Evaluation:
     transitions: list[Transition] = field(default_factory=list)
 
 
-def _open(key: str, episodes: dict[str, int], now: dt.datetime, step: int | None, **detail) -> ConditionState:
+def _open(
+    key: str, episodes: dict[str, int], now: dt.datetime, step: int | None, **detail
+) -> ConditionState:
     episodes[key] = episodes.get(key, 0) + 1
     return ConditionState(key=key, episode=episodes[key], since=now, since_step=step, detail=detail)
 
 
-def evaluate(previous: dict[str, ConditionState], episodes: dict[str, int], binding: str | None,
-             faults: FaultState, opened_faults: set[str], new_data: bool, now: dt.datetime,
-             last_step: int | None, tied: list[str] | None = None) -> Evaluation:
+def evaluate(
+    previous: dict[str, ConditionState],
+    episodes: dict[str, int],
+    binding: str | None,
+    faults: FaultState,
+    opened_faults: set[str],
+    new_data: bool,
+    now: dt.datetime,
+    last_step: int | None,
+    tied: list[str] | None = None,
+) -> Evaluation:
     """The conditions after a check, and the transitions to announce or resolve."""
     conditions = {k: v.model_copy(deep=True) for k, v in previous.items()}
     episodes = dict(episodes)
@@ -96,7 +106,9 @@ def evaluate(previous: dict[str, ConditionState], episodes: dict[str, int], bind
             new.announced, new.alert_ts = True, current.alert_ts
             out.transitions.append(Transition("narrowed", new, replaced=current))
         else:
-            out.transitions.append(Transition("change" if current is not None else "start", new, replaced=current))
+            out.transitions.append(
+                Transition("change" if current is not None else "start", new, replaced=current)
+            )
     elif current is not None and key is not None:
         current.misses = 0
     elif current is not None and new_data:
@@ -122,9 +134,12 @@ def evaluate(previous: dict[str, ConditionState], episodes: dict[str, int], bind
     return out
 
 
-def pending_announcements(conditions: dict[str, ConditionState], quiet: bool,
-                          transitions: list[Transition]) -> list[Transition]:
-    """Open conditions never announced (a quiet watch made loud, a post that failed): announce them now."""
+def pending_announcements(
+    conditions: dict[str, ConditionState], quiet: bool, transitions: list[Transition]
+) -> list[Transition]:
+    """Open conditions never announced (a quiet watch
+    made loud, a post that failed): announce them now.
+    """
     named = {t.condition.key for t in transitions}
     out = []
     for key, cond in conditions.items():

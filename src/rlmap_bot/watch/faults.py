@@ -86,7 +86,9 @@ class ShiftFault(BaseModel):
     first_step: int
     kinds: list[str] = Field(default_factory=list)
     details: list[str] = Field(default_factory=list)
-    levels: dict[str, list[float]] = Field(default_factory=dict, description="quantity -> [before, after]")
+    levels: dict[str, list[float]] = Field(
+        default_factory=dict, description="quantity -> [before, after]"
+    )
     cleared_step: int | None = None
 
 
@@ -107,7 +109,9 @@ class FaultState(BaseModel):
 
 
 def _window(tails: RunData, chunk: RunData) -> tuple[RunData, int]:
-    """Context (the tails, before the chunk's first step) joined to the chunk; and that first step."""
+    """Context (the tails, before the chunk's first
+    step) joined to the chunk; and that first step.
+    """
     firsts = [int(s.steps[0]) for s in chunk.series.values() if len(s)]
     boundary = min(firsts)
     series: dict[str, Series] = {}
@@ -124,11 +128,19 @@ def _window(tails: RunData, chunk: RunData) -> tuple[RunData, int]:
         steps = np.concatenate(parts_s)
         if steps.size:
             series[name] = Series(name=name, steps=steps, values=np.concatenate(parts_v))
-    return RunData(path=chunk.path, format=chunk.format, metrics=chunk.metrics, series=series), boundary
+    return RunData(
+        path=chunk.path, format=chunk.format, metrics=chunk.metrics, series=series
+    ), boundary
 
 
-def scan(state: FaultState, tails: RunData, chunk: RunData, aliases: AliasTable, run_points: int,
-         first: bool) -> tuple[FaultState, set[str]]:
+def scan(
+    state: FaultState,
+    tails: RunData,
+    chunk: RunData,
+    aliases: AliasTable,
+    run_points: int,
+    first: bool,
+) -> tuple[FaultState, set[str]]:
     """Scan the chunk's new points; returns the new state and the faults that opened in it.
 
     ``run_points`` is the run's length in points after this chunk (for the warm-up on the
@@ -159,10 +171,14 @@ def scan(state: FaultState, tails: RunData, chunk: RunData, aliases: AliasTable,
                 names.setdefault(int(i), set()).add(q.label)
         bad_at = np.flatnonzero(bad)
         end = int(bad_at[-1]) + 1 if bad_at.size else 0
-        for i in range(int(bad_at[0]) if bad_at.size else 0, end):  # only the stretch that holds bad steps
+        for i in range(
+            int(bad_at[0]) if bad_at.size else 0, end
+        ):  # only the stretch that holds bad steps
             _nan_step(state, int(steps[i]), bool(bad[i]), names.get(i, set()), opened)
         fault = state.nan
-        if fault is not None and fault.active and steps.size > end:  # all finite after the last bad step
+        if (
+            fault is not None and fault.active and steps.size > end
+        ):  # all finite after the last bad step
             need = CLEAR_FINITE - fault.finite_run
             rest = steps[end:]
             if rest.size >= need:
@@ -178,19 +194,28 @@ def scan(state: FaultState, tails: RunData, chunk: RunData, aliases: AliasTable,
         jump = state.divergence
         if (jump is None or not jump.active) and steps.size > stats.SPIKE_WINDOW + stats.JUMP_RUN:
             hits = stats.jump_hits(values, warm).astype(np.int64)
-            held = np.convolve(hits, np.ones(stats.JUMP_RUN, dtype=np.int64), mode="valid") == stats.JUMP_RUN
-            held[: max(0, n_ctx - stats.JUMP_RUN + 1)] = False  # the jump's last needed point must be new
+            held = (
+                np.convolve(hits, np.ones(stats.JUMP_RUN, dtype=np.int64), mode="valid")
+                == stats.JUMP_RUN
+            )
+            held[: max(0, n_ctx - stats.JUMP_RUN + 1)] = (
+                False  # the jump's last needed point must be new
+            )
             if held.any():
                 start = int(np.argmax(held))
                 med, sig = stats.rolling_reference(values)
-                state.divergence = jump = JumpFault(step=int(steps[start]), metric=loss.label,
-                                                    baseline=float(med[start]), sigma=float(sig[start]))
+                state.divergence = jump = JumpFault(
+                    step=int(steps[start]),
+                    metric=loss.label,
+                    baseline=float(med[start]),
+                    sigma=float(sig[start]),
+                )
                 opened.add("divergence")
         since = values[steps >= jump.step] if jump is not None else values
         if jump is not None and jump.active and since.size:
             # The level now: the median of the last 25 points, counting only points since the jump
             # (a median that still holds pre-jump points would call the jump over too soon).
-            recent = float(np.median(since[-stats.SPIKE_WINDOW:]))
+            recent = float(np.median(since[-stats.SPIKE_WINDOW :]))
             jump.level = recent
             if not bool(stats.breaks_band(recent, jump.baseline, jump.sigma)):
                 jump.active, jump.cleared_step = False, int(steps[-1])
@@ -218,14 +243,21 @@ def _stall(state: FaultState, quantities, opened: set[str]) -> None:
     if found:
         now = found[0]
         if fault is None or not fault.active:
-            state.not_learning = StallFault(kind=now.kind, metric=now.metric, first_step=now.first_step,
-                                            last_step=now.last_step, count=now.count)
+            state.not_learning = StallFault(
+                kind=now.kind,
+                metric=now.metric,
+                first_step=now.first_step,
+                last_step=now.last_step,
+                count=now.count,
+            )
             opened.add("not_learning")
         else:
             fault.last_step = now.last_step
             fault.count = max(fault.count, now.count)
     elif fault is not None and fault.active:
-        last = max((int(q.steps[-1]) for q in quantities.values() if q.steps.size), default=fault.last_step)
+        last = max(
+            (int(q.steps[-1]) for q in quantities.values() if q.steps.size), default=fault.last_step
+        )
         fault.active, fault.cleared_step = False, last
 
 
@@ -283,7 +315,9 @@ def shift_text(fault: ShiftFault) -> str:
 
 
 def stall_text(fault: StallFault) -> str:
-    text = f"{FAULT_TITLES.get(fault.kind, fault.kind)} ({fault.metric}, from step {fault.first_step}"
+    text = (
+        f"{FAULT_TITLES.get(fault.kind, fault.kind)} ({fault.metric}, from step {fault.first_step}"
+    )
     text += f" through step {fault.last_step})"
     if not fault.active and fault.cleared_step is not None:
         text += f"; learning again by step {fault.cleared_step}"
@@ -316,8 +350,10 @@ def nan_text(fault: NanFault) -> str:
 
 
 def jump_text(fault: JumpFault) -> str:
-    text = (f"{fault.metric} jumped at step {fault.step} from a level of {fault.baseline:.3g} "
-            f"(sigma {fault.sigma:.3g}) and held for {stats.JUMP_RUN}+ steps")
+    text = (
+        f"{fault.metric} jumped at step {fault.step} from a level of {fault.baseline:.3g} "
+        f"(sigma {fault.sigma:.3g}) and held for {stats.JUMP_RUN}+ steps"
+    )
     if fault.level is not None:
         text += f"; the last {stats.SPIKE_WINDOW} steps' median is {fault.level:.3g}"
     if not fault.active:

@@ -37,7 +37,9 @@ def follow(
     seconds: float,
     checks: int | None = None,
 ) -> None:
-    """Check ``source`` every ``seconds`` (``checks`` times, or until interrupted); say what is new."""
+    """Check ``source`` every ``seconds`` (``checks``
+    times, or until interrupted); say what is new.
+    """
     from rlmap_bot.watch.check import check_run
     from rlmap_bot.watch.service import _result, plan
     from rlmap_bot.watch.sources import access_for
@@ -68,7 +70,8 @@ def follow(
                 unreadable = True
                 say(
                     Said(
-                        line=f"cannot read it now: {outcome.message}; retrying, less often meanwhile"
+                        line=f"cannot read it now: {outcome.message}; retrying, less often "
+                        f"meanwhile"
                     )
                 )
         else:

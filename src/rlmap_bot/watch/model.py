@@ -7,11 +7,21 @@ layer), named here too; what a check returns is in :mod:`rlmap_bot.results.watch
 
 from __future__ import annotations
 
-# The records the state store keeps live with it (the state layer is below watching); named here too.
+# The records the state store keeps live with it (the
+# state layer is below watching); named here too.
 from rlmap_bot.state.models import ConditionState, Tracking, VerdictSummary, Watch
 
-__all__ = ["ConditionState", "DEFAULT_INTERVAL", "MAX_INTERVAL", "MIN_INTERVAL", "Tracking", "VerdictSummary",
-           "Watch", "format_interval", "parse_interval"]
+__all__ = [
+    "ConditionState",
+    "DEFAULT_INTERVAL",
+    "MAX_INTERVAL",
+    "MIN_INTERVAL",
+    "Tracking",
+    "VerdictSummary",
+    "Watch",
+    "format_interval",
+    "parse_interval",
+]
 
 
 def format_interval(minutes: int) -> str:
@@ -31,12 +41,27 @@ MIN_INTERVAL = 5
 MAX_INTERVAL = 24 * 60
 DEFAULT_INTERVAL = 15
 
-_UNITS = {"m": 1, "min": 1, "mins": 1, "minute": 1, "minutes": 1, "h": 60, "hr": 60, "hrs": 60, "hour": 60,
-          "hours": 60, "d": 1440, "day": 1440, "days": 1440}
+_UNITS = {
+    "m": 1,
+    "min": 1,
+    "mins": 1,
+    "minute": 1,
+    "minutes": 1,
+    "h": 60,
+    "hr": 60,
+    "hrs": 60,
+    "hour": 60,
+    "hours": 60,
+    "d": 1440,
+    "day": 1440,
+    "days": 1440,
+}
 
 
 def parse_interval(text: str) -> int:
-    """'15m', '1h', '2h30m', '90' (minutes) -> minutes; UsageError for anything else or out of bounds."""
+    """'15m', '1h', '2h30m', '90' (minutes) -> minutes;
+    UsageError for anything else or out of bounds.
+    """
     import re
 
     from rlmap_bot.errors import UsageError
@@ -52,6 +77,8 @@ def parse_interval(text: str) -> int:
             raise UsageError(f"`every` takes a duration such as 15m, 1h or 2h30m, not {text!r}")
         minutes += int(number) * factor
     if not MIN_INTERVAL <= minutes <= MAX_INTERVAL:
-        raise UsageError(f"`every` must be from {MIN_INTERVAL} minutes to {MAX_INTERVAL // 60} hours, "
-                         f"not {format_interval(minutes)}")
+        raise UsageError(
+            f"`every` must be from {MIN_INTERVAL} minutes to {MAX_INTERVAL // 60} hours, "
+            f"not {format_interval(minutes)}"
+        )
     return minutes

@@ -18,24 +18,42 @@ if TYPE_CHECKING:
 # -- what to post ----------------------------------------------------------------------------------
 def _result(watch: Watch, outcome: Outcome) -> CheckResult:
     kept = outcome.kept
-    status = {"checked": "checked", "unchanged": "unchanged", "paused": "paused"}.get(outcome.status, "problem")
-    return CheckResult(watch_id=watch.id, path=watch.path, status=status, problem=outcome.message,
-                       format=outcome.format, mode=outcome.tracking.mode, steps=kept.points,
-                       first_step=kept.first_step, last_step=kept.last_step, new_steps=outcome.new_points,
-                       bytes_read=outcome.bytes_read, verdict=outcome.tracking.last_verdict,
-                       open_conditions=sorted(outcome.tracking.conditions))
+    status = {"checked": "checked", "unchanged": "unchanged", "paused": "paused"}.get(
+        outcome.status, "problem"
+    )
+    return CheckResult(
+        watch_id=watch.id,
+        path=watch.path,
+        status=status,
+        problem=outcome.message,
+        format=outcome.format,
+        mode=outcome.tracking.mode,
+        steps=kept.points,
+        first_step=kept.first_step,
+        last_step=kept.last_step,
+        new_steps=outcome.new_points,
+        bytes_read=outcome.bytes_read,
+        verdict=outcome.tracking.last_verdict,
+        open_conditions=sorted(outcome.tracking.conditions),
+    )
 
 
-def plan(watch: Watch, outcome: Outcome, alert_ts: Callable[[str, str, int], str | None]
-         ) -> tuple[Alert | None, Alert | None, list[str]]:
-    """The alert (conditions raised) and the resolved note a check calls for, and what quiet withholds."""
+def plan(
+    watch: Watch, outcome: Outcome, alert_ts: Callable[[str, str, int], str | None]
+) -> tuple[Alert | None, Alert | None, list[str]]:
+    """The alert (conditions raised) and the resolved
+    note a check calls for, and what quiet withholds.
+    """
     evaluation = outcome.judgement().evaluation
-    transitions = evaluation.transitions + pending_announcements(evaluation.conditions, watch.quiet,
-                                                                 evaluation.transitions)
+    transitions = evaluation.transitions + pending_announcements(
+        evaluation.conditions, watch.quiet, evaluation.transitions
+    )
     announce: list[Transition] = []
     withheld: list[str] = []
-    # Faults first: while a fault announced by an earlier check is open, the run is broken and a stage
-    # verdict on it is not news; a stage that binds meanwhile is announced once the fault is over (it
+    # Faults first: while a fault announced by an earlier
+    # check is open, the run is broken and a stage
+    # verdict on it is not news; a stage that binds
+    # meanwhile is announced once the fault is over (it
     # stays unannounced, so pending_announcements brings it up then). A stage that opens in the same
     # check as the fault shares its post.
     broken = any(k.startswith("fault:") and c.announced for k, c in evaluation.conditions.items())
@@ -46,8 +64,13 @@ def plan(watch: Watch, outcome: Outcome, alert_ts: Callable[[str, str, int], str
             continue
         elif t.kind in {"start", "change", "fault"}:
             announce.append(t)
-    resolved = [t for t in transitions if t.kind == "resolved" and t.condition.announced
-                and (not watch.quiet or t.condition.key.startswith("fault:"))]
+    resolved = [
+        t
+        for t in transitions
+        if t.kind == "resolved"
+        and t.condition.announced
+        and (not watch.quiet or t.condition.key.startswith("fault:"))
+    ]
     alert = _alert(watch, outcome, announce) if announce else None
     note = _resolved(watch, outcome, resolved, alert_ts) if resolved else None
     return alert, note, withheld
@@ -58,26 +81,44 @@ def _stage_title(outcome: Outcome, key: str) -> str:
     from rlmap_bot.watch.conditions import stages_of
 
     titles = {r.stage: r.title for r in outcome.judgement().verdict.ranking}
-    named = [titles.get(s, s) for s in sorted(stages_of(key), key=lambda s: list(titles).index(s)
-                                               if s in titles else len(titles))]
+    named = [
+        titles.get(s, s)
+        for s in sorted(
+            stages_of(key), key=lambda s: list(titles).index(s) if s in titles else len(titles)
+        )
+    ]
     return " and ".join(named)
 
 
 def _fault_text(name: str, fault: Any) -> str:
-    """A fault's sentence: the scan's own (``faults.NAME_text``) when it has one, else where it began."""
+    """A fault's sentence: the scan's own (``faults.NAME_text``)
+    when it has one, else where it began.
+    """
     from rlmap_bot.watch import faults as fault_scan
 
     describe = getattr(fault_scan, FAULT_TEXTS.get(name, f"{name}_text"), None)
     if describe is not None:
         return describe(fault)
     step = getattr(fault, "first_step", None) or getattr(fault, "step", None)
-    return f"{name.replace('_', ' ')} from step {step}" if step is not None else name.replace("_", " ")
+    return (
+        f"{name.replace('_', ' ')} from step {step}" if step is not None else name.replace("_", " ")
+    )
 
 
-FAULT_TITLES = {"nan": "NaN/inf in the loss", "divergence": "the loss diverged", "not_learning": "the run is not learning",
-                "shift": "a sharp change at the run's tail"}
-#: The scan's sentence for each fault (a function of watch.faults); others are looked up as NAME_text.
-FAULT_TEXTS = {"nan": "nan_text", "divergence": "jump_text", "not_learning": "stall_text", "shift": "shift_text"}
+FAULT_TITLES = {
+    "nan": "NaN/inf in the loss",
+    "divergence": "the loss diverged",
+    "not_learning": "the run is not learning",
+    "shift": "a sharp change at the run's tail",
+}
+# : The scan's sentence for each fault (a function of
+# watch.faults); others are looked up as NAME_text.
+FAULT_TEXTS = {
+    "nan": "nan_text",
+    "divergence": "jump_text",
+    "not_learning": "stall_text",
+    "shift": "shift_text",
+}
 
 
 def _steps(outcome: Outcome) -> str:
@@ -98,19 +139,27 @@ def _alert(watch: Watch, outcome: Outcome, transitions: list[Transition]) -> Ale
         if t.kind == "start" and key.startswith("tie:"):
             title = _stage_title(outcome, key)
             titles.append(f"{title} both have strong evidence")
-            changes.append(f"{title} both have strong evidence on the run up to step {outcome.kept.last_step}: no "
-                           f"single stage binds, both may ({verdict.confidence:.0%} sure it is one of them).")
+            changes.append(
+                f"{title} both have strong evidence on the run up to step "
+                f"{outcome.kept.last_step}: no "
+                f"single stage binds, both may ({verdict.confidence:.0%} sure it is one of them)."
+            )
         elif t.kind == "start":
             title = _stage_title(outcome, key)
             titles.append(f"{title} started to bind")
-            changes.append(f"{title} binds now, on the run up to step {outcome.kept.last_step} (the verdict is {sure}).")
+            changes.append(
+                f"{title} binds now, on the run up to step {outcome.kept.last_step} (the verdict "
+                f"is {sure})."
+            )
         elif t.kind == "change":
             old = _stage_title(outcome, t.replaced.key) if t.replaced else "another stage"
             new = _stage_title(outcome, key)
             if key.startswith("tie:"):
                 titles.append(f"Binding stage changed: {old} → {new} tie")
-                changes.append(f"{new} now both have strong evidence; no single stage binds "
-                               f"({verdict.confidence:.0%} sure it is one of them).")
+                changes.append(
+                    f"{new} now both have strong evidence; no single stage binds "
+                    f"({verdict.confidence:.0%} sure it is one of them)."
+                )
             else:
                 titles.append(f"Binding stage changed: {old} → {new}")
                 changes.append(f"{old} no longer binds; {new} does now (the verdict is {sure}).")
@@ -129,8 +178,17 @@ def _alert(watch: Watch, outcome: Outcome, transitions: list[Transition]) -> Ale
     # binding, optimization's (NaN and divergence are optimisation failures first, as the
     # loss_divergence rule says).
     only_faults = all(t.kind == "fault" for t in transitions)
-    shown = ([verdict.binding_stage] if verdict.binding_stage else list(verdict.tied) if verdict.tied else
-             ["optimization"] if only_faults else [verdict.ranking[0].stage] if verdict.ranking else [])
+    shown = (
+        [verdict.binding_stage]
+        if verdict.binding_stage
+        else list(verdict.tied)
+        if verdict.tied
+        else ["optimization"]
+        if only_faults
+        else [verdict.ranking[0].stage]
+        if verdict.ranking
+        else []
+    )
     evidence = []
     for ev in verdict.evidence:
         if ev.direction != "for" or (shown and ev.stage not in shown):
@@ -140,23 +198,47 @@ def _alert(watch: Watch, outcome: Outcome, transitions: list[Transition]) -> Ale
             src = derivation.signal_sources.get(signal)
             if src is not None:
                 provenance.append(f"{signal}: {src.detail} ({src.metric}; {src.window})")
-        evidence.append(EvidenceLine(stage=ev.stage, points=ev.points.get(ev.stage, 0.0),
-                                     signals={k: format_value(v) for k, v in ev.signals.items()},
-                                     why=ev.why, source=ev.source.title, provenance=provenance))
+        evidence.append(
+            EvidenceLine(
+                stage=ev.stage,
+                points=ev.points.get(ev.stage, 0.0),
+                signals={k: format_value(v) for k, v in ev.signals.items()},
+                why=ev.why,
+                source=ev.source.title,
+                provenance=provenance,
+            )
+        )
     episodes = {t.condition.key: t.condition.episode for t in transitions}
     # Top 3 stages, 4 pieces of evidence, 3 next checks: what a channel reads at a glance; the
     # whole verdict is one `diagnose --run` away (the same figures as the verdict card shows first).
-    return Alert(watch_id=watch.id, kind="alert", conditions=list(episodes), episodes=episodes,
-                 title=" · ".join(titles), changes=changes, path=watch.path, steps=_steps(outcome),
-                 binding_stage=verdict.binding_stage, binding_title=verdict.binding_title,
-                 verdict_headline=outcome.tracking.last_verdict.headline if outcome.tracking.last_verdict else None,
-                 ranking=[(r.title, r.score) for r in verdict.ranking[:3]], evidence=evidence[:4],
-                 faults=fault_lines, next_checks=[f"{c.title}: {c.question}" for c in verdict.next_checks[:3]],
-                 chart=True)
+    return Alert(
+        watch_id=watch.id,
+        kind="alert",
+        conditions=list(episodes),
+        episodes=episodes,
+        title=" · ".join(titles),
+        changes=changes,
+        path=watch.path,
+        steps=_steps(outcome),
+        binding_stage=verdict.binding_stage,
+        binding_title=verdict.binding_title,
+        verdict_headline=outcome.tracking.last_verdict.headline
+        if outcome.tracking.last_verdict
+        else None,
+        ranking=[(r.title, r.score) for r in verdict.ranking[:3]],
+        evidence=evidence[:4],
+        faults=fault_lines,
+        next_checks=[f"{c.title}: {c.question}" for c in verdict.next_checks[:3]],
+        chart=True,
+    )
 
 
-def _resolved(watch: Watch, outcome: Outcome, transitions: list[Transition],
-              alert_ts: Callable[[str, str, int], str | None]) -> Alert:
+def _resolved(
+    watch: Watch,
+    outcome: Outcome,
+    transitions: list[Transition],
+    alert_ts: Callable[[str, str, int], str | None],
+) -> Alert:
     from rlmap_bot.watch.conditions import CLEAR_CHECKS, STAGE_PREFIXES
     from rlmap_bot.watch.faults import FaultState
 
@@ -167,36 +249,65 @@ def _resolved(watch: Watch, outcome: Outcome, transitions: list[Transition],
         key = t.condition.key
         if key.startswith(STAGE_PREFIXES):
             title = _stage_title(outcome, key)
-            titles.append(f"{title} {'no longer tie' if key.startswith('tie:') else 'no longer binds'}")
-            changes.append(f"{CLEAR_CHECKS} checks in a row with new steps, up to step {outcome.kept.last_step}, no "
-                           f"longer name {title}.")
+            titles.append(
+                f"{title} {'no longer tie' if key.startswith('tie:') else 'no longer binds'}"
+            )
+            changes.append(
+                f"{CLEAR_CHECKS} checks in a row with new steps, up to step "
+                f"{outcome.kept.last_step}, no "
+                f"longer name {title}."
+            )
         elif key.startswith("fault:"):
             name = key.split(":", 1)[1]
             fault = getattr(faults, name, None)
             if fault is None:
                 continue
-            titles.append({"nan": "NaN/inf over", "divergence": "Divergence over"}.get(
-                name, f"{name.replace('_', ' ').capitalize()} over"))
+            titles.append(
+                {"nan": "NaN/inf over", "divergence": "Divergence over"}.get(
+                    name, f"{name.replace('_', ' ').capitalize()} over"
+                )
+            )
             changes.append(_fault_text(name, fault) + ".")
     first = transitions[0].condition
     reply = first.alert_ts or alert_ts(watch.id, first.key, first.episode)
     episodes = {t.condition.key: t.condition.episode for t in transitions}
-    return Alert(watch_id=watch.id, kind="resolved", conditions=list(episodes), episodes=episodes,
-                 title="Resolved: " + "; ".join(titles), changes=changes, path=watch.path, steps=_steps(outcome),
-                 binding_stage=verdict.binding_stage, binding_title=verdict.binding_title,
-                 verdict_headline=outcome.tracking.last_verdict.headline if outcome.tracking.last_verdict else None,
-                 reply_to=reply)
+    return Alert(
+        watch_id=watch.id,
+        kind="resolved",
+        conditions=list(episodes),
+        episodes=episodes,
+        title="Resolved: " + "; ".join(titles),
+        changes=changes,
+        path=watch.path,
+        steps=_steps(outcome),
+        binding_stage=verdict.binding_stage,
+        binding_title=verdict.binding_title,
+        verdict_headline=outcome.tracking.last_verdict.headline
+        if outcome.tracking.last_verdict
+        else None,
+        reply_to=reply,
+    )
 
 
-PAUSE_TITLES = {"stalled": "stopped growing", "gone": "is gone", "outside": "leads outside RLMAP_RUN_ROOTS"}
+PAUSE_TITLES = {
+    "stalled": "stopped growing",
+    "gone": "is gone",
+    "outside": "leads outside RLMAP_RUN_ROOTS",
+}
 
 
 def paused_notice(watch: Watch, outcome: Outcome, number: int) -> Alert:
     reason = outcome.pause or "stalled"
-    return Alert(watch_id=watch.id, kind="paused", conditions=[f"watch:{reason}"], episodes={f"watch:{reason}": number},
-                 title=f"Watch paused: the log {PAUSE_TITLES.get(reason, reason)}",
-                 changes=[(outcome.message or reason) + ".", "I stopped checking it."],
-                 path=watch.path, steps=_steps(outcome))
+    return Alert(
+        watch_id=watch.id,
+        kind="paused",
+        conditions=[f"watch:{reason}"],
+        episodes={f"watch:{reason}": number},
+        title=f"Watch paused: the log {PAUSE_TITLES.get(reason, reason)}",
+        changes=[(outcome.message or reason) + ".", "I stopped checking it."],
+        path=watch.path,
+        steps=_steps(outcome),
+    )
 
 
 def unreadable_notice(watch: Watch, outcome: Outcome, number: int, failing: bool) -> Alert:
@@ -204,11 +315,26 @@ def unreadable_notice(watch: Watch, outcome: Outcome, number: int, failing: bool
     read again; the watch itself goes on."""
     key = "watch:unreadable"
     if failing:
-        return Alert(watch_id=watch.id, kind="alert", conditions=[key], episodes={key: number},
-                     title="Cannot read the run now",
-                     changes=[(outcome.message or "the source did not answer") + ".",
-                              "I keep the watch and try again at each check; I'll say when it reads again."],
-                     path=watch.path, steps=_steps(outcome))
-    return Alert(watch_id=watch.id, kind="resolved", conditions=[key], episodes={key: number},
-                 title="Reading the run again", changes=["The source answers again; checks go on as before."],
-                 path=watch.path, steps=_steps(outcome))
+        return Alert(
+            watch_id=watch.id,
+            kind="alert",
+            conditions=[key],
+            episodes={key: number},
+            title="Cannot read the run now",
+            changes=[
+                (outcome.message or "the source did not answer") + ".",
+                "I keep the watch and try again at each check; I'll say when it reads again.",
+            ],
+            path=watch.path,
+            steps=_steps(outcome),
+        )
+    return Alert(
+        watch_id=watch.id,
+        kind="resolved",
+        conditions=[key],
+        episodes={key: number},
+        title="Reading the run again",
+        changes=["The source answers again; checks go on as before."],
+        path=watch.path,
+        steps=_steps(outcome),
+    )

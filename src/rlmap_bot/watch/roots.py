@@ -16,11 +16,20 @@ from pathlib import Path
 from rlmap_bot.errors import UsageError
 from rlmap_bot.settings import parse_roots
 
-__all__ = ["PathRefused", "WATCHING_OFF", "check_folder", "parse_roots", "resolve_watch_path", "within"]
+__all__ = [
+    "PathRefused",
+    "WATCHING_OFF",
+    "check_folder",
+    "parse_roots",
+    "resolve_watch_path",
+    "within",
+]
 
-WATCHING_OFF = ("Watching runs is off: it needs RLMAP_RUN_ROOTS, the folders whose logs may be watched "
-                f"(several separated by '{os.pathsep}'), in the environment the bot runs in (a bot "
-                "already serving Slack sees it after a restart)")
+WATCHING_OFF = (
+    "Watching runs is off: it needs RLMAP_RUN_ROOTS, the folders whose logs may be watched "
+    f"(several separated by '{os.pathsep}'), in the environment the bot runs in (a bot "
+    "already serving Slack sees it after a restart)"
+)
 
 
 class PathRefused(UsageError):
@@ -52,8 +61,10 @@ def resolve_watch_path(text: str, roots: list[Path]) -> Path:
     inside = [c.resolve(strict=False) for c in candidates]
     inside = [p for p in inside if within(p, roots)]
     if not inside:
-        raise PathRefused(f"{raw} is outside the folders this bot may watch (RLMAP_RUN_ROOTS: "
-                          f"{_shown_roots(roots)}); nothing is watched")
+        raise PathRefused(
+            f"{raw} is outside the folders this bot may watch (RLMAP_RUN_ROOTS: "
+            f"{_shown_roots(roots)}); nothing is watched"
+        )
     for path in inside:
         try:
             mode = path.stat().st_mode
@@ -71,5 +82,7 @@ def check_folder(folder: Path, roots: list[Path]) -> None:
         for name in dirnames + filenames:
             entry = Path(dirpath) / name
             if entry.is_symlink() and not within(entry.resolve(strict=False), roots):
-                raise PathRefused(f"{folder} holds a link that leads outside RLMAP_RUN_ROOTS; watch a log "
-                                  "file, or a folder without such links")
+                raise PathRefused(
+                    f"{folder} holds a link that leads outside RLMAP_RUN_ROOTS; watch a log "
+                    "file, or a folder without such links"
+                )

@@ -52,11 +52,17 @@ class WatchJobs:
     """
 
     name = "watch"
-    misfire_grace: dt.timedelta | None = None  # a check that runs late still runs (coalesced), never dropped
+    misfire_grace: dt.timedelta | None = (
+        None  # a check that runs late still runs (coalesced), never dropped
+    )
 
-    def __init__(self, fire: Callable[[str, dt.datetime], Any], load: Callable[[], list[Watch]],
-                 last_checks: Callable[[list[Watch]], dict[str, dt.datetime | None]],
-                 clock: Callable[[], dt.datetime] = _utcnow):
+    def __init__(
+        self,
+        fire: Callable[[str, dt.datetime], Any],
+        load: Callable[[], list[Watch]],
+        last_checks: Callable[[list[Watch]], dict[str, dt.datetime | None]],
+        clock: Callable[[], dt.datetime] = _utcnow,
+    ):
         self.fire, self._load, self.last_checks, self.clock = fire, load, last_checks, clock
 
     def load(self) -> list[Watch]:
@@ -65,7 +71,9 @@ class WatchJobs:
     def trigger(self, watch: Watch) -> IntervalTrigger | None:
         if watch.status != "active":
             return None
-        return IntervalTrigger(minutes=watch.interval_minutes, start_date=watch.created_at, timezone=dt.UTC)
+        return IntervalTrigger(
+            minutes=watch.interval_minutes, start_date=watch.created_at, timezone=dt.UTC
+        )
 
     def due(self, watch: Watch) -> dt.datetime:
         return last_slot(watch, self.clock()) or self.clock()

@@ -94,7 +94,9 @@ class KeptRun:
 
     # -- growing ----------------------------------------------------------------------------------
     def absorb(self, chunk: RunData) -> int:
-        """Add a reader's result (what was appended, or a whole re-read); returns its steps (densest metric)."""
+        """Add a reader's result (what was appended, or a
+        whole re-read); returns its steps (densest metric).
+        """
         self.format = chunk.format
         self.path = chunk.path
         self.names.update(chunk.metrics)
@@ -141,32 +143,54 @@ class KeptRun:
 
     def to_run(self) -> RunData:
         """The kept sample as a RunData, for derive_signals and the chart."""
-        series = {name: Series(name=name, steps=m.steps, values=m.values)
-                  for name, m in self.metrics.items() if m.steps.size}
-        return RunData(path=self.path, format=self.format or "", metrics=sorted(self.names), series=series,
-                       restart_count=self.restart_count, records=self.records)
+        series = {
+            name: Series(name=name, steps=m.steps, values=m.values)
+            for name, m in self.metrics.items()
+            if m.steps.size
+        }
+        return RunData(
+            path=self.path,
+            format=self.format or "",
+            metrics=sorted(self.names),
+            series=series,
+            restart_count=self.restart_count,
+            records=self.records,
+        )
 
     def tails_run(self) -> RunData:
         """The full-resolution tails as a RunData (the fault scan's context)."""
-        series = {name: Series(name=name, steps=m.tail_steps, values=m.tail_values)
-                  for name, m in self.metrics.items() if m.tail_steps.size}
-        return RunData(path=self.path, format=self.format or "", metrics=sorted(self.names), series=series)
+        series = {
+            name: Series(name=name, steps=m.tail_steps, values=m.tail_values)
+            for name, m in self.metrics.items()
+            if m.tail_steps.size
+        }
+        return RunData(
+            path=self.path, format=self.format or "", metrics=sorted(self.names), series=series
+        )
 
     # -- storing -----------------------------------------------------------------------------------
     def dumps(self) -> bytes:
         """Compressed bytes for the state store (numpy's npz: no pickle, nothing executable)."""
         arrays: dict[str, np.ndarray] = {}
         order = sorted(self.metrics)
-        meta = {"names": sorted(self.names), "format": self.format, "path": self.path,
-                "restart_count": self.restart_count, "records": self.records,
-                "metrics": [[name, self.metrics[name].stride, self.metrics[name].seen] for name in order]}
+        meta = {
+            "names": sorted(self.names),
+            "format": self.format,
+            "path": self.path,
+            "restart_count": self.restart_count,
+            "records": self.records,
+            "metrics": [
+                [name, self.metrics[name].stride, self.metrics[name].seen] for name in order
+            ],
+        }
         for i, name in enumerate(order):
             m = self.metrics[name]
             arrays[f"s{i}"], arrays[f"v{i}"] = m.steps, m.values
             arrays[f"ts{i}"], arrays[f"tv{i}"] = m.tail_steps, m.tail_values
         arrays["meta"] = np.frombuffer(json.dumps(meta).encode("utf-8"), dtype=np.uint8)
         buffer = io.BytesIO()
-        # Named, so no array can be taken for the flag; all arrays are numeric, and loads() refuses pickles too.
+        # Named, so no array can be taken for the flag; all
+        # arrays are numeric, and loads() refuses pickles too.
         np.savez_compressed(buffer, allow_pickle=False, **arrays)
         return buffer.getvalue()
 

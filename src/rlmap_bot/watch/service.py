@@ -57,7 +57,8 @@ RECOVER_AFTER = dt.timedelta(minutes=2)
 #: A check's claim is a lease this long: a check still claimed then has died; the next takes over.
 #: Judgement: far past the slowest check measured (the first read of a 1 GB log, 10 s on a
 #: 2-core machine, see benchmarks/watch.py; a slow disk or Slack's 429 retries add a minute at
-#: most), so a live check is never overtaken.  A claim by a dead process on the same host is given up at once (owner_dead);
+# : most), so a live check is never overtaken.  A claim by a dead
+# process on the same host is given up at once (owner_dead);
 #: only a replica that died on another host keeps its watches waiting this long.
 CHECK_STALE = dt.timedelta(minutes=10)
 #: Who claims checks in this process, and whether a claim's owner has died: the state store's
@@ -67,7 +68,9 @@ owner_dead = leases.owner_gone
 
 
 class Poster(jobs.Poster, Protocol):
-    """What a front-end provides to deliver watch posts (Slack implements it); ``find`` looks an alert up by its id."""
+    """What a front-end provides to deliver watch posts (Slack
+    implements it); ``find`` looks an alert up by its id.
+    """
 
     def post_alert(self, channel: str, alert: Alert) -> str:
         """Post it with METADATA_EVENT and the alert id in the message metadata; the ts."""
@@ -81,7 +84,12 @@ def _utcnow() -> dt.datetime:
 
 
 class WatchService:
-    def __init__(self, core: Core, clock: Callable[[], dt.datetime] = _utcnow, settings: Settings | None = None):
+    def __init__(
+        self,
+        core: Core,
+        clock: Callable[[], dt.datetime] = _utcnow,
+        settings: Settings | None = None,
+    ):
         self.core = core
         self.clock = clock
         self.settings = settings or core.settings
@@ -112,7 +120,8 @@ class WatchService:
     # -- creating, listing, removing ---------------------------------------------------------------
     def resolve(self, path_text: str) -> Path | str:
         """What to watch: a tracker run as typed (checked readable with this bot's access), or the
-        real path, refused outside RLMAP_RUN_ROOTS, and checked to be a log or W&B run we can read."""
+        real path, refused outside RLMAP_RUN_ROOTS, and
+        checked to be a log or W&B run we can read."""
         from rlmap_bot.watch import sources
         from rlmap_bot.watch.check import find_source
         from rlmap_bot.watch.roots import resolve_watch_path
@@ -122,7 +131,9 @@ class WatchService:
             return path_text.strip()
         path = resolve_watch_path(path_text, self.roots)
         if not sources.is_wandb_folder(path):
-            find_source(path, self.roots)  # RunReadError (one line) when it is not a log this reader knows
+            find_source(
+                path, self.roots
+            )  # RunReadError (one line) when it is not a log this reader knows
         return path
 
     def find(self, team: str, channel: str, target: str) -> Watch | None:
@@ -150,15 +161,27 @@ class WatchService:
         out = []
         for w in watches:
             t = tracking.get(w.id, Tracking())
-            out.append(WatchRow(id=w.short_id, channel=w.channel, path=w.path,
-                                every=format_interval(w.interval_minutes), quiet=w.quiet, status=w.status, paused_reason=w.paused_reason, last_check_at=t.last_check_at,
-                                last_verdict=t.last_verdict.headline if t.last_verdict else None,
-                                open_conditions=sorted(t.conditions)))
+            out.append(
+                WatchRow(
+                    id=w.short_id,
+                    channel=w.channel,
+                    path=w.path,
+                    every=format_interval(w.interval_minutes),
+                    quiet=w.quiet,
+                    status=w.status,
+                    paused_reason=w.paused_reason,
+                    last_check_at=t.last_check_at,
+                    last_verdict=t.last_verdict.headline if t.last_verdict else None,
+                    open_conditions=sorted(t.conditions),
+                )
+            )
         return out
 
     # -- checking ----------------------------------------------------------------------------------
     def recover(self, watch: Watch, poster: Poster, now: dt.datetime) -> int:
-        """Settle posts claimed but never recorded: recorded if the channel has them, dropped if not."""
+        """Settle posts claimed but never recorded: recorded
+        if the channel has them, dropped if not.
+        """
         settled = 0
         for claim in self.repo.pending_alerts(watch.id):
             started = dt.datetime.fromisoformat(claim["created_at"])
@@ -171,16 +194,24 @@ class WatchService:
                 settled += 1
         return settled
 
-    def run(self, watch_id: str, slot: str, poster: Poster, now: dt.datetime | None = None) -> CheckResult | None:
-        """One check of a watch for ``slot`` (``at:TIME`` when scheduled, ``now:ID`` when asked for)."""
+    def run(
+        self, watch_id: str, slot: str, poster: Poster, now: dt.datetime | None = None
+    ) -> CheckResult | None:
+        """One check of a watch for ``slot`` (``at:TIME``
+        when scheduled, ``now:ID`` when asked for).
+        """
         now = now or self.clock()
         watch = self.repo.get(watch_id)
         if watch is None:
             return None
         if watch.status != "active":
-            return CheckResult(watch_id=watch.id, path=watch.path, status="paused", problem=watch.paused_reason)
+            return CheckResult(
+                watch_id=watch.id, path=watch.path, status="paused", problem=watch.paused_reason
+            )
         check_id = uuid.uuid4().hex
-        claim = self.repo.claim_check(check_id, watch.id, watch.team, slot, now, CHECK_STALE, OWNER, owner_dead)
+        claim = self.repo.claim_check(
+            check_id, watch.id, watch.team, slot, now, CHECK_STALE, OWNER, owner_dead
+        )
         if claim != "claimed":
             return CheckResult(watch_id=watch.id, path=watch.path, status=claim)
         try:
@@ -192,7 +223,9 @@ class WatchService:
             log.warning("watch %s paused: %s", watch.id, exc.code)
             return CheckResult(watch_id=watch.id, path=watch.path, status="paused", problem=reason)
         except BaseException:
-            self.repo.finish_check(check_id, "failed")  # the next slot may run; pending posts are settled then
+            self.repo.finish_check(
+                check_id, "failed"
+            )  # the next slot may run; pending posts are settled then
             raise
         self.repo.finish_check(check_id, "done")
         return result
@@ -202,15 +235,26 @@ class WatchService:
 
         self.recover(watch, poster, now)
         tracking, blob, version = self.repo.load_state(watch.id)
-        outcome = check_run(watch, tracking, KeptRun.loads(blob), engine=self.core.engine, aliases=self.aliases(),
-                            roots=self.roots, now=now, stall=self.stall, access=access_for(self.settings))
+        outcome = check_run(
+            watch,
+            tracking,
+            KeptRun.loads(blob),
+            engine=self.core.engine,
+            aliases=self.aliases(),
+            roots=self.roots,
+            now=now,
+            stall=self.stall,
+            access=access_for(self.settings),
+        )
         result = _result(watch, outcome)
         tracking = outcome.tracking
         self._readable(watch, outcome, poster, now, result)
         if outcome.status == "paused":
             tracking.pauses += 1
             notice = paused_notice(watch, outcome, tracking.pauses)
-            got = self.repo.claim_alerts(notice.alert_id, watch, [(notice.condition, tracking.pauses, "paused")], now)
+            got = self.repo.claim_alerts(
+                notice.alert_id, watch, [(notice.condition, tracking.pauses, "paused")], now
+            )
             if got:
                 self._post(watch, notice, poster)
                 result.alerts.append(notice)
@@ -221,8 +265,12 @@ class WatchService:
             if alert is not None:
                 self._announce(watch, alert, outcome, poster, now, result)
             if note is not None:
-                got = self.repo.claim_alerts(note.alert_id, watch,
-                                             [(c, note.episodes[c], "resolved") for c in note.conditions], now)
+                got = self.repo.claim_alerts(
+                    note.alert_id,
+                    watch,
+                    [(c, note.episodes[c], "resolved") for c in note.conditions],
+                    now,
+                )
                 if got:
                     note.conditions = [c for c, _, _ in got]
                     self._post(watch, note, poster)
@@ -234,12 +282,15 @@ class WatchService:
             if self.repo.get(watch.id) is not None:  # unwatched meanwhile: nothing to keep
                 self.repo.save_state(watch.id, watch.team, tracking, outcome.kept.dumps(), version)
         except ConflictError:
-            log.warning("watch %s: a newer check stored its state first; this one's is dropped", watch.id)
+            log.warning(
+                "watch %s: a newer check stored its state first; this one's is dropped", watch.id
+            )
         result.open_conditions = sorted(tracking.conditions)
         return result
 
-    def _readable(self, watch: Watch, outcome: Outcome, poster: Poster, now: dt.datetime,
-                  result: CheckResult) -> None:
+    def _readable(
+        self, watch: Watch, outcome: Outcome, poster: Poster, now: dt.datetime, result: CheckResult
+    ) -> None:
         """A source that cannot be read is said once (the watch goes on, retried at each check);
         when it is read again, that is said once, in reply."""
         tracking = outcome.tracking
@@ -251,20 +302,35 @@ class WatchService:
             tracking.unreadable_since = now
         notice = unreadable_notice(watch, outcome, tracking.unreadable, failing)
         kind = "alert" if failing else "resolved"
-        if self.repo.claim_alerts(notice.alert_id, watch, [(notice.condition, tracking.unreadable, kind)], now):
+        if self.repo.claim_alerts(
+            notice.alert_id, watch, [(notice.condition, tracking.unreadable, kind)], now
+        ):
             if not failing:
-                notice.reply_to = self.repo.alert_ts(watch.id, notice.condition, tracking.unreadable)
+                notice.reply_to = self.repo.alert_ts(
+                    watch.id, notice.condition, tracking.unreadable
+                )
             self._post(watch, notice, poster)
             result.alerts.append(notice)
         if not failing:
             tracking.unreadable_since = None
 
-    def _announce(self, watch: Watch, alert: Alert, outcome: Outcome, poster: Poster, now: dt.datetime,
-                  result: CheckResult) -> None:
+    def _announce(
+        self,
+        watch: Watch,
+        alert: Alert,
+        outcome: Outcome,
+        poster: Poster,
+        now: dt.datetime,
+        result: CheckResult,
+    ) -> None:
         keys = [(c, alert.episodes[c], "alert") for c in alert.conditions]
         got = {c for c, _, _ in self.repo.claim_alerts(alert.alert_id, watch, keys, now)}
         conditions = outcome.judgement().evaluation.conditions
-        ledger = {(r["condition"], r["episode"]): r for r in self.repo.ledger(watch.id) if r["kind"] == "alert"}
+        ledger = {
+            (r["condition"], r["episode"]): r
+            for r in self.repo.ledger(watch.id)
+            if r["kind"] == "alert"
+        }
         for key in alert.conditions:
             if key in got or key not in conditions:
                 continue
@@ -285,7 +351,9 @@ class WatchService:
         try:
             ts = poster.post_alert(watch.channel, alert)
         except jobs.NotPosted:
-            self.repo.drop_alert(alert.alert_id)  # surely not posted: the condition stays to announce
+            self.repo.drop_alert(
+                alert.alert_id
+            )  # surely not posted: the condition stays to announce
             raise
         # Any other failure leaves the claim: the next check looks for the post by its metadata.
         self.repo.record_alert(alert.alert_id, ts)
@@ -310,9 +378,17 @@ class WatchService:
 
         path = self.resolve(path_text)
         watch = Watch(team="local", channel="terminal", path=str(path))
-        outcome = check_run(watch, Tracking(), KeptRun(), engine=self.core.engine, aliases=self.aliases(),
-                            roots=self.roots, now=now or self.clock(), stall=self.stall,
-                            access=access_for(self.settings))
+        outcome = check_run(
+            watch,
+            Tracking(),
+            KeptRun(),
+            engine=self.core.engine,
+            aliases=self.aliases(),
+            roots=self.roots,
+            now=now or self.clock(),
+            stall=self.stall,
+            access=access_for(self.settings),
+        )
         result = _result(watch, outcome)
         result.dry = True
         if outcome.status == "checked":
@@ -326,5 +402,17 @@ class WatchService:
 
 
 # What to post lives in watch/posts.py; its names stay importable from here.
-__all__ = ["CHECK_STALE", "FAULT_TEXTS", "FAULT_TITLES", "METADATA_EVENT", "OWNER", "PAUSE_TITLES", "Poster",
-           "WatchService", "_result", "owner_dead", "paused_notice", "plan"]
+__all__ = [
+    "CHECK_STALE",
+    "FAULT_TEXTS",
+    "FAULT_TITLES",
+    "METADATA_EVENT",
+    "OWNER",
+    "PAUSE_TITLES",
+    "Poster",
+    "WatchService",
+    "_result",
+    "owner_dead",
+    "paused_notice",
+    "plan",
+]

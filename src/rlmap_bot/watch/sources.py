@@ -59,7 +59,9 @@ def uses_source(text: str) -> bool:
 
 
 def check_readable(text: str, access: Access) -> None:
-    """Open the source once (a one-line UsageError when this install or workspace cannot read it)."""
+    """Open the source once (a one-line UsageError
+    when this install or workspace cannot read it).
+    """
     from rlmap_bot.runs.sources import open_source
 
     try:

@@ -38,7 +38,9 @@ FLAT_BAND = 0.10  # |last20 / first20 - 1| at most this: flat
 GREY_BAND = 0.05  # within FLAT_BAND +- this, the neighbouring label is accepted too
 COLLAPSE = 0.25  # last10 below this share of max(start, first10), a positive quantity: collapsed
 MEDIAN_RTOL = 0.02  # a reader's medians must agree within 2 % (relative)
-MIN_POINTS_FOR_TREND = 3  # fewer points: any trend label is accepted (judgement: two points are not a curve)
+MIN_POINTS_FOR_TREND = (
+    3  # fewer points: any trend label is accepted (judgement: two points are not a curve)
+)
 
 Series = dict[int, float]
 
@@ -70,7 +72,7 @@ def read_verl_console(path: Path) -> dict[str, Series]:
         if not match:
             continue
         step = int(match.group(1))
-        for part in line[match.end():].split(" - "):
+        for part in line[match.end() :].split(" - "):
             key, sep, value = part.partition(":")
             if not sep:
                 continue
@@ -274,8 +276,11 @@ def reading_for(entry: dict[str, Any], data: dict[str, Series]) -> dict[str, Any
         }
         eye = entry.get("trend_by_eye", {}).get(quantity)
         if eye is None and len(finite) < MIN_POINTS_FOR_TREND:
-            eye = {"trend": "ambiguous", "why": f"{len(finite)} point(s): no trend can be read",
-                   "also": ["rising", "falling", "flat", "collapsed"]}
+            eye = {
+                "trend": "ambiguous",
+                "why": f"{len(finite)} point(s): no trend can be read",
+                "also": ["rising", "falling", "flat", "collapsed"],
+            }
         if eye:
             reading["trend"] = eye["trend"]
             reading["trend_rule"] = label
@@ -365,8 +370,10 @@ def main(argv: list[str] | None = None) -> int:
         else:
             data = READERS[entry["format"]](path)
         readings.append(reading_for(entry, data))
-    text = HEADER + "\n" + yaml.safe_dump(
-        {"logs": readings}, sort_keys=False, allow_unicode=True, width=100
+    text = (
+        HEADER
+        + "\n"
+        + yaml.safe_dump({"logs": readings}, sort_keys=False, allow_unicode=True, width=100)
     )
     args.out.write_text(text, encoding="utf-8")
     print(f"{len(readings)} readings written to {args.out}", file=sys.stderr)
@@ -374,5 +381,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-
     raise SystemExit(main())

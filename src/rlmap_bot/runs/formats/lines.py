@@ -19,8 +19,17 @@ import orjson
 from rlmap_bot.runs.model import Collector, to_float
 
 #: Column or key names taken as the step, in order of preference.
-STEP_KEYS = ("_step", "step", "global_step", "train/global_step", "trainer/global_step",
-             "training/global_step", "iteration", "iter", "Step")
+STEP_KEYS = (
+    "_step",
+    "step",
+    "global_step",
+    "train/global_step",
+    "trainer/global_step",
+    "training/global_step",
+    "iteration",
+    "iter",
+    "Step",
+)
 
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]")
 VERL_STEP = re.compile(r"(?:^|[\s)\]>])step:(\d+) - ")
@@ -34,7 +43,7 @@ def parse_number(text: str) -> float | None:
     """A console value: 0.5, nan, inf, np.float64(0.5), tensor(0.5, device='cuda:0')."""
     text = text.strip()
     if text[-1:] == ")":  # np.float64(0.5): take the inside without paying for a failed float()
-        inner = text[text.find("(") + 1:-1]
+        inner = text[text.find("(") + 1 : -1]
         if "," not in inner:
             try:
                 return float(inner)
@@ -92,18 +101,21 @@ class VerlConsole(LineParser):
         if m is None:
             return False
         step = int(m.group(1))
-        parts = line[m.end():].rstrip().split(" - ")
-        names = tuple([p[:p.find(":")] for p in parts])
+        parts = line[m.end() :].rstrip().split(" - ")
+        names = tuple([p[: p.find(":")] for p in parts])
         kept = self._layouts.get(names)
         if kept is None:  # a new key layout: ask which names are kept once, not on every line
-            kept = [(i, n.strip()) for i, n in enumerate(names)
-                    if ":" in parts[i] and n.strip() and self.c.wants(n.strip())]
+            kept = [
+                (i, n.strip())
+                for i, n in enumerate(names)
+                if ":" in parts[i] and n.strip() and self.c.wants(n.strip())
+            ]
             if len(self._layouts) < LAYOUTS:
                 self._layouts[names] = kept
         add = self.c.add
         for i, name in kept:
             part = parts[i]
-            number = parse_number(part[part.find(":") + 1:])
+            number = parse_number(part[part.find(":") + 1 :])
             if number is not None:
                 add(name, step, number)
         return bool(kept) or any(":" in p for p in parts)
@@ -136,9 +148,13 @@ class JsonLines(LineParser):
         if not raw or raw[:1] != b"{":
             return False
         try:
-            obj = orjson.loads(raw)  # about 4x the standard library on verl's 80-key lines (benchmarks/logs.py)
+            obj = orjson.loads(
+                raw
+            )  # about 4x the standard library on verl's 80-key lines (benchmarks/logs.py)
         except orjson.JSONDecodeError:
-            try:  # Python's json writes NaN and Infinity, which orjson refuses: the rare line goes the slow way
+            # Python's json writes NaN and Infinity, which
+            # orjson refuses: the rare line goes the slow way
+            try:
                 obj = json.loads(raw)
             except ValueError:
                 return False
@@ -173,7 +189,9 @@ class JsonLines(LineParser):
                 if key in obj:
                     step = obj[key]
                     break
-            items = ((k, v) for k, v in _flatten(obj) if k not in STEP_KEYS and not k.startswith("_"))
+            items = (
+                (k, v) for k, v in _flatten(obj) if k not in STEP_KEYS and not k.startswith("_")
+            )
         number = to_float(step)
         if number is None or not math.isfinite(number):
             return False
@@ -271,8 +289,11 @@ class Csv(LineParser):
             return False
         if len(row) <= self._step_col:
             return False
-        if self._run_col >= 0 and self.run is not None and (
-                len(row) <= self._run_col or row[self._run_col].strip() != self.run):
+        if (
+            self._run_col >= 0
+            and self.run is not None
+            and (len(row) <= self._run_col or row[self._run_col].strip() != self.run)
+        ):
             return False  # another run's row
         number = parse_number(row[self._step_col]) if row[self._step_col] else None
         if number is None or not math.isfinite(number):

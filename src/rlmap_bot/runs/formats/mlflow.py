@@ -1,4 +1,5 @@
-"""MLflow stores without the mlflow package: the SQLite ``mlflow.db`` and the legacy ``mlruns/`` files.
+"""MLflow stores without the mlflow package: the SQLite
+``mlflow.db`` and the legacy ``mlruns/`` files.
 
 SQLite: ``metrics(key, value, timestamp, step, is_nan, run_uuid)`` with
 ``runs`` and ``experiments`` for names.  MLflow's SQL store writes NaN as
@@ -58,12 +59,17 @@ def db_runs(path: Path) -> list[MlflowRun]:
     try:
         try:
             rows = conn.execute(
-                "select r.run_uuid, coalesce(r.name, r.run_uuid), coalesce(e.name, r.experiment_id) "
+                "select r.run_uuid, coalesce(r.name, r.run_uuid), coalesce(e.name, "
+                "r.experiment_id) "
                 "from runs r left join experiments e on e.experiment_id = r.experiment_id "
-                "where coalesce(r.lifecycle_stage, 'active') != 'deleted' order by r.start_time, r.run_uuid"
+                "where coalesce(r.lifecycle_stage, 'active') != 'deleted' order by r.start_time, "
+                "r.run_uuid"
             ).fetchall()
         except sqlite3.Error:  # a store without the runs table: name runs by their uuid
-            rows = [(u, u, "0") for (u,) in conn.execute("select distinct run_uuid from metrics order by 1")]
+            rows = [
+                (u, u, "0")
+                for (u,) in conn.execute("select distinct run_uuid from metrics order by 1")
+            ]
     finally:
         conn.close()
     return [MlflowRun(uuid, str(name), str(exp)) for uuid, name, exp in rows]
@@ -76,7 +82,9 @@ def read_db_run(path: Path, run: MlflowRun, c: Collector) -> int:
         nan_col = "is_nan" if "is_nan" in cols else "0"
         order = "key, timestamp, step" if "timestamp" in cols else "key, rowid"
         cursor = conn.execute(
-            f"select key, step, value, {nan_col} from metrics where run_uuid = ? order by {order}", (run.uuid,))
+            f"select key, step, value, {nan_col} from metrics where run_uuid = ? order by {order}",
+            (run.uuid,),
+        )
         n = 0
         for key, step, value, is_nan in cursor:
             n += 1
@@ -105,7 +113,9 @@ def _meta(path: Path) -> dict:
 
 
 def file_runs(root: Path) -> list[tuple[MlflowRun, Path]]:
-    """Runs of a file store: any ``<run>/metrics`` folder beside a ``meta.yaml``, up to three levels down."""
+    """Runs of a file store: any ``<run>/metrics`` folder
+    beside a ``meta.yaml``, up to three levels down.
+    """
     found: list[tuple[MlflowRun, Path]] = []
     for depth in range(3):
         pattern = "/".join(["*"] * depth + ["metrics"]) if depth else "metrics"
@@ -115,7 +125,9 @@ def file_runs(root: Path) -> list[tuple[MlflowRun, Path]]:
                 continue
             meta = _meta(run_dir / "meta.yaml")
             tag = run_dir / "tags" / "mlflow.runName"
-            name = meta.get("run_name") or (tag.read_text(encoding="utf-8").strip() if tag.is_file() else None)
+            name = meta.get("run_name") or (
+                tag.read_text(encoding="utf-8").strip() if tag.is_file() else None
+            )
             exp_meta = _meta(run_dir.parent / "meta.yaml")
             experiment = str(exp_meta.get("name") or run_dir.parent.name)
             uuid = str(meta.get("run_id") or meta.get("run_uuid") or run_dir.name)

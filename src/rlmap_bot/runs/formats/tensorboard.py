@@ -23,8 +23,10 @@ EVENT_MARK = "tfevents"
 
 def event_files(run_dir: Path) -> list[Path]:
     """The event files directly in ``run_dir``, oldest first (the name carries the start time)."""
-    return sorted((p for p in run_dir.iterdir() if EVENT_MARK in p.name and p.is_file()),
-                  key=lambda p: (_start_time(p), p.name))
+    return sorted(
+        (p for p in run_dir.iterdir() if EVENT_MARK in p.name and p.is_file()),
+        key=lambda p: (_start_time(p), p.name),
+    )
 
 
 def _start_time(path: Path) -> float:
@@ -70,8 +72,13 @@ def read_event_files(files: list[Path], c: Collector) -> int:
                 _feed(record, c)
         except Exception as exc:  # noqa: BLE001 - the record reader raises its own types on corrupt data
             if c.records == 0:
-                raise RunReadError(f"{path}: not a readable TensorBoard event file ({type(exc).__name__})") from None
-            c.warnings.append(f"{path.name}: stopped at a corrupt record ({type(exc).__name__}); earlier events kept")
+                raise RunReadError(
+                    f"{path}: not a readable TensorBoard event file ({type(exc).__name__})"
+                ) from None
+            c.warnings.append(
+                f"{path.name}: stopped at a corrupt record ({type(exc).__name__}); earlier events "
+                f"kept"
+            )
     return total
 
 
@@ -101,8 +108,10 @@ def read_event_file_from(path: Path, offset: int, c: Collector) -> tuple[int, in
                 return offset, nread
             (length,) = struct.unpack("<Q", head[:8])
             if masked_crc32c(head[:8]) != struct.unpack("<I", head[8:])[0]:
-                c.warnings.append(f"{path.name}: a corrupt record frame at byte {offset}; the rest of the file "
-                                  f"is not read")
+                c.warnings.append(
+                    f"{path.name}: a corrupt record frame at byte {offset}; the rest of the file "
+                    f"is not read"
+                )
                 return offset, nread
             body = f.read(length + _FRAME_TAIL)
             nread += len(body)
@@ -116,4 +125,6 @@ def read_event_file_from(path: Path, offset: int, c: Collector) -> tuple[int, in
             try:
                 _feed(data, c)
             except Exception as exc:  # noqa: BLE001 - protobuf raises its own DecodeError types
-                c.warnings.append(f"{path.name}: an undecodable event was skipped ({type(exc).__name__})")
+                c.warnings.append(
+                    f"{path.name}: an undecodable event was skipped ({type(exc).__name__})"
+                )

@@ -15,7 +15,9 @@ _CHECKPOINT = re.compile(r"^checkpoint-(\d+)$")
 
 
 def newest_state(folder: Path) -> Path | None:
-    """The trainer_state.json of ``folder`` itself, else of its highest-numbered ``checkpoint-*``."""
+    """The trainer_state.json of ``folder`` itself,
+    else of its highest-numbered ``checkpoint-*``.
+    """
     numbered = []
     for child in folder.iterdir() if folder.is_dir() else ():
         m = _CHECKPOINT.match(child.name)

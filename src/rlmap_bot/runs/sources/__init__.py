@@ -1,4 +1,5 @@
-"""Where a run is read from: a file or folder, or a tracker (W&B, MLflow, Trackio), behind one argument.
+"""Where a run is read from: a file or folder, or a
+tracker (W&B, MLflow, Trackio), behind one argument.
 
 ``diagnose --run SOURCE`` and ``watch SOURCE`` take the same text. :func:`parse_source` reads it
 into a :class:`SourceRef`; :func:`open_source` gives the :class:`RunSource` that reads it, either
@@ -30,8 +31,12 @@ class SourceRef(BaseModel):
     kind: Kind
     target: str = Field(description="path, ENTITY/PROJECT/RUN_ID, RUN_ID, or PROJECT/RUN_NAME")
     text: str = Field(description="the argument as the person typed it")
-    format: str | None = Field(None, description="path only: the log format when the content cannot tell it")
-    run_id: str | None = Field(None, description="path only: which run, when the path holds several")
+    format: str | None = Field(
+        None, description="path only: the log format when the content cannot tell it"
+    )
+    run_id: str | None = Field(
+        None, description="path only: which run, when the path holds several"
+    )
 
     @property
     def shown(self) -> str:
@@ -42,7 +47,9 @@ class Cursor(BaseModel):
     """Where the last read of a source stopped; stored as JSON between watch checks."""
 
     kind: Kind
-    data: dict = Field(default_factory=dict, description="reader-specific: offsets, last step per metric, ...")
+    data: dict = Field(
+        default_factory=dict, description="reader-specific: offsets, last step per metric, ..."
+    )
 
 
 @dataclass(frozen=True)
@@ -60,18 +67,26 @@ class Access:
     #: Whether paths on this machine may be read at all: a terminal's person may; a workspace only
     #: when RLMAP_RUN_ROOTS names folders (and then only inside them).
     paths: bool = True
-    environ: dict[str, str] = field(default_factory=dict)  # MLFLOW_TRACKING_URI, TRACKIO_DIR, WANDB_BASE_URL
+    environ: dict[str, str] = field(
+        default_factory=dict
+    )  # MLFLOW_TRACKING_URI, TRACKIO_DIR, WANDB_BASE_URL
 
 
 class RunSource(Protocol):
-    """A readable run. ``keep`` says which metric names to keep as series (every name is still listed)."""
+    """A readable run. ``keep`` says which metric names
+    to keep as series (every name is still listed).
+    """
 
     ref: SourceRef
 
     def read_all(self, keep: Callable[[str], bool]) -> RunData: ...
 
-    def read_new(self, cursor: Cursor | None, keep: Callable[[str], bool]) -> tuple[RunData, Cursor]:
-        """What was logged after ``cursor`` (everything when None) and the cursor to pass next time."""
+    def read_new(
+        self, cursor: Cursor | None, keep: Callable[[str], bool]
+    ) -> tuple[RunData, Cursor]:
+        """What was logged after ``cursor`` (everything
+        when None) and the cursor to pass next time.
+        """
         ...
 
 
@@ -96,12 +111,18 @@ def parse_source(text: str, format: str | None = None, run_id: str | None = None
     prefix, sep, rest = raw.partition(":")
     if sep and prefix.lower() in KINDS and prefix.lower() != "path":
         if not rest.strip():
-            raise RunReadError(f"{raw}: say which run after '{prefix}:' (e.g. {_EXAMPLES[prefix.lower()]})")
+            raise RunReadError(
+                f"{raw}: say which run after '{prefix}:' (e.g. {_EXAMPLES[prefix.lower()]})"
+            )
         return SourceRef(kind=prefix.lower(), target=rest.strip(), text=raw)
     return SourceRef(kind="path", target=raw, text=raw, format=format, run_id=run_id)
 
 
-_EXAMPLES = {"wandb": "wandb:my-team/my-project/abc123", "mlflow": "mlflow:3f2a...", "trackio": "trackio:project/run"}
+_EXAMPLES = {
+    "wandb": "wandb:my-team/my-project/abc123",
+    "mlflow": "mlflow:3f2a...",
+    "trackio": "trackio:project/run",
+}
 
 
 def open_source(ref: SourceRef, access: Access) -> RunSource:

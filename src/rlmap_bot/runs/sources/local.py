@@ -40,13 +40,17 @@ def inside_roots(path: Path, access: Access) -> None:
     """RunReadError unless ``path`` resolves inside one of ``access.run_roots`` (none set: no limit,
     for a reader whose ``access.paths`` allows paths at all)."""
     if not access.paths:
-        raise RunReadError(f"{path}: files on the bot's machine are read only inside the folders "
-                           "RLMAP_RUN_ROOTS names, and it names none; nothing is read")
+        raise RunReadError(
+            f"{path}: files on the bot's machine are read only inside the folders "
+            "RLMAP_RUN_ROOTS names, and it names none; nothing is read"
+        )
     if not access.run_roots:
         return
     real = path.expanduser().resolve()
     if not any(real.is_relative_to(root.expanduser().resolve()) for root in access.run_roots):
-        raise RunReadError(f"{path}: outside the folders runs may be read from (RLMAP_RUN_ROOTS); nothing is read")
+        raise RunReadError(
+            f"{path}: outside the folders runs may be read from (RLMAP_RUN_ROOTS); nothing is read"
+        )
 
 
 class LocalSource:
@@ -67,8 +71,13 @@ class LocalSource:
         c = Collector(keep)
         nbytes, warnings = read_candidate(cand, c)
         c.warnings.extend(several_runs_note(candidates, cand, self.ref.run_id) + warnings)
-        return c.finish(path=str(cand.location), format=cand.format, run_id=cand.run_id,
-                        runs=[x.run_id for x in candidates], bytes_read=nbytes)
+        return c.finish(
+            path=str(cand.location),
+            format=cand.format,
+            run_id=cand.run_id,
+            runs=[x.run_id for x in candidates],
+            bytes_read=nbytes,
+        )
 
     def read_new(self, cursor: Cursor | None, keep: Keep) -> tuple[RunData, Cursor]:
         data = dict(cursor.data) if cursor is not None and cursor.kind == "path" else {}
@@ -77,11 +86,17 @@ class LocalSource:
         if data.get("mode") == "tensorboard":
             return self._tensorboard(data, keep)
         cand, _ = self._candidate()
-        if cand.format in LINE_FORMATS and cand.location.is_file() and not is_gzip(cand.location) \
-                and cand.extra is None:
+        if (
+            cand.format in LINE_FORMATS
+            and cand.location.is_file()
+            and not is_gzip(cand.location)
+            and cand.extra is None
+        ):
             return self._lines(cand.location, {"mode": "lines", "file": str(cand.location)}, keep)
         if cand.format == "tensorboard":
-            return self._tensorboard({"mode": "tensorboard", "dir": str(cand.location), "files": {}}, keep)
+            return self._tensorboard(
+                {"mode": "tensorboard", "dir": str(cand.location), "files": {}}, keep
+            )
         return self._whole(cand, data, keep)
 
     def _lines(self, file: Path, data: dict, keep: Keep) -> tuple[RunData, Cursor]:
@@ -89,8 +104,10 @@ class LocalSource:
 
         reader = RunReader(file, keep=keep, state=data.get("reader"))
         run = reader.read_new()
-        return run, Cursor(kind="path", data={"mode": "lines", "file": str(file),
-                                              "reader": reader.state.model_dump()})
+        return run, Cursor(
+            kind="path",
+            data={"mode": "lines", "file": str(file), "reader": reader.state.model_dump()},
+        )
 
     def _tensorboard(self, data: dict, keep: Keep) -> tuple[RunData, Cursor]:
         from rlmap_bot.runs.formats import tensorboard
@@ -98,7 +115,9 @@ class LocalSource:
         folder = Path(data["dir"])
         offsets: dict[str, int] = dict(data.get("files", {}))
         c = Collector(keep)
-        c._last.update(data.get("last_steps", {}))  # a step logged again after a restart is still a restart
+        c._last.update(
+            data.get("last_steps", {})
+        )  # a step logged again after a restart is still a restart
         total = 0
         files = tensorboard.event_files(folder) if folder.is_dir() else []
         if not files:
@@ -107,30 +126,46 @@ class LocalSource:
         for path in files:
             start = offsets.get(path.name, 0)
             if path.stat().st_size < start:
-                c.warnings.append(f"{path.name} shrank below what was read; read again from its start")
+                c.warnings.append(
+                    f"{path.name} shrank below what was read; read again from its start"
+                )
                 start = 0
             offsets[path.name], n = tensorboard.read_event_file_from(path, start, c)
             total += n
         if data.get("files") and fresh:
-            c.warnings.append(f"new event file(s) since the last check: {', '.join(fresh)} (a restarted run)")
+            c.warnings.append(
+                f"new event file(s) since the last check: {', '.join(fresh)} (a restarted run)"
+            )
         run = c.finish(path=str(folder), format="tensorboard", run_id=folder.name, bytes_read=total)
-        cursor = {"mode": "tensorboard", "dir": str(folder), "files": offsets,
-                  "last_steps": {**data.get("last_steps", {}), **c._last}}
+        cursor = {
+            "mode": "tensorboard",
+            "dir": str(folder),
+            "files": offsets,
+            "last_steps": {**data.get("last_steps", {}), **c._last},
+        }
         return run, Cursor(kind="path", data=cursor)
 
     def _whole(self, cand: Candidate, data: dict, keep: Keep) -> tuple[RunData, Cursor]:
         stamp = _stamp(cand.location)
         last: dict[str, int] = dict(data.get("last_steps", {}))
-        if data.get("mode") == "whole" and data.get("stamp") == stamp and data.get("file") == str(cand.location):
-            run = Collector(keep).finish(path=str(cand.location), format=cand.format, run_id=cand.run_id)
+        if (
+            data.get("mode") == "whole"
+            and data.get("stamp") == stamp
+            and data.get("file") == str(cand.location)
+        ):
+            run = Collector(keep).finish(
+                path=str(cand.location), format=cand.format, run_id=cand.run_id
+            )
             return run, Cursor(kind="path", data=data)
         run = self.read_all(keep)
         run = _after(run, last)
         for name, series in run.series.items():
             if len(series):
                 last[name] = int(series.steps[-1])
-        return run, Cursor(kind="path", data={"mode": "whole", "file": str(cand.location), "stamp": stamp,
-                                              "last_steps": last})
+        return run, Cursor(
+            kind="path",
+            data={"mode": "whole", "file": str(cand.location), "stamp": stamp, "last_steps": last},
+        )
 
 
 def _stamp(path: Path) -> list[float]:
@@ -153,8 +188,12 @@ def _after(run: RunData, last: dict[str, int]) -> RunData:
         keep = s.steps > cut
         if keep.any():
             series[name] = Series(name=name, steps=s.steps[keep], values=s.values[keep])
-    nonfinite = {n: [int(x) for x in steps if x > last.get(n, -np.inf)] for n, steps in run.nonfinite.items()}
-    return run.model_copy(update={"series": series, "nonfinite": {n: v for n, v in nonfinite.items() if v}})
+    nonfinite = {
+        n: [int(x) for x in steps if x > last.get(n, -np.inf)] for n, steps in run.nonfinite.items()
+    }
+    return run.model_copy(
+        update={"series": series, "nonfinite": {n: v for n, v in nonfinite.items() if v}}
+    )
 
 
 @register("path")

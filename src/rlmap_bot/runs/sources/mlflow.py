@@ -1,4 +1,5 @@
-"""``mlflow:RUN_ID`` against ``MLFLOW_TRACKING_URI``: a tracking server's REST API, or a ``sqlite:///`` store.
+"""``mlflow:RUN_ID`` against ``MLFLOW_TRACKING_URI``: a
+tracking server's REST API, or a ``sqlite:///`` store.
 
 Neither path imports mlflow: the server is plain JSON over HTTP (urllib), the store is read with
 sqlite3, read-only. A check reads only the steps past the cursor, metric by metric:
@@ -55,23 +56,33 @@ def open_mlflow(ref: SourceRef, access: Access) -> RunSource:
     uri = (access.environ.get("MLFLOW_TRACKING_URI") or "").strip()
     run_id = ref.target.strip()
     if not uri:
-        raise RunReadError(f"{ref.text}: set MLFLOW_TRACKING_URI to the tracking server "
-                           "(http://HOST:PORT) or the store (sqlite:///mlflow.db) the run is in")
+        raise RunReadError(
+            f"{ref.text}: set MLFLOW_TRACKING_URI to the tracking server "
+            "(http://HOST:PORT) or the store (sqlite:///mlflow.db) the run is in"
+        )
     if uri.startswith(("http://", "https://")):
         host, port = host_of(uri)
-        if not (allowed(host, access.mlflow_hosts) or allowed(f"{host}:{port}", access.mlflow_hosts)):
-            raise RunReadError(f"{ref.text}: the MLflow host {host} is not one this workspace may read "
-                               "(RLMAP_MLFLOW_HOSTS); nothing is read")
+        if not (
+            allowed(host, access.mlflow_hosts) or allowed(f"{host}:{port}", access.mlflow_hosts)
+        ):
+            raise RunReadError(
+                f"{ref.text}: the MLflow host {host} is not one this workspace may read "
+                "(RLMAP_MLFLOW_HOSTS); nothing is read"
+            )
         return MlflowServer(ref, run_id, uri, access.credentials)
     if uri.startswith("sqlite:"):
         path = Path(urllib.parse.urlsplit(uri).path[1:] or "mlflow.db")
         inside_roots(path, access.run_roots, "MLFLOW_TRACKING_URI", ref.text)
         return MlflowStore(ref, run_id, path)
-    raise RunReadError(f"{ref.text}: MLFLOW_TRACKING_URI must be an http(s):// tracking server or a sqlite:/// "
-                       f"store; {urllib.parse.urlsplit(uri).scheme or 'a plain path'} stores are not read here")
+    raise RunReadError(
+        f"{ref.text}: MLFLOW_TRACKING_URI must be an http(s):// tracking server or a sqlite:/// "
+        f"store; {urllib.parse.urlsplit(uri).scheme or 'a plain path'} stores are not read here"
+    )
 
 
-def _finish(c: Collector, ref: SourceRef, fmt: str, run_id: str, names: set[str], **fields) -> RunData:
+def _finish(
+    c: Collector, ref: SourceRef, fmt: str, run_id: str, names: set[str], **fields
+) -> RunData:
     c.names |= names
     return c.finish(path=ref.text, format=fmt, run_id=run_id, runs=[run_id], **fields)
 
@@ -82,9 +93,16 @@ class MlflowServer:
     def __init__(self, ref: SourceRef, run_id: str, uri: str, credentials: dict[str, str]):
         self.ref, self.run_id = ref, run_id
         token = credentials.get("MLFLOW_TRACKING_TOKEN")
-        user, password = credentials.get("MLFLOW_TRACKING_USERNAME"), credentials.get("MLFLOW_TRACKING_PASSWORD")
-        self.http = Http(uri, f"the MLflow tracking server at {origin(uri)}", bearer_or_basic(token, user, password),
-                         [v for v in (token, user, password) if v])
+        user, password = (
+            credentials.get("MLFLOW_TRACKING_USERNAME"),
+            credentials.get("MLFLOW_TRACKING_PASSWORD"),
+        )
+        self.http = Http(
+            uri,
+            f"the MLflow tracking server at {origin(uri)}",
+            bearer_or_basic(token, user, password),
+            [v for v in (token, user, password) if v],
+        )
         self.bulk_interval = True
 
     def read_all(self, keep: Keep) -> RunData:
@@ -93,7 +111,10 @@ class MlflowServer:
     def read_new(self, cursor: Cursor | None, keep: Keep) -> tuple[RunData, Cursor]:
         done: dict[str, int] = dict(cursor.data.get("steps", {})) if cursor else {}
         answer = self.http.get("/api/2.0/mlflow/runs/get", {"run_id": self.run_id})
-        latest = {m["key"]: int(m.get("step", 0)) for m in answer.get("run", {}).get("data", {}).get("metrics", [])}
+        latest = {
+            m["key"]: int(m.get("step", 0))
+            for m in answer.get("run", {}).get("data", {}).get("metrics", [])
+        }
         c = Collector(keep)
         for key, last in sorted(latest.items()):
             if not c.wants(key) or last <= done.get(key, -1):
@@ -135,12 +156,21 @@ class MlflowServer:
         width = MAX_RESULTS
         while start <= end:
             stop = min(end, start + width - 1)
-            page = self.http.get("/api/2.0/mlflow/metrics/get-history-bulk-interval", {
-                "run_ids": self.run_id, "metric_key": key, "start_step": start, "end_step": stop,
-                "max_results": MAX_RESULTS})
+            page = self.http.get(
+                "/api/2.0/mlflow/metrics/get-history-bulk-interval",
+                {
+                    "run_ids": self.run_id,
+                    "metric_key": key,
+                    "start_step": start,
+                    "end_step": stop,
+                    "max_results": MAX_RESULTS,
+                },
+            )
             got = page.get("metrics", [])
             if len(got) >= MAX_RESULTS and stop > start:
-                width = max(1, (stop - start + 1) // 2)  # full: the server may have sampled; read halves
+                width = max(
+                    1, (stop - start + 1) // 2
+                )  # full: the server may have sampled; read halves
                 continue
             rows += got
             start = stop + 1
@@ -157,13 +187,19 @@ class MlflowStore:
 
     def _connect(self) -> sqlite3.Connection:
         if not self.path.is_file():
-            raise RunReadError(f"{self.ref.text}: MLFLOW_TRACKING_URI names {self.path}, which does not exist")
+            raise RunReadError(
+                f"{self.ref.text}: MLFLOW_TRACKING_URI names {self.path}, which does not exist"
+            )
         try:
-            conn = sqlite3.connect(f"file:{self.path}?mode=ro", uri=True, timeout=SQLITE_BUSY_SECONDS)
+            conn = sqlite3.connect(
+                f"file:{self.path}?mode=ro", uri=True, timeout=SQLITE_BUSY_SECONDS
+            )
             conn.execute("select 1 from sqlite_master limit 1")
             return conn
         except sqlite3.Error as exc:
-            raise RunReadError(f"{self.ref.text}: cannot open the MLflow store {self.path}: {exc}") from None
+            raise RunReadError(
+                f"{self.ref.text}: cannot open the MLflow store {self.path}: {exc}"
+            ) from None
 
     def read_all(self, keep: Keep) -> RunData:
         return self.read_new(None, keep)[0]
@@ -178,8 +214,11 @@ class MlflowStore:
                 if not c.wants(key) or last <= done.get(key, -math.inf):
                     continue
                 rows = conn.execute(
-                    "select step, value, is_nan from metrics where run_uuid = ? and key = ? and step > ? "
-                    "order by step, timestamp", (self.run_id, key, done.get(key, -(2**63))))
+                    "select step, value, is_nan from metrics where run_uuid = ? and key = ? and "
+                    "step > ? "
+                    "order by step, timestamp",
+                    (self.run_id, key, done.get(key, -(2**63))),
+                )
                 for step, value, is_nan in rows:
                     c.records += 1
                     number = math.nan if is_nan else tracker_value(value)
@@ -187,16 +226,24 @@ class MlflowStore:
                         c.add(key, int(step), number)
                     done[key] = max(done.get(key, int(step)), int(step))
         except sqlite3.Error as exc:
-            raise RunReadError(f"{self.ref.text}: cannot read the MLflow store {self.path} ({exc}); "
-                               "the read can be retried") from None
+            raise RunReadError(
+                f"{self.ref.text}: cannot read the MLflow store {self.path} ({exc}); "
+                "the read can be retried"
+            ) from None
         finally:
             conn.close()
         run = _finish(c, self.ref, "mlflow-db", self.run_id, set(latest))
         return run, Cursor(kind="mlflow", data={"steps": done})
 
     def _latest(self, conn: sqlite3.Connection) -> dict[str, int]:
-        """Each metric's latest step (MLflow keeps them in ``latest_metrics``); the run must exist."""
+        """Each metric's latest step (MLflow keeps them
+        in ``latest_metrics``); the run must exist.
+        """
         if not conn.execute("select 1 from runs where run_uuid = ?", (self.run_id,)).fetchone():
-            raise RunReadError(f"{self.ref.text}: no run {self.run_id} in the MLflow store {self.path}")
-        rows = conn.execute("select key, step from latest_metrics where run_uuid = ?", (self.run_id,))
+            raise RunReadError(
+                f"{self.ref.text}: no run {self.run_id} in the MLflow store {self.path}"
+            )
+        rows = conn.execute(
+            "select key, step from latest_metrics where run_uuid = ?", (self.run_id,)
+        )
         return {key: int(step) for key, step in rows}

@@ -28,7 +28,9 @@ ANY = "*"  # an allow-list entry that allows everything (the terminal's own acce
 
 
 def tracker_value(value: Any) -> float | None:
-    """A tracker's stored scalar as a float: JSON's ``"NaN"``/``"Infinity"`` strings, the clamped max."""
+    """A tracker's stored scalar as a float: JSON's
+    ``"NaN"``/``"Infinity"`` strings, the clamped max.
+    """
     if isinstance(value, str):
         try:
             value = float(value)  # "NaN", "Infinity", "-Infinity" as protobuf's JSON writes them
@@ -61,14 +63,18 @@ def allowed(name: str, allow: Iterable[str]) -> bool:
 
 
 def scrub(text: str, secrets: Iterable[str]) -> str:
-    """``text`` with every credential value replaced (longest first), for any message built from outside text."""
+    """``text`` with every credential value replaced (longest
+    first), for any message built from outside text.
+    """
     for secret in sorted({s for s in secrets if s}, key=len, reverse=True):
         text = text.replace(secret, "[redacted]")
     return text
 
 
 class Http:
-    """GET JSON from one server with its credentials; every failure is one :class:`RunReadError` line."""
+    """GET JSON from one server with its credentials;
+    every failure is one :class:`RunReadError` line.
+    """
 
     def __init__(self, base: str, what: str, headers: dict[str, str], secrets: Iterable[str]):
         self.base = base.rstrip("/")
@@ -79,7 +85,9 @@ class Http:
 
     def get(self, path: str, params: dict[str, Any] | list[tuple[str, Any]]) -> dict:
         url = f"{self.base}{path}?{urllib.parse.urlencode(params)}"
-        request = urllib.request.Request(url, headers={"Accept": "application/json", **self.headers})
+        request = urllib.request.Request(
+            url, headers={"Accept": "application/json", **self.headers}
+        )
         self.requests += 1
         try:
             with urllib.request.urlopen(request, timeout=HTTP_TIMEOUT_SECONDS) as response:  # noqa: S310 - configured URL
@@ -88,10 +96,16 @@ class Http:
             raise self._http_error(exc) from None
         except (urllib.error.URLError, TimeoutError, ConnectionError) as exc:
             reason = getattr(exc, "reason", exc)
-            raise RunReadError(scrub(f"{self.what} is not answering ({reason}); the read can be retried",
-                                     self.secrets)) from None
+            raise RunReadError(
+                scrub(
+                    f"{self.what} is not answering ({reason}); the read can be retried",
+                    self.secrets,
+                )
+            ) from None
         except ValueError:
-            raise RunReadError(f"{self.what} sent an answer that is not JSON; is the URL a tracking server?") from None
+            raise RunReadError(
+                f"{self.what} sent an answer that is not JSON; is the URL a tracking server?"
+            ) from None
 
     def _http_error(self, exc: urllib.error.HTTPError) -> RunReadError:
         try:
@@ -100,7 +114,10 @@ class Http:
             body = {}
         message = body.get("message") if isinstance(body, dict) else None
         if exc.code in (401, 403):
-            text = f"{self.what} refused the credentials (HTTP {exc.code}); an admin sets them per workspace"
+            text = (
+                f"{self.what} refused the credentials (HTTP {exc.code}); an admin sets them per "
+                f"workspace"
+            )
         elif exc.code == 404 and message:
             text = f"{self.what}: {message}"
         else:
@@ -119,11 +136,15 @@ def bearer_or_basic(token: str | None, user: str | None, password: str | None) -
 
 
 def inside_roots(path: Path, roots: tuple[Path, ...], setting: str, source: str) -> None:
-    """RunReadError unless ``path`` resolves inside one of ``roots`` (none set: no limit), naming the
+    """RunReadError unless ``path`` resolves inside one
+    of ``roots`` (none set: no limit), naming the
     ``source`` as typed and the ``setting`` that placed the store."""
     if not roots:
         return
     real = path.expanduser().resolve()
     if not any(real.is_relative_to(root.expanduser().resolve()) for root in roots):
-        raise RunReadError(f"{source}: {setting} names a store outside the folders runs may be read from (RLMAP_RUN_ROOTS); "
-                           "nothing is read")
+        raise RunReadError(
+            f"{source}: {setting} names a store outside the folders runs may be read from "
+            f"(RLMAP_RUN_ROOTS); "
+            "nothing is read"
+        )

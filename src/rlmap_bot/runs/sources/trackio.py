@@ -35,7 +35,9 @@ SQLITE_BUSY_SECONDS = 5.0
 def trackio_dir(environ: dict[str, str]) -> Path:
     if environ.get("TRACKIO_DIR"):
         return Path(environ["TRACKIO_DIR"]).expanduser()
-    hf_home = environ.get("HF_HOME") or os.path.join(os.path.expanduser("~"), ".cache", "huggingface")
+    hf_home = environ.get("HF_HOME") or os.path.join(
+        os.path.expanduser("~"), ".cache", "huggingface"
+    )
     return Path(hf_home) / "trackio"
 
 
@@ -68,14 +70,20 @@ class TrackioRun:
 
     def _connect(self) -> sqlite3.Connection:
         if not self.path.is_file():
-            raise RunReadError(f"{self.ref.text}: no Trackio project {self.project!r} in {self.path.parent} "
-                               "(TRACKIO_DIR)")
+            raise RunReadError(
+                f"{self.ref.text}: no Trackio project {self.project!r} in {self.path.parent} "
+                "(TRACKIO_DIR)"
+            )
         try:
-            conn = sqlite3.connect(f"file:{self.path}?mode=ro", uri=True, timeout=SQLITE_BUSY_SECONDS)
+            conn = sqlite3.connect(
+                f"file:{self.path}?mode=ro", uri=True, timeout=SQLITE_BUSY_SECONDS
+            )
             conn.execute("select 1 from sqlite_master limit 1")
             return conn
         except sqlite3.Error as exc:
-            raise RunReadError(f"{self.ref.text}: cannot open the Trackio store {self.path}: {exc}") from None
+            raise RunReadError(
+                f"{self.ref.text}: cannot open the Trackio store {self.path}: {exc}"
+            ) from None
 
     def read_all(self, keep: Keep) -> RunData:
         return self.read_new(None, keep)[0]
@@ -86,12 +94,20 @@ class TrackioRun:
         c = Collector(keep)
         conn = self._connect()
         try:
-            if not last_id and not conn.execute(
-                    "select 1 from metrics where run_name = ? limit 1", (self.name,)).fetchone():
-                raise RunReadError(f"{self.ref.text}: no run {self.name!r} in the Trackio project {self.project!r}")
+            if (
+                not last_id
+                and not conn.execute(
+                    "select 1 from metrics where run_name = ? limit 1", (self.name,)
+                ).fetchone()
+            ):
+                raise RunReadError(
+                    f"{self.ref.text}: no run {self.name!r} in the Trackio project {self.project!r}"
+                )
             # "+run_name": no index on it, so SQLite walks the rowid range past the cursor.
-            rows = conn.execute("select id, step, metrics from metrics where id > ? and +run_name = ? order by id",
-                                (last_id, self.name))
+            rows = conn.execute(
+                "select id, step, metrics from metrics where id > ? and +run_name = ? order by id",
+                (last_id, self.name),
+            )
             for row_id, step, text in rows:
                 last_id = row_id
                 try:
@@ -108,8 +124,10 @@ class TrackioRun:
                     if value is not None and step is not None and c.wants(key):
                         c.add(key, int(step), value)
         except sqlite3.Error as exc:
-            raise RunReadError(f"{self.ref.text}: cannot read the Trackio store {self.path} ({exc}); "
-                               "the read can be retried") from None
+            raise RunReadError(
+                f"{self.ref.text}: cannot read the Trackio store {self.path} ({exc}); "
+                "the read can be retried"
+            ) from None
         finally:
             conn.close()
         c.names |= names

@@ -1,4 +1,5 @@
-"""``wandb:ENTITY/PROJECT/RUN_ID`` through W&B's public API (``wandb.Api``, the optional extra ``wandb``).
+"""``wandb:ENTITY/PROJECT/RUN_ID`` through W&B's public
+API (``wandb.Api``, the optional extra ``wandb``).
 
 The whole history, not ``run.history()``'s 500-row sample: ``scan_history(min_step=...)`` pages
 through every row from the step after the cursor (``use_cache=False``, so each poll asks the
@@ -40,15 +41,21 @@ class _Retry(Exception):
 def open_wandb(ref: SourceRef, access: Access) -> RunSource:
     parts = [p for p in ref.target.split("/") if p]
     if len(parts) != 3:
-        raise RunReadError(f"{ref.text}: a W&B run is wandb:ENTITY/PROJECT/RUN_ID (the run's id, from its URL)")
+        raise RunReadError(
+            f"{ref.text}: a W&B run is wandb:ENTITY/PROJECT/RUN_ID (the run's id, from its URL)"
+        )
     entity, project, run_id = parts
     if not allowed(entity, access.wandb_entities):
-        raise RunReadError(f"{ref.text}: the W&B entity {entity} is not one this workspace may read "
-                           "(RLMAP_WANDB_ENTITIES); nothing is read")
+        raise RunReadError(
+            f"{ref.text}: the W&B entity {entity} is not one this workspace may read "
+            "(RLMAP_WANDB_ENTITIES); nothing is read"
+        )
     key = access.credentials.get("WANDB_API_KEY")
     if not key:
-        raise RunReadError(f"{ref.text}: no W&B API key; an admin sets one (`/rlmap credentials set wandb`), "
-                           "or set WANDB_API_KEY in a terminal")
+        raise RunReadError(
+            f"{ref.text}: no W&B API key; an admin sets one (`/rlmap credentials set wandb`), "
+            "or set WANDB_API_KEY in a terminal"
+        )
     base = (access.environ.get("WANDB_BASE_URL") or DEFAULT_BASE_URL).rstrip("/")
     return WandbRun(ref, entity, project, run_id, key, base)
 
@@ -89,19 +96,27 @@ class WandbRun:
                 if value is not None and c.wants(key):
                     c.add(key, step, value)
         c.names |= names
-        run = c.finish(path=self.ref.text, format="wandb-api", run_id=self.run_id, runs=[self.run_id])
+        run = c.finish(
+            path=self.ref.text, format="wandb-api", run_id=self.run_id, runs=[self.run_id]
+        )
         return run, Cursor(kind="wandb", data={"step": last, "names": sorted(names)})
 
     # -- the client ----------------------------------------------------------------------------
     def _client(self) -> Any:
         if self._api is None:
-            os.environ.setdefault("WANDB_SILENT", "true")  # the client's own console lines: errors come from here
+            os.environ.setdefault(
+                "WANDB_SILENT", "true"
+            )  # the client's own console lines: errors come from here
             try:
                 import wandb
             except ModuleNotFoundError:
-                raise RunReadError(f"{self.ref.text}: reading W&B runs needs the wandb client: "
-                                   "pip install 'rlmap-bot[wandb]'") from None
-            self._api = wandb.Api(api_key=self._key, overrides={"base_url": self.base}, timeout=API_TIMEOUT_SECONDS)
+                raise RunReadError(
+                    f"{self.ref.text}: reading W&B runs needs the wandb client: "
+                    "pip install 'rlmap-bot[wandb]'"
+                ) from None
+            self._api = wandb.Api(
+                api_key=self._key, overrides={"base_url": self.base}, timeout=API_TIMEOUT_SECONDS
+            )
         else:
             self._api.flush()  # forget the run loaded by the last poll: its last step is fresh now
         return self._api
@@ -114,8 +129,12 @@ class WandbRun:
     def _with_backoff(self, call: Callable[[], list[dict]]) -> list[dict]:
         from tenacity import Retrying, retry_if_exception_type, stop_after_attempt, wait_exponential
 
-        retrying = Retrying(retry=retry_if_exception_type(_Retry), stop=stop_after_attempt(RETRIES),
-                            wait=wait_exponential(min=BACKOFF_SECONDS[0], max=BACKOFF_SECONDS[1]), reraise=True)
+        retrying = Retrying(
+            retry=retry_if_exception_type(_Retry),
+            stop=stop_after_attempt(RETRIES),
+            wait=wait_exponential(min=BACKOFF_SECONDS[0], max=BACKOFF_SECONDS[1]),
+            reraise=True,
+        )
         try:
             for attempt in retrying:
                 with attempt:
@@ -135,16 +154,40 @@ class WandbRun:
         kind = type(exc).__name__
         if "429" in text or "rate limit" in lowered:
             return _Retry(f"{self.what} is rate-limiting requests (HTTP 429)")
-        # Before the key: wandb raises AuthenticationError for a server that never answered the login.
-        if kind in ("ConnectionError", "Timeout", "TimeoutError", "ReadTimeout", "ConnectTimeout") or any(
-                w in lowered for w in ("connection", "timed out", "timeout", "in time", "unavailable", "502", "503",
-                                       "504")):
+        # Before the key: wandb raises AuthenticationError
+        # for a server that never answered the login.
+        if kind in (
+            "ConnectionError",
+            "Timeout",
+            "TimeoutError",
+            "ReadTimeout",
+            "ConnectTimeout",
+        ) or any(
+            w in lowered
+            for w in (
+                "connection",
+                "timed out",
+                "timeout",
+                "in time",
+                "unavailable",
+                "502",
+                "503",
+                "504",
+            )
+        ):
             self._api = None
             return _Retry(f"{self.what} is not answering")
-        if kind == "AuthenticationError" or "401" in text or "credentials" in lowered or "api key" in lowered:
+        if (
+            kind == "AuthenticationError"
+            or "401" in text
+            or "credentials" in lowered
+            or "api key" in lowered
+        ):
             self._api = None
-            return RunReadError(f"{self.ref.text}: {self.what} refused the API key; an admin sets it per "
-                                "workspace (`/rlmap credentials set wandb`)")
+            return RunReadError(
+                f"{self.ref.text}: {self.what} refused the API key; an admin sets it per "
+                "workspace (`/rlmap credentials set wandb`)"
+            )
         if "not found" in lowered or "could not find" in lowered:
             return RunReadError(f"{self.ref.text}: {self.what} has no run {self.path}")
         return RunReadError(f"{self.ref.text}: {self.what} could not be read: {text or kind}")

@@ -52,7 +52,9 @@ FORMAT = "wandb-run"
 
 @dataclass(frozen=True)
 class WandbRun:
-    """A run's folders under one ``wandb/`` folder: its id and its transaction logs, oldest first."""
+    """A run's folders under one ``wandb/`` folder:
+    its id and its transaction logs, oldest first.
+    """
 
     root: Path
     run_id: str
@@ -97,14 +99,18 @@ def locate(path: Path) -> WandbRun | None:
     latest = folder / "latest-run"
     if latest.is_dir():
         return locate(latest)
-    runs = sorted((m.group(1), child.name, m.group(2)) for child in folder.iterdir()
-                  if (m := RUN_FOLDER.match(child.name)) and child.is_dir() and _log_of(child) is not None)
+    runs = sorted(
+        (m.group(1), child.name, m.group(2))
+        for child in folder.iterdir()
+        if (m := RUN_FOLDER.match(child.name)) and child.is_dir() and _log_of(child) is not None
+    )
     if runs:
         return WandbRun(folder, runs[-1][2], run_files(folder, runs[-1][2]))
     return None
 
 
 # -- protobuf wire format (https://protobuf.dev/programming-guides/encoding/) -------------------
+
 
 def _varint(buf: bytes, i: int) -> tuple[int, int]:
     b = buf[i] if i < len(buf) else 0x80
@@ -150,19 +156,20 @@ def fields(buf: bytes) -> Iterator[tuple[int, int | bytes]]:
             size, i = _varint(buf, i)
             if i + size > end:
                 raise ValueError("a field runs past the message")
-            yield number, buf[i:i + size]
+            yield number, buf[i : i + size]
             i += size
         elif wire == 1:
-            yield number, int.from_bytes(buf[i:i + 8], "little")
+            yield number, int.from_bytes(buf[i : i + 8], "little")
             i += 8
         elif wire == 5:
-            yield number, int.from_bytes(buf[i:i + 4], "little")
+            yield number, int.from_bytes(buf[i : i + 4], "little")
             i += 4
         else:
             raise ValueError(f"wire type {wire} is not used by proto3")
 
 
 # -- the log ----------------------------------------------------------------------------------
+
 
 @dataclass
 class LogRead:
@@ -217,7 +224,7 @@ def _walk(path: Path, buf: mmap.mmap, size: int, offset: int) -> LogRead:
         elif end > size:
             break  # half-written: the next read starts again at its record's first chunk
         else:
-            data = buf[pos + CHUNK_HEADER:end]
+            data = buf[pos + CHUNK_HEADER : end]
             ok = zlib.crc32(data, zlib.crc32(bytes((kind,)))) == crc
         if not ok:  # a corrupt chunk: skip the rest of its block, and the record it was part of
             out.corrupt += 1
@@ -243,7 +250,13 @@ def _walk(path: Path, buf: mmap.mmap, size: int, offset: int) -> LogRead:
     return out
 
 
-_ITEM, _STEP, _KEY, _NESTED, _VALUE = 0x0A, 0x12, 0x0A, 0x12, (0x82, 0x01)  # tags: field << 3 | wire 2
+_ITEM, _STEP, _KEY, _NESTED, _VALUE = (
+    0x0A,
+    0x12,
+    0x0A,
+    0x12,
+    (0x82, 0x01),
+)  # tags: field << 3 | wire 2
 
 
 def history(record: bytes) -> tuple[int | None, list[tuple[str, bytes]]] | None:
@@ -271,7 +284,7 @@ def history(record: bytes) -> tuple[int | None, list[tuple[str, bytes]]] | None:
             if tag == _ITEM:
                 items.append(_item(body, j, j + size))
             else:
-                for n, v in fields(body[j:j + size]):
+                for n, v in fields(body[j : j + size]):
                     if n == 1 and isinstance(v, int):
                         step = v
             i = j + size
@@ -290,13 +303,13 @@ def _item(buf: bytes, i: int, end: int) -> tuple[str, bytes]:
         if tag == _KEY or tag == _NESTED:
             size, j = _varint(buf, i + 1)
             if tag == _KEY:
-                key = buf[j:j + size]
+                key = buf[j : j + size]
             else:
-                nested.append(buf[j:j + size].decode("utf-8", "replace"))
+                nested.append(buf[j : j + size].decode("utf-8", "replace"))
             i = j + size
         elif tag == _VALUE[0] and i + 1 < end and buf[i + 1] == _VALUE[1]:
             size, j = _varint(buf, i + 2)
-            raw = buf[j:j + size]
+            raw = buf[j : j + size]
             i = j + size
         else:
             field, i = _varint(buf, i)
@@ -372,13 +385,17 @@ class WandbFileSource:
     def _files(self) -> tuple[Path, ...]:
         files = run_files(self.run.root, self.run.run_id) or self.run.files
         if not files:
-            raise RunReadError(f"{self.ref.text}: the W&B run {self.run.run_id} has no run-*.wandb file")
+            raise RunReadError(
+                f"{self.ref.text}: the W&B run {self.run.run_id} has no run-*.wandb file"
+            )
         return files
 
     def read_all(self, keep: Callable[[str], bool]) -> RunData:
         return self.read_new(None, keep)[0]
 
-    def read_new(self, cursor: Cursor | None, keep: Callable[[str], bool]) -> tuple[RunData, Cursor]:
+    def read_new(
+        self, cursor: Cursor | None, keep: Callable[[str], bool]
+    ) -> tuple[RunData, Cursor]:
         data = dict(cursor.data) if cursor is not None and cursor.kind == "path" else {}
         switched = data.get("run_id") not in (None, self.run.run_id)
         if switched:  # the wandb/ folder's newest run is another run now
@@ -392,7 +409,9 @@ class WandbFileSource:
             name = path.parent.name
             start = offsets.get(name, 0)
             if start and path.stat().st_size < start:
-                c.warnings.append(f"{name}: the transaction log shrank below what was read; read again")
+                c.warnings.append(
+                    f"{name}: the transaction log shrank below what was read; read again"
+                )
                 start = 0
             got = read_records(path, start)
             for record in got.records:
@@ -401,13 +420,33 @@ class WandbFileSource:
             total += got.bytes_read
             corrupt += got.corrupt
         if corrupt:
-            c.warnings.append(f"{corrupt} corrupt chunk(s) failed their checksum; the rest of each such block "
-                              f"was skipped")
+            c.warnings.append(
+                f"{corrupt} corrupt chunk(s) failed their checksum; the rest of each such block "
+                f"was skipped"
+            )
         if len(files) > 1 and cursor is None:
-            c.warnings.append(f"a resumed run: {len(files)} folders with run id {self.run.run_id}, read in order")
-        run = c.finish(path=str(files[-1].parent), format=FORMAT, run_id=self.run.run_id,
-                       runs=[self.run.run_id], bytes_read=total, reset=switched)
+            c.warnings.append(
+                f"a resumed run: {len(files)} folders with run id {self.run.run_id}, read in order"
+            )
+        run = c.finish(
+            path=str(files[-1].parent),
+            format=FORMAT,
+            run_id=self.run.run_id,
+            runs=[self.run.run_id],
+            bytes_read=total,
+            reset=switched,
+        )
         if switched:
-            run.warnings.insert(0, f"the newest run here is now {self.run.run_id} (was {before}); read from its start")
-        return run, Cursor(kind="path", data={"mode": "wandb", "run_id": self.run.run_id, "offsets": offsets,
-                                              "last_steps": {**data.get("last_steps", {}), **c._last}})
+            run.warnings.insert(
+                0,
+                f"the newest run here is now {self.run.run_id} (was {before}); read from its start",
+            )
+        return run, Cursor(
+            kind="path",
+            data={
+                "mode": "wandb",
+                "run_id": self.run.run_id,
+                "offsets": offsets,
+                "last_steps": {**data.get("last_steps", {}), **c._last},
+            },
+        )

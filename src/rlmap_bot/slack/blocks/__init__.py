@@ -51,7 +51,9 @@ def render(result: Any) -> Rendered:
 
 @render.register
 def _(result: Answer) -> Rendered:
-    return ask.answer_blocks(result, shareable=bool(result.results)), escape(ask.answer_text(result))
+    return ask.answer_blocks(result, shareable=bool(result.results)), escape(
+        ask.answer_text(result)
+    )
 
 
 @render.register
@@ -92,8 +94,10 @@ def _(result: CheckResult) -> Rendered:
 
 @render.register
 def _(result: Following) -> Rendered:
-    text = (f"Following `{escape(result.source)}` here means a terminal that stays open: in Slack, "
-            "`/rlmap watch` posts its alerts to the channel instead.")
+    text = (
+        f"Following `{escape(result.source)}` here means a terminal that stays open: in Slack, "
+        "`/rlmap watch` posts its alerts to the channel instead."
+    )
     return [section(text)], text
 
 
@@ -125,8 +129,12 @@ def _(result: Notice) -> Rendered:
 
 @render.register
 def _(result: SubscriptionList) -> Rendered:
-    lines = [f"• <#{escape(s.channel)}>: {escape(s.when)}" + (f", {escape(', '.join(s.filters))}" if s.filters else "")
-             + f"; next {s.next_run.strftime('%a %d %b %H:%M %Z')}" for s in result.subscriptions]
+    lines = [
+        f"• <#{escape(s.channel)}>: {escape(s.when)}"
+        + (f", {escape(', '.join(s.filters))}" if s.filters else "")
+        + f"; next {s.next_run.strftime('%a %d %b %H:%M %Z')}"
+        for s in result.subscriptions
+    ]
     text = "Digest subscriptions:\n" + "\n".join(lines)
     return [section(text)], text
 
@@ -146,4 +154,14 @@ def _(result: WatchNow) -> Rendered:
     return watch_blocks.watch_now_blocks(result), f"Checked {len(result.results)} watches"
 
 
-__all__ = ["render", "to_dicts", "context", "section", "ask", "diagnosis", "digest", "entries", "help"]
+__all__ = [
+    "render",
+    "to_dicts",
+    "context",
+    "section",
+    "ask",
+    "diagnosis",
+    "digest",
+    "entries",
+    "help",
+]

@@ -1,4 +1,6 @@
-"""Answers to questions: the best entry, "did you mean" when two are close, what the bot knows when nothing fits."""
+"""Answers to questions: the best entry, "did you mean" when
+two are close, what the bot knows when nothing fits.
+"""
 
 from __future__ import annotations
 
@@ -34,14 +36,25 @@ def _hit(hit: Hit, index: int) -> list[Block]:
         out.append(context("Points to " + escape(hit.points_to)))
     if hit.why:
         out.append(context("Matched on: " + escape("; ".join(hit.why))))
-    out.append(actions([
-        button("Full entry", f"entry_show_{index}", hit.id, style="primary" if index == 0 else None),
-        button("Related", f"entry_related_{index}", hit.id),
-    ]))
+    out.append(
+        actions(
+            [
+                button(
+                    "Full entry",
+                    f"entry_show_{index}",
+                    hit.id,
+                    style="primary" if index == 0 else None,
+                ),
+                button("Related", f"entry_related_{index}", hit.id),
+            ]
+        )
+    )
     return out
 
 
-def answer_blocks(answer: Answer, shareable: bool = False, shared_by: str | None = None) -> list[Block]:
+def answer_blocks(
+    answer: Answer, shareable: bool = False, shared_by: str | None = None
+) -> list[Block]:
     """An answer card; "did you mean" when two are close; what the bot knows when nothing fits."""
     question = cut(escape(answer.query), 500)
     blocks: list[Block] = []
@@ -51,36 +64,61 @@ def answer_blocks(answer: Answer, shareable: bool = False, shared_by: str | None
         blocks.append(context(escape(wording.english_only(answer.shows_entries))))
     if answer.corrections:
         blocks.append(context(escape(wording.corrected(answer.corrections))))
-    if answer.tier == "guess":  # one compact card: heading, entries, their buttons, "Diagnose a run"
-        listing = "\n".join(f"• *{escape(h.title)}* ({escape(h.kind)}): {escape(h.one_line)}"
-                            for h in answer.guesses)
+    if (
+        answer.tier == "guess"
+    ):  # one compact card: heading, entries, their buttons, "Diagnose a run"
+        listing = "\n".join(
+            f"• *{escape(h.title)}* ({escape(h.kind)}): {escape(h.one_line)}"
+            for h in answer.guesses
+        )
         blocks.append(section(escape(wording.GUESS) + "\n" + listing))
         blocks.append(context(wording.about_your_run(DIAGNOSE)))
-        entries = [button(cut(h.title, 70), f"entry_show_{10 + i}", h.id) for i, h in enumerate(answer.guesses)]
+        entries = [
+            button(cut(h.title, 70), f"entry_show_{10 + i}", h.id)
+            for i, h in enumerate(answer.guesses)
+        ]
         blocks.append(actions(entries + [_diagnose_button()], block_id="diagnose"))
         return fit(blocks)
     if not answer.results:
-        blocks.append(section(escape(wording.nothing_relevant(answer.query)) + "\n"
-                              + escape(wording.known_topics(answer.known_topics))))
+        blocks.append(
+            section(
+                escape(wording.nothing_relevant(answer.query))
+                + "\n"
+                + escape(wording.known_topics(answer.known_topics))
+            )
+        )
         blocks.append(context(wording.about_your_run(DIAGNOSE)))
-        blocks.append(actions([
-            _diagnose_button(),
-            button("Show the stages", "stages_show", "stages"),
-            button("How to ask", "help_show", "help"),
-        ]))
+        blocks.append(
+            actions(
+                [
+                    _diagnose_button(),
+                    button("Show the stages", "stages_show", "stages"),
+                    button("How to ask", "help_show", "help"),
+                ]
+            )
+        )
         return blocks
     shown = answer.results[:2] if answer.close_call else answer.results[:1]
     if answer.close_call:
         blocks.append(section(wording.CLOSE_CALL))
     for i, hit in enumerate(shown):
         blocks += _hit(hit, i)
-    others = answer.results[len(shown):]
+    others = answer.results[len(shown) :]
     if others:
         listing = "\n".join(f"• *{escape(h.title)}* ({escape(h.kind)})" for h in others[:5])
         blocks.append(section("Also relevant:\n" + listing))
-        blocks.append(actions([button(cut(h.title, 70), f"entry_show_{10 + i}", h.id) for i, h in enumerate(others[:5])]))
+        blocks.append(
+            actions(
+                [
+                    button(cut(h.title, 70), f"entry_show_{10 + i}", h.id)
+                    for i, h in enumerate(others[:5])
+                ]
+            )
+        )
     if shareable:
-        blocks.append(actions([button("Share in channel", "answer_share", answer.query)], block_id="share"))
+        blocks.append(
+            actions([button("Share in channel", "answer_share", answer.query)], block_id="share")
+        )
     return fit(blocks)
 
 

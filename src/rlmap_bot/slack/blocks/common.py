@@ -31,7 +31,9 @@ def plain(text: str, limit: int = HEADER_LIMIT) -> PlainTextObject:
 
 
 def section(mrkdwn: str, accessory: ButtonElement | None = None) -> SectionBlock:
-    return SectionBlock(text=MarkdownTextObject(text=cut(mrkdwn, SECTION_LIMIT)), accessory=accessory)
+    return SectionBlock(
+        text=MarkdownTextObject(text=cut(mrkdwn, SECTION_LIMIT)), accessory=accessory
+    )
 
 
 def context(mrkdwn: str) -> ContextBlock:
@@ -40,7 +42,10 @@ def context(mrkdwn: str) -> ContextBlock:
 
 def button(text: str, action_id: str, value: str, style: str | None = None) -> ButtonElement:
     return ButtonElement(
-        text=plain(text, BUTTON_TEXT_LIMIT), action_id=action_id, value=value[:BUTTON_VALUE_LIMIT], style=style
+        text=plain(text, BUTTON_TEXT_LIMIT),
+        action_id=action_id,
+        value=value[:BUTTON_VALUE_LIMIT],
+        style=style,
     )
 
 

@@ -7,7 +7,7 @@ import json
 from slack_sdk.models.blocks import ActionsBlock, Block, CheckboxesElement, HeaderBlock, Option
 
 from rlmap_bot import wording
-from rlmap_bot.results.diagnosis import Step, Verdict, format_value
+from rlmap_bot.results.diagnosis import StageScore, Step, Verdict, format_value
 from rlmap_bot.slack.blocks.common import actions, button, context, fit, plain, section
 from rlmap_bot.slack.markup import cut, escape, mention
 
@@ -17,7 +17,9 @@ PICK_ACTION = "diag_pick"
 
 def picked(body: dict) -> list[str]:
     """The values ticked in the card's checkboxes, from a click's ``state``."""
-    values = ((body.get("state") or {}).get("values") or {}).get(PICK_BLOCK, {}).get(PICK_ACTION, {})
+    values = (
+        ((body.get("state") or {}).get("values") or {}).get(PICK_BLOCK, {}).get(PICK_ACTION, {})
+    )
     return [o.get("value", "") for o in values.get("selected_options") or []]
 
 
@@ -42,16 +44,30 @@ def question_blocks(step: Step, note: str | None = None, by: str | None = None) 
         section(f"*{escape(q.title)}*\n{escape(q.text)}"),
         context(f"How to measure: {escape(q.how_to_measure)}"),
     ]
-    if step.paused:  # it stopped asking: what would tell most comes first, the question stays answerable
-        checks = "\n".join(f"{i}. *{escape(c.title)}*: {escape(c.how_to_measure)}"
-                           for i, c in enumerate(step.paused, 1))
+    if (
+        step.paused
+    ):  # it stopped asking: what would tell most comes first, the question stays answerable
+        checks = "\n".join(
+            f"{i}. *{escape(c.title)}*: {escape(c.how_to_measure)}"
+            for i, c in enumerate(step.paused, 1)
+        )
         blocks[1:1] = [section(f"{escape(wording.PAUSED)}\n{checks}")]
     if q.multiple:  # several may apply: tick boxes, then Continue
         options = [Option(text=plain(p.label, 75), value=str(p.value)) for p in q.presets[:10]]
-        blocks.append(ActionsBlock(block_id=PICK_BLOCK, elements=[
-            CheckboxesElement(action_id=PICK_ACTION, options=options),
-            button("Continue", "diag_choose", action_value(step.session.id, q.signal), style="primary"),
-        ]))
+        blocks.append(
+            ActionsBlock(
+                block_id=PICK_BLOCK,
+                elements=[
+                    CheckboxesElement(action_id=PICK_ACTION, options=options),
+                    button(
+                        "Continue",
+                        "diag_choose",
+                        action_value(step.session.id, q.signal),
+                        style="primary",
+                    ),
+                ],
+            )
+        )
     else:
         presets = [
             button(p.label, f"diag_preset_{i}", action_value(step.session.id, q.signal, str(i)))
@@ -59,17 +75,33 @@ def question_blocks(step: Step, note: str | None = None, by: str | None = None) 
         ]
         if presets:
             blocks.append(actions(presets, block_id="diag_presets"))
-    controls = [button("Don't know" if not q.multiple else "None of these", "diag_skip",
-                       action_value(step.session.id, q.signal))]
+    controls = [
+        button(
+            "Don't know" if not q.multiple else "None of these",
+            "diag_skip",
+            action_value(step.session.id, q.signal),
+        )
+    ]
     if q.can_go_back:
         controls.append(button("Back", "diag_back", action_value(step.session.id, q.signal)))
-    controls.append(button("Stop: verdict now", "diag_stop", action_value(step.session.id, q.signal), style="danger"))
+    controls.append(
+        button(
+            "Stop: verdict now",
+            "diag_stop",
+            action_value(step.session.id, q.signal),
+            style="danger",
+        )
+    )
     blocks.append(actions(controls, block_id="diag_controls"))
-    hint = f"Or reply in this thread: {q.answer_hint}" if q.answer_hint else "Or reply in this thread"
+    hint = (
+        f"Or reply in this thread: {q.answer_hint}" if q.answer_hint else "Or reply in this thread"
+    )
     leaning = step.leaning
     status = f"{hint}. {answered} answered so far."
     if leaning is not None and leaning.ranking and leaning.ranking[0].score > 0:
-        status += f" Leaning: {escape(leaning.ranking[0].title)} ({leaning.ranking[0].score:g} points)."
+        status += (
+            f" Leaning: {escape(leaning.ranking[0].title)} ({leaning.ranking[0].score:g} points)."
+        )
     if note:
         status = f"{mention(by) + ': ' if by else ''}{escape(note)} · {status}"
     blocks.append(context(status))
@@ -83,28 +115,44 @@ def question_text(step: Step) -> str:
 
 def verdict_blocks(verdict: Verdict, note: str | None = None, by: str | None = None) -> list[Block]:
     """The verdict card: binding stage, confidence, evidence, next checks, papers."""
-    blocks: list[Block] = [HeaderBlock(text=plain(wording.verdict_headline(verdict))), section(escape(verdict.summary))]
-    ranking = "\n".join(
-        f"{'*' if r.stage == verdict.binding_stage else ''}{escape(r.title)}{'*' if r.stage == verdict.binding_stage else ''}"
-        f": {r.score:g} points" for r in verdict.ranking
-    )
+    blocks: list[Block] = [
+        HeaderBlock(text=plain(wording.verdict_headline(verdict))),
+        section(escape(verdict.summary)),
+    ]
+
+    def bold_if_binding(r: StageScore) -> str:
+        mark = "*" if r.stage == verdict.binding_stage else ""
+        return f"{mark}{escape(r.title)}{mark}"
+
+    ranking = "\n".join(f"{bold_if_binding(r)}: {r.score:g} points" for r in verdict.ranking)
     blocks.append(section("*Stages by score*\n" + ranking))
     if verdict.evidence:
         lines = []
         for ev in verdict.evidence[:8]:
-            seen = ", ".join(f"`{escape(k)}` = {escape(format_value(v))}" for k, v in ev.signals.items())
+            seen = ", ".join(
+                f"`{escape(k)}` = {escape(format_value(v))}" for k, v in ev.signals.items()
+            )
             moves = ", ".join(f"{escape(s)} {p:+g}" for s, p in ev.points.items())
             lines.append(f"• {seen} ({moves}): {escape(ev.why)} _[{escape(ev.source.title)}]_")
         if len(verdict.evidence) > 8:
             lines.append(f"…and {len(verdict.evidence) - 8} more")
         blocks.append(section("*Evidence*\n" + "\n".join(lines)))
     if verdict.next_checks:
-        checks = "\n".join(f"• *{escape(c.title)}* (`{escape(c.signal)}`): {escape(c.question)}"
-                           for c in verdict.next_checks)
+        checks = "\n".join(
+            f"• *{escape(c.title)}* (`{escape(c.signal)}`): {escape(c.question)}"
+            for c in verdict.next_checks
+        )
         blocks.append(section("*Check next*\n" + checks))
     if verdict.papers:
         blocks.append(section("*Read*"))
-        blocks.append(actions([button(cut(p.title, 70), f"entry_show_{i}", p.id) for i, p in enumerate(verdict.papers[:10])]))
+        blocks.append(
+            actions(
+                [
+                    button(cut(p.title, 70), f"entry_show_{i}", p.id)
+                    for i, p in enumerate(verdict.papers[:10])
+                ]
+            )
+        )
     if note:
         blocks.append(context(f"{mention(by) + ': ' if by else ''}{escape(note)}"))
     return fit(blocks)
@@ -115,7 +163,11 @@ def verdict_text(verdict: Verdict) -> str:
 
 
 def step_blocks(step: Step, note: str | None = None, by: str | None = None) -> list[Block]:
-    return verdict_blocks(step.verdict, note, by) if step.verdict is not None else question_blocks(step, note, by)
+    return (
+        verdict_blocks(step.verdict, note, by)
+        if step.verdict is not None
+        else question_blocks(step, note, by)
+    )
 
 
 def step_text(step: Step) -> str:

@@ -1,4 +1,6 @@
-"""A digest post: header with the period, entries grouped by stage or subtopic, "and N more" last."""
+"""A digest post: header with the period, entries
+grouped by stage or subtopic, "and N more" last.
+"""
 
 from __future__ import annotations
 
@@ -12,7 +14,10 @@ from rlmap_bot.slack.markup import escape, mention
 def digest_blocks(digest: Digest, preview: bool = False) -> list[Block]:
     head = ("Preview: " if preview else "") + digest.title
     filters = f" · filters: {escape(', '.join(digest.filters))}" if digest.filters else ""
-    blocks: list[Block] = [HeaderBlock(text=plain(head)), context(f"Covering {escape(digest.period())}{filters}")]
+    blocks: list[Block] = [
+        HeaderBlock(text=plain(head)),
+        context(f"Covering {escape(digest.period())}{filters}"),
+    ]
     if digest.empty:
         blocks.append(section("Nothing new since the last digest."))
         return blocks
@@ -26,7 +31,11 @@ def digest_blocks(digest: Digest, preview: bool = False) -> list[Block]:
                 line += f"\n{escape(item.byline)}"
             line += f"\n{escape(item.one_line)}"
             if item.suggested_by and item.approved_by:
-                who = "the weekly scan" if item.suggested_by == "scout" else mention(item.suggested_by)
+                who = (
+                    "the weekly scan"
+                    if item.suggested_by == "scout"
+                    else mention(item.suggested_by)
+                )
                 line += f"\n_suggested by {who}, approved by {mention(item.approved_by)}_"
             if item.url:
                 line += f"\n<{escape(item.url)}|{escape(item.url)}>"
@@ -38,7 +47,12 @@ def digest_blocks(digest: Digest, preview: bool = False) -> list[Block]:
         body = body[:room]
     blocks += body
     if tail_more:
-        blocks.append(context(f"…and {tail_more} more, in the next digest; `/rlmap digest preview` shows them now."))
+        blocks.append(
+            context(
+                f"…and {tail_more} more, in the next digest; `/rlmap digest preview` shows them "
+                f"now."
+            )
+        )
     return blocks
 
 

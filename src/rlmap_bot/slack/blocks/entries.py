@@ -6,7 +6,16 @@ from slack_sdk.models.blocks import Block, HeaderBlock
 
 from rlmap_bot.results.cards import Card
 from rlmap_bot.results.general import StageList
-from rlmap_bot.slack.blocks.common import MAX_BLOCKS, SECTION_LIMIT, actions, button, context, fit, plain, section
+from rlmap_bot.slack.blocks.common import (
+    MAX_BLOCKS,
+    SECTION_LIMIT,
+    actions,
+    button,
+    context,
+    fit,
+    plain,
+    section,
+)
 from rlmap_bot.slack.markup import cut, escape
 
 
@@ -47,14 +56,26 @@ def related_blocks(title: str, links) -> list[Block]:
     blocks: list[Block] = [section(f"Entries linked to *{escape(title)}*:")]
     for start in range(0, min(len(links), 40), 5):
         chunk = links[start : start + 5]
-        blocks.append(actions([button(cut(f"{link.title} ({link.kind})", 70), f"entry_show_{start + i}", link.id)
-                               for i, link in enumerate(chunk)]))
+        blocks.append(
+            actions(
+                [
+                    button(
+                        cut(f"{link.title} ({link.kind})", 70), f"entry_show_{start + i}", link.id
+                    )
+                    for i, link in enumerate(chunk)
+                ]
+            )
+        )
     return fit(blocks)
 
 
 def stages_blocks(result: StageList) -> list[Block]:
     blocks: list[Block] = [HeaderBlock(text=plain("The RL Scaling Bottleneck Map: five stages"))]
     for stage in result.stages:
-        blocks.append(section(f"*{stage.order}. {escape(stage.title)}*\n{escape(stage.one_line)}",
-                              accessory=button("Open", f"entry_show_{stage.order}", stage.id)))
+        blocks.append(
+            section(
+                f"*{stage.order}. {escape(stage.title)}*\n{escape(stage.one_line)}",
+                accessory=button("Open", f"entry_show_{stage.order}", stage.id),
+            )
+        )
     return blocks

@@ -38,23 +38,39 @@ def papers_blocks(result: PaperList) -> list[Block]:
     for paper in result.papers[:40]:
         label = wording.verification_label(paper.verification)
         who = f", {escape(paper.byline)}" if paper.byline else ""
-        lines.append(f"• *{escape(paper.title)}* ({paper.year or 'n.d.'}{who}) `{escape(paper.id)}`"
-                     + (f" _{label}_" if label else ""))
+        lines.append(
+            f"• *{escape(paper.title)}* ({paper.year or 'n.d.'}{who}) `{escape(paper.id)}`"
+            + (f" _{label}_" if label else "")
+        )
     more = len(result.papers) - 40
-    chunks = [lines[i:i + 10] for i in range(0, len(lines), 10)]
+    chunks = [lines[i : i + 10] for i in range(0, len(lines), 10)]
     blocks: list[Block] = [section(heading + "\n" + "\n".join(chunks[0]))]
     blocks += [section("\n".join(c)) for c in chunks[1:]]
     if more > 0:
-        blocks.append(section(f"…and {more} more; narrow with `papers by NAME` or `papers stage ID`."))
+        blocks.append(
+            section(f"…and {more} more; narrow with `papers by NAME` or `papers stage ID`.")
+        )
     return fit(blocks)
 
 
 def sessions_blocks(result: SessionList) -> list[Block]:
     if not result.sessions:
         return [section("No open diagnoses.")]
-    return [section("\n".join(f"• `{s.id[:8]}` {escape(s.user)}: {s.answers} answered, next `{escape(s.next or '-')}`"
-                              for s in result.sessions[:20]))]
+    return [
+        section(
+            "\n".join(
+                f"• `{s.id[:8]}` {escape(s.user)}: {s.answers} answered, next "
+                f"`{escape(s.next or '-')}`"
+                for s in result.sessions[:20]
+            )
+        )
+    ]
 
 
 def kb_stats_blocks(result: KbStats) -> list[Block]:
-    return [section("\n".join(f"• {escape(c.kind)}: {c.count}" for c in result.counts) + f"\n*total*: {result.total}")]
+    return [
+        section(
+            "\n".join(f"• {escape(c.kind)}: {c.count}" for c in result.counts)
+            + f"\n*total*: {result.total}"
+        )
+    ]

@@ -15,23 +15,42 @@ def home_view(stages, newest, sessions, help_result, watches: list[Block] | None
     blocks: list[Block] = [HeaderBlock(text=plain("The RL Scaling Bottleneck Map"))]
     blocks.append(section("Locate the *binding constraint* of an RL system across five stages."))
     for stage in stages:
-        blocks.append(section(f"*{stage.order}. {escape(stage.title)}*  {escape(stage.one_line)}",
-                              accessory=button("Open", f"entry_show_{stage.order}", stage.id)))
+        blocks.append(
+            section(
+                f"*{stage.order}. {escape(stage.title)}*  {escape(stage.one_line)}",
+                accessory=button("Open", f"entry_show_{stage.order}", stage.id),
+            )
+        )
     blocks.append(DividerBlock())
     blocks.append(section("*Newest in the catalog*"))
     for i, (entry, when) in enumerate(newest[:8]):
-        blocks.append(section(f"*{escape(entry.title)}*  _{escape(entry.kind)}, added {escape(when)}_\n{escape(entry.one_line)}",
-                              accessory=button("Open", f"entry_show_{20 + i}", entry.id)))
+        blocks.append(
+            section(
+                f"*{escape(entry.title)}*  _{escape(entry.kind)}, added "
+                f"{escape(when)}_\n{escape(entry.one_line)}",
+                accessory=button("Open", f"entry_show_{20 + i}", entry.id),
+            )
+        )
     blocks.append(DividerBlock())
     if sessions:
         blocks.append(section("*Your open diagnoses*"))
         for session in sessions[:10]:
-            where = f"<#{escape(session.channel)}>" if session.channel.startswith(("C", "G")) else "a DM"
-            blocks.append(section(
-                f"In {where}: {len(session.answers)} answered, next `{escape(session.current or '-')}`, "
-                f"updated {session.updated_at:%Y-%m-%d %H:%M} UTC"))
+            where = (
+                f"<#{escape(session.channel)}>"
+                if session.channel.startswith(("C", "G"))
+                else "a DM"
+            )
+            blocks.append(
+                section(
+                    f"In {where}: {len(session.answers)} answered, next "
+                    f"`{escape(session.current or '-')}`, "
+                    f"updated {session.updated_at:%Y-%m-%d %H:%M} UTC"
+                )
+            )
     else:
-        blocks.append(section(f"*Your open diagnoses*\nNone. Start one with `{DIAGNOSE}` in a channel."))
+        blocks.append(
+            section(f"*Your open diagnoses*\nNone. Start one with `{DIAGNOSE}` in a channel.")
+        )
     blocks.append(DividerBlock())
     if watches:
         blocks += watches

@@ -1,4 +1,5 @@
-"""Watch posts (alert, resolved note, pause notice), `watch list`, `watch now` and App Home's watches.
+"""Watch posts (alert, resolved note, pause notice),
+`watch list`, `watch now` and App Home's watches.
 
 Everything that comes from a log (metric names, values, the path) is escaped; nothing
 of the log is shown beyond metric names and values.
@@ -13,7 +14,11 @@ from rlmap_bot.slack.blocks.common import SECTION_LIMIT, context, fit, plain, se
 from rlmap_bot.slack.markup import cut, escape
 
 HOME_ROWS = 15
-ICONS = {"alert": ":rotating_light:", "resolved": ":white_check_mark:", "paused": ":double_vertical_bar:"}
+ICONS = {
+    "alert": ":rotating_light:",
+    "resolved": ":white_check_mark:",
+    "paused": ":double_vertical_bar:",
+}
 
 
 def _where(alert: Alert) -> str:
@@ -32,45 +37,83 @@ def alert_text(alert: Alert) -> str:
 def alert_blocks(alert: Alert) -> list[Block]:
     if alert.kind != "alert":
         changed = "\n".join(escape(c) for c in alert.changes)
-        blocks: list[Block] = [section(cut(f"{ICONS[alert.kind]} *{escape(alert.title)}*\n{changed}", SECTION_LIMIT))]
+        blocks: list[Block] = [
+            section(cut(f"{ICONS[alert.kind]} *{escape(alert.title)}*\n{changed}", SECTION_LIMIT))
+        ]
         foot = _where(alert)
         if alert.kind == "resolved" and alert.verdict_headline:
             foot += f" · now: {escape(alert.verdict_headline)}"
         if alert.kind == "paused":
-            foot += (f" · `/rlmap watch {escape(alert.path)}` resumes it, "
-                     f"`/rlmap unwatch {escape(alert.watch_id[:8])}` removes it")
+            foot += (
+                f" · `/rlmap watch {escape(alert.path)}` resumes it, "
+                f"`/rlmap unwatch {escape(alert.watch_id[:8])}` removes it"
+            )
         blocks.append(context(foot))
         return blocks
     blocks = [HeaderBlock(text=plain(f"Watch: {alert.title}")), context(_where(alert))]
-    blocks.append(section(cut("*What changed*\n" + "\n".join(f"• {escape(c)}" for c in alert.changes),
-                              SECTION_LIMIT)))
+    blocks.append(
+        section(
+            cut(
+                "*What changed*\n" + "\n".join(f"• {escape(c)}" for c in alert.changes),
+                SECTION_LIMIT,
+            )
+        )
+    )
     if alert.verdict_headline:
         ranking = ", ".join(f"{escape(t)} {s:g}" for t, s in alert.ranking)
         binding = f"*{escape(alert.binding_title)}*" if alert.binding_title else "No single stage"
-        blocks.append(section(f"{ICONS['alert']} *Binding stage:* {binding}. {escape(alert.verdict_headline)}"
-                              + (f"\n_Points: {ranking}_" if ranking else "")))
+        blocks.append(
+            section(
+                f"{ICONS['alert']} *Binding stage:* {binding}. {escape(alert.verdict_headline)}"
+                + (f"\n_Points: {ranking}_" if ranking else "")
+            )
+        )
     if alert.evidence:
         lines = []
         for ev in alert.evidence:
             seen = ", ".join(f"`{escape(k)}` = *{escape(v)}*" for k, v in ev.signals.items())
-            lines.append(f"• {seen} ({escape(ev.stage)} {ev.points:+g}): {escape(ev.why)} _[{escape(ev.source)}]_")
-            lines += [f"    ↳ {escape(p)}" for p in ev.provenance]  # plain: metric names are full of underscores
+            lines.append(
+                f"• {seen} ({escape(ev.stage)} {ev.points:+g}): {escape(ev.why)} "
+                f"_[{escape(ev.source)}]_"
+            )
+            lines += [
+                f"    ↳ {escape(p)}" for p in ev.provenance
+            ]  # plain: metric names are full of underscores
         blocks.append(section(cut("*Evidence, from the logs*\n" + "\n".join(lines), SECTION_LIMIT)))
     if alert.next_checks:
-        blocks.append(section(cut("*Check next*\n" + "\n".join(f"• {escape(c)}" for c in alert.next_checks),
-                                  SECTION_LIMIT)))
-    blocks.append(context(f"The chart is in the thread. Posted once for this condition. "
-                          f"`/rlmap unwatch {escape(alert.watch_id[:8])}` stops the watch."))
+        blocks.append(
+            section(
+                cut(
+                    "*Check next*\n" + "\n".join(f"• {escape(c)}" for c in alert.next_checks),
+                    SECTION_LIMIT,
+                )
+            )
+        )
+    blocks.append(
+        context(
+            f"The chart is in the thread. Posted once for this condition. "
+            f"`/rlmap unwatch {escape(alert.watch_id[:8])}` stops the watch."
+        )
+    )
     return fit(blocks)
 
 
-# -- listings ----------------------------------------------------------------------------------------
+# -- listings
+#  ----------------------------------------------------------------------------------------
 def _row(row: WatchRow, with_channel: bool = False) -> str:
-    head = f"`{escape(row.id)}` " + (f"<#{escape(row.channel)}> " if with_channel else "") + f"`{escape(row.path)}`"
+    head = (
+        f"`{escape(row.id)}` "
+        + (f"<#{escape(row.channel)}> " if with_channel else "")
+        + f"`{escape(row.path)}`"
+    )
     how = f"every {escape(row.every)}" + (", faults only" if row.quiet else "")
     if row.status != "active":
         how += " · *paused*" + (f": {escape(row.paused_reason)}" if row.paused_reason else "")
-    checked = (f"last check {row.last_check_at:%Y-%m-%d %H:%M} UTC" if row.last_check_at else "not checked yet")
+    checked = (
+        f"last check {row.last_check_at:%Y-%m-%d %H:%M} UTC"
+        if row.last_check_at
+        else "not checked yet"
+    )
     verdict = f" · {escape(row.last_verdict)}" if row.last_verdict else ""
     open_ = f" · open: {escape(', '.join(row.open_conditions))}" if row.open_conditions else ""
     return f"{head}\n{how} · {checked}{verdict}{open_}"
@@ -78,7 +121,9 @@ def _row(row: WatchRow, with_channel: bool = False) -> str:
 
 def watch_list_blocks(result: WatchList) -> list[Block]:
     if not result.watches:
-        text = "This channel watches no run. `/rlmap watch PATH [every DURATION] [quiet]` starts one."
+        text = (
+            "This channel watches no run. `/rlmap watch PATH [every DURATION] [quiet]` starts one."
+        )
         blocks: list[Block] = [section(text)]
     else:
         blocks = [section(f"*Watches in {escape(result.scope)}*")]
@@ -105,19 +150,36 @@ def result_line(result: CheckResult) -> str:
 
 
 def watch_now_blocks(result: WatchNow) -> list[Block]:
-    return fit([section(cut("*Checked now*\n" + "\n".join(f"• {result_line(r)}" for r in result.results),
-                            SECTION_LIMIT))])
+    return fit(
+        [
+            section(
+                cut(
+                    "*Checked now*\n" + "\n".join(f"• {result_line(r)}" for r in result.results),
+                    SECTION_LIMIT,
+                )
+            )
+        ]
+    )
 
 
 def home_blocks(rows: list[WatchRow], note: str | None) -> list[Block]:
     if note:
         return [section(f"*Watched runs in your channels*\n{escape(note)}")]
     if not rows:
-        return [section("*Watched runs in your channels*\nNone. `/rlmap watch PATH` in a channel starts one.")]
+        return [
+            section(
+                "*Watched runs in your channels*\nNone. `/rlmap watch PATH` in a channel starts "
+                "one."
+            )
+        ]
     blocks: list[Block] = [section("*Watched runs in your channels*")]
     # 15 rows keep App Home (100 blocks) room for the stages, the newest entries and the help.
     blocks += [section(cut(_row(r, with_channel=True), SECTION_LIMIT)) for r in rows[:HOME_ROWS]]
     if len(rows) > HOME_ROWS:
-        blocks.append(context(f"…and {len(rows) - HOME_ROWS} more; `/rlmap watch list` in a channel shows its "
-                              "watches."))
+        blocks.append(
+            context(
+                f"…and {len(rows) - HOME_ROWS} more; `/rlmap watch list` in a channel shows its "
+                "watches."
+            )
+        )
     return blocks

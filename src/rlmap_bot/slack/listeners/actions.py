@@ -1,4 +1,5 @@
-"""Buttons: full entries, related entries, sharing an answer, stages and help, starting and answering diagnoses.
+"""Buttons: full entries, related entries, sharing an answer,
+stages and help, starting and answering diagnoses.
 
 A button that stands for a command (`show`, `stages`, `help`, `ask`, `diagnose`) runs it through the
 one door of typed text, :meth:`SlackCommands.press`, and a :class:`Reply` renders the result by its
@@ -30,15 +31,19 @@ _AGAIN = dt.timedelta(minutes=10)
 
 def _beside(respond: Callable) -> Callable:
     """``respond`` that adds a message instead of replacing the one whose button was clicked."""
+
     def send(**kwargs: Any) -> Any:
         kwargs.setdefault("replace_original", False)
         return respond(**kwargs)
+
     return send
 
 
 def _waiting(front_end: FrontEnd, team: str, channel: str, user: str, thread: str | None) -> bool:
-    """A diagnosis not yet answered where this click would start one: in the thread, or (from a private
-    answer, which opens a new thread) one the same person started in the channel in the last minutes."""
+    """A diagnosis not yet answered where this click
+    would start one: in the thread, or (from a private
+    answer, which opens a new thread) one the same person
+    started in the channel in the last minutes."""
     recent = utcnow() - _AGAIN
     for session in front_end.core.flow.open_sessions(team=team):
         if session.channel != channel or session.history:
@@ -61,64 +66,119 @@ def _channel(body: dict) -> str:
 def register(front_end: FrontEnd) -> None:
     app = front_end.app
 
-    def press(command: str, args: dict[str, Any], body: dict, client: WebClient, reply: Reply) -> None:
+    def press(
+        command: str, args: dict[str, Any], body: dict, client: WebClient, reply: Reply
+    ) -> None:
         """A button's command, through the same door as typed text (SlackCommands)."""
         user = body.get("user", {}).get("id", "")
-        front_end.commands.press(client, command, args, team=_team(body), channel=_channel(body), user=user, reply=reply)
+        front_end.commands.press(
+            client, command, args, team=_team(body), channel=_channel(body), user=user, reply=reply
+        )
 
     @app.action(re.compile(r"^entry_show(_\d+)?$"))
-    def on_show(ack: Callable, action: dict, body: dict, client: WebClient, respond: Callable, context: Any) -> None:
+    def on_show(
+        ack: Callable, action: dict, body: dict, client: WebClient, respond: Callable, context: Any
+    ) -> None:
         ack()
         with front_end.after_ack(context, respond):
-            press("show", {"entry": action.get("value", "")}, body, client,
-                  ButtonReply(client, body, respond, front_end.threads, title="Not found"))
+            press(
+                "show",
+                {"entry": action.get("value", "")},
+                body,
+                client,
+                ButtonReply(client, body, respond, front_end.threads, title="Not found"),
+            )
 
     @app.action("entry_more")
-    def on_show_more(ack: Callable, action: dict, body: dict, client: WebClient, respond: Callable,
-                     context: Any) -> None:
+    def on_show_more(
+        ack: Callable, action: dict, body: dict, client: WebClient, respond: Callable, context: Any
+    ) -> None:
         ack()
         with front_end.after_ack(context, respond):
             whole = lambda card: (entries.card_blocks(card, full=True), card.title)  # noqa: E731
-            press("show", {"entry": action.get("value", "")}, body, client,
-                  ButtonReply(client, body, respond, front_end.threads, title="Not found", card_view=whole))
+            press(
+                "show",
+                {"entry": action.get("value", "")},
+                body,
+                client,
+                ButtonReply(
+                    client, body, respond, front_end.threads, title="Not found", card_view=whole
+                ),
+            )
 
     @app.action(re.compile(r"^entry_related(_\d+)?$"))
-    def on_related(ack: Callable, action: dict, body: dict, client: WebClient, respond: Callable,
-                   context: Any) -> None:
+    def on_related(
+        ack: Callable, action: dict, body: dict, client: WebClient, respond: Callable, context: Any
+    ) -> None:
         ack()
         with front_end.after_ack(context, respond):
             links = lambda card: (entries.related_blocks(card.title, card.links), "Related")  # noqa: E731
-            press("show", {"entry": action.get("value", "")}, body, client,
-                  ButtonReply(client, body, respond, front_end.threads, title="Related", card_view=links))
+            press(
+                "show",
+                {"entry": action.get("value", "")},
+                body,
+                client,
+                ButtonReply(
+                    client, body, respond, front_end.threads, title="Related", card_view=links
+                ),
+            )
 
     @app.action("stages_show")
-    def on_stages(ack: Callable, body: dict, client: WebClient, respond: Callable, context: Any) -> None:
+    def on_stages(
+        ack: Callable, body: dict, client: WebClient, respond: Callable, context: Any
+    ) -> None:
         ack()
         with front_end.after_ack(context, respond):
-            press("stages", {}, body, client, ButtonReply(client, body, respond, front_end.threads, "The five stages"))
+            press(
+                "stages",
+                {},
+                body,
+                client,
+                ButtonReply(client, body, respond, front_end.threads, "The five stages"),
+            )
 
     @app.action("help_show")
-    def on_help(ack: Callable, body: dict, client: WebClient, respond: Callable, context: Any) -> None:
+    def on_help(
+        ack: Callable, body: dict, client: WebClient, respond: Callable, context: Any
+    ) -> None:
         ack()
         with front_end.after_ack(context, respond):
-            press("help", {}, body, client, ButtonReply(client, body, respond, front_end.threads, "How to use rlmap"))
+            press(
+                "help",
+                {},
+                body,
+                client,
+                ButtonReply(client, body, respond, front_end.threads, "How to use rlmap"),
+            )
 
     @app.action("answer_share")
-    def on_share(ack: Callable, action: dict, body: dict, client: WebClient, respond: Callable, context: Any) -> None:
+    def on_share(
+        ack: Callable, action: dict, body: dict, client: WebClient, respond: Callable, context: Any
+    ) -> None:
         ack()
         with front_end.after_ack(context, respond):
             user = body.get("user", {}).get("id", "")
-            press("ask", {"question": action.get("value", "")}, body, client,
-                  ShareReply(client, _channel(body), user, front_end.threads, respond))
+            press(
+                "ask",
+                {"question": action.get("value", "")},
+                body,
+                client,
+                ShareReply(client, _channel(body), user, front_end.threads, respond),
+            )
 
     @app.action(ask.DIAGNOSE_ACTION)
-    def on_diagnose(ack: Callable, body: dict, client: WebClient, respond: Callable, context: Any) -> None:
-        """"Diagnose a run" under an answer that missed: the `diagnose` command, run as if typed there."""
+    def on_diagnose(
+        ack: Callable, body: dict, client: WebClient, respond: Callable, context: Any
+    ) -> None:
+        """ "Diagnose a run" under an answer that missed:
+        the `diagnose` command, run as if typed there.
+        """
         ack()
         with front_end.after_ack(context, respond):
             team, user, channel = _team(body), body.get("user", {}).get("id", ""), _channel(body)
             if not channel or body.get("container", {}).get("type") == "view":
-                return  # answers are never shown in App Home or a modal: no channel to open a thread in
+                # answers are never shown in App Home or a modal: no channel to open a thread in
+                return
             message = body.get("message") or {}
             private = body.get("container", {}).get("is_ephemeral") or not message.get("ts")
             thread = None if private else message.get("thread_ts") or message["ts"]
@@ -129,25 +189,37 @@ def register(front_end: FrontEnd) -> None:
             if thread is None:
                 # A private answer (`/rlmap ask`) has no message to thread under: open a thread, as
                 # `/rlmap diagnose` does, and keep the answer on screen.
-                reply: Reply = SlashReply(client, channel, user, front_end.threads, _beside(respond))
+                reply: Reply = SlashReply(
+                    client, channel, user, front_end.threads, _beside(respond)
+                )
             else:  # under a mention's answer: its thread; under a DM answer: a thread under it
                 reply = ThreadReply(client, channel, user, front_end.threads, thread)
-            front_end.commands.press(client, "diagnose", {}, team, channel, user, reply, anchor_ts=thread)
+            front_end.commands.press(
+                client, "diagnose", {}, team, channel, user, reply, anchor_ts=thread
+            )
 
     @app.action(cards.PICK_ACTION)
     def on_diagnosis_tick(ack: Callable) -> None:
         ack()  # ticking a box changes nothing yet; Continue reads the ticked boxes
 
     @app.action(re.compile(r"^diag_(preset_\d+|skip|back|stop|choose)$"))
-    def on_diagnosis_click(ack: Callable, action: dict, body: dict, client: WebClient, respond: Callable,
-                           context: Any) -> None:
+    def on_diagnosis_click(
+        ack: Callable, action: dict, body: dict, client: WebClient, respond: Callable, context: Any
+    ) -> None:
         ack()
         with front_end.after_ack(context, respond):
             team = _team(body)
             ts = body.get("message", {}).get("ts") or body.get("container", {}).get("message_ts")
-            problem = front_end.threads.click(client, action["action_id"], action.get("value", ""), team=team,
-                                          user=body.get("user", {}).get("id", ""), channel=_channel(body),
-                                          message_ts=ts, picked=cards.picked(body))
+            problem = front_end.threads.click(
+                client,
+                action["action_id"],
+                action.get("value", ""),
+                team=team,
+                user=body.get("user", {}).get("id", ""),
+                channel=_channel(body),
+                message_ts=ts,
+                picked=cards.picked(body),
+            )
             if problem:
                 respond(response_type="ephemeral", replace_original=False, text=problem)
 

@@ -16,13 +16,22 @@ if TYPE_CHECKING:
 
 def register(front_end: FrontEnd) -> None:
     @front_end.app.command("/rlmap")
-    def on_command(ack: Callable, command: dict, respond: Callable, client: WebClient, context: Any) -> None:
+    def on_command(
+        ack: Callable, command: dict, respond: Callable, client: WebClient, context: Any
+    ) -> None:
         ack()
         with front_end.after_ack(context, respond):
-            text = name_authors(command.get("text", ""), lambda user: posting.real_name(client, user))
-            front_end.commands.slash(client, from_slack(text), team=command.get("team_id", ""),
-                                 channel=command.get("channel_id", ""), user=command.get("user_id", ""),
-                                 respond=respond)
+            text = name_authors(
+                command.get("text", ""), lambda user: posting.real_name(client, user)
+            )
+            front_end.commands.slash(
+                client,
+                from_slack(text),
+                team=command.get("team_id", ""),
+                channel=command.get("channel_id", ""),
+                user=command.get("user_id", ""),
+                respond=respond,
+            )
 
     @front_end.app.command(re.compile(".*"))
     def on_other_command(ack: Callable) -> None:

@@ -14,5 +14,7 @@ depends_on = None
 
 def upgrade() -> None:
     # A partial unique index: the same DDL on SQLite and PostgreSQL.
-    op.execute("CREATE UNIQUE INDEX IF NOT EXISTS uq_digest_runs_open ON digest_runs (team, channel) "
-               "WHERE status = 'claimed'")
+    op.execute(
+        "CREATE UNIQUE INDEX IF NOT EXISTS uq_digest_runs_open ON digest_runs (team, channel) "
+        "WHERE status = 'claimed'"
+    )

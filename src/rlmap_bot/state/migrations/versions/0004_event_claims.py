@@ -27,8 +27,13 @@ depends_on = None
 
 # slack-sdk's installation tables (created by slack-sdk when OAuth is on) and their secret columns.
 SECRET_COLUMNS = {
-    "slack_installations": ("bot_token", "bot_refresh_token", "user_token", "user_refresh_token",
-                            "incoming_webhook_url"),
+    "slack_installations": (
+        "bot_token",
+        "bot_refresh_token",
+        "user_token",
+        "user_refresh_token",
+        "incoming_webhook_url",
+    ),
     "slack_bots": ("bot_token", "bot_refresh_token"),
 }
 
@@ -49,9 +54,13 @@ def upgrade() -> None:
         sa.Column("finished_at", sa.String(40)),
     )
     op.create_index("ix_event_claims_status_lease", "event_claims", ["status", "lease_until"])
-    op.execute("INSERT INTO event_claims (key, kind, team, status, owner, attempts, lease_until, body, replies, "
-               "claimed_at, finished_at) SELECT 'event:' || event_id, 'event', team, 'done', '', 1, seen_at, NULL, "
-               "'{}', seen_at, seen_at FROM processed_events")
+    op.execute(
+        "INSERT INTO event_claims (key, kind, team, status, owner, attempts, lease_until, body, "
+        "replies, "
+        "claimed_at, finished_at) SELECT 'event:' || event_id, 'event', team, 'done', '', 1, "
+        "seen_at, NULL, "
+        "'{}', seen_at, seen_at FROM processed_events"
+    )
     op.drop_table("processed_events")
 
     bind = op.get_bind()

@@ -1,4 +1,5 @@
-"""Watches: the paths a channel watches, what checking has learnt, check claims and the alert ledger.
+"""Watches: the paths a channel watches, what checking
+has learnt, check claims and the alert ledger.
 
 Revision ID: 0005
 Revises: 0003 (0004 is on another branch; the chain is re-linked when they meet)
@@ -45,9 +46,12 @@ def upgrade() -> None:
         sa.Column("created_at", sa.String(40), nullable=False),
         sa.UniqueConstraint("watch_id", "slot", name="uq_watch_checks_slot"),
     )
-    # At most one check of a watch in progress: a `now`, a scheduled slot and another replica take turns.
-    op.execute("CREATE UNIQUE INDEX IF NOT EXISTS uq_watch_checks_open ON watch_checks (watch_id) "
-               "WHERE status = 'claimed'")
+    # At most one check of a watch in progress: a `now`,
+    # a scheduled slot and another replica take turns.
+    op.execute(
+        "CREATE UNIQUE INDEX IF NOT EXISTS uq_watch_checks_open ON watch_checks (watch_id) "
+        "WHERE status = 'claimed'"
+    )
     op.create_table(
         "watch_alerts",
         sa.Column("watch_id", sa.String(64), primary_key=True),

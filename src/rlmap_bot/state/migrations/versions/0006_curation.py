@@ -1,4 +1,5 @@
-"""Curation: suggested papers and their decisions, approved additions, the curators' channel, scout slots.
+"""Curation: suggested papers and their decisions,
+approved additions, the curators' channel, scout slots.
 
 Revision ID: 0006
 Revises: 0005
