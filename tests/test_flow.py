@@ -10,7 +10,8 @@ import pytest
 
 from rlmap_bot.core import Core
 from rlmap_bot.diagnosis.engine import DiagnosisInputError
-from rlmap_bot.diagnosis.flow import CONTROL_WORDS, Flow, FlowError, SupersededError, control_word
+from rlmap_bot.diagnosis.flow import Flow, FlowError, SupersededError
+from rlmap_bot.diagnosis.replies import CONTROL_WORDS, control_word
 from rlmap_bot.diagnosis.simulate import simulate
 from support import KNOWLEDGE
 

@@ -198,7 +198,7 @@ def test_the_watch_never_reads_a_stalled_gradient_as_smooth(core, tmp_path, alia
     """The watch's verdict overrides grad_norm_spikes with
     its full-resolution count; not on a stalled gradient.
     """
-    from rlmap_bot.watch.check import judge
+    from rlmap_bot.watch.judge import judge
 
     run = read_run(_trl(tmp_path, grad_norm=0.0), aliases=aliases)
     kept = KeptRun()

@@ -22,9 +22,9 @@ def test_ask_never_loads_wordfreq(built_db):
 
 def test_a_plain_ask_on_the_command_line_loads_no_settings_model(built_db, tmp_path):
     """`rlmap-bot ask` reads its paths alone (rlmap_bot.paths): pydantic-settings, SQLAlchemy, the
-    diagnosis engine and the Slack layer stay out of
-    its start-up (issue 18's cold ask); so do PyYAML
-    (a built store holds no YAML) and the card models (only `show` builds a card)."""
+    diagnosis engine and the Slack layer stay out of its start-up (the cold-start budget); so do
+    PyYAML (a built store holds no YAML), the card models (only `show` builds a card) and the
+    result models of the diagnosis and of watching (their renderers load when one comes)."""
     code = (
         "import sys\n"
         "from rlmap_bot.cli.main import cli\n"
@@ -34,12 +34,12 @@ def test_a_plain_ask_on_the_command_line_loads_no_settings_model(built_db, tmp_p
         "    print(*(m in sys.modules for m in ('pydantic_settings', 'sqlalchemy', "
         "'rlmap_bot.diagnosis.engine',\n"
         "                                          'slack_sdk', 'rlmap_bot.settings', 'yaml', "
-        "'rlmap_bot.knowledge.cards')),\n"
+        "'rlmap_bot.knowledge.cards', 'rlmap_bot.results.diagnosis', 'rlmap_bot.results.watch')),\n"
         "          file=sys.stderr)\n"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert "Reward" in done.stdout, done.stdout
-    assert done.stderr.split() == ["False"] * 7, done.stderr
+    assert done.stderr.split() == ["False"] * 9, done.stderr
 
 
 def test_help_loads_no_pydantic():

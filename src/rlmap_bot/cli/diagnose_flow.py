@@ -39,6 +39,7 @@ def run_guided(core: Core, ask: Ask, say: Say, step: Step, prefix: str = "") -> 
 
     Ctrl-D (end of input) pauses it; Ctrl-C pauses it too and then ends the command with exit 130.
     """
+    from rlmap_bot.cli import render_diagnosis as shown
     from rlmap_bot.diagnosis.flow import FlowError
 
     flow = core.flow
@@ -49,7 +50,7 @@ def run_guided(core: Core, ask: Ask, say: Say, step: Step, prefix: str = "") -> 
     while step.question is not None:
         question = step.question
         try:
-            reply = ask(render.question_text(question) + "\n> ")
+            reply = ask(shown.question_text(question) + "\n> ")
         except KeyboardInterrupt:
             _pause(core, step, say, prefix)
             raise Interrupted() from None
@@ -62,9 +63,9 @@ def run_guided(core: Core, ask: Ask, say: Say, step: Step, prefix: str = "") -> 
             say(f"  {exc}")
             continue
         if step.help:
-            say(render.how_to_measure(question))
+            say(shown.how_to_measure(question))
         if step.paused:
-            say(render.paused_text(step))
+            say(shown.paused_text(step))
             say(f"(paused; resume with `{prefix}diagnose --resume {step.session.id[:8]}`)")
             return step
     say("")

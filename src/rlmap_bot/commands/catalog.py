@@ -312,7 +312,7 @@ def _near_bylines(who: str, papers: list[Any]) -> list[str]:
 
 def kb_build(ctx: Invocation) -> KbBuilt:
     from rlmap_bot.errors import ConfigError
-    from rlmap_bot.knowledge.loader import KnowledgeError, KnowledgeErrors
+    from rlmap_bot.knowledge.catalog import KnowledgeError, KnowledgeErrors
     from rlmap_bot.paths import Paths
     from rlmap_bot.results.general import KbBuilt
     from rlmap_bot.search.index import build_store

@@ -13,7 +13,9 @@ import json
 from dataclasses import dataclass, field
 from typing import Iterable
 
-from rlmap_bot.knowledge.loader import Catalog, KnowledgeError, check_entry, parse_entry
+from rlmap_bot.knowledge.catalog import Catalog, KnowledgeError
+from rlmap_bot.knowledge.checks import check_entry
+from rlmap_bot.knowledge.loader import parse_entry
 from rlmap_bot.knowledge.schema import Paper
 
 SOURCE_PREFIX = "slack:"

@@ -7,24 +7,22 @@ the field, so a curator can fix a pull request from the error line alone.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 from typing import Any, Iterable, cast
 
 from pydantic import TypeAdapter, ValidationError
 
-from rlmap_bot.errors import RlmapError
-from rlmap_bot.knowledge.expr import ExprError, ValueType
+from rlmap_bot.knowledge.catalog import Catalog, KnowledgeError, collect_errors, raise_all
+from rlmap_bot.knowledge.checks import (
+    check_complaints,
+    check_links,
+)
 from rlmap_bot.knowledge.schema import (
     KINDS,
     STAGE_IDS,
     CatalogSettings,
     Entry,
-    Paper,
-    Signal,
-    Stage,
-    Topic,
 )
 
 # Any kind of entry, by its 'kind' (built once: a few ms of every start). Entry is an annotated
@@ -55,94 +53,6 @@ def _yaml_loader() -> type:
         (getattr(yaml, "CSafeLoader", yaml.SafeLoader),),
         {"yaml_implicit_resolvers": resolvers},
     )
-
-
-class KnowledgeError(RlmapError, ValueError):
-    """A catalog file is wrong; the message names file, entry and field."""
-
-    def __init__(self, path: Path | str, entry: str | None, field_name: str | None, problem: str):
-        self.path, self.entry, self.field, self.problem = str(path), entry, field_name, problem
-        where = self.path
-        if entry:
-            where += f": entry '{entry}'"
-        if field_name:
-            where += f": field '{field_name}'"
-        super().__init__(f"{where}: {problem}")
-
-    @property
-    def errors(self) -> list[KnowledgeError]:
-        return [self]
-
-
-class KnowledgeErrors(KnowledgeError):
-    """Several mistakes at once: every one is reported,
-    a line each, so one pull request fixes them all.
-    """
-
-    def __init__(self, errors: list[KnowledgeError]):
-        self.all = list(errors)
-        first = self.all[0]
-        super().__init__(first.path, first.entry, first.field, first.problem)
-        self.args = ("\n".join(str(e) for e in self.all),)
-
-    def __str__(self) -> str:
-        return self.args[0]
-
-    @property
-    def errors(self) -> list[KnowledgeError]:
-        return self.all
-
-
-def raise_all(errors: list[KnowledgeError]) -> None:
-    if len(errors) == 1:
-        raise errors[0]
-    if errors:
-        raise KnowledgeErrors(errors)
-
-
-@dataclass
-class Catalog:
-    """Every validated entry, by id, with where each came from."""
-
-    entries: dict[str, Entry]
-    sources: dict[str, str] = field(default_factory=dict)
-    settings: CatalogSettings = field(default_factory=CatalogSettings)
-
-    def of_kind(self, kind: str) -> list[Entry]:
-        return [e for e in self.entries.values() if e.kind == kind]
-
-    @property
-    def stages(self) -> list[Stage]:
-        return sorted(
-            (e for e in self.entries.values() if isinstance(e, Stage)), key=lambda s: s.order
-        )
-
-    @property
-    def signals(self) -> list[Signal]:
-        return [e for e in self.entries.values() if isinstance(e, Signal)]
-
-    @property
-    def papers(self) -> list[Paper]:
-        return [e for e in self.entries.values() if isinstance(e, Paper)]
-
-    def papers_for(self, entry_id: str) -> list[Paper]:
-        """Papers that name ``entry_id`` as a stage or subtopic: main-stage matches first, then the
-        source map's own papers (``seed``), verified before unverified, newest first."""
-        hits = [p for p in self.papers if entry_id in p.stages or entry_id in p.subtopics]
-        order = {"verified": 0, "partial": 1, "unverified": 2}
-        return sorted(
-            hits,
-            key=lambda p: (
-                p.stages[0] != entry_id,
-                not p.seed,
-                order[p.verification],
-                -(p.year or 0),
-                p.title,
-            ),
-        )
-
-    def children(self, topic_id: str) -> list[Topic]:
-        return [t for t in self.entries.values() if isinstance(t, Topic) and t.parent == topic_id]
 
 
 KIND_FOLDERS = {"stages": "stage", "topics": "topic", "papers": "paper", "signals": "signal"}
@@ -320,7 +230,9 @@ def load_catalog(root: Path) -> Catalog:
         not errors
     ):  # links are checked between valid entries only, or every broken file would cascade
         errors += check_links(catalog)
-        errors += _collect(lambda: check_complaints(catalog, _relative(root / SETTINGS_FILE, root)))
+        errors += collect_errors(
+            lambda: check_complaints(catalog, _relative(root / SETTINGS_FILE, root))
+        )
         missing = [s for s in STAGE_IDS if s not in entries]
         if missing:
             errors.append(
@@ -333,14 +245,6 @@ def load_catalog(root: Path) -> Catalog:
             )
     raise_all(errors)
     return catalog
-
-
-def _collect(check) -> list[KnowledgeError]:
-    try:
-        check()
-    except KnowledgeError as exc:
-        return list(exc.errors)
-    return []
 
 
 def _load_settings(root: Path) -> CatalogSettings:
@@ -361,178 +265,3 @@ def _load_settings(root: Path) -> CatalogSettings:
             else first["msg"]
         )
         raise KnowledgeError(shown, "settings", _field_path(first["loc"]), problem) from None
-
-
-def _expect(
-    catalog: Catalog, owner: Entry, field_name: str, target: str, kinds: tuple[str, ...]
-) -> None:
-    found = catalog.entries.get(target)
-    if found is None:
-        raise KnowledgeError(
-            catalog.sources[owner.id], owner.id, field_name, f"links to unknown id '{target}'"
-        )
-    if found.kind not in kinds:
-        raise KnowledgeError(
-            catalog.sources[owner.id],
-            owner.id,
-            field_name,
-            f"'{target}' is a {found.kind}, expected {' or '.join(kinds)}",
-        )
-
-
-def check_links(catalog: Catalog) -> list[KnowledgeError]:
-    """Every id an entry links to must exist and be of
-    the right kind; one error per entry at most.
-    """
-    errors: list[KnowledgeError] = []
-    stage_ids = {s.id for s in catalog.of_kind("stage")}
-    signal_ids = {s.id for s in catalog.of_kind("signal")}
-    for entry in catalog.entries.values():
-        errors += _collect(
-            lambda entry=entry: _check_entry_links(catalog, entry, stage_ids, signal_ids)
-        )
-    return errors
-
-
-def check_entry(catalog: Catalog, entry: Entry) -> list[KnowledgeError]:
-    """One entry's links checked against a catalog that
-    holds it (an addition merged beside the files).
-    """
-    stage_ids = {s.id for s in catalog.of_kind("stage")}
-    signal_ids = {s.id for s in catalog.of_kind("signal")}
-    return _collect(lambda: _check_entry_links(catalog, entry, stage_ids, signal_ids))
-
-
-def _check_entry_links(
-    catalog: Catalog, entry: Entry, stage_ids: set[str], signal_ids: set[str]
-) -> None:
-    """One entry's links: the first problem found, as a KnowledgeError."""
-    for target in entry.related:
-        _expect(catalog, entry, "related", target, KINDS)
-    if isinstance(entry, (Paper, Stage)):
-        for target in entry.subtopics:
-            _expect(catalog, entry, "subtopics", target, ("topic",))
-            if not getattr(catalog.entries[target], "parent", None):
-                raise KnowledgeError(
-                    catalog.sources[entry.id],
-                    entry.id,
-                    "subtopics",
-                    f"'{target}' is a topic, not a subtopic; name one of its subtopics",
-                )
-    if isinstance(entry, Topic) and entry.parent:
-        _expect(catalog, entry, "parent", entry.parent, ("topic",))
-    if isinstance(entry, (Paper, Topic)):
-        for stage in entry.stages:
-            if stage not in stage_ids:
-                raise KnowledgeError(
-                    catalog.sources[entry.id],
-                    entry.id,
-                    "stages",
-                    f"stage '{stage}' has no stage entry",
-                )
-    if isinstance(entry, Signal):
-        check_rules(catalog, entry, signal_ids)
-
-
-# The guided flow's opening question is stored under this id, so no signal may take it.
-RESERVED_SIGNAL_IDS = {"complaint"}
-
-
-def value_type(signal: Signal) -> ValueType:
-    """How a rule may use a signal's value: as a number, a yes/no, or one of its words."""
-    if signal.type == "bool":
-        return ValueType("bool")
-    if signal.type == "choice":
-        return ValueType("choice", frozenset(signal.choices))
-    return ValueType("number")
-
-
-def check_rules(catalog: Catalog, signal: Signal, signal_ids: set[str]) -> None:
-    """A signal's rules: names known and used with
-    their types, cited facts exist, overrides exist.
-    """
-    where = catalog.sources[signal.id]
-    if signal.id in RESERVED_SIGNAL_IDS:
-        raise KnowledgeError(
-            where,
-            signal.id,
-            "id",
-            f"'{signal.id}' is reserved for the guided flow's opening question",
-        )
-    types = {s.id: value_type(s) for s in catalog.signals}
-    for i, rule in enumerate(signal.rules):
-        _expect(catalog, signal, f"rules[{i}].source", rule.source, ("paper",))
-        unknown = sorted(rule.expr.names - signal_ids)
-        if unknown:
-            raise KnowledgeError(
-                where, signal.id, f"rules[{i}].when", f"names unknown signal '{unknown[0]}'"
-            )
-        try:
-            rule.expr.check(types)
-        except ExprError as exc:
-            raise KnowledgeError(where, signal.id, f"rules[{i}].when", str(exc)) from None
-        paper = catalog.entries[rule.source]
-        facts = getattr(paper, "facts", [])
-        if rule.fact is not None and rule.fact >= len(facts):
-            have = f"facts 0 to {len(facts) - 1}" if facts else "no facts"
-            raise KnowledgeError(
-                where,
-                signal.id,
-                f"rules[{i}].fact",
-                f"'{rule.source}' has {have}; there is no fact {rule.fact}",
-            )
-        for ref in rule.overrides:
-            owner, _, rid = ref.rpartition(".")
-            target = catalog.entries.get(owner or signal.id)
-            if not isinstance(target, Signal) or rid not in {r.id for r in target.rules}:
-                raise KnowledgeError(
-                    where, signal.id, f"rules[{i}].overrides", f"no rule '{ref}' to override"
-                )
-            if (owner or signal.id) == signal.id and rid == rule.id:
-                raise KnowledgeError(
-                    where, signal.id, f"rules[{i}].overrides", "a rule cannot override itself"
-                )
-
-
-def check_complaints(catalog: Catalog, shown: str) -> None:
-    """Every complaint of the guided flow, and the check-up list, name signals that exist; every
-    answer_words key is some signal's choice."""
-    signal_ids = {s.id for s in catalog.signals}
-    for j, complaint in enumerate(catalog.settings.diagnosis.complaints):
-        for sid in complaint.signals:
-            if sid not in signal_ids:
-                raise KnowledgeError(
-                    shown,
-                    "settings",
-                    f"diagnosis.complaints[{j}].signals",
-                    f"names unknown signal '{sid}'",
-                )
-    for sid in catalog.settings.diagnosis.checkup:
-        if sid not in signal_ids:
-            raise KnowledgeError(
-                shown, "settings", "diagnosis.checkup", f"names unknown signal '{sid}'"
-            )
-    choices = {c for s in catalog.signals for c in s.choices}
-    for choice in catalog.settings.diagnosis.answer_words:
-        if choice not in choices:
-            raise KnowledgeError(
-                shown,
-                "settings",
-                f"diagnosis.answer_words.{choice}",
-                f"'{choice}' is no choice of any signal (choices: {', '.join(sorted(choices))})",
-            )
-    rules = {f"{s.id}.{r.id}" for s in catalog.signals for r in s.rules}
-    for j, order in enumerate(catalog.settings.diagnosis.precedence):
-        for part, ref in [("first", order.first), *(("explains", r) for r in order.explains)]:
-            if ref not in rules and not (part == "explains" and ref in signal_ids):
-                raise KnowledgeError(
-                    shown, "settings", f"diagnosis.precedence[{j}].{part}", f"no rule '{ref}'"
-                )
-        source = catalog.entries.get(order.source)
-        if source is None or source.kind != "paper":
-            raise KnowledgeError(
-                shown,
-                "settings",
-                f"diagnosis.precedence[{j}].source",
-                f"'{order.source}' is not a paper in the catalog",
-            )

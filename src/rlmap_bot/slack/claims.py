@@ -43,17 +43,20 @@ import json
 import logging
 import threading
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass, field
 from typing import Any, Callable, ParamSpec, TypeVar
 
 from slack_bolt.request import BoltRequest
-from slack_sdk import WebClient
-from slack_sdk.errors import SlackApiError
-from slack_sdk.web import SlackResponse
 
 from rlmap_bot import metrics
 from rlmap_bot.errors import UnavailableError
 from rlmap_bot.jobs.ticker import Ticker
+from rlmap_bot.slack.replies import (
+    Handling,
+    LeaseLost,
+    RecordingClient,
+    RecordingRespond,
+    where_posted,
+)
 from rlmap_bot.state.events import Claim, GaveUp
 from rlmap_bot.state.leases import OWNER
 
@@ -65,7 +68,6 @@ T = TypeVar("T")
 CLAIM = "rlmap_claim"  # the context key of the claim a request is handled under
 KEY = "rlmap_key"  # the context key of the request's claim key (also when it could not be claimed)
 REPLAY = "rlmap_replay"  # the context key the sweeper puts a taken-over claim under
-REPLY_EVENT = "rlmap_reply"  # message metadata event_type on every post made under a claim
 # A claim taken over this often is what kills replicas (or always fails): it is marked failed rather
 # than passed around for ever. Three: one crash is chance, two in a row on the same request is not.
 MAX_ATTEMPTS = 3
@@ -73,15 +75,6 @@ MAX_ATTEMPTS = 3
 # comes back to a long backlog spreads it over its
 # thread pool instead of queueing all of it at once.
 SWEEP_BATCH = 20
-# How far before the claim a post made under it may be (clock differences between the replicas and
-# Slack); the history search for a reply by its metadata starts there.
-LOOKUP_SLACK_S = 120
-
-
-class LeaseLost(Exception):
-    """Another replica took the claim over (this one was
-    cut off for a whole lease): stop, post nothing.
-    """
 
 
 def identify(body: dict | None) -> tuple[str, str, str] | None:
@@ -105,22 +98,6 @@ def identify(body: dict | None) -> tuple[str, str, str] | None:
 
 def _digest(body: dict) -> str:
     return hashlib.sha256(json.dumps(body, sort_keys=True, default=str).encode()).hexdigest()[:40]
-
-
-@dataclass
-class Handling:
-    """A claim being worked on in this process, and what became of it."""
-
-    claim: Claim
-    outcome: str | None = (
-        None  # None: done; "failed" (a bug); "retry" (the store blinked); "told"; "lost"
-    )
-    sent: int = 0
-    lock: threading.Lock = field(default_factory=threading.Lock)
-
-    @property
-    def key(self) -> str:
-        return self.claim.key
 
 
 class Claims:
@@ -225,7 +202,7 @@ class Claims:
         if done is not None:
             return again(n, done)
         result = send(n)
-        self._record(handling, n, {"method": method, **_where(result)})
+        self._record(handling, n, {"method": method, **where_posted(result)})
         return result
 
     def check_owner(self, handling: Handling) -> None:
@@ -423,133 +400,6 @@ def request_key(context: Any, body: dict | None = None) -> str:
 # -- the recording client and respond
 #  ---------------------------------------------------------------
 # What a post made again is updated with: chat.update's arguments among chat.postMessage's.
-UPDATABLE = (
-    "text",
-    "blocks",
-    "attachments",
-    "metadata",
-    "link_names",
-    "parse",
-    "reply_broadcast",
-    "markdown_text",
-)
-
-
-def _where(result: Any) -> dict:
-    data = getattr(result, "data", None)
-    if not isinstance(data, dict):
-        return {}
-    return {"channel": data.get("channel"), "ts": data.get("ts") or data.get("message_ts")}
-
-
-class RecordingClient(WebClient):
-    """The request's Web API client under a claim, sending each reply once (see the module doc).
-
-    A ``WebClient`` subclass built with ``WebClient``'s documented constructor from the
-    request's client's public settings, the ones Bolt itself copies into each request's client
-    (token, ``base_url``, ``timeout``, ``ssl``, ``proxy``, ``headers``, the team id of
-    ``default_params``, ``logger``, ``retry_handlers``). It overrides two of the client's public
-    Web API methods, ``chat_postMessage`` and ``chat_postEphemeral``, and calls the others
-    (``chat_update``, ``conversations_history``, ``conversations_replies``) as documented.
-    """
-
-    def __init__(self, base: WebClient, claims: Claims, handling: Handling):
-        super().__init__(
-            token=base.token,
-            base_url=base.base_url,
-            timeout=base.timeout,
-            ssl=base.ssl,
-            proxy=base.proxy,
-            headers=dict(base.headers),
-            team_id=base.default_params.get("team_id"),
-            logger=base.logger,
-            retry_handlers=list(base.retry_handlers),
-        )
-        self.claims, self.handling = claims, handling
-
-    def chat_postMessage(self, **kwargs: Any) -> SlackResponse:  # noqa: N802 - slack-sdk's name
-        key = self.handling.key
-
-        def metadata(n: int) -> dict:
-            mine = {"event_type": REPLY_EVENT, "event_payload": {"claim": key, "n": n}}
-            return kwargs.get("metadata") or mine
-
-        def send(n: int) -> SlackResponse:
-            return WebClient.chat_postMessage(self, **{**kwargs, "metadata": metadata(n)})
-
-        def again(n: int, reply: dict) -> SlackResponse:
-            assert reply.get("channel") and reply.get("ts"), "a recorded post has a channel and ts"
-            update = {k: v for k, v in kwargs.items() if k in UPDATABLE}
-            where = {"channel": reply["channel"], "ts": reply["ts"], "metadata": metadata(n)}
-            return WebClient.chat_update(self, **{**update, **where})
-
-        channel, thread = kwargs.get("channel"), kwargs.get("thread_ts")
-        return self.claims.once(
-            self.handling,
-            "chat.postMessage",
-            send,
-            again,
-            lambda n: self._find_post(channel, thread, key, n),
-        )
-
-    def chat_postEphemeral(self, **kwargs: Any) -> SlackResponse:  # noqa: N802 - slack-sdk's name
-        self.claims.check_owner(self.handling)
-        return super().chat_postEphemeral(**kwargs)
-
-    def _find_post(self, channel: str | None, thread: str | None, key: str, n: int) -> dict | None:
-        """A post of this claim's reply n in the channel (or thread), by its metadata."""
-        if channel is None:
-            # chat.postMessage always names its channel; without one there is nowhere to look
-            return None
-        claimed = dt.datetime.fromisoformat(self.handling.claim.claimed_at).timestamp()
-        oldest = f"{claimed - LOOKUP_SLACK_S:.6f}"
-        try:
-            if thread:
-                page = self.conversations_replies(
-                    channel=channel, ts=thread, oldest=oldest, limit=200, include_all_metadata=True
-                )
-            else:
-                page = self.conversations_history(
-                    channel=channel, oldest=oldest, limit=200, include_all_metadata=True
-                )
-        except SlackApiError as exc:
-            log.info(
-                "%s: could not look for reply %d (%s); posting it",
-                key,
-                n,
-                exc.response.get("error"),
-            )
-            return None
-        for message in page.get("messages") or []:
-            meta = message.get("metadata") or {}
-            payload = meta.get("event_payload") or {}
-            if (
-                meta.get("event_type") == REPLY_EVENT
-                and payload.get("claim") == key
-                and payload.get("n") == n
-            ):
-                return {"method": "chat.postMessage", "channel": channel, "ts": message.get("ts")}
-        return None
-
-
-class RecordingRespond:
-    """The request's ``respond`` (its response_url), sending each reply once per claim.
-
-    Bolt's ``respond`` is a callable its listeners are given; this wraps it and calls it as
-    documented. A reply sent before a takeover is not sent again, and the call returns None then
-    (a response_url answers nothing a listener reads).
-    """
-
-    def __init__(self, inner: Callable[..., Any], claims: Claims, handling: Handling):
-        self.inner, self.claims, self.handling = inner, claims, handling
-
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        return self.claims.once(
-            self.handling,
-            "response_url",
-            lambda _n: self.inner(*args, **kwargs),
-            lambda _n, _reply: None,
-        )
 
 
 __all__ = [

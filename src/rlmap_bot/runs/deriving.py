@@ -1,0 +1,161 @@
+"""What every signal's derivation shares: the series a run gives, its levels and trends, and the
+thresholds those readings use (:mod:`rlmap_bot.runs.derive` puts the signals together)."""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+import numpy as np
+
+from rlmap_bot.results.runs import Fault, SignalSource
+from rlmap_bot.runs import stats
+from rlmap_bot.runs.quantities import QuantitySeries
+
+#: Entropy collapse, judged against the run's first level and the early level after warm-up.
+#: "Lost most of its starting value and still falling" (the entropy_trend signal): at most half
+#: of either level with a falling recent trend is *collapsing*.  At most a quarter of the first
+#: level (stats.COLLAPSED_SHARE), whatever the recent trend, is *collapsed* (the notes: "a run
+#: that collapsed earlier and now sits flat at a tenth of its start has collapsed").
+COLLAPSE_MOST = 0.5
+#: Rising entropy: a rising recent trend with the level at least 1.2x the early one
+#: (judgement: a trend that has not moved the level 20% is drift), or at least 2x anyway.
+RISE_MIN, RISE_DEEP = 1.2, 2.0
+#: Declined entropy: at most 0.8 of the first or the early level, neither collapsed nor
+#: collapsing nor rising: the same judgement as RISE_MIN, mirrored (a fall of a fifth is no
+#: drift). Reading such a curve as "stable" told users the opposite of their chart.
+DECLINED_SHARE = 0.8
+#: Sparse validation: drop the first evaluation (it often jumps: format learning, per the
+#: notes) and judge at least 6 recent evaluations, 3 against 3 (judgement: the fewest where a
+#: median means anything); with fewer than 5 evaluations after the first, no trend.
+EVAL_RECENT_MIN, EVAL_MIN = 6, 5
+#: eval_improvement: the median of the last 3 evaluations against the pre-training one
+#: (judgement: 3 damps one noisy eval without reaching back into older checkpoints).
+EVAL_LAST = 3
+#: Tolerance for a reward to count as a 0-1 pass rate (float printing).
+UNIT_TOL = 1e-6
+
+
+class Missing(Exception):
+    pass
+
+
+def finite_points(q: QuantitySeries) -> tuple[np.ndarray, np.ndarray]:
+    ok = np.isfinite(q.values)
+    return q.steps[ok], q.values[ok]
+
+
+def step_span(steps: np.ndarray, sl: slice) -> tuple[int, int]:
+    part = steps[sl]
+    return int(part[0]), int(part[-1])
+
+
+def steps_text(steps: np.ndarray, sl: slice) -> str:
+    a, b = step_span(steps, sl)
+    return f"steps {a}-{b}" if a != b else f"step {a}"
+
+
+def with_level(src: SignalSource, steps: np.ndarray, lv: stats.Level) -> None:
+    """Add the run's first and last levels to a source (its detail, and the chart's marks)."""
+    src.first_level, src.level = round(lv.first, 6), round(lv.last, 6)
+    src.first_start, src.first_end = step_span(steps, lv.first_slice)
+    if "first level" not in src.detail:
+        src.detail += "; " + lv.describe(steps)
+
+
+class Deriving:
+    """Reads one run's quantities; each signal reader builds on these."""
+
+    def __init__(self, series: dict[str, QuantitySeries], window, faults: Sequence[Fault] = ()):
+        self.q, self.window = series, window
+        self.faults = {f.kind: f for f in faults}
+
+    def need(self, quantity: str, what: str) -> QuantitySeries:
+        q = self.q.get(quantity)
+        if q is None:
+            raise Missing(f"no metric for {what} in this run (map one with --map)")
+        return q
+
+    def dense(self, quantity: str, what: str, minimum: int = 1):
+        q = self.need(quantity, what)
+        steps, values = finite_points(q)
+        if steps.size < minimum:
+            raise Missing(f"{q.label} has {steps.size} finite points; {minimum} needed")
+        win = stats.windows(steps, self.window)
+        if win is None:
+            raise Missing(f"{q.label} has too few points ({steps.size})")
+        return q, steps, values, win
+
+    def recent_mean(
+        self, quantity: str, what: str, method: str, share: bool = True, digits: int = 4
+    ):
+        q, steps, values, win = self.dense(quantity, what)
+        value = float(np.mean(values[win.recent]))
+        if share and not (-UNIT_TOL <= value <= 1 + UNIT_TOL):
+            raise Missing(
+                f"{q.label} averages {value:.3g}, outside 0-1: is it a percent or a count? "
+                f"map a 0-1 share with --map"
+            )
+        if share:
+            value = min(max(value, 0.0), 1.0)
+        a, b = step_span(steps, win.recent)
+        return round(value, digits), SignalSource(
+            metric=q.label,
+            window=steps_text(steps, win.recent),
+            method=method,
+            detail=f"mean {value:.3g} over {win.recent.stop - win.recent.start} logged steps",
+            start=a,
+            end=b,
+        )
+
+    def level(self, steps, values, win) -> stats.Level:
+        """The run's first level against its last (the
+        recent window's when the caller chose one).
+        """
+        lv = stats.level(values, win.recent if self.window is not None else None)
+        if lv is None:
+            raise Missing(f"too few points ({values.size}) for a level")
+        return lv
+
+    def trend(self, q: QuantitySeries, steps, values, win) -> tuple[stats.Trend, SignalSource]:
+        if (
+            win.recent.stop - win.previous.start < stats.MIN_TREND_POINTS
+            or win.previous.stop - win.previous.start < stats.MIN_WINDOW_POINTS
+        ):
+            raise Missing(f"{q.label} has too few points after warm-up for a trend ({steps.size})")
+        t = stats.judge_trend(
+            steps[win.previous],
+            values[win.previous],
+            steps[win.recent],
+            values[win.recent],
+            values[win.start :],
+        )
+        a, b = step_span(steps, win.recent)
+        c, d = step_span(steps, win.previous)
+        return t, SignalSource(
+            metric=q.label,
+            window=f"{steps_text(steps, win.recent)} vs {steps_text(steps, win.previous)}",
+            method="median of the recent window against the window before; flat within max(5% of "
+            "the "
+            "series' scale, 1 step-to-step noise sigma); Sen's slope must agree in sign",
+            detail=t.describe(),
+            start=a,
+            end=b,
+            baseline_start=c,
+            baseline_end=d,
+        )
+
+    def leveled_trend(self, q: QuantitySeries, steps, values, win) -> tuple[str, SignalSource]:
+        """The recent trend, and the run's level against its first: a level at or below a quarter of
+        a positive start reads *falling* whatever the
+        recent window does (it fell, then sat flat)."""
+        t, src = self.trend(q, steps, values, win)
+        lv = self.level(steps, values, win)
+        with_level(src, steps, lv)
+        if lv.collapsed() and t.direction != "falling":
+            src.detail += (
+                f"; read as falling: now at most {stats.COLLAPSED_SHARE:.0%} of its first level"
+            )
+            return "falling", src
+        return t.direction, src
+
+    # -- signals ------------------------------------------------------------------------------
