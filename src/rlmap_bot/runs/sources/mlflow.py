@@ -37,6 +37,7 @@ from rlmap_bot.runs.sources.remote import (
     bearer_or_basic,
     host_of,
     inside_roots,
+    open_store,
     origin,
     tracker_value,
 )
@@ -46,9 +47,6 @@ Keep = Callable[[str], bool]
 MAX_RESULTS = 2500
 #: get-history's page size (the server's own cap for one page is 25,000).
 HISTORY_PAGE = 25000
-#: Judgement: a writer holds SQLite's lock for milliseconds per batch; five seconds of "locked" is
-#: a stuck writer, said as a retryable outage.
-SQLITE_BUSY_SECONDS = 5.0
 
 
 @register("mlflow")
@@ -190,16 +188,7 @@ class MlflowStore:
             raise RunReadError(
                 f"{self.ref.text}: MLFLOW_TRACKING_URI names {self.path}, which does not exist"
             )
-        try:
-            conn = sqlite3.connect(
-                f"file:{self.path}?mode=ro", uri=True, timeout=SQLITE_BUSY_SECONDS
-            )
-            conn.execute("select 1 from sqlite_master limit 1")
-            return conn
-        except sqlite3.Error as exc:
-            raise RunReadError(
-                f"{self.ref.text}: cannot open the MLflow store {self.path}: {exc}"
-            ) from None
+        return open_store(self.path, self.ref.text, "MLflow")
 
     def read_all(self, keep: Keep) -> RunData:
         return self.read_new(None, keep)[0]

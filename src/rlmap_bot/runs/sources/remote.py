@@ -11,6 +11,7 @@ from __future__ import annotations
 import base64
 import json
 import math
+import sqlite3
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -148,3 +149,19 @@ def inside_roots(path: Path, roots: tuple[Path, ...], setting: str, source: str)
             f"(RLMAP_RUN_ROOTS); "
             "nothing is read"
         )
+
+
+#: Judgement: a tracker's writer holds SQLite's lock for one batch (milliseconds); five seconds of
+#: "locked" is a stuck writer, said as a retryable outage.
+SQLITE_BUSY_SECONDS = 5.0
+
+
+def open_store(path: Path, source: str, what: str) -> sqlite3.Connection:
+    """A tracker's SQLite store opened read-only (its WAL still read: never ``immutable``);
+    RunReadError, one line, when it cannot be."""
+    try:
+        conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=SQLITE_BUSY_SECONDS)
+        conn.execute("select 1 from sqlite_master limit 1")
+        return conn
+    except sqlite3.Error as exc:
+        raise RunReadError(f"{source}: cannot open the {what} store {path}: {exc}") from None

@@ -24,12 +24,9 @@ from typing import Any, Callable
 from rlmap_bot.runs.errors import RunReadError
 from rlmap_bot.runs.model import Collector, RunData
 from rlmap_bot.runs.sources import Access, Cursor, RunSource, SourceRef, register
-from rlmap_bot.runs.sources.remote import inside_roots, tracker_value
+from rlmap_bot.runs.sources.remote import inside_roots, open_store, tracker_value
 
 Keep = Callable[[str], bool]
-#: Judgement: trackio's writer holds the lock for one batch insert (milliseconds); five seconds of
-#: "locked" is a stuck writer, said as a retryable outage.
-SQLITE_BUSY_SECONDS = 5.0
 
 
 def trackio_dir(environ: dict[str, str]) -> Path:
@@ -74,16 +71,7 @@ class TrackioRun:
                 f"{self.ref.text}: no Trackio project {self.project!r} in {self.path.parent} "
                 "(TRACKIO_DIR)"
             )
-        try:
-            conn = sqlite3.connect(
-                f"file:{self.path}?mode=ro", uri=True, timeout=SQLITE_BUSY_SECONDS
-            )
-            conn.execute("select 1 from sqlite_master limit 1")
-            return conn
-        except sqlite3.Error as exc:
-            raise RunReadError(
-                f"{self.ref.text}: cannot open the Trackio store {self.path}: {exc}"
-            ) from None
+        return open_store(self.path, self.ref.text, "Trackio")
 
     def read_all(self, keep: Keep) -> RunData:
         return self.read_new(None, keep)[0]
