@@ -135,12 +135,6 @@ def open_source(ref: SourceRef, access: Access) -> RunSource:
 
 
 def _load_readers() -> None:
-    """Import the reader modules (each registers itself); lazy, so a plain ask imports none."""
-    import importlib
-
-    for name in ("local", "wandb_file", "wandb_api", "mlflow", "trackio"):
-        try:
-            importlib.import_module(f"{__name__}.{name}")
-        except ModuleNotFoundError as exc:
-            if exc.name != f"{__name__}.{name}":
-                raise
+    """Import the reader modules (each registers itself); lazy, so a plain ask imports none. The
+    optional clients (wandb) are imported by their readers only when a run of theirs is read."""
+    from rlmap_bot.runs.sources import local, mlflow, trackio, wandb_api, wandb_file  # noqa: F401
