@@ -172,6 +172,7 @@ def _from_logs(
     chart: Path | None,
 ) -> RunDiagnosis | GuidedRun:
     from rlmap_bot.runs.diagnose import diagnose_run, parse_mapping, parse_window
+    from rlmap_bot.runs.sources.access import local_access
 
     path = Path(_chart_name(source))
     own = chart is None and ctx.charts is not None
@@ -182,8 +183,6 @@ def _from_logs(
         chart = ctx.charts / f"{path.stem or 'run'}.png"
     if chart is not None:
         chart = chart_path(Path(chart), path, create=own)
-    from rlmap_bot.runs.sources.access import local_access
-
     # A terminal reads with its own environment; a workspace only what its front-end's settings
     # allow, with the credentials its admins sealed.
     core = ctx.core
