@@ -90,6 +90,12 @@ class RunSource(Protocol):
         ...
 
 
+def under_roots(path: Path, roots: tuple[Path, ...]) -> bool:
+    """Whether ``path`` resolves (links followed, as a read would) inside one of ``roots``."""
+    real = path.expanduser().resolve()
+    return any(real.is_relative_to(root.expanduser().resolve()) for root in roots)
+
+
 Opener = Callable[[SourceRef, Access], RunSource]
 OPENERS: dict[str, Opener] = {}
 

@@ -30,7 +30,7 @@ from rlmap_bot.runs.detect import Candidate, choose, discover, several_runs_note
 from rlmap_bot.runs.errors import RunReadError
 from rlmap_bot.runs.formats.lines import LINE_FORMATS
 from rlmap_bot.runs.model import Collector, RunData, Series
-from rlmap_bot.runs.sources import Access, Cursor, RunSource, SourceRef, register
+from rlmap_bot.runs.sources import Access, Cursor, RunSource, SourceRef, register, under_roots
 from rlmap_bot.runs.textio import is_gzip
 
 Keep = Callable[[str], bool]
@@ -46,8 +46,7 @@ def inside_roots(path: Path, access: Access) -> None:
         )
     if not access.run_roots:
         return
-    real = path.expanduser().resolve()
-    if not any(real.is_relative_to(root.expanduser().resolve()) for root in access.run_roots):
+    if not under_roots(path, access.run_roots):
         raise RunReadError(
             f"{path}: outside the folders runs may be read from (RLMAP_RUN_ROOTS); nothing is read"
         )

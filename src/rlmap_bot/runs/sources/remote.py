@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from rlmap_bot.runs.errors import RunReadError
+from rlmap_bot.runs.sources import under_roots
 
 #: The largest double: MLflow's SQL store writes +-inf as this (and NaN as 0 with ``is_nan``).
 DOUBLE_MAX = 1.7976931348623157e308
@@ -142,8 +143,7 @@ def inside_roots(path: Path, roots: tuple[Path, ...], setting: str, source: str)
     ``source`` as typed and the ``setting`` that placed the store."""
     if not roots:
         return
-    real = path.expanduser().resolve()
-    if not any(real.is_relative_to(root.expanduser().resolve()) for root in roots):
+    if not under_roots(path, roots):
         raise RunReadError(
             f"{source}: {setting} names a store outside the folders runs may be read from "
             f"(RLMAP_RUN_ROOTS); "
