@@ -148,8 +148,8 @@ def check_rules(catalog: Catalog, signal: Signal, signal_ids: set[str]) -> None:
 
 
 def check_complaints(catalog: Catalog, shown: str) -> None:
-    """Every complaint of the guided flow, and the check-up list, name signals that exist; every
-    answer_words key is some signal's choice."""
+    """Every complaint of the guided flow names signals that exist; every answer_words key is some
+    signal's choice."""
     signal_ids = {s.id for s in catalog.signals}
     for j, complaint in enumerate(catalog.settings.diagnosis.complaints):
         for sid in complaint.signals:
@@ -160,11 +160,6 @@ def check_complaints(catalog: Catalog, shown: str) -> None:
                     f"diagnosis.complaints[{j}].signals",
                     f"names unknown signal '{sid}'",
                 )
-    for sid in catalog.settings.diagnosis.checkup:
-        if sid not in signal_ids:
-            raise KnowledgeError(
-                shown, "settings", "diagnosis.checkup", f"names unknown signal '{sid}'"
-            )
     choices = {c for s in catalog.signals for c in s.choices}
     for choice in catalog.settings.diagnosis.answer_words:
         if choice not in choices:

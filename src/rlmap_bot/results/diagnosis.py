@@ -148,6 +148,11 @@ class Simulation(Verdict):
 
     asked: list[str] = Field(description="Signal questions put to the simulated team, in order.")
     complaint_asked: bool = Field(description="Whether the opening complaint question was offered.")
+    questions: int = Field(
+        default=0,
+        description="Questions put in all: the opening one, the signal questions and the readings "
+        "offered at a pause.",
+    )
 
 
 class Session(BaseModel):
