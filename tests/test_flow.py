@@ -520,6 +520,53 @@ def test_a_simulated_team_that_knows_nothing_stops_at_the_pause(fresh):
         and result["complaint_asked"]
     )
     assert result["binding_stage"] is None
+    assert result["questions"] == 1 + fresh.engine.settings.pause_after_unknowns <= 4
+
+
+def healthy_run(engine) -> dict:
+    """Every signal at the candidate answer that weighs least on any stage (most against)."""
+    truth = {}
+    for sid, signal in engine.signals.items():
+        options = engine.candidate_values(signal)
+        scores = [engine.scoring.evaluate({sid: v})[2] for v in options]
+        best = min(
+            range(len(options)), key=lambda i: (max(scores[i].values()), sum(scores[i].values()))
+        )
+        truth[sid] = options[best]
+    return truth
+
+
+def test_a_healthy_run_gets_nothing_binds_within_eight_questions(fresh):
+    truth = healthy_run(fresh.engine)
+    assert fresh.engine.diagnose(truth).binding_stage is None
+    result = simulate(fresh.engine, truth)
+    assert result["binding_stage"] is None and not result["tied"]
+    assert result["questions"] <= 8, result["asked"]
+    # It stopped as soon as "no single stage" was as sure as a verdict must be, and not before.
+    answers = {sid: truth[sid] for sid in result["asked"]}
+    assert fresh.engine.none_probability(answers) >= fresh.engine.settings.stop_confidence
+    assert fresh.engine.none_probability(dict(list(answers.items())[:-1])) < (
+        fresh.engine.settings.stop_confidence
+    )
+
+
+def test_nothing_binds_waits_for_a_named_reading_that_could_still_decide(fresh):
+    """A team that names its readings at the pause: its healthy answers make "none" likely, but one
+    reading it named (a doubled batch bought 4%) would still settle a stage, so it is asked."""
+    truth = {
+        "heldout_score_trend": "rising",
+        "passk_vs_base": "above",
+        "reward_audit_error_rate": 0.02,
+        "contamination_suspected": False,
+        "benchmark_ceiling_fraction": 0.4,
+        "rollout_wait_fraction": 0.05,
+        "zero_advantage_fraction": 0.05,
+        "batch_doubling_speedup": 1.04,
+    }
+    result = simulate(fresh.engine, truth)
+    assert "batch_doubling_speedup" in result["asked"]
+    assert result["binding_stage"] == "optimization" == fresh.engine.diagnose(truth).binding_stage
+    assert result["questions"] <= fresh.engine.settings.max_asked
 
 
 @pytest.mark.parametrize("said", ["no idea", "Not sure.", "don\u2019t know", "dunno", "n/a"])

@@ -142,7 +142,7 @@ class Guide:
             if threats:
                 return _best(checks, threats)
             return _best(checks, _listed(self.unexplained(values, chosen)))
-        if binding is None and self.nothing_binds(values):
+        if binding is None and self.nothing_binds(values, [c.signal for c in checks], have):
             return None
         useful = [c for c in checks if c.gain > self.settings.min_gain]
         if not useful:
@@ -158,10 +158,22 @@ class Guide:
             return _best(useful, completing) or _best(useful, _listed(chosen)) or useful[0].signal
         return _best(useful, completing) or useful[0].signal
 
-    def nothing_binds(self, values: dict[str, Any]) -> bool:
+    def nothing_binds(
+        self, values: dict[str, Any], left: list[str], have: list[str] | None
+    ) -> bool:
         """Whether the answers say, as surely as a verdict needs (``stop_confidence``), that no
-        single stage binds: readings against most stages and none for any."""
-        return self.engine.none_probability(values) >= self.settings.stop_confidence
+        single stage binds (readings against most stages and none for any); and, once the team
+        has said which readings it has (``have``), that no answer to one of those still ``left``
+        would make a stage bind."""
+        if self.engine.none_probability(values) < self.settings.stop_confidence:
+            return False
+        if have is None:
+            return True
+        return not any(
+            self.engine.binding_of({**values, sid: option})[0] is not None
+            for sid in left
+            for option in self.engine.candidate_values(self.engine.signals[sid])
+        )
 
     def unexplained(self, values: dict[str, Any], chosen: list[Complaint]) -> list[Complaint]:
         """Chosen complaints that none of the verdict's
