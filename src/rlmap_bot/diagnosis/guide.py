@@ -18,9 +18,13 @@ One place decides, for the stored flow and for simulations alike:
    ``stop_confidence`` likely (readings against most stages, none for any); or when
    nothing left is worth asking; or after ``max_asked`` questions put, the opening
    one and "don't know"s included.
-5. Pause, with no verdict yet, after ``pause_after_unknowns`` "don't know"s in a row: the
-   front-end shows the ``pause_checks`` questions that would tell most and stops; the session
-   stays open, and answering (or resuming) goes on from the first of them.
+5. Pause, with no verdict yet, once the team has said "don't know" ``pause_after_unknowns``
+   times: the front-end shows the ``pause_checks`` questions that would tell most, and the
+   question left open asks which of the readings still unasked the team can give (every one
+   worth asking, best first); from then on only those picked are asked, and "none of these"
+   ends the diagnosis. The session stays open, so a team can measure one and come back.
+   Past that list, ``pause_after_unknowns`` "don't know"s in a row to the readings picked
+   pause it again, the question it would ask next first among the checks.
 """
 
 from __future__ import annotations
@@ -64,6 +68,11 @@ class Guide:
                 break
             streak += 1
         return streak
+
+    @staticmethod
+    def unknowns(session: Session) -> int:
+        """Signal questions answered "don't know" so far."""
+        return sum(1 for h in session.history if h not in PICKS and h not in session.answers)
 
     def max_questions(self, session: Session) -> int:
         """Questions this session can put in all, the opening one included."""
@@ -150,7 +159,7 @@ class Guide:
         if (
             have is None
             and binding is None
-            and self.unknown_streak(session) >= self.settings.pause_after_unknowns
+            and self.unknowns(session) >= self.settings.pause_after_unknowns
         ):
             return READINGS  # the pause: ask which readings the team has instead of each in turn
         completing = self.engine.completing_signals(values, exclude=gone)
