@@ -146,3 +146,9 @@ def test_a_paused_diagnosis_resumes_with_the_readings_list_and_asks_the_one_pick
     listed = out.split("Q5.", 1)[1].split("\n")
     second = next(line for line in listed if line.strip().startswith("b) "))
     assert f"Q6. {second.strip()[3:]}" in out and "Verdict:" in out
+
+
+def test_a_simulated_team_that_knows_nothing_is_put_four_questions_in_all(env):
+    out = run_cli(["diagnose", "--simulate", "-"], env, stdin="{}")
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.startswith("Asked 3 signal questions (4 in all, the opening one included)")

@@ -87,8 +87,9 @@ def _check_entry_links(
         check_rules(catalog, entry, signal_ids)
 
 
-# The guided flow's opening question is stored under this id, so no signal may take it.
-RESERVED_SIGNAL_IDS = {"complaint"}
+# The guided flow's opening question and its readings list at a pause are stored under these ids,
+# so no signal may take them.
+RESERVED_SIGNAL_IDS = {"complaint", "readings"}
 
 
 def value_type(signal: Signal) -> ValueType:
