@@ -127,6 +127,7 @@ BRIEFLY_UNAVAILABLE = (
 
 
 PAUSED = (
-    "Several \"don't know\"s in a row and no stage stands out yet, so I'll stop asking. "
-    "These would tell most; measure one and answer, or carry on if you have other numbers:"
+    "Several \"don't know\"s in a row and no stage stands out yet, so I'll stop asking one by "
+    "one. These would tell most; measure one, or pick from the list the readings you already "
+    "have:"
 )

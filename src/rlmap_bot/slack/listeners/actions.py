@@ -198,7 +198,7 @@ def register(front_end: FrontEnd) -> None:
                 client, "diagnose", {}, team, channel, user, reply, anchor_ts=thread
             )
 
-    @app.action(cards.PICK_ACTION)
+    @app.action(re.compile(rf"^{cards.PICK_ACTION}(_\d+)?$"))
     def on_diagnosis_tick(ack: Callable) -> None:
         ack()  # ticking a box changes nothing yet; Continue reads the ticked boxes
 
