@@ -127,7 +127,6 @@ BRIEFLY_UNAVAILABLE = (
 
 
 PAUSED = (
-    "Several \"don't know\"s in a row and no stage stands out yet, so I'll stop asking one by "
-    "one. These would tell most; measure one, or pick from the list the readings you already "
-    "have:"
+    "Three \"don't know\"s and no stage stands out yet, so I'll stop asking one by one. These "
+    "would tell most:"
 )

@@ -50,9 +50,8 @@ def question_blocks(step: Step, note: str | None = None, by: str | None = None) 
         section(f"*{escape(q.title)}*\n{escape(q.text)}"),
         context(f"How to measure: {escape(q.how_to_measure)}"),
     ]
-    if (
-        step.paused
-    ):  # it stopped asking: what would tell most comes first, the question stays answerable
+    # it stopped asking: what would tell most comes first, the question stays answerable
+    if step.paused:
         checks = "\n".join(
             f"{i}. *{escape(c.title)}*: {escape(c.how_to_measure)}"
             for i, c in enumerate(step.paused, 1)
