@@ -169,3 +169,25 @@ def test_every_command_is_declared_once_with_a_summary():
     assert len(names) == len(set(names))
     for command in REGISTRY.all():
         assert command.summary and command.surfaces, command.name
+
+
+def test_commands_only_buttons_run_are_never_read_from_a_typed_line_nor_listed_in_help(core):
+    hidden = [c for c in REGISTRY.all(hidden=True) if c.hidden]
+    assert {c.name for c in hidden} >= {
+        "diagnose move",
+        "curate approve",
+        "curate edit",
+        "curate reject",
+    }
+    for command in hidden:
+        assert REGISTRY.get(command.name) is command  # a button finds its command by name
+        try:  # a typed line naming it is another command, a question, or a usage slip
+            typed = REGISTRY.read(f"{command.name} 3fa9c2e1 reward skip", "slack", core).command
+        except UsageError:
+            typed = None
+        assert typed is not command, command.name
+        listed = {e.usage for e in help_for(REGISTRY, "slack").commands}
+        assert not any(u.startswith(f"/rlmap {command.name}") for u in listed), command.name
+    assert [e.usage for e in help_for(REGISTRY, "slack", "curate").commands][0] == (
+        "/rlmap curate here"
+    )
