@@ -200,10 +200,9 @@ def diagnose(
     if (
         thread is None and ctx.io is not None
     ):  # in a channel: the diagnosis gets a thread of its own
-        thread = ctx.io.open_thread(
-            "started a diagnosis: which stage binds this RL run? Answer in the thread below.",
-            actor=ctx.user,
-        )
+        from rlmap_bot.results.diagnosis import DiagnosisOpened
+
+        thread = ctx.io.open_thread(DiagnosisOpened(by=ctx.user))
         if thread is None:
             return None  # the bot cannot post here; the person was told why
     return core.flow.start(user=ctx.user, team=ctx.team, channel=ctx.channel, thread_ts=thread)

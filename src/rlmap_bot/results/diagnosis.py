@@ -225,3 +225,9 @@ class Move(BaseModel):
 
     step: Step
     by: str | None = None
+
+
+class DiagnosisOpened(BaseModel):
+    """A guided diagnosis started in a channel: the root of the thread it is answered in."""
+
+    by: str | None = Field(None, description="Who started it.")

@@ -29,6 +29,7 @@ from rlmap_bot.results.curation import CurationForm
 from rlmap_bot.results.diagnosis import Move, Step
 from rlmap_bot.results.general import Notice
 from rlmap_bot.results.guided import GuidedRun
+from rlmap_bot.results.watch import Unwatched
 from rlmap_bot.settings import Settings
 from rlmap_bot.slack import posting
 from rlmap_bot.slack.blocks import ask as ask_blocks
@@ -76,6 +77,12 @@ class Reply:
     @result.register
     def _(self, result: Step) -> None:
         self.threads.post_first_card(self.client, self.channel, result, respond=self.respond)
+
+    @result.register
+    def _(self, result: Unwatched) -> None:
+        """Told to everyone in the channel, as the watch was announced."""
+        blocks, text = render(result)
+        self.send(blocks, text, public=True)
 
     @result.register
     def _(self, result: Move) -> None:
