@@ -29,6 +29,7 @@ One place decides, for the stored flow and for simulations alike:
 
 from __future__ import annotations
 
+import json
 from typing import Any, Iterable
 
 from rlmap_bot.diagnosis.engine import Engine
@@ -46,6 +47,20 @@ class Guide:
     def __init__(self, engine: Engine):
         self.engine = engine
         self.settings = engine.settings
+        # The last ranking worked out, with the answers it is for: a "don't know" asks for the
+        # next question and then whether to pause, both over the same answers.
+        self._last: tuple[tuple[str, frozenset[str]], list[NextCheck]] | None = None
+
+    def information(self, values: dict[str, Any], gone: set[str]) -> list[NextCheck]:
+        """The engine's ranking of the checks left (never changed by callers), worked out once
+        for a move's answers however many decisions read it."""
+        key = (json.dumps(values, sort_keys=True, default=str), frozenset(gone))
+        last = self._last  # one read: another thread may replace it meanwhile
+        if last is not None and last[0] == key:
+            return last[1]
+        checks = self.engine.information(values, exclude=gone)
+        self._last = (key, checks)
+        return checks
 
     # -- reading a session ----------------------------------------------------------------
     def signal_answers(self, session: Session) -> dict[str, Any]:
@@ -101,11 +116,7 @@ class Guide:
         if self.engine.binding_of(values)[0] is not None:
             return []
         gone = set(values) | set(session.skipped) | set(session.history)
-        checks = [
-            c
-            for c in self.engine.information(values, exclude=gone)
-            if c.gain > self.settings.min_gain
-        ]
+        checks = [c for c in self.information(values, gone) if c.gain > self.settings.min_gain]
         first = [c for c in checks if c.signal == session.current]
         rest = sorted((c for c in checks if c.signal != session.current), key=lambda c: -c.gain)
         return (first + rest)[: self.settings.pause_checks]
@@ -115,7 +126,7 @@ class Guide:
         worth asking, best first, at most ``readings_listed``."""
         values = self.signal_answers(session)
         gone = set(values) | set(session.skipped) | set(session.history)
-        checks = self.engine.information(values, exclude=gone)
+        checks = self.information(values, gone)
         useful = [c for c in checks if c.gain > self.settings.min_gain]
         return useful[: self.settings.readings_listed]
 
@@ -134,7 +145,7 @@ class Guide:
         have = session.answers.get(READINGS)
         if have is not None:  # the team said which readings it has: only those are asked
             gone |= set(self.engine.signals) - set(have)
-        checks = self.engine.information(values, exclude=gone)
+        checks = self.information(values, gone)
         chosen = self.complaints(session)
         binding, probability = self.engine.binding_of(values)
         if (

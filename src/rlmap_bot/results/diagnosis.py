@@ -224,3 +224,20 @@ class Step(BaseModel):
     @property
     def finished(self) -> bool:
         return self.verdict is not None
+
+
+class Move(BaseModel):
+    """A click on a diagnosis card: where the session is after the move, shown on that card.
+
+    ``by`` names who moved it (the card says so); None when the click found the card stale (its
+    question answered elsewhere) and the card only catches up with the session.
+    """
+
+    step: Step
+    by: str | None = None
+
+
+class DiagnosisOpened(BaseModel):
+    """A guided diagnosis started in a channel: the root of the thread it is answered in."""
+
+    by: str | None = Field(None, description="Who started it.")
