@@ -263,6 +263,7 @@ class KnowledgeStore:
                 version,
             )
         self._names: dict[str, set[str]] | None = None
+        self._doc_ids: dict[int, str] = {}  # search index row -> entry id, filled as rows are found
         self.catalog = Catalog(
             entries={k: v.entry for k, v in self._stored.items()},
             sources={k: v.source for k, v in self._stored.items()},
@@ -295,6 +296,22 @@ class KnowledgeStore:
     def get(self, entry_id: str) -> Entry | None:
         stored = self._stored.get(entry_id)
         return stored.entry if stored else None
+
+    def doc_ids(self, rowids: Sequence[int]) -> list[str]:
+        """The entry ids of search index rows (``docs``, ``docs_fts``), in the order given.
+
+        A full-text query that reads only rowids does less work per matching row than one joined
+        to ``docs`` for the ids (no lookup for rows past its limit); the few ids it returns are
+        read here once each and remembered, since a store never changes.
+        """
+        known = self._doc_ids
+        missing = [r for r in rowids if r not in known]
+        if missing:
+            marks = ", ".join("?" * len(missing))
+            known.update(
+                self.conn.execute(f"select rowid, id from docs where rowid in ({marks})", missing)
+            )
+        return [known[r] for r in rowids if r in known]
 
     def stored(self, entry_id: str) -> StoredEntry | None:
         return self._stored.get(entry_id)
