@@ -28,6 +28,11 @@ from rlmap_bot.text import normalize
 # tables; 3: one row per curated question; 4: other-language marker words
 SCHEMA_VERSION = 4
 SEARCH_COLUMNS = ("names", "authors", "keywords", "summary", "body", "questions")
+# Read the store through a memory map up to this size: a page is then read from the OS cache without
+# a copy into SQLite's own small cache, which another query's pages keep evicting (ask p50 at 100k
+# entries, interleaved with BM25 over every word as in benchmarks/run.py: CPU 0.82x without it,
+# docs/measurements.md). Judgement: 1 GiB is over three times the 100k-entry store (310 MB).
+MMAP_BYTES = 1 << 30
 _READ_BACK = {BUILT: True}  # see schema.BUILT: what the build checked is not checked again
 
 
@@ -249,6 +254,7 @@ class KnowledgeStore:
     def __init__(self, db_path: Path):
         self.path = Path(db_path)
         self.conn = sqlite3.connect(f"file:{self.path}?mode=ro", uri=True, check_same_thread=False)
+        self.conn.execute(f"pragma mmap_size = {MMAP_BYTES}")
         self.meta = dict(self.conn.execute("select key, value from meta").fetchall())
         self.settings = CatalogSettings.model_validate_json(self.meta.get("settings", "{}"))
         self._stored: dict[str, StoredEntry] = {}
