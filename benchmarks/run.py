@@ -85,19 +85,19 @@ class BM25Only:
     name = "FTS5/BM25 alone"
 
     def __init__(self, store: KnowledgeStore):
-        self.conn = store.conn
+        self.store = store
 
     def ask(self, question: str, limit: int = 3) -> list[str]:
         terms = content_words(question)
         if not terms:
             return []
         match = " OR ".join('"' + t.replace('"', "") + '"' for t in terms)
-        rows = self.conn.execute(
-            "select docs.id from docs_fts join docs on docs.rowid = docs_fts.rowid "
-            "where docs_fts match ? order by bm25(docs_fts) limit ?",
+        # Rowids mapped to ids by the store, as ask's recall reads its lists: like for like.
+        rows = self.store.conn.execute(
+            "select rowid from docs_fts where docs_fts match ? order by bm25(docs_fts) limit ?",
             (match, limit),
         ).fetchall()
-        return [r[0] for r in rows]
+        return self.store.doc_ids([r[0] for r in rows])
 
 
 class BM25Pruned(BM25Only):

@@ -28,6 +28,11 @@ from rlmap_bot.text import normalize
 # tables; 3: one row per curated question; 4: other-language marker words
 SCHEMA_VERSION = 4
 SEARCH_COLUMNS = ("names", "authors", "keywords", "summary", "body", "questions")
+# Read the store through a memory map up to this size: a page is then read from the OS cache without
+# a copy into SQLite's own small cache, which another query's pages keep evicting (ask p50 at 100k
+# entries, interleaved with BM25 over every word as in benchmarks/run.py: CPU 0.82x without it,
+# docs/measurements.md). Judgement: 1 GiB is over three times the 100k-entry store (310 MB).
+MMAP_BYTES = 1 << 30
 _READ_BACK = {BUILT: True}  # see schema.BUILT: what the build checked is not checked again
 
 
@@ -249,6 +254,7 @@ class KnowledgeStore:
     def __init__(self, db_path: Path):
         self.path = Path(db_path)
         self.conn = sqlite3.connect(f"file:{self.path}?mode=ro", uri=True, check_same_thread=False)
+        self.conn.execute(f"pragma mmap_size = {MMAP_BYTES}")
         self.meta = dict(self.conn.execute("select key, value from meta").fetchall())
         self.settings = CatalogSettings.model_validate_json(self.meta.get("settings", "{}"))
         self._stored: dict[str, StoredEntry] = {}
@@ -263,6 +269,7 @@ class KnowledgeStore:
                 version,
             )
         self._names: dict[str, set[str]] | None = None
+        self._doc_ids: dict[int, str] = {}  # search index row -> entry id, filled as rows are found
         self.catalog = Catalog(
             entries={k: v.entry for k, v in self._stored.items()},
             sources={k: v.source for k, v in self._stored.items()},
@@ -295,6 +302,22 @@ class KnowledgeStore:
     def get(self, entry_id: str) -> Entry | None:
         stored = self._stored.get(entry_id)
         return stored.entry if stored else None
+
+    def doc_ids(self, rowids: Sequence[int]) -> list[str]:
+        """The entry ids of search index rows (``docs``, ``docs_fts``), in the order given.
+
+        A full-text query that reads only rowids does less work per matching row than one joined
+        to ``docs`` for the ids (no lookup for rows past its limit); the few ids it returns are
+        read here once each and remembered, since a store never changes.
+        """
+        known = self._doc_ids
+        missing = [r for r in rowids if r not in known]
+        if missing:
+            marks = ", ".join("?" * len(missing))
+            known.update(
+                self.conn.execute(f"select rowid, id from docs where rowid in ({marks})", missing)
+            )
+        return [known[r] for r in rowids if r in known]
 
     def stored(self, entry_id: str) -> StoredEntry | None:
         return self._stored.get(entry_id)

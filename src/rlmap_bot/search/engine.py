@@ -70,6 +70,7 @@ class Searcher:
         self._readings: dict[str, list] = {}
         self._signals: list[Signal] | None = None
         self._phrases: dict[str, dict[str, list[str]]] = {}
+        self._said: tuple[str, dict[str, set[str]]] | None = None  # the last question's choices
 
     # -- analysis ---------------------------------------------------------------------------
     def analyse(self, question: str, params: Params | None = None) -> Analysis:
@@ -276,7 +277,10 @@ class Searcher:
         if readings is None:
             stages = {s.id: s.title for s in self.store.all("stage")}
             readings = self._readings[entry_id] = signal_readings(entry_id, self._signals, stages)
-        said = said_choices(self._phrases, analysis.query.text)
+        text = analysis.query.text
+        if self._said is None or self._said[0] != text:  # once per question, not per signal shown
+            self._said = (text, said_choices(self._phrases, text))
+        said = self._said[1]
         found = pick(readings, analysis.query.stems, said)
         return found.text() if found else None
 

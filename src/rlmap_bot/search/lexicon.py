@@ -52,6 +52,9 @@ MARKER_LANGUAGES = (
     "fi",
 )
 
+# A bound on each lookup remembered by a lexicon: questions repeat words, not vocabularies.
+CACHE_WORDS = 100_000
+
 
 def _zipf(freq: float) -> float:
     return math.log10(freq) + 9.0 if freq > 0 else 0.0
@@ -219,15 +222,36 @@ class Lexicon:
             w for (w,) in conn.execute("select word from search_markers")
         )
         self._english: dict[str, float] = {}
+        # Answers that depend only on the store (which never changes under a lexicon), kept as
+        # they are first asked: questions repeat words, so most are asked again.
+        self._pairs: dict[str, bool] = {}
+        self._byline_entries: dict[str, int] = {}
 
     def has_pair(self, first: str, second: str) -> bool:
         """Whether the catalog writes these two content
-        stems next to each other (an indexed lookup).
+        stems next to each other (an indexed lookup, remembered).
         """
-        row = self.conn.execute(
-            "select 1 from search_pairs where pair = ?", (f"{first} {second}",)
-        ).fetchone()
-        return row is not None
+        pair = f"{first} {second}"
+        found = self._pairs.get(pair)
+        if found is None:
+            found = (
+                self.conn.execute("select 1 from search_pairs where pair = ?", (pair,)).fetchone()
+                is not None
+            )
+            if len(self._pairs) < CACHE_WORDS:
+                self._pairs[pair] = found
+        return found
+
+    def byline_entries(self, stem_: str) -> int:
+        """On how many entries' bylines a word is (counted the first time it is asked: a common
+        byline word of a large catalog is on thousands)."""
+        rows = self.authors.get(stem_)
+        if not rows:
+            return 0
+        found = self._byline_entries.get(stem_)
+        if found is None:  # one count per byline word at most: bounded by the store
+            found = self._byline_entries[stem_] = len({r[0] for r in rows})
+        return found
 
     def knows(self, stem_: str) -> bool:
         return stem_ in self.terms
@@ -243,9 +267,7 @@ class Lexicon:
                 "select zipf from search_english where word = ?", (word,)
             ).fetchone()
             found = row[0] if row else 0.0
-            if (
-                len(self._english) < 100_000
-            ):  # a bounded cache: questions repeat words, not vocabularies
+            if len(self._english) < CACHE_WORDS:
                 self._english[word] = found
         return found
 

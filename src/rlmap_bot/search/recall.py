@@ -76,17 +76,18 @@ def common_limit(lexicon) -> float:
     return max(lexicon.docs * COMMON_DOC_SHARE, COMMON_MIN_DOCS)
 
 
-def _fts(conn: sqlite3.Connection, match: str, weights: tuple[float, ...]) -> list[str]:
+def _fts(store, match: str, weights: tuple[float, ...]) -> list[str]:
+    # Rowids only: the store maps the few returned to entry ids (KnowledgeStore.doc_ids).
     sql = (
-        "select docs.id from docs_fts join docs on docs.rowid = docs_fts.rowid "
-        f"where docs_fts match ? order by bm25(docs_fts, {', '.join(str(w) for w in weights)}) "
-        f"limit ?"
+        "select rowid from docs_fts where docs_fts match ? "
+        f"order by bm25(docs_fts, {', '.join(str(w) for w in weights)}) limit ?"
     )
     try:
-        return [r[0] for r in conn.execute(sql, (match, RECALL))]
+        rowids = [r[0] for r in store.conn.execute(sql, (match, RECALL))]
     except sqlite3.Error as exc:  # an odd query must never break ask; the other lists still run
         log.warning("FTS query %r failed: %s", match, exc)
         return []
+    return store.doc_ids(rowids)
 
 
 def _nearest_questions(conn: sqlite3.Connection, match: str) -> list[str]:
@@ -115,11 +116,11 @@ def recall(query: Query, lexicon, store, params: Params) -> Recall:
     terms = _fts_terms(query, lexicon, common_limit(lexicon))
     if terms:
         quoted = " OR ".join('"' + t.replace('"', "") + '"' for t in terms)
-        out.lists["bm25"] = _fts(store.conn, quoted, params.columns)
+        out.lists["bm25"] = _fts(store, quoted, params.columns)
         if params.question_list == "each":
             out.lists["questions"] = _nearest_questions(store.conn, quoted)
         else:
-            out.lists["questions"] = _fts(store.conn, f"questions : ({quoted})", (0, 0, 0, 0, 0, 1))
+            out.lists["questions"] = _fts(store, f"questions : ({quoted})", (0, 0, 0, 0, 0, 1))
     out.names = _names(query, lexicon, params)
     out.lists["names"] = list(dict.fromkeys(m.entry_id for m in out.names))
     out.authors = _authors(query, lexicon, params)
@@ -161,8 +162,7 @@ def _names(query: Query, lexicon, params: Params) -> list[NameMatch]:
 def byline_rows(lexicon, stem_: str) -> list[tuple[str, str, bool, float]]:
     """The byline rows of a word, or none when it sits on more entries than a list holds: a word
     that common ("team", "ai") names no one."""
-    rows = lexicon.authors.get(stem_, [])
-    return rows if len({r[0] for r in rows}) <= RECALL else []
+    return lexicon.authors.get(stem_, []) if lexicon.byline_entries(stem_) <= RECALL else []
 
 
 def _authors(query: Query, lexicon, params: Params) -> dict[str, list[str]]:
