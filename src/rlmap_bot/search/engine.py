@@ -21,7 +21,7 @@ from rlmap_bot.results.ask import Answer, Hit, echo
 from rlmap_bot.search import explain
 from rlmap_bot.search.fuse import fuse
 from rlmap_bot.search.lexicon import Lexicon
-from rlmap_bot.search.offtopic import evidence
+from rlmap_bot.search.offtopic import evidence, name_stems
 from rlmap_bot.search.params import (
     CLOSE_CALL,
     DEFAULT,
@@ -182,10 +182,18 @@ class Searcher:
         wanted = {
             w.stem for w in analysis.query.words if analysis.word_evidence.get(w.surface, 0.0) > 0
         }
+        # The words of one byline name ("Andy Jones", "UT Austin") count as one word: a name and
+        # nothing else of the map is one borrowed word, however many words spell it.
+        names = (
+            name_stems(analysis.query, self.lexicon)
+            if self.params.name_once and not analysis.query.authorship
+            else []
+        )  # "who wrote ... with Jimmy Ba" asks for a name: it is the lookup, not a borrowed word
         best = 0
         for entry_id, _ in (analysis.ranked if ranked is None else ranked)[:MIN_SHOWN]:
-            held = set().union(*self._column_stems(entry_id).values())
-            best = max(best, len(wanted & held))
+            met = wanted & set().union(*self._column_stems(entry_id).values())
+            spelled = [n for n in names if n & met]
+            best = max(best, len(met - set().union(*spelled)) + len(spelled))
         return best
 
     def lone_word(self, analysis: Analysis, params: Params | None = None) -> bool:

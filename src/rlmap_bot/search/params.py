@@ -138,6 +138,11 @@ class Params:
     # the plain floor. 3 = the shortest question with a word beside the lookup and its padding;
     # measured against 'never' on every set (docs/measurements.md).
     lone_word_words: int = 3
+    # The words of one byline name of two words or more count once in that rule, outside a question
+    # that asks who wrote something: "Andy Jones plumbing services near me" rests on one name and is
+    # shown as a guess; "papers by Andy Jones" keeps the plain floor by its length. Measured on
+    # every set against counting each word (docs/measurements.md).
+    name_once: bool = True
     # -- what is shown (engine.py) ----------------------------------------------------------------
     # After the first three, a hit below this share of the top hit's fused score is padding. CV
     # on the F1 of shown hits against the expected ids over {0.2, 0.3, 0.4, 0.5, 0.6}.
