@@ -184,14 +184,16 @@ class Searcher:
         }
         # The words of one byline name ("Andy Jones", "UT Austin") count as one word: a name and
         # nothing else of the map is one borrowed word, however many words spell it.
-        names = (
-            name_stems(analysis.query, self.lexicon)
-            if self.params.name_once and not analysis.query.authorship
-            else []
-        )  # "who wrote ... with Jimmy Ba" asks for a name: it is the lookup, not a borrowed word
+        names = self._names_once(analysis)
+        # Beside a name, the entry's own title words count ("Andy Jones board games"): they say
+        # which of the person's entries is meant, whatever their weight in everyday English.
+        titled = {w.stem for w in analysis.query.words if w.surface.isalpha()} if names else set()
         best = 0
         for entry_id, _ in (analysis.ranked if ranked is None else ranked)[:MIN_SHOWN]:
-            met = wanted & set().union(*self._column_stems(entry_id).values())
+            columns = self._column_stems(entry_id)
+            met = (wanted | (titled & columns.get("names", frozenset()))) & set().union(
+                *columns.values()
+            )
             spelled = [n for n in names if n & met]
             best = max(best, len(met - set().union(*spelled)) + len(spelled))
         return best
@@ -201,8 +203,21 @@ class Searcher:
         params = params or self.params
         if math.isinf(analysis.evidence) or len(_named_ids(analysis.found)) >= 2:
             return False  # an arXiv id the catalog has; a comparison ("Ape-X and IMPALA")
-        content = sum(1 for w in analysis.query.words if any(c.isalpha() for c in w.surface))
-        return content >= params.lone_word_words and self.coherence(analysis) < 2
+        content = [w.stem for w in analysis.query.words if any(c.isalpha() for c in w.surface)]
+        # A cited name counts once here too ("stuff from UT Austin" is a lookup of two words).
+        spelled = self._names_once(analysis)
+        counted = len(set(content) - set().union(*spelled)) + sum(
+            1 for n in spelled if n & set(content)
+        )
+        return counted >= params.lone_word_words and self.coherence(analysis) < 2
+
+    def _names_once(self, analysis: Analysis) -> list[frozenset[str]]:
+        """The stems of each cited full name in the question, when such a name counts as one word
+        (params.name_once): not in a question asking who wrote something, where the name is the
+        lookup ("who wrote ... with Jimmy Ba")."""
+        if not self.params.name_once or analysis.query.authorship:
+            return []
+        return name_stems(analysis.query, self.lexicon)
 
     def map_words(self, analysis: Analysis, params: Params | None = None) -> list[str]:
         """The question's words that speak for the map (params.guess_word_evidence): each word whose
