@@ -109,6 +109,27 @@ def test_one_borrowed_map_word_is_a_guess_not_vouched_for(core):
         assert first is None or answer.results[0].id == first
 
 
+def test_a_byline_name_alone_in_another_setting_is_a_guess_not_vouched_for(core):
+    # The two words of one cited name are one borrowed word: a question about the person's
+    # errands rests on the name alone, so its nearest entries are a guess at most.
+    for question, nearest in [
+        ("Jimmy Ba office hours", "dreamerv3"),
+        ("Google Brain gym membership", "seed-rl"),
+    ]:
+        answer = core.ask(question)
+        assert answer.tier == "guess" and answer.results == [], question
+        assert nearest in [h.id for h in answer.guesses], question
+    # Asking who wrote something with that name, or the name with the map's own words, stays a
+    # confident answer.
+    for question, first in [
+        ("who wrote the world model paper with Jimmy Ba", "dreamerv3"),
+        ("Andy Jones scaling laws for board games", "board-game-scaling"),
+    ]:
+        answer = core.ask(question)
+        assert answer.tier == "confident" and answer.results, question
+        assert first in [h.id for h in answer.results[:3]], question
+
+
 def test_cli_json_says_the_tier(env):
     data = json.loads(invoke(["ask", "--json", GUESS], env).stdout)
     assert data["tier"] == "guess" and data["results"] == [] and data["guesses"][0]["id"]

@@ -21,7 +21,7 @@ from rlmap_bot.results.ask import Answer, Hit, echo
 from rlmap_bot.search import explain
 from rlmap_bot.search.fuse import fuse
 from rlmap_bot.search.lexicon import Lexicon
-from rlmap_bot.search.offtopic import evidence
+from rlmap_bot.search.offtopic import evidence, name_stems
 from rlmap_bot.search.params import (
     CLOSE_CALL,
     DEFAULT,
@@ -183,10 +183,20 @@ class Searcher:
         wanted = {
             w.stem for w in analysis.query.words if analysis.word_evidence.get(w.surface, 0.0) > 0
         }
+        # The words of one byline name ("Andy Jones", "UT Austin") count as one word: a name and
+        # nothing else of the map is one borrowed word, however many words spell it.
+        names = self._names_once(analysis)
+        # Beside a name, the entry's own title words count ("Andy Jones board games"): they say
+        # which of the person's entries is meant, whatever their weight in everyday English.
+        titled = {w.stem for w in analysis.query.words if w.surface.isalpha()} if names else set()
         best = 0
         for entry_id, _ in (analysis.ranked if ranked is None else ranked)[:MIN_SHOWN]:
-            held = set().union(*self._column_stems(entry_id).values())
-            best = max(best, len(wanted & held))
+            columns = self._column_stems(entry_id)
+            met = (wanted | (titled & columns.get("names", frozenset()))) & set().union(
+                *columns.values()
+            )
+            spelled = [n for n in names if n & met]
+            best = max(best, len(met - set().union(*spelled)) + len(spelled))
         return best
 
     def lone_word(self, analysis: Analysis, params: Params | None = None) -> bool:
@@ -194,8 +204,21 @@ class Searcher:
         params = params or self.params
         if math.isinf(analysis.evidence) or len(_named_ids(analysis.found)) >= 2:
             return False  # an arXiv id the catalog has; a comparison ("Ape-X and IMPALA")
-        content = sum(1 for w in analysis.query.words if any(c.isalpha() for c in w.surface))
-        return content >= params.lone_word_words and self.coherence(analysis) < 2
+        content = [w.stem for w in analysis.query.words if any(c.isalpha() for c in w.surface)]
+        # A cited name counts once here too ("stuff from UT Austin" is a lookup of two words).
+        spelled = self._names_once(analysis)
+        counted = len(set(content) - set().union(*spelled)) + sum(
+            1 for n in spelled if n & set(content)
+        )
+        return counted >= params.lone_word_words and self.coherence(analysis) < 2
+
+    def _names_once(self, analysis: Analysis) -> list[frozenset[str]]:
+        """The stems of each cited full name in the question, when such a name counts as one word
+        (params.name_once): not in a question asking who wrote something, where the name is the
+        lookup ("who wrote ... with Jimmy Ba")."""
+        if not self.params.name_once or analysis.query.authorship:
+            return []
+        return name_stems(analysis.query, self.lexicon)
 
     def map_words(self, analysis: Analysis, params: Params | None = None) -> list[str]:
         """The question's words that speak for the map (params.guess_word_evidence): each word whose

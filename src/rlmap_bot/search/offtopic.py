@@ -153,6 +153,16 @@ def _name_parts(label: str, person: bool) -> tuple[tuple[str, ...], ...]:
     return tuple(ws for ws in found if len(ws) >= 2)
 
 
+def name_stems(query: Query, lexicon) -> list[frozenset[str]]:
+    """The stems of each byline name of two words or more found whole in the question ("Andy
+    Jones", "UT Austin"): the words of one name say one thing, as the gate counts them."""
+    return [
+        frozenset(stem(w) for w in parts)
+        for _, parts, _, _ in _name_tokens(query, lexicon)
+        if len(parts) >= 2
+    ]
+
+
 def _name_tokens(query: Query, lexicon) -> list[tuple[str, list[str], int, float]]:
     """People and organisations named in the question as the catalog writes them: (name, the
     question's words that make it, how many entries carry it, its English probability).
