@@ -191,6 +191,58 @@ def test_a_run_folder_is_watched_through_its_one_log(core, aliases, tmp_path):
     )
 
 
+def _grow_event_file(logdir, records) -> int:
+    """Append events to the folder's event file with tensorboard's own record writer, as its
+    writer does while a run goes; returns the bytes appended."""
+    from tensorboard.compat.proto import event_pb2, summary_pb2
+    from tensorboard.summary.writer.record_writer import RecordWriter
+
+    (path,) = logdir.glob("events.out.tfevents.*")
+    before = path.stat().st_size
+    with open(path, "ab") as f:
+        writer = RecordWriter(f)
+        for step, row in records:
+            values = [summary_pb2.Summary.Value(tag=k, simple_value=v) for k, v in row.items()]
+            event = event_pb2.Event(step=step, summary=summary_pb2.Summary(value=values))
+            writer.write(event.SerializeToString())
+    return path.stat().st_size - before
+
+
+def test_a_tensorboard_folder_check_reads_only_the_events_appended(core, aliases, tmp_path):
+    records = rl.named(rl.curves("healthy", steps=2010), "verl")
+    logdir = rl.write_tensorboard(tmp_path / "tb", records[:2001])
+    (event_file,) = logdir.glob("events.out.tfevents.*")
+    checker = Checker(core, aliases, logdir, tmp_path)
+    first = checker.check()
+    assert first.status == "checked" and first.kept.last_step == 2000
+    appended = _grow_event_file(logdir, records[2001:])
+    second = checker.check()
+    assert second.status == "checked" and second.new_points == 10
+    assert second.kept.last_step == 2010 and second.kept.points == first.kept.points + 10
+    assert second.bytes_read == appended, "the growth of the event file, not the whole file"
+    assert second.bytes_read < event_file.stat().st_size / 50
+    idle = checker.check()
+    assert idle.status == "unchanged" and idle.bytes_read == 0
+
+
+def test_a_line_watch_whose_tracking_holds_only_its_reader_resumes_at_its_offset(
+    core, aliases, tmp_path
+):
+    records = rl.named(rl.curves("healthy", steps=520), "verl")
+    path = rl.write_verl_console(tmp_path / "train.log", records[:501])
+    reader = RunReader(path, aliases=aliases)
+    reader.read_new()
+    checker = Checker(core, aliases, path, tmp_path)
+    checker.tracking = Tracking(
+        mode="lines", source=str(path.resolve()), reader=reader.state.model_dump(mode="json")
+    )
+    appended = _append(path, records[501:])
+    out = checker.check()
+    assert out.status == "checked" and out.new_points == 20
+    assert out.bytes_read <= appended + HEAD_BYTES, "read from the stored offset, not byte 0"
+    assert checker.tracking.mode == "lines" and checker.tracking.cursor is not None
+
+
 def test_a_log_that_turns_unreadable_is_a_problem_then_a_stall_that_says_why(
     core, aliases, tmp_path
 ):

@@ -1,12 +1,14 @@
 """One check of one watched run: read what is new, update the kept series, judge the whole run.
 
-A line-based log (verl console and JSONL, CSV, JSONL, W&B exports) is read
-incrementally with :class:`~rlmap_bot.runs.RunReader`: only the bytes appended
-since the last check, in pieces of at most :data:`PIECE` bytes, so even the
-first read of a multi-GB log holds only one piece's values at a time.  A
-rotated or truncated file is noticed by the reader and read afresh.  Other
-formats (TensorBoard, MLflow, TRL checkpoints, gzip, JSON arrays) are read
-whole, and only when their size or modification time changed.
+Every source is read through :mod:`rlmap_bot.runs.sources` from the cursor kept in the watch's
+tracking, so a check reads only what is new.  A path is read by
+:class:`~rlmap_bot.runs.sources.local.LocalSource`: a line-based log (verl console and JSONL, CSV,
+JSONL) from its byte offset, in pieces of at most :data:`PIECE` bytes, so even the first read of a
+multi-GB log holds only one piece's values at a time (a rotated or truncated file is noticed and
+read afresh); a TensorBoard folder from each event file's offset; other formats (TRL checkpoints,
+gzip, JSON arrays) whole, only when their size or modification time changed, keeping the steps
+past the last one read.  A W&B run folder and a tracker run (``wandb:``, ``mlflow:``,
+``trackio:``) are read by their own run sources (:mod:`rlmap_bot.watch.sources`).
 
 The verdict is the engine's on signals derived from the kept sample
 (:mod:`rlmap_bot.watch.series`), except two the scan sees better at full
@@ -18,20 +20,18 @@ Nothing here posts; :mod:`rlmap_bot.watch.service` decides what to announce.
 from __future__ import annotations
 
 import datetime as dt
-import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, Iterable, NamedTuple
 
 from rlmap_bot.errors import RlmapError
 from rlmap_bot.runs.derive import Derivation
 from rlmap_bot.runs.detect import choose, discover
 from rlmap_bot.runs.errors import RunReadError
-from rlmap_bot.runs.formats.lines import LINE_FORMATS
-from rlmap_bot.runs.incremental import RunReader
-from rlmap_bot.runs.model import RunData, Series
-from rlmap_bot.runs.sources import Access
-from rlmap_bot.runs.textio import is_gzip, is_json_array
+from rlmap_bot.runs.model import RunData
+from rlmap_bot.runs.read import keeper
+from rlmap_bot.runs.sources import Access, Cursor, SourceRef
+from rlmap_bot.runs.sources.local import LocalSource
 from rlmap_bot.watch import faults as fault_scan
 from rlmap_bot.watch import sources
 from rlmap_bot.watch.conditions import Evaluation, evaluate
@@ -94,21 +94,16 @@ class _Format(NamedTuple):
     format: str
 
 
-class _Source:
-    def __init__(
-        self, location: Path, format: str, lines: bool, run_id: str | None, files: list[Path]
-    ):
-        self.location, self.format, self.lines, self.run_id, self.files = (
-            location,
-            format,
-            lines,
-            run_id,
-            files,
-        )
+class _Source(NamedTuple):
+    location: Path
+    format: str
+    run_id: str | None
 
 
 def find_source(path: Path, roots: list[Path]) -> _Source:
-    """The one log the watched path stands for, and how to read it (RunReadError, PathRefused)."""
+    """The one log the watched path stands for (RunReadError, PathRefused), as
+    :func:`~rlmap_bot.runs.detect.discover` finds it; :mod:`rlmap_bot.runs.sources.local` reads it.
+    """
     if path.is_dir():
         check_folder(path, roots)
     candidates = discover(path)
@@ -123,42 +118,20 @@ def find_source(path: Path, roots: list[Path]) -> _Source:
     location = cand.location.resolve(strict=False)
     if not within(location, roots):
         raise PathRefused(f"{path} leads outside RLMAP_RUN_ROOTS; nothing is read")
-    # A JSON array (a W&B history export) is one document, not lines: it is read whole.
-    lines = (
-        cand.format in LINE_FORMATS
-        and location.is_file()
-        and not is_gzip(location)
-        and not is_json_array(location)
-    )
-    return _Source(location, cand.format, lines, cand.run_id, [Path(f) for f in cand.files])
+    return _Source(location, cand.format, cand.run_id)
 
 
-def _signature(source: _Source) -> str:
-    """Size and modification time of everything a whole read would read."""
-    paths = source.files or [source.location]
-    parts = []
-    for p in paths:
-        if p.is_dir():
-            for dirpath, _, names in os.walk(p):
-                for name in sorted(names):
-                    st = os.stat(os.path.join(dirpath, name))
-                    parts.append(f"{name}:{st.st_size}:{st.st_mtime_ns}")
-        else:
-            st = p.stat()
-            parts.append(f"{p.name}:{st.st_size}:{st.st_mtime_ns}")
-    return "|".join(parts)
-
-
-def _after(run: RunData, step: int | None) -> RunData:
-    """The part of a whole read after ``step`` (what is new since the last check)."""
-    if step is None:
-        return run
-    series = {}
-    for name, s in run.series.items():
-        keep = s.steps > step
-        if keep.any():
-            series[name] = Series(name=name, steps=s.steps[keep], values=s.values[keep])
-    return RunData(path=run.path, format=run.format, metrics=run.metrics, series=series)
+def _path_cursor(tracking: Tracking, found: _Source) -> Cursor | None:
+    """Where the last check of this path stopped; None when the path stands for another file
+    now (or was never read), which is read as a new run."""
+    if tracking.source != str(found.location):
+        return None
+    if tracking.cursor and tracking.cursor.get("kind") == "path":
+        return Cursor.model_validate(tracking.cursor)
+    if tracking.mode == "lines" and tracking.reader:  # a line reader's position, kept alone
+        data = {"mode": "lines", "file": tracking.source, "reader": tracking.reader}
+        return Cursor(kind="path", data=data)
+    return None
 
 
 def _chunk_points(chunk: RunData) -> int:
@@ -183,7 +156,8 @@ def check_run(
 
     ``piece``: the most bytes of a line log read in one go (:data:`PIECE`).  A tracker run or a
     W&B run folder is read through its run source (:mod:`rlmap_bot.watch.sources`) with
-    ``access``, from the cursor kept in ``tracking``.
+    ``access``; a path through :class:`~rlmap_bot.runs.sources.local.LocalSource`; both from
+    the cursor kept in ``tracking``.
     """
     tracking = tracking.model_copy(deep=True)
     tracking.checks += 1
@@ -218,14 +192,36 @@ def check_run(
     new_points = 0
     bytes_read = 0
     pieces = 0  # reads of at most ``piece`` bytes (line logs)
+    fmt = ""
+    pieces_read: Iterable[tuple[RunData, dict]]
     try:
-        if tracker or sources.is_wandb_folder(resolved):
+        via_source = tracker or sources.is_wandb_folder(resolved)
+        if via_source:
             access = access or Access(run_roots=tuple(roots))
             chunk, cursor = sources.read_new(watch.path, tracking, aliases, access)
             if tracking.mode != "source" or chunk.reset:  # a first read, or the run started over
                 kept = KeptRun()
                 tracking.mode, tracking.source, tracking.reader = "source", watch.path, None
-            faults, found = fault_scan.scan(
+            pieces_read = [(chunk, cursor)]
+        else:
+            found = find_source(resolved, roots)
+            cursor_in = _path_cursor(tracking, found)
+            if cursor_in is None:
+                # A new file behind the path (a folder's log replaced, a format change): a new run.
+                kept, tracking.reader, tracking.signature = KeptRun(), None, None
+                tracking.mode, tracking.source = None, str(found.location)
+            local = LocalSource(
+                SourceRef(kind="path", target=str(resolved), text=watch.path), resolved
+            )
+            keep = keeper(aliases, ())
+            pieces_read = (
+                (run, after.model_dump(mode="json"))
+                for run, after in local.read_pieces(cursor_in, keep, piece)
+            )
+        for chunk, cursor in pieces_read:
+            if chunk.reset:  # rotated, truncated, rewritten, or another run: start again
+                kept = KeptRun()
+            faults, found_faults = fault_scan.scan(
                 faults,
                 kept.tails_run(),
                 chunk,
@@ -233,72 +229,15 @@ def check_run(
                 kept.points + _chunk_points(chunk),
                 kept.empty,
             )
-            opened |= found
-            new_points = kept.absorb(chunk)
-            tracking.cursor, bytes_read, pieces = cursor, chunk.bytes_read, 1
+            opened |= found_faults
+            new_points += kept.absorb(chunk)
+            bytes_read += chunk.bytes_read
+            pieces += 1
+            tracking.cursor = cursor
             fmt = chunk.format
-        else:
-            source = find_source(resolved, roots)
-            fmt = source.format
-            if tracking.mode != ("lines" if source.lines else "whole") or tracking.source != str(
-                source.location
-            ):
-                # A new file behind the path (a folder's log replaced, a format change): a new run.
-                kept, tracking.reader, tracking.signature = KeptRun(), None, None
-                tracking.mode, tracking.source = (
-                    ("lines" if source.lines else "whole"),
-                    str(source.location),
-                )
-            if source.lines:
-                reader = RunReader(
-                    source.location, format=source.format, aliases=aliases, state=tracking.reader
-                )
-                while True:
-                    before = reader.state.offset
-                    chunk = reader.read_new(max_bytes=piece)
-                    if chunk.reset:
-                        kept = KeptRun()
-                    first = kept.empty
-                    faults, found = fault_scan.scan(
-                        faults,
-                        kept.tails_run(),
-                        chunk,
-                        aliases,
-                        kept.points + _chunk_points(chunk),
-                        first,
-                    )
-                    opened |= found
-                    new_points += kept.absorb(chunk)
-                    pieces += 1
-                    if reader.state.offset - before < piece:
-                        break
-                tracking.reader = reader.state.model_dump(mode="json")
-                bytes_read = reader.bytes_read
-            else:
-                signature = _signature(source)
-                if signature != tracking.signature:
-                    from rlmap_bot.runs import read_run
-
-                    whole = read_run(
-                        source.location if source.location.is_file() else resolved,
-                        format=source.format,
-                        run_id=source.run_id,
-                        aliases=aliases,
-                    )
-                    last = kept.last_step
-                    if last is not None and (whole.last_step or 0) < last:
-                        last, kept = None, KeptRun()  # rewritten from scratch: a new run
-                    chunk = _after(whole, last)
-                    faults, found = fault_scan.scan(
-                        faults, kept.tails_run(), chunk, aliases, whole.step_count, kept.empty
-                    )
-                    opened |= found
-                    fresh = KeptRun()
-                    fresh.absorb(whole)
-                    new_points = _chunk_points(chunk)
-                    kept = fresh
-                    tracking.signature = signature
-                    bytes_read = whole.bytes_read
+        if not via_source:
+            mode = (tracking.cursor or {}).get("data", {}).get("mode")
+            tracking.mode = mode if mode in ("lines", "whole") else "source"
     except (PathRefused, RunReadError, OSError) as exc:
         for key, value in reading.items():
             setattr(tracking, key, value)

@@ -22,7 +22,7 @@ A path that is a W&B run folder (or the ``wandb/`` folder, or a ``.wandb`` file)
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Iterator
 
 import numpy as np
 
@@ -31,7 +31,7 @@ from rlmap_bot.runs.errors import RunReadError
 from rlmap_bot.runs.formats.lines import LINE_FORMATS
 from rlmap_bot.runs.model import Collector, RunData, Series
 from rlmap_bot.runs.sources import Access, Cursor, RunSource, SourceRef, register, under_roots
-from rlmap_bot.runs.textio import is_gzip
+from rlmap_bot.runs.textio import is_gzip, is_json_array
 
 Keep = Callable[[str], bool]
 
@@ -79,34 +79,63 @@ class LocalSource:
         )
 
     def read_new(self, cursor: Cursor | None, keep: Keep) -> tuple[RunData, Cursor]:
+        return next(self.read_pieces(cursor, keep))
+
+    def read_pieces(
+        self, cursor: Cursor | None, keep: Keep, max_bytes: int | None = None
+    ) -> Iterator[tuple[RunData, Cursor]]:
+        """``read_new`` in pieces: a line log in reads of about ``max_bytes`` each (whole lines,
+        one reader across them, the last piece shorter), any other format in one piece.  Each
+        piece comes with the cursor after it, so the last cursor is the one to keep."""
         data = dict(cursor.data) if cursor is not None and cursor.kind == "path" else {}
         if data.get("mode") == "lines" and Path(data.get("file", "")).is_file():
-            return self._lines(Path(data["file"]), data, keep)
+            yield from self._lines(Path(data["file"]), data, keep, max_bytes)
+            return
         if data.get("mode") == "tensorboard":
-            return self._tensorboard(data, keep)
+            yield self._tensorboard(data, keep)
+            return
         cand, _ = self._candidate()
         if (
             cand.format in LINE_FORMATS
             and cand.location.is_file()
             and not is_gzip(cand.location)
+            and not is_json_array(cand.location)  # a W&B history export: one JSON document
             and cand.extra is None
         ):
-            return self._lines(cand.location, {"mode": "lines", "file": str(cand.location)}, keep)
+            start = {"mode": "lines", "file": str(cand.location), "format": cand.format}
+            yield from self._lines(cand.location, start, keep, max_bytes)
+            return
         if cand.format == "tensorboard":
-            return self._tensorboard(
+            yield self._tensorboard(
                 {"mode": "tensorboard", "dir": str(cand.location), "files": {}}, keep
             )
-        return self._whole(cand, data, keep)
+            return
+        yield self._whole(cand, data, keep)
 
-    def _lines(self, file: Path, data: dict, keep: Keep) -> tuple[RunData, Cursor]:
+    def _lines(
+        self, file: Path, data: dict, keep: Keep, max_bytes: int | None
+    ) -> Iterator[tuple[RunData, Cursor]]:
         from rlmap_bot.runs.incremental import RunReader
 
-        reader = RunReader(file, keep=keep, state=data.get("reader"))
-        run = reader.read_new()
-        return run, Cursor(
-            kind="path",
-            data={"mode": "lines", "file": str(file), "reader": reader.state.model_dump()},
-        )
+        reader = RunReader(file, format=data.get("format"), keep=keep, state=data.get("reader"))
+        while True:
+            before = reader.state.offset
+            run = reader.read_new(max_bytes=max_bytes)
+            state = reader.state
+            yield (
+                run,
+                Cursor(
+                    kind="path",
+                    data={
+                        "mode": "lines",
+                        "file": str(file),
+                        "format": state.format,
+                        "reader": state.model_dump(),
+                    },
+                ),
+            )
+            if max_bytes is None or state.offset - before < max_bytes:
+                return
 
     def _tensorboard(self, data: dict, keep: Keep) -> tuple[RunData, Cursor]:
         from rlmap_bot.runs.formats import tensorboard
@@ -157,6 +186,11 @@ class LocalSource:
             )
             return run, Cursor(kind="path", data=data)
         run = self.read_all(keep)
+        if last and (run.last_step is None or run.last_step < max(last.values())):
+            # Rewritten from scratch (its steps end before the last one read): a new run.
+            last = {}
+            run = run.model_copy(update={"reset": True})
+            run.warnings.insert(0, f"{cand.location.name} starts again: read as a new run")
         run = _after(run, last)
         for name, series in run.series.items():
             if len(series):
