@@ -52,10 +52,16 @@ def check_readable(text: str, access: Access) -> None:
     one-line UsageError when this install or workspace cannot read it: not allowed, no such run or
     store, a tracker that does not answer).
     """
-    from rlmap_bot.runs.sources import open_source
+    from rlmap_bot.runs.sources import Cursor, open_source
 
+    ref = ref_of(text)
+    # W&B pages the whole history from a cursor of None: one past any step asks for the run alone.
+    # The others list the run's metrics (MLflow) or walk its rows keeping no values (Trackio).
+    cursor = (
+        Cursor(kind="wandb", data={"step": 2**62, "names": []}) if ref.kind == "wandb" else None
+    )
     try:
-        open_source(ref_of(text), access).read_new(None, lambda _name: False)
+        open_source(ref, access).read_new(cursor, lambda _name: False)
     except RunReadError as exc:
         raise UsageError(str(exc)) from None
     except Exception as exc:  # noqa: BLE001 - a tracker client's own error: one line
