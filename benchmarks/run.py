@@ -456,11 +456,14 @@ PROBE = textwrap.dedent("""
                 result = simulate(engine, truth)
                 guided_ok += result["binding_stage"] == verdict
                 guided_right += result["binding_stage"] == p["expect"]
-                asked.append(len(result["asked"]))
+                # every question put (the opening one included), where the simulation counts it
+                asked.append(result.get("questions") or
+                             len(result["asked"]) + bool(result.get("complaint_asked")))
         out["banks"][name] = {"n": len(profiles), "signals": signals_ok,
                               "guided": guided_ok if simulate else None,
                               "guided_right": guided_right if simulate else None,
-                              "questions": sum(asked) / len(asked) if asked else None}
+                              "questions": sum(asked) / len(asked) if asked else None,
+                              "most": max(asked) if asked else None}
     print(json.dumps(out))
 """)
 BANKS = {
@@ -499,12 +502,12 @@ def diagnosis_report(baseline: str | None) -> None:
         "through the"
     )
     print(
-        "   simulation against the --signals one, and against the expected one; mean signal "
-        "questions asked)"
+        "   simulation against the --signals one, and against the expected one; questions put, "
+        "the opening one included: mean and most)"
     )
     print(
         f"   {'engine':14} {'bank':8} {'--signals':>10} {'guided':>10} {'guided ok':>10} "
-        f"{'questions':>9}"
+        f"{'questions':>9} {'most':>4}"
     )
     for label, result in rows:
         for name, bank in result["banks"].items():
@@ -515,9 +518,10 @@ def diagnosis_report(baseline: str | None) -> None:
                 else "n/a"
             )
             questions = f"{bank['questions']:.2f}" if bank["questions"] is not None else "n/a"
+            most = bank.get("most")
             print(
                 f"   {label:14} {name:8} {bank['signals']:>6}/{bank['n']:<3} {guided:>10} "
-                f"{right:>10} {questions:>9}"
+                f"{right:>10} {questions:>9} {most if most is not None else 'n/a':>4}"
             )
     print(
         "   Verdict latency in ms (with next checks and papers) over 300 random signal sets: wall "

@@ -133,3 +133,22 @@ def test_a_person_who_knows_nothing_is_asked_four_questions_then_shown_what_to_m
     short = listed.stdout.split()[0]
     resumed = run_cli(["diagnose", "--resume", short], env, stdin="stop\n")
     assert resumed.returncode == 0 and "Q5." in resumed.stdout and "Verdict:" in resumed.stdout
+
+
+def test_a_paused_diagnosis_resumes_with_the_readings_list_and_asks_the_one_picked(env):
+    paused = run_cli(["diagnose"], env, stdin="?\n" * 4)
+    assert "These would tell most" in " ".join(paused.stdout.split())
+    short = run_cli(["diagnose", "--list"], env).stdout.split()[0]
+    resumed = run_cli(["diagnose", "--resume", short], env, stdin="b\nstop\n")
+    assert resumed.returncode == 0, resumed.stderr
+    out = resumed.stdout
+    assert "Q5. Which of these can you read?" in out and "Pick letters" in out
+    listed = out.split("Q5.", 1)[1].split("\n")
+    second = next(line for line in listed if line.strip().startswith("b) "))
+    assert f"Q6. {second.strip()[3:]}" in out and "Verdict:" in out
+
+
+def test_a_simulated_team_that_knows_nothing_is_put_four_questions_in_all(env):
+    out = run_cli(["diagnose", "--simulate", "-"], env, stdin="{}")
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.startswith("Asked 3 signal questions (4 in all, the opening one included)")

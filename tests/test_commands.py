@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from rlmap_bot.cli import render
 from rlmap_bot.commands import REGISTRY
 from rlmap_bot.commands.admin import help_for
 from rlmap_bot.commands.parser import examples_for
@@ -101,8 +102,10 @@ def test_help_is_generated_for_each_surface():
         "papers",
         "diagnose",
         "help",
-        "quit",
     }
+    # The shell's own word is the shell's: its renderer lists it, the command's result does not.
+    assert "quit" not in {e.usage for e in shell.commands}
+    assert any(line.split()[:1] == ["quit"] for line in render.text(shell).splitlines())
     one = help_for(REGISTRY, "shell", "papers")
     assert one.commands[0].usage.startswith("papers") and any(
         "AUTHOR" in e.usage for e in one.commands
@@ -169,3 +172,25 @@ def test_every_command_is_declared_once_with_a_summary():
     assert len(names) == len(set(names))
     for command in REGISTRY.all():
         assert command.summary and command.surfaces, command.name
+
+
+def test_commands_only_buttons_run_are_never_read_from_a_typed_line_nor_listed_in_help(core):
+    hidden = [c for c in REGISTRY.all(hidden=True) if c.hidden]
+    assert {c.name for c in hidden} >= {
+        "diagnose move",
+        "curate approve",
+        "curate edit",
+        "curate reject",
+    }
+    for command in hidden:
+        assert REGISTRY.get(command.name) is command  # a button finds its command by name
+        try:  # a typed line naming it is another command, a question, or a usage slip
+            typed = REGISTRY.read(f"{command.name} 3fa9c2e1 reward skip", "slack", core).command
+        except UsageError:
+            typed = None
+        assert typed is not command, command.name
+        listed = {e.usage for e in help_for(REGISTRY, "slack").commands}
+        assert not any(u.startswith(f"/rlmap {command.name}") for u in listed), command.name
+    assert [e.usage for e in help_for(REGISTRY, "slack", "curate").commands][0] == (
+        "/rlmap curate here"
+    )

@@ -28,12 +28,19 @@ def fresh(built_db, state_url):
 
 def run_to_verdict(flow, step, truth):
     """Answer every question from ``truth`` (the complaint
-    under the key 'complaint'), else don't know.
+    under the key 'complaint'), else don't know; offered the readings list at a pause, pick those
+    ``truth`` holds ("none of these" if none).
     """
     asked = []
     while step.question is not None:
         sid = step.question.signal
         asked.append(sid)
+        if sid == "readings":
+            have = [p.value for p in step.question.presets if p.value in truth]
+            step = (
+                flow.answer(step.session.id, sid, have) if have else flow.skip(step.session.id, sid)
+            )
+            continue
         step = (
             flow.answer(step.session.id, sid, truth[sid])
             if sid in truth
@@ -69,7 +76,8 @@ def test_opens_with_what_the_team_sees(fresh):
         "no_transfer",
     } <= set(q.choices)
     assert q.number == 1 and not q.can_go_back
-    total = fresh.engine.settings.max_asked + 1
+    total = fresh.engine.settings.max_asked
+    assert total <= 12, "nobody answers more than 12 questions"
     assert q.max_questions == total and q.progress == f"question 1 of at most {total}"
     assert "letters" in q.answer_hint
 
@@ -113,13 +121,23 @@ def test_a_wrong_complaint_is_refused_and_none_means_skip(fresh):
     assert "complaint" in step.session.skipped and step.question.kind == "signal"
 
 
-def test_with_no_complaint_the_checkup_starts_with_cheap_readings(fresh):
-    step, asked = run_to_verdict(fresh.flow, fresh.flow.start(user="U1"), {})
-    signals = [sid for sid in asked if sid != "complaint"]
-    assert signals[0] == fresh.engine.settings.checkup[0]
-    costs = [fresh.engine.signals[sid].cost for sid in signals]
-    first_costly = min(i for i, c in enumerate(costs) if c in {"audit", "experiment"})
-    assert first_costly >= 6 and all(c in {"dashboard", "logs"} for c in costs[:first_costly])
+def test_with_no_complaint_the_readings_that_decide_a_stage_alone_come_first(fresh):
+    """With nothing named, the first question is the one of highest expected information gain
+    over all stages, and each of the first few, answered, could alone make a stage bind."""
+    step = fresh.flow.start(user="U1")
+    step = fresh.flow.skip(step.session.id)  # nothing seen
+    engine = fresh.engine
+    assert step.question.signal == engine.information({})[0].signal
+    asked = []
+    for _ in range(engine.settings.pause_after_unknowns):
+        sid = step.question.signal
+        asked.append(sid)
+        assert any(
+            engine.binding_of({sid: option})[0] is not None
+            for option in engine.candidate_values(engine.signals[sid])
+        ), f"{sid} alone can settle no stage"
+        step = fresh.flow.skip(step.session.id)
+    assert len(set(asked)) == len(asked)
 
 
 def test_guided_flow_reaches_the_reward_verdict_and_stops_early(fresh):
@@ -133,7 +151,7 @@ def test_guided_flow_reaches_the_reward_verdict_and_stops_early(fresh):
     step, asked = run_to_verdict(fresh.flow, fresh.flow.start(user="U1"), truth)
     assert step.verdict.binding_stage == "reward"
     assert step.session.status == "done"
-    assert len(asked) < fresh.engine.settings.max_questions
+    assert len(asked) < fresh.engine.settings.max_asked
     # Before stopping it asked whether many passes over the pool explain the trends instead.
     assert "task_repeat_epochs" in asked
     assert fresh.engine.is_settled(fresh.flow.guide.signal_answers(step.session))
@@ -149,10 +167,9 @@ def test_dont_know_everything_ends_without_a_verdict(fresh):
     step, asked = run_to_verdict(fresh.flow, fresh.flow.start(user="U1"), {})
     assert step.verdict.binding_stage is None
     assert asked[0] == "complaint"
-    assert len(asked) <= fresh.engine.settings.max_asked + 1
-    assert len(asked) > fresh.engine.settings.max_questions + 1, (
-        "don't know costs a click, not the budget"
-    )
+    pause = fresh.engine.settings.pause_after_unknowns
+    assert asked[1 : pause + 1] == [q for q in asked if q not in {"complaint", "readings"}]
+    assert asked[-1] == "readings" and len(asked) == pause + 2, "none of the readings: it ends"
     assert len(set(asked)) == len(asked), "a skipped question is not asked again"
 
 
@@ -219,7 +236,7 @@ def test_questions_carry_what_front_ends_render(fresh):
     assert q.kind == "signal" and q.cost == "dashboard" and "x" in q.answer_hint
     assert at(fresh.flow, "clip_fraction").question.answer_hint.startswith("a share like")
     assert at(fresh.flow, "grad_norm_spikes").question.answer_hint == "yes or no (y/n)"
-    assert q.progress == f"question 2 of at most {fresh.engine.settings.max_asked + 1}"
+    assert q.progress == f"question 2 of at most {fresh.engine.settings.max_asked}"
 
 
 def test_back_undoes_the_last_answer(fresh):
@@ -397,28 +414,40 @@ def test_notes_name_questions_as_the_card_does(core):
     assert flow.reply(step.session.id, "back").note == f"back to: {asked.title}"
 
 
-def test_one_known_fact_found_after_the_checkup_gives_its_verdict(fresh):
-    """Issue 17: a team whose one known fact is a diverged loss says "don't know" to the check-up;
-    the flow still reaches the loss question and ends with the verdict."""
-    step, asked = run_to_verdict(fresh.flow, fresh.flow.start(user="U1"), {"loss_divergence": True})
-    assert "loss_divergence" in asked
+def test_one_known_fact_the_picker_reaches_late_is_named_at_the_pause(fresh):
+    """A team whose one known fact is an extra experiment (doubling the batch bought 4%) says "don't
+    know" to the first readings, names its fact in the list offered at the pause, is asked it next
+    and gets the verdict, well within the bound."""
+    truth = {"batch_doubling_speedup": 1.04}
+    step, asked = run_to_verdict(fresh.flow, fresh.flow.start(user="U1"), truth)
+    pause = fresh.engine.settings.pause_after_unknowns
+    assert asked.index("readings") == pause + 1
+    assert asked[pause + 2] == "batch_doubling_speedup"
     assert step.verdict.binding_stage == "optimization"
+    assert len(asked) <= fresh.engine.settings.max_asked
 
 
 def test_a_lone_moderate_reading_ends_with_a_verdict_on_one_measurement(fresh):
-    """Told 0.80 for the trainer's wait and "don't know" to the rest: the verdict names rollouts and
-    says it rests on one measurement."""
+    """Told 0.80 for the trainer's wait (read from the logs) and "don't know" to the rest: the
+    verdict names rollouts and says it rests on one measurement."""
+    step, asked = run_to_verdict(
+        fresh.flow, fresh.flow.start(user="U1", known={"rollout_wait_fraction": 0.8}), {}
+    )
+    assert step.verdict.binding_stage == "rollouts" and step.verdict.one_measurement
+    # The questions that would confirm it come first.
+    assert set(asked[:3]) <= {"generation_utilization", "env_time_fraction", "length_tail_ratio"}
+    # ... and once the team has said "don't know" to those and one more, the flow stops with it.
+    assert len(asked) == fresh.engine.settings.stop_after_unknowns, asked
+
+
+def test_a_reading_named_at_the_pause_is_asked_and_the_unnamed_are_not(fresh):
+    """Told 0.80 for the trainer's wait and naming only that at the pause: the flow asks it and
+    nothing the team said it cannot read, and ends with the verdict on one measurement."""
     step, asked = run_to_verdict(
         fresh.flow, fresh.flow.start(user="U1"), {"rollout_wait_fraction": 0.8}
     )
-    assert asked.index("rollout_wait_fraction") <= 2
+    assert asked[-1] == "rollout_wait_fraction" and asked[-2] == "readings"
     assert step.verdict.binding_stage == "rollouts" and step.verdict.one_measurement
-    # The questions that would confirm it came right after it.
-    follow = asked[asked.index("rollout_wait_fraction") + 1 :][:3]
-    assert set(follow) <= {"generation_utilization", "env_time_fraction", "length_tail_ratio"}
-    # ... and once the team has said "don't know" to those and one more, the flow stops with it.
-    after = asked[asked.index("rollout_wait_fraction") + 1 :]
-    assert len(after) == fresh.engine.settings.stop_after_unknowns, asked
 
 
 def test_stopping_without_a_verdict_still_says_what_the_team_sees(fresh):
@@ -450,16 +479,27 @@ def test_three_dont_knows_without_a_verdict_pause_with_the_checks_that_tell_most
     step = flow.skip(step.session.id)
     assert step.verdict is None and step.question is not None and step.session.status == "open"
     assert len(step.paused) == fresh.engine.settings.pause_checks
-    assert step.paused[0].signal == step.question.signal, "resuming answers the first check offered"
     assert all(c.how_to_measure and c.signal not in step.session.history for c in step.paused)
     assert len({c.signal for c in step.paused}) == len(step.paused)
-    # Answering goes on from there; a value ends the "don't know" streak, so the next step asks.
-    answered = flow.answer(
-        step.session.id,
-        step.question.signal,
-        fresh.engine.signals[step.question.signal].presets[0].value,
-    )
-    assert not answered.paused
+    # The question left open asks which readings the team has: the checks offered first among
+    # them, then every other reading still worth asking, none already asked.
+    q = step.question
+    offered = [p.value for p in q.presets]
+    assert q.kind == "readings" and q.multiple
+    assert set(offered[:10]) >= {c.signal for c in step.paused}
+    assert not set(offered) & set(step.session.history) and len(set(offered)) == len(offered)
+    worth = fresh.engine.settings.min_gain
+    unasked = [c for c in fresh.engine.information({}, exclude=step.session.history)]
+    assert offered == [c.signal for c in unasked if c.gain > worth] and len(offered) >= 20
+    # Picking two (by letter, as typed) asks those two next, best first, and nothing else.
+    picked = [offered[-1], step.paused[0].signal]
+    answered = flow.reply(step.session.id, f"{chr(ord('a') + len(offered) - 1)} a")
+    assert not answered.paused and answered.session.answers["readings"] == picked
+    assert answered.question.signal == step.paused[0].signal
+    then = flow.skip(answered.session.id)
+    assert then.question.signal == offered[-1]
+    done = flow.skip(then.session.id)
+    assert done.question is None and done.verdict is not None
 
 
 def test_a_verdict_in_hand_is_never_paused(fresh):
@@ -480,6 +520,53 @@ def test_a_simulated_team_that_knows_nothing_stops_at_the_pause(fresh):
         and result["complaint_asked"]
     )
     assert result["binding_stage"] is None
+    assert result["questions"] == 1 + fresh.engine.settings.pause_after_unknowns <= 4
+
+
+def healthy_run(engine) -> dict:
+    """Every signal at the candidate answer that weighs least on any stage (most against)."""
+    truth = {}
+    for sid, signal in engine.signals.items():
+        options = engine.candidate_values(signal)
+        scores = [engine.scoring.evaluate({sid: v})[2] for v in options]
+        best = min(
+            range(len(options)), key=lambda i: (max(scores[i].values()), sum(scores[i].values()))
+        )
+        truth[sid] = options[best]
+    return truth
+
+
+def test_a_healthy_run_gets_nothing_binds_within_eight_questions(fresh):
+    truth = healthy_run(fresh.engine)
+    assert fresh.engine.diagnose(truth).binding_stage is None
+    result = simulate(fresh.engine, truth)
+    assert result["binding_stage"] is None and not result["tied"]
+    assert result["questions"] <= 8, result["asked"]
+    # It stopped as soon as "no single stage" was as sure as a verdict must be, and not before.
+    answers = {sid: truth[sid] for sid in result["asked"]}
+    assert fresh.engine.none_probability(answers) >= fresh.engine.settings.stop_confidence
+    assert fresh.engine.none_probability(dict(list(answers.items())[:-1])) < (
+        fresh.engine.settings.stop_confidence
+    )
+
+
+def test_nothing_binds_waits_for_a_named_reading_that_could_still_decide(fresh):
+    """A team that names its readings at the pause: its healthy answers make "none" likely, but one
+    reading it named (a doubled batch bought 4%) would still settle a stage, so it is asked."""
+    truth = {
+        "heldout_score_trend": "rising",
+        "passk_vs_base": "above",
+        "reward_audit_error_rate": 0.02,
+        "contamination_suspected": False,
+        "benchmark_ceiling_fraction": 0.4,
+        "rollout_wait_fraction": 0.05,
+        "zero_advantage_fraction": 0.05,
+        "batch_doubling_speedup": 1.04,
+    }
+    result = simulate(fresh.engine, truth)
+    assert "batch_doubling_speedup" in result["asked"]
+    assert result["binding_stage"] == "optimization" == fresh.engine.diagnose(truth).binding_stage
+    assert result["questions"] <= fresh.engine.settings.max_asked
 
 
 @pytest.mark.parametrize("said", ["no idea", "Not sure.", "don\u2019t know", "dunno", "n/a"])

@@ -10,7 +10,7 @@ import pytest
 from pydantic import BaseModel
 
 from rlmap_bot.cli import render
-from rlmap_bot.cli.terminal import Terminal, load_conversations
+from rlmap_bot.cli.terminal import Terminal
 from rlmap_bot.commands import REGISTRY, Command
 from rlmap_bot.commands.context import Invocation
 from rlmap_bot.slack.blocks import render as slack_render
@@ -33,7 +33,6 @@ def renders(surface: str, kind: type) -> bool:
     its type: "text" (the terminal, the CLI and the
     shell alike), "json" (the CLI's --json) or "slack"."""
     render.load_features()  # as the first result they take loads them at run time
-    load_conversations()
     presenter = Terminal.__dict__["show"].dispatcher
     if surface == "text":
         return _specific(render.text, kind) or _specific(presenter, kind)

@@ -86,12 +86,10 @@ def test_every_profile_through_signals(engine, bank):
 def test_guided_flow_reaches_the_signals_verdict(engine, bank):
     items = profiles(bank)
     misses, asked = [], []
-    limit = engine.settings.max_asked
     for p in items:
         expected = engine.diagnose(p["signals"]).binding_stage
         result = simulate(engine, truth_of(p))
-        asked.append(len(result["asked"]))
-        assert len(result["asked"]) <= limit, p["id"]
+        asked.append(result["questions"])
         if result["binding_stage"] != expected:
             unasked = [s for s in p["signals"] if s not in result["asked"]]
             misses.append(
@@ -111,6 +109,16 @@ def test_guided_flow_reaches_the_signals_verdict(engine, bank):
 
 
 HELDOUT = HERE / "scenarios_heldout.yaml"
+
+
+@pytest.mark.parametrize("bank", [*sorted(BANKS), "heldout"])
+def test_no_simulated_profile_is_put_more_than_twelve_questions(engine, bank):
+    """Counted with the opening question and the readings list offered at a pause: nobody answers
+    more than 12 questions in a Slack thread. Only the counts of the held-out bank are read."""
+    items = yaml.safe_load(HELDOUT.read_text()) if bank == "heldout" else profiles(bank)
+    put = [simulate(engine, truth_of(p))["questions"] for p in items]
+    assert engine.settings.max_asked <= 12 and max(put) <= 12, f"{bank}: at most {max(put)}"
+    assert min(put) >= 1
 
 
 def test_the_heldout_bank_stays_where_it_was_reached(engine):

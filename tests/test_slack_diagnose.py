@@ -177,7 +177,7 @@ def test_a_reply_overtaken_by_a_later_one_is_refused_not_misapplied(bot, standin
 
 def test_replies_typed_in_a_burst_are_applied_in_the_order_they_were_written(bot, standin):
     card = start(bot, standin)
-    sent = [card.reply_ts() for _ in range(6)]
+    sent = [card.reply_ts() for _ in range(4)]  # the opening question and three readings
     posts = [
         threading.Thread(
             target=bot.slack.event,
@@ -403,3 +403,36 @@ def test_dont_know_four_times_in_a_thread_shows_what_to_measure_and_keeps_the_qu
     assert "Verdict" not in shown
     session = bot.front.core.state.sessions.list(status=None)[0]
     assert session.status == "open" and len(session.history) == 4
+
+
+def test_readings_ticked_across_the_card_s_groups_are_asked_next_and_only_they(bot, standin):
+    """At the pause the card lists every reading still worth asking as tick boxes, ten to a group
+    (Slack's limit); boxes ticked in the first and the last group are both read by Continue."""
+    card = start(bot, standin)
+    for _ in range(4):  # the opening question ("None of these"), then three readings
+        card.click("diag_skip")
+    assert card.signal == "readings" and "These would tell most" in text_of(card.blocks)
+    groups = [card.buttons[a] for a in ("diag_pick", "diag_pick_2", "diag_pick_3")]
+    assert [len(g["options"]) for g in groups][:2] == [10, 10] and groups[2]["options"]
+    first, last = groups[0]["options"][0]["value"], groups[2]["options"][-1]["value"]
+    ticked = {
+        "diag_pick_block": {
+            "diag_pick": {"type": "checkboxes", "selected_options": [{"value": first}]},
+            "diag_pick_3": {"type": "checkboxes", "selected_options": [{"value": last}]},
+        }
+    }
+    before = card.updates()
+    bot.slack.click(
+        "diag_choose",
+        card.buttons["diag_choose"]["value"],
+        channel=card.channel,
+        message_ts=card.ts,
+        thread_ts=card.thread,
+        state=ticked,
+    )
+    card._wait_update(before)
+    assert card.signal == first
+    card.click("diag_skip")
+    assert card.signal == last
+    card.click("diag_skip")
+    assert card.signal is None and "Verdict" in json.dumps(card.blocks, ensure_ascii=False)

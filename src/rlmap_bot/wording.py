@@ -127,6 +127,44 @@ BRIEFLY_UNAVAILABLE = (
 
 
 PAUSED = (
-    "Several \"don't know\"s in a row and no stage stands out yet, so I'll stop asking. "
-    "These would tell most; measure one and answer, or carry on if you have other numbers:"
+    "Three \"don't know\"s and no stage stands out yet, so I'll stop asking one by one. These "
+    "would tell most:"
 )
+
+
+def watch_interval(every: str, quiet: bool) -> str:
+    """How often a watch checks and what it posts: "every 15m", "every 1h, faults only"."""
+    return f"every {every}" + (", faults only" if quiet else "")
+
+
+def watching(watching: Any) -> str:
+    """A watch set from a channel, told to the person who set it (a ``results.watch.Watching``):
+    the watch, then what its first check found."""
+    watch = watching.watch
+    said = (
+        f"Watching `{watch.path}` (id `{watch.short_id}`), "
+        f"{watch_interval(watch.every, watch.quiet)}. "
+    )
+    return said + first_check(watching.first)
+
+
+def first_check(result: Any) -> str:
+    """What the check made when a watch was set found (a ``results.watch.CheckResult``, or None
+    when none ran), in a sentence or two."""
+    if result is None:
+        return ""
+    if result.status == "busy":
+        return "A check of it is running right now."
+    if result.status == "paused":
+        return f"It paused at once: {result.problem or ''}."
+    if result.status == "problem":
+        return f"First check: {result.problem or 'cannot read it'}."
+    text = f"First check: {result.steps} steps read"
+    if result.format:
+        text += f" ({result.format})"
+    if result.verdict is not None:
+        text += f"; {result.verdict.headline}"
+    posted = [a for a in result.alerts if a.kind == "alert"]
+    if posted:
+        text += f". Posted: {posted[0].title}"
+    return text + "."

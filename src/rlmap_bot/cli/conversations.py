@@ -1,7 +1,8 @@
 """The terminal's conversations: a guided diagnosis at the prompt, a run's readings that go on to
 ask only what the logs could not tell, and a run followed until Ctrl-C.
 
-:func:`register` adds them to ``Terminal.show`` (:mod:`rlmap_bot.cli.terminal`) by result type.
+One of the terminal's features (:data:`rlmap_bot.cli.render.FEATURES`): importing it registers
+them on ``Terminal.show`` (:mod:`rlmap_bot.cli.terminal`) by result type.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from typing import Any, Protocol
 from rlmap_bot.cli import render
 from rlmap_bot.cli.diagnose_flow import run_guided
 from rlmap_bot.cli.render_diagnosis import run_text
+from rlmap_bot.cli.terminal import Terminal
 from rlmap_bot.results.diagnosis import Step
 from rlmap_bot.results.guided import GuidedRun
 from rlmap_bot.results.watch import Following, Said
@@ -69,3 +71,6 @@ def register(show: Any) -> None:
     show.register(Step, guided)
     show.register(GuidedRun, readings_then_guided)
     show.register(Following, following)
+
+
+register(Terminal.__dict__["show"])

@@ -66,7 +66,10 @@ def run_guided(core: Core, ask: Ask, say: Say, step: Step, prefix: str = "") -> 
             say(shown.how_to_measure(question))
         if step.paused:
             say(shown.paused_text(step))
-            say(f"(paused; resume with `{prefix}diagnose --resume {step.session.id[:8]}`)")
+            say(
+                f"(paused: measure one of these, or resume with `{prefix}diagnose --resume "
+                f"{step.session.id[:8]}` to pick the readings you already have from a list)"
+            )
             return step
     say("")
     say(render.text(step.verdict))

@@ -27,33 +27,37 @@ def _item(text: str, bullet: str = "  - ", indent: str = "    ") -> str:
     return textwrap.fill(text, width=WIDTH, initial_indent=bullet, subsequent_indent=indent)
 
 
-#: Renderers registered when a result of theirs is first rendered (``load_features``): a plain
-#: ``ask`` imports none of them, nor the result models they render.
+#: The terminal's features, loaded when a result no loaded renderer or presenter takes first comes
+#: (``load_features``): each registers its renderers on :func:`text` (and the conversations their
+#: presenters on ``Terminal.show``) by result type. A plain ``ask`` imports none of them, nor the
+#: result models they render.
 FEATURES = (
     "rlmap_bot.cli.render_catalog",
     "rlmap_bot.cli.render_diagnosis",
     "rlmap_bot.cli.render_posts",
+    "rlmap_bot.cli.conversations",
 )
 _loaded: list[str] = []
 
 
-def load_features() -> None:
-    """Import every feature's renderers (each registers its types on :func:`text`)."""
+def load_features() -> bool:
+    """Import every feature not yet imported; whether any was (a renderer or presenter may have
+    been registered since the caller looked)."""
     import importlib
 
-    for name in FEATURES:
-        if name not in _loaded:
-            importlib.import_module(name)
-            _loaded.append(name)
+    fresh = [name for name in FEATURES if name not in _loaded]
+    for name in fresh:
+        importlib.import_module(name)
+        _loaded.append(name)
+    return bool(fresh)
 
 
 @singledispatch
 def text(result: Any) -> str:
     """Any command result as terminal text: the renderer registered for its type (or a base of it);
     a type with none prints as JSON (``tests/test_renderers.py`` holds every declared result to
-    one). The features' renderers are loaded on the first result no loaded renderer takes."""
-    if len(_loaded) < len(FEATURES):
-        load_features()
+    one). The features are loaded on the first result no loaded renderer takes."""
+    if load_features():
         return text(result)
     if isinstance(result, BaseModel):
         return result.model_dump_json(indent=2)

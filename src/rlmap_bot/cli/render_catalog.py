@@ -14,6 +14,7 @@ from rlmap_bot.results.cards import Card
 from rlmap_bot.results.general import (
     CatalogExport,
     Help,
+    HelpEntry,
     KbBuilt,
     KbStats,
     Notice,
@@ -102,16 +103,31 @@ def kb_built_text(result: KbBuilt) -> str:
     return f"built {result.path}: {counts}"
 
 
+#: What a listing of every command says before and after it, in the shell and on the command line.
+INTRO = {
+    "shell": "Ask anything (any line that is not a command is a question), or use a command:",
+    "cli": "Commands:",
+}
+OUTRO = {
+    "shell": "Leave with quit (also exit, Ctrl-D).",
+    "cli": "Also `rlmap-bot serve` (the Slack app), `rlmap-bot shell` and `rlmap-bot key`: "
+    "`rlmap-bot --help` lists every command.",
+}
+#: The shell's own word (cli/shell.py reads it before any command).
+SHELL_QUIT = HelpEntry(usage="quit", summary="leave the shell")
+
+
 @text.register
 def help_text(result: Help) -> str:
     lines = [f"error: {result.problem}"] if result.problem else []
-    if result.intro:
-        lines.append(result.intro)
+    listing = result.command is None
+    entries = list(result.commands)
+    if listing:
+        lines.append(INTRO.get(result.surface, ""))
+        entries += [SHELL_QUIT] if result.surface == "shell" else []
     indent = {"command": "  ", "option": "    ", "example": "    e.g. "}
-    width = min(
-        34, max((len(indent[e.kind] + e.usage) for e in result.commands if e.summary), default=0)
-    )
-    for entry in result.commands:
+    width = min(34, max((len(indent[e.kind] + e.usage) for e in entries if e.summary), default=0))
+    for entry in entries:
         usage = indent[entry.kind] + entry.usage
         hang = " " * (width + 2)
         if not entry.summary:
@@ -125,9 +141,9 @@ def help_text(result: Help) -> str:
             lines.append(
                 textwrap.fill(f"{usage:{width}}  {entry.summary}", WIDTH, subsequent_indent=hang)
             )
-    if result.outro:
-        lines.append(result.outro)
-    return "\n".join(lines)
+    if listing:
+        lines.append(OUTRO.get(result.surface, ""))
+    return "\n".join(line for line in lines if line)
 
 
 @text.register

@@ -192,7 +192,8 @@ def _unused_metrics(result: RunDiagnosis) -> list[str]:
 @text.register
 def simulation_text(result: Simulation) -> str:
     asked = ", ".join(result.asked) or "nothing"
+    n = len(result.asked)
     return (
-        f"Asked {len(result.asked)} question{'' if len(result.asked) == 1 else 's'}: {asked}\n\n"
-        + verdict_text(result)
+        f"Asked {n} signal question{'' if n == 1 else 's'} ({result.questions} in all, the opening "
+        f"one included): {asked}\n\n" + verdict_text(result)
     )

@@ -5,10 +5,11 @@ Registered on :func:`rlmap_bot.cli.render.text` when a result of theirs is first
 
 from __future__ import annotations
 
+from rlmap_bot import wording
 from rlmap_bot.cli.render import _item, _wrap, text
 from rlmap_bot.results.curation import AdditionList, Candidate
 from rlmap_bot.results.digest import Digest
-from rlmap_bot.results.watch import Alert, CheckResult
+from rlmap_bot.results.watch import Alert, CheckResult, Watching
 
 
 @text.register
@@ -143,3 +144,8 @@ def additions_text(result: AdditionList) -> str:
             f"{a.approved_by}, {a.added})"
         )
     return "\n".join(lines)
+
+
+@text.register
+def watching_text(result: Watching) -> str:
+    return wording.watching(result)

@@ -3,9 +3,9 @@ shell): one presenter, picked by the result's type.
 
 Most results are text (:mod:`render`) or JSON; ``ask -`` prints each answer as its question
 arrives. The conversations (a guided diagnosis at the prompt, a run's readings that go on to
-ask what the logs could not tell, a run followed until Ctrl-C) are in :mod:`conversations`,
-registered on :meth:`Terminal.show` the first time a result no loaded presenter takes comes,
-so a plain ``ask`` loads none of their models.
+ask what the logs could not tell, a run followed until Ctrl-C) are in :mod:`conversations`, one
+of the terminal's features (:func:`render.load_features`): loaded, with the renderers, the first
+time a result no loaded presenter takes comes, so a plain ``ask`` loads none of their models.
 """
 
 from __future__ import annotations
@@ -20,8 +20,6 @@ if TYPE_CHECKING:
     from rlmap_bot.cli.diagnose_flow import Ask, Say
     from rlmap_bot.commands.context import Invocation
 
-_conversations: list[bool] = []
-
 
 class Terminal:
     """Where results go: ``say`` a line, ``ask`` for one."""
@@ -33,13 +31,10 @@ class Terminal:
 
     @singledispatchmethod
     def show(self, result: Any) -> None:
-        """A document: text, or JSON with ``--json`` (after the conversations are registered, in
-        case this result is one of theirs)."""
-        if not _document(type(result)):
-            render.load_features()
-            if not _document(type(result)) and not _conversations:
-                load_conversations()
-                return self.show(result)
+        """A document: text, or JSON with ``--json`` (after the features are loaded, in case this
+        result is one of their conversations)."""
+        if not _document(type(result)) and render.load_features():
+            return self.show(result)
         self.say(render.as_json(result) if self.ctx.json else render.text(result))
 
     @show.register
@@ -62,12 +57,3 @@ class Terminal:
 def _document(kind: type) -> bool:
     """Whether a loaded text renderer takes ``kind``."""
     return render.text.dispatch(kind) is not render.text.dispatch(object)
-
-
-def load_conversations() -> None:
-    """Register the conversations' presenters on :meth:`Terminal.show` (once)."""
-    if not _conversations:
-        from rlmap_bot.cli import conversations
-
-        conversations.register(Terminal.__dict__["show"])
-        _conversations.append(True)

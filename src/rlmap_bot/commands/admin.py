@@ -54,34 +54,12 @@ def reload(ctx: Invocation) -> Notice:
     )
 
 
-INTRO = {
-    "shell": "Ask anything (any line that is not a command is a question), or use a command:",
-    "slack": (
-        "*Ask* me about the five stages of an RL system, the Scaling Laws topic and the papers on "
-        "them: "
-        "mention me in a channel (I answer in a thread), send me a DM, or use `/rlmap ask "
-        "QUESTION` for a "
-        "private answer with a button to share it. *Diagnose* a run with `/rlmap diagnose`: answer "
-        "in the "
-        "thread with the buttons or by typing values. *Watch* a run's log with `/rlmap watch "
-        "PATH`: I post "
-        "here when a stage starts to bind or the loss goes NaN. Commands:"
-    ),
-    "cli": "Commands:",
-}
-OUTRO = {
-    "shell": "Leave with quit (also exit, Ctrl-D).",
-    "slack": "Anything else after `/rlmap` is a question.",
-    "cli": "Also `rlmap-bot serve` (the Slack app), `rlmap-bot shell` and `rlmap-bot key`: "
-    "`rlmap-bot --help` lists "
-    "every command.",
-}
-
-
 def help_for(
     registry: Registry, surface: str, command: str | None = None, problem: str | None = None
 ) -> Help:
-    """Help generated from the declarations, for one surface."""
+    """Help generated from the declarations, for one surface: the commands the registry offers
+    there, written as they are typed there. Each surface's renderer adds its own words around
+    them (how to ask a question, how to leave the shell)."""
     from rlmap_bot.results.general import Help, HelpEntry
 
     prefix = surface_prefix(surface)
@@ -106,15 +84,8 @@ def help_for(
                 HelpEntry(usage=prefix + e, summary="", kind="example")
                 for e in examples_for(c, surface)
             ]
-        return Help(intro="", commands=entries, problem=problem)
+        return Help(surface=surface, command=wanted, commands=entries, problem=problem)
     entries = [
         HelpEntry(usage=prefix + c.usage(surface), summary=c.summary) for c in registry.all(surface)
     ]
-    if surface == "shell":
-        entries.append(HelpEntry(usage="quit", summary="leave the shell"))
-    return Help(
-        intro=INTRO.get(surface, ""),
-        commands=entries,
-        outro=OUTRO.get(surface, ""),
-        problem=problem,
-    )
+    return Help(surface=surface, commands=entries, problem=problem)

@@ -14,6 +14,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Protocol
 
 if TYPE_CHECKING:
+    from pydantic import BaseModel
+
     from rlmap_bot.core import Core
     from rlmap_bot.curation.service import Cards, Curation
     from rlmap_bot.digest.service import Poster
@@ -25,17 +27,17 @@ if TYPE_CHECKING:
 class Channel(Protocol):
     """What a chat front-end lends a command that acts in a channel (Slack implements it)."""
 
-    def announce(self, text: str, actor: str | None = None) -> bool:
-        """Post ``text`` (plain) by ``actor`` in the channel for
-        everyone; False (user told why) when the bot cannot.
+    def announce(self, news: BaseModel) -> bool:
+        """Post ``news`` (a result model, which the front-end words and which names who acted)
+        in the channel for everyone; False (user told why) when the bot cannot.
         """
 
     def user_timezone(self) -> str:
         """The asking user's timezone name, ``UTC`` when unknown."""
 
-    def open_thread(self, text: str, actor: str | None = None) -> str | None:
-        """Post ``text`` (plain) by ``actor`` as the root of
-        a new thread; its ts, or None (user told why).
+    def open_thread(self, news: BaseModel) -> str | None:
+        """Post ``news`` (a result model the front-end words) as the root of a new thread; its
+        ts, or None (user told why).
         """
 
     def digest_poster(self) -> Poster:

@@ -5,14 +5,15 @@ curators' channel, and the approved additions' upkeep.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Literal
 
 from rlmap_bot.commands.context import Invocation
 from rlmap_bot.commands.registry import Param, Registry
 from rlmap_bot.errors import UsageError
 
 if TYPE_CHECKING:
-    from rlmap_bot.results.curation import AdditionList, Candidate
+    from rlmap_bot.curation.service import Cards, Curation
+    from rlmap_bot.results.curation import AdditionList, Candidate, CurationForm, Decision
     from rlmap_bot.results.general import Notice
 
 CLI = frozenset({"cli"})
@@ -60,9 +61,37 @@ def register(registry: Registry) -> None:
         order=64,
         examples=("kb additions list", "kb additions export knowledge/papers"),
     )(kb_additions)
+    # The buttons and forms of a suggestion's card in the curators' channel.
+    suggestion = Param("suggestion", "the suggestion's id", kind="arg", required=True, metavar="ID")
+    registry.command(
+        "curate approve",
+        "approve a suggestion with its proposed tags, or with the tags a curator chose",
+        suggestion,
+        Param("stage", "a stage the paper belongs to, the main one first", multiple=True),
+        Param("subtopic", "a subtopic the paper belongs to", multiple=True),
+        Param("summary", "the entry's one-line summary"),
+        Param("fact", "a key fact of the paper", multiple=True),
+        surfaces=SLACK,
+        hidden=True,
+    )(curate_approve)
+    registry.command(
+        "curate edit",
+        "the form to choose a suggestion's tags, summary and facts before approving it",
+        suggestion,
+        surfaces=SLACK,
+        hidden=True,
+    )(curate_edit)
+    registry.command(
+        "curate reject",
+        "reject a suggestion with a reason (without one: the form that asks for it)",
+        suggestion,
+        Param("reason", "why, for the suggester", kind="rest", metavar="REASON"),
+        surfaces=SLACK,
+        hidden=True,
+    )(curate_reject)
 
 
-def _curation(ctx: Invocation) -> Any:
+def _curation(ctx: Invocation) -> Curation:
     """The front-end's curation flow (Slack lends its own,
     with its arXiv client), else one over the core.
     """
@@ -71,6 +100,84 @@ def _curation(ctx: Invocation) -> Any:
     from rlmap_bot.curation.service import Curation
 
     return Curation(ctx.core)
+
+
+def _cards(ctx: Invocation) -> Cards:
+    """Where the suggestion's card is: decisions close it, so they need the chat's cards."""
+    if ctx.curator_cards is None:
+        raise UsageError("Suggestions are decided on their cards in the curators' channel.")
+    return ctx.curator_cards
+
+
+def curate_approve(
+    ctx: Invocation,
+    suggestion: str,
+    stage: list[str] | None = None,
+    subtopic: list[str] | None = None,
+    summary: str | None = None,
+    fact: list[str] | None = None,
+) -> Decision:
+    """Approve: with no ``stage`` given, the proposed tags (the card's Approve button); with the
+    ones a curator chose in the edit form otherwise (an empty ``subtopic`` list is none)."""
+    from rlmap_bot.parts import plain
+    from rlmap_bot.results.curation import Decision
+
+    outcome = _curation(ctx).approve(
+        suggestion,
+        ctx.user,
+        _cards(ctx),
+        stages=list(stage) if stage is not None else None,
+        subtopics=list(subtopic or []) if stage is not None else None,
+        summary=summary or None,
+        facts=list(fact or []),
+    )
+    text = plain(outcome.text)
+    return Decision(text=text, parts=outcome.text, suggestion_id=suggestion, status="approved")
+
+
+def curate_edit(ctx: Invocation, suggestion: str) -> CurationForm:
+    return _form(ctx, suggestion, "edit")
+
+
+def curate_reject(
+    ctx: Invocation, suggestion: str, reason: str | None = None
+) -> Decision | CurationForm:
+    from rlmap_bot.parts import plain
+    from rlmap_bot.results.curation import Decision
+
+    if reason is None:
+        return _form(ctx, suggestion, "reject")
+    outcome = _curation(ctx).reject(suggestion, ctx.user, reason, _cards(ctx))
+    text = plain(outcome.text)
+    return Decision(text=text, parts=outcome.text, suggestion_id=suggestion, status="rejected")
+
+
+def _form(ctx: Invocation, suggestion: str, kind: Literal["edit", "reject"]) -> CurationForm:
+    """The form over a pending suggestion, for a curator (anyone else is refused)."""
+    from rlmap_bot.results.curation import Choice, CurationForm
+
+    found, candidate = _curation(ctx).open_suggestion(suggestion, ctx.user)
+    core = ctx.core
+    stages = [Choice(id=s.id, title=s.title) for s in core.stages()] if kind == "edit" else []
+    subtopics = (
+        sorted(
+            (
+                Choice(id=t.id, title=t.title)
+                for t in core.store.all("topic")
+                if getattr(t, "parent", None)
+            ),
+            key=lambda c: (c.id, c.title),
+        )
+        if kind == "edit"
+        else []
+    )
+    return CurationForm(
+        kind=kind,
+        suggestion_id=found.id,
+        candidate=candidate,
+        stages=stages,
+        subtopics=subtopics,
+    )
 
 
 def suggest(ctx: Invocation, reference: str) -> Candidate | Notice:

@@ -97,6 +97,9 @@ class Command:
     )
     json: bool = False  # the terminal offers --json
     excludes: tuple[tuple[str, ...], ...] = ()
+    #: Run only by a button or a form (a chat front-end's ``press``), never read from a typed
+    #: line nor listed in help: its arguments (a session id, a suggestion id) are a card's.
+    hidden: bool = False
     examples: tuple[str, ...] = ()
     help: str = ""
     order: int = 100

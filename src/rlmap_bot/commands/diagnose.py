@@ -13,13 +13,15 @@ from rlmap_bot.errors import ConfigError, UsageError
 from rlmap_bot.runs.names import FORMATS, WINDOW_HELP
 
 if TYPE_CHECKING:
-    from rlmap_bot.results.diagnosis import Simulation, Step, Verdict
+    from rlmap_bot.results.diagnosis import Move, Simulation, Step, Verdict
     from rlmap_bot.results.general import SessionList
     from rlmap_bot.results.guided import GuidedRun
     from rlmap_bot.results.runs import RunDiagnosis
 
 CLI = frozenset({"cli"})
 TERMINAL = frozenset({"cli", "shell"})
+SLACK = frozenset({"slack"})
+MOVES = ("preset", "choose", "skip", "back", "stop")
 
 _JSON_KINDS = {
     list: "an array",
@@ -95,6 +97,51 @@ def register(registry: Registry) -> None:
             "diagnose --signals run.json --json",
         ),
     )(diagnose)
+    registry.command(
+        "diagnose move",
+        "a click on a diagnosis card: a preset answer, the ticked choices, skip, back or stop",
+        Param("session", "the diagnosis", kind="arg", required=True, metavar="ID"),
+        Param("signal", "the question the card asks", kind="arg", required=True),
+        Param("move", "what the click does", kind="arg", required=True, choices=MOVES),
+        Param("value", "the preset's number, or the ticked choices", multiple=True),
+        surfaces=SLACK,
+        hidden=True,
+    )(diagnose_move)
+
+
+def diagnose_move(
+    ctx: Invocation, session: str, signal: str, move: str, value: list[str] | None = None
+) -> Move:
+    """One move of a guided session from its card. A card whose question is no longer the
+    session's (answered by an earlier click, someone else, or a lost card update) moves nothing:
+    the result is where the session is now."""
+    from rlmap_bot.diagnosis.flow import FlowError
+    from rlmap_bot.results.diagnosis import Move
+
+    flow = ctx.core.flow
+    found = flow.load(session)
+    if ctx.workspace is not None and found.team != ctx.workspace:
+        raise FlowError("that diagnosis no longer exists")  # another workspace's session
+    if found.status != "open" or found.current != signal:
+        return Move(step=flow.resume(session))
+    values = list(value or [])
+    if move == "preset":
+        try:
+            preset = ctx.core.engine.signals[signal].presets[int(values[0])]
+        except (KeyError, IndexError, ValueError):
+            raise FlowError("that answer is not one of the question's") from None
+        step = flow.answer(session, signal, preset.value)
+    elif move == "choose":
+        step = flow.answer(session, signal, values)
+    elif move == "skip":
+        step = flow.skip(session, signal)
+    elif move == "back":
+        step = flow.back(session)
+    elif move == "stop":
+        step = flow.stop(session)
+    else:
+        raise UsageError(f"a diagnosis card has no move {move!r}")
+    return Move(step=step, by=ctx.user)
 
 
 def diagnose(
@@ -153,10 +200,9 @@ def diagnose(
     if (
         thread is None and ctx.io is not None
     ):  # in a channel: the diagnosis gets a thread of its own
-        thread = ctx.io.open_thread(
-            "started a diagnosis: which stage binds this RL run? Answer in the thread below.",
-            actor=ctx.user,
-        )
+        from rlmap_bot.results.diagnosis import DiagnosisOpened
+
+        thread = ctx.io.open_thread(DiagnosisOpened(by=ctx.user))
         if thread is None:
             return None  # the bot cannot post here; the person was told why
     return core.flow.start(user=ctx.user, team=ctx.team, channel=ctx.channel, thread_ts=thread)

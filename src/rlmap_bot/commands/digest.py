@@ -15,7 +15,7 @@ SCHEDULE = "[weekly|daily] [DAY] [HH:MM] [TIMEZONE] [stage:ID] [topic:ID] [note-
 
 
 if TYPE_CHECKING:
-    from rlmap_bot.results.digest import Digest
+    from rlmap_bot.results.digest import Digest, Subscribed
     from rlmap_bot.results.general import Notice, SubscriptionList
 
 
@@ -65,10 +65,10 @@ def _need_channel(ctx: Invocation) -> Channel:
     return ctx.io
 
 
-def subscribe(ctx: Invocation, schedule: str = "") -> Notice | None:
+def subscribe(ctx: Invocation, schedule: str = "") -> Subscribed | None:
     from rlmap_bot.digest.schedule import next_run
     from rlmap_bot.digest.subscribe import parse_subscription
-    from rlmap_bot.results.general import Notice
+    from rlmap_bot.results.digest import Subscribed, SubscriptionSet
 
     channel = _need_channel(ctx)
     core = ctx.core
@@ -85,17 +85,18 @@ def subscribe(ctx: Invocation, schedule: str = "") -> Notice | None:
         sub = sub.model_copy(
             update={"created_at": previous.created_at, "last_run_at": previous.last_run_at}
         )
-    when = next_run(sub, dt.datetime.now(dt.UTC)).strftime("%a %d %b %H:%M %Z")
-    filters = f", only {', '.join(sub.filters)}" if sub.filters else ""
-    # The confirmation doubles as proof that the bot can post here.
-    if not channel.announce(
-        f"subscribed this channel to the RL Map digest, {sub.when}{filters}. Next: {when}.",
-        actor=ctx.user,
-    ):
+    news = SubscriptionSet(
+        when=sub.when,
+        filters=list(sub.filters),
+        next_run=next_run(sub, dt.datetime.now(dt.UTC)),
+        by=ctx.user,
+    )
+    # The announcement doubles as proof that the bot can post here.
+    if not channel.announce(news):
         return None
     core.state.subscriptions.save(sub)
     core.subscriptions_changed()
-    return Notice(text=f"Subscribed. Next digest: {when}.")
+    return Subscribed(subscription=news)
 
 
 def unsubscribe(ctx: Invocation) -> Notice:

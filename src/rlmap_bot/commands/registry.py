@@ -88,10 +88,25 @@ class Registry:
         return register
 
     def get(self, name: str) -> Command | None:
+        """The command called ``name``, hidden ones included (a button names its command)."""
         return self._commands.get(name)
 
-    def all(self, surface: str | None = None) -> list[Command]:
-        found = [c for c in self._commands.values() if surface is None or surface in c.surfaces]
+    def typed(self, name: str, surface: str) -> Command | None:
+        """The command ``name`` as a line typed on ``surface`` may name it: offered there, not
+        hidden."""
+        found = self._commands.get(name)
+        return (
+            found if found is not None and surface in found.surfaces and not found.hidden else None
+        )
+
+    def all(self, surface: str | None = None, *, hidden: bool = False) -> list[Command]:
+        """The commands offered on ``surface`` (every surface when None), in help's order;
+        ``hidden``: with the commands only a button or a form runs."""
+        found = [
+            c
+            for c in self._commands.values()
+            if (surface is None or surface in c.surfaces) and (hidden or not c.hidden)
+        ]
         return sorted(found, key=lambda c: (c.order, list(self._commands).index(c.name)))
 
     def groups(self, surface: str | None = None) -> dict[str, list[Command]]:
@@ -132,13 +147,14 @@ class Registry:
         command = None
         rest = words[1:]
         if head in by_group and len(words) > 1:
-            sub = self.get(f"{head} {words[1].lower()}")
-            if sub is not None and surface in sub.surfaces:
+            sub = self.typed(f"{head} {words[1].lower()}", surface)
+            if sub is not None:
                 command, rest = sub, words[2:]
         if command is None:
             other = self.elsewhere(words, surface)
             named = len(words) == 1 or (
-                len(words) == 2 and self.get(" ".join(w.lower() for w in words))
+                len(words) == 2
+                and " ".join(w.lower() for w in words) in {c.name for c in self.all()}
             )
             if other is not None and (
                 named or any(w.startswith("--") or _argument_like(w) for w in rest)
@@ -147,8 +163,8 @@ class Registry:
                     other
                 )  # `watch x --once`, `watch runs/x.log` in the shell: a command, just not here
         if command is None:
-            single = self.get(head)
-            if single is not None and surface in single.surfaces:
+            single = self.typed(head, surface)
+            if single is not None:
                 command = single
             elif head in by_group:
                 subs = ", ".join(c.words[1] for c in by_group[head])

@@ -13,8 +13,14 @@ SLACK = frozenset({"slack"})
 CLI = frozenset({"cli"})
 
 if TYPE_CHECKING:
-    from rlmap_bot.results.general import Notice
-    from rlmap_bot.results.watch import CheckResult, Following, WatchList, WatchNow
+    from rlmap_bot.results.watch import (
+        CheckResult,
+        Following,
+        Unwatched,
+        Watching,
+        WatchList,
+        WatchNow,
+    )
     from rlmap_bot.watch.service import WatchService
 
 
@@ -153,9 +159,8 @@ def watch(
     once: bool = False,
     follow: bool = False,
     json_output: bool = False,
-) -> CheckResult | Notice | Following | None:
-    from rlmap_bot.results.general import Notice
-    from rlmap_bot.results.watch import Following
+) -> CheckResult | Watching | Following | None:
+    from rlmap_bot.results.watch import Following, Watching, WatchSet
     from rlmap_bot.watch.model import DEFAULT_INTERVAL, Watch, format_interval, parse_interval
     from rlmap_bot.watch.sources import is_tracker
 
@@ -194,51 +199,24 @@ def watch(
         created_at=previous.created_at if previous else now_,
         updated_at=now_,
     )
-    how = f"every {format_interval(minutes)}" + (", faults only" if quiet else "")
-    verb = (
-        "is watching"
-        if previous is None
-        else ("resumed watching" if previous.status == "paused" else "changed the watch of")
+    change = (
+        "started" if previous is None else ("resumed" if previous.status == "paused" else "changed")
     )
-    what = (
-        "NaN/inf or diverging loss"
-        if quiet
-        else "a stage starting to bind, a change of binding stage, or a NaN/inf or diverging loss"
+    news = WatchSet(
+        watch_id=watch_.id,
+        path=str(resolved),
+        every=format_interval(minutes),
+        quiet=quiet,
+        change=change,
+        by=ctx.user,
     )
     # The announcement doubles as proof that the bot can post here.
-    if not channel.announce(
-        f"{verb} `{resolved}` here, {how}. I'll post {what}, once each. "
-        f"`/rlmap unwatch {watch_.short_id}` stops it.",
-        actor=ctx.user,
-    ):
+    if not channel.announce(news):
         return None
     service.repo.save(watch_)
     ctx.core.watches_changed()
     result = service.run(watch_.id, f"first:{uuid.uuid4().hex}", channel.watch_poster())
-    return Notice(
-        text=f"Watching `{resolved}` (id `{watch_.short_id}`), {how}. " + first_check(result)
-    )
-
-
-def first_check(result: CheckResult | None) -> str:
-    """What the check made at `watch` time found, in a sentence or two (plain text)."""
-    if result is None:
-        return ""
-    if result.status == "busy":
-        return "A check of it is running right now."
-    if result.status == "paused":
-        return f"It paused at once: {result.problem or ''}."
-    if result.status == "problem":
-        return f"First check: {result.problem or 'cannot read it'}."
-    text = f"First check: {result.steps} steps read"
-    if result.format:
-        text += f" ({result.format})"
-    if result.verdict is not None:
-        text += f"; {result.verdict.headline}"
-    posted = [a for a in result.alerts if a.kind == "alert"]
-    if posted:
-        text += f". Posted: {posted[0].title}"
-    return text + "."
+    return Watching(watch=news, first=result)
 
 
 def list_watches(ctx: Invocation) -> WatchList:
@@ -271,8 +249,8 @@ def now(ctx: Invocation) -> WatchNow:
     return WatchNow(results=results)
 
 
-def unwatch(ctx: Invocation, target: str) -> Notice:
-    from rlmap_bot.results.general import Notice
+def unwatch(ctx: Invocation, target: str) -> Unwatched:
+    from rlmap_bot.results.watch import Unwatched
 
     _need_channel(ctx)
     service = _service(ctx)
@@ -281,4 +259,4 @@ def unwatch(ctx: Invocation, target: str) -> Notice:
         raise UsageError(f"No watch of this channel is {target!r}; `/rlmap watch list` shows them")
     service.repo.delete(found.id)
     ctx.core.watches_changed()
-    return Notice(text=f"stopped watching `{found.path}` here.", public=True, actor=ctx.user)
+    return Unwatched(path=found.path, by=ctx.user)

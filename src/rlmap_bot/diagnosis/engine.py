@@ -194,6 +194,11 @@ class Engine:
         probs, _ = self.scoring.probabilities(scores)
         return binding, probs[binding]
 
+    def none_probability(self, values: Mapping[str, Any]) -> float:
+        """The probability that no single stage binds, from the softmax over stage scores."""
+        _, _, scores = self.scoring.evaluate(values)
+        return self.scoring.probabilities(scores)[1]
+
     def supporting_signals(self, values: Mapping[str, Any]) -> set[str]:
         """The signals read by the kept readings that
         support the binding stage (none when none binds):

@@ -18,7 +18,8 @@ import datetime as dt
 from typing import Any, Callable, Protocol
 
 from rlmap_bot.diagnosis.engine import DiagnosisInputError, Engine
-from rlmap_bot.diagnosis.guide import COMPLAINT, Guide, answer_hint, parse_complaints
+from rlmap_bot.diagnosis.guide import COMPLAINT, PICKS, READINGS, Guide, answer_hint
+from rlmap_bot.diagnosis.picks import complaint_question, parse_picks, readings_question
 from rlmap_bot.diagnosis.replies import control_word, typed_choice
 from rlmap_bot.errors import UsageError
 from rlmap_bot.results.diagnosis import (
@@ -187,20 +188,24 @@ class Flow:
         session = self._open(session_id)
         if signal_id != session.current:
             raise FlowError("that question was already answered; answer the latest one")
-        if signal_id == COMPLAINT:
+        if signal_id in PICKS:
             try:
-                value: Any = parse_complaints(self.engine, raw)
+                value: Any = parse_picks(self._options(session), raw)
             except ValueError as exc:
                 raise FlowError(str(exc)) from None
             if not value:
                 return self._advance(
                     session,
                     answers=session.answers,
-                    skipped=[*session.skipped, COMPLAINT],
-                    note="no complaint chosen",
+                    skipped=[*session.skipped, signal_id],
+                    note="no complaint chosen" if signal_id == COMPLAINT else "none of these",
                     key=key,
                 )
-            note = "you see: " + "; ".join(self.engine.complaints[c].label for c in value)
+            note = (
+                "you see: " + "; ".join(self.engine.complaints[c].label for c in value)
+                if signal_id == COMPLAINT
+                else "you can read: " + "; ".join(self._title(c) for c in value)
+            )
         else:
             try:
                 value = self.engine.validate({signal_id: raw})[signal_id]
@@ -327,7 +332,7 @@ class Flow:
         current = session.current
         if word == "skip" or current is None:
             return self.skip(session_id, current, key=key)
-        if current == COMPLAINT:
+        if current in PICKS:
             return self.answer(session_id, current, text, key=key)
         signal = self.engine.signals.get(current)
         reply = text.strip()
@@ -375,8 +380,16 @@ class Flow:
         """How a note names a question: its title, as the card shows it (ids are for curators)."""
         if signal_id == COMPLAINT:
             return "what you see"
+        if signal_id == READINGS:
+            return "the readings you have"
         signal = self.engine.signals.get(signal_id)
         return signal.title if signal is not None else signal_id
+
+    def _options(self, session: Session) -> list[tuple[str, str]]:
+        """What the current pick-several question offers, as (id, label)."""
+        if session.current == COMPLAINT:
+            return [(c.id, c.label) for c in self.engine.complaints.values()]
+        return [(c.signal, c.title) for c in self.guide.readings(session)]
 
     def _open(self, session_id: str) -> Session:
         session = self.load(session_id)
@@ -416,7 +429,7 @@ class Flow:
     def _step(self, session: Session, note: str | None = None) -> Step:
         known = self.engine.signals
         current = session.current
-        if current is not None and current != COMPLAINT and current not in known:
+        if current is not None and current not in PICKS and current not in known:
             # The catalog was reloaded without this question's signal: ask the next one instead.
             cleaned = session.model_copy(update={"answers": self.guide.known_answers(session)})
             session = self.store.sessions.save(
@@ -449,25 +462,9 @@ class Flow:
             can_go_back=bool(session.history),
         )
         if session.current == COMPLAINT:
-            complaints = list(self.engine.complaints.values())
-            return Question(
-                kind="complaint",
-                signal=COMPLAINT,
-                title="What do you see?",
-                text="What is the team seeing in this run? Pick any that apply, or skip if none "
-                "fits.",
-                type="complaint",
-                choices=[c.id for c in complaints],
-                presets=[PresetView(label=c.label, value=c.id) for c in complaints],
-                multiple=True,
-                how_to_measure=(
-                    "Pick the symptoms the team has noticed; the diagnosis then asks first about "
-                    "the "
-                    "signals that tell their causes apart. Several may apply, and none is fine too."
-                ),
-                answer_hint=answer_hint(None),
-                **common,
-            )
+            return complaint_question(list(self.engine.complaints.values()), common)
+        if session.current == READINGS:
+            return readings_question(self.guide.readings(session), common)
         signal = self.engine.signals[session.current]
         return Question(
             signal=signal.id,

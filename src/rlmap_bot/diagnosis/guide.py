@@ -5,25 +5,31 @@ One place decides, for the stored flow and for simulations alike:
 1. Open with the complaint (what the team sees), unless the catalog lists none.
 2. Complete a combination: when a known reading belongs to a combination that could
    still settle the verdict, ask the rest of that combination next.
-3. Then the signals the chosen complaints list; with no complaint, the check-up
-   route in its order (hub readings first, then the silent problems).
-4. Among candidates, ask the one with the highest expected information gain
-   weighed by its cost tier, so dashboard readings come before audits and extra
-   experiments unless those are worth much more.
-5. Stop when the verdict is ``stop_confidence`` sure, no unanswered question
+3. Then the signals the chosen complaints list; with no complaint (or once they are
+   asked), the unanswered signal of highest expected information gain over all stages,
+   weighed by its cost tier, so the readings that decide a stage on their own come
+   first and dashboard readings come before audits and extra experiments unless
+   those are worth much more.
+4. Stop when the verdict is ``stop_confidence`` sure, no unanswered question
    could explain its evidence away, and every chosen complaint is explained (the
    verdict's evidence reads one of the signals it lists) or has had its signals
    asked; or when a verdict is in hand and the last ``stop_after_unknowns``
-   answers were "don't know"; or when nothing left is worth asking; or after ``max_questions``
-   answered signal questions or ``max_asked`` put ("don't know" included).
-6. Pause, with no verdict yet, after ``pause_after_unknowns`` "don't know"s in a row: the
-   front-end shows the ``pause_checks`` questions that would tell most and stops; the session
-   stays open, and answering (or resuming) goes on from the first of them.
+   answers were "don't know"; or with "nothing binds" once "no single stage" is
+   ``stop_confidence`` likely (readings against most stages, none for any); or when
+   nothing left is worth asking; or after ``max_asked`` questions put, the opening
+   one and "don't know"s included.
+5. Pause, with no verdict yet, once the team has said "don't know" ``pause_after_unknowns``
+   times: the front-end shows the ``pause_checks`` questions that would tell most, and the
+   question left open asks which of the readings still unasked the team can give (every one
+   worth asking, best first); from then on only those picked are asked, and "none of these"
+   ends the diagnosis. The session stays open, so a team can measure one and come back.
+   Past that list, ``pause_after_unknowns`` "don't know"s in a row to the readings picked
+   pause it again, the question it would ask next first among the checks.
 """
 
 from __future__ import annotations
 
-import re
+import json
 from typing import Any, Iterable
 
 from rlmap_bot.diagnosis.engine import Engine
@@ -31,6 +37,8 @@ from rlmap_bot.knowledge.schema import Complaint, Signal
 from rlmap_bot.results.diagnosis import NextCheck, Session
 
 COMPLAINT = "complaint"  # the opening question's id in a session (never a signal id)
+READINGS = "readings"  # the id of "which of these can you read?" at a pause (never a signal id)
+PICKS = (COMPLAINT, READINGS)  # the questions answered by picking several of a list
 
 
 class Guide:
@@ -39,6 +47,20 @@ class Guide:
     def __init__(self, engine: Engine):
         self.engine = engine
         self.settings = engine.settings
+        # The last ranking worked out, with the answers it is for: a "don't know" asks for the
+        # next question and then whether to pause, both over the same answers.
+        self._last: tuple[tuple[str, frozenset[str]], list[NextCheck]] | None = None
+
+    def information(self, values: dict[str, Any], gone: set[str]) -> list[NextCheck]:
+        """The engine's ranking of the checks left (never changed by callers), worked out once
+        for a move's answers however many decisions read it."""
+        key = (json.dumps(values, sort_keys=True, default=str), frozenset(gone))
+        last = self._last  # one read: another thread may replace it meanwhile
+        if last is not None and last[0] == key:
+            return last[1]
+        checks = self.engine.information(values, exclude=gone)
+        self._last = (key, checks)
+        return checks
 
     # -- reading a session ----------------------------------------------------------------
     def signal_answers(self, session: Session) -> dict[str, Any]:
@@ -46,47 +68,34 @@ class Guide:
 
     def known_answers(self, session: Session) -> dict[str, Any]:
         """Answers whose question still exists (signals in the catalog, and the complaint)."""
-        return {
-            k: v for k, v in session.answers.items() if k in self.engine.signals or k == COMPLAINT
-        }
+        return {k: v for k, v in session.answers.items() if k in self.engine.signals or k in PICKS}
 
     def complaints(self, session: Session) -> list[Complaint]:
         chosen = session.answers.get(COMPLAINT) or []
         return [self.engine.complaints[c] for c in chosen if c in self.engine.complaints]
 
     @staticmethod
-    def signals_asked(session: Session) -> int:
-        return sum(1 for h in session.history if h != COMPLAINT)
-
-    @staticmethod
-    def signals_answered(session: Session) -> int:
-        """Signal questions answered with a value ("don't know" not counted)."""
-        return sum(1 for h in session.history if h != COMPLAINT and h in session.answers)
-
-    @staticmethod
     def unknown_streak(session: Session) -> int:
         """Signal questions answered "don't know" in a row, most recent last."""
         streak = 0
         for h in reversed(session.history):
-            if h == COMPLAINT or h in session.answers:
+            if h in PICKS or h in session.answers:
                 break
             streak += 1
         return streak
 
+    @staticmethod
+    def unknowns(session: Session) -> int:
+        """Signal questions answered "don't know" so far."""
+        return sum(1 for h in session.history if h not in PICKS and h not in session.answers)
+
     def max_questions(self, session: Session) -> int:
-        """Signal questions that can be put (answered or not),
-        plus the opening question when this session has one.
-        """
-        opened = COMPLAINT in session.history or session.current == COMPLAINT
-        return self.settings.max_asked + (1 if opened else 0)
+        """Questions this session can put in all, the opening one included."""
+        return self.settings.max_asked
 
     def exhausted(self, session: Session) -> bool:
-        """``max_questions`` answered, or ``max_asked`` put: a "don't know" costs a click, not a
-        measurement, so a team that has numbers is asked on past a few it lacks."""
-        return (
-            self.signals_answered(session) >= self.settings.max_questions
-            or self.signals_asked(session) >= self.settings.max_asked
-        )
+        """``max_asked`` questions put, answered or not, the opening one included."""
+        return len(session.history) >= self.settings.max_asked
 
     def pause(self, session: Session) -> list[NextCheck]:
         """The checks that would tell most, when the flow should pause; else none.
@@ -98,20 +107,28 @@ class Guide:
         """
         if session.current is None or session.current == COMPLAINT:
             return []
+        if session.current == READINGS:
+            offered = sorted(self.readings(session), key=lambda c: -c.gain)
+            return offered[: self.settings.pause_checks]
         if self.unknown_streak(session) < self.settings.pause_after_unknowns:
             return []
         values = self.signal_answers(session)
         if self.engine.binding_of(values)[0] is not None:
             return []
         gone = set(values) | set(session.skipped) | set(session.history)
-        checks = [
-            c
-            for c in self.engine.information(values, exclude=gone)
-            if c.gain > self.settings.min_gain
-        ]
+        checks = [c for c in self.information(values, gone) if c.gain > self.settings.min_gain]
         first = [c for c in checks if c.signal == session.current]
         rest = sorted((c for c in checks if c.signal != session.current), key=lambda c: -c.gain)
         return (first + rest)[: self.settings.pause_checks]
+
+    def readings(self, session: Session) -> list[NextCheck]:
+        """The readings offered at a pause ("which of these can you read?"): every unasked signal
+        worth asking, best first, at most ``readings_listed``."""
+        values = self.signal_answers(session)
+        gone = set(values) | set(session.skipped) | set(session.history)
+        checks = self.information(values, gone)
+        useful = [c for c in checks if c.gain > self.settings.min_gain]
+        return useful[: self.settings.readings_listed]
 
     # -- deciding -------------------------------------------------------------------------
     def first(self) -> str | None:
@@ -121,11 +138,14 @@ class Guide:
 
     def next(self, session: Session) -> str | None:
         """The next question's id, or None when the diagnosis is done."""
-        if self.exhausted(session):
-            return None
+        if self.exhausted(session) or READINGS in session.skipped:
+            return None  # the bound, or "none of these" to the readings offered at a pause
         values = self.signal_answers(session)
         gone = set(values) | set(session.skipped) | set(session.history)
-        checks = self.engine.information(values, exclude=gone)
+        have = session.answers.get(READINGS)
+        if have is not None:  # the team said which readings it has: only those are asked
+            gone |= set(self.engine.signals) - set(have)
+        checks = self.information(values, gone)
         chosen = self.complaints(session)
         binding, probability = self.engine.binding_of(values)
         if (
@@ -142,15 +162,38 @@ class Guide:
             if threats:
                 return _best(checks, threats)
             return _best(checks, _listed(self.unexplained(values, chosen)))
+        if binding is None and self.nothing_binds(values, [c.signal for c in checks], have):
+            return None
         useful = [c for c in checks if c.gain > self.settings.min_gain]
         if not useful:
             return None
+        if (
+            have is None
+            and binding is None
+            and self.unknowns(session) >= self.settings.pause_after_unknowns
+        ):
+            return READINGS  # the pause: ask which readings the team has instead of each in turn
         completing = self.engine.completing_signals(values, exclude=gone)
         if chosen:
             return _best(useful, completing) or _best(useful, _listed(chosen)) or useful[0].signal
-        worth = {c.signal for c in useful}
-        checkup = next((sid for sid in self.settings.checkup if sid in worth), None)
-        return _best(useful, completing) or checkup or useful[0].signal
+        return _best(useful, completing) or useful[0].signal
+
+    def nothing_binds(
+        self, values: dict[str, Any], left: list[str], have: list[str] | None
+    ) -> bool:
+        """Whether the answers say, as surely as a verdict needs (``stop_confidence``), that no
+        single stage binds (readings against most stages and none for any); and, once the team
+        has said which readings it has (``have``), that no answer to one of those still ``left``
+        would make a stage bind."""
+        if self.engine.none_probability(values) < self.settings.stop_confidence:
+            return False
+        if have is None:
+            return True
+        return not any(
+            self.engine.binding_of({**values, sid: option})[0] is not None
+            for sid in left
+            for option in self.engine.candidate_values(self.engine.signals[sid])
+        )
 
     def unexplained(self, values: dict[str, Any], chosen: list[Complaint]) -> list[Complaint]:
         """Chosen complaints that none of the verdict's
@@ -167,48 +210,6 @@ def _listed(complaints: Iterable[Complaint]) -> set[str]:
 def _best(checks: list[NextCheck], among: set[str]) -> str | None:
     """The highest-priority check whose signal is in ``among`` (checks are sorted best first)."""
     return next((c.signal for c in checks if c.signal in among), None)
-
-
-def parse_complaints(engine: Engine, raw: Any) -> list[str]:
-    """Complaint ids from a button value, a list, or typed text ('a c', '1,3', 'stalled slow').
-
-    An empty answer or 'none' means no complaint.  Raises ValueError naming the options
-    when a part matches none of them.
-    """
-    options = list(engine.complaints.values())
-    if isinstance(raw, (list, tuple)):
-        parts = [str(p) for p in raw]
-    else:
-        text = str(raw or "").strip()
-        whole = text.lower()
-        for c in options:
-            if whole in {c.id, c.label.lower()}:
-                return [c.id]
-        parts = [p for p in re.split(r"[,;/\s]+|\band\b", text) if p]
-    chosen: list[str] = []
-    for part in parts:
-        word = part.strip().lower()
-        if word in {"none", "nothing", "no"}:
-            continue
-        found = None
-        if len(word) == 1 and word.isalpha():
-            index = ord(word) - ord("a")
-            found = options[index].id if 0 <= index < len(options) else None
-        elif word.isdigit():
-            index = int(word) - 1
-            found = options[index].id if 0 <= index < len(options) else None
-        elif word in engine.complaints:
-            found = word
-        if found is None:
-            letters = f"a-{chr(ord('a') + len(options) - 1)}" if options else "none"
-            raise ValueError(
-                f"{part!r} is not one of the options: pick letters {letters}, numbers "
-                f"1-{len(options)}, "
-                f"or ids ({', '.join(c.id for c in options)})"
-            )
-        if found not in chosen:
-            chosen.append(found)
-    return chosen
 
 
 def answer_hint(signal: Signal | None) -> str:

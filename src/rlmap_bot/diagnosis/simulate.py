@@ -6,9 +6,9 @@ on an in-memory session store and answers every question truthfully from
 the opening complaint from ``truth["complaint"]`` (a list of complaint ids) or
 "don't know". When the flow pauses and offers the checks that would tell most, the team
 goes on only if it has a number the flow has not asked for yet (as a person who has more
-to tell resumes); otherwise it stops there with what the answers so far
-support.  So it measures exactly what a team with those numbers would get
-from the guided flow, question picker and stopping rule included.
+to tell resumes), picking from the readings offered those it has; otherwise it stops there
+with what the answers so far support.  So it measures exactly what a team with those
+numbers would get from the guided flow, question picker and stopping rule included.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from typing import Any, Mapping
 
 from rlmap_bot.diagnosis.engine import DiagnosisInputError, Engine
 from rlmap_bot.diagnosis.flow import Flow
-from rlmap_bot.diagnosis.guide import COMPLAINT
+from rlmap_bot.diagnosis.guide import COMPLAINT, READINGS
 from rlmap_bot.diagnosis.memory import MemoryState
 
 
@@ -47,17 +47,26 @@ def simulate(engine: Engine, truth: Any) -> dict[str, Any]:
     **verdict}`` for a run whose signals are ``truth``.
 
     "asked" lists every signal question put to the simulated team, answered or not; the
-    opening complaint question is not in it (``complaint_asked`` says whether it was offered).
+    opening complaint question is not in it (``complaint_asked`` says whether it was offered),
+    nor the readings offered at a pause; ``questions`` counts every question put, those included.
     """
     values, complaint = check_truth(engine, truth)
     flow = Flow(engine, MemoryState())
     step = flow.start(user="simulation")
     asked: list[str] = []
     offered = False
+    questions = 0
     while step.question is not None:
         if step.paused and not _has_more(values, step.session):
             break  # the team has no number the flow has not asked for: it stops at the pause
         sid = step.question.signal
+        questions += 1
+        if sid == READINGS:
+            have = [p.value for p in step.question.presets if p.value in values]
+            step = (
+                flow.answer(step.session.id, sid, have) if have else flow.skip(step.session.id, sid)
+            )
+            continue
         if sid == COMPLAINT:
             offered = True
             step = (
@@ -74,7 +83,12 @@ def simulate(engine: Engine, truth: Any) -> dict[str, Any]:
         )
     verdict = step.verdict if step.verdict is not None else step.leaning
     assert verdict is not None
-    return {"asked": asked, "complaint_asked": offered, **verdict.model_dump(mode="json")}
+    return {
+        "asked": asked,
+        "complaint_asked": offered,
+        "questions": questions,
+        **verdict.model_dump(mode="json"),
+    }
 
 
 def _has_more(values: Mapping[str, Any], session: Any) -> bool:

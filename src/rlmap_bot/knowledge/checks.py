@@ -87,8 +87,9 @@ def _check_entry_links(
         check_rules(catalog, entry, signal_ids)
 
 
-# The guided flow's opening question is stored under this id, so no signal may take it.
-RESERVED_SIGNAL_IDS = {"complaint"}
+# The guided flow's opening question and its readings list at a pause are stored under these ids,
+# so no signal may take them.
+RESERVED_SIGNAL_IDS = {"complaint", "readings"}
 
 
 def value_type(signal: Signal) -> ValueType:
@@ -148,8 +149,8 @@ def check_rules(catalog: Catalog, signal: Signal, signal_ids: set[str]) -> None:
 
 
 def check_complaints(catalog: Catalog, shown: str) -> None:
-    """Every complaint of the guided flow, and the check-up list, name signals that exist; every
-    answer_words key is some signal's choice."""
+    """Every complaint of the guided flow names signals that exist; every answer_words key is some
+    signal's choice."""
     signal_ids = {s.id for s in catalog.signals}
     for j, complaint in enumerate(catalog.settings.diagnosis.complaints):
         for sid in complaint.signals:
@@ -160,11 +161,6 @@ def check_complaints(catalog: Catalog, shown: str) -> None:
                     f"diagnosis.complaints[{j}].signals",
                     f"names unknown signal '{sid}'",
                 )
-    for sid in catalog.settings.diagnosis.checkup:
-        if sid not in signal_ids:
-            raise KnowledgeError(
-                shown, "settings", "diagnosis.checkup", f"names unknown signal '{sid}'"
-            )
     choices = {c for s in catalog.signals for c in s.choices}
     for choice in catalog.settings.diagnosis.answer_words:
         if choice not in choices:

@@ -418,11 +418,11 @@ class DiagnosisSettings(BaseModel):
     corroboration: float = Field(default=0.25, ge=0, le=1)
     temperature: float = Field(default=1.0, gt=0)
     stop_confidence: float = Field(default=0.7, gt=0, le=1)
-    max_questions: int = Field(default=12, ge=1)
     max_asked: int = Field(default=12, ge=1)
     stop_after_unknowns: int = Field(default=4, ge=1)
     pause_after_unknowns: int = Field(default=3, ge=1)
     pause_checks: int = Field(default=3, ge=1)
+    readings_listed: int = Field(default=26, ge=1, le=26)
     min_gain: float = Field(default=0.001, ge=0)
     cost_weights: dict[Cost, float] = Field(default_factory=lambda: _COST_WEIGHTS.copy())
     next_checks: int = Field(default=3, ge=0)
@@ -443,10 +443,6 @@ class DiagnosisSettings(BaseModel):
         return [normalize(w) for w in (choice, *self.answer_words.get(choice, ()))]
 
     complaints: list[Complaint] = Field(default_factory=list)
-    checkup: list[Slug] = Field(
-        default_factory=list,
-        description="Signals asked first, in this order, when the team names no complaint.",
-    )
     precedence: list[Precedence] = Field(
         default_factory=list,
         description="Cross-stage readings the literature orders: the first explains the rest.",

@@ -9,6 +9,8 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
+from rlmap_bot.results.general import Notice
+
 # Caps on what arXiv sends (a feed is outside data): a title past 300 characters, 50 authors or an
 # abstract past 5,000 characters is not a paper's metadata but a broken or hostile feed; arXiv's own
 # abstract limit is 1,920 characters, so the cap never cuts a real one.
@@ -93,3 +95,29 @@ class AdditionList(BaseModel):
     """
 
     additions: list[AdditionRow]
+
+
+class Choice(BaseModel):
+    """One option a curator can pick in a form: a stage or a subtopic of the catalog."""
+
+    id: str
+    title: str
+
+
+class CurationForm(BaseModel):
+    """A form over a pending suggestion that only a curator opens: ``edit`` (the tags, a summary
+    and key facts, then approve) or ``reject`` (the reason the suggester is told)."""
+
+    kind: Literal["edit", "reject"]
+    suggestion_id: str
+    candidate: Candidate
+    stages: list[Choice] = Field(default_factory=list, description="The catalog's stages.")
+    subtopics: list[Choice] = Field(default_factory=list, description="The catalog's subtopics.")
+
+
+class Decision(Notice):
+    """A curator's decision on a suggestion, in a line for the curator. The suggestion's card is
+    closed with the outcome and the suggester told (the curation flow's front-end does both)."""
+
+    suggestion_id: str
+    status: Literal["approved", "rejected"]

@@ -112,21 +112,26 @@ class Question(BaseModel):
     """What to ask next, with everything a front-end needs to render it."""
 
     kind: str = Field(
-        default="signal", description="'complaint' for the opening question, else 'signal'."
+        default="signal",
+        description="'complaint' for the opening question, 'readings' for the list of readings "
+        "offered at a pause, else 'signal'.",
     )
     signal: str = Field(
-        description="The id to answer: a signal id, or 'complaint' for the opening question."
+        description="The id to answer: a signal id, 'complaint' for the opening question, or "
+        "'readings' for the readings offered at a pause."
     )
     title: str
     text: str
     type: str = Field(
-        description="The signal's type, or 'complaint' (pick any number of the presets)."
+        description="The signal's type, or 'complaint' / 'readings' (pick any number of the "
+        "presets)."
     )
     unit: str | None = None
     choices: list[str] = Field(default_factory=list)
     presets: list[PresetView] = Field(default_factory=list)
     multiple: bool = Field(
-        default=False, description="Several presets may be chosen at once (complaints)."
+        default=False,
+        description="Several presets may be chosen at once (complaints, readings at a pause).",
     )
     how_to_measure: str
     answer_hint: str = Field(
@@ -139,7 +144,7 @@ class Question(BaseModel):
     max_questions: int = Field(
         default=0, description="The most questions this session can ask, the opening one included."
     )
-    progress: str = Field(default="", description="'question 3 of at most 21'.")
+    progress: str = Field(default="", description="'question 3 of at most 12'.")
     can_go_back: bool
 
 
@@ -148,6 +153,11 @@ class Simulation(Verdict):
 
     asked: list[str] = Field(description="Signal questions put to the simulated team, in order.")
     complaint_asked: bool = Field(description="Whether the opening complaint question was offered.")
+    questions: int = Field(
+        default=0,
+        description="Questions put in all: the opening one, the signal questions and the readings "
+        "offered at a pause.",
+    )
 
 
 class Session(BaseModel):
@@ -214,3 +224,20 @@ class Step(BaseModel):
     @property
     def finished(self) -> bool:
         return self.verdict is not None
+
+
+class Move(BaseModel):
+    """A click on a diagnosis card: where the session is after the move, shown on that card.
+
+    ``by`` names who moved it (the card says so); None when the click found the card stale (its
+    question answered elsewhere) and the card only catches up with the session.
+    """
+
+    step: Step
+    by: str | None = None
+
+
+class DiagnosisOpened(BaseModel):
+    """A guided diagnosis started in a channel: the root of the thread it is answered in."""
+
+    by: str | None = Field(None, description="Who started it.")

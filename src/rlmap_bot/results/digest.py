@@ -57,3 +57,19 @@ class Digest(BaseModel):
         # The start's year is dropped only when it is the end's year: "1 Jan 2025 to 2 Dec 2026".
         fmt = "%d %b" if self.period_start.year == self.period_end.year else "%d %b %Y"
         return f"{self.period_start.strftime(fmt).lstrip('0')} to {end}"
+
+
+class SubscriptionSet(BaseModel):
+    """A channel subscribed to the digest, announced there for everyone before it is kept (the
+    announcement doubles as proof that the bot can post there)."""
+
+    when: str = Field(description="The schedule in words: weekly on mon at 09:00 Europe/Paris.")
+    filters: list[str] = Field(default_factory=list, description="What the digest is narrowed to.")
+    next_run: dt.datetime
+    by: str | None = Field(None, description="Who subscribed the channel.")
+
+
+class Subscribed(BaseModel):
+    """`digest subscribe`: the subscription set, told to the person who set it."""
+
+    subscription: SubscriptionSet

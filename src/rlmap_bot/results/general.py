@@ -83,9 +83,14 @@ class HelpEntry(BaseModel):
 
 
 class Help(BaseModel):
-    intro: str
+    """The commands offered on one surface, written as they are typed there; each surface's
+    renderer adds its own words around a listing of every command."""
+
+    surface: str = Field(description="Where the usages are typed: cli, shell or slack.")
+    command: str | None = Field(
+        default=None, description="The command asked about (`help papers`); None: every command."
+    )
     commands: list[HelpEntry]
-    outro: str = ""
     problem: str | None = None
 
 

@@ -133,3 +133,35 @@ class Said(BaseModel):
 
     line: str | None = None
     result: CheckResult | None = None
+
+
+class WatchSet(BaseModel):
+    """A watch set in a channel, announced there for everyone before it is kept (the
+    announcement doubles as proof that the bot can post there)."""
+
+    watch_id: str
+    path: str
+    every: str = Field(description="How often it checks, as `watch list` writes it: 15m, 1h30m.")
+    quiet: bool = Field(description="Posts only faults, not stage changes.")
+    change: Literal["started", "resumed", "changed"] = Field(
+        description="A new watch, a paused one resumed, or a watch of the path changed."
+    )
+    by: str | None = Field(None, description="Who set it.")
+
+    @property
+    def short_id(self) -> str:
+        return self.watch_id[:8]
+
+
+class Watching(BaseModel):
+    """`watch PATH` in a channel: the watch set, and what the check made at once found."""
+
+    watch: WatchSet
+    first: CheckResult | None = None
+
+
+class Unwatched(BaseModel):
+    """`unwatch`: the watch of ``path`` removed from the channel, told to everyone there."""
+
+    path: str
+    by: str | None = None

@@ -74,7 +74,8 @@ class SlackFrontEnd:
             self.curation.cards,
         )
         self.app.use(EventClaims(self.claims))  # claims each request before any listener runs
-        self.curation.register(self.app, self.after_ack)  # before the catch-all listeners
+        # The curation listeners go before the catch-all ones.
+        self.curation.register(self.app, self.after_ack, self.commands)
         listeners.register(self)
         self.app.error(self.on_error)
 

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from typing import Callable
 
+from pydantic import BaseModel
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
 
 from rlmap_bot.slack import posting
-from rlmap_bot.slack.blocks.common import section
-from rlmap_bot.slack.markup import by
+from rlmap_bot.slack.blocks import render
 
 
 class SlackChannel:
@@ -18,10 +18,10 @@ class SlackChannel:
     def __init__(self, client: WebClient, channel: str, user: str, respond: Callable | None = None):
         self.client, self.channel, self.user, self.respond = client, channel, user, respond
 
-    def announce(self, text: str, actor: str | None = None) -> bool:
-        text = by(actor, text)
+    def announce(self, news: BaseModel) -> bool:
+        blocks, text = render(news)
         try:
-            self.client.chat_postMessage(channel=self.channel, text=text, blocks=[section(text)])
+            self.client.chat_postMessage(channel=self.channel, text=text, blocks=blocks)
             return True
         except SlackApiError as exc:
             code = str(exc.response.get("error", ""))
@@ -45,15 +45,10 @@ class SlackChannel:
         except (SlackApiError, KeyError, TypeError, ValueError):
             return "UTC"
 
-    def open_thread(self, text: str, actor: str | None = None) -> str | None:
-        text = ":stethoscope: " + by(actor, text)
+    def open_thread(self, news: BaseModel) -> str | None:
+        blocks, text = render(news)
         root = posting.post(
-            self.client,
-            self.channel,
-            self.user,
-            blocks=[section(text)],
-            text="Diagnosis started",
-            respond=self.respond,
+            self.client, self.channel, self.user, blocks=blocks, text=text, respond=self.respond
         )
         return root["ts"] if root else None
 

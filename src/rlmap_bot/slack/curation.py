@@ -1,10 +1,11 @@
 """Curation over Slack: candidate cards in the curators' channel, Approve/Edit/Reject, the poller.
 
-Decisions are the core's (:mod:`rlmap_bot.curation.service`); this module posts and updates
-cards, opens the forms, and tells people. Clicks are claimed once like every other request
-(slack/claims.py), and each suggestion is decided once (a compare-and-set in the state store),
-so a double click, two curators, or two replicas decide it once. A thread on every replica
-polls the state store: approved additions are merged into this replica's store within
+Decisions are the core's (:mod:`rlmap_bot.curation.service`), reached through the `curate approve`,
+`curate edit` and `curate reject` commands like typed text; this module posts and updates cards,
+runs those commands from the buttons and forms, and tells people. Clicks are claimed once like
+every other request (slack/claims.py), and each suggestion is decided once (a compare-and-set in
+the state store), so a double click, two curators, or two replicas decide it once. A thread on
+every replica polls the state store: approved additions are merged into this replica's store within
 ``RLMAP_ADDITIONS_POLL_SECONDS``, and suggestions kept while arXiv was down are tried again.
 """
 
@@ -32,7 +33,9 @@ from rlmap_bot.results.curation import Candidate
 from rlmap_bot.settings import Settings, parse_weekly
 from rlmap_bot.slack.blocks import curate as blocks
 from rlmap_bot.slack.blocks.common import fallback, to_dicts
-from rlmap_bot.slack.markup import escape, mrkdwn
+from rlmap_bot.slack.clicks import CardReply, FormReply
+from rlmap_bot.slack.dispatch import SlackCommands
+from rlmap_bot.slack.markup import mrkdwn
 from rlmap_bot.slack.posting import CANNOT_POST
 from rlmap_bot.wording import sentence
 
@@ -200,49 +203,42 @@ class SlackCuration:
         except (SlackApiError, LookupError):
             return ""
 
-    # -- listeners
-    #  ----------------------------------------------------------------------------------
-    def register(self, app: App, after_ack: Callable) -> None:
-        flow, cards = self.flow, self.cards
+    # -- listeners ---------------------------------------------------------------------------------
+    def register(self, app: App, after_ack: Callable, commands: SlackCommands) -> None:
+        """The card's buttons and the forms run the `curate approve`, `curate edit` and
+        `curate reject` commands through the one door of typed text (``commands.press``)."""
 
-        def refuse(respond: Callable, exc: RlmapError) -> None:
-            respond(response_type="ephemeral", replace_original=False, text=escape(sentence(exc)))
-
-        @app.action(blocks.APPROVE)
-        def on_approve(
-            ack: Callable, action: dict, body: dict, respond: Callable, context: Any
-        ) -> None:
-            ack()
-            with after_ack(context, respond):
-                try:
-                    flow.approve(action.get("value", ""), body.get("user", {}).get("id", ""), cards)
-                except UnavailableError:
-                    raise
-                except RlmapError as exc:
-                    refuse(respond, exc)
-
-        def open_modal(
+        def click(
+            command: str,
+            ack: Callable,
             action: dict,
             body: dict,
             client: WebClient,
             respond: Callable,
             context: Any,
-            modal: Callable[[Any, Any], Any],
         ) -> None:
-            """Edit and Reject: a curator's click opens a form
-            over the suggestion (anyone else is told no).
-            """
+            ack()
             with after_ack(context, respond):
-                try:
-                    suggestion, candidate = flow.open_suggestion(
-                        action.get("value", ""), body.get("user", {}).get("id", "")
-                    )
-                except UnavailableError:
-                    raise
-                except RlmapError as exc:
-                    refuse(respond, exc)
-                    return
-                client.views_open(trigger_id=body["trigger_id"], view=modal(suggestion, candidate))
+                commands.press(
+                    client,
+                    command,
+                    {"suggestion": action.get("value", "")},
+                    team=_team(body),
+                    channel=_channel(body),
+                    user=body.get("user", {}).get("id", ""),
+                    reply=CardReply(client, body, respond, commands.threads),
+                )
+
+        @app.action(blocks.APPROVE)
+        def on_approve(
+            ack: Callable,
+            action: dict,
+            body: dict,
+            client: WebClient,
+            respond: Callable,
+            context: Any,
+        ) -> None:
+            click("curate approve", ack, action, body, client, respond, context)
 
         @app.action(blocks.EDIT)
         def on_edit(
@@ -253,15 +249,7 @@ class SlackCuration:
             respond: Callable,
             context: Any,
         ) -> None:
-            ack()
-            open_modal(
-                action,
-                body,
-                client,
-                respond,
-                context,
-                lambda s, c: blocks.edit_modal(s.id, c, self._stages(), self._subtopics()),
-            )
+            click("curate edit", ack, action, body, client, respond, context)
 
         @app.action(blocks.REJECT)
         def on_reject(
@@ -272,13 +260,10 @@ class SlackCuration:
             respond: Callable,
             context: Any,
         ) -> None:
-            ack()
-            open_modal(
-                action, body, client, respond, context, lambda s, c: blocks.reject_modal(s.id, c)
-            )
+            click("curate reject", ack, action, body, client, respond, context)
 
         @app.view(blocks.EDIT_VIEW)
-        def on_edit_submitted(ack: Callable, body: dict, view: dict) -> None:
+        def on_edit_submitted(ack: Callable, body: dict, view: dict, client: WebClient) -> None:
             values = blocks.form_values(view)
             stages = [s for s in values.get("stages") or [] if s in STAGE_IDS]
             if not stages:
@@ -286,51 +271,54 @@ class SlackCuration:
                 return
             ack()
             facts = [line for line in str(values.get("facts") or "").splitlines() if line.strip()]
-            self._decide(
-                body,
-                lambda user: flow.approve(
-                    view.get("private_metadata", ""),
-                    user,
-                    cards,
-                    stages=stages,
-                    subtopics=list(values.get("subtopics") or []),
-                    summary=str(values.get("summary") or "") or None,
-                    facts=facts,
-                ),
-            )
+            args = {
+                "suggestion": view.get("private_metadata", ""),
+                "stage": stages,
+                "subtopic": list(values.get("subtopics") or []),
+                "summary": str(values.get("summary") or "") or None,
+                "fact": facts,
+            }
+            self._submit(commands, client, body, "curate approve", args)
 
         @app.view(blocks.REJECT_VIEW)
-        def on_reject_submitted(ack: Callable, body: dict, view: dict) -> None:
+        def on_reject_submitted(ack: Callable, body: dict, view: dict, client: WebClient) -> None:
             reason = str(blocks.form_values(view).get("reason") or "").strip()
             if not reason:
                 ack(response_action="errors", errors={"reason": "Say why, for the suggester."})
                 return
             ack()
-            self._decide(
-                body,
-                lambda user: flow.reject(view.get("private_metadata", ""), user, reason, cards),
-            )
+            args = {"suggestion": view.get("private_metadata", ""), "reason": reason}
+            self._submit(commands, client, body, "curate reject", args)
 
-    def _decide(self, body: dict, decide: Callable[[str], object]) -> None:
-        """A form's decision after its ack; a refusal is told privately in the curators' channel."""
-        user = body.get("user", {}).get("id", "")
-        team = body.get("team", {}).get("id") or body.get("user", {}).get("team_id", "")
-        try:
-            decide(user)
-        except RlmapError as exc:
-            channel = (
-                self.flow.curator_channel(team) if not isinstance(exc, UnavailableError) else None
-            )
+    def _submit(
+        self,
+        commands: SlackCommands,
+        client: WebClient,
+        body: dict,
+        command: str,
+        args: dict[str, Any],
+    ) -> None:
+        """A form's command after its ack; a refusal is told privately in the curators' channel."""
+        user, team = body.get("user", {}).get("id", ""), _team(body)
+
+        def tell(exc: RlmapError) -> None:
+            channel = self.flow.curator_channel(team)
             if channel:
                 self.cards.tell(team, channel, user, line(sentence(exc)))
+            log.info("a curation form was refused: %s", exc)
+
+        reply = FormReply(client, user, commands.threads, tell)
+        try:
+            commands.press(client, command, args, team=team, channel="", user=user, reply=reply)
+        except UnavailableError as exc:
             log.info("a curation form was refused: %s", exc)
         except Exception:  # noqa: BLE001 - logged; a form has no reply URL to say more on
             log.exception("a curation form failed")
 
-    def _stages(self) -> list[tuple[str, str]]:
-        return [(s.id, s.title) for s in self.core.stages()]
 
-    def _subtopics(self) -> list[tuple[str, str]]:
-        return sorted(
-            (t.id, t.title) for t in self.core.store.all("topic") if getattr(t, "parent", None)
-        )
+def _team(body: dict) -> str:
+    return body.get("team", {}).get("id") or body.get("user", {}).get("team_id", "")
+
+
+def _channel(body: dict) -> str:
+    return body.get("channel", {}).get("id") or body.get("container", {}).get("channel_id") or ""

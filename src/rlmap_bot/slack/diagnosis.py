@@ -1,4 +1,7 @@
-"""Diagnoses in Slack threads: the card updated in place, typed answers, button clicks."""
+"""Diagnoses in Slack threads: the card updated in place, typed answers.
+
+A card's buttons are the `diagnose move` command (slack/listeners/actions.py), shown here.
+"""
 
 from __future__ import annotations
 
@@ -162,48 +165,6 @@ class DiagnosisThreads:
         ts = step.session.message_ts or card_of(flow, step.session.id)
         self.show_step(client, channel, step, ts=ts, note=step.note, by=user, thread_ts=thread_ts)
         return True
-
-    def click(
-        self,
-        client: WebClient,
-        action_id: str,
-        value: str,
-        team: str,
-        user: str,
-        channel: str,
-        message_ts: str | None,
-        picked: list[str] | None = None,
-    ) -> str | None:
-        """A preset, skip, back or stop button; returns a
-        private message when the click does not apply.
-        """
-        flow = self.core.flow
-        try:
-            data = cards.parse_action_value(value)
-            session_id, signal = data["s"], data["q"]
-            session = flow.load(session_id)
-            if session.team != team:
-                raise FlowError("that diagnosis no longer exists")  # another workspace's session
-            if session.status != "open" or session.current != signal:
-                # A stale card: its question was answered (by this click handled before a crash, by
-                # someone else, or in a card update that was lost). Show where the diagnosis is now.
-                self.show_step(client, channel, flow.resume(session_id), ts=message_ts, note=None)
-                return None
-            if action_id.startswith("diag_preset"):
-                preset = self.core.engine.signals[signal].presets[int(data["v"])]
-                step = flow.answer(session_id, signal, preset.value)
-            elif action_id == "diag_choose":
-                step = flow.answer(session_id, signal, picked or [])
-            elif action_id == "diag_skip":
-                step = flow.skip(session_id, signal)
-            elif action_id == "diag_back":
-                step = flow.back(session_id)
-            else:
-                step = flow.stop(session_id)
-        except (FlowError, ConflictError, KeyError, IndexError, ValueError) as exc:
-            return escape(exc)
-        self.show_step(client, channel, step, ts=message_ts, note=step.note, by=user)
-        return None
 
     def show_step(
         self,

@@ -1,10 +1,12 @@
-"""Running registry commands for Slack: `/rlmap TEXT`, mentions and DMs, one path for all three.
+"""Running registry commands for Slack: `/rlmap TEXT`, mentions, DMs, buttons and forms, one path.
 
 The text becomes an invocation through the command registry (the same declarations
 and the same click parser the CLI and the shell use; a line that is not a command
 is a question for ``ask``), :func:`rlmap_bot.commands.run` runs it, and a
 :class:`Reply` renders the typed result as Block Kit: privately for slash commands
-(:class:`SlashReply`), in the thread for mentions and DMs (:class:`ThreadReply`).
+(:class:`SlashReply`), in the thread for mentions and DMs (:class:`ThreadReply`); a button or a
+form runs the command it stands for (:meth:`SlackCommands.press`) and its reply is in
+:mod:`rlmap_bot.slack.clicks`.
 Problems a person can act on are told privately in one line; anything else is logged.
 """
 
@@ -15,26 +17,26 @@ from functools import singledispatchmethod
 from typing import TYPE_CHECKING, Any, Callable
 
 from slack_sdk import WebClient
-from slack_sdk.errors import SlackApiError
-from slack_sdk.models.views import View
 
 from rlmap_bot.commands import REGISTRY, Parsed
 from rlmap_bot.commands import run as run_command
 from rlmap_bot.commands.admin import help_for
 from rlmap_bot.commands.context import Invocation
 from rlmap_bot.core import Core
-from rlmap_bot.errors import NotFoundError, RlmapError, UnavailableError, UsageError
+from rlmap_bot.errors import RlmapError, UnavailableError, UsageError
 from rlmap_bot.results.ask import Answer, AnswerStream
-from rlmap_bot.results.cards import Card
-from rlmap_bot.results.diagnosis import Step
+from rlmap_bot.results.curation import CurationForm
+from rlmap_bot.results.diagnosis import Move, Step
 from rlmap_bot.results.general import Notice
 from rlmap_bot.results.guided import GuidedRun
+from rlmap_bot.results.watch import Unwatched
 from rlmap_bot.settings import Settings
 from rlmap_bot.slack import posting
 from rlmap_bot.slack.blocks import ask as ask_blocks
-from rlmap_bot.slack.blocks import entries, render, to_dicts
+from rlmap_bot.slack.blocks import curate as curate_blocks
 from rlmap_bot.slack.blocks import help as help_blocks
-from rlmap_bot.slack.blocks.common import FALLBACK_LIMIT, fallback, fit, plain, section
+from rlmap_bot.slack.blocks import render, to_dicts
+from rlmap_bot.slack.blocks.common import FALLBACK_LIMIT, section
 from rlmap_bot.slack.channel import SlackChannel
 from rlmap_bot.slack.diagnosis import DiagnosisThreads
 from rlmap_bot.slack.markup import cut, escape
@@ -51,9 +53,14 @@ log = logging.getLogger(__name__)
 class Reply:
     """Where one request's result goes. Subclasses say
     how a result, a problem and a usage slip are sent.
+
+    ``card_ts`` is the card a click came from (a diagnosis move updates it in place);
+    ``trigger_id`` lets a click open a form.
     """
 
     respond: Callable | None = None
+    card_ts: str | None = None
+    trigger_id: str | None = None
 
     def __init__(self, client: WebClient, channel: str, user: str, threads: DiagnosisThreads):
         self.client, self.channel, self.user, self.threads = client, channel, user, threads
@@ -70,6 +77,36 @@ class Reply:
     @result.register
     def _(self, result: Step) -> None:
         self.threads.post_first_card(self.client, self.channel, result, respond=self.respond)
+
+    @result.register
+    def _(self, result: Unwatched) -> None:
+        """Told to everyone in the channel, as the watch was announced."""
+        blocks, text = render(result)
+        self.send(blocks, text, public=True)
+
+    @result.register
+    def _(self, result: Move) -> None:
+        """The card the click came from, updated in place (a new card when it is gone)."""
+        step = result.step
+        self.threads.show_step(
+            self.client, self.channel, step, ts=self.card_ts, note=step.note, by=result.by
+        )
+
+    @result.register
+    def _(self, result: CurationForm) -> None:
+        """The form, opened over the click that asked for it."""
+        if self.trigger_id is None:  # typed text opens no form: the card's buttons do
+            said = "Use the buttons on the suggestion's card in the curators' channel."
+            self.send([section(said)], said, public=False)
+            return
+        candidate = result.candidate
+        if result.kind == "edit":
+            stages = [(c.id, c.title) for c in result.stages]
+            subtopics = [(c.id, c.title) for c in result.subtopics]
+            view = curate_blocks.edit_modal(result.suggestion_id, candidate, stages, subtopics)
+        else:
+            view = curate_blocks.reject_modal(result.suggestion_id, candidate)
+        self.client.views_open(trigger_id=self.trigger_id, view=view)
 
     @result.register
     def _(self, result: AnswerStream) -> None:
@@ -167,122 +204,6 @@ class ThreadReply(Reply):
         posting.tell(
             self.client, self.channel, self.user, escape(sentence(exc)), thread_ts=self.thread_ts
         )
-
-
-class ButtonReply(Reply):
-    """A button's result: a modal when clicked in App
-    Home or inside a modal (no response_url there),
-    else a private reply beside the message whose button was clicked. ``title`` names the modal;
-    ``card_view`` is how an entry's card is shown (whole, the first part, or its links)."""
-
-    def __init__(
-        self,
-        client: WebClient,
-        body: dict,
-        respond: Callable,
-        threads: DiagnosisThreads,
-        title: str,
-        card_view: Callable[[Card], tuple[list, str]] | None = None,
-    ):
-        channel = (
-            body.get("channel", {}).get("id") or body.get("container", {}).get("channel_id") or ""
-        )
-        super().__init__(client, channel, body.get("user", {}).get("id", ""), threads)
-        self.body, self.respond, self.title = body, respond, title
-        self.card_view = card_view or (lambda card: (entries.card_blocks(card), card.title))
-
-    @singledispatchmethod
-    def result(self, result: Any) -> None:
-        super().result(result)
-
-    @result.register
-    def _(self, result: Card) -> None:
-        blocks, title = self.card_view(result)
-        self.show(blocks, title, title)
-
-    def send(self, blocks: list, text: str, public: bool) -> None:
-        self.show(blocks, text, self.title)
-
-    def problem(self, exc: RlmapError) -> None:
-        said = escape(sentence(exc))
-        self.show(
-            [section(said)], said, "Not found" if isinstance(exc, NotFoundError) else self.title
-        )
-
-    def show(self, blocks: list, text: str, title: str) -> None:
-        body, respond = self.body, self.respond
-        assert respond is not None
-        if body.get("container", {}).get("type") == "view" or not body.get("response_url"):
-            view = View(type="modal", title=plain(cut(title, 24), 24), blocks=fit(blocks, 100))
-            if (body.get("view") or {}).get("type") == "modal":
-                self.client.views_push(
-                    trigger_id=body["trigger_id"], view=view
-                )  # a click inside a modal
-            else:
-                self.client.views_open(trigger_id=body["trigger_id"], view=view)
-            return
-        thread = body.get("message", {}).get("thread_ts") or body.get("container", {}).get(
-            "thread_ts"
-        )
-        respond(
-            response_type="ephemeral",
-            replace_original=False,
-            text=fallback(text),
-            blocks=to_dicts(blocks),
-            **({"thread_ts": thread} if thread else {}),
-        )
-
-
-class ShareReply(Reply):
-    """ "Share" under a private answer: the answer posted
-    in the channel for everyone, naming who shared
-    it, and the private copy removed; a channel the bot cannot post in is said privately."""
-
-    def __init__(
-        self,
-        client: WebClient,
-        channel: str,
-        user: str,
-        threads: DiagnosisThreads,
-        respond: Callable,
-    ):
-        super().__init__(client, channel, user, threads)
-        self.respond = respond
-
-    @singledispatchmethod
-    def result(self, result: Any) -> None:
-        super().result(result)
-
-    @result.register
-    def _(self, result: Answer) -> None:
-        assert self.respond is not None
-        try:
-            self.client.chat_postMessage(
-                channel=self.channel,
-                text=fallback(ask_blocks.answer_text(result)),
-                blocks=ask_blocks.answer_blocks(result, shared_by=self.user),
-                unfurl_links=False,
-            )
-        except SlackApiError as exc:
-            hint = (
-                posting.cannot_post_hint(exc) or f"I couldn't share it: {exc.response.get('error')}"
-            )
-            self.respond(response_type="ephemeral", replace_original=False, text=hint)
-            return
-        self.respond(delete_original=True)
-
-    def send(self, blocks: list, text: str, public: bool) -> None:
-        assert self.respond is not None
-        self.respond(
-            response_type="ephemeral",
-            replace_original=False,
-            text=cut(text, FALLBACK_LIMIT),
-            blocks=to_dicts(blocks),
-        )
-
-    def problem(self, exc: RlmapError) -> None:
-        assert self.respond is not None
-        self.respond(response_type="ephemeral", replace_original=False, text=escape(sentence(exc)))
 
 
 class SlackCommands:

@@ -16,8 +16,8 @@ from slack_sdk.models.blocks import Block
 from rlmap_bot.results.ask import Answer
 from rlmap_bot.results.cards import Card
 from rlmap_bot.results.curation import AdditionList, Candidate
-from rlmap_bot.results.diagnosis import Verdict
-from rlmap_bot.results.digest import Digest
+from rlmap_bot.results.diagnosis import DiagnosisOpened, Verdict
+from rlmap_bot.results.digest import Digest, Subscribed, SubscriptionSet
 from rlmap_bot.results.general import (
     Help,
     KbStats,
@@ -28,11 +28,20 @@ from rlmap_bot.results.general import (
     SubscriptionList,
 )
 from rlmap_bot.results.runs import RunDiagnosis
-from rlmap_bot.results.watch import CheckResult, Following, WatchList, WatchNow
+from rlmap_bot.results.watch import (
+    CheckResult,
+    Following,
+    Unwatched,
+    Watching,
+    WatchList,
+    WatchNow,
+    WatchSet,
+)
 from rlmap_bot.slack.blocks import ask, curate, diagnosis, digest, entries, help, runs
 from rlmap_bot.slack.blocks import watch as watch_blocks
 from rlmap_bot.slack.blocks.common import context, section, to_dicts
 from rlmap_bot.slack.markup import by, escape, mrkdwn
+from rlmap_bot.wording import watch_interval, watching
 
 log = logging.getLogger(__name__)
 
@@ -98,6 +107,62 @@ def _(result: Following) -> Rendered:
         f"Following `{escape(result.source)}` here means a terminal that stays open: in Slack, "
         "`/rlmap watch` posts its alerts to the channel instead."
     )
+    return [section(text)], text
+
+
+@render.register
+def _(result: DiagnosisOpened) -> Rendered:
+    said = "started a diagnosis: which stage binds this RL run? Answer in the thread below."
+    return [section(":stethoscope: " + by(result.by, said))], "Diagnosis started"
+
+
+@render.register
+def _(result: WatchSet) -> Rendered:
+    verb = {
+        "started": "is watching",
+        "resumed": "resumed watching",
+        "changed": "changed the watch of",
+    }[result.change]
+    what = (
+        "NaN/inf or diverging loss"
+        if result.quiet
+        else "a stage starting to bind, a change of binding stage, or a NaN/inf or diverging loss"
+    )
+    text = by(
+        result.by,
+        f"{verb} `{result.path}` here, {watch_interval(result.every, result.quiet)}. "
+        f"I'll post {what}, once each. `/rlmap unwatch {result.short_id}` stops it.",
+    )
+    return [section(text)], text
+
+
+@render.register
+def _(result: Watching) -> Rendered:
+    text = escape(watching(result))
+    return [section(text)], text
+
+
+@render.register
+def _(result: Unwatched) -> Rendered:
+    text = by(result.by, f"stopped watching `{result.path}` here.")
+    return [section(text)], text
+
+
+@render.register
+def _(result: SubscriptionSet) -> Rendered:
+    filters = f", only {', '.join(result.filters)}" if result.filters else ""
+    text = by(
+        result.by,
+        f"subscribed this channel to the RL Map digest, {result.when}{filters}. "
+        f"Next: {result.next_run.strftime('%a %d %b %H:%M %Z')}.",
+    )
+    return [section(text)], text
+
+
+@render.register
+def _(result: Subscribed) -> Rendered:
+    when = result.subscription.next_run.strftime("%a %d %b %H:%M %Z")
+    text = escape(f"Subscribed. Next digest: {when}.")
     return [section(text)], text
 
 

@@ -15,12 +15,18 @@ PICK_BLOCK = "diag_pick_block"
 PICK_ACTION = "diag_pick"
 
 
+# Slack's checkboxes element holds at most 10 options: a longer list is shown as several groups,
+# the first named PICK_ACTION, the next PICK_ACTION_2 and so on.
+PICK_GROUP = 10
+
+
 def picked(body: dict) -> list[str]:
-    """The values ticked in the card's checkboxes, from a click's ``state``."""
-    values = (
-        ((body.get("state") or {}).get("values") or {}).get(PICK_BLOCK, {}).get(PICK_ACTION, {})
-    )
-    return [o.get("value", "") for o in values.get("selected_options") or []]
+    """The values ticked in the card's checkboxes (every group), from a click's ``state``."""
+    block = ((body.get("state") or {}).get("values") or {}).get(PICK_BLOCK, {})
+    numbers = {PICK_ACTION: 1}
+    numbers.update((f"{PICK_ACTION}_{n}", n) for n in range(2, len(block) + 2))
+    groups = sorted(((numbers[k], v) for k, v in block.items() if k in numbers), key=lambda g: g[0])
+    return [o.get("value", "") for _, g in groups for o in g.get("selected_options") or []]
 
 
 def action_value(session_id: str, signal: str, extra: str = "") -> str:
@@ -44,21 +50,27 @@ def question_blocks(step: Step, note: str | None = None, by: str | None = None) 
         section(f"*{escape(q.title)}*\n{escape(q.text)}"),
         context(f"How to measure: {escape(q.how_to_measure)}"),
     ]
-    if (
-        step.paused
-    ):  # it stopped asking: what would tell most comes first, the question stays answerable
+    # it stopped asking: what would tell most comes first, the question stays answerable
+    if step.paused:
         checks = "\n".join(
             f"{i}. *{escape(c.title)}*: {escape(c.how_to_measure)}"
             for i, c in enumerate(step.paused, 1)
         )
         blocks[1:1] = [section(f"{escape(wording.PAUSED)}\n{checks}")]
     if q.multiple:  # several may apply: tick boxes, then Continue
-        options = [Option(text=plain(p.label, 75), value=str(p.value)) for p in q.presets[:10]]
+        options = [Option(text=plain(p.label, 75), value=str(p.value)) for p in q.presets]
+        groups = [options[i : i + PICK_GROUP] for i in range(0, len(options), PICK_GROUP)]
         blocks.append(
             ActionsBlock(
                 block_id=PICK_BLOCK,
                 elements=[
-                    CheckboxesElement(action_id=PICK_ACTION, options=options),
+                    *(
+                        CheckboxesElement(
+                            action_id=PICK_ACTION if i == 0 else f"{PICK_ACTION}_{i + 1}",
+                            options=group,
+                        )
+                        for i, group in enumerate(groups)
+                    ),
                     button(
                         "Continue",
                         "diag_choose",

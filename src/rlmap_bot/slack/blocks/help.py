@@ -9,15 +9,27 @@ from rlmap_bot.results.general import Help, HelpEntry, KbStats, PaperList, Sessi
 from rlmap_bot.slack.blocks.common import fit, section
 from rlmap_bot.slack.markup import escape
 
+#: What a listing of every command says before and after it in Slack (the bot's own mrkdwn).
+INTRO = (
+    "*Ask* me about the five stages of an RL system, the Scaling Laws topic and the papers on "
+    "them: mention me in a channel (I answer in a thread), send me a DM, or use `/rlmap ask "
+    "QUESTION` for a private answer with a button to share it. *Diagnose* a run with "
+    "`/rlmap diagnose`: answer in the thread with the buttons or by typing values. *Watch* a "
+    "run's log with `/rlmap watch PATH`: I post here when a stage starts to bind or the loss goes "
+    "NaN. Commands:"
+)
+OUTRO = "Anything else after `/rlmap` is a question."
+
 
 def help_blocks(result: Help) -> list[Block]:
     blocks: list[Block] = []
     if result.problem:
         blocks.append(section(f":warning: {escape(result.problem)}"))
-    lines = [result.intro] if result.intro else []  # the intro is the bot's own mrkdwn
+    listing = result.command is None
+    lines = [INTRO] if listing else []
     lines += [_line(e) for e in result.commands]
-    if result.outro:
-        lines.append(result.outro)
+    if listing:
+        lines.append(OUTRO)
     blocks.append(section("\n".join(lines)))
     return blocks
 

@@ -1,10 +1,11 @@
 """Buttons: full entries, related entries, sharing an answer,
 stages and help, starting and answering diagnoses.
 
-A button that stands for a command (`show`, `stages`, `help`, `ask`, `diagnose`) runs it through the
-one door of typed text, :meth:`SlackCommands.press`, and a :class:`Reply` renders the result by its
-type: in a modal or privately (:class:`ButtonReply`), in the channel (:class:`ShareReply`), or as a
-diagnosis thread. The diagnosis cards' own buttons are moves of a session (:mod:`slack.diagnosis`).
+Every button runs the command it stands for (`show`, `stages`, `help`, `ask`, `diagnose`, and a
+diagnosis card's `diagnose move`) through the one door of typed text, :meth:`SlackCommands.press`,
+and a :class:`Reply` renders the result by its type: in a modal or privately (:class:`ButtonReply`),
+in the channel (:class:`ShareReply`), as a diagnosis thread, or on the card clicked
+(:class:`CardReply`).
 """
 
 from __future__ import annotations
@@ -18,7 +19,9 @@ from slack_sdk import WebClient
 from rlmap_bot import wording
 from rlmap_bot.slack.blocks import ask, entries
 from rlmap_bot.slack.blocks import diagnosis as cards
-from rlmap_bot.slack.dispatch import ButtonReply, Reply, ShareReply, SlashReply, ThreadReply
+from rlmap_bot.slack.clicks import ButtonReply, CardReply, ShareReply
+from rlmap_bot.slack.dispatch import Reply, SlashReply, ThreadReply
+from rlmap_bot.slack.markup import escape
 from rlmap_bot.state.models import utcnow
 
 if TYPE_CHECKING:
@@ -198,7 +201,7 @@ def register(front_end: FrontEnd) -> None:
                 client, "diagnose", {}, team, channel, user, reply, anchor_ts=thread
             )
 
-    @app.action(cards.PICK_ACTION)
+    @app.action(re.compile(rf"^{cards.PICK_ACTION}(_\d+)?$"))
     def on_diagnosis_tick(ack: Callable) -> None:
         ack()  # ticking a box changes nothing yet; Continue reads the ticked boxes
 
@@ -206,22 +209,25 @@ def register(front_end: FrontEnd) -> None:
     def on_diagnosis_click(
         ack: Callable, action: dict, body: dict, client: WebClient, respond: Callable, context: Any
     ) -> None:
+        """A diagnosis card's button: its move (`diagnose move`), shown on the card."""
         ack()
         with front_end.after_ack(context, respond):
-            team = _team(body)
-            ts = body.get("message", {}).get("ts") or body.get("container", {}).get("message_ts")
-            problem = front_end.threads.click(
+            action_id = action["action_id"]
+            move = "preset" if action_id.startswith("diag_preset") else action_id[len("diag_") :]
+            try:
+                data = cards.parse_action_value(action.get("value", ""))
+                args = {"session": str(data["s"]), "signal": str(data["q"]), "move": move}
+            except (ValueError, KeyError, TypeError) as exc:  # not a card this version wrote
+                respond(response_type="ephemeral", replace_original=False, text=escape(exc))
+                return
+            args["value"] = cards.picked(body) if move == "choose" else [str(data.get("v", ""))]
+            press(
+                "diagnose move",
+                args,
+                body,
                 client,
-                action["action_id"],
-                action.get("value", ""),
-                team=team,
-                user=body.get("user", {}).get("id", ""),
-                channel=_channel(body),
-                message_ts=ts,
-                picked=cards.picked(body),
+                CardReply(client, body, respond, front_end.threads),
             )
-            if problem:
-                respond(response_type="ephemeral", replace_original=False, text=problem)
 
     @app.action(re.compile(".*"))
     def on_other_click(ack: Callable) -> None:
