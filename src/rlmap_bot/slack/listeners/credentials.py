@@ -15,7 +15,8 @@ from slack_sdk import WebClient
 from rlmap_bot.errors import RlmapError
 from rlmap_bot.slack.blocks import credentials as blocks
 from rlmap_bot.slack.blocks.common import section
-from rlmap_bot.slack.dispatch import ButtonReply, Reply
+from rlmap_bot.slack.clicks import ButtonReply
+from rlmap_bot.slack.dispatch import Reply
 from rlmap_bot.slack.markup import escape
 from rlmap_bot.wording import sentence
 
@@ -23,7 +24,7 @@ if TYPE_CHECKING:
     from rlmap_bot.slack.front_end import FrontEnd
 
 
-class FormReply(Reply):
+class ModalReply(Reply):
     """The command's answer, kept to replace the submitted form with."""
 
     def __init__(self, client: WebClient, user: str, threads: Any):
@@ -68,7 +69,7 @@ def register(front_end: FrontEnd) -> None:
     @app.view(blocks.FORM)
     def on_submit(ack: Callable, body: dict, view: dict, client: WebClient) -> None:
         user = body.get("user", {}).get("id", "")
-        reply = FormReply(client, user, front_end.threads)
+        reply = ModalReply(client, user, front_end.threads)
         try:
             front_end.commands.press(
                 client,
