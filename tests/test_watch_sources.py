@@ -65,7 +65,8 @@ def test_a_source_that_cannot_be_read_is_said_once_and_its_return_once(service, 
     shutil.move(log, kept)
     log.mkdir()  # the path answers, but with nothing to read
     statuses = [_check(service, watch.id, poster, n).status for n in (1, 2, 3)]
-    assert statuses == ["problem"] * 3
+    # Read at the first slot, then after twice the interval (watch/backoff.py).
+    assert statuses == ["problem", "waiting", "problem"]
     down = [a for a in poster.posts if "watch:unreadable" in a.conditions]
     assert [a.title for a in down] == ["Cannot read the run now"]
     assert service.repo.get(watch.id).status == "active", "the watch goes on"
@@ -73,6 +74,7 @@ def test_a_source_that_cannot_be_read_is_said_once_and_its_return_once(service, 
     shutil.move(kept, log)
     with open(log, "a", encoding="utf-8") as f:
         f.writelines(rl.verl_console_lines([r for r in records if r[0] > 100]))
+    service.tick[0] += dt.timedelta(hours=1)  # past the longest wait
     assert _check(service, watch.id, poster, 4).status == "checked"
     assert _check(service, watch.id, poster, 5).status == "unchanged"
     said = [(a.kind, a.title) for a in poster.posts if "watch:unreadable" in a.conditions]

@@ -185,7 +185,7 @@ def watch(
     if not is_tracker(path):
         _need_roots(service)
     minutes = parse_interval(every) if every else DEFAULT_INTERVAL
-    resolved = service.resolve(path)
+    resolved = service.resolve(path, ctx.team)
     previous = service.repo.find(ctx.team, ctx.channel, str(resolved))
     now_ = service.clock()
     watch_ = Watch(

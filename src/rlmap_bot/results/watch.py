@@ -72,8 +72,10 @@ class CheckResult(BaseModel):
 
     watch_id: str
     path: str
-    status: Literal["checked", "unchanged", "paused", "busy", "duplicate", "problem"]
-    problem: str | None = None
+    status: Literal["checked", "unchanged", "paused", "busy", "duplicate", "problem", "waiting"]
+    problem: str | None = Field(
+        None, description="what could not be read; waiting: until when a scheduled check waits"
+    )
     format: str | None = None
     mode: str | None = None
     steps: int = 0

@@ -152,6 +152,19 @@ watch_alerts = sa.Table(
     sa.Index("ix_watch_alerts_alert", "alert_id"),
 )
 
+# A watch whose source could not be read: how many reads in a row failed and when the next
+# scheduled check may read again (watch/backoff.py), shared by every replica and kept over a
+# restart.  No row: the source read at its last check.
+watch_backoff = sa.Table(
+    "watch_backoff",
+    metadata,
+    sa.Column("watch_id", sa.String(64), primary_key=True),
+    sa.Column("team", sa.String(64), nullable=False),
+    sa.Column("failures", sa.Integer, nullable=False),
+    sa.Column("retry_at", sa.String(40), nullable=False),
+    sa.Column("since", sa.String(40), nullable=False),  # the first failed read of this spell
+)
+
 # Every claimed row (event_claims, digest_runs, watch_checks, suggestions, scout_runs) holds its
 # lease in the columns state/leases.py works on: status, owner, a lease time and, where work is
 # handed on, attempts.
@@ -255,4 +268,5 @@ PER_TEAM = (
     suggestions,
     curator_channels,
     workspace_credentials,
+    watch_backoff,
 )

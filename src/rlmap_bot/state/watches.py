@@ -7,6 +7,8 @@
   ``claimed`` row per watch (a partial unique index), so a slot fired on two replicas,
   or a `now` during a scheduled check, runs once; each claim is a lease
   (:mod:`rlmap_bot.state.leases`).
+* ``watch_backoff``: a watch whose source could not be read, its failed reads in a row and
+  when a scheduled check may read again.
 * ``watch_alerts``: the ledger, one row per watch, condition, episode and kind
   (alert, resolved, paused), claimed before posting and marked posted with the
   message ts afterwards; a claim left behind by a crash is settled by looking the
@@ -25,7 +27,13 @@ import sqlalchemy as sa
 from rlmap_bot.state.db import ConflictError, insert_ignoring_duplicates, iso, utcnow
 from rlmap_bot.state.leases import Leases
 from rlmap_bot.state.models import Tracking, Watch
-from rlmap_bot.state.tables import watch_alerts, watch_checks, watch_state, watches
+from rlmap_bot.state.tables import (
+    watch_alerts,
+    watch_backoff,
+    watch_checks,
+    watch_state,
+    watches,
+)
 
 AlertKey = tuple[str, int, str]  # (condition, episode, kind)
 
@@ -129,7 +137,7 @@ class WatchRepository:
     def delete(self, watch_id: str) -> bool:
         """Remove the watch and everything kept for it (state, claims, ledger)."""
         with self.engine.begin() as conn:
-            for table in (watch_state, watch_checks, watch_alerts):
+            for table in (watch_state, watch_checks, watch_alerts, watch_backoff):
                 conn.execute(table.delete().where(table.c.watch_id == watch_id))
             return conn.execute(watches.delete().where(watches.c.id == watch_id)).rowcount > 0
 
@@ -189,6 +197,55 @@ class WatchRepository:
         except sa.exc.IntegrityError:
             raise ConflictError(f"the state of watch {watch_id} changed meanwhile") from None
         return version + 1
+
+    # -- a source that cannot be read -------------------------------------------------------------
+    def backoff(self, watch_id: str) -> tuple[int, dt.datetime] | None:
+        """(failed reads in a row, when a scheduled check may read again), or None."""
+        with self.engine.connect() as conn:
+            row = conn.execute(
+                sa.select(watch_backoff.c.failures, watch_backoff.c.retry_at).where(
+                    watch_backoff.c.watch_id == watch_id
+                )
+            ).first()
+        return (int(row[0]), dt.datetime.fromisoformat(row[1])) if row else None
+
+    def failed_read(
+        self,
+        watch_id: str,
+        team: str,
+        now: dt.datetime,
+        delay: Callable[[int], dt.timedelta],
+    ) -> tuple[int, dt.datetime]:
+        """Count one more failed read; the next read waits ``delay(failures)``.  Runs inside a
+        claimed check (one per watch at a time), so the read and the write do not race."""
+        with self.engine.begin() as conn:
+            row = conn.execute(
+                sa.select(watch_backoff.c.failures).where(watch_backoff.c.watch_id == watch_id)
+            ).first()
+            failures = (int(row[0]) if row else 0) + 1
+            retry_at = now + delay(failures)
+            if row is None:
+                conn.execute(
+                    watch_backoff.insert().values(
+                        watch_id=watch_id,
+                        team=team,
+                        failures=failures,
+                        retry_at=iso(retry_at),
+                        since=iso(now),
+                    )
+                )
+            else:
+                conn.execute(
+                    watch_backoff.update()
+                    .where(watch_backoff.c.watch_id == watch_id)
+                    .values(failures=failures, retry_at=iso(retry_at))
+                )
+        return failures, retry_at
+
+    def read_again(self, watch_id: str) -> None:
+        """The source read: no more waiting."""
+        with self.engine.begin() as conn:
+            conn.execute(watch_backoff.delete().where(watch_backoff.c.watch_id == watch_id))
 
     # -- claims on check slots ---------------------------------------------------------------------
     def claim_check(

@@ -7,26 +7,24 @@ state store: a terminal follow is one person's, nothing is posted or stored.  Wh
 
 * each alert and resolved note a watch would post, once;
 * a run that stops logging: once, "no new metrics for N minutes", and again only after it grew;
-* a source that cannot be read (a tracker or server down): once, then retried with a backoff
-  (the interval doubled per failure, up to :data:`BACKOFF_MAX` times it); once more when it is
-  read again.
+* a source that cannot be read (a tracker or server down): once, then retried with the backoff
+  of :mod:`rlmap_bot.watch.backoff` (the scheduled watches' too); once more when it is read again.
 """
 
 from __future__ import annotations
 
+import datetime as dt
 from typing import TYPE_CHECKING, Callable
 
 from rlmap_bot.results.watch import Alert, Said
+from rlmap_bot.watch.backoff import BACKOFF_MAX, retry_delay
 from rlmap_bot.watch.model import Tracking, Watch
 from rlmap_bot.watch.series import KeptRun
 
 if TYPE_CHECKING:
     from rlmap_bot.watch.service import WatchService
 
-#: The longest wait between retries of a source that cannot be read, in intervals.  Judgement: a
-#: tracker down for maintenance is back within the hour; 8 intervals of the default minute keeps
-#: a terminal follow from hammering it, and from missing its return by more than a few minutes.
-BACKOFF_MAX = 8
+__all__ = ["BACKOFF_MAX", "follow"]
 
 
 def follow(
@@ -41,10 +39,9 @@ def follow(
     times, or until interrupted); say what is new.
     """
     from rlmap_bot.watch.check import check_run
-    from rlmap_bot.watch.service import _result, plan
-    from rlmap_bot.watch.sources import access_for
+    from rlmap_bot.watch.service import TERMINAL, _result, plan
 
-    watch = Watch(team="local", channel="terminal", path=source)
+    watch = Watch(team=TERMINAL, channel="terminal", path=source)
     tracking, kept = Tracking(), KeptRun()
     stalled = unreadable = False
     failures = 0
@@ -61,7 +58,7 @@ def follow(
             roots=service.roots,
             now=now,
             stall=service.stall,
-            access=access_for(service.settings),
+            access=service.access(TERMINAL),
         )
         tracking, kept = outcome.tracking, outcome.kept
         if outcome.status == "problem" or (outcome.pause == "stalled" and unreadable):
@@ -102,4 +99,4 @@ def follow(
                     say(Said(result=result))
         if checks is not None and n >= checks:
             return
-        sleep(seconds * min(2**failures, BACKOFF_MAX) if failures else seconds)
+        sleep(retry_delay(dt.timedelta(seconds=seconds), failures).total_seconds())

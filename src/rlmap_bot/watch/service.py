@@ -7,7 +7,9 @@ A check of a watch, scheduled or asked for:
    slot, or a `now` during a scheduled check runs once;
 2. settles posts an earlier check claimed but never recorded (found by their
    alert id in the channel history: recorded; not found: the claim is dropped);
-3. reads what is new and judges the run (:mod:`rlmap_bot.watch.check`);
+3. reads what is new and judges the run (:mod:`rlmap_bot.watch.check`); a source that cannot
+   be read is retried with the backoff of :mod:`rlmap_bot.watch.backoff`, kept in the state
+   store: scheduled slots before the retry are skipped (a check asked for reads at once);
 4. claims a ledger row per condition it announces (watch, condition, episode,
    kind), posts with the alert id in the message metadata, records the ts;
 5. stores what it learnt (versioned: a check given up for dead cannot overwrite).
@@ -31,6 +33,7 @@ from rlmap_bot.errors import UsageError
 from rlmap_bot.results.watch import Alert, CheckResult, WatchRow
 from rlmap_bot.state import leases
 from rlmap_bot.state.db import ConflictError
+from rlmap_bot.watch import backoff
 from rlmap_bot.watch.model import Tracking, Watch, format_interval
 from rlmap_bot.watch.posts import (
     FAULT_TEXTS,
@@ -42,10 +45,10 @@ from rlmap_bot.watch.posts import (
     unreadable_notice,
 )
 from rlmap_bot.watch.series import KeptRun
-from rlmap_bot.watch.sources import access_for
 
 if TYPE_CHECKING:
     from rlmap_bot.core import Core
+    from rlmap_bot.runs.sources import Access
     from rlmap_bot.settings import Settings
     from rlmap_bot.watch.check import Outcome
 
@@ -65,6 +68,8 @@ CHECK_STALE = dt.timedelta(minutes=10)
 #: one owner id (state/leases.py).
 OWNER = leases.OWNER
 owner_dead = leases.owner_gone
+#: The team of a terminal's watches (``rlmap-bot watch``), as a terminal's invocation names it.
+TERMINAL = "local"
 
 
 class Poster(jobs.Poster, Protocol):
@@ -117,9 +122,20 @@ class WatchService:
             self._aliases = (knowledge, load_aliases(self.core.knowledge_root))
         return self._aliases[1]
 
+    def access(self, team: str) -> Access:
+        """What a watch of ``team`` may read: a terminal (:data:`TERMINAL`) with its own
+        environment; a workspace what the settings allow, with the credentials its admins sealed,
+        and the trackers' locations (``MLFLOW_TRACKING_URI``, ``TRACKIO_DIR``, ...) of this
+        process's environment."""
+        from rlmap_bot.runs.sources.access import local_access, workspace_access
+
+        if team == TERMINAL:
+            return local_access()
+        return workspace_access(self.settings, self.core.state, team)
+
     # -- creating, listing, removing ---------------------------------------------------------------
-    def resolve(self, path_text: str) -> Path | str:
-        """What to watch: a tracker run as typed (checked readable with this bot's access), or the
+    def resolve(self, path_text: str, team: str = TERMINAL) -> Path | str:
+        """What to watch: a tracker run as typed (checked readable with ``team``'s access), or the
         real path, refused outside RLMAP_RUN_ROOTS, and
         checked to be a log or W&B run we can read."""
         from rlmap_bot.watch import sources
@@ -127,7 +143,7 @@ class WatchService:
         from rlmap_bot.watch.roots import resolve_watch_path
 
         if sources.is_tracker(path_text):
-            sources.check_readable(path_text.strip(), sources.access_for(self.settings))
+            sources.check_readable(path_text.strip(), self.access(team))
             return path_text.strip()
         path = resolve_watch_path(path_text, self.roots)
         if not sources.is_wandb_folder(path):
@@ -208,6 +224,15 @@ class WatchService:
             return CheckResult(
                 watch_id=watch.id, path=watch.path, status="paused", problem=watch.paused_reason
             )
+        if not slot.startswith("now:"):
+            waiting = self.repo.backoff(watch.id)
+            if waiting is not None and not backoff.due(waiting[1], now, watch.interval):
+                return CheckResult(
+                    watch_id=watch.id,
+                    path=watch.path,
+                    status="waiting",
+                    problem=f"cannot read it; retrying at {waiting[1]:%H:%M} UTC",
+                )
         check_id = uuid.uuid4().hex
         claim = self.repo.claim_check(
             check_id, watch.id, watch.team, slot, now, CHECK_STALE, OWNER, owner_dead
@@ -244,11 +269,23 @@ class WatchService:
             roots=self.roots,
             now=now,
             stall=self.stall,
-            access=access_for(self.settings),
+            access=self.access(watch.team),
         )
         result = _result(watch, outcome)
         tracking = outcome.tracking
         self._readable(watch, outcome, poster, now, result)
+        if outcome.status == "problem":
+            failures, retry_at = self.repo.failed_read(
+                watch.id, watch.team, now, lambda n: backoff.retry_delay(watch.interval, n)
+            )
+            log.info(
+                "watch %s: cannot read it (%d in a row); next read at %s",
+                watch.id,
+                failures,
+                retry_at.isoformat(timespec="seconds"),
+            )
+        else:
+            self.repo.read_again(watch.id)
         if outcome.status == "paused":
             tracking.pauses += 1
             notice = paused_notice(watch, outcome, tracking.pauses)
@@ -291,7 +328,7 @@ class WatchService:
     def _readable(
         self, watch: Watch, outcome: Outcome, poster: Poster, now: dt.datetime, result: CheckResult
     ) -> None:
-        """A source that cannot be read is said once (the watch goes on, retried at each check);
+        """A source that cannot be read is said once (the watch goes on, retried with backoff);
         when it is read again, that is said once, in reply."""
         tracking = outcome.tracking
         failing = outcome.status == "problem"
@@ -377,7 +414,7 @@ class WatchService:
         from rlmap_bot.watch.check import check_run
 
         path = self.resolve(path_text)
-        watch = Watch(team="local", channel="terminal", path=str(path))
+        watch = Watch(team=TERMINAL, channel="terminal", path=str(path))
         outcome = check_run(
             watch,
             Tracking(),
@@ -387,7 +424,7 @@ class WatchService:
             roots=self.roots,
             now=now or self.clock(),
             stall=self.stall,
-            access=access_for(self.settings),
+            access=self.access(TERMINAL),
         )
         result = _result(watch, outcome)
         result.dry = True

@@ -19,21 +19,10 @@ from rlmap_bot.runs.model import RunData
 if TYPE_CHECKING:
     from rlmap_bot.runs.aliases import AliasTable
     from rlmap_bot.runs.sources import Access, SourceRef
-    from rlmap_bot.settings import Settings
     from rlmap_bot.state.models import Tracking
 
 #: The source kinds a watch names by their prefix (a path has none).
 PREFIXED = ("wandb:", "mlflow:", "trackio:")
-
-
-def access_for(settings: Settings) -> Access:
-    """What this bot may read: the run roots, and any allow-lists and credentials settings give."""
-    from rlmap_bot.runs.sources import Access
-
-    # The tracker allow-lists, where this install's settings have them.
-    entities = tuple(getattr(settings, "wandb_entities", None) or ())
-    hosts = tuple(getattr(settings, "mlflow_hosts", None) or ())
-    return Access(run_roots=tuple(settings.run_roots), wandb_entities=entities, mlflow_hosts=hosts)
 
 
 def ref_of(text: str) -> SourceRef:
@@ -59,15 +48,24 @@ def uses_source(text: str) -> bool:
 
 
 def check_readable(text: str, access: Access) -> None:
-    """Open the source once (a one-line UsageError
-    when this install or workspace cannot read it).
+    """Open the source and ask it which metrics the run has, keeping none of their values (a
+    one-line UsageError when this install or workspace cannot read it: not allowed, no such run or
+    store, a tracker that does not answer).
     """
-    from rlmap_bot.runs.sources import open_source
+    from rlmap_bot.runs.sources import Cursor, open_source
 
+    ref = ref_of(text)
+    # W&B pages the whole history from a cursor of None: one past any step asks for the run alone.
+    # The others list the run's metrics (MLflow) or walk its rows keeping no values (Trackio).
+    cursor = (
+        Cursor(kind="wandb", data={"step": 2**62, "names": []}) if ref.kind == "wandb" else None
+    )
     try:
-        open_source(ref_of(text), access)
+        open_source(ref, access).read_new(cursor, lambda _name: False)
     except RunReadError as exc:
         raise UsageError(str(exc)) from None
+    except Exception as exc:  # noqa: BLE001 - a tracker client's own error: one line
+        raise UsageError(f"{text}: cannot read: {type(exc).__name__}: {exc}") from None
 
 
 class Chunk(NamedTuple):

@@ -11,7 +11,15 @@ from rlmap_bot.slack.blocks.help import help_blocks
 from rlmap_bot.slack.markup import escape
 
 
-def home_view(stages, newest, sessions, help_result, watches: list[Block] | None = None) -> View:
+def home_view(
+    stages,
+    newest,
+    sessions,
+    help_result,
+    watches: list[Block] | None = None,
+    credentials: list[Block] | None = None,
+) -> View:
+    """``credentials``: the tracker credentials section, for an admin only."""
     blocks: list[Block] = [HeaderBlock(text=plain("The RL Scaling Bottleneck Map"))]
     blocks.append(section("Locate the *binding constraint* of an RL system across five stages."))
     for stage in stages:
@@ -54,6 +62,9 @@ def home_view(stages, newest, sessions, help_result, watches: list[Block] | None
     blocks.append(DividerBlock())
     if watches:
         blocks += watches
+        blocks.append(DividerBlock())
+    if credentials:
+        blocks += credentials
         blocks.append(DividerBlock())
     blocks += help_blocks(help_result)
     return View(type="home", blocks=fit(blocks, MAX_HOME_BLOCKS))

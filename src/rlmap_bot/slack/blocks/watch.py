@@ -139,7 +139,7 @@ def result_line(result: CheckResult) -> str:
         return head + "a check of it was running already; nothing more was posted."
     if result.status == "paused":
         return head + f"paused ({escape(result.problem or '')})."
-    if result.status == "problem":
+    if result.status in {"problem", "waiting"}:
         return head + f"{escape(result.problem or 'cannot read it')}."
     text = head + (f"{result.new_steps} new steps" if result.new_steps else "nothing new")
     if result.verdict:

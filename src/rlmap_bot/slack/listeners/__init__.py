@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from rlmap_bot.slack.listeners import actions, commands, events
+from rlmap_bot.slack.listeners import actions, commands, credentials, events
 
 if TYPE_CHECKING:
     from rlmap_bot.slack.front_end import FrontEnd
@@ -17,4 +17,5 @@ if TYPE_CHECKING:
 def register(front_end: FrontEnd) -> None:
     events.register(front_end)
     commands.register(front_end)
+    credentials.register(front_end)  # before actions' catch-all
     actions.register(front_end)

@@ -11,6 +11,7 @@ from slack_sdk import WebClient
 from rlmap_bot.commands import REGISTRY
 from rlmap_bot.commands.admin import help_for
 from rlmap_bot.slack import posting
+from rlmap_bot.slack.blocks import credentials as credential_blocks
 from rlmap_bot.slack.blocks import watch as watch_blocks
 from rlmap_bot.slack.blocks.home import home_view
 from rlmap_bot.slack.diagnosis import message_key
@@ -145,9 +146,14 @@ def register(front_end: FrontEnd) -> None:
         sessions = core.flow.open_sessions(team=team, user=user)
         rows, note = front_end.watches.for_user(client, team, user)
         watches = watch_blocks.home_blocks(rows, note) if rows or note else None
+        keys = None  # which tracker credentials are set (never a value): admins only
+        if user in front_end.commands.settings.admins:
+            keys = credential_blocks.home_blocks(core.state.credentials.names(team))
         client.views_publish(
             user_id=user,
-            view=home_view(core.stages(), newest, sessions, help_for(REGISTRY, "slack"), watches),
+            view=home_view(
+                core.stages(), newest, sessions, help_for(REGISTRY, "slack"), watches, keys
+            ),
         )
 
     @app.event("app_uninstalled")
