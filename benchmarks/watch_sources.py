@@ -19,8 +19,8 @@ run holds).  The kinds:
   process (W&B: the run resumed under its id, a new folder each time; TensorBoard: the event
   file appended to; Trackio: the run resumed by name; MLflow: log_batch on the run).
 
-Paths, W&B and TensorBoard go through the real WatchService over a SQLite state store; Trackio
-and MLflow through check_run with the terminal's access (see _tracker_checks).  Not part of the
+Every source goes through the real WatchService over a SQLite state store, read with a
+terminal's access (this process's environment, as `rlmap-bot watch` reads).  Not part of the
 tests; `python3 dev.py bench` runs it.
 """
 
@@ -206,11 +206,8 @@ def _tracker_checks(
 ) -> tuple[float, float, int, str]:
     """As :func:`_checks`, for a tracker's run copied from the cache into ``folder``."""
     from rlmap_bot.core import Core
-    from rlmap_bot.runs.sources.access import local_access
-    from rlmap_bot.watch.check import check_run
-    from rlmap_bot.watch.model import Tracking, Watch
-    from rlmap_bot.watch.series import KeptRun
-    from rlmap_bot.watch.service import WatchService
+    from rlmap_bot.watch.model import Watch
+    from rlmap_bot.watch.service import TERMINAL, WatchService
 
     cached, how = cached_run(kind, steps)
     run = folder / "run"
@@ -224,7 +221,7 @@ def _tracker_checks(
     service = WatchService(core, clock=lambda: clock[0], settings=settings)
     watch = core.state.watches.save(
         Watch(
-            team="T",
+            team=TERMINAL,  # read with this process's environment, as `rlmap-bot watch` does
             channel="C",
             path=_watched(kind, run),
             created_at=clock[0],
@@ -232,33 +229,13 @@ def _tracker_checks(
         )
     )
     poster = Quiet()
-    stored: dict = {"tracking": Tracking().model_dump_json(), "kept": None}
 
     def check() -> tuple[float, int]:
         clock[0] += dt.timedelta(minutes=15)
         start = time.perf_counter()
-        if kind not in STORES:
-            result = service.run(watch.id, f"at:{clock[0].isoformat()}", poster)
-            assert result is not None and result.status in ("checked", "unchanged"), result
-            return time.perf_counter() - start, result.bytes_read
-        # The watch service gives a tracker run no MLFLOW_TRACKING_URI or TRACKIO_DIR (its
-        # access_for passes no environment), so these are checked as `rlmap-bot watch` in a
-        # terminal should read them: check_run with the terminal's access, the tracking and the
-        # kept series stored and loaded between checks as the service does.
-        out = check_run(
-            watch,
-            Tracking.model_validate_json(stored["tracking"]),
-            KeptRun.loads(stored["kept"]),
-            engine=core.engine,
-            aliases=service.aliases(),
-            roots=service.roots,
-            now=clock[0],
-            stall=service.stall,
-            access=local_access(),
-        )
-        assert out.status in ("checked", "unchanged"), (out.status, out.message)
-        stored["tracking"], stored["kept"] = out.tracking.model_dump_json(), out.kept.dumps()
-        return time.perf_counter() - start, out.bytes_read
+        result = service.run(watch.id, f"at:{clock[0].isoformat()}", poster)
+        assert result is not None and result.status in ("checked", "unchanged"), result
+        return time.perf_counter() - start, result.bytes_read
 
     writer = Writer(kind, run)
     try:
@@ -279,8 +256,8 @@ def _tracker_checks(
 
 
 TRACKERS = ("wandb", "tensorboard", "trackio", "mlflow")
-#: Tracker stores named by a prefix and found through the environment (checked without the
-#: watch service; see _tracker_checks).
+#: Tracker stores named by a prefix and found through the environment: read through SQL, so no
+#: byte count.
 STORES = ("trackio", "mlflow")
 #: A tracker's large run when --tracker-steps does not say.  MLflow's client writes about 1,300
 #: metric rows a second into its SQLite store here (log_batch, 2-core machine under load): 1M
