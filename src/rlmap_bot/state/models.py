@@ -116,13 +116,19 @@ class Tracking(BaseModel):
     """What checking has learnt about a watched run; stored as JSON between checks."""
 
     mode: Literal["lines", "whole", "source"] | None = Field(
-        None, description="incremental line reading, re-read whole, or a run source's read_new"
+        None,
+        description=(
+            "'source': read through the run source's read_new; 'lines' and "
+            "'whole': a watch stored before, carried on from its reader's position"
+        ),
     )
     source: str | None = Field(None, description="The file read (the chosen log, for a folder).")
-    reader: dict[str, Any] | None = Field(None, description="the incremental reader's ReaderState")
+    reader: dict[str, Any] | None = Field(
+        None, description="a line reader's ReaderState, kept by watches stored before 'source'"
+    )
     signature: str | None = Field(None, description="whole mode: size and mtime of what was read")
     cursor: dict[str, Any] | None = Field(
-        None, description="source mode: the run source's Cursor as JSON"
+        None, description="where the run source's next read starts (its Cursor as JSON)"
     )
     unreadable: int = Field(
         0, description="times the source could not be read (numbers those notices)"
