@@ -96,10 +96,9 @@ class ButtonReply(Reply):
         )
 
 
-class ShareReply(Reply):
-    """ "Share" under a private answer: the answer posted
-    in the channel for everyone, naming who shared
-    it, and the private copy removed; a channel the bot cannot post in is said privately."""
+class BesideReply(Reply):
+    """Replies privately beside the message whose button was clicked (its response_url),
+    leaving that message as it is."""
 
     def __init__(
         self,
@@ -111,6 +110,25 @@ class ShareReply(Reply):
     ):
         super().__init__(client, channel, user, threads)
         self.respond = respond
+
+    def send(self, blocks: list, text: str, public: bool) -> None:
+        assert self.respond is not None
+        self.respond(
+            response_type="ephemeral",
+            replace_original=False,
+            text=cut(text, FALLBACK_LIMIT),
+            blocks=to_dicts(blocks),
+        )
+
+    def problem(self, exc: RlmapError) -> None:
+        assert self.respond is not None
+        self.respond(response_type="ephemeral", replace_original=False, text=escape(sentence(exc)))
+
+
+class ShareReply(BesideReply):
+    """The Share button under a private answer: the answer posted
+    in the channel for everyone, naming who shared
+    it, and the private copy removed; a channel the bot cannot post in is said privately."""
 
     @singledispatchmethod
     def result(self, result: Any) -> None:
@@ -134,21 +152,8 @@ class ShareReply(Reply):
             return
         self.respond(delete_original=True)
 
-    def send(self, blocks: list, text: str, public: bool) -> None:
-        assert self.respond is not None
-        self.respond(
-            response_type="ephemeral",
-            replace_original=False,
-            text=cut(text, FALLBACK_LIMIT),
-            blocks=to_dicts(blocks),
-        )
 
-    def problem(self, exc: RlmapError) -> None:
-        assert self.respond is not None
-        self.respond(response_type="ephemeral", replace_original=False, text=escape(sentence(exc)))
-
-
-class CardReply(Reply):
+class CardReply(BesideReply):
     """A click on a card's button (a diagnosis card, a suggestion's card): a diagnosis move
     updates the card; a curator's decision is shown by the card the curation flow closed; a
     form opens over the click; a problem is told privately beside the card."""
@@ -157,8 +162,7 @@ class CardReply(Reply):
         channel = (
             body.get("channel", {}).get("id") or body.get("container", {}).get("channel_id") or ""
         )
-        super().__init__(client, channel, body.get("user", {}).get("id", ""), threads)
-        self.respond = respond
+        super().__init__(client, channel, body.get("user", {}).get("id", ""), threads, respond)
         self.card_ts = body.get("message", {}).get("ts") or body.get("container", {}).get(
             "message_ts"
         )
@@ -171,19 +175,6 @@ class CardReply(Reply):
     @result.register
     def _(self, result: Decision) -> None:
         """Nothing more to say: the card now reads who decided what."""
-
-    def send(self, blocks: list, text: str, public: bool) -> None:
-        assert self.respond is not None
-        self.respond(
-            response_type="ephemeral",
-            replace_original=False,
-            text=cut(text, FALLBACK_LIMIT),
-            blocks=to_dicts(blocks),
-        )
-
-    def problem(self, exc: RlmapError) -> None:
-        assert self.respond is not None
-        self.respond(response_type="ephemeral", replace_original=False, text=escape(sentence(exc)))
 
 
 class FormReply(Reply):
