@@ -132,7 +132,7 @@ class Alert(BaseModel):
         front-end passes its wording as ``context={"alert_wording": (title, changes)}``
         (pydantic's serialization context), so the JSON reads as the post does."""
         data = handler(self)
-        wording = (info.context or {}).get("alert_wording") if info.context else None
+        wording = (info.context or {}).get("alert_wording")
         if wording is not None and isinstance(data, dict):
             title, changes = wording
             data["title"], data["said"] = title(self), changes(self)
