@@ -41,7 +41,9 @@ class CountingPoster:
         self.posts: list[str] = []
 
     def post_alert(self, channel, alert):
-        self.posts.append(alert.title)
+        from rlmap_bot.wording import alert_title
+
+        self.posts.append(alert_title(alert))
         return f"{len(self.posts)}.0"
 
     def attach_chart(self, channel, ts, chart, alert):

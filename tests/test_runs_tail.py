@@ -19,6 +19,7 @@ import pytest
 from rlmap_bot.runs import derive_signals, load_aliases, read_run
 from rlmap_bot.runs.diagnose import verdict_for
 from rlmap_bot.slack.blocks.runs import run_blocks
+from rlmap_bot.wording import alert_changes, alert_title
 from support import KNOWLEDGE
 from support import runlogs as rl
 from support.cli import run_cli
@@ -210,11 +211,11 @@ def test_a_watch_of_a_collapsing_run_alerts_once(core, tmp_path):
     records = rl.named(_tail(_base(), reward=lambda g, r: g.uniform(0.2, 0.45)), "verl")
     posts = _watch(core, tmp_path, records, [1100, 1200, 1230, 1260, 1300])
     raised = [a for a in posts if a.kind == "alert" and "fault:shift" in a.conditions]
-    assert len(raised) == 1, [(a.title, a.conditions) for a in posts]
+    assert len(raised) == 1, [(alert_title(a), a.conditions) for a in posts]
     assert "the task reward collapsed" in " ".join(
-        raised[0].changes
-    ) or "critic/score/mean" in " ".join(raised[0].changes)
-    assert not [a for a in posts if a.kind == "resolved"], [a.title for a in posts]
+        alert_changes(raised[0])
+    ) or "critic/score/mean" in " ".join(alert_changes(raised[0]))
+    assert not [a for a in posts if a.kind == "resolved"], [alert_title(a) for a in posts]
 
 
 def test_a_watch_of_a_late_decay_bend_stays_quiet(core, tmp_path):
@@ -234,4 +235,4 @@ def test_a_watch_of_a_late_decay_bend_stays_quiet(core, tmp_path):
             )
         )
     posts = _watch(core, tmp_path, rl.named(records, "verl"), [1100, 1200, 1300])
-    assert [a.title for a in posts if "fault:shift" in a.conditions] == []
+    assert [alert_title(a) for a in posts if "fault:shift" in a.conditions] == []

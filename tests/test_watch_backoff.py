@@ -24,6 +24,7 @@ from rlmap_bot.watch import backoff
 from rlmap_bot.watch.model import Watch
 from rlmap_bot.watch.schedule import slot_key
 from rlmap_bot.watch.service import WatchService
+from rlmap_bot.wording import alert_title
 from support import KNOWLEDGE
 from support.mlflowserver import MlflowServer
 
@@ -145,7 +146,7 @@ def test_a_tracker_down_is_read_at_growing_gaps_across_a_restart_and_said_once_e
     # The asked check failed too and started the wait again from 33: the next read is at 41.
     assert [k for k in range(36, 44) if statuses[k] != "waiting"] == [41, 42, 43]
     assert statuses[41] == "checked" and statuses[42] == statuses[43] == "unchanged"
-    said = [(a.kind, a.title) for a in poster.posts if "watch:unreadable" in a.conditions]
+    said = [(a.kind, alert_title(a)) for a in poster.posts if "watch:unreadable" in a.conditions]
     assert said == [("alert", "Cannot read the run now"), ("resolved", "Reading the run again")]
     assert all("Traceback" not in a.model_dump_json() for a in poster.posts)
     assert service.repo.get(watch.id).status == "active", "the watch was never lost"

@@ -18,6 +18,7 @@ from rlmap_bot.errors import UsageError
 from rlmap_bot.results.watch import Alert
 from rlmap_bot.watch.model import Watch
 from rlmap_bot.watch.service import WatchService
+from rlmap_bot.wording import alert_title
 from support import runlogs as rl
 
 T0 = dt.datetime(2026, 3, 2, 9, 0, tzinfo=dt.UTC)
@@ -68,7 +69,7 @@ def test_a_source_that_cannot_be_read_is_said_once_and_its_return_once(service, 
     # Read at the first slot, then after twice the interval (watch/backoff.py).
     assert statuses == ["problem", "waiting", "problem"]
     down = [a for a in poster.posts if "watch:unreadable" in a.conditions]
-    assert [a.title for a in down] == ["Cannot read the run now"]
+    assert [alert_title(a) for a in down] == ["Cannot read the run now"]
     assert service.repo.get(watch.id).status == "active", "the watch goes on"
     log.rmdir()
     shutil.move(kept, log)
@@ -77,11 +78,11 @@ def test_a_source_that_cannot_be_read_is_said_once_and_its_return_once(service, 
     service.tick[0] += dt.timedelta(hours=1)  # past the longest wait
     assert _check(service, watch.id, poster, 4).status == "checked"
     assert _check(service, watch.id, poster, 5).status == "unchanged"
-    said = [(a.kind, a.title) for a in poster.posts if "watch:unreadable" in a.conditions]
+    said = [(a.kind, alert_title(a)) for a in poster.posts if "watch:unreadable" in a.conditions]
     assert said == [("alert", "Cannot read the run now"), ("resolved", "Reading the run again")]
     back = poster.posts[-1] if poster.posts[-1].kind == "resolved" else None
     assert back is not None and back.reply_to == "1.0", [
-        (a.kind, a.title, a.reply_to) for a in poster.posts
+        (a.kind, alert_title(a), a.reply_to) for a in poster.posts
     ]
 
 

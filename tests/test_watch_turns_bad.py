@@ -17,6 +17,7 @@ import pytest
 from rlmap_bot.results.watch import Alert
 from rlmap_bot.watch.model import Watch
 from rlmap_bot.watch.service import WatchService
+from rlmap_bot.wording import alert_changes, alert_title
 from support import runlogs as rl
 
 HEALTHY_START = 300
@@ -142,10 +143,10 @@ def test_a_run_that_goes_bad_gets_exactly_one_alert_naming_it(service, tmp_path,
         _cuts(HEALTHY_START + BAD_STRETCH, HEALTHY_START),
     )
     alerts = [a for a in posts if a.kind == "alert"]
-    assert len(alerts) == 1, [(a.title, a.conditions) for a in alerts]
+    assert len(alerts) == 1, [(alert_title(a), a.conditions) for a in alerts]
     [alert] = alerts
-    assert expected <= set(alert.conditions), (alert.title, alert.conditions)
-    assert alert.changes and alert.title
+    assert expected <= set(alert.conditions), (alert_title(alert), alert.conditions)
+    assert alert_changes(alert) and alert_title(alert)
 
 
 @pytest.mark.parametrize("name", sorted(HEALTHY))
@@ -154,4 +155,4 @@ def test_a_healthy_run_gets_no_alert(service, tmp_path, name):
     steps = shape.pop("steps", 600)
     records = rl.named(rl.phased([("healthy", steps)], **shape), "verl")
     posts = watch_growing(service, tmp_path / f"{name}.log", records, _cuts(steps, steps // 3))
-    assert [(a.kind, a.title) for a in posts] == []
+    assert [(a.kind, alert_title(a)) for a in posts] == []

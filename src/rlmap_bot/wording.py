@@ -166,5 +166,146 @@ def first_check(result: Any) -> str:
         text += f"; {result.verdict.headline}"
     posted = [a for a in result.alerts if a.kind == "alert"]
     if posted:
-        text += f". Posted: {posted[0].title}"
+        text += f". Posted: {alert_title(posted[0])}"
     return text + "."
+
+
+# -- watch posts: the sentences of a ``results.watch.Alert``'s typed changes ----------------------
+FAULT_TITLES = {
+    "nan": "NaN/inf in the loss",
+    "divergence": "the loss diverged",
+    "not_learning": "the run is not learning",
+    "shift": "a sharp change at the run's tail",
+}
+FAULT_OVER = {"nan": "NaN/inf over", "divergence": "Divergence over"}
+PAUSE_TITLES = {
+    "stalled": "stopped growing",
+    "gone": "is gone",
+    "outside": "leads outside RLMAP_RUN_ROOTS",
+}
+
+
+def _name(name: str) -> str:
+    return name.replace("_", " ")
+
+
+def fault_sentence(fault: Any) -> str:
+    """A fault the scan found (a ``results.watch.FaultFinding``), in a sentence without its stop."""
+    name = fault.name
+    if name == "nan":
+        text = f"NaN/inf in {', '.join(fault.metrics) or 'a loss'} from step {fault.first_step}"
+        if fault.last_step != fault.first_step:
+            text += f" (last at step {fault.last_step}, {fault.bad_steps} steps)"
+        if not fault.active and fault.cleared_step is not None:
+            text += f"; finite again for {fault.window} steps by step {fault.cleared_step}"
+        return text
+    if name == "divergence":
+        text = (
+            f"{fault.metrics[0] if fault.metrics else 'the loss'} jumped at step {fault.step} "
+            f"from a level of {fault.baseline:.3g} (sigma {fault.sigma:.3g}) and held for "
+            f"{fault.held}+ steps"
+        )
+        if fault.level is not None:
+            text += f"; the last {fault.window} steps' median is {fault.level:.3g}"
+        return text + ("" if fault.active else ", back inside the band")
+    if name == "not_learning":
+        text = (
+            f"{fault.stall} ({', '.join(fault.metrics)}, from step {fault.first_step} "
+            f"through step {fault.last_step})"
+        )
+        if not fault.active and fault.cleared_step is not None:
+            text += f"; learning again by step {fault.cleared_step}"
+        return text
+    if name == "shift":
+        text = "; ".join(fault.details) or f"a sharp change from step {fault.first_step}"
+        if not fault.active and fault.cleared_step is not None:
+            text += f"; back near the earlier level by step {fault.cleared_step}"
+        return text
+    step = fault.first_step if fault.first_step is not None else fault.step
+    return f"{_name(name)} from step {step}" if step is not None else _name(name)
+
+
+def _change_title(change: Any) -> str | None:
+    """The part of a post's title one change gives (None: it adds none)."""
+    kind = change.kind
+    if kind == "start":
+        return f"{change.stage} started to bind"
+    if kind == "tie":
+        return f"{change.stage} both have strong evidence"
+    if kind in {"change", "change_tie"}:
+        tie = " tie" if kind == "change_tie" else ""
+        return f"Binding stage changed: {change.previous or 'another stage'} → {change.stage}{tie}"
+    if kind == "fault":
+        return "Fault: " + FAULT_TITLES.get(change.fault.name, _name(change.fault.name))
+    if kind == "no_longer":
+        return f"{change.stage} no longer binds"
+    if kind == "no_longer_tie":
+        return f"{change.stage} no longer tie"
+    if kind == "fault_over":
+        name = change.fault.name
+        return FAULT_OVER.get(name, f"{_name(name).capitalize()} over")
+    return None
+
+
+def alert_title(alert: Any) -> str:
+    """A watch post's title (a ``results.watch.Alert``): what it raises, resolves or notices."""
+    first = alert.changes[0].kind if alert.changes else None
+    if first == "paused":
+        reason = alert.changes[0].reason or "stalled"
+        return f"Watch paused: the log {PAUSE_TITLES.get(reason, reason)}"
+    if first == "unreadable":
+        return "Cannot read the run now"
+    if first == "readable":
+        return "Reading the run again"
+    titles = [t for t in map(_change_title, alert.changes) if t is not None]
+    if alert.kind == "resolved":
+        return "Resolved: " + "; ".join(titles)
+    return " · ".join(titles)
+
+
+def _change_sentences(change: Any) -> list[str]:
+    kind, sure = change.kind, f"{change.confidence or 0:.0%} sure"
+    if kind == "start":
+        return [
+            f"{change.stage} binds now, on the run up to step {change.step} (the verdict is "
+            f"{sure})."
+        ]
+    if kind == "tie":
+        return [
+            f"{change.stage} both have strong evidence on the run up to step {change.step}: no "
+            f"single stage binds, both may ({sure} it is one of them)."
+        ]
+    if kind == "change_tie":
+        return [
+            f"{change.stage} now both have strong evidence; no single stage binds "
+            f"({sure} it is one of them)."
+        ]
+    if kind == "change":
+        old = change.previous or "another stage"
+        return [f"{old} no longer binds; {change.stage} does now (the verdict is {sure})."]
+    if kind == "fault":
+        return [
+            fault_sentence(change.fault) + (" (already over)" if change.transient else "") + "."
+        ]
+    if kind == "summary":
+        return [change.message or ""]
+    if kind in {"no_longer", "no_longer_tie"}:
+        return [
+            f"{change.checks} checks in a row with new steps, up to step {change.step}, no "
+            f"longer name {change.stage}."
+        ]
+    if kind == "fault_over":
+        return [fault_sentence(change.fault) + "."]
+    if kind == "paused":
+        return [(change.message or change.reason or "stalled") + ".", "I stopped checking it."]
+    if kind == "unreadable":
+        return [
+            (change.message or "the source did not answer") + ".",
+            "I keep the watch and try again at each check; I'll say when it reads again.",
+        ]
+    return ["The source answers again; checks go on as before."]
+
+
+def alert_changes(alert: Any) -> list[str]:
+    """What a watch post says changed (a ``results.watch.Alert``), one sentence each."""
+    return [s for change in alert.changes for s in _change_sentences(change)]

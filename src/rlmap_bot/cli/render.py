@@ -52,6 +52,11 @@ def load_features() -> bool:
     return bool(fresh)
 
 
+#: What JSON output adds to a watch post: its title and sentences, as the post reads
+#: (``results.watch.Alert`` takes them through pydantic's serialization context).
+WORDED = {"alert_wording": (wording.alert_title, wording.alert_changes)}
+
+
 @singledispatch
 def text(result: Any) -> str:
     """Any command result as terminal text: the renderer registered for its type (or a base of it);
@@ -60,16 +65,19 @@ def text(result: Any) -> str:
     if load_features():
         return text(result)
     if isinstance(result, BaseModel):
-        return result.model_dump_json(indent=2)
+        return result.model_dump_json(indent=2, context=WORDED)
     return json.dumps(result, indent=2, ensure_ascii=False, default=str)
 
 
 def as_json(result: Any, indent: int | None = 2) -> str:
     """A command result as JSON (models through pydantic, lists of models too)."""
     if isinstance(result, BaseModel):
-        return result.model_dump_json(indent=indent)
+        return result.model_dump_json(indent=indent, context=WORDED)
     if isinstance(result, list):
-        items = [r.model_dump(mode="json") if isinstance(r, BaseModel) else r for r in result]
+        items = [
+            r.model_dump(mode="json", context=WORDED) if isinstance(r, BaseModel) else r
+            for r in result
+        ]
         return json.dumps(items, indent=indent, ensure_ascii=False, default=str)
     return json.dumps(result, indent=indent, ensure_ascii=False, default=str)
 

@@ -38,8 +38,8 @@ def digest_text(digest: Digest) -> str:
 
 def alert_text(alert: Alert) -> str:
     """One watch post as the terminal shows it (what Slack would get, without the markup)."""
-    lines = [f"[{alert.kind}] {alert.title}"]
-    lines += [_item(c) for c in alert.changes]
+    lines = [f"[{alert.kind}] {wording.alert_title(alert)}"]
+    lines += [_item(c) for c in wording.alert_changes(alert)]
     if alert.kind == "alert":
         if alert.verdict_headline:
             lines.append(_wrap(alert.verdict_headline))

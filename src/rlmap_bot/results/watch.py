@@ -4,9 +4,15 @@ from __future__ import annotations
 
 import datetime as dt
 import uuid
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import (
+    BaseModel,
+    Field,
+    SerializationInfo,
+    SerializerFunctionWrapHandler,
+    model_serializer,
+)
 
 
 class VerdictSummary(BaseModel):
@@ -31,6 +37,68 @@ class EvidenceLine(BaseModel):
     )
 
 
+class FaultFinding(BaseModel):
+    """A fault the watch's scan found, as its fields; ``wording.fault_sentence`` says it."""
+
+    name: str = Field(description="nan, divergence, not_learning, shift (the scan's names).")
+    active: bool = True
+    first_step: int | None = None
+    last_step: int | None = Field(None, description="nan: the last bad step; a stall: its end.")
+    step: int | None = Field(None, description="divergence: where the loss jumped.")
+    metrics: list[str] = Field(default_factory=list)
+    bad_steps: int = 0
+    baseline: float | None = None
+    sigma: float | None = None
+    level: float | None = Field(None, description="divergence: the recent median.")
+    held: int | None = Field(None, description="divergence: the steps a jump holds for.")
+    window: int | None = Field(
+        None, description="nan: finite steps that clear it; divergence: the median's window."
+    )
+    stall: str | None = Field(None, description="not_learning: how it stalls, in words.")
+    details: list[str] = Field(
+        default_factory=list, description="shift: the shift scan's findings, one each."
+    )
+    cleared_step: int | None = None
+
+
+class Change(BaseModel):
+    """One thing a watch post tells, as data; ``wording.alert_title`` / ``wording.alert_changes``
+    word it the same for Slack and the terminal.
+
+    start/tie: a stage (or tied stages) began to bind; change/change_tie: the binding stage moved
+    from ``previous``; fault: a fault opened; summary: the verdict's own summary of a tie;
+    no_longer/no_longer_tie: a stage condition cleared after ``checks`` checks; fault_over: a fault
+    ended; paused: the watch paused (``reason``, ``message``); unreadable/readable: its source
+    cannot be read now, or is read again.
+    """
+
+    kind: Literal[
+        "start",
+        "tie",
+        "change",
+        "change_tie",
+        "fault",
+        "summary",
+        "no_longer",
+        "no_longer_tie",
+        "fault_over",
+        "paused",
+        "unreadable",
+        "readable",
+    ]
+    stage: str | None = Field(None, description="The stage's title, or tied ones' (A and B).")
+    previous: str | None = Field(None, description="change: the stage that bound before.")
+    step: int | None = Field(None, description="The last step the check read.")
+    confidence: float | None = None
+    fault: FaultFinding | None = None
+    transient: bool = Field(False, description="fault: already over when it was found.")
+    checks: int | None = Field(None, description="no_longer: checks in a row that cleared it.")
+    reason: str | None = Field(None, description="paused: stalled, gone or outside.")
+    message: str | None = Field(
+        None, description="summary: the verdict's; paused/unreadable: what the read said."
+    )
+
+
 class Alert(BaseModel):
     """One post: an alert (conditions raised), a
     resolved note, or a notice that the watch paused.
@@ -41,8 +109,7 @@ class Alert(BaseModel):
     kind: Literal["alert", "resolved", "paused"]
     conditions: list[str] = Field(description="Condition keys this post announces or resolves.")
     episodes: dict[str, int] = Field(default_factory=dict)
-    title: str
-    changes: list[str] = Field(default_factory=list, description="What changed, one sentence each.")
+    changes: list[Change] = Field(default_factory=list, description="What changed, one each.")
     path: str
     steps: str = ""
     binding_stage: str | None = None
@@ -52,15 +119,24 @@ class Alert(BaseModel):
         default_factory=list, description="(stage title, points), top first"
     )
     evidence: list[EvidenceLine] = Field(default_factory=list)
-    faults: list[str] = Field(
-        default_factory=list, description="The fault findings, with steps and metrics."
-    )
     next_checks: list[str] = Field(default_factory=list)
     reply_to: str | None = Field(
         None, description="The alert a resolved note answers (its message ts)."
     )
     posted_ts: str | None = None
     chart: bool = Field(False, description="A chart goes with it.")
+
+    @model_serializer(mode="wrap")
+    def _worded(self, handler: SerializerFunctionWrapHandler, info: SerializationInfo) -> Any:
+        """As JSON for people and scripts: with the ``title`` and ``said`` sentences when the
+        front-end passes its wording as ``context={"alert_wording": (title, changes)}``
+        (pydantic's serialization context), so the JSON reads as the post does."""
+        data = handler(self)
+        wording = (info.context or {}).get("alert_wording")
+        if wording is not None and isinstance(data, dict):
+            title, changes = wording
+            data["title"], data["said"] = title(self), changes(self)
+        return data
 
     @property
     def condition(self) -> str:

@@ -26,11 +26,13 @@ import numpy as np
 from pydantic import BaseModel, Field
 
 from rlmap_bot.results.runs import FAULT_TITLES
+from rlmap_bot.results.watch import FaultFinding
 from rlmap_bot.runs import stats
 from rlmap_bot.runs.aliases import AliasTable
 from rlmap_bot.runs.faults import not_learning
 from rlmap_bot.runs.model import RunData, Series
 from rlmap_bot.runs.quantities import resolve
+from rlmap_bot.wording import fault_sentence
 
 #: What counts for NaN/inf: the quantities derive.loss_divergence looks at.
 NAN_QUANTITIES = ("loss", "policy_loss", "grad_norm", "kl_loss", "entropy")
@@ -307,21 +309,63 @@ def _shifts_of(series, quantity: str):
     return shifts({quantity: q}) if q is not None else []
 
 
+def finding(name: str, fault: BaseModel) -> FaultFinding:
+    """A fault of the scan's state as the typed finding a post carries (``wording`` says it)."""
+    if isinstance(fault, NanFault):
+        return FaultFinding(
+            name=name,
+            active=fault.active,
+            first_step=fault.first_step,
+            last_step=fault.last_bad_step,
+            metrics=fault.metrics,
+            bad_steps=fault.bad_steps,
+            window=CLEAR_FINITE,
+            cleared_step=fault.cleared_step,
+        )
+    if isinstance(fault, JumpFault):
+        return FaultFinding(
+            name=name,
+            active=fault.active,
+            step=fault.step,
+            metrics=[fault.metric],
+            baseline=fault.baseline,
+            sigma=fault.sigma,
+            level=fault.level,
+            held=stats.JUMP_RUN,
+            window=stats.SPIKE_WINDOW,
+            cleared_step=fault.cleared_step,
+        )
+    if isinstance(fault, StallFault):
+        return FaultFinding(
+            name=name,
+            active=fault.active,
+            first_step=fault.first_step,
+            last_step=fault.last_step,
+            metrics=[fault.metric],
+            stall=FAULT_TITLES.get(fault.kind, fault.kind),
+            cleared_step=fault.cleared_step,
+        )
+    if isinstance(fault, ShiftFault):
+        return FaultFinding(
+            name=name,
+            active=fault.active,
+            first_step=fault.first_step,
+            details=fault.details,
+            cleared_step=fault.cleared_step,
+        )
+    return FaultFinding(
+        name=name,
+        first_step=getattr(fault, "first_step", None),
+        step=getattr(fault, "step", None),
+    )
+
+
 def shift_text(fault: ShiftFault) -> str:
-    text = "; ".join(fault.details) or f"a sharp change from step {fault.first_step}"
-    if not fault.active and fault.cleared_step is not None:
-        text += f"; back near the earlier level by step {fault.cleared_step}"
-    return text
+    return fault_sentence(finding("shift", fault))
 
 
 def stall_text(fault: StallFault) -> str:
-    text = (
-        f"{FAULT_TITLES.get(fault.kind, fault.kind)} ({fault.metric}, from step {fault.first_step}"
-    )
-    text += f" through step {fault.last_step})"
-    if not fault.active and fault.cleared_step is not None:
-        text += f"; learning again by step {fault.cleared_step}"
-    return text
+    return fault_sentence(finding("not_learning", fault))
 
 
 def _nan_step(state: FaultState, step: int, bad: bool, names: set[str], opened: set[str]) -> None:
@@ -340,22 +384,8 @@ def _nan_step(state: FaultState, step: int, bad: bool, names: set[str], opened: 
 
 
 def nan_text(fault: NanFault) -> str:
-    where = ", ".join(fault.metrics) or "a loss"
-    text = f"NaN/inf in {where} from step {fault.first_step}"
-    if fault.last_bad_step != fault.first_step:
-        text += f" (last at step {fault.last_bad_step}, {fault.bad_steps} steps)"
-    if not fault.active and fault.cleared_step is not None:
-        text += f"; finite again for {CLEAR_FINITE} steps by step {fault.cleared_step}"
-    return text
+    return fault_sentence(finding("nan", fault))
 
 
 def jump_text(fault: JumpFault) -> str:
-    text = (
-        f"{fault.metric} jumped at step {fault.step} from a level of {fault.baseline:.3g} "
-        f"(sigma {fault.sigma:.3g}) and held for {stats.JUMP_RUN}+ steps"
-    )
-    if fault.level is not None:
-        text += f"; the last {stats.SPIKE_WINDOW} steps' median is {fault.level:.3g}"
-    if not fault.active:
-        text += ", back inside the band"
-    return text
+    return fault_sentence(finding("divergence", fault))

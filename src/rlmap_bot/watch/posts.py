@@ -1,13 +1,15 @@
 """What a watch check posts: the alert for the conditions it raised, the resolved note, the notice
 that a watch paused; and the check's result as a command returns it.  Pure functions of a check's
 :class:`~rlmap_bot.watch.check.Outcome`; :mod:`rlmap_bot.watch.service` claims and posts them.
+A post carries what changed as typed :class:`~rlmap_bot.results.watch.Change` items; the
+front-ends word them through :mod:`rlmap_bot.wording` (``alert_title``, ``alert_changes``).
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Callable
 
-from rlmap_bot.results.watch import Alert, CheckResult, EvidenceLine
+from rlmap_bot.results.watch import Alert, Change, CheckResult, EvidenceLine, FaultFinding
 from rlmap_bot.watch.conditions import Transition, pending_announcements
 from rlmap_bot.watch.model import Watch
 
@@ -90,35 +92,12 @@ def _stage_title(outcome: Outcome, key: str) -> str:
     return " and ".join(named)
 
 
-def _fault_text(name: str, fault: Any) -> str:
-    """A fault's sentence: the scan's own (``faults.NAME_text``)
-    when it has one, else where it began.
-    """
-    from rlmap_bot.watch import faults as fault_scan
+def _finding(faults: Any, name: str) -> FaultFinding | None:
+    """The named fault of the scan's state as a post carries it (None: the scan holds none)."""
+    from rlmap_bot.watch.faults import finding
 
-    describe = getattr(fault_scan, FAULT_TEXTS.get(name, f"{name}_text"), None)
-    if describe is not None:
-        return describe(fault)
-    step = getattr(fault, "first_step", None) or getattr(fault, "step", None)
-    return (
-        f"{name.replace('_', ' ')} from step {step}" if step is not None else name.replace("_", " ")
-    )
-
-
-FAULT_TITLES = {
-    "nan": "NaN/inf in the loss",
-    "divergence": "the loss diverged",
-    "not_learning": "the run is not learning",
-    "shift": "a sharp change at the run's tail",
-}
-# : The scan's sentence for each fault (a function of
-# watch.faults); others are looked up as NAME_text.
-FAULT_TEXTS = {
-    "nan": "nan_text",
-    "divergence": "jump_text",
-    "not_learning": "stall_text",
-    "shift": "shift_text",
-}
+    fault = getattr(faults, name, None)
+    return finding(name, fault) if fault is not None else None
 
 
 def _steps(outcome: Outcome) -> str:
@@ -132,48 +111,35 @@ def _alert(watch: Watch, outcome: Outcome, transitions: list[Transition]) -> Ale
 
     verdict, derivation, _ = outcome.judgement()
     faults = FaultState.model_validate(outcome.tracking.faults)
-    sure = f"{verdict.confidence:.0%} sure"
-    titles, changes, fault_lines = [], [], []
+    step, sure = outcome.kept.last_step, verdict.confidence
+    changes: list[Change] = []
     for t in transitions:
         key = t.condition.key
-        if t.kind == "start" and key.startswith("tie:"):
-            title = _stage_title(outcome, key)
-            titles.append(f"{title} both have strong evidence")
+        if t.kind == "start":
             changes.append(
-                f"{title} both have strong evidence on the run up to step "
-                f"{outcome.kept.last_step}: no "
-                f"single stage binds, both may ({verdict.confidence:.0%} sure it is one of them)."
-            )
-        elif t.kind == "start":
-            title = _stage_title(outcome, key)
-            titles.append(f"{title} started to bind")
-            changes.append(
-                f"{title} binds now, on the run up to step {outcome.kept.last_step} (the verdict "
-                f"is {sure})."
+                Change(
+                    kind="tie" if key.startswith("tie:") else "start",
+                    stage=_stage_title(outcome, key),
+                    step=step,
+                    confidence=sure,
+                )
             )
         elif t.kind == "change":
-            old = _stage_title(outcome, t.replaced.key) if t.replaced else "another stage"
-            new = _stage_title(outcome, key)
-            if key.startswith("tie:"):
-                titles.append(f"Binding stage changed: {old} → {new} tie")
-                changes.append(
-                    f"{new} now both have strong evidence; no single stage binds "
-                    f"({verdict.confidence:.0%} sure it is one of them)."
+            changes.append(
+                Change(
+                    kind="change_tie" if key.startswith("tie:") else "change",
+                    stage=_stage_title(outcome, key),
+                    previous=_stage_title(outcome, t.replaced.key) if t.replaced else None,
+                    step=step,
+                    confidence=sure,
                 )
-            else:
-                titles.append(f"Binding stage changed: {old} → {new}")
-                changes.append(f"{old} no longer binds; {new} does now (the verdict is {sure}).")
+            )
         elif t.kind == "fault" and key.startswith("fault:"):
-            name = key.split(":", 1)[1]
-            fault = getattr(faults, name, None)
-            if fault is None:
-                continue
-            titles.append("Fault: " + FAULT_TITLES.get(name, name.replace("_", " ")))
-            text = _fault_text(name, fault)
-            fault_lines.append(text)
-            changes.append(text + (" (already over)" if t.transient else "") + ".")
+            found = _finding(faults, key.split(":", 1)[1])
+            if found is not None:
+                changes.append(Change(kind="fault", fault=found, transient=t.transient))
     if verdict.tied and any(t.condition.key.startswith("tie:") for t in transitions):
-        changes.append(verdict.summary)
+        changes.append(Change(kind="summary", message=verdict.summary))
     # The evidence shown is the binding stage's, or the tied stages'; for a fault with no stage
     # binding, optimization's (NaN and divergence are optimisation failures first, as the
     # loss_divergence rule says).
@@ -216,7 +182,6 @@ def _alert(watch: Watch, outcome: Outcome, transitions: list[Transition]) -> Ale
         kind="alert",
         conditions=list(episodes),
         episodes=episodes,
-        title=" · ".join(titles),
         changes=changes,
         path=watch.path,
         steps=_steps(outcome),
@@ -227,7 +192,6 @@ def _alert(watch: Watch, outcome: Outcome, transitions: list[Transition]) -> Ale
         else None,
         ranking=[(r.title, r.score) for r in verdict.ranking[:3]],
         evidence=evidence[:4],
-        faults=fault_lines,
         next_checks=[f"{c.title}: {c.question}" for c in verdict.next_checks[:3]],
         chart=True,
     )
@@ -244,30 +208,22 @@ def _resolved(
 
     verdict = outcome.judgement().verdict
     faults = FaultState.model_validate(outcome.tracking.faults)
-    titles, changes = [], []
+    changes: list[Change] = []
     for t in transitions:
         key = t.condition.key
         if key.startswith(STAGE_PREFIXES):
-            title = _stage_title(outcome, key)
-            titles.append(
-                f"{title} {'no longer tie' if key.startswith('tie:') else 'no longer binds'}"
-            )
             changes.append(
-                f"{CLEAR_CHECKS} checks in a row with new steps, up to step "
-                f"{outcome.kept.last_step}, no "
-                f"longer name {title}."
-            )
-        elif key.startswith("fault:"):
-            name = key.split(":", 1)[1]
-            fault = getattr(faults, name, None)
-            if fault is None:
-                continue
-            titles.append(
-                {"nan": "NaN/inf over", "divergence": "Divergence over"}.get(
-                    name, f"{name.replace('_', ' ').capitalize()} over"
+                Change(
+                    kind="no_longer_tie" if key.startswith("tie:") else "no_longer",
+                    stage=_stage_title(outcome, key),
+                    step=outcome.kept.last_step,
+                    checks=CLEAR_CHECKS,
                 )
             )
-            changes.append(_fault_text(name, fault) + ".")
+        elif key.startswith("fault:"):
+            found = _finding(faults, key.split(":", 1)[1])
+            if found is not None:
+                changes.append(Change(kind="fault_over", fault=found))
     first = transitions[0].condition
     reply = first.alert_ts or alert_ts(watch.id, first.key, first.episode)
     episodes = {t.condition.key: t.condition.episode for t in transitions}
@@ -276,7 +232,6 @@ def _resolved(
         kind="resolved",
         conditions=list(episodes),
         episodes=episodes,
-        title="Resolved: " + "; ".join(titles),
         changes=changes,
         path=watch.path,
         steps=_steps(outcome),
@@ -289,13 +244,6 @@ def _resolved(
     )
 
 
-PAUSE_TITLES = {
-    "stalled": "stopped growing",
-    "gone": "is gone",
-    "outside": "leads outside RLMAP_RUN_ROOTS",
-}
-
-
 def paused_notice(watch: Watch, outcome: Outcome, number: int) -> Alert:
     reason = outcome.pause or "stalled"
     return Alert(
@@ -303,8 +251,7 @@ def paused_notice(watch: Watch, outcome: Outcome, number: int) -> Alert:
         kind="paused",
         conditions=[f"watch:{reason}"],
         episodes={f"watch:{reason}": number},
-        title=f"Watch paused: the log {PAUSE_TITLES.get(reason, reason)}",
-        changes=[(outcome.message or reason) + ".", "I stopped checking it."],
+        changes=[Change(kind="paused", reason=reason, message=outcome.message)],
         path=watch.path,
         steps=_steps(outcome),
     )
@@ -314,27 +261,16 @@ def unreadable_notice(watch: Watch, outcome: Outcome, number: int, failing: bool
     """A source that cannot be read now (a tracker or server down, a log gone unreadable), or is
     read again; the watch itself goes on."""
     key = "watch:unreadable"
-    if failing:
-        return Alert(
-            watch_id=watch.id,
-            kind="alert",
-            conditions=[key],
-            episodes={key: number},
-            title="Cannot read the run now",
-            changes=[
-                (outcome.message or "the source did not answer") + ".",
-                "I keep the watch and try again at each check; I'll say when it reads again.",
-            ],
-            path=watch.path,
-            steps=_steps(outcome),
-        )
     return Alert(
         watch_id=watch.id,
-        kind="resolved",
+        kind="alert" if failing else "resolved",
         conditions=[key],
         episodes={key: number},
-        title="Reading the run again",
-        changes=["The source answers again; checks go on as before."],
+        changes=[
+            Change(kind="unreadable", message=outcome.message)
+            if failing
+            else Change(kind="readable")
+        ],
         path=watch.path,
         steps=_steps(outcome),
     )

@@ -35,15 +35,7 @@ from rlmap_bot.state import leases
 from rlmap_bot.state.db import ConflictError
 from rlmap_bot.watch import backoff
 from rlmap_bot.watch.model import Tracking, Watch, format_interval
-from rlmap_bot.watch.posts import (
-    FAULT_TEXTS,
-    FAULT_TITLES,
-    PAUSE_TITLES,
-    _result,
-    paused_notice,
-    plan,
-    unreadable_notice,
-)
+from rlmap_bot.watch.posts import _result, paused_notice, plan, unreadable_notice
 from rlmap_bot.watch.series import KeptRun
 
 if TYPE_CHECKING:
@@ -441,11 +433,8 @@ class WatchService:
 # What to post lives in watch/posts.py; its names stay importable from here.
 __all__ = [
     "CHECK_STALE",
-    "FAULT_TEXTS",
-    "FAULT_TITLES",
     "METADATA_EVENT",
     "OWNER",
-    "PAUSE_TITLES",
     "Poster",
     "WatchService",
     "_result",

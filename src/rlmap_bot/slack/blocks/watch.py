@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from slack_sdk.models.blocks import Block, HeaderBlock
 
+from rlmap_bot import wording
 from rlmap_bot.results.watch import Alert, CheckResult, WatchList, WatchNow, WatchRow
 from rlmap_bot.slack.blocks.common import SECTION_LIMIT, context, fit, plain, section
 from rlmap_bot.slack.markup import cut, escape
@@ -31,14 +32,15 @@ def _where(alert: Alert) -> str:
 
 def alert_text(alert: Alert) -> str:
     """The notification line (plain; the caller escapes it)."""
-    return f"{alert.title} ({alert.path})"
+    return f"{wording.alert_title(alert)} ({alert.path})"
 
 
 def alert_blocks(alert: Alert) -> list[Block]:
+    title, changes = wording.alert_title(alert), wording.alert_changes(alert)
     if alert.kind != "alert":
-        changed = "\n".join(escape(c) for c in alert.changes)
+        changed = "\n".join(escape(c) for c in changes)
         blocks: list[Block] = [
-            section(cut(f"{ICONS[alert.kind]} *{escape(alert.title)}*\n{changed}", SECTION_LIMIT))
+            section(cut(f"{ICONS[alert.kind]} *{escape(title)}*\n{changed}", SECTION_LIMIT))
         ]
         foot = _where(alert)
         if alert.kind == "resolved" and alert.verdict_headline:
@@ -50,11 +52,11 @@ def alert_blocks(alert: Alert) -> list[Block]:
             )
         blocks.append(context(foot))
         return blocks
-    blocks = [HeaderBlock(text=plain(f"Watch: {alert.title}")), context(_where(alert))]
+    blocks = [HeaderBlock(text=plain(f"Watch: {title}")), context(_where(alert))]
     blocks.append(
         section(
             cut(
-                "*What changed*\n" + "\n".join(f"• {escape(c)}" for c in alert.changes),
+                "*What changed*\n" + "\n".join(f"• {escape(c)}" for c in changes),
                 SECTION_LIMIT,
             )
         )
@@ -144,7 +146,7 @@ def result_line(result: CheckResult) -> str:
     text = head + (f"{result.new_steps} new steps" if result.new_steps else "nothing new")
     if result.verdict:
         text += f"; {escape(result.verdict.headline)}"
-    posted = [a.title for a in result.alerts]
+    posted = [wording.alert_title(a) for a in result.alerts]
     text += f". Posted: {escape('; '.join(posted))}." if posted else ". Nothing new to post."
     return text
 
