@@ -7,7 +7,7 @@ front-ends word them through :mod:`rlmap_bot.wording` (``alert_title``, ``alert_
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any, Callable, Literal
 
 from rlmap_bot.results.watch import Alert, Change, CheckResult, EvidenceLine, FaultFinding
 from rlmap_bot.watch.conditions import Transition, pending_announcements
@@ -174,12 +174,36 @@ def _alert(watch: Watch, outcome: Outcome, transitions: list[Transition]) -> Ale
                 provenance=provenance,
             )
         )
-    episodes = {t.condition.key: t.condition.episode for t in transitions}
     # Top 3 stages, 4 pieces of evidence, 3 next checks: what a channel reads at a glance; the
     # whole verdict is one `diagnose --run` away (the same figures as the verdict card shows first).
+    return _post(
+        watch,
+        outcome,
+        "alert",
+        transitions,
+        changes,
+        ranking=[(r.title, r.score) for r in verdict.ranking[:3]],
+        evidence=evidence[:4],
+        next_checks=[f"{c.title}: {c.question}" for c in verdict.next_checks[:3]],
+        chart=True,
+    )
+
+
+def _post(
+    watch: Watch,
+    outcome: Outcome,
+    kind: Literal["alert", "resolved"],
+    transitions: list[Transition],
+    changes: list[Change],
+    **extra: Any,
+) -> Alert:
+    """An alert or a resolved note: the conditions it tells of, where the run stands and the
+    verdict it stands on, with what only that kind of post adds (``extra``)."""
+    verdict = outcome.judgement().verdict
+    episodes = {t.condition.key: t.condition.episode for t in transitions}
     return Alert(
         watch_id=watch.id,
-        kind="alert",
+        kind=kind,
         conditions=list(episodes),
         episodes=episodes,
         changes=changes,
@@ -190,10 +214,7 @@ def _alert(watch: Watch, outcome: Outcome, transitions: list[Transition]) -> Ale
         verdict_headline=outcome.tracking.last_verdict.headline
         if outcome.tracking.last_verdict
         else None,
-        ranking=[(r.title, r.score) for r in verdict.ranking[:3]],
-        evidence=evidence[:4],
-        next_checks=[f"{c.title}: {c.question}" for c in verdict.next_checks[:3]],
-        chart=True,
+        **extra,
     )
 
 
@@ -206,7 +227,6 @@ def _resolved(
     from rlmap_bot.watch.conditions import CLEAR_CHECKS, STAGE_PREFIXES
     from rlmap_bot.watch.faults import FaultState
 
-    verdict = outcome.judgement().verdict
     faults = FaultState.model_validate(outcome.tracking.faults)
     changes: list[Change] = []
     for t in transitions:
@@ -226,22 +246,7 @@ def _resolved(
                 changes.append(Change(kind="fault_over", fault=found))
     first = transitions[0].condition
     reply = first.alert_ts or alert_ts(watch.id, first.key, first.episode)
-    episodes = {t.condition.key: t.condition.episode for t in transitions}
-    return Alert(
-        watch_id=watch.id,
-        kind="resolved",
-        conditions=list(episodes),
-        episodes=episodes,
-        changes=changes,
-        path=watch.path,
-        steps=_steps(outcome),
-        binding_stage=verdict.binding_stage,
-        binding_title=verdict.binding_title,
-        verdict_headline=outcome.tracking.last_verdict.headline
-        if outcome.tracking.last_verdict
-        else None,
-        reply_to=reply,
-    )
+    return _post(watch, outcome, "resolved", transitions, changes, reply_to=reply)
 
 
 def paused_notice(watch: Watch, outcome: Outcome, number: int) -> Alert:
