@@ -25,7 +25,7 @@ from rlmap_bot.slack.blocks import ask as ask_blocks
 from rlmap_bot.slack.blocks import entries, to_dicts
 from rlmap_bot.slack.blocks.common import FALLBACK_LIMIT, fallback, fit, plain, section
 from rlmap_bot.slack.diagnosis import DiagnosisThreads
-from rlmap_bot.slack.dispatch import Reply
+from rlmap_bot.slack.dispatch import Reply, RespondReply
 from rlmap_bot.slack.markup import cut, escape
 from rlmap_bot.wording import sentence
 
@@ -96,20 +96,9 @@ class ButtonReply(Reply):
         )
 
 
-class BesideReply(Reply):
+class BesideReply(RespondReply):
     """Replies privately beside the message whose button was clicked (its response_url),
     leaving that message as it is."""
-
-    def __init__(
-        self,
-        client: WebClient,
-        channel: str,
-        user: str,
-        threads: DiagnosisThreads,
-        respond: Callable,
-    ):
-        super().__init__(client, channel, user, threads)
-        self.respond = respond
 
     def send(self, blocks: list, text: str, public: bool) -> None:
         assert self.respond is not None

@@ -132,8 +132,8 @@ class Reply:
         self.problem(exc)
 
 
-class SlashReply(Reply):
-    """`/rlmap`: privately through the response_url; a usage slip comes with the help."""
+class RespondReply(Reply):
+    """A reply through Slack's response_url (``respond``): to a slash command or a click."""
 
     def __init__(
         self,
@@ -145,6 +145,10 @@ class SlashReply(Reply):
     ):
         super().__init__(client, channel, user, threads)
         self.respond = respond
+
+
+class SlashReply(RespondReply):
+    """`/rlmap`: privately through the response_url; a usage slip comes with the help."""
 
     def send(self, blocks: list, text: str, public: bool) -> None:
         assert self.respond is not None
