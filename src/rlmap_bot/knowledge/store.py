@@ -15,13 +15,23 @@ import json
 import os
 import sqlite3
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 from typing import Any, Callable, Iterable, Sequence
 
 from rlmap_bot.errors import ConfigError
 from rlmap_bot.files import ensure_folder, is_sqlite_file
-from rlmap_bot.knowledge.loader import ENTRY, Catalog, knowledge_files, load_catalog
-from rlmap_bot.knowledge.schema import BUILT, CatalogSettings, Entry, Paper, Signal, Stage, Topic
+from rlmap_bot.knowledge.loader import Catalog, knowledge_files, load_catalog
+from rlmap_bot.knowledge.schema import (
+    BUILT,
+    ENTRY_MODELS,
+    CatalogSettings,
+    Entry,
+    Paper,
+    Signal,
+    Stage,
+    Topic,
+)
 from rlmap_bot.text import normalize
 
 # 2: surface-word columns split for explanations, porter FTS, search
@@ -249,30 +259,42 @@ class StoredEntry:
 
 
 class KnowledgeStore:
-    """Read access to a built store; everything is loaded once, the file stays the truth."""
+    """Read access to a built store; the file stays the truth and never changes under it.
+
+    Opening reads every row but validates none: an entry becomes a model the first time it is
+    asked for, with its kind's model alone (``ENTRY_MODELS``), and is kept. A plain ``ask`` shows a
+    few entries, so its start builds the validators of those kinds only (the models are declared
+    with ``defer_build``, knowledge/schema.py); the whole catalog and the settings are validated
+    when first used (``catalog``, ``settings``).
+    """
 
     def __init__(self, db_path: Path):
         self.path = Path(db_path)
         self.conn = sqlite3.connect(f"file:{self.path}?mode=ro", uri=True, check_same_thread=False)
         self.conn.execute(f"pragma mmap_size = {MMAP_BYTES}")
         self.meta = dict(self.conn.execute("select key, value from meta").fetchall())
-        self.settings = CatalogSettings.model_validate_json(self.meta.get("settings", "{}"))
-        self._stored: dict[str, StoredEntry] = {}
-        for id_, data, first_seen, changed_at, source, version in self.conn.execute(
-            "select id, data, first_seen, changed_at, source, content_hash from entries"
-        ):
-            self._stored[id_] = StoredEntry(
-                ENTRY.validate_json(data, context=_READ_BACK),
-                first_seen,
-                changed_at,
-                source,
-                version,
+        # id -> (kind, data, first_seen, changed_at, source, content hash), in the store's order
+        self._rows: dict[str, tuple[str, str, str, str, str, str]] = {
+            row[0]: row[1:]
+            for row in self.conn.execute(
+                "select id, kind, data, first_seen, changed_at, source, content_hash from entries"
             )
+        }
+        self._stored: dict[str, StoredEntry] = {}  # the entries validated so far
         self._names: dict[str, set[str]] | None = None
         self._doc_ids: dict[int, str] = {}  # search index row -> entry id, filled as rows are found
-        self.catalog = Catalog(
-            entries={k: v.entry for k, v in self._stored.items()},
-            sources={k: v.source for k, v in self._stored.items()},
+
+    @cached_property
+    def settings(self) -> CatalogSettings:
+        return CatalogSettings.model_validate_json(self.meta.get("settings", "{}"))
+
+    @cached_property
+    def catalog(self) -> Catalog:
+        """Every entry, validated (the diagnosis engine, cards and listings use the whole map)."""
+        stored = self.history()
+        return Catalog(
+            entries={s.entry.id: s.entry for s in stored},
+            sources={s.entry.id: s.source for s in stored},
             settings=self.settings,
         )
 
@@ -300,7 +322,7 @@ class KnowledgeStore:
             pass
 
     def get(self, entry_id: str) -> Entry | None:
-        stored = self._stored.get(entry_id)
+        stored = self.stored(entry_id)
         return stored.entry if stored else None
 
     def doc_ids(self, rowids: Sequence[int]) -> list[str]:
@@ -320,13 +342,28 @@ class KnowledgeStore:
         return [known[r] for r in rowids if r in known]
 
     def stored(self, entry_id: str) -> StoredEntry | None:
-        return self._stored.get(entry_id)
+        found = self._stored.get(entry_id)
+        if found is None:
+            row = self._rows.get(entry_id)
+            if row is None:
+                return None
+            kind, data, first_seen, changed_at, source, version = row
+            entry = ENTRY_MODELS[kind].model_validate_json(data, context=_READ_BACK)
+            # Two threads may both validate an entry the first time: the same model, kept once.
+            found = self._stored.setdefault(
+                entry_id, StoredEntry(entry, first_seen, changed_at, source, version)
+            )
+        return found
+
+    def _every(self, kind: str | None = None) -> list[StoredEntry]:
+        found = (self.stored(i) for i, row in self._rows.items() if kind is None or row[0] == kind)
+        return [s for s in found if s is not None]
 
     def all(self, kind: str | None = None) -> list[Entry]:
-        return [s.entry for s in self._stored.values() if kind is None or s.entry.kind == kind]
+        return [s.entry for s in self._every(kind)]
 
     def history(self) -> list[StoredEntry]:
-        return list(self._stored.values())
+        return self._every()
 
     def counts(self) -> dict[str, int]:
         return dict(
@@ -353,9 +390,9 @@ class KnowledgeStore:
         ids += [e.id for e in self.catalog.entries.values() if entry_id in e.related]
         seen: dict[str, None] = {}
         for i in ids:
-            if i != entry_id and i in self._stored:
+            if i != entry_id and i in self._rows:
                 seen[i] = None
-        return [self._stored[i].entry for i in seen]
+        return [e for e in (self.get(i) for i in seen) if e is not None]
 
 
 def store_status(root: Path, db_path: Path, stamp: str | None = None) -> str:
