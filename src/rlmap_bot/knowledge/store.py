@@ -46,15 +46,37 @@ MMAP_BYTES = 1 << 30
 _READ_BACK = {BUILT: True}  # see schema.BUILT: what the build checked is not checked again
 
 
+def _catalog_files(root: Path) -> list[Path]:
+    return knowledge_files(root) + [p for p in [root / "catalog.yaml"] if p.exists()]
+
+
 def catalog_fingerprint(root: Path) -> str:
     """A hash of every knowledge file's path and content: changes when the catalog does."""
     digest = hashlib.sha256()
     root = Path(root)
-    for path in knowledge_files(root) + [p for p in [root / "catalog.yaml"] if p.exists()]:
+    for path in _catalog_files(root):
         digest.update(path.relative_to(root).as_posix().encode())
         digest.update(b"\0")
         digest.update(path.read_bytes())
         digest.update(b"\0")
+    return digest.hexdigest()
+
+
+def files_signature(root: Path) -> str:
+    """A hash of every knowledge file's path, size and modification time (nanoseconds).
+
+    Equal to the one recorded at the build, no file was written, added or removed since: the
+    store is fresh without reading the files (the content fingerprint reads all of them, the
+    catalog's whole size, on every start). When it differs (a file touched or edited), the
+    content fingerprint decides, so a touch without an edit rebuilds nothing. This is how make
+    and git's index tell an unchanged file.
+    """
+    digest = hashlib.sha256()
+    root = Path(root)
+    for path in _catalog_files(root):
+        stat = path.stat()
+        digest.update(f"{path.relative_to(root).as_posix()}\0{stat.st_size}\0".encode())
+        digest.update(f"{stat.st_mtime_ns}\0".encode())
     return digest.hexdigest()
 
 
@@ -178,6 +200,9 @@ def build_store(
     """
     root, db_path = Path(root), Path(db_path)
     check_replaceable(db_path)
+    # Before this build reads the files, so a write during it changes the signature. (A caller that
+    # passes ``catalog`` read them first; the content fingerprint is taken after them too.)
+    signature = files_signature(root)
     catalog = catalog or load_catalog(root)
     fingerprint = catalog_fingerprint(root)
     now_text = (now or dt.datetime.now(dt.UTC)).isoformat(timespec="microseconds")
@@ -229,6 +254,7 @@ def build_store(
             [
                 {"key": "schema_version", "value": str(SCHEMA_VERSION)},
                 {"key": "fingerprint", "value": fingerprint},
+                {"key": "files", "value": signature},
                 {"key": "knowledge_root", "value": str(root.resolve())},
                 {"key": "built_at", "value": now_text},
                 {"key": "settings", "value": catalog.settings.model_dump_json()},
@@ -415,4 +441,8 @@ def store_status(root: Path, db_path: Path, stamp: str | None = None) -> str:
         return "stale"
     if stamp is not None and meta.get("additions", "") != stamp:
         return "stale"
-    return "fresh" if meta.get("fingerprint") == catalog_fingerprint(root) else "stale"
+    if not meta.get("fingerprint"):
+        return "stale"
+    if meta.get("files") == files_signature(root):
+        return "fresh"  # no file written since the build (files_signature)
+    return "fresh" if meta["fingerprint"] == catalog_fingerprint(root) else "stale"
