@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime as dt
 import os
 import sqlite3
+from concurrent.futures import ThreadPoolExecutor
 
 from rlmap_bot.core import Core
 from rlmap_bot.knowledge.store import KnowledgeStore, store_status
@@ -71,6 +72,18 @@ def test_core_builds_on_first_use_and_when_files_change(knowledge_copy, tmp_path
     core2 = Core(knowledge_copy, db, state_url=tmp_path / "state.db")
     assert core2.warning is None
     assert store_status(knowledge_copy, db) == "fresh"
+
+
+def test_an_entry_first_read_by_several_threads_at_once_is_one_model(built_db):
+    """An entry is validated the first time it is asked for (KnowledgeStore); threads asking
+    together get the one model, and every entry is read once however the reads interleave."""
+    store = KnowledgeStore(built_db)
+    ids = [e.id for e in KnowledgeStore(built_db).all()]
+    with ThreadPoolExecutor(8) as pool:
+        rounds = list(pool.map(lambda _: [store.get(i) for i in ids], range(8)))
+    assert all(a is b for got in rounds for a, b in zip(got, rounds[0], strict=True))
+    assert [e.id for e in rounds[0]] == ids
+    assert all(e is s.entry for e, s in zip(store.all(), store.history(), strict=True))
 
 
 def test_a_file_touched_but_not_edited_leaves_the_store_fresh(knowledge_copy, tmp_path):

@@ -14,6 +14,7 @@ import hashlib
 import json
 import os
 import sqlite3
+import threading
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
@@ -288,10 +289,10 @@ class KnowledgeStore:
     """Read access to a built store; the file stays the truth and never changes under it.
 
     Opening reads every row but validates none: an entry becomes a model the first time it is
-    asked for, with its kind's model alone (``ENTRY_MODELS``), and is kept. A plain ``ask`` shows a
-    few entries, so its start builds the validators of those kinds only (the models are declared
-    with ``defer_build``, knowledge/schema.py); the whole catalog and the settings are validated
-    when first used (``catalog``, ``settings``).
+    asked for, with its kind's model alone (``ENTRY_MODELS``), and the model is kept in place of
+    its JSON. A plain ``ask`` shows a few entries, so its start builds the validators of those
+    kinds only (the models are declared with ``defer_build``, knowledge/schema.py); the whole
+    catalog and the settings are validated when first used (``catalog``, ``settings``).
     """
 
     def __init__(self, db_path: Path):
@@ -299,14 +300,16 @@ class KnowledgeStore:
         self.conn = sqlite3.connect(f"file:{self.path}?mode=ro", uri=True, check_same_thread=False)
         self.conn.execute(f"pragma mmap_size = {MMAP_BYTES}")
         self.meta = dict(self.conn.execute("select key, value from meta").fetchall())
-        # id -> (kind, data, first_seen, changed_at, source, content hash), in the store's order
-        self._rows: dict[str, tuple[str, str, str, str, str, str]] = {
-            row[0]: row[1:]
-            for row in self.conn.execute(
-                "select id, kind, data, first_seen, changed_at, source, content_hash from entries"
-            )
-        }
+        self._kinds: dict[str, str] = {}  # id -> kind, in the store's order
+        # id -> (data, first_seen, changed_at, source, content hash) of an entry not validated yet
+        self._unread: dict[str, tuple[str, str, str, str, str]] = {}
+        for id_, kind, *row in self.conn.execute(
+            "select id, kind, data, first_seen, changed_at, source, content_hash from entries"
+        ):
+            self._kinds[id_] = kind
+            self._unread[id_] = tuple(row)
         self._stored: dict[str, StoredEntry] = {}  # the entries validated so far
+        self._reading = threading.Lock()  # one thread validates an entry; the others wait for it
         self._names: dict[str, set[str]] | None = None
         self._doc_ids: dict[int, str] = {}  # search index row -> entry id, filled as rows are found
 
@@ -369,20 +372,22 @@ class KnowledgeStore:
 
     def stored(self, entry_id: str) -> StoredEntry | None:
         found = self._stored.get(entry_id)
-        if found is None:
-            row = self._rows.get(entry_id)
-            if row is None:
-                return None
-            kind, data, first_seen, changed_at, source, version = row
-            entry = ENTRY_MODELS[kind].model_validate_json(data, context=_READ_BACK)
-            # Two threads may both validate an entry the first time: the same model, kept once.
-            found = self._stored.setdefault(
-                entry_id, StoredEntry(entry, first_seen, changed_at, source, version)
-            )
+        if found is not None or entry_id not in self._kinds:
+            return found
+        with self._reading:
+            found = self._stored.get(entry_id)
+            if found is None:
+                data, first_seen, changed_at, source, version = self._unread[entry_id]
+                model = ENTRY_MODELS[self._kinds[entry_id]]
+                entry = model.model_validate_json(data, context=_READ_BACK)
+                found = self._stored[entry_id] = StoredEntry(
+                    entry, first_seen, changed_at, source, version
+                )
+                del self._unread[entry_id]  # the model holds it now
         return found
 
     def _every(self, kind: str | None = None) -> list[StoredEntry]:
-        found = (self.stored(i) for i, row in self._rows.items() if kind is None or row[0] == kind)
+        found = (self.stored(i) for i, k in self._kinds.items() if kind is None or k == kind)
         return [s for s in found if s is not None]
 
     def all(self, kind: str | None = None) -> list[Entry]:
@@ -416,7 +421,7 @@ class KnowledgeStore:
         ids += [e.id for e in self.catalog.entries.values() if entry_id in e.related]
         seen: dict[str, None] = {}
         for i in ids:
-            if i != entry_id and i in self._rows:
+            if i != entry_id and i in self._kinds:
                 seen[i] = None
         return [e for e in (self.get(i) for i in seen) if e is not None]
 
