@@ -56,3 +56,31 @@ def test_help_loads_no_pydantic():
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert "Usage" in done.stdout and done.stderr.split() == ["False"], done.stderr
+
+
+QUESTION = "why is my reward going up but evals down?"  # answered by a signal and two stages
+
+
+def test_a_plain_ask_validates_only_the_kinds_of_entry_it_shows(built_db):
+    """The knowledge models are built when first used (pydantic's defer_build) and the store reads
+    an entry back the first time it is asked for, with its kind's model alone: an answer that shows
+    a signal and stages builds no paper or topic validator (nor the empty line's Unanswered of
+    `ask -`), and the rule language, the catalog's cross-entry checks and logging, which only a
+    build or a failure needs, are never imported."""
+    code = (
+        "import sys\n"
+        "from rlmap_bot.cli.main import cli\n"
+        "from rlmap_bot.knowledge.loader import ENTRY\n"
+        "from rlmap_bot.knowledge.schema import Paper, Signal, Stage, Topic\n"
+        "from rlmap_bot.results.ask import Unanswered\n"
+        "try:\n"
+        f"    cli(['--db', {str(built_db)!r}, 'ask', {QUESTION!r}], standalone_mode=False)\n"
+        "finally:\n"
+        "    built = [m.__pydantic_complete__ for m in (Signal, Stage, Paper, Topic, Unanswered)]\n"
+        "    loaded = [m in sys.modules for m in ('rlmap_bot.knowledge.expr',\n"
+        "              'rlmap_bot.knowledge.checks', 'logging')]\n"
+        "    print(*built, ENTRY.pydantic_complete, *loaded, file=sys.stderr)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert "[signal] Held-out score trend" in done.stdout, done.stdout
+    assert done.stderr.split() == ["True", "True"] + ["False"] * 7, done.stderr

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import datetime as dt
+import os
 import sqlite3
+from concurrent.futures import ThreadPoolExecutor
 
 from rlmap_bot.core import Core
 from rlmap_bot.knowledge.store import KnowledgeStore, store_status
@@ -70,6 +72,44 @@ def test_core_builds_on_first_use_and_when_files_change(knowledge_copy, tmp_path
     core2 = Core(knowledge_copy, db, state_url=tmp_path / "state.db")
     assert core2.warning is None
     assert store_status(knowledge_copy, db) == "fresh"
+
+
+def test_an_entry_first_read_by_several_threads_at_once_is_one_model(built_db):
+    """An entry is validated the first time it is asked for (KnowledgeStore); threads asking
+    together get the one model, and every entry is read once however the reads interleave."""
+    store = KnowledgeStore(built_db)
+    ids = [e.id for e in KnowledgeStore(built_db).all()]
+    with ThreadPoolExecutor(8) as pool:
+        rounds = list(pool.map(lambda _: [store.get(i) for i in ids], range(8)))
+    assert all(a is b for got in rounds for a, b in zip(got, rounds[0], strict=True))
+    assert [e.id for e in rounds[0]] == ids
+    assert all(e is s.entry for e, s in zip(store.all(), store.history(), strict=True))
+
+
+def test_a_file_touched_but_not_edited_leaves_the_store_fresh(knowledge_copy, tmp_path):
+    db = tmp_path / "kb.db"
+    build_store(knowledge_copy, db)
+    path = knowledge_copy / "stages" / "reward.yaml"
+    stat = path.stat()
+    os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns + 10**9))  # a new time, the same bytes
+    assert store_status(knowledge_copy, db) == "fresh"  # the content fingerprint decides
+
+
+def test_freshness_reads_no_file_whose_size_and_time_are_as_built(knowledge_copy, tmp_path):
+    """The files' sizes and modification times are compared first and the content is read only
+    when one differs: an edit that keeps both (as only a deliberate reset of the time does) is not
+    read, which shows the files are not read on a start that finds them as they were built."""
+    db = tmp_path / "kb.db"
+    build_store(knowledge_copy, db)
+    path = knowledge_copy / "stages" / "reward.yaml"
+    stat = path.stat()
+    text = path.read_text()
+    path.write_text(text.replace("Reward quality", "Reward qualitY", 1))
+    os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    assert path.stat().st_size == stat.st_size
+    assert store_status(knowledge_copy, db) == "fresh"
+    os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns + 1))
+    assert store_status(knowledge_copy, db) == "stale"
 
 
 def test_reload_swaps_in_new_entries(knowledge_copy, tmp_path):

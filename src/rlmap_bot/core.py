@@ -11,7 +11,6 @@ never sees a mix of old and new.
 from __future__ import annotations
 
 import datetime as dt
-import logging
 import threading
 from dataclasses import dataclass
 from functools import cached_property
@@ -26,6 +25,8 @@ from rlmap_bot.paths import Paths
 from rlmap_bot.search.index import build_store
 
 if TYPE_CHECKING:
+    import logging
+
     from rlmap_bot.diagnosis.engine import Engine
     from rlmap_bot.diagnosis.flow import Flow
     from rlmap_bot.results.ask import Answer
@@ -35,7 +36,16 @@ if TYPE_CHECKING:
     from rlmap_bot.settings import Settings
     from rlmap_bot.state.store import StateStore
 
-log = logging.getLogger(__name__)
+
+def _log() -> logging.Logger:
+    """The core's logger. logging is imported when there is something to say (a store being
+    built, an addition left out): a plain ask says nothing, and importing logging is about 4 ms of
+    its start (python -X importtime)."""
+    import logging
+
+    return logging.getLogger(__name__)
+
+
 _BREADTH = {"stage": 0, "topic": 1, "paper": 2, "signal": 3}
 
 
@@ -120,7 +130,7 @@ class Core:
             return
         db_source = self.paths.knowledge_db_source(self.db_path)
         # A build takes seconds (more on a busy machine): say so, or a slow start looks like a hang.
-        log.info(
+        _log().info(
             "building the knowledge store %s from %s (%s)",
             self.db_path,
             self.knowledge_root,
@@ -200,18 +210,18 @@ class Core:
 
         merged = merge(files, live)
         for problem in merged.problems:
-            log.warning("addition left out of the catalog: %s", problem)
+            _log().warning("addition left out of the catalog: %s", problem)
         build_store(self.knowledge_root, self.db_path, catalog=merged.catalog, stamp=stamp)
         if merged.retired:
             try:
                 retired = self.state.curation.set_status(merged.retired, "retired")
             except RlmapError as exc:
-                log.warning(
+                _log().warning(
                     "could not mark additions retired (%s); tried again at the next build", exc
                 )
             else:
                 if retired:
-                    log.info("%d addition(s) retired: a knowledge file holds them now", retired)
+                    _log().info("%d addition(s) retired: a knowledge file holds them now", retired)
 
     def has_state(self) -> bool:
         """Is there a state store to read (open, a URL, or

@@ -84,9 +84,21 @@ def chat_to_flags(params: Iterable[Param], words: Iterable[str]) -> list[str]:
 class DeclaredCommand(click.Command):
     """A click command that knows its declaration: chat words, no option twice, exclusions."""
 
-    def __init__(self, declared: Command, surface: str, **kwargs: Any):
+    def __init__(self, declared: Command, surface: str, examples: bool = False, **kwargs: Any):
         super().__init__(**kwargs)
         self.declared, self.surface = declared, surface
+        self._examples = examples  # an "Examples:" epilog, made when help is first shown
+
+    def format_epilog(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        """The epilog, with the declaration's examples that parse on this surface. Checking them
+        is a parse per example (about 10 ms for every command's together), so it waits for a
+        help page: a start that runs one command (a plain ask) never pays for the others'."""
+        if self._examples:
+            self._examples = False
+            examples = examples_for(self.declared, self.surface)
+            if examples:
+                self.epilog = "\b\nExamples:\n" + "\n".join(f"  rlmap-bot {e}" for e in examples)
+        super().format_epilog(ctx, formatter)
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
         typed = list(args)
@@ -224,19 +236,15 @@ def click_command(
     ``open_files=False`` reads a file option as its name (to check an example without the file).
     """
     summary = command.summary[:1].upper() + command.summary[1:] + "."
-    examples = examples_for(command, surface) if callback is not None else []
-    epilog = (
-        "\b\nExamples:\n" + "\n".join(f"  rlmap-bot {e}" for e in examples) if examples else None
-    )
     return DeclaredCommand(
         command,
         surface,
+        examples=callback is not None,
         name=name or command.words[-1],
         callback=callback,
         params=_click_params(command, surface, open_files),
         help=command.help or summary,
         short_help=summary,
-        epilog=epilog,
         add_help_option=surface == "cli",
     )
 

@@ -11,13 +11,9 @@ from functools import cache
 from pathlib import Path
 from typing import Any, Iterable, cast
 
-from pydantic import TypeAdapter, ValidationError
+from pydantic import ConfigDict, TypeAdapter, ValidationError
 
 from rlmap_bot.knowledge.catalog import Catalog, KnowledgeError, collect_errors, raise_all
-from rlmap_bot.knowledge.checks import (
-    check_complaints,
-    check_links,
-)
 from rlmap_bot.knowledge.schema import (
     KINDS,
     STAGE_IDS,
@@ -25,9 +21,10 @@ from rlmap_bot.knowledge.schema import (
     Entry,
 )
 
-# Any kind of entry, by its 'kind' (built once: a few ms of every start). Entry is an annotated
-# union, which TypeAdapter takes though its stub asks for a class.
-ENTRY: TypeAdapter[Entry] = TypeAdapter(cast(Any, Entry))
+# Any kind of entry, by its 'kind'. Entry is an annotated union, which TypeAdapter takes though
+# its stub asks for a class. Built when the first catalog file is validated (defer_build, as every
+# model of knowledge/schema.py): opening a built store validates no file.
+ENTRY: TypeAdapter[Entry] = TypeAdapter(cast(Any, Entry), config=ConfigDict(defer_build=True))
 
 
 SETTINGS_FILE = "catalog.yaml"
@@ -226,6 +223,10 @@ def load_catalog(root: Path) -> Catalog:
         errors.append(exc)
         settings = CatalogSettings()
     catalog = Catalog(entries=entries, sources=sources, settings=settings)
+    # Imported here: the cross-entry checks (and the rule language they type-check with) serve a
+    # build alone, and a plain ask, which imports this module for check_folder, never builds.
+    from rlmap_bot.knowledge.checks import check_complaints, check_links
+
     if (
         not errors
     ):  # links are checked between valid entries only, or every broken file would cascade

@@ -4,6 +4,12 @@ Curators edit YAML; these models are the contract that a pull request is
 checked against.  Every entry shares :class:`EntryBase`; each kind adds the
 fields its cards need.  Links between entries are plain ids, checked for
 existence and kind by :mod:`rlmap_bot.knowledge.loader` once every file is read.
+
+Every model is declared with pydantic's ``defer_build=True``: its validator is built the first
+time something is validated with it, not when this module is imported. A plain ``ask`` reads a
+few entries back from a built store (their kinds' models alone are built, see
+``knowledge/store.py``) and never validates a catalog file, so it does not pay for the rest
+(docs/measurements.md, cold start).
 """
 
 from __future__ import annotations
@@ -21,9 +27,6 @@ from pydantic import (
     model_validator,
 )
 
-from rlmap_bot.knowledge.expr import ExprError
-from rlmap_bot.knowledge.expr import parse as parse_expr
-
 Slug = Annotated[str, StringConstraints(pattern=r"^[a-z0-9]+(?:[-_][a-z0-9]+)*$", max_length=80)]
 Text = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1)]
 ArxivId = Annotated[str, StringConstraints(pattern=r"^\d{4}\.\d{4,5}$")]
@@ -38,7 +41,7 @@ StageId = Literal["environments", "rollouts", "reward", "optimization", "evaluat
 class EntryBase(BaseModel):
     """Fields every catalog entry has, whatever its kind."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
     id: Slug
     title: Text
@@ -155,7 +158,7 @@ SignalType = Literal["fraction", "number", "integer", "choice", "bool"]
 class Preset(BaseModel):
     """A ready-made answer shown as a button; also the answer space for picking questions."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
     label: Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=60)]
     value: float | int | bool | str
@@ -172,7 +175,7 @@ class Rule(BaseModel):
     reading this one explains away: when both fire, only this one counts.
     """
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
     id: Slug
     when: Text
@@ -200,6 +203,11 @@ class Rule(BaseModel):
             return (
                 value  # checked when the store was built; parsing again is 12 ms of every cold ask
             )
+        # Imported here: only a catalog file's rule is parsed (an entry read back from a built
+        # store was parsed when the store was built), so an ask never imports the rule language.
+        from rlmap_bot.knowledge.expr import ExprError
+        from rlmap_bot.knowledge.expr import parse as parse_expr
+
         try:
             parse_expr(value)
         except ExprError as exc:
@@ -217,6 +225,8 @@ class Rule(BaseModel):
 
     @property
     def expr(self):
+        from rlmap_bot.knowledge.expr import parse as parse_expr  # see _parses
+
         return parse_expr(self.when)
 
 
@@ -363,6 +373,14 @@ class Signal(EntryBase):
 
 Entry = Annotated[Stage | Topic | Paper | Signal, Field(discriminator="kind")]
 KINDS = ("stage", "topic", "paper", "signal")
+# Each kind's model, to validate an entry whose kind is known (a built store keeps it beside the
+# entry) without building the validator of the whole union.
+ENTRY_MODELS: dict[str, type[Stage | Topic | Paper | Signal]] = {
+    "stage": Stage,
+    "topic": Topic,
+    "paper": Paper,
+    "signal": Signal,
+}
 
 
 def display_kind(entry: Entry) -> str:
@@ -379,7 +397,7 @@ class Complaint(BaseModel):
     reads none of them leaves the complaint unexplained, so the flow keeps asking them.
     """
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
     id: Slug
     label: Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=60)]
@@ -392,7 +410,7 @@ class Precedence(BaseModel):
     signal id stands for each of its rules that adds points to a stage (so a new state of
     that signal is covered without listing it)."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
     first: Annotated[str, StringConstraints(pattern=r"^[a-z0-9_-]+\.[a-z0-9_-]+$")]
     explains: list[Annotated[str, StringConstraints(pattern=r"^[a-z0-9_-]+(\.[a-z0-9_-]+)?$")]] = (
@@ -409,7 +427,7 @@ class Precedence(BaseModel):
 class DiagnosisSettings(BaseModel):
     """How rule points become a verdict; see knowledge/catalog.yaml for each value's reason."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
     none_score: float = 2.0
     min_score: float = Field(default=3.0, gt=0)
@@ -460,7 +478,7 @@ class DiagnosisSettings(BaseModel):
 class CatalogSettings(BaseModel):
     """Catalog-wide settings from ``knowledge/catalog.yaml``."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
     search_floor: float = Field(default=0.37, ge=0, le=1)
     diagnosis: DiagnosisSettings = Field(default_factory=DiagnosisSettings)

@@ -14,14 +14,25 @@ import hashlib
 import json
 import os
 import sqlite3
+import threading
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 from typing import Any, Callable, Iterable, Sequence
 
 from rlmap_bot.errors import ConfigError
 from rlmap_bot.files import ensure_folder, is_sqlite_file
-from rlmap_bot.knowledge.loader import ENTRY, Catalog, knowledge_files, load_catalog
-from rlmap_bot.knowledge.schema import BUILT, CatalogSettings, Entry, Paper, Signal, Stage, Topic
+from rlmap_bot.knowledge.loader import Catalog, knowledge_files, load_catalog
+from rlmap_bot.knowledge.schema import (
+    BUILT,
+    ENTRY_MODELS,
+    CatalogSettings,
+    Entry,
+    Paper,
+    Signal,
+    Stage,
+    Topic,
+)
 from rlmap_bot.text import normalize
 
 # 2: surface-word columns split for explanations, porter FTS, search
@@ -36,15 +47,37 @@ MMAP_BYTES = 1 << 30
 _READ_BACK = {BUILT: True}  # see schema.BUILT: what the build checked is not checked again
 
 
+def _catalog_files(root: Path) -> list[Path]:
+    return knowledge_files(root) + [p for p in [root / "catalog.yaml"] if p.exists()]
+
+
 def catalog_fingerprint(root: Path) -> str:
     """A hash of every knowledge file's path and content: changes when the catalog does."""
     digest = hashlib.sha256()
     root = Path(root)
-    for path in knowledge_files(root) + [p for p in [root / "catalog.yaml"] if p.exists()]:
+    for path in _catalog_files(root):
         digest.update(path.relative_to(root).as_posix().encode())
         digest.update(b"\0")
         digest.update(path.read_bytes())
         digest.update(b"\0")
+    return digest.hexdigest()
+
+
+def files_signature(root: Path) -> str:
+    """A hash of every knowledge file's path, size and modification time (nanoseconds).
+
+    Equal to the one recorded at the build, no file was written, added or removed since: the
+    store is fresh without reading the files (the content fingerprint reads all of them, the
+    catalog's whole size, on every start). When it differs (a file touched or edited), the
+    content fingerprint decides, so a touch without an edit rebuilds nothing. This is how make
+    and git's index tell an unchanged file.
+    """
+    digest = hashlib.sha256()
+    root = Path(root)
+    for path in _catalog_files(root):
+        stat = path.stat()
+        digest.update(f"{path.relative_to(root).as_posix()}\0{stat.st_size}\0".encode())
+        digest.update(f"{stat.st_mtime_ns}\0".encode())
     return digest.hexdigest()
 
 
@@ -168,6 +201,9 @@ def build_store(
     """
     root, db_path = Path(root), Path(db_path)
     check_replaceable(db_path)
+    # Before this build reads the files, so a write during it changes the signature. (A caller that
+    # passes ``catalog`` read them first; the content fingerprint is taken after them too.)
+    signature = files_signature(root)
     catalog = catalog or load_catalog(root)
     fingerprint = catalog_fingerprint(root)
     now_text = (now or dt.datetime.now(dt.UTC)).isoformat(timespec="microseconds")
@@ -219,6 +255,7 @@ def build_store(
             [
                 {"key": "schema_version", "value": str(SCHEMA_VERSION)},
                 {"key": "fingerprint", "value": fingerprint},
+                {"key": "files", "value": signature},
                 {"key": "knowledge_root", "value": str(root.resolve())},
                 {"key": "built_at", "value": now_text},
                 {"key": "settings", "value": catalog.settings.model_dump_json()},
@@ -249,30 +286,44 @@ class StoredEntry:
 
 
 class KnowledgeStore:
-    """Read access to a built store; everything is loaded once, the file stays the truth."""
+    """Read access to a built store; the file stays the truth and never changes under it.
+
+    Opening reads every row but validates none: an entry becomes a model the first time it is
+    asked for, with its kind's model alone (``ENTRY_MODELS``), and the model is kept in place of
+    its JSON. A plain ``ask`` shows a few entries, so its start builds the validators of those
+    kinds only (the models are declared with ``defer_build``, knowledge/schema.py); the whole
+    catalog and the settings are validated when first used (``catalog``, ``settings``).
+    """
 
     def __init__(self, db_path: Path):
         self.path = Path(db_path)
         self.conn = sqlite3.connect(f"file:{self.path}?mode=ro", uri=True, check_same_thread=False)
         self.conn.execute(f"pragma mmap_size = {MMAP_BYTES}")
         self.meta = dict(self.conn.execute("select key, value from meta").fetchall())
-        self.settings = CatalogSettings.model_validate_json(self.meta.get("settings", "{}"))
-        self._stored: dict[str, StoredEntry] = {}
-        for id_, data, first_seen, changed_at, source, version in self.conn.execute(
-            "select id, data, first_seen, changed_at, source, content_hash from entries"
+        self._kinds: dict[str, str] = {}  # id -> kind, in the store's order
+        # id -> (data, first_seen, changed_at, source, content hash) of an entry not validated yet
+        self._unread: dict[str, tuple[str, str, str, str, str]] = {}
+        for id_, kind, *row in self.conn.execute(
+            "select id, kind, data, first_seen, changed_at, source, content_hash from entries"
         ):
-            self._stored[id_] = StoredEntry(
-                ENTRY.validate_json(data, context=_READ_BACK),
-                first_seen,
-                changed_at,
-                source,
-                version,
-            )
+            self._kinds[id_] = kind
+            self._unread[id_] = tuple(row)
+        self._stored: dict[str, StoredEntry] = {}  # the entries validated so far
+        self._reading = threading.Lock()  # one thread validates an entry; the others wait for it
         self._names: dict[str, set[str]] | None = None
         self._doc_ids: dict[int, str] = {}  # search index row -> entry id, filled as rows are found
-        self.catalog = Catalog(
-            entries={k: v.entry for k, v in self._stored.items()},
-            sources={k: v.source for k, v in self._stored.items()},
+
+    @cached_property
+    def settings(self) -> CatalogSettings:
+        return CatalogSettings.model_validate_json(self.meta.get("settings", "{}"))
+
+    @cached_property
+    def catalog(self) -> Catalog:
+        """Every entry, validated (the diagnosis engine, cards and listings use the whole map)."""
+        stored = self.history()
+        return Catalog(
+            entries={s.entry.id: s.entry for s in stored},
+            sources={s.entry.id: s.source for s in stored},
             settings=self.settings,
         )
 
@@ -300,7 +351,7 @@ class KnowledgeStore:
             pass
 
     def get(self, entry_id: str) -> Entry | None:
-        stored = self._stored.get(entry_id)
+        stored = self.stored(entry_id)
         return stored.entry if stored else None
 
     def doc_ids(self, rowids: Sequence[int]) -> list[str]:
@@ -320,13 +371,30 @@ class KnowledgeStore:
         return [known[r] for r in rowids if r in known]
 
     def stored(self, entry_id: str) -> StoredEntry | None:
-        return self._stored.get(entry_id)
+        found = self._stored.get(entry_id)
+        if found is not None or entry_id not in self._kinds:
+            return found
+        with self._reading:
+            found = self._stored.get(entry_id)
+            if found is None:
+                data, first_seen, changed_at, source, version = self._unread[entry_id]
+                model = ENTRY_MODELS[self._kinds[entry_id]]
+                entry = model.model_validate_json(data, context=_READ_BACK)
+                found = self._stored[entry_id] = StoredEntry(
+                    entry, first_seen, changed_at, source, version
+                )
+                del self._unread[entry_id]  # the model holds it now
+        return found
+
+    def _every(self, kind: str | None = None) -> list[StoredEntry]:
+        found = (self.stored(i) for i, k in self._kinds.items() if kind is None or k == kind)
+        return [s for s in found if s is not None]
 
     def all(self, kind: str | None = None) -> list[Entry]:
-        return [s.entry for s in self._stored.values() if kind is None or s.entry.kind == kind]
+        return [s.entry for s in self._every(kind)]
 
     def history(self) -> list[StoredEntry]:
-        return list(self._stored.values())
+        return self._every()
 
     def counts(self) -> dict[str, int]:
         return dict(
@@ -353,9 +421,9 @@ class KnowledgeStore:
         ids += [e.id for e in self.catalog.entries.values() if entry_id in e.related]
         seen: dict[str, None] = {}
         for i in ids:
-            if i != entry_id and i in self._stored:
+            if i != entry_id and i in self._kinds:
                 seen[i] = None
-        return [self._stored[i].entry for i in seen]
+        return [e for e in (self.get(i) for i in seen) if e is not None]
 
 
 def store_status(root: Path, db_path: Path, stamp: str | None = None) -> str:
@@ -378,4 +446,8 @@ def store_status(root: Path, db_path: Path, stamp: str | None = None) -> str:
         return "stale"
     if stamp is not None and meta.get("additions", "") != stamp:
         return "stale"
-    return "fresh" if meta.get("fingerprint") == catalog_fingerprint(root) else "stale"
+    if not meta.get("fingerprint"):
+        return "stale"
+    if meta.get("files") == files_signature(root):
+        return "fresh"  # no file written since the build (files_signature)
+    return "fresh" if meta["fingerprint"] == catalog_fingerprint(root) else "stale"

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Iterator, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 # What an answer is: "confident" (results, the evidence clears the floor), "guess" (the gate
 # refused, yet some word of the question speaks for the map: its nearest entries, marked as a guess)
@@ -100,7 +100,12 @@ def echo(question: str) -> str:
 
 class Unanswered(Answer):
     """An empty line in a batch of questions: an answer with nothing in it that says so, so output
-    lines stay aligned (an answer, so its JSON has every key an answer has)."""
+    lines stay aligned (an answer, so its JSON has every key an answer has).
+
+    Its validator is built when the first one is made (pydantic's defer_build): only ``ask -``
+    over a batch with an empty line makes one, and a plain ask does not pay for it."""
+
+    model_config = ConfigDict(defer_build=True)
 
     query: str = ""
     tier: Tier = "nothing"

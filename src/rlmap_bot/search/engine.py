@@ -15,7 +15,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from rlmap_bot.knowledge.schema import Entry, Paper, Signal, display_kind
+from rlmap_bot.knowledge.schema import Entry, Paper, Signal, Stage, display_kind
 from rlmap_bot.knowledge.store import SEARCH_COLUMNS, KnowledgeStore
 from rlmap_bot.results.ask import Answer, Hit, echo
 from rlmap_bot.search import explain
@@ -59,9 +59,7 @@ class Searcher:
         self.params = params or DEFAULT
         self.floor = float(floor if floor is not None else store.settings.search_floor)
         self.lexicon = Lexicon(store.conn)
-        self._known = [s.title for s in store.catalog.stages] + sorted(
-            t.title for t in store.all("topic")
-        )
+        self._known: list[str] | None = None  # known_topics(), read when first wanted
         # What explaining a hit needs of an entry, worked out the first time it is shown (the store
         # never changes under a searcher): each search
         # column's stems, each curated question's tokens.
@@ -308,7 +306,16 @@ class Searcher:
         return found.text() if found else None
 
     def known_topics(self) -> list[str]:
-        """What the bot can talk about: the stages and the topic with its subtopics."""
+        """What the bot can talk about: the stages and the topic with its subtopics.
+
+        Read the first time an answer needs them (one that is not sure), from the stages and topics
+        alone: a confident answer validates no entry it does not show (knowledge/store.py)."""
+        if self._known is None:
+            stages = sorted(
+                (s for s in self.store.all("stage") if isinstance(s, Stage)), key=lambda s: s.order
+            )
+            topics = sorted(t.title for t in self.store.all("topic"))
+            self._known = [s.title for s in stages] + topics
         return list(self._known)
 
 
