@@ -398,13 +398,16 @@ def _pool(outcomes: list[dict[str, float]]) -> dict[str, float]:
     return {k: statistics.mean(o[k] for o in outcomes if k in o) for k in keys}
 
 
-def cross_validate(store, questions: list[dict], wide: bool = False) -> dict:
-    t0 = time.perf_counter()
-    tuner = Tuner(store, questions, wide)
-    n = tuner.n
-    print(
-        f"0. Cross-validation on the tuning set ({n} questions, {FOLDS} folds, stratified by type)"
-    )
+# Further dealings of the folds: one dealing's figure moves by more than a question's worth with
+# the dealing alone (478 questions: 0.927-0.938 top-3 over seeds 7-10, the same code), so the
+# held-out figure is also given as the mean over these.
+SEEDS = (7, 8, 9, 10)
+
+
+def _nested(tuner: Tuner) -> tuple[list[dict], list[dict], list]:
+    """Held-out outcomes of one dealing of the folds: the ranking alone, the whole of ask, and
+    what each fold chose on the other four."""
+    questions = tuner.q
     held_rank, held_all, chosen_per_fold = [], [], []
     for f, test in enumerate(tuner.parts):
         train = [i for g, p in enumerate(tuner.parts) if g != f for i in p]
@@ -414,19 +417,21 @@ def cross_validate(store, questions: list[dict], wide: bool = False) -> dict:
         chosen_per_fold.append((rank_point, g, floor, guess))
         for i in test:
             if questions[i]["expect"]:
-                held_rank.append(
-                    dict(
-                        zip(
-                            ("top3", "mrr"),
-                            _ranking_score(
-                                [x for x, _ in tuner.ranked(rank_point, i)],
-                                set(questions[i]["expect"]),
-                            ),
-                            strict=True,
-                        )
-                    )
-                )
+                ranked = [x for x, _ in tuner.ranked(rank_point, i)]
+                top3, rr = _ranking_score(ranked, set(questions[i]["expect"]))
+                held_rank.append({"top3": top3, "mrr": rr})
             held_all.append(tuner.outcome(rank_point, g, floor, i, guess))
+    return held_rank, held_all, chosen_per_fold
+
+
+def cross_validate(store, questions: list[dict], wide: bool = False) -> dict:
+    t0 = time.perf_counter()
+    tuner = Tuner(store, questions, wide)
+    n = tuner.n
+    print(
+        f"0. Cross-validation on the tuning set ({n} questions, {FOLDS} folds, stratified by type)"
+    )
+    held_rank, held_all, chosen_per_fold = _nested(tuner)
     rank_point = tuner.choose_ranking(list(range(n)))
     g, floor, score = tuner.choose_gate(rank_point, list(range(n)))
     guess = tuner.choose_guess(rank_point, g, floor, list(range(n)))
@@ -484,7 +489,20 @@ def cross_validate(store, questions: list[dict], wide: bool = False) -> dict:
         f"{', '.join(f'{evidence_to_score(c[2]):.3f}' for c in chosen_per_fold)} "
         f"({time.perf_counter() - t0:.0f} s)"
     )
+    dealt = []
+    for seed in SEEDS:
+        tuner.parts = folds(questions, seed=seed)
+        dealt.append(_pool(_nested(tuner)[1]))
+    mean = {k: statistics.mean(d[k] for d in dealt) for k in ("top3", "mrr", "confident")}
+    print(
+        f"   held out, whole ask, mean over {len(SEEDS)} dealings of the folds (seeds "
+        f"{', '.join(map(str, SEEDS))}): top-3 shown {mean['top3']:.3f} "
+        f"({min(d['top3'] for d in dealt):.3f}-{max(d['top3'] for d in dealt):.3f}), MRR "
+        f"{mean['mrr']:.3f}, off-topic answered confidently {mean['confident']:.3f} "
+        f"({time.perf_counter() - t0:.0f} s in all)"
+    )
     return {
+        "dealt": mean,
         "held": held,
         "ranking": ranking_only,
         "whole": whole,
