@@ -65,6 +65,9 @@ _TIERS = (
     ROOT / "tests" / "questions_locked_tiers.yaml"
 )  # plainly worded, locked: scored, never tuned on
 LOCKED_TIERS = yaml.safe_load(_TIERS.read_text()) if _TIERS.exists() else None
+# Plainly worded, a third of it about scaling and resources, written before the code it judges.
+_R6 = ROOT / "tests" / "questions_locked_r6.yaml"
+LOCKED_R6 = yaml.safe_load(_R6.read_text()) if _R6.exists() else None
 
 
 def outsider_set() -> list[dict] | None:
@@ -238,6 +241,8 @@ def tiers(searcher: Searcher, questions: list[dict]) -> dict[str, float]:
 def quality_sets() -> list[tuple[str, list[dict]]]:
     """Locked sets first (scored, never tuned on), then the outsider set, then the tuning set."""
     sets = []
+    if LOCKED_R6 is not None:
+        sets.append(("locked r6", LOCKED_R6))
     if LOCKED_TIERS is not None:
         sets.append(("tiers", LOCKED_TIERS))
     sets += [("locked", LOCKED), ("echo", ECHO)]
