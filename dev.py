@@ -101,6 +101,22 @@ def workers(args: list[str]) -> list[str]:
     return [] if chosen else ["-n", "4"]
 
 
+def test_env() -> dict[str, str]:
+    """The tests' environment, with Python's compiled bytecode kept under ``.venv/pycache/``.
+
+    The suite starts hundreds of Python processes (``rlmap-bot`` itself, ``mlflow server``, the
+    tracker SDKs writing runs). With no bytecode cache, each one compiles every module it imports
+    again: pip installs with ``--no-compile`` and PYTHONDONTWRITEBYTECODE, set on some machines,
+    writes none. Measured on 2 cores: ``import mlflow`` 3.4 s -> 1.3 s, ``import
+    rlmap_bot.slack.app`` 1.5 s -> 0.8 s of CPU once cached. PYTHONPYCACHEPREFIX puts the cache in
+    the virtual environment, so the checkout stays free of ``__pycache__`` folders either way.
+    """
+    env = dict(os.environ)
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    env.setdefault("PYTHONPYCACHEPREFIX", str(VENV / "pycache"))
+    return env
+
+
 COMMANDS = ("run", "test", "bench", "bench-load", "lint", "docs")
 
 
@@ -145,7 +161,9 @@ def main(argv: list[str]) -> int:
             return subprocess.call([str(exe), *rest], cwd=ROOT)
         ensure_venv("test")
         if command == "test":
-            return subprocess.call([str(PYTHON), "-m", "pytest", *workers(rest), *rest], cwd=ROOT)
+            return subprocess.call(
+                [str(PYTHON), "-m", "pytest", *workers(rest), *rest], cwd=ROOT, env=test_env()
+            )
         if command == "lint":
             paths = ["src", "tests", "benchmarks", "dev.py"]
             ruff = subprocess.call([str(PYTHON), "-m", "ruff", "check", *paths], cwd=ROOT)

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import math
 import os
-import socket
 import subprocess
 import sys
 import textwrap
@@ -21,6 +20,7 @@ import pytest
 
 from rlmap_bot.runs.errors import RunReadError
 from rlmap_bot.runs.sources import Access, open_source, parse_source
+from support.mlflowserver import MlflowServer, free_port
 
 ANY = ("*",)
 KEEP_ALL = lambda name: True  # noqa: E731 - every metric kept as a series
@@ -64,67 +64,13 @@ MORE_MLFLOW = """
 """
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture(scope="session")
 def mlflow_server(tmp_path_factory):
-    """A real ``mlflow server`` with a SQLite backend; its start takes 10-40 s on 2 busy cores."""
+    """A real ``mlflow server`` with a SQLite backend (support/mlflowserver.py); its URL."""
     pytest.importorskip("mlflow", reason="the mlflow test extra is not installed")
-    import urllib.request
-
-    folder = tmp_path_factory.mktemp("mlflow-server")
-    port = _free_port()
-    mlflow_bin = Path(sys.executable).with_name("mlflow")
-    log = open(folder / "server.log", "wb")
-    proc = subprocess.Popen(
-        [
-            str(mlflow_bin),
-            "server",
-            "--backend-store-uri",
-            f"sqlite:///{folder}/mlflow.db",
-            "--default-artifact-root",
-            str(folder / "artifacts"),
-            "--host",
-            "127.0.0.1",
-            "--port",
-            str(port),
-            "--workers",
-            "1",
-        ],
-        stdout=log,
-        stderr=subprocess.STDOUT,
-        start_new_session=True,
-    )
-    url = f"http://127.0.0.1:{port}"
-    started = time.monotonic()
-    try:
-        while (
-            True
-        ):  # judgement: 180 s is several times the slowest start measured on 2 loaded cores
-            try:
-                with urllib.request.urlopen(f"{url}/health", timeout=2) as r:
-                    if r.status == 200:
-                        break
-            except OSError:
-                pass
-            if proc.poll() is not None or time.monotonic() - started > 180:
-                raise RuntimeError(
-                    "mlflow server did not start: " + (folder / "server.log").read_text()[-2000:]
-                )
-            time.sleep(0.5)
-        sys.stderr.write(f"\nmlflow server answered after {time.monotonic() - started:.1f} s\n")
-        yield url
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-        log.close()
+    server = MlflowServer(tmp_path_factory.mktemp("mlflow-server")).start()
+    yield server.url
+    server.stop()
 
 
 def _server_access(url: str, **credentials: str) -> Access:
@@ -186,7 +132,7 @@ def test_mlflow_server_reads_every_step_then_only_new_ones_unsampled_and_unknown
 
 def test_mlflow_server_down_is_one_retryable_line_without_the_token():
     token = "mlflow-token-do-not-print-1234"
-    url = f"http://127.0.0.1:{_free_port()}"
+    url = f"http://127.0.0.1:{free_port()}"
     source = open_source(
         parse_source("mlflow:abc"), _server_access(url, MLFLOW_TRACKING_TOKEN=token)
     )
