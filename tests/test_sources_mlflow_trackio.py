@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 import os
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -21,6 +22,7 @@ import pytest
 from rlmap_bot.runs.errors import RunReadError
 from rlmap_bot.runs.sources import Access, open_source, parse_source
 from support.mlflowserver import MlflowServer, free_port
+from support.shared import once_per_run
 
 ANY = ("*",)
 KEEP_ALL = lambda name: True  # noqa: E731 - every metric kept as a series
@@ -155,12 +157,19 @@ def test_mlflow_without_tracking_uri_says_which_variable_to_set():
         open_source(parse_source("mlflow:abc"), Access(mlflow_hosts=ANY))
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def sqlite_store(tmp_path_factory) -> tuple[Path, str]:
+    """``(mlflow.db, run id)``: a run logged by MLflow's client into a ``sqlite:///`` store, once
+    for the whole test run (support/shared.py); a test that logs more into it works on a copy."""
     pytest.importorskip("mlflow", reason="the mlflow test extra is not installed")
-    folder = tmp_path_factory.mktemp("mlflow-db")
-    uri = f"sqlite:///{folder}/mlflow.db"
-    return folder / "mlflow.db", _python(LOG_MLFLOW, {"MLFLOW_TRACKING_URI": uri})
+    folder, run_id = once_per_run(
+        tmp_path_factory,
+        "mlflow-db",
+        lambda folder: _python(
+            LOG_MLFLOW, {"MLFLOW_TRACKING_URI": f"sqlite:///{folder}/mlflow.db"}
+        ),
+    )
+    return folder / "mlflow.db", run_id
 
 
 def test_mlflow_sqlite_store_reads_nan_inf_and_the_latest_repeat(sqlite_store):
@@ -176,8 +185,9 @@ def test_mlflow_sqlite_store_reads_nan_inf_and_the_latest_repeat(sqlite_store):
     assert run.format == "mlflow-db"
 
 
-def test_mlflow_sqlite_read_new_reads_rows_past_the_cursor_only(sqlite_store):
-    db, run_id = sqlite_store
+def test_mlflow_sqlite_read_new_reads_rows_past_the_cursor_only(sqlite_store, tmp_path):
+    db, run_id = tmp_path / "mlflow.db", sqlite_store[1]
+    shutil.copy(sqlite_store[0], db)
     source = open_source(
         parse_source(f"mlflow:{run_id}"), Access(environ={"MLFLOW_TRACKING_URI": f"sqlite:///{db}"})
     )
