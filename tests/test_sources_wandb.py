@@ -61,6 +61,11 @@ def _env(root: Path) -> dict[str, str]:
         WANDB_DATA_DIR=str(root / ".data"),
         WANDB_CONSOLE="off",
         WANDB_DISABLE_GIT="true",
+        # The SDK flushes a live run's .wandb file every 15 s by default (its setting
+        # x_transaction_log_flush_interval); every second here, so a test that reads a live run as
+        # it grows waits a second, not 15, for each flush. The reader meets the same file: whole
+        # records of a run still being written, then the rest.
+        WANDB__TRANSACTION_LOG_FLUSH_INTERVAL="1",
     )
     return env
 
