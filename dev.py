@@ -51,6 +51,15 @@ def _install(extras: str) -> None:
     if not PYTHON.exists():
         print("creating virtual environment in .venv/ ...", flush=True)
         venv.EnvBuilder(with_pip=True).create(VENV)
+        # The pip that Python 3.11's venv ships (23.2) weighs every file of every release page it
+        # reads: resolving the test extras took 56 s of CPU on 2 cores, against 32 s for pip 26,
+        # which this upgrade (about 3 s) brings. A venv made before keeps its pip.
+        subprocess.run(
+            [str(PYTHON), "-m", "pip", "install", "--quiet", "--disable-pip-version-check"]
+            + ["pip>=26,<27"],
+            cwd=ROOT,
+            check=True,
+        )
     wanted = hashlib.sha256((ROOT / "pyproject.toml").read_bytes() + extras.encode()).hexdigest()
     stamp = VENV / f".installed-{extras or 'base'}"
     if stamp.exists() and stamp.read_text() == wanted:
@@ -68,7 +77,8 @@ def _install(extras: str) -> None:
     target = f".[{extras}]" if extras else "."
     subprocess.run(
         # --no-compile: pip would byte-compile every module of every dependency (a third of the
-        # install's time on 2 cores: 47 s -> 34 s measured); Python compiles the few it imports.
+        # install's time on 2 cores: 47 s -> 34 s measured); Python compiles the few it imports
+        # (for the tests, into .venv/pycache: test_env).
         [
             str(PYTHON),
             "-m",
@@ -99,6 +109,22 @@ def workers(args: list[str]) -> list[str]:
         for a in args
     )
     return [] if chosen else ["-n", "4"]
+
+
+def test_env() -> dict[str, str]:
+    """The tests' environment, with Python's compiled bytecode kept under ``.venv/pycache/``.
+
+    The suite starts hundreds of Python processes (``rlmap-bot`` itself, ``mlflow server``, the
+    tracker SDKs writing runs). With no bytecode cache, each one compiles every module it imports
+    again: pip installs with ``--no-compile`` and PYTHONDONTWRITEBYTECODE, set on some machines,
+    writes none. Measured on 2 cores: ``import mlflow`` 3.4 s -> 1.3 s, ``import
+    rlmap_bot.slack.app`` 1.5 s -> 0.8 s of CPU once cached. PYTHONPYCACHEPREFIX puts the cache in
+    the virtual environment, so the checkout stays free of ``__pycache__`` folders either way.
+    """
+    env = dict(os.environ)
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    env.setdefault("PYTHONPYCACHEPREFIX", str(VENV / "pycache"))
+    return env
 
 
 COMMANDS = ("run", "test", "bench", "bench-load", "lint", "docs")
@@ -145,7 +171,9 @@ def main(argv: list[str]) -> int:
             return subprocess.call([str(exe), *rest], cwd=ROOT)
         ensure_venv("test")
         if command == "test":
-            return subprocess.call([str(PYTHON), "-m", "pytest", *workers(rest), *rest], cwd=ROOT)
+            return subprocess.call(
+                [str(PYTHON), "-m", "pytest", *workers(rest), *rest], cwd=ROOT, env=test_env()
+            )
         if command == "lint":
             paths = ["src", "tests", "benchmarks", "dev.py"]
             ruff = subprocess.call([str(PYTHON), "-m", "ruff", "check", *paths], cwd=ROOT)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 import os
-import socket
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -21,6 +21,8 @@ import pytest
 
 from rlmap_bot.runs.errors import RunReadError
 from rlmap_bot.runs.sources import Access, open_source, parse_source
+from support.mlflowserver import MlflowServer, free_port
+from support.shared import once_per_run
 
 ANY = ("*",)
 KEEP_ALL = lambda name: True  # noqa: E731 - every metric kept as a series
@@ -64,67 +66,13 @@ MORE_MLFLOW = """
 """
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture(scope="session")
 def mlflow_server(tmp_path_factory):
-    """A real ``mlflow server`` with a SQLite backend; its start takes 10-40 s on 2 busy cores."""
+    """A real ``mlflow server`` with a SQLite backend (support/mlflowserver.py); its URL."""
     pytest.importorskip("mlflow", reason="the mlflow test extra is not installed")
-    import urllib.request
-
-    folder = tmp_path_factory.mktemp("mlflow-server")
-    port = _free_port()
-    mlflow_bin = Path(sys.executable).with_name("mlflow")
-    log = open(folder / "server.log", "wb")
-    proc = subprocess.Popen(
-        [
-            str(mlflow_bin),
-            "server",
-            "--backend-store-uri",
-            f"sqlite:///{folder}/mlflow.db",
-            "--default-artifact-root",
-            str(folder / "artifacts"),
-            "--host",
-            "127.0.0.1",
-            "--port",
-            str(port),
-            "--workers",
-            "1",
-        ],
-        stdout=log,
-        stderr=subprocess.STDOUT,
-        start_new_session=True,
-    )
-    url = f"http://127.0.0.1:{port}"
-    started = time.monotonic()
-    try:
-        while (
-            True
-        ):  # judgement: 180 s is several times the slowest start measured on 2 loaded cores
-            try:
-                with urllib.request.urlopen(f"{url}/health", timeout=2) as r:
-                    if r.status == 200:
-                        break
-            except OSError:
-                pass
-            if proc.poll() is not None or time.monotonic() - started > 180:
-                raise RuntimeError(
-                    "mlflow server did not start: " + (folder / "server.log").read_text()[-2000:]
-                )
-            time.sleep(0.5)
-        sys.stderr.write(f"\nmlflow server answered after {time.monotonic() - started:.1f} s\n")
-        yield url
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-        log.close()
+    server = MlflowServer(tmp_path_factory.mktemp("mlflow-server")).start()
+    yield server.url
+    server.stop()
 
 
 def _server_access(url: str, **credentials: str) -> Access:
@@ -186,7 +134,7 @@ def test_mlflow_server_reads_every_step_then_only_new_ones_unsampled_and_unknown
 
 def test_mlflow_server_down_is_one_retryable_line_without_the_token():
     token = "mlflow-token-do-not-print-1234"
-    url = f"http://127.0.0.1:{_free_port()}"
+    url = f"http://127.0.0.1:{free_port()}"
     source = open_source(
         parse_source("mlflow:abc"), _server_access(url, MLFLOW_TRACKING_TOKEN=token)
     )
@@ -209,12 +157,19 @@ def test_mlflow_without_tracking_uri_says_which_variable_to_set():
         open_source(parse_source("mlflow:abc"), Access(mlflow_hosts=ANY))
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def sqlite_store(tmp_path_factory) -> tuple[Path, str]:
+    """``(mlflow.db, run id)``: a run logged by MLflow's client into a ``sqlite:///`` store, once
+    for the whole test run (support/shared.py); a test that logs more into it works on a copy."""
     pytest.importorskip("mlflow", reason="the mlflow test extra is not installed")
-    folder = tmp_path_factory.mktemp("mlflow-db")
-    uri = f"sqlite:///{folder}/mlflow.db"
-    return folder / "mlflow.db", _python(LOG_MLFLOW, {"MLFLOW_TRACKING_URI": uri})
+    folder, run_id = once_per_run(
+        tmp_path_factory,
+        "mlflow-db",
+        lambda folder: _python(
+            LOG_MLFLOW, {"MLFLOW_TRACKING_URI": f"sqlite:///{folder}/mlflow.db"}
+        ),
+    )
+    return folder / "mlflow.db", run_id
 
 
 def test_mlflow_sqlite_store_reads_nan_inf_and_the_latest_repeat(sqlite_store):
@@ -230,8 +185,9 @@ def test_mlflow_sqlite_store_reads_nan_inf_and_the_latest_repeat(sqlite_store):
     assert run.format == "mlflow-db"
 
 
-def test_mlflow_sqlite_read_new_reads_rows_past_the_cursor_only(sqlite_store):
-    db, run_id = sqlite_store
+def test_mlflow_sqlite_read_new_reads_rows_past_the_cursor_only(sqlite_store, tmp_path):
+    db, run_id = tmp_path / "mlflow.db", sqlite_store[1]
+    shutil.copy(sqlite_store[0], db)
     source = open_source(
         parse_source(f"mlflow:{run_id}"), Access(environ={"MLFLOW_TRACKING_URI": f"sqlite:///{db}"})
     )

@@ -20,10 +20,10 @@ from rlmap_bot.runs import RunReadError
 from rlmap_bot.runs.model import Collector
 from rlmap_bot.runs.sources import Access, Cursor, open_source, parse_source
 from rlmap_bot.runs.sources import wandb_file as wf
+from support import skip_unless_installed
+from support.shared import once_per_run
 
-pytest.importorskip(
-    "wandb", reason="the test extra installs wandb; it writes the runs these tests read"
-)
+skip_unless_installed("wandb", "the test extra installs wandb; it writes the runs these tests read")
 
 REWARD, LENGTH = "critic/score/mean", "response_length/mean"
 #: How long a test waits for the SDK's background writer to put logged steps on disk.
@@ -61,6 +61,11 @@ def _env(root: Path) -> dict[str, str]:
         WANDB_DATA_DIR=str(root / ".data"),
         WANDB_CONSOLE="off",
         WANDB_DISABLE_GIT="true",
+        # The SDK flushes a live run's .wandb file every 15 s by default (its setting
+        # x_transaction_log_flush_interval); every second here, so a test that reads a live run as
+        # it grows waits a second, not 15, for each flush. The reader meets the same file: whole
+        # records of a run still being written, then the rest.
+        WANDB__TRANSACTION_LOG_FLUSH_INTERVAL="1",
     )
     return env
 
@@ -86,10 +91,10 @@ def _write(
     )
 
 
-@pytest.fixture(scope="session")
-def runs(tmp_path_factory):
-    """{"finished": wandb dir, "resumed": wandb dir} written by the SDK, in parallel processes."""
-    finished, resumed = tmp_path_factory.mktemp("finished"), tmp_path_factory.mktemp("resumed")
+def _write_runs(folder: Path) -> None:
+    finished, resumed = folder / "finished", folder / "resumed"
+    finished.mkdir()
+    resumed.mkdir()
     jobs = [_write(finished, "fin1", 0, 120), _write(resumed, "res1", 0, 60)]
     for job in jobs:
         assert job.wait(timeout=300) == 0
@@ -97,7 +102,14 @@ def runs(tmp_path_factory):
     # Offline, the resumed process starts again at step
     # 0: steps 0-39 are logged again, with new values.
     assert _write(resumed, "res1", 0, 40, scale=2.0).wait(timeout=300) == 0
-    return {"finished": finished / "wandb", "resumed": resumed / "wandb"}
+
+
+@pytest.fixture(scope="session")
+def runs(tmp_path_factory):
+    """{"finished": wandb dir, "resumed": wandb dir} written by the SDK, in parallel processes,
+    once for the whole test run (support/shared.py); the tests only read them."""
+    folder, _ = once_per_run(tmp_path_factory, "wandb-runs", _write_runs)
+    return {"finished": folder / "finished" / "wandb", "resumed": folder / "resumed" / "wandb"}
 
 
 def _keep(name: str) -> bool:

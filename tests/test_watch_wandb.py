@@ -14,15 +14,12 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-
 from rlmap_bot.results.watch import Alert
 from rlmap_bot.watch.model import Watch
 from rlmap_bot.watch.service import WatchService
+from support import skip_unless_installed
 
-pytest.importorskip(
-    "wandb", reason="the test extra installs wandb; it writes the run this test watches"
-)
+skip_unless_installed("wandb", "the test extra installs wandb; it writes the run this test watches")
 
 WRITER = r"""
 import sys, wandb
