@@ -72,6 +72,7 @@ RRF_K = [0.5, 1.0, 2.0, 5.0, 20.0]
 W_NAMES = [0.5, 1.0, 2.0]
 W_AUTHORS = [0.25, 0.5, 1.0]
 W_QUESTIONS = [0.25, 0.5, 1.0, 2.0]
+W_NEAR = [0.0, 0.25, 0.5, 1.0]  # chosen after the other fusion weights
 # The gate's counting (with --cv-wide only).
 MIX = [0.8, 0.9]
 DISCOUNT = [0.0, 1.0, 3.0]
@@ -169,7 +170,7 @@ class Tuner:
     def found(self, rpoint, i) -> Recall:
         cols, ql, nz, az = rpoint
         text, names = self.text_lists[(cols, ql)][i], self.name_lists[(nz, az)][i]
-        lists = {k: v for k, v in text.lists.items() if k in ("bm25", "questions", "arxiv")}
+        lists = {k: v for k, v in text.lists.items() if k in ("bm25", "questions", "near", "arxiv")}
         lists.update({k: v for k, v in names.lists.items() if k in ("names", "authors")})
         return Recall(
             lists=lists, names=names.names, authors=names.authors, arxiv=text.arxiv, ties=names.ties
@@ -178,8 +179,9 @@ class Tuner:
     @staticmethod
     def params(rpoint, fpoint) -> Params:
         cols, ql, nz, az = rpoint
-        k, wn, wa, wq = fpoint
+        k, wn, wa, wq, wr = fpoint
         return DEFAULT.with_(
+            w_near=wr,
             columns=cols,
             question_list=ql,
             name_zipf=nz,
@@ -207,12 +209,21 @@ class Tuner:
         return statistics.mean((a + b) / 2 for a, b in scores)
 
     def choose_ranking(self, idx):
-        default_fusion = (DEFAULT.rrf_k, DEFAULT.w_names, DEFAULT.w_authors, DEFAULT.w_questions)
+        default_fusion = (
+            DEFAULT.rrf_k,
+            DEFAULT.w_names,
+            DEFAULT.w_authors,
+            DEFAULT.w_questions,
+            DEFAULT.w_near,
+        )
         recall_grid = list(itertools.product(COLUMNS, QUESTION_LISTS, NAME_ZIPF, AUTHOR_ZIPF))
         best_r = max(recall_grid, key=lambda r: self.rank_score((r, default_fusion), idx))
-        fusion_grid = list(itertools.product(RRF_K, W_NAMES, W_AUTHORS, W_QUESTIONS))
+        fusion_grid = list(
+            itertools.product(RRF_K, W_NAMES, W_AUTHORS, W_QUESTIONS, [DEFAULT.w_near])
+        )
         best_f = max(fusion_grid, key=lambda f: self.rank_score((best_r, f), idx))
-        return best_r, best_f
+        near = [(*best_f[:4], w) for w in W_NEAR]
+        return best_r, max(near, key=lambda f: self.rank_score((best_r, f), idx))
 
     # -- the gate ----------------------------------------------------------------------------------
     def gate_grid(self):
@@ -425,7 +436,7 @@ def cross_validate(store, questions: list[dict], wide: bool = False) -> dict:
     g, floor, score = tuner.choose_gate(rank_point, list(range(n)))
     guess = tuner.choose_guess(rank_point, g, floor, list(range(n)))
     share = max(SHARES, key=lambda s: tuner.f1(rank_point, s, list(range(n))))
-    (cols, ql, nz, az), (k, wn, wa, wq) = rank_point
+    (cols, ql, nz, az), (k, wn, wa, wq, wr) = rank_point
     mix, disc, (ez, ew), borrow, uf, (cz, cw, ck), form, rz, ne, ent, (pk, pe) = g
     whole = _pool([tuner.outcome(rank_point, g, floor, i, guess) for i in range(n)])
     confident_only = _pool([tuner.outcome(rank_point, g, floor, i) for i in range(n)])
@@ -434,7 +445,7 @@ def cross_validate(store, questions: list[dict], wide: bool = False) -> dict:
     print(
         f"   ranking chosen on the whole set: columns={cols} question_list={ql} name_zipf={nz} "
         f"author_zipf={az} "
-        f"rrf_k={k} w_names={wn} w_authors={wa} w_questions={wq}"
+        f"rrf_k={k} w_names={wn} w_authors={wa} w_questions={wq} w_near={wr}"
     )
     print(
         f"   gate chosen on the whole set: mix={mix} discount={disc} everyday_zipf={ez} "

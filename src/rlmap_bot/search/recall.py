@@ -6,6 +6,9 @@
   first; a question naming two entries puts both here;
 * ``authors``: entries whose byline shares a word with the question;
 * ``questions``: BM25 over the curators' example questions only;
+* ``near``: BM25 over entries where two neighbouring words of the question stand
+  near each other ("bigger model", "compute goes up"): word order says what a bag of
+  words cannot, that "larger" qualifies "model" and not "batch";
 * ``arxiv``: arXiv ids.
 
 No list vetoes another: :mod:`fuse` combines them by rank.
@@ -69,6 +72,13 @@ def _fts_terms(query: Query, lexicon, common: float) -> list[str]:
     return rare or terms
 
 
+def _near_pairs(terms: list[str], gap: int) -> str:
+    """An FTS5 query for any two neighbouring terms within ``gap`` words of each other."""
+    quoted = ['"' + t.replace('"', "") + '"' for t in terms]
+    pairs = dict.fromkeys(f"NEAR({a} {b}, {gap})" for a, b in zip(quoted, quoted[1:]) if a != b)
+    return " OR ".join(pairs)
+
+
 def _stem_of(query: Query, surface: str) -> str:
     for w in query.words:
         if w.surface == surface or w.fixed == surface:
@@ -122,6 +132,8 @@ def recall(query: Query, lexicon, store, params: Params) -> Recall:
     if terms:
         quoted = " OR ".join('"' + t.replace('"', "") + '"' for t in terms)
         out.lists["bm25"] = _fts(store, quoted, params.columns)
+        if params.w_near and len(terms) > 1:
+            out.lists["near"] = _fts(store, _near_pairs(terms, params.near_gap), params.columns)
         if params.question_list == "each":
             out.lists["questions"] = _nearest_questions(store.conn, quoted)
         else:
