@@ -30,6 +30,9 @@ NEW_LOCKED = yaml.safe_load((HERE / "questions_locked.yaml").read_text())
 TIERS_LOCKED = yaml.safe_load(
     (HERE / "questions_locked_tiers.yaml").read_text()
 )  # plainly worded; scored only
+SIXTH_LOCKED = yaml.safe_load(
+    (HERE / "questions_locked_r6.yaml").read_text()
+)  # plainly worded, a third about scaling; scored only
 sys.path.insert(0, str(HERE.parent / "benchmarks"))
 
 
@@ -198,16 +201,22 @@ def _outsider() -> list[dict] | None:
 # moved an outsider answer up (MRR 0.811 -> 0.819).
 # Reached: top-3 and MRR of the entries shown (confident answers, else guesses), and off-topic
 # questions answered confidently (at most).
+# The figures reached (docs/measurements.md). The locked set's top-3 fell 0.995 -> 0.985 when the
+# catalog's everyday questions came in and a word must speak for the map (0.2) to get a guess: one
+# covered question now gets nothing; the plainly worded and sixth locked sets are guarded too.
 REACHED = {
-    "locked": {"top3": 0.995, "mrr": 0.932},
-    "outsider": {"top3": 0.967, "mrr": 0.886},
+    "locked": {"top3": 0.985, "mrr": 0.941},
+    "plain": {"top3": 0.960, "mrr": 0.939},
+    "sixth": {"top3": 0.958, "mrr": 0.911},
+    "outsider": {"top3": 0.983, "mrr": 0.914},
 }
-CONFIDENT_OFF_TOPIC = {"locked": 0.075, "outsider": 0.034}
+CONFIDENT_OFF_TOPIC = {"locked": 0.025, "plain": 0.019, "sixth": 0.045, "outsider": 0.0}
 
 
-@pytest.mark.parametrize("name", ["locked", "outsider"])
+@pytest.mark.parametrize("name", ["locked", "plain", "sixth", "outsider"])
 def test_honest_sets_do_not_lose_ground(core, name):
-    items = NEW_LOCKED if name == "locked" else _outsider()
+    items = {"locked": NEW_LOCKED, "plain": TIERS_LOCKED, "sixth": SIXTH_LOCKED}.get(name)
+    items = items if items is not None else _outsider()
     if items is None:
         pytest.skip(
             "the outside question set (validation data kept outside the repository, at "

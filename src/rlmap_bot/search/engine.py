@@ -178,8 +178,13 @@ class Searcher:
     def coherence(self, analysis: Analysis, ranked: list[tuple[str, float]] | None = None) -> int:
         """How many of the question's words that speak for the map meet in one of the nearest
         entries (the most, over the first MIN_SHOWN)."""
+        # "Speak for the map" as map_words says it: a word of barely positive evidence ("best"
+        # 0.05) is everyday English, and two of them meeting in an entry say nothing.
+        bar = self.params.guess_word_evidence
         wanted = {
-            w.stem for w in analysis.query.words if analysis.word_evidence.get(w.surface, 0.0) > 0
+            w.stem
+            for w in analysis.query.words
+            if analysis.word_evidence.get(w.surface, 0.0) >= bar
         }
         # The words of one byline name ("Andy Jones", "UT Austin") count as one word: a name and
         # nothing else of the map is one borrowed word, however many words spell it.

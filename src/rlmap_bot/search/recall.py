@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import sqlite3
 from dataclasses import dataclass, field
+from itertools import pairwise
 
 from rlmap_bot.search.params import (
     COMMON_DOC_SHARE,
@@ -75,7 +76,7 @@ def _fts_terms(query: Query, lexicon, common: float) -> list[str]:
 def _near_pairs(terms: list[str], gap: int) -> str:
     """An FTS5 query for any two neighbouring terms within ``gap`` words of each other."""
     quoted = ['"' + t.replace('"', "") + '"' for t in terms]
-    pairs = dict.fromkeys(f"NEAR({a} {b}, {gap})" for a, b in zip(quoted, quoted[1:]) if a != b)
+    pairs = dict.fromkeys(f"NEAR({a} {b}, {gap})" for a, b in pairwise(quoted) if a != b)
     return " OR ".join(pairs)
 
 
