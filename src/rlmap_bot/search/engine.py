@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from itertools import islice
 
 from rlmap_bot.knowledge.schema import Entry, Paper, Signal, display_kind
 from rlmap_bot.knowledge.store import SEARCH_COLUMNS, KnowledgeStore
@@ -63,9 +64,11 @@ class Searcher:
             t.title for t in store.all("topic")
         )
         # What explaining a hit needs of an entry, worked out the first time it is shown (the store
-        # never changes under a searcher): each search
-        # column's stems, each curated question's tokens.
+        # never changes under a searcher): each search column's stems and all of them together,
+        # each curated question's tokens, the fields of its hit that the question does not change.
         self._stems: dict[str, dict[str, frozenset[str]]] = {}
+        self._every: dict[str, frozenset[str]] = {}
+        self._shown: dict[str, tuple[Entry, dict[str, str | None]]] = {}
         self._questions: dict[str, list[tuple[str, frozenset[str]]]] = {}
         self._readings: dict[str, list] = {}
         self._signals: list[Signal] | None = None
@@ -150,12 +153,18 @@ class Searcher:
         # The first MIN_SHOWN always show (an answer is
         # judged by its first three); after them, a hit
         # much weaker than the top one is padding.
-        chosen = [
-            (i, s)
-            for r, (i, s) in enumerate(ranked)
-            if r < MIN_SHOWN or s >= params.keep_share * top or i in named
-        ][: max(1, limit)]
-        question_rank = {i: r for r, i in enumerate(analysis.found.lists.get("questions", []), 1)}
+        chosen = list(
+            islice(
+                (
+                    (i, s)
+                    for r, (i, s) in enumerate(ranked)
+                    if r < MIN_SHOWN or s >= params.keep_share * top or i in named
+                ),
+                max(1, limit),  # read no further down the ranking than the hits kept
+            )
+        )
+        questions = analysis.found.lists.get("questions", [])
+        question_rank = {i: questions.index(i) + 1 for i, _ in chosen if i in questions}
         rows = {i: self._column_stems(i) for i, _ in chosen}
         made = [
             self._hit(i, confidence * s / top, analysis, rows[i], question_rank.get(i))
@@ -192,8 +201,8 @@ class Searcher:
         best = 0
         for entry_id, _ in (analysis.ranked if ranked is None else ranked)[:MIN_SHOWN]:
             columns = self._column_stems(entry_id)
-            met = (wanted | (titled & columns.get("names", frozenset()))) & set().union(
-                *columns.values()
+            met = (wanted | (titled & columns.get("names", frozenset()))) & self._every_stem(
+                entry_id
             )
             spelled = [n for n in names if n & met]
             best = max(best, len(met - set().union(*spelled)) + len(spelled))
@@ -246,6 +255,15 @@ class Searcher:
             self._stems[entry_id] = stems
         return stems
 
+    def _every_stem(self, entry_id: str) -> frozenset[str]:
+        """The stems of all of an entry's search columns together."""
+        every = self._every.get(entry_id)
+        if every is None:
+            every = self._every[entry_id] = frozenset().union(
+                *self._column_stems(entry_id).values()
+            )
+        return every
+
     def _question_tokens(self, entry: Entry) -> list[tuple[str, frozenset[str]]]:
         tokens = self._questions.get(entry.id)
         if tokens is None:
@@ -262,16 +280,28 @@ class Searcher:
         columns: dict[str, frozenset[str]],
         question_rank: int | None,
     ) -> Hit | None:
-        entry = self.store.get(entry_id)
-        if entry is None:
-            return None
-        paper = entry if isinstance(entry, Paper) else None
+        shown = self._shown.get(entry_id)
+        if shown is None:
+            entry = self.store.get(entry_id)
+            if entry is None:
+                return None
+            paper = entry if isinstance(entry, Paper) else None
+            shown = self._shown[entry_id] = (
+                entry,
+                {
+                    "kind": display_kind(entry),
+                    "id": entry.id,
+                    "title": entry.title,
+                    "one_line": entry.one_line,
+                    "byline": (paper.byline or None) if paper is not None else None,
+                    "url": paper.link if paper is not None else None,
+                    "verification": paper.verification if paper is not None else None,
+                },
+            )
+        entry, fields = shown
         return Hit(
-            kind=display_kind(entry),
-            id=entry.id,
-            title=entry.title,
+            **fields,
             score=round(min(1.0, max(0.0, score)), 4),
-            one_line=entry.one_line,
             why=explain.reasons(
                 entry,
                 analysis.query,
@@ -281,9 +311,6 @@ class Searcher:
                 self._question_tokens(entry),
                 analysis.word_evidence,
             ),
-            byline=(paper.byline or None) if paper is not None else None,
-            url=paper.link if paper is not None else None,
-            verification=paper.verification if paper is not None else None,
             points_to=self._points_to(entry.id, analysis) if isinstance(entry, Signal) else None,
         )
 

@@ -169,7 +169,15 @@ def _name_tokens(query: Query, lexicon) -> list[tuple[str, list[str], int, float
 
     A name of two words or more must be there whole ("Jimmy Ba", "Google Brain"; an initial may
     be left out: "Andy Jones" for "Andy L. Jones"); one byline word counts when cited with "et al".
+    Worked out once per query (the gate, coherence and lone_word all ask).
     """
+    found = query.memo.get("name_tokens")
+    if found is None:
+        found = query.memo["name_tokens"] = _find_name_tokens(query, lexicon)
+    return found
+
+
+def _find_name_tokens(query: Query, lexicon) -> list[tuple[str, list[str], int, float]]:
     by_stem = {w.stem: w.surface for w in query.words if w.kind == "known"}
     found: dict[str, tuple[str, list[str], int, float]] = {}
     for s in by_stem:
@@ -181,10 +189,9 @@ def _name_tokens(query: Query, lexicon) -> list[tuple[str, list[str], int, float
                 if name in found or s not in stems or not stems <= by_stem.keys():
                     continue
                 zipfs = {
-                    p: r[3]
+                    p: z
                     for p in stems
-                    for r in lexicon.authors.get(p, ())
-                    if r[:2] == (entry_id, label)
+                    if (z := lexicon.byline_zipf(p, entry_id, label)) is not None
                 }
                 uses = len({r[0] for r in rows if r[1] == label})
                 found[name] = (
