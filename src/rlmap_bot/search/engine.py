@@ -15,6 +15,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from itertools import islice
+from typing import TYPE_CHECKING
 
 from rlmap_bot.knowledge.schema import Entry, Paper, Signal, display_kind
 from rlmap_bot.knowledge.store import SEARCH_COLUMNS, KnowledgeStore
@@ -35,6 +36,9 @@ from rlmap_bot.search.params import (
 from rlmap_bot.search.query import Query, parse
 from rlmap_bot.search.recall import Recall, recall
 from rlmap_bot.text import content_tokens, stem
+
+if TYPE_CHECKING:  # read lazily: only an answer showing a signal needs the diagnosis readings
+    from rlmap_bot.search.readings import ChoicePhrases
 
 __all__ = ["Answer", "Hit", "Searcher", "Analysis"]
 
@@ -72,8 +76,9 @@ class Searcher:
         self._questions: dict[str, list[tuple[str, frozenset[str]]]] = {}
         self._readings: dict[str, list] = {}
         self._signals: list[Signal] | None = None
-        self._phrases: dict[str, dict[str, list[str]]] = {}
+        self._phrases: ChoicePhrases | None = None
         self._said: tuple[str, dict[str, set[str]]] | None = None  # the last question's choices
+        self._named: tuple[Recall, frozenset[str]] | None = None  # the last recall's named entries
 
     # -- analysis ---------------------------------------------------------------------------
     def analyse(self, question: str, params: Params | None = None) -> Analysis:
@@ -92,11 +97,20 @@ class Searcher:
             if any(self._kind(i) == "paper" for i in candidates):
                 allowed = lambda i: self._kind(i) == "paper"  # noqa: E731
         return _whole_name_first(
-            _keep_named(fuse(found.lists, params, allowed, found.ties), found, allowed),
+            _keep_named(
+                fuse(found.lists, params, allowed, found.ties), self._named_ids(found), allowed
+            ),
             query,
             found,
             allowed,
         )
+
+    def _named_ids(self, found: Recall) -> frozenset[str]:
+        """_named_ids, worked out once per recall: ranking, the answer and lone_word each ask."""
+        last = self._named  # one read: another thread may replace it
+        if last is None or last[0] is not found:
+            last = self._named = (found, _named_ids(found))
+        return last[1]
 
     def _kind(self, entry_id: str) -> str | None:
         entry = self.store.get(entry_id)
@@ -149,7 +163,7 @@ class Searcher:
             )
         confidence = 1.0 if math.isinf(analysis.evidence) else evidence_to_score(analysis.evidence)
         top = ranked[0][1]
-        named = _named_ids(analysis.found)
+        named = self._named_ids(analysis.found)
         # The first MIN_SHOWN always show (an answer is
         # judged by its first three); after them, a hit
         # much weaker than the top one is padding.
@@ -211,7 +225,7 @@ class Searcher:
     def lone_word(self, analysis: Analysis, params: Params | None = None) -> bool:
         """One map word borrowed by a question about something else: see params.lone_word_words."""
         params = params or self.params
-        if math.isinf(analysis.evidence) or len(_named_ids(analysis.found)) >= 2:
+        if math.isinf(analysis.evidence) or len(self._named_ids(analysis.found)) >= 2:
             return False  # an arXiv id the catalog has; a comparison ("Ape-X and IMPALA")
         content = [w.stem for w in analysis.query.words if any(c.isalpha() for c in w.surface)]
         # A cited name counts once here too ("stuff from UT Austin" is a lookup of two words).
@@ -327,10 +341,12 @@ class Searcher:
         if readings is None:
             stages = {s.id: s.title for s in self.store.all("stage")}
             readings = self._readings[entry_id] = signal_readings(entry_id, self._signals, stages)
-        text = analysis.query.text
-        if self._said is None or self._said[0] != text:  # once per question, not per signal shown
-            self._said = (text, said_choices(self._phrases, text))
-        said = self._said[1]
+        text = analysis.query.normalized
+        last = self._said  # one read: another thread may replace it
+        if last is None or last[0] != text:  # once per question, not per signal shown
+            assert self._phrases is not None, "read with the signals above"
+            last = self._said = (text, said_choices(self._phrases, text))
+        said = last[1]
         found = pick(readings, analysis.query.stems, said)
         return found.text() if found else None
 
@@ -383,24 +399,26 @@ def _whole_name_first(
     return [(entry_id, top)] + [p for p in ranked if p[0] != entry_id]
 
 
-def _named_ids(found: Recall) -> set[str]:
+def _named_ids(found: Recall) -> frozenset[str]:
     """Entries named by separate parts of the question, when it names two or more."""
     spans: dict[str, tuple[int, int]] = {}
     for m in found.names:
         if m.entry_id not in spans and not any(_overlap(m.span, s) for s in spans.values()):
             spans[m.entry_id] = m.span
-    return set(spans) if len(spans) >= 2 else set()
+    return frozenset(spans) if len(spans) >= 2 else frozenset()
 
 
 def _overlap(a: tuple[int, int], b: tuple[int, int]) -> bool:
     return a[0] < b[1] and b[0] < a[1]
 
 
-def _keep_named(ranked: list[tuple[str, float]], found: Recall, allowed) -> list[tuple[str, float]]:
+def _keep_named(
+    ranked: list[tuple[str, float]], named_ids: frozenset[str], allowed
+) -> list[tuple[str, float]]:
     """A question naming two or more entries ("PPO vs
-    GRPO") gets each of them in the first results.
+    GRPO") gets each of them in the first results (``named_ids``: _named_ids).
     """
-    named = [i for i in _named_ids(found) if allowed is None or allowed(i)]
+    named = [i for i in named_ids if allowed is None or allowed(i)]
     if not named:
         return ranked
     head, missing = (

@@ -30,6 +30,9 @@ _WHERE = {
 }
 
 
+_NONE: frozenset[str] = frozenset()
+
+
 def _quote(items: list[str]) -> str:
     quoted = [f"'{i}'" for i in items[:EXPLAIN_WORDS]]
     return quoted[0] if len(quoted) == 1 else ", ".join(quoted[:-1]) + " and " + quoted[-1]
@@ -95,9 +98,10 @@ def reasons(
     for column in ("names", "keywords", "summary", "body", "questions"):
         if not shown:
             break
-        present = stems.get(column, frozenset())
-        hit = [shown.pop(s) for s in list(shown) if s in present]
-        if hit:
+        present = stems.get(column, _NONE)
+        found_here = [s for s in shown if s in present]
+        if found_here:
+            hit = [shown.pop(s) for s in found_here]
             where = _BODY.get(entry.kind, "its notes") if column == "body" else _WHERE[column]
             phrases.append(f"mentions {_quote(hit)} in {where}")
     out.extend(phrases[:2])

@@ -27,7 +27,7 @@ from rlmap_bot.search.params import (
     MIN_MARKERS,
     OTHER_SCRIPT_SHARE,
 )
-from rlmap_bot.text import ARXIV, NOT_EVIDENCE, STOPWORDS, fold, stem, words
+from rlmap_bot.text import ARXIV, NOT_EVIDENCE, STOPWORDS, fold, normalize, stem, words
 
 # A question longer than this is read from its start only: 2,000 characters is about 300
 # words, several times the longest question in tests/questions.yaml (about 20 content words).
@@ -103,7 +103,7 @@ def other_language(text: str, all_words: list[str], markers: frozenset[str], lex
     return hits >= MIN_MARKERS and hits >= MARKER_SHARE * len(all_words)
 
 
-@dataclass
+@dataclass(slots=True)  # a question makes a few dozen: slots make them quicker to build
 class Word:
     surface: str  # as typed, normalised
     stem: str  # what is matched: the stem of the word, or of its correction
@@ -117,6 +117,7 @@ class Word:
 @dataclass
 class Query:
     text: str  # the question as used (capped)
+    normalized: str = ""  # its surface words as one string, markup included (text.normalize)
     words: list[Word] = field(default_factory=list)
     all_words: list[str] = field(default_factory=list)  # every surface word, stopwords included
     arxiv: list[str] = field(default_factory=list)
@@ -156,9 +157,11 @@ def parse(question: str, lexicon) -> Query:
     """Read ``question`` against ``lexicon`` (a :class:`~rlmap_bot.search.engine.Lexicon`)."""
     text = cap(question)
     content = plain(text)  # an arXiv id still counts inside a link
-    all_words = _split_run_together(_join_compounds(words(content), lexicon), lexicon)
+    surface = words(content)
+    all_words = _split_run_together(_join_compounds(surface, lexicon), lexicon)
     query = Query(
         text=text,
+        normalized=" ".join(surface) if content == text else normalize(text),
         all_words=all_words,
         arxiv=list(dict.fromkeys(ARXIV.findall(text))),
         other_language=other_language(content, all_words, lexicon.markers, lexicon),
