@@ -15,6 +15,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from itertools import islice
+from types import ModuleType
 from typing import TYPE_CHECKING
 
 from rlmap_bot.knowledge.schema import Entry, Paper, Signal, display_kind
@@ -77,6 +78,8 @@ class Searcher:
         self._readings: dict[str, list] = {}
         self._signals: list[Signal] | None = None
         self._phrases: ChoicePhrases | None = None
+        self._stage_titles: dict[str, str] = {}
+        self._read: ModuleType | None = None  # search/readings.py, once a signal is shown
         self._said: tuple[str, dict[str, set[str]]] | None = None  # the last question's choices
         self._named: tuple[Recall, frozenset[str]] | None = None  # the last recall's named entries
 
@@ -332,22 +335,28 @@ class Searcher:
         """For a signal: the stage its diagnosis rule that fits
         the question names, and why (search/readings.py).
         """
-        from rlmap_bot.search.readings import choice_phrases, pick, said_choices, signal_readings
+        read = self._read
+        if read is None:  # the first time a signal is shown: the store never changes
+            # Imported here: only an answer showing a signal needs it (cold start).
+            from rlmap_bot.search import readings as module
 
-        if self._signals is None:  # read the first time a signal is shown: the store never changes
             self._signals = [e for e in self.store.all("signal") if isinstance(e, Signal)]
-            self._phrases = choice_phrases(self._signals, self.store.settings.diagnosis)
+            self._phrases = module.choice_phrases(self._signals, self.store.settings.diagnosis)
+            self._stage_titles = {s.id: s.title for s in self.store.all("stage")}
+            read = self._read = module
         readings = self._readings.get(entry_id)
         if readings is None:
-            stages = {s.id: s.title for s in self.store.all("stage")}
-            readings = self._readings[entry_id] = signal_readings(entry_id, self._signals, stages)
+            assert self._signals is not None, "read with the module above"
+            readings = self._readings[entry_id] = read.signal_readings(
+                entry_id, self._signals, self._stage_titles
+            )
         text = analysis.query.normalized
         last = self._said  # one read: another thread may replace it
         if last is None or last[0] != text:  # once per question, not per signal shown
             assert self._phrases is not None, "read with the signals above"
-            last = self._said = (text, said_choices(self._phrases, text))
+            last = self._said = (text, read.said_choices(self._phrases, text))
         said = last[1]
-        found = pick(readings, analysis.query.stems, said)
+        found = read.pick(readings, analysis.query.stems, said)
         return found.text() if found else None
 
     def known_topics(self) -> list[str]:

@@ -257,7 +257,8 @@ class Lexicon:
     def byline_zipf(self, stem_: str, entry_id: str, label: str) -> float | None:
         """The English Zipf of the byline word ``stem_`` in ``label`` on ``entry_id``, or None when
         that byline lacks it. The rows of a word are indexed the first time it is asked (a common
-        byline word of a large catalog is on thousands of entries, too many to scan per question)."""
+        byline word of a large catalog is on thousands of entries: too many to scan per question).
+        """
         index = self._byline_zipfs.get(stem_)
         if index is None:  # one index per byline word at most: bounded by the store
             index = self._byline_zipfs[stem_] = {

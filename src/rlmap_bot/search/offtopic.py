@@ -45,7 +45,6 @@ from rlmap_bot.search.query import ASKS_AUTHOR, Query
 from rlmap_bot.search.recall import byline_rows
 from rlmap_bot.text import NUMBER_WORDS, content_words, stem
 
-
 _NO_TERM = (0, 0, 0.0)  # a stem the catalog never uses: no uses, no documents, no English Zipf
 
 

@@ -157,11 +157,11 @@ def parse(question: str, lexicon) -> Query:
     """Read ``question`` against ``lexicon`` (a :class:`~rlmap_bot.search.engine.Lexicon`)."""
     text = cap(question)
     content = plain(text)  # an arXiv id still counts inside a link
-    surface = words(content)
-    all_words = _split_run_together(_join_compounds(surface, lexicon), lexicon)
+    read = words(content)
+    all_words = _split_run_together(_join_compounds(read, lexicon), lexicon)
     query = Query(
         text=text,
-        normalized=" ".join(surface) if content == text else normalize(text),
+        normalized=" ".join(read) if content == text else normalize(text),
         all_words=all_words,
         arxiv=list(dict.fromkeys(ARXIV.findall(text))),
         other_language=other_language(content, all_words, lexicon.markers, lexicon),
