@@ -147,6 +147,9 @@ def words(text: str) -> list[str]:
         lowered = _POSSESSIVE.sub("", lowered)
     out: list[str] = []
     for raw in _WORD.findall(lowered):
+        if "." not in raw and "@" not in raw and "+" not in raw:
+            out.append(_BRITISH.get(raw, raw))  # one plain word, as most are
+            continue
         for part in raw.replace("@", " ").replace("+", " ").split():
             # "2.77" and arXiv ids stay whole; "e.g." and "arxiv.org" split.
             if "." in part and not _NUMBER.fullmatch(part):

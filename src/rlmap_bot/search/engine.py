@@ -325,7 +325,8 @@ class Searcher:
                 analysis.found,
                 columns,
                 question_rank,
-                self._question_tokens(entry),
+                # Only a hit found through its curated questions quotes one.
+                self._question_tokens(entry) if question_rank is not None else (),
                 analysis.word_evidence,
             ),
             points_to=self._points_to(entry.id, analysis) if isinstance(entry, Signal) else None,

@@ -89,7 +89,7 @@ def reasons(
         out.append(
             f"written by {entry.byline}"
         )  # "who wrote PPO": the answer to the question asked
-    explained = {stem(w) for m in named for w in m.name.lower().split()}
+    explained = {stem(w) for m in named for w in m.name.lower().split()} if named else _NONE
     shown: dict[str, str] = {}
     for word_stem, quoted in _quotable(query, evidence):
         if word_stem not in explained:

@@ -168,7 +168,7 @@ def parse(question: str, lexicon) -> Query:
     )
     seen: set[str] = set()
     corrections = 0
-    named = _capitalised_inside(content)
+    named: dict[str, list[str]] | None = None  # read when a correction needs it
     for surface in all_words:
         if surface in STOPWORDS or surface in NOT_EVIDENCE or surface in seen:
             continue
@@ -190,8 +190,11 @@ def parse(question: str, lexicon) -> Query:
         ):  # "fallt" in a German question is no typo of "falls"
             corrections += 1
             fixed = lexicon.correct(surface, CORRECTION_SIMILARITY)
+            if fixed and named is None:
+                named = _capitalised_inside(content)
             if (
                 fixed
+                and named is not None
                 and surface in named
                 and not lexicon.is_byline_word(stem(fixed))
                 and fixed not in lexicon.names
