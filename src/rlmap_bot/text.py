@@ -73,6 +73,8 @@ _CONTRACTIONS = {
     "'m": "am",
 }
 _CONTRACTION = re.compile(r"(n't|'re|'ve|'ll|'d|'m)\b")
+_POSSESSIVE = re.compile(r"'s\b")
+_NUMBER = re.compile(r"\d+(\.\d+)*")
 
 STOPWORDS = frozenset(
     """a an the and or but of to in on at for from by with about into over under as is are was were
@@ -129,6 +131,8 @@ def stem(word: str) -> str:
 def fold(text: str) -> str:
     """Accents and width folded away: "Zürich" -> "Zurich", "réward" -> "reward",
     "ＰＰＯ" -> "PPO"."""
+    if text.isascii():
+        return text  # nothing to fold: ASCII is its own NFKD form, with no combining marks
     decomposed = unicodedata.normalize("NFKD", text)
     return "".join(ch for ch in decomposed if not unicodedata.combining(ch))
 
@@ -138,13 +142,17 @@ def words(text: str) -> list[str]:
     American, possessives dropped, stopwords kept.
     """
     lowered = fold(text).lower().replace("’", "'").replace("-", " ").replace("_", " ")
-    lowered = _CONTRACTION.sub(lambda m: " " + _CONTRACTIONS[m.group(1)], lowered)
-    lowered = re.sub(r"'s\b", "", lowered)
+    if "'" in lowered:  # contractions and possessives both have one
+        lowered = _CONTRACTION.sub(lambda m: " " + _CONTRACTIONS[m.group(1)], lowered)
+        lowered = _POSSESSIVE.sub("", lowered)
     out: list[str] = []
     for raw in _WORD.findall(lowered):
+        if "." not in raw and "@" not in raw and "+" not in raw:
+            out.append(_BRITISH.get(raw, raw))  # one plain word, as most are
+            continue
         for part in raw.replace("@", " ").replace("+", " ").split():
             # "2.77" and arXiv ids stay whole; "e.g." and "arxiv.org" split.
-            if "." in part and not re.fullmatch(r"\d+(\.\d+)*", part):
+            if "." in part and not _NUMBER.fullmatch(part):
                 out.extend(_BRITISH.get(p, p) for p in part.split(".") if p)
             else:
                 out.append(_BRITISH.get(part, part))

@@ -14,6 +14,9 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from itertools import islice
+from types import ModuleType
+from typing import TYPE_CHECKING
 
 from rlmap_bot.knowledge.schema import Entry, Paper, Signal, Stage, display_kind
 from rlmap_bot.knowledge.store import SEARCH_COLUMNS, KnowledgeStore
@@ -34,6 +37,9 @@ from rlmap_bot.search.params import (
 from rlmap_bot.search.query import Query, parse
 from rlmap_bot.search.recall import Recall, recall
 from rlmap_bot.text import content_tokens, stem
+
+if TYPE_CHECKING:  # read lazily: only an answer showing a signal needs the diagnosis readings
+    from rlmap_bot.search.readings import ChoicePhrases
 
 __all__ = ["Answer", "Hit", "Searcher", "Analysis"]
 
@@ -61,14 +67,19 @@ class Searcher:
         self.lexicon = Lexicon(store.conn)
         self._known: list[str] | None = None  # known_topics(), read when first wanted
         # What explaining a hit needs of an entry, worked out the first time it is shown (the store
-        # never changes under a searcher): each search
-        # column's stems, each curated question's tokens.
+        # never changes under a searcher): each search column's stems and all of them together,
+        # each curated question's tokens, the fields of its hit that the question does not change.
         self._stems: dict[str, dict[str, frozenset[str]]] = {}
+        self._every: dict[str, frozenset[str]] = {}
+        self._shown: dict[str, tuple[Entry, dict[str, str | None]]] = {}
         self._questions: dict[str, list[tuple[str, frozenset[str]]]] = {}
         self._readings: dict[str, list] = {}
         self._signals: list[Signal] | None = None
-        self._phrases: dict[str, dict[str, list[str]]] = {}
+        self._phrases: ChoicePhrases | None = None
+        self._stage_titles: dict[str, str] = {}
+        self._read: ModuleType | None = None  # search/readings.py, once a signal is shown
         self._said: tuple[str, dict[str, set[str]]] | None = None  # the last question's choices
+        self._named: tuple[Recall, frozenset[str]] | None = None  # the last recall's named entries
 
     # -- analysis ---------------------------------------------------------------------------
     def analyse(self, question: str, params: Params | None = None) -> Analysis:
@@ -87,11 +98,20 @@ class Searcher:
             if any(self._kind(i) == "paper" for i in candidates):
                 allowed = lambda i: self._kind(i) == "paper"  # noqa: E731
         return _whole_name_first(
-            _keep_named(fuse(found.lists, params, allowed, found.ties), found, allowed),
+            _keep_named(
+                fuse(found.lists, params, allowed, found.ties), self._named_ids(found), allowed
+            ),
             query,
             found,
             allowed,
         )
+
+    def _named_ids(self, found: Recall) -> frozenset[str]:
+        """_named_ids, worked out once per recall: ranking, the answer and lone_word each ask."""
+        last = self._named  # one read: another thread may replace it
+        if last is None or last[0] is not found:
+            last = self._named = (found, _named_ids(found))
+        return last[1]
 
     def _kind(self, entry_id: str) -> str | None:
         entry = self.store.get(entry_id)
@@ -144,16 +164,22 @@ class Searcher:
             )
         confidence = 1.0 if math.isinf(analysis.evidence) else evidence_to_score(analysis.evidence)
         top = ranked[0][1]
-        named = _named_ids(analysis.found)
+        named = self._named_ids(analysis.found)
         # The first MIN_SHOWN always show (an answer is
         # judged by its first three); after them, a hit
         # much weaker than the top one is padding.
-        chosen = [
-            (i, s)
-            for r, (i, s) in enumerate(ranked)
-            if r < MIN_SHOWN or s >= params.keep_share * top or i in named
-        ][: max(1, limit)]
-        question_rank = {i: r for r, i in enumerate(analysis.found.lists.get("questions", []), 1)}
+        chosen = list(
+            islice(
+                (
+                    (i, s)
+                    for r, (i, s) in enumerate(ranked)
+                    if r < MIN_SHOWN or s >= params.keep_share * top or i in named
+                ),
+                max(1, limit),  # read no further down the ranking than the hits kept
+            )
+        )
+        questions = analysis.found.lists.get("questions", [])
+        question_rank = {i: questions.index(i) + 1 for i, _ in chosen if i in questions}
         rows = {i: self._column_stems(i) for i, _ in chosen}
         made = [
             self._hit(i, confidence * s / top, analysis, rows[i], question_rank.get(i))
@@ -195,8 +221,8 @@ class Searcher:
         best = 0
         for entry_id, _ in (analysis.ranked if ranked is None else ranked)[:MIN_SHOWN]:
             columns = self._column_stems(entry_id)
-            met = (wanted | (titled & columns.get("names", frozenset()))) & set().union(
-                *columns.values()
+            met = (wanted | (titled & columns.get("names", frozenset()))) & self._every_stem(
+                entry_id
             )
             spelled = [n for n in names if n & met]
             best = max(best, len(met - set().union(*spelled)) + len(spelled))
@@ -205,7 +231,7 @@ class Searcher:
     def lone_word(self, analysis: Analysis, params: Params | None = None) -> bool:
         """One map word borrowed by a question about something else: see params.lone_word_words."""
         params = params or self.params
-        if math.isinf(analysis.evidence) or len(_named_ids(analysis.found)) >= 2:
+        if math.isinf(analysis.evidence) or len(self._named_ids(analysis.found)) >= 2:
             return False  # an arXiv id the catalog has; a comparison ("Ape-X and IMPALA")
         content = [w.stem for w in analysis.query.words if any(c.isalpha() for c in w.surface)]
         # A cited name counts once here too ("stuff from UT Austin" is a lookup of two words).
@@ -249,6 +275,15 @@ class Searcher:
             self._stems[entry_id] = stems
         return stems
 
+    def _every_stem(self, entry_id: str) -> frozenset[str]:
+        """The stems of all of an entry's search columns together."""
+        every = self._every.get(entry_id)
+        if every is None:
+            every = self._every[entry_id] = frozenset().union(
+                *self._column_stems(entry_id).values()
+            )
+        return every
+
     def _question_tokens(self, entry: Entry) -> list[tuple[str, frozenset[str]]]:
         tokens = self._questions.get(entry.id)
         if tokens is None:
@@ -265,28 +300,38 @@ class Searcher:
         columns: dict[str, frozenset[str]],
         question_rank: int | None,
     ) -> Hit | None:
-        entry = self.store.get(entry_id)
-        if entry is None:
-            return None
-        paper = entry if isinstance(entry, Paper) else None
+        shown = self._shown.get(entry_id)
+        if shown is None:
+            entry = self.store.get(entry_id)
+            if entry is None:
+                return None
+            paper = entry if isinstance(entry, Paper) else None
+            shown = self._shown[entry_id] = (
+                entry,
+                {
+                    "kind": display_kind(entry),
+                    "id": entry.id,
+                    "title": entry.title,
+                    "one_line": entry.one_line,
+                    "byline": (paper.byline or None) if paper is not None else None,
+                    "url": paper.link if paper is not None else None,
+                    "verification": paper.verification if paper is not None else None,
+                },
+            )
+        entry, fields = shown
         return Hit(
-            kind=display_kind(entry),
-            id=entry.id,
-            title=entry.title,
+            **fields,
             score=round(min(1.0, max(0.0, score)), 4),
-            one_line=entry.one_line,
             why=explain.reasons(
                 entry,
                 analysis.query,
                 analysis.found,
                 columns,
                 question_rank,
-                self._question_tokens(entry),
+                # Only a hit found through its curated questions quotes one.
+                self._question_tokens(entry) if question_rank is not None else (),
                 analysis.word_evidence,
             ),
-            byline=(paper.byline or None) if paper is not None else None,
-            url=paper.link if paper is not None else None,
-            verification=paper.verification if paper is not None else None,
             points_to=self._points_to(entry.id, analysis) if isinstance(entry, Signal) else None,
         )
 
@@ -294,20 +339,28 @@ class Searcher:
         """For a signal: the stage its diagnosis rule that fits
         the question names, and why (search/readings.py).
         """
-        from rlmap_bot.search.readings import choice_phrases, pick, said_choices, signal_readings
+        read = self._read
+        if read is None:  # the first time a signal is shown: the store never changes
+            # Imported here: only an answer showing a signal needs it (cold start).
+            from rlmap_bot.search import readings as module
 
-        if self._signals is None:  # read the first time a signal is shown: the store never changes
             self._signals = [e for e in self.store.all("signal") if isinstance(e, Signal)]
-            self._phrases = choice_phrases(self._signals, self.store.settings.diagnosis)
+            self._phrases = module.choice_phrases(self._signals, self.store.settings.diagnosis)
+            self._stage_titles = {s.id: s.title for s in self.store.all("stage")}
+            read = self._read = module
         readings = self._readings.get(entry_id)
         if readings is None:
-            stages = {s.id: s.title for s in self.store.all("stage")}
-            readings = self._readings[entry_id] = signal_readings(entry_id, self._signals, stages)
-        text = analysis.query.text
-        if self._said is None or self._said[0] != text:  # once per question, not per signal shown
-            self._said = (text, said_choices(self._phrases, text))
-        said = self._said[1]
-        found = pick(readings, analysis.query.stems, said)
+            assert self._signals is not None, "read with the module above"
+            readings = self._readings[entry_id] = read.signal_readings(
+                entry_id, self._signals, self._stage_titles
+            )
+        text = analysis.query.normalized
+        last = self._said  # one read: another thread may replace it
+        if last is None or last[0] != text:  # once per question, not per signal shown
+            assert self._phrases is not None, "read with the signals above"
+            last = self._said = (text, read.said_choices(self._phrases, text))
+        said = last[1]
+        found = read.pick(readings, analysis.query.stems, said)
         return found.text() if found else None
 
     def known_topics(self) -> list[str]:
@@ -368,24 +421,26 @@ def _whole_name_first(
     return [(entry_id, top)] + [p for p in ranked if p[0] != entry_id]
 
 
-def _named_ids(found: Recall) -> set[str]:
+def _named_ids(found: Recall) -> frozenset[str]:
     """Entries named by separate parts of the question, when it names two or more."""
     spans: dict[str, tuple[int, int]] = {}
     for m in found.names:
         if m.entry_id not in spans and not any(_overlap(m.span, s) for s in spans.values()):
             spans[m.entry_id] = m.span
-    return set(spans) if len(spans) >= 2 else set()
+    return frozenset(spans) if len(spans) >= 2 else frozenset()
 
 
 def _overlap(a: tuple[int, int], b: tuple[int, int]) -> bool:
     return a[0] < b[1] and b[0] < a[1]
 
 
-def _keep_named(ranked: list[tuple[str, float]], found: Recall, allowed) -> list[tuple[str, float]]:
+def _keep_named(
+    ranked: list[tuple[str, float]], named_ids: frozenset[str], allowed
+) -> list[tuple[str, float]]:
     """A question naming two or more entries ("PPO vs
-    GRPO") gets each of them in the first results.
+    GRPO") gets each of them in the first results (``named_ids``: _named_ids).
     """
-    named = [i for i in _named_ids(found) if allowed is None or allowed(i)]
+    named = [i for i in named_ids if allowed is None or allowed(i)]
     if not named:
         return ranked
     head, missing = (

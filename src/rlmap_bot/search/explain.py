@@ -30,9 +30,33 @@ _WHERE = {
 }
 
 
+_NONE: frozenset[str] = frozenset()
+
+
 def _quote(items: list[str]) -> str:
     quoted = [f"'{i}'" for i in items[:EXPLAIN_WORDS]]
     return quoted[0] if len(quoted) == 1 else ", ".join(quoted[:-1]) + " and " + quoted[-1]
+
+
+def _quotable(query: Query, evidence: Mapping[str, float] | None) -> list[tuple[str, str]]:
+    """The question's words a reason may quote, as (stem, as quoted), those that speak for the map
+    most first: the same for every hit of a question, so worked out once per question."""
+    memo = query.memo.get("quotable")
+    if memo is not None and memo[0] is evidence:
+        return memo[1]
+    words = [
+        w
+        for w in query.words
+        if w.kind in ("known", "corrected") and any(c.isalpha() for c in w.surface)
+    ]
+    if evidence is not None:  # a rare catalog word has evidence 0 ("megatron"): still a reason
+        words = sorted(
+            (w for w in words if evidence.get(w.surface, 0.0) >= 0),
+            key=lambda w: -evidence.get(w.surface, 0.0),
+        )
+    quotable = [(w.stem, w.fixed or w.surface) for w in words]
+    query.memo["quotable"] = (evidence, quotable)  # with its order's evidence: another orders anew
+    return quotable
 
 
 def reasons(
@@ -65,29 +89,19 @@ def reasons(
         out.append(
             f"written by {entry.byline}"
         )  # "who wrote PPO": the answer to the question asked
-    explained = {stem(w) for m in named for w in m.name.lower().split()}
+    explained = {stem(w) for m in named for w in m.name.lower().split()} if named else _NONE
     shown: dict[str, str] = {}
-    words = [
-        w
-        for w in query.words
-        if w.kind in ("known", "corrected")
-        and w.stem not in explained
-        and any(c.isalpha() for c in w.surface)
-    ]
-    if evidence is not None:  # a rare catalog word has evidence 0 ("megatron"): still a reason
-        words = sorted(
-            (w for w in words if evidence.get(w.surface, 0.0) >= 0),
-            key=lambda w: -evidence.get(w.surface, 0.0),
-        )
-    for w in words:
-        shown.setdefault(w.stem, w.fixed or w.surface)
+    for word_stem, quoted in _quotable(query, evidence):
+        if word_stem not in explained:
+            shown.setdefault(word_stem, quoted)
     phrases = []
     for column in ("names", "keywords", "summary", "body", "questions"):
         if not shown:
             break
-        present = stems.get(column, frozenset())
-        hit = [shown.pop(s) for s in list(shown) if s in present]
-        if hit:
+        present = stems.get(column, _NONE)
+        found_here = [s for s in shown if s in present]
+        if found_here:
+            hit = [shown.pop(s) for s in found_here]
             where = _BODY.get(entry.kind, "its notes") if column == "body" else _WHERE[column]
             phrases.append(f"mentions {_quote(hit)} in {where}")
     out.extend(phrases[:2])

@@ -226,6 +226,7 @@ class Lexicon:
         # they are first asked: questions repeat words, so most are asked again.
         self._pairs: dict[str, bool] = {}
         self._byline_entries: dict[str, int] = {}
+        self._byline_zipfs: dict[str, dict[tuple[str, str], float]] = {}
 
     def has_pair(self, first: str, second: str) -> bool:
         """Whether the catalog writes these two content
@@ -252,6 +253,19 @@ class Lexicon:
         if found is None:  # one count per byline word at most: bounded by the store
             found = self._byline_entries[stem_] = len({r[0] for r in rows})
         return found
+
+    def byline_zipf(self, stem_: str, entry_id: str, label: str) -> float | None:
+        """The English Zipf of the byline word ``stem_`` in ``label`` on ``entry_id``, or None when
+        that byline lacks it. The rows of a word are indexed the first time it is asked (a common
+        byline word of a large catalog is on thousands of entries: too many to scan per question).
+        """
+        index = self._byline_zipfs.get(stem_)
+        if index is None:  # one index per byline word at most: bounded by the store
+            index = self._byline_zipfs[stem_] = {
+                (entry_id_, label_): zipf
+                for entry_id_, label_, _, zipf in self.authors.get(stem_, ())
+            }
+        return index.get((entry_id, label))
 
     def knows(self, stem_: str) -> bool:
         return stem_ in self.terms

@@ -45,6 +45,8 @@ from rlmap_bot.search.query import ASKS_AUTHOR, Query
 from rlmap_bot.search.recall import byline_rows
 from rlmap_bot.text import NUMBER_WORDS, content_words, stem
 
+_NO_TERM = (0, 0, 0.0)  # a stem the catalog never uses: no uses, no documents, no English Zipf
+
 
 def word_evidence(
     lexicon,
@@ -59,7 +61,7 @@ def word_evidence(
         return math.log10((1.0 - mix) / (1.0 - borrow))
     if kind not in ("known", "corrected") or not any(c.isalpha() for c in stem):
         return 0.0  # numbers ("12", "22.04") say nothing about the topic
-    cf, _df, en_zipf = lexicon.terms.get(stem, (0, 0, 0.0))
+    cf, _df, en_zipf = lexicon.terms.get(stem, _NO_TERM)
     if not cf:
         return 0.0
     # Absolute discounting: a word the catalog uses once or twice is a weak estimate of its
@@ -105,11 +107,13 @@ def evidence(
         if params.number_words_neutral and w.surface in NUMBER_WORDS:
             per_word[w.surface] = 0.0  # a quantity in words, like one in digits
             continue
-        discount = 0.0 if params.entity_undiscounted and _entity(lexicon, w) else params.discount
+        en_zipf = lexicon.terms.get(w.stem, _NO_TERM)[2]
+        entity = params.entity_undiscounted and _entity(lexicon, w, en_zipf)
+        discount = 0.0 if entity else params.discount
         e = word_evidence(
             lexicon, w.stem, kind, params.mix, discount, params.borrow, params.rare_zero
         )
-        zipf = w.zipf if kind == "foreign" else lexicon.terms.get(w.stem, (0, 0, 0.0))[2]
+        zipf = w.zipf if kind == "foreign" else en_zipf
         if (
             e < 0
             and zipf >= params.common_foreign_zipf
@@ -119,7 +123,7 @@ def evidence(
         if (
             foreign
             and e > 0
-            and lexicon.terms.get(w.stem, (0, 0, 0.0))[2] >= params.everyday_zipf
+            and en_zipf >= params.everyday_zipf
             and not (params.phrase_keep and i in in_phrase)
         ):
             e *= params.everyday_weight
@@ -169,7 +173,15 @@ def _name_tokens(query: Query, lexicon) -> list[tuple[str, list[str], int, float
 
     A name of two words or more must be there whole ("Jimmy Ba", "Google Brain"; an initial may
     be left out: "Andy Jones" for "Andy L. Jones"); one byline word counts when cited with "et al".
+    Worked out once per query (the gate, coherence and lone_word all ask).
     """
+    found = query.memo.get("name_tokens")
+    if found is None:
+        found = query.memo["name_tokens"] = _find_name_tokens(query, lexicon)
+    return found
+
+
+def _find_name_tokens(query: Query, lexicon) -> list[tuple[str, list[str], int, float]]:
     by_stem = {w.stem: w.surface for w in query.words if w.kind == "known"}
     found: dict[str, tuple[str, list[str], int, float]] = {}
     for s in by_stem:
@@ -181,10 +193,9 @@ def _name_tokens(query: Query, lexicon) -> list[tuple[str, list[str], int, float
                 if name in found or s not in stems or not stems <= by_stem.keys():
                     continue
                 zipfs = {
-                    p: r[3]
+                    p: z
                     for p in stems
-                    for r in lexicon.authors.get(p, ())
-                    if r[:2] == (entry_id, label)
+                    if (z := lexicon.byline_zipf(p, entry_id, label)) is not None
                 }
                 uses = len({r[0] for r in rows if r[1] == label})
                 found[name] = (
@@ -216,11 +227,11 @@ def _product(zipfs) -> float:
     return math.prod(10.0 ** (max(z, EN_FLOOR_ZIPF) - 9.0) for z in zipfs)
 
 
-def _entity(lexicon, word) -> bool:
-    """A byline word or one-word name that is no everyday English word (wordfreq Zipf under 4)."""
+def _entity(lexicon, word, zipf: float) -> bool:
+    """A byline word or one-word name that is no everyday English word (wordfreq Zipf under 4);
+    ``zipf``: the word's English Zipf as the lexicon has it."""
     if word.kind != "known":
         return False
-    zipf = lexicon.terms.get(word.stem, (0, 0, 0.0))[2]
     return zipf < ENTITY_ZIPF and (word.stem in lexicon.authors or word.stem in lexicon.names)
 
 

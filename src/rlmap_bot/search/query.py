@@ -17,6 +17,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from dataclasses import dataclass, field
+from typing import Any
 
 from rlmap_bot.search.params import (
     CORRECTION_SIMILARITY,
@@ -26,7 +27,7 @@ from rlmap_bot.search.params import (
     MIN_MARKERS,
     OTHER_SCRIPT_SHARE,
 )
-from rlmap_bot.text import ARXIV, NOT_EVIDENCE, STOPWORDS, fold, stem, words
+from rlmap_bot.text import ARXIV, NOT_EVIDENCE, STOPWORDS, fold, normalize, stem, words
 
 # A question longer than this is read from its start only: 2,000 characters is about 300
 # words, several times the longest question in tests/questions.yaml (about 20 content words).
@@ -71,6 +72,8 @@ _MARKUP = [
 
 def plain(text: str) -> str:
     """The question without chat markup."""
+    if not any(c in text for c in "<#:`") and "www." not in text.lower():
+        return text  # every pattern above needs one of these (a URL with a scheme has a colon)
     for pattern, replacement in _MARKUP:
         text = pattern.sub(replacement, text)
     return text
@@ -80,13 +83,14 @@ _WORD = re.compile(r"[^\W\d_]+")
 
 
 def other_language(text: str, all_words: list[str], markers: frozenset[str], lexicon=None) -> bool:
-    letters = [c for c in text if c.isalpha()]
+    ascii_only = text.isascii()  # every ASCII letter is Latin, and has no diacritic
+    letters = [] if ascii_only else [c for c in text if c.isalpha()]
     if letters and sum(
         1 for c in letters if "LATIN" not in unicodedata.name(c, "")
     ) >= OTHER_SCRIPT_SHARE * len(letters):
         return True
     found = {w for w in all_words if w in markers}
-    if lexicon is not None and found:
+    if lexicon is not None and found and not ascii_only:
         # Beside one of another language's common words, a word written with a diacritic that
         # neither the catalog nor English has ("divergência", "fällt") is that language's too;
         # "café" and "naïve" are English, and names alone ("Hervé Jégou") are no language.
@@ -99,7 +103,7 @@ def other_language(text: str, all_words: list[str], markers: frozenset[str], lex
     return hits >= MIN_MARKERS and hits >= MARKER_SHARE * len(all_words)
 
 
-@dataclass
+@dataclass(slots=True)  # a question makes a few dozen: slots make them quicker to build
 class Word:
     surface: str  # as typed, normalised
     stem: str  # what is matched: the stem of the word, or of its correction
@@ -113,11 +117,15 @@ class Word:
 @dataclass
 class Query:
     text: str  # the question as used (capped)
+    normalized: str = ""  # its surface words as one string, markup included (text.normalize)
     words: list[Word] = field(default_factory=list)
     all_words: list[str] = field(default_factory=list)  # every surface word, stopwords included
     arxiv: list[str] = field(default_factory=list)
     authorship: bool = False
     other_language: bool = False  # not written in English: answered with a note
+    # What later steps work out from the query alone, kept so each is worked out once per question
+    # (a query is read against one lexicon, and neither changes): offtopic's cited names.
+    memo: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     @property
     def corrections(self) -> dict[str, str]:
@@ -149,16 +157,18 @@ def parse(question: str, lexicon) -> Query:
     """Read ``question`` against ``lexicon`` (a :class:`~rlmap_bot.search.engine.Lexicon`)."""
     text = cap(question)
     content = plain(text)  # an arXiv id still counts inside a link
-    all_words = _split_run_together(_join_compounds(words(content), lexicon), lexicon)
+    read = words(content)
+    all_words = _split_run_together(_join_compounds(read, lexicon), lexicon)
     query = Query(
         text=text,
+        normalized=" ".join(read) if content == text else normalize(text),
         all_words=all_words,
         arxiv=list(dict.fromkeys(ARXIV.findall(text))),
         other_language=other_language(content, all_words, lexicon.markers, lexicon),
     )
     seen: set[str] = set()
     corrections = 0
-    named = _capitalised_inside(content)
+    named: dict[str, list[str]] | None = None  # read when a correction needs it
     for surface in all_words:
         if surface in STOPWORDS or surface in NOT_EVIDENCE or surface in seen:
             continue
@@ -180,8 +190,11 @@ def parse(question: str, lexicon) -> Query:
         ):  # "fallt" in a German question is no typo of "falls"
             corrections += 1
             fixed = lexicon.correct(surface, CORRECTION_SIMILARITY)
+            if fixed and named is None:
+                named = _capitalised_inside(content)
             if (
                 fixed
+                and named is not None
                 and surface in named
                 and not lexicon.is_byline_word(stem(fixed))
                 and fixed not in lexicon.names
@@ -230,23 +243,26 @@ def _capitalised_inside(text: str) -> dict[str, list[str]]:
 def _join_compounds(ws: list[str], lexicon) -> list[str]:
     """ "over-optimisation", "roll outs": two words the catalog writes as one are that one word."""
     out: list[str] = []
-    i = 0
-    while i < len(ws):
-        a = ws[i]
-        b = ws[i + 1] if i + 1 < len(ws) else ""
+    vocab = lexicon.vocab_df
+    joined = False  # the word was joined to the one before it
+    for a, b in zip(ws, [*ws[1:], ""], strict=False):  # "": no word after the last
+        if joined:
+            joined = False
+            continue
         # Six letters or more: short joins ("in" + "to") are words of their own.
-        if b and a.isalpha() and b.isalpha() and len(a + b) >= 6 and (a + b) in lexicon.vocab_df:
+        if b and len(a) + len(b) >= 6 and a.isalpha() and b.isalpha() and (a + b) in vocab:
             out.append(a + b)
-            i += 2
+            joined = True
         else:
             out.append(a)
-            i += 1
     return out
 
 
 def _split_run_together(ws: list[str], lexicon) -> list[str]:
     """ "r1zero", "r2egym": a name of several words typed as one is those words, unless it is a word
     of its own: the catalog's ("apex", the alias ApeX, is never split into Ape-X) or English's."""
+    if lexicon.run_together.keys().isdisjoint(ws):
+        return ws  # no word is a name typed run together
     out: list[str] = []
     for w in ws:
         parts = lexicon.run_together.get(w)
@@ -259,7 +275,7 @@ def _split_run_together(ws: list[str], lexicon) -> list[str]:
 
 def _by_someone(all_words: list[str], lexicon) -> bool:
     """ "papers by Schulman", "by DeepSeek": "by" right before a byline word."""
-    return any(
+    return "by" in all_words and any(
         a == "by" and lexicon.is_byline_word(stem(b))
         for a, b in zip(all_words, all_words[1:], strict=False)
     )

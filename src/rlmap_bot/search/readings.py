@@ -16,7 +16,7 @@ from typing import Iterable
 
 from rlmap_bot.knowledge.schema import DiagnosisSettings, Signal
 from rlmap_bot.search.params import MODERATE, STRONG
-from rlmap_bot.text import content_tokens, normalize
+from rlmap_bot.text import content_tokens
 
 # A rule's first clause ends at a full stop, colon or semicolon followed by a space, but not after
 # these abbreviations ("Gao et al.", "Dr. GRPO", "e.g.").
@@ -54,24 +54,46 @@ def _requires(when: str, signals: Iterable[Signal]) -> tuple[tuple[str, frozense
     return tuple(out)
 
 
-def choice_phrases(
-    signals: Iterable[Signal], settings: DiagnosisSettings
-) -> dict[str, dict[str, list[str]]]:
-    """Per choice signal, how each of its choices may be said (DiagnosisSettings.said_as): read once
-    for a catalog, since reading them again for every question is most of an answer's time."""
-    return {
-        s.id: {c: settings.said_as(c) for c in s.choices} for s in signals if s.type == "choice"
-    }
+class ChoicePhrases:
+    """How the choices of the catalog's choice signals may be said (DiagnosisSettings.said_as).
+    A plain class: making a dataclass costs about 0.5 ms, paid by a cold ask that shows a signal."""
+
+    __slots__ = ("signals", "stating")
+
+    def __init__(
+        self, signals: tuple[str, ...], stating: dict[str, tuple[tuple[str, str], ...]]
+    ) -> None:
+        self.signals = signals  # the choice signals' ids
+        # Each phrase, padded with a space each side, with the (signal, choice) pairs it states:
+        # many signals share a phrase ("rising", "flat"), so each is looked for once in a question.
+        self.stating = stating
 
 
-def said_choices(phrases: dict[str, dict[str, list[str]]], text: str) -> dict[str, set[str]]:
+def choice_phrases(signals: Iterable[Signal], settings: DiagnosisSettings) -> ChoicePhrases:
+    """Per choice signal, how each of its choices may be said: read once for a catalog, since
+    reading them again for every question is most of an answer's time."""
+    ids: list[str] = []
+    stating: dict[str, list[tuple[str, str]]] = {}
+    for s in signals:
+        if s.type == "choice":
+            ids.append(s.id)
+            for c in s.choices:
+                for w in settings.said_as(c):
+                    stating.setdefault(f" {w} ", []).append((s.id, c))
+    return ChoicePhrases(tuple(ids), {w: tuple(pairs) for w, pairs in stating.items()})
+
+
+def said_choices(phrases: ChoicePhrases, normalized: str) -> dict[str, set[str]]:
     """Per choice signal, the choices a question states, in their names or everyday words ("keeps
-    going up": rising; knowledge/catalog.yaml's answer_words); ``phrases`` from choice_phrases."""
-    said = f" {normalize(text)} "
-    return {
-        sid: {c for c, words in choices.items() if any(f" {w} " in said for w in words)}
-        for sid, choices in phrases.items()
-    }
+    going up": rising; knowledge/catalog.yaml's answer_words); ``phrases`` from choice_phrases,
+    ``normalized`` the question as text.normalize reads it."""
+    said = f" {normalized} "
+    out: dict[str, set[str]] = {sid: set() for sid in phrases.signals}
+    for padded, pairs in phrases.stating.items():
+        if padded in said:
+            for sid, choice in pairs:
+                out[sid].add(choice)
+    return out
 
 
 def signal_readings(
@@ -120,11 +142,12 @@ def pick(
     curve keeps going up" is not shown the reading of a falling reward).
     """
     said = said or {}
-    readings = [
-        r
-        for r in readings
-        if all(not said.get(sid) or allowed & said[sid] for sid, allowed in r.requires)
-    ]
+    if any(said.values()):  # else no reading contradicts the question
+        readings = [
+            r
+            for r in readings
+            if all(not said.get(sid) or allowed & said[sid] for sid, allowed in r.requires)
+        ]
     asked = set(question)
     for group in ([r for r in readings if r.own], [r for r in readings if not r.own]):
         met = [r for r in group if r.stems & asked]
