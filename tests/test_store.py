@@ -124,3 +124,34 @@ def test_reload_swaps_in_new_entries(knowledge_copy, tmp_path):
     assert counts["paper"] >= 1
     assert core.get("zz-new").title == "Quokka Scaling"
     assert core.ask("quokka scaling").results[0].id == "zz-new"
+
+
+def test_the_full_text_index_is_one_segment_however_many_entries(knowledge_copy, tmp_path):
+    """FTS5 writes a segment each time its pending terms fill up while indexing; the build merges
+    them, so a query looks each term up once (docs/measurements.md, "Ask latency")."""
+    from rlmap_bot.knowledge.loader import Catalog, load_catalog
+    from rlmap_bot.knowledge.schema import Paper
+
+    catalog = load_catalog(knowledge_copy)
+    entries = dict(catalog.entries)
+    for i in range(600):  # long, varied summaries: enough pending terms for several flushes
+        words = " ".join(f"w{i}x{j}" for j in range(300))
+        entries[f"bulk-{i}"] = Paper(
+            id=f"bulk-{i}",
+            kind="paper",
+            title=f"Bulk paper {i}",
+            summary=f"Synthetic filler {words}.",
+            verification="verified",
+            stages=["rollouts"],
+            added=dt.date(2026, 1, 1),
+        )
+    big = Catalog(entries=entries, sources=dict(catalog.sources), settings=catalog.settings)
+    db = tmp_path / "big.db"
+    build_store(knowledge_copy, db, catalog=big)
+    conn = sqlite3.connect(db)
+    segments = conn.execute("select count(distinct segid) from docs_fts_idx").fetchone()[0]
+    found = conn.execute(
+        "select count(*) from docs_fts where docs_fts match 'w599x299'"
+    ).fetchone()[0]
+    conn.close()
+    assert (segments, found) == (1, 1)

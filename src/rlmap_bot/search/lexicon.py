@@ -161,6 +161,8 @@ def build_search_tables(
         "insert into search_questions (text, id) values (?, ?)",
         ((normalize(q), entry.id) for entry in entries for q in entry.questions if normalize(q)),
     )
+    # Merged into one segment, as docs_fts is (store.build_store).
+    conn.execute("insert into search_questions (search_questions) values ('optimize')")
     from wordfreq import top_n_list, zipf_frequency  # build time only
 
     markers = {
