@@ -76,3 +76,25 @@ def test_entries_found_by_their_text_alone_are_told_apart_by_score(core, questio
 
 def test_two_reports_by_one_lab_are_still_a_close_call(core):
     assert core.ask("papers by MiniMax").close_call
+
+
+def test_neighbouring_words_rank_the_entry_that_writes_them_together(core, caplog):
+    """The near list (recall.py): "larger model" and "bigger models" find the entry that writes
+    the words side by side; a question of one word said twice has no pair and sends no query."""
+    from rlmap_bot.search.params import DEFAULT
+    from rlmap_bot.search.query import parse
+    from rlmap_bot.search.recall import recall
+
+    searcher = core.searcher
+    found = recall(
+        parse("do larger models learn more from rl", searcher.lexicon),
+        searcher.lexicon,
+        searcher.store,
+        DEFAULT,
+    )
+    assert "rl-post-training-scaling" in found.lists["near"][:5], found.lists["near"]
+    with caplog.at_level("WARNING"):
+        again = recall(
+            parse("reward reward", searcher.lexicon), searcher.lexicon, searcher.store, DEFAULT
+        )
+    assert "near" not in again.lists and not caplog.records

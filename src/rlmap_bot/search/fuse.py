@@ -19,7 +19,11 @@ def weights(params: Params) -> dict[str, float]:
         "questions": params.w_questions,
         "near": params.w_near,
         # An arXiv id names one entry exactly: it outweighs every other list together.
-        "arxiv": params.w_bm25 + params.w_names + params.w_authors + params.w_questions,
+        "arxiv": params.w_bm25
+        + params.w_names
+        + params.w_authors
+        + params.w_questions
+        + params.w_near,
     }
 
 

@@ -133,8 +133,9 @@ def recall(query: Query, lexicon, store, params: Params) -> Recall:
     if terms:
         quoted = " OR ".join('"' + t.replace('"', "") + '"' for t in terms)
         out.lists["bm25"] = _fts(store, quoted, params.columns)
-        if params.w_near and len(terms) > 1:
-            out.lists["near"] = _fts(store, _near_pairs(terms, params.near_gap), params.columns)
+        near = _near_pairs(terms, params.near_gap) if params.w_near else ""
+        if near:  # two different terms at least
+            out.lists["near"] = _fts(store, near, params.columns)
         if params.question_list == "each":
             out.lists["questions"] = _nearest_questions(store.conn, quoted)
         else:
