@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 
 from support.bot import start_bot
 from support.slackio import blocks, start, text_of
@@ -199,16 +200,27 @@ def test_replies_typed_in_a_burst_are_applied_in_the_order_they_were_written(bot
         post.start()
     for post in posts:
         post.join()
+
+    def accounted() -> tuple:
+        """The session and the refusals once every reply is applied or refused (the bot works
+        after it acks, so a quiet moment on the Web API is not yet the end of the work)."""
+        found = bot.front.core.state.sessions.find("T0001", card.channel, card.thread)
+        told = [
+            c for c in standin.of("chat.postEphemeral") if c.args.get("thread_ts") == card.thread
+        ]
+        return found, told, len(found.moves) + len(told) >= len(sent)
+
+    deadline = time.time() + 30
+    session, refused, done = accounted()
+    while not done and time.time() < deadline:
+        time.sleep(0.1)
+        session, refused, done = accounted()
     standin.settle()
-    session = bot.front.core.state.sessions.find("T0001", card.channel, card.thread)
     applied = [move.rsplit(":", 1)[1] for move in session.moves]
     assert applied and applied == sorted(applied, key=float), (
         "a reply was applied after a later one"
     )
     assert len(session.skipped) == len(applied), "each applied reply skipped exactly one question"
-    refused = [
-        c for c in standin.of("chat.postEphemeral") if c.args.get("thread_ts") == card.thread
-    ]
     assert len(applied) + len(refused) == len(sent), (
         "every reply was either applied or its writer told why not"
     )
