@@ -18,7 +18,6 @@ from pathlib import Path
 import pytest
 
 from rlmap_bot.core import Core
-from rlmap_bot.results.watch import Alert
 from rlmap_bot.state.store import StateStore
 from rlmap_bot.watch import backoff
 from rlmap_bot.watch.model import Watch
@@ -27,6 +26,7 @@ from rlmap_bot.watch.service import WatchService
 from rlmap_bot.wording import alert_title
 from support import KNOWLEDGE
 from support.mlflowserver import MlflowServer
+from support.poster import Recorder
 
 T0 = dt.datetime(2026, 3, 2, 9, 0, tzinfo=dt.UTC)
 EVERY = dt.timedelta(minutes=5)
@@ -59,21 +59,6 @@ def _python(script: str, env: dict[str, str]) -> str:
     )
     assert done.returncode == 0, done.stderr[-2000:]
     return [x for x in done.stdout.splitlines() if x.startswith("OUT=")][-1].removeprefix("OUT=")
-
-
-class Recorder:
-    def __init__(self) -> None:
-        self.posts: list[Alert] = []
-
-    def post_alert(self, channel: str, alert: Alert) -> str:
-        self.posts.append(alert)
-        return f"{len(self.posts)}.0"
-
-    def attach_chart(self, channel: str, ts: str, chart: Path, alert: Alert) -> None:
-        pass
-
-    def find(self, channel: str, alert_id: str, since: dt.datetime) -> str | None:
-        return None
 
 
 @pytest.fixture(scope="module")

@@ -10,33 +10,17 @@ from __future__ import annotations
 
 import datetime as dt
 import shutil
-from pathlib import Path
 
 import pytest
 
 from rlmap_bot.errors import UsageError
-from rlmap_bot.results.watch import Alert
 from rlmap_bot.watch.model import Watch
 from rlmap_bot.watch.service import WatchService
 from rlmap_bot.wording import alert_title
 from support import runlogs as rl
+from support.poster import Recorder
 
 T0 = dt.datetime(2026, 3, 2, 9, 0, tzinfo=dt.UTC)
-
-
-class Recorder:
-    def __init__(self) -> None:
-        self.posts: list[Alert] = []
-
-    def post_alert(self, channel: str, alert: Alert) -> str:
-        self.posts.append(alert)
-        return f"{len(self.posts)}.0"
-
-    def attach_chart(self, channel: str, ts: str, chart: Path, alert: Alert) -> None:
-        pass
-
-    def find_alert(self, channel: str, alert_id: str, since: dt.datetime) -> str | None:
-        return None
 
 
 @pytest.fixture

@@ -19,6 +19,7 @@ from rlmap_bot.watch.model import Watch
 from rlmap_bot.watch.service import WatchService
 from rlmap_bot.wording import alert_changes, alert_title
 from support import runlogs as rl
+from support.poster import Recorder
 
 HEALTHY_START = 300
 BAD_STRETCH = 300
@@ -69,23 +70,6 @@ HEALTHY = {
     "noisy_long": dict(seed=10, steps=1200, noise=3.0),
 }
 T0 = dt.datetime(2026, 3, 2, 9, 0, tzinfo=dt.UTC)
-
-
-class Recorder:
-    """The front-end side of the watch (what Slack implements): keeps what would be posted."""
-
-    def __init__(self) -> None:
-        self.posts: list[Alert] = []
-
-    def post_alert(self, channel: str, alert: Alert) -> str:
-        self.posts.append(alert)
-        return f"{len(self.posts)}.0"
-
-    def attach_chart(self, channel: str, ts: str, chart: Path, alert: Alert) -> None:
-        assert chart.exists()
-
-    def find_alert(self, channel: str, alert_id: str, since: dt.datetime) -> str | None:
-        return None
 
 
 class Clock:

@@ -14,10 +14,10 @@ import subprocess
 import sys
 from pathlib import Path
 
-from rlmap_bot.results.watch import Alert
 from rlmap_bot.watch.model import Watch
 from rlmap_bot.watch.service import WatchService
 from support import skip_unless_installed
+from support.poster import Recorder
 
 skip_unless_installed("wandb", "the test extra installs wandb; it writes the run this test watches")
 
@@ -41,21 +41,6 @@ run.finish()
 #: generous, so a loaded machine only makes the test slower.
 WAIT_S = 60
 T0 = dt.datetime(2026, 3, 2, 9, 0, tzinfo=dt.UTC)
-
-
-class Recorder:
-    def __init__(self) -> None:
-        self.posts: list[Alert] = []
-
-    def post_alert(self, channel: str, alert: Alert) -> str:
-        self.posts.append(alert)
-        return f"{len(self.posts)}.0"
-
-    def attach_chart(self, channel: str, ts: str, chart: Path, alert: Alert) -> None:
-        pass
-
-    def find_alert(self, channel: str, alert_id: str, since: dt.datetime) -> str | None:
-        return None
 
 
 def _env(root: Path) -> dict[str, str]:
