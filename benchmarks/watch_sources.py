@@ -61,30 +61,19 @@ class Quiet:
         return None
 
 
-def _checks(
-    kind: str, folder: Path, steps: int, metrics: int, repeat: int
-) -> tuple[float, float, int]:
-    """(first check s, median timed check s, bytes a timed check read) for a run of ``steps``."""
+def _timed_check(folder: Path, roots: Path, team: str, path: str):
+    """A watch of ``path`` on a fresh Core in ``folder`` (runs read under ``roots``), and a
+    function that advances the clock a slot, checks it once and returns (seconds, bytes read)."""
     from rlmap_bot.core import Core
     from rlmap_bot.watch.model import Watch
     from rlmap_bot.watch.service import WatchService
 
-    root = folder / "runs"
-    root.mkdir(parents=True, exist_ok=True)
-    path = root / ("train.log" if kind == "verl-console" else "train.jsonl")
-    write(kind, path, steps, metrics)
     core = Core(ROOT / "knowledge", folder / "kb.db", state_url=folder / "state.db")
     clock = [dt.datetime.now(dt.UTC)]
-    settings = core.settings.model_copy(update={"rlmap_run_roots": str(root)})
+    settings = core.settings.model_copy(update={"rlmap_run_roots": str(roots)})
     service = WatchService(core, clock=lambda: clock[0], settings=settings)
     watch = core.state.watches.save(
-        Watch(
-            team="T",
-            channel="C",
-            path=str(path.resolve()),
-            created_at=clock[0],
-            updated_at=clock[0],
-        )
+        Watch(team=team, channel="C", path=path, created_at=clock[0], updated_at=clock[0])
     )
     poster = Quiet()
 
@@ -94,6 +83,19 @@ def _checks(
         result = service.run(watch.id, f"at:{clock[0].isoformat()}", poster)
         assert result is not None and result.status in ("checked", "unchanged"), result
         return time.perf_counter() - start, result.bytes_read
+
+    return check
+
+
+def _checks(
+    kind: str, folder: Path, steps: int, metrics: int, repeat: int
+) -> tuple[float, float, int]:
+    """(first check s, median timed check s, bytes a timed check read) for a run of ``steps``."""
+    root = folder / "runs"
+    root.mkdir(parents=True, exist_ok=True)
+    path = root / ("train.log" if kind == "verl-console" else "train.jsonl")
+    write(kind, path, steps, metrics)
+    check = _timed_check(folder, root, "T", str(path.resolve()))
 
     first, _ = check()
     times, read = [], 0
@@ -205,9 +207,7 @@ def _tracker_checks(
     kind: str, folder: Path, steps: int, repeat: int
 ) -> tuple[float, float, int, str]:
     """As :func:`_checks`, for a tracker's run copied from the cache into ``folder``."""
-    from rlmap_bot.core import Core
-    from rlmap_bot.watch.model import Watch
-    from rlmap_bot.watch.service import TERMINAL, WatchService
+    from rlmap_bot.watch.service import TERMINAL
 
     cached, how = cached_run(kind, steps)
     run = folder / "run"
@@ -215,27 +215,8 @@ def _tracker_checks(
     env = _writer_env(kind, run)
     saved = {k: os.environ.get(k) for k in ("MLFLOW_TRACKING_URI", "TRACKIO_DIR")}
     os.environ.update({k: env[k] for k in saved})
-    core = Core(ROOT / "knowledge", folder / "kb.db", state_url=folder / "state.db")
-    clock = [dt.datetime.now(dt.UTC)]
-    settings = core.settings.model_copy(update={"rlmap_run_roots": str(folder)})
-    service = WatchService(core, clock=lambda: clock[0], settings=settings)
-    watch = core.state.watches.save(
-        Watch(
-            team=TERMINAL,  # read with this process's environment, as `rlmap-bot watch` does
-            channel="C",
-            path=_watched(kind, run),
-            created_at=clock[0],
-            updated_at=clock[0],
-        )
-    )
-    poster = Quiet()
-
-    def check() -> tuple[float, int]:
-        clock[0] += dt.timedelta(minutes=15)
-        start = time.perf_counter()
-        result = service.run(watch.id, f"at:{clock[0].isoformat()}", poster)
-        assert result is not None and result.status in ("checked", "unchanged"), result
-        return time.perf_counter() - start, result.bytes_read
+    # TERMINAL: read with this process's environment, as `rlmap-bot watch` does
+    check = _timed_check(folder, folder, TERMINAL, _watched(kind, run))
 
     writer = Writer(kind, run)
     try:
