@@ -8,7 +8,6 @@ live process while the test reads it.  wandb.init takes about 1 s offline here (
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 import time
@@ -20,7 +19,7 @@ from rlmap_bot.runs import RunReadError
 from rlmap_bot.runs.model import Collector
 from rlmap_bot.runs.sources import Access, Cursor, open_source, parse_source
 from rlmap_bot.runs.sources import wandb_file as wf
-from support import skip_unless_installed
+from support import skip_unless_installed, wandb_offline_env
 from support.shared import once_per_run
 
 skip_unless_installed("wandb", "the test extra installs wandb; it writes the runs these tests read")
@@ -51,22 +50,12 @@ run.finish()
 
 
 def _env(root: Path) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("WANDB_")}
-    env.update(
-        WANDB_MODE="offline",
-        WANDB_SILENT="true",
-        WANDB_DIR=str(root),
-        WANDB_CONFIG_DIR=str(root / ".config"),
-        WANDB_CACHE_DIR=str(root / ".cache"),
-        WANDB_DATA_DIR=str(root / ".data"),
-        WANDB_CONSOLE="off",
-        WANDB_DISABLE_GIT="true",
-        # The SDK flushes a live run's .wandb file every 15 s by default (its setting
-        # x_transaction_log_flush_interval); every second here, so a test that reads a live run as
-        # it grows waits a second, not 15, for each flush. The reader meets the same file: whole
-        # records of a run still being written, then the rest.
-        WANDB__TRANSACTION_LOG_FLUSH_INTERVAL="1",
-    )
+    env = wandb_offline_env(root)
+    # The SDK flushes a live run's .wandb file every 15 s by default (its setting
+    # x_transaction_log_flush_interval); every second here, so a test that reads a live run as
+    # it grows waits a second, not 15, for each flush. The reader meets the same file: whole
+    # records of a run still being written, then the rest.
+    env["WANDB__TRANSACTION_LOG_FLUSH_INTERVAL"] = "1"
     return env
 
 

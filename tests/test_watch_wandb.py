@@ -9,14 +9,12 @@ cursor kept with the watch), and a check with nothing new reads nothing.
 from __future__ import annotations
 
 import datetime as dt
-import os
 import subprocess
 import sys
-from pathlib import Path
 
 from rlmap_bot.watch.model import Watch
 from rlmap_bot.watch.service import WatchService
-from support import skip_unless_installed
+from support import skip_unless_installed, wandb_offline_env
 from support.poster import Recorder
 
 skip_unless_installed("wandb", "the test extra installs wandb; it writes the run this test watches")
@@ -43,21 +41,6 @@ WAIT_S = 60
 T0 = dt.datetime(2026, 3, 2, 9, 0, tzinfo=dt.UTC)
 
 
-def _env(root: Path) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("WANDB_")}
-    env.update(
-        WANDB_MODE="offline",
-        WANDB_SILENT="true",
-        WANDB_DIR=str(root),
-        WANDB_CONFIG_DIR=str(root / ".cfg"),
-        WANDB_CACHE_DIR=str(root / ".cache"),
-        WANDB_DATA_DIR=str(root / ".data"),
-        WANDB_CONSOLE="off",
-        WANDB_DISABLE_GIT="true",
-    )
-    return env
-
-
 def _check(service, watch_id: str, poster: Recorder, slot: str):
     service.tick[0] += dt.timedelta(minutes=15)
     return service.run(watch_id, slot, poster)
@@ -66,7 +49,7 @@ def _check(service, watch_id: str, poster: Recorder, slot: str):
 def test_a_watch_of_a_live_wandb_run_reads_only_the_new_steps(core, tmp_path):
     proc = subprocess.Popen(
         [sys.executable, "-c", WRITER],
-        env=_env(tmp_path),
+        env=wandb_offline_env(tmp_path),
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         text=True,

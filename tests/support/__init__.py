@@ -20,3 +20,22 @@ def skip_unless_installed(module: str, reason: str) -> None:
         import pytest
 
         pytest.skip(reason, allow_module_level=True)
+
+
+def wandb_offline_env(root: Path) -> dict[str, str]:
+    """This process's environment for the W&B SDK writing an offline run under ``root``: no
+    account, no network, no git, no console capture, none of the caller's own WANDB_ settings."""
+    import os
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith("WANDB_")}
+    env.update(
+        WANDB_MODE="offline",
+        WANDB_SILENT="true",
+        WANDB_DIR=str(root),
+        WANDB_CONFIG_DIR=str(root / ".config"),
+        WANDB_CACHE_DIR=str(root / ".cache"),
+        WANDB_DATA_DIR=str(root / ".data"),
+        WANDB_CONSOLE="off",
+        WANDB_DISABLE_GIT="true",
+    )
+    return env
