@@ -79,7 +79,6 @@ class Searcher:
         self._stage_titles: dict[str, str] = {}
         self._read: ModuleType | None = None  # search/readings.py, once a signal is shown
         self._said: tuple[str, dict[str, set[str]]] | None = None  # the last question's choices
-        self._named: tuple[Recall, frozenset[str]] | None = None  # the last recall's named entries
 
     # -- analysis ---------------------------------------------------------------------------
     def analyse(self, question: str, params: Params | None = None) -> Analysis:
@@ -98,20 +97,11 @@ class Searcher:
             if any(self._kind(i) == "paper" for i in candidates):
                 allowed = lambda i: self._kind(i) == "paper"  # noqa: E731
         return _whole_name_first(
-            _keep_named(
-                fuse(found.lists, params, allowed, found.ties), self._named_ids(found), allowed
-            ),
+            _keep_named(fuse(found.lists, params, allowed, found.ties), found.named, allowed),
             query,
             found,
             allowed,
         )
-
-    def _named_ids(self, found: Recall) -> frozenset[str]:
-        """_named_ids, worked out once per recall: ranking, the answer and lone_word each ask."""
-        last = self._named  # one read: another thread may replace it
-        if last is None or last[0] is not found:
-            last = self._named = (found, _named_ids(found))
-        return last[1]
 
     def _kind(self, entry_id: str) -> str | None:
         entry = self.store.get(entry_id)
@@ -164,7 +154,7 @@ class Searcher:
             )
         confidence = 1.0 if math.isinf(analysis.evidence) else evidence_to_score(analysis.evidence)
         top = ranked[0][1]
-        named = self._named_ids(analysis.found)
+        named = analysis.found.named
         # The first MIN_SHOWN always show (an answer is
         # judged by its first three); after them, a hit
         # much weaker than the top one is padding.
@@ -231,7 +221,7 @@ class Searcher:
     def lone_word(self, analysis: Analysis, params: Params | None = None) -> bool:
         """One map word borrowed by a question about something else: see params.lone_word_words."""
         params = params or self.params
-        if math.isinf(analysis.evidence) or len(self._named_ids(analysis.found)) >= 2:
+        if math.isinf(analysis.evidence) or len(analysis.found.named) >= 2:
             return False  # an arXiv id the catalog has; a comparison ("Ape-X and IMPALA")
         content = [w.stem for w in analysis.query.words if any(c.isalpha() for c in w.surface)]
         # A cited name counts once here too ("stuff from UT Austin" is a lookup of two words).
@@ -421,24 +411,11 @@ def _whole_name_first(
     return [(entry_id, top)] + [p for p in ranked if p[0] != entry_id]
 
 
-def _named_ids(found: Recall) -> frozenset[str]:
-    """Entries named by separate parts of the question, when it names two or more."""
-    spans: dict[str, tuple[int, int]] = {}
-    for m in found.names:
-        if m.entry_id not in spans and not any(_overlap(m.span, s) for s in spans.values()):
-            spans[m.entry_id] = m.span
-    return frozenset(spans) if len(spans) >= 2 else frozenset()
-
-
-def _overlap(a: tuple[int, int], b: tuple[int, int]) -> bool:
-    return a[0] < b[1] and b[0] < a[1]
-
-
 def _keep_named(
     ranked: list[tuple[str, float]], named_ids: frozenset[str], allowed
 ) -> list[tuple[str, float]]:
     """A question naming two or more entries ("PPO vs
-    GRPO") gets each of them in the first results (``named_ids``: _named_ids).
+    GRPO") gets each of them in the first results (``named_ids``: Recall.named).
     """
     named = [i for i in named_ids if allowed is None or allowed(i)]
     if not named:

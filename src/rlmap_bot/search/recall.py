@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import sqlite3
 from dataclasses import dataclass, field
+from functools import cached_property
 from itertools import pairwise
 
 from rlmap_bot.search.params import (
@@ -55,6 +56,20 @@ class Recall:
     ties: dict[str, dict[str, int]] = field(
         default_factory=dict
     )  # list -> entry id -> tier (equal evidence)
+
+    @cached_property
+    def named(self) -> frozenset[str]:
+        """Entries named by separate parts of the question, when it names two or more (worked out
+        once: the ranking, the answer and the one-borrowed-word rule each read it)."""
+        spans: dict[str, tuple[int, int]] = {}
+        for m in self.names:
+            if m.entry_id not in spans and not any(_overlap(m.span, s) for s in spans.values()):
+                spans[m.entry_id] = m.span
+        return frozenset(spans) if len(spans) >= 2 else frozenset()
+
+
+def _overlap(a: tuple[int, int], b: tuple[int, int]) -> bool:
+    return a[0] < b[1] and b[0] < a[1]
 
 
 def _fts_terms(query: Query, lexicon, common: float) -> list[str]:
