@@ -222,6 +222,14 @@ class Flow:
         answers = {**session.answers, signal_id: value}
         return self._advance(session, answers=answers, skipped=session.skipped, note=note, key=key)
 
+    def pick(self, session_id: str, signal_id: str, index: int, key: str | None = None) -> Step:
+        """Answer with the ``index``-th preset the question offers (a card's button): the
+        question's own presets, those a complaint's narrowing left."""
+        presets = self._presets(self._open(session_id), signal_id)
+        if not 0 <= index < len(presets):
+            raise FlowError("that answer is not one of the question's")
+        return self.answer(session_id, signal_id, presets[index].value, key=key)
+
     def skip(self, session_id: str, signal_id: str | None = None, key: str | None = None) -> Step:
         """'Don't know': move on without an answer; the signal stays out of next checks."""
         return _retrying(lambda: self._skip(session_id, signal_id, key))
