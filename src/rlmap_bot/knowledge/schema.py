@@ -405,7 +405,8 @@ class Complaint(BaseModel):
     id: Slug
     label: Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=60)]
     signals: list[Slug] = Field(min_length=1)
-    states: dict[Slug, bool | str | list[str]] = Field(
+    # numbers are read too, so that kb check can say why a complaint cannot state one
+    states: dict[Slug, bool | int | float | str | list[str]] = Field(
         default_factory=dict,
         description="What the complaint's words say of a listed choice or yes/no signal: its "
         "value, or the choices it leaves.",
