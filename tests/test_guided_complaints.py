@@ -84,6 +84,7 @@ def test_a_stall_counts_even_when_the_team_cannot_say_flat_or_falling(engine):
     assert step.question.signal == "proxy_reward_trend"
     assert [p.value for p in step.question.presets] == ["flat", "falling"]
     assert step.question.choices == ["flat", "falling"]
+    assert step.question.answer_hint == "one of: flat, falling"
     result = simulate(engine, {"complaint": ["stalled"], "kl_loss_share": 0.65})
     assert result["binding_stage"] == "optimization", result["summary"]
     stall = next(e for e in result["evidence"] if e["rule"] == "kl_loss_share.kl_dominates_stall")

@@ -21,9 +21,9 @@ from rlmap_bot.diagnosis.engine import DiagnosisInputError, Engine
 from rlmap_bot.diagnosis.guide import COMPLAINT, PICKS, READINGS, Guide, answer_hint
 from rlmap_bot.diagnosis.picks import complaint_question, parse_picks, readings_question
 from rlmap_bot.diagnosis.replies import control_word, typed_choice
-from rlmap_bot.diagnosis.rules import OneOf, plain
+from rlmap_bot.diagnosis.rules import OneOf
+from rlmap_bot.diagnosis.said import narrowed_question, taken, told
 from rlmap_bot.errors import UsageError
-from rlmap_bot.knowledge.schema import Preset
 from rlmap_bot.results.diagnosis import (
     PauseCheck,
     PresetView,
@@ -225,7 +225,7 @@ class Flow:
     def pick(self, session_id: str, signal_id: str, index: int, key: str | None = None) -> Step:
         """Answer with the ``index``-th preset the question offers (a card's button): the
         question's own presets, those a complaint's narrowing left."""
-        presets = self._presets(self._open(session_id), signal_id)
+        presets = self.guide.presets(self._open(session_id), signal_id)
         if not 0 <= index < len(presets):
             raise FlowError("that answer is not one of the question's")
         return self.answer(session_id, signal_id, presets[index].value, key=key)
@@ -347,7 +347,7 @@ class Flow:
         signal = self.engine.signals.get(current)
         reply = text.strip()
         yes_no = signal is not None and signal.type == "bool" and reply.lower() in {"y", "n"}
-        presets = self._presets(session, current)
+        presets = self.guide.presets(session, current)
         if signal is not None and not yes_no and len(reply) == 1 and reply.isalpha() and presets:
             index = ord(reply.lower()) - ord("a")
             if not 0 <= index < len(presets):
@@ -446,49 +446,15 @@ class Flow:
         return Step(session=session, question=self._question(session), leaning=verdict, note=note)
 
     def _with_complaints(self, session: Session, verdict: Verdict) -> Verdict:
-        """A verdict that says what it took from the complaints rather than asked ("from what you
-        said"), and, when it names no stage, what the team reported seeing: "Nothing you
-        reported points at a binding stage" once read as if the complaint had not been heard."""
-        chosen = self.guide.complaints(session)
-        said = {
-            sid: plain(v)
-            for sid, v in self.guide.said(session).items()
-            if sid not in session.answers
-        }
-        summary = verdict.summary
-        if said:
-            taken = "; ".join(f"{self._title(sid)}: {format_value(v)}" for sid, v in said.items())
-            summary = f"{summary} From what you said: {taken}."
-        if chosen and not (verdict.binding_stage or verdict.tied):
-            seen = "; ".join(f"“{c.label}”" for c in chosen)
-            summary = f"You see: {seen}. {summary}"
-        return verdict.model_copy(update={"summary": summary, "said": said})
+        """The verdict, saying what the team told by its complaints (:func:`told`)."""
+        given = {k: v for k, v in self.guide.said(session).items() if k not in session.answers}
+        return told(verdict, self.guide.complaints(session), given, self._title)
 
     def _seen(self, picked: list[str]) -> str:
         """The note after the opening question: what the team sees, and what that answers."""
         note = "you see: " + "; ".join(self.engine.complaints[c].label for c in picked)
-        session = Session(user="-", answers={COMPLAINT: picked})
-        said = self.guide.said(session)
-        if said:
-            note += (
-                " (taken as "
-                + "; ".join(
-                    f"{self._title(sid).lower()}: {format_value(plain(v))}"
-                    for sid, v in said.items()
-                )
-                + ")"
-            )
-        return note
-
-    def _presets(self, session: Session, signal_id: str) -> list[Preset]:
-        """The presets a signal's question offers: those a complaint's narrowing leaves."""
-        signal = self.engine.signals.get(signal_id)
-        if signal is None:
-            return []
-        narrowed = self.guide.signal_answers(session).get(signal_id)
-        if not isinstance(narrowed, OneOf):
-            return list(signal.presets)
-        return [p for p in signal.presets if signal.coerce(p.value) in narrowed]
+        said = self.guide.said(Session(user="-", answers={COMPLAINT: picked}))
+        return f"{note} (taken as {taken(said, self._title)})" if said else note
 
     def _question(self, session: Session) -> Question:
         assert session.current is not None, "_step asks only while a question is open"
@@ -505,11 +471,11 @@ class Flow:
         if session.current == READINGS:
             return readings_question(self.guide.readings(session), common)
         signal = self.engine.signals[session.current]
-        text, choices = signal.question, list(signal.choices)
+        text, choices, hint = signal.question, list(signal.choices), answer_hint(signal)
+        offered = self.guide.presets(session, signal.id)
         narrowed = self.guide.signal_answers(session).get(signal.id)
         if isinstance(narrowed, OneOf):  # the complaint chosen already ruled some answers out
-            choices = [c for c in choices if c in narrowed]
-            text = f"{text} From what you said, it is {format_value(list(narrowed.order))}: which?"
+            text, choices, hint = narrowed_question(signal, narrowed)
         return Question(
             signal=signal.id,
             title=signal.title,
@@ -517,11 +483,9 @@ class Flow:
             type=signal.type,
             unit=signal.unit,
             choices=choices,
-            presets=[
-                PresetView(label=p.label, value=p.value) for p in self._presets(session, signal.id)
-            ],
+            presets=[PresetView(label=p.label, value=p.value) for p in offered],
             how_to_measure=signal.how_to_measure,
-            answer_hint=answer_hint(signal),
+            answer_hint=hint,
             cost=signal.cost,
             **common,
         )

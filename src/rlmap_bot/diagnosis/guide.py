@@ -34,7 +34,8 @@ from typing import Any, Iterable
 
 from rlmap_bot.diagnosis.engine import Engine
 from rlmap_bot.diagnosis.rules import OneOf, known
-from rlmap_bot.knowledge.schema import Complaint, Signal
+from rlmap_bot.diagnosis.said import offered, stated
+from rlmap_bot.knowledge.schema import Complaint, Preset, Signal
 from rlmap_bot.results.diagnosis import NextCheck, Session
 
 COMPLAINT = "complaint"  # the opening question's id in a session (never a signal id)
@@ -75,25 +76,17 @@ class Guide:
         return {**self.said(session), **given}
 
     def said(self, session: Session) -> dict[str, Any]:
-        """What the chosen complaints state, as answers: a value, or a :class:`OneOf` for a
-        signal they narrow. Worked out from the complaint answer each time, so going back to the
-        opening question, or a catalog reload that changes a complaint, takes it back with it.
-        Two complaints that narrow one signal leave what both allow; if that is nothing, neither
-        is taken."""
-        allowed: dict[str, list[Any]] = {}
-        for complaint in self.complaints(session):
-            for sid, stated in complaint.states.items():
-                signal = self.engine.signals.get(sid)
-                if signal is None:
-                    continue
-                words = stated if isinstance(stated, list) else [stated]
-                these = [signal.coerce(v) for v in words]
-                allowed[sid] = [v for v in allowed.get(sid, these) if v in these]
-        return {
-            sid: these[0] if len(these) == 1 else OneOf(these)
-            for sid, these in allowed.items()
-            if these
-        }
+        """What the chosen complaints state, as answers (:func:`~rlmap_bot.diagnosis.said.stated`).
+        Worked out from the complaint answer each time, so going back to the opening question,
+        or a catalog reload that changes a complaint, takes it back with it."""
+        return stated(self.complaints(session), self.engine.signals)
+
+    def presets(self, session: Session, signal_id: str) -> list[Preset]:
+        """The presets a signal's question offers: those a complaint's narrowing leaves."""
+        signal = self.engine.signals.get(signal_id)
+        if signal is None:
+            return []
+        return offered(signal, self.signal_answers(session).get(signal_id))
 
     def gone(self, session: Session, values: dict[str, Any]) -> set[str]:
         """Signals not to ask: answered (a narrowed one is still asked), skipped or put already."""
