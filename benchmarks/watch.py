@@ -85,7 +85,9 @@ def main() -> int:
         )
 
         from rlmap_bot.core import Core
-        from rlmap_bot.runs import derive_signals, load_aliases, read_run
+        from rlmap_bot.runs.aliases import load_aliases
+        from rlmap_bot.runs.derive import derive_signals
+        from rlmap_bot.runs.sources import read_source
         from rlmap_bot.watch.model import Watch
         from rlmap_bot.watch.service import WatchService
 
@@ -121,7 +123,7 @@ def main() -> int:
         check("check with nothing new")
         aliases = load_aliases(ROOT / "knowledge")
         start = time.perf_counter()
-        derive_signals(read_run(path, aliases=aliases), aliases)
+        derive_signals(read_source(path, aliases=aliases), aliases)
         rows.append(
             (
                 "re-read and derive the whole log",

@@ -14,8 +14,11 @@ import json
 import numpy as np
 import pytest
 
-from rlmap_bot.runs import RunReader, derive_signals, load_aliases, read_run
+from rlmap_bot.runs.aliases import load_aliases
+from rlmap_bot.runs.derive import derive_signals
 from rlmap_bot.runs.diagnose import verdict_for
+from rlmap_bot.runs.incremental import RunReader
+from rlmap_bot.runs.sources import read_source
 from rlmap_bot.slack.blocks.runs import run_blocks
 from rlmap_bot.watch import faults as fault_scan
 from rlmap_bot.watch.faults import FaultState
@@ -53,7 +56,7 @@ def _trl(tmp_path, n=200, **overrides):
 
 
 def _derive(path, aliases):
-    return derive_signals(read_run(path, aliases=aliases), aliases)
+    return derive_signals(read_source(path, aliases=aliases), aliases)
 
 
 def test_a_zero_gradient_on_every_step_is_a_fault_not_a_smooth_gradient(tmp_path, aliases):
@@ -200,7 +203,7 @@ def test_the_watch_never_reads_a_stalled_gradient_as_smooth(core, tmp_path, alia
     """
     from rlmap_bot.watch.judge import judge
 
-    run = read_run(_trl(tmp_path, grad_norm=0.0), aliases=aliases)
+    run = read_source(_trl(tmp_path, grad_norm=0.0), aliases=aliases)
     kept = KeptRun()
     state, opened = fault_scan.scan(FaultState(), kept.tails_run(), run, aliases, 200, True)
     kept.absorb(run)

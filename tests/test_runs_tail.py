@@ -16,8 +16,10 @@ import datetime as dt
 import numpy as np
 import pytest
 
-from rlmap_bot.runs import derive_signals, load_aliases, read_run
+from rlmap_bot.runs.aliases import load_aliases
+from rlmap_bot.runs.derive import derive_signals
 from rlmap_bot.runs.diagnose import verdict_for
+from rlmap_bot.runs.sources import read_source
 from rlmap_bot.slack.blocks.runs import run_blocks
 from rlmap_bot.wording import alert_changes, alert_title
 from support import KNOWLEDGE
@@ -84,7 +86,7 @@ def _collapse(tmp_path):
 
 
 def _derive(path, aliases):
-    return derive_signals(read_run(path, aliases=aliases), aliases)
+    return derive_signals(read_source(path, aliases=aliases), aliases)
 
 
 def test_a_reward_collapse_in_the_last_tenth_reads_as_a_collapse_not_flat(tmp_path, aliases):

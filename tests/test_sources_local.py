@@ -7,7 +7,8 @@ import json
 import numpy as np
 import pytest
 
-from rlmap_bot.runs import RunReadError, load_aliases
+from rlmap_bot.runs.aliases import load_aliases
+from rlmap_bot.runs.errors import RunReadError
 from rlmap_bot.runs.read import keeper
 from rlmap_bot.runs.sources import Access, Cursor, open_source, parse_source
 from support import KNOWLEDGE

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from rlmap_bot.runs import RunReadError
+from rlmap_bot.runs.errors import RunReadError
 from rlmap_bot.runs.model import Collector
 from rlmap_bot.runs.sources import Access, Cursor, open_source, parse_source
 from rlmap_bot.runs.sources import wandb_file as wf

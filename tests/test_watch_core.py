@@ -16,10 +16,12 @@ from click.testing import CliRunner
 
 from rlmap_bot.cli.main import cli
 from rlmap_bot.errors import UsageError
-from rlmap_bot.runs import RunReader, derive_signals, load_aliases, read_run
+from rlmap_bot.runs.aliases import load_aliases
+from rlmap_bot.runs.derive import derive_signals
 from rlmap_bot.runs.diagnose import verdict_for
-from rlmap_bot.runs.incremental import HEAD_BYTES
+from rlmap_bot.runs.incremental import HEAD_BYTES, RunReader
 from rlmap_bot.runs.model import RunData, Series
+from rlmap_bot.runs.sources import read_source
 from rlmap_bot.state.db import ConflictError
 from rlmap_bot.state.store import StateStore
 from rlmap_bot.watch import faults as fault_scan
@@ -308,7 +310,7 @@ def test_a_short_run_is_judged_exactly_as_diagnose_run_judges_it(core, aliases, 
     records = rl.named(rl.phased([("healthy", 300), ("reward_hacking", 200)]), "verl")
     path = rl.write_verl_console(tmp_path / "train.log", records)
     out = Checker(core, aliases, path, tmp_path).check()
-    whole = derive_signals(read_run(path, aliases=aliases), aliases)
+    whole = derive_signals(read_source(path, aliases=aliases), aliases)
     assert out.derivation.signals == whole.signals
     assert out.verdict.binding_stage == verdict_for(core.engine, whole).binding_stage == "reward"
 
@@ -321,7 +323,7 @@ def test_a_long_run_is_judged_on_its_sample_as_on_the_whole(core, aliases, tmp_p
     assert out.kept.largest_stride > 1 and all(
         m.steps.size <= CAP for m in out.kept.metrics.values()
     )
-    whole = derive_signals(read_run(path, aliases=aliases), aliases)
+    whole = derive_signals(read_source(path, aliases=aliases), aliases)
     for signal in ("proxy_reward_trend", "heldout_score_trend", "entropy_trend", "loss_divergence"):
         assert out.derivation.signals[signal] == whole.signals[signal], signal
     assert out.verdict.binding_stage == verdict_for(core.engine, whole).binding_stage == "reward"
@@ -341,7 +343,7 @@ def test_spikes_are_seen_at_full_resolution_across_checks(core, aliases, tmp_pat
     out = checker.check()
     faults = FaultState.model_validate(out.tracking.faults)
     assert faults.spike_steps == list(rl.SPIKE_STEPS) and faults.spikes == 3
-    whole = derive_signals(read_run(path, aliases=aliases), aliases)
+    whole = derive_signals(read_source(path, aliases=aliases), aliases)
     assert whole.signal_sources["grad_norm_spikes"].marks == list(rl.SPIKE_STEPS)
     assert out.derivation.signals["grad_norm_spikes"] is True
 

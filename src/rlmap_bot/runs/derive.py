@@ -16,7 +16,7 @@ from pydantic import BaseModel, Field, PrivateAttr
 
 from rlmap_bot.results.runs import Fault, RunInfo, SignalSource
 from rlmap_bot.runs import stats
-from rlmap_bot.runs.aliases import AliasTable
+from rlmap_bot.runs.aliases import AliasTable, default_aliases
 from rlmap_bot.runs.derive_optimization import OptimizationSignals
 from rlmap_bot.runs.deriving import (
     EVAL_LAST,
@@ -31,7 +31,6 @@ from rlmap_bot.runs.faults import find_faults
 from rlmap_bot.runs.levels import LevelReading, readings
 from rlmap_bot.runs.model import RunData
 from rlmap_bot.runs.quantities import QuantitySeries, resolve
-from rlmap_bot.runs.read import default_aliases
 
 #: Signals one run's logs cannot give, and why (the team notes, "What can be derived").
 NOT_FROM_LOGS = {

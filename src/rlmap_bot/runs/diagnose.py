@@ -15,7 +15,6 @@ from rlmap_bot.results.runs import RunDiagnosis
 
 if TYPE_CHECKING:
     from rlmap_bot.diagnosis.engine import Engine
-    from rlmap_bot.runs.aliases import AliasTable
     from rlmap_bot.runs.derive import Derivation
     from rlmap_bot.runs.model import RunData
     from rlmap_bot.runs.sources import Access
@@ -67,34 +66,6 @@ def parse_mapping(pairs: Iterable[str]) -> dict[str, str]:
     return out
 
 
-def read_source(
-    source: str | Path,
-    aliases: AliasTable,
-    format: str | None = None,
-    run_id: str | None = None,
-    extra_metrics: Iterable[str] = (),
-    access: Access | None = None,
-) -> RunData:
-    """The run at ``source`` (a path, ``wandb:E/P/ID``,
-    ``mlflow:ID``, ``trackio:P/NAME``), read whole
-    through :func:`~rlmap_bot.runs.sources.open_source`; RunReadError (one line) on bad input."""
-    import os
-
-    from rlmap_bot.runs.guess import guesser
-    from rlmap_bot.runs.read import check_read, keeper
-    from rlmap_bot.runs.sources import Access, open_source, parse_source
-
-    ref = parse_source(str(source), format, run_id)
-    if ref.kind != "path" and (format or run_id):
-        raise UsageError(
-            f"--format and --run-id apply to a log file or folder, not to {ref.kind}: sources"
-        )
-    reader = open_source(ref, access or Access(environ=dict(os.environ)))
-    known, guess = keeper(aliases, extra_metrics), guesser()
-    run = reader.read_all(lambda name: known(name) or guess(name))
-    return check_read(run, aliases)
-
-
 def read_and_derive(
     path: str | Path,
     knowledge_root: Path,
@@ -104,13 +75,16 @@ def read_and_derive(
     mapping: dict[str, str] | None = None,
     access: Access | None = None,
 ) -> tuple[RunData, Derivation]:
-    """The run at ``path`` (any source :func:`read_source`
+    """The run at ``path`` (any source :func:`~rlmap_bot.runs.sources.read_source`
     takes) and the signals derived from it.
     """
-    from rlmap_bot.runs import derive_signals, load_aliases
+    from rlmap_bot.runs.aliases import load_aliases
+    from rlmap_bot.runs.derive import derive_signals
 
     aliases = load_aliases(knowledge_root)
     mapping = mapping or {}
+    from rlmap_bot.runs.sources import read_source
+
     run = read_source(
         path,
         aliases,
@@ -144,7 +118,7 @@ def verdict_for(
 
 def draw(run: RunData, derivation: Derivation, verdict: Verdict, path: str | Path) -> str | None:
     """The chart at ``path``; None when the run has no curve to draw."""
-    from rlmap_bot.runs import render_chart
+    from rlmap_bot.runs.chart import render_chart
 
     scores = {r.title: r.score for r in verdict.ranking}
     try:

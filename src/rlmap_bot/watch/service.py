@@ -107,7 +107,7 @@ class WatchService:
 
     def aliases(self):
         """The metric alias table of the current catalog (re-read after a reload)."""
-        from rlmap_bot.runs import load_aliases
+        from rlmap_bot.runs.aliases import load_aliases
 
         knowledge = self.core.knowledge
         if self._aliases is None or self._aliases[0] is not knowledge:

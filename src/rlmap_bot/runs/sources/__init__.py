@@ -14,12 +14,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Literal, Protocol
+from typing import TYPE_CHECKING, Callable, Iterable, Literal, Protocol
 
 from pydantic import BaseModel, Field
 
+from rlmap_bot.errors import UsageError
 from rlmap_bot.runs.errors import RunReadError
 from rlmap_bot.runs.model import RunData
+
+if TYPE_CHECKING:
+    from rlmap_bot.runs.aliases import AliasTable
 
 Kind = Literal["path", "wandb", "mlflow", "trackio"]
 KINDS: tuple[Kind, ...] = ("path", "wandb", "mlflow", "trackio")
@@ -144,3 +148,33 @@ def _load_readers() -> None:
     """Import the reader modules (each registers itself); lazy, so a plain ask imports none. The
     optional clients (wandb) are imported by their readers only when a run of theirs is read."""
     from rlmap_bot.runs.sources import local, mlflow, trackio, wandb_api, wandb_file  # noqa: F401
+
+
+def read_source(
+    source: str | Path,
+    aliases: AliasTable | None = None,
+    format: str | None = None,
+    run_id: str | None = None,
+    extra_metrics: Iterable[str] = (),
+    access: Access | None = None,
+) -> RunData:
+    """The run at ``source`` (a path, ``wandb:E/P/ID``, ``mlflow:ID``, ``trackio:P/NAME``), read
+    whole through :func:`open_source`, keeping the series ``aliases`` (or ``extra_metrics``, or a
+    name rule) want (the configured knowledge folder's table when none is given); RunReadError
+    (one line) on bad input."""
+    import os
+
+    from rlmap_bot.runs.aliases import default_aliases
+    from rlmap_bot.runs.guess import guesser
+    from rlmap_bot.runs.read import check_read, keeper
+
+    ref = parse_source(str(source), format, run_id)
+    if ref.kind != "path" and (format or run_id):
+        raise UsageError(
+            f"--format and --run-id apply to a log file or folder, not to {ref.kind}: sources"
+        )
+    reader = open_source(ref, access or Access(environ=dict(os.environ)))
+    aliases = aliases or default_aliases()
+    known, guess = keeper(aliases, extra_metrics), guesser()
+    run = reader.read_all(lambda name: known(name) or guess(name))
+    return check_read(run, aliases)
