@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 from rlmap_bot.commands.context import Invocation
 from rlmap_bot.commands.registry import Param, Registry
 from rlmap_bot.errors import ConfigError, UsageError
-from rlmap_bot.runs.names import FORMATS, WINDOW_HELP
+from rlmap_bot.runs.helptext import FORMATS, WINDOW_HELP
 
 if TYPE_CHECKING:
     from rlmap_bot.results.diagnosis import Move, Simulation, Step, Verdict

@@ -17,7 +17,7 @@ from pathlib import Path
 from rlmap_bot.runs.errors import RunReadError
 from rlmap_bot.runs.formats import mlflow, tensorboard, trl
 from rlmap_bot.runs.formats.lines import _ANSI, RUN_COLUMNS, STEP_KEYS, VERL_STEP, ui_runs
-from rlmap_bot.runs.names import FORMATS, LOOKED_FOR  # noqa: E402,F401 - re-exported
+from rlmap_bot.runs.helptext import FORMATS, LOOKED_FOR
 from rlmap_bot.runs.textio import GZIP_MAGIC, HEAD, SQLITE_MAGIC, open_binary, read_head
 
 #: How far into a text file to look for verl console lines.  Judgement: a verl log opens

@@ -11,10 +11,11 @@ from pathlib import Path
 from typing import Callable, Iterable
 
 from rlmap_bot.runs.aliases import AliasTable
-from rlmap_bot.runs.detect import LOOKED_FOR, Candidate
+from rlmap_bot.runs.detect import Candidate
 from rlmap_bot.runs.errors import RunReadError
 from rlmap_bot.runs.formats import mlflow, tensorboard, trl
 from rlmap_bot.runs.formats.lines import LINE_FORMATS, Csv, JsonLines, LineParser
+from rlmap_bot.runs.helptext import LOOKED_FOR
 from rlmap_bot.runs.model import Collector, RunData
 from rlmap_bot.runs.textio import is_json_array, iter_lines, open_binary
 
