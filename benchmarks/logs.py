@@ -82,7 +82,7 @@ def _child(kind: str, path: str, fmt: str) -> None:
         out = {"lines": n}
     else:
         from rlmap_bot.runs.aliases import load_aliases
-        from rlmap_bot.runs.derive import derive_signals
+        from rlmap_bot.runs.signals import derive_signals
         from rlmap_bot.runs.sources import read_source
 
         aliases = load_aliases(ROOT / "knowledge")

@@ -86,7 +86,7 @@ def main() -> int:
 
         from rlmap_bot.core import Core
         from rlmap_bot.runs.aliases import load_aliases
-        from rlmap_bot.runs.derive import derive_signals
+        from rlmap_bot.runs.signals import derive_signals
         from rlmap_bot.runs.sources import read_source
         from rlmap_bot.watch.model import Watch
         from rlmap_bot.watch.service import WatchService

@@ -24,7 +24,7 @@ import pytest
 import yaml
 
 from rlmap_bot.runs.aliases import load_aliases
-from rlmap_bot.runs.derive import derive_signals
+from rlmap_bot.runs.signals import derive_signals
 from rlmap_bot.runs.sources import read_source
 from rlmap_bot.runs.stats import COLLAPSED_SHARE
 from support import KNOWLEDGE

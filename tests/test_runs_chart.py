@@ -8,7 +8,7 @@ import pytest
 
 from rlmap_bot.runs.aliases import load_aliases
 from rlmap_bot.runs.chart import render_chart
-from rlmap_bot.runs.derive import derive_signals
+from rlmap_bot.runs.signals import derive_signals
 from rlmap_bot.runs.sources import read_source
 from support import KNOWLEDGE
 from support import runlogs as rl

@@ -10,8 +10,8 @@ import pytest
 from rlmap_bot.diagnosis.engine import Engine
 from rlmap_bot.knowledge.loader import load_catalog
 from rlmap_bot.runs.aliases import load_aliases
-from rlmap_bot.runs.derive import NOT_FROM_LOGS, derive_signals
 from rlmap_bot.runs.errors import RunReadError
+from rlmap_bot.runs.signals import NOT_FROM_LOGS, derive_signals
 from rlmap_bot.runs.sources import read_source
 from support import KNOWLEDGE
 from support import runlogs as rl

@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 from rlmap_bot.runs.aliases import load_aliases
-from rlmap_bot.runs.derive import derive_signals
 from rlmap_bot.runs.errors import RunReadError
+from rlmap_bot.runs.signals import derive_signals
 from rlmap_bot.runs.sources import read_source
 from support import KNOWLEDGE
 from support import runlogs as rl

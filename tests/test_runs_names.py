@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from rlmap_bot.runs.aliases import load_aliases
-from rlmap_bot.runs.derive import derive_signals
 from rlmap_bot.runs.errors import RunReadError
+from rlmap_bot.runs.signals import derive_signals
 from rlmap_bot.runs.sources import read_source
 from support import KNOWLEDGE
 

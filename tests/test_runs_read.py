@@ -85,7 +85,7 @@ def test_verl_console_handles_ansi_ray_prefixes_and_numpy_reprs(tmp_path, aliase
 
 
 def test_verl_2024_names_are_read_as_the_older_version(tmp_path, aliases):
-    from rlmap_bot.runs.derive import derive_signals
+    from rlmap_bot.runs.signals import derive_signals
 
     records = rl.named(rl.curves("rollout_bound"), "verl2024")
     run = read_source(
@@ -295,8 +295,8 @@ def test_the_library_reads_and_derives_without_being_handed_a_table(tmp_path, mo
     """`read_source(path)` and `derive_signals(run)` use
     the configured knowledge folder's metric names.
     """
-    from rlmap_bot.runs.derive import derive_signals
     from rlmap_bot.runs.incremental import RunReader
+    from rlmap_bot.runs.signals import derive_signals
 
     monkeypatch.setenv("RLMAP_KNOWLEDGE", str(KNOWLEDGE))
     path = rl.write_format("verl-jsonl", tmp_path, verl)

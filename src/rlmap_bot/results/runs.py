@@ -1,7 +1,7 @@
 """A run's diagnosis from its logs: what the run is,
 where each derived value came from, the verdict.
 
-Kept apart from :mod:`rlmap_bot.runs.derive` (which needs numpy and scipy) so that front-ends can
+Kept apart from :mod:`rlmap_bot.runs.signals` (which needs numpy and scipy) so that front-ends can
 name these types, in rendering and in JSON, without loading the numerical stack.
 """
 

@@ -12,8 +12,8 @@ from typing import Mapping
 import numpy as np
 
 from rlmap_bot.results.diagnosis import format_value
-from rlmap_bot.runs.derive import Derivation
 from rlmap_bot.runs.model import RunData
+from rlmap_bot.runs.signals import Derivation
 
 #: Panels in reading order: (title, y label, quantities drawn, signals whose windows are shaded).
 PANELS = (

@@ -15,8 +15,8 @@ from rlmap_bot.results.runs import RunDiagnosis
 
 if TYPE_CHECKING:
     from rlmap_bot.diagnosis.engine import Engine
-    from rlmap_bot.runs.derive import Derivation
     from rlmap_bot.runs.model import RunData
+    from rlmap_bot.runs.signals import Derivation
     from rlmap_bot.runs.sources import Access
 
 
@@ -79,7 +79,7 @@ def read_and_derive(
     takes) and the signals derived from it.
     """
     from rlmap_bot.runs.aliases import load_aliases
-    from rlmap_bot.runs.derive import derive_signals
+    from rlmap_bot.runs.signals import derive_signals
 
     aliases = load_aliases(knowledge_root)
     mapping = mapping or {}

@@ -25,11 +25,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Iterable, NamedTuple
 
 from rlmap_bot.errors import RlmapError
-from rlmap_bot.runs.derive import Derivation
 from rlmap_bot.runs.detect import choose, discover
 from rlmap_bot.runs.errors import RunReadError
 from rlmap_bot.runs.model import RunData
 from rlmap_bot.runs.read import keeper
+from rlmap_bot.runs.signals import Derivation
 from rlmap_bot.runs.sources import Access, Cursor, SourceRef
 from rlmap_bot.runs.sources.local import LocalSource
 from rlmap_bot.watch import faults as fault_scan

@@ -29,9 +29,9 @@ from rlmap_bot.results.runs import FAULT_TITLES
 from rlmap_bot.results.watch import FaultFinding
 from rlmap_bot.runs import stats
 from rlmap_bot.runs.aliases import AliasTable
-from rlmap_bot.runs.faults import not_learning
 from rlmap_bot.runs.model import RunData, Series
 from rlmap_bot.runs.quantities import resolve
+from rlmap_bot.runs.signals.faults import not_learning
 from rlmap_bot.wording import fault_sentence
 
 #: What counts for NaN/inf: the quantities derive.loss_divergence looks at.
@@ -82,7 +82,7 @@ class StallFault(BaseModel):
 
 
 class ShiftFault(BaseModel):
-    """Sharp changes at the run's tail (:mod:`rlmap_bot.runs.shifts`), one fault for all of them."""
+    """Sharp changes at the run's tail (:mod:`rlmap_bot.runs.signals.shifts`), one fault for all."""
 
     active: bool = True
     first_step: int
@@ -271,7 +271,7 @@ def track_shift(state: FaultState, found: list, series, last_step: int | None) -
     its earlier level's side of the midpoint between the two levels: the test itself stops firing
     as soon as the new level becomes the run's recent level, which is no recovery.
     """
-    from rlmap_bot.runs.shifts import RULES, tail_median
+    from rlmap_bot.runs.signals.shifts import RULES, tail_median
 
     quantity_of = {rule.kind: q for q, rule in RULES.items()}
     fault = state.shift
@@ -303,7 +303,7 @@ def track_shift(state: FaultState, found: list, series, last_step: int | None) -
 
 
 def _shifts_of(series, quantity: str):
-    from rlmap_bot.runs.shifts import shifts
+    from rlmap_bot.runs.signals.shifts import shifts
 
     q = series(quantity)
     return shifts({quantity: q}) if q is not None else []

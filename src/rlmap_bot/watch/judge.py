@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from rlmap_bot.runs.derive import Derivation, SignalSource, derive_signals
+from rlmap_bot.results.runs import SignalSource
+from rlmap_bot.runs.signals import Derivation, derive_signals
 from rlmap_bot.watch import faults as fault_scan
 from rlmap_bot.watch.faults import FaultState
 from rlmap_bot.watch.series import KeptRun

@@ -156,6 +156,6 @@ def nonfinite(run: RunData, series: Mapping[str, QuantitySeries]) -> list[Fault]
 def find_faults(run: RunData, series: Mapping[str, QuantitySeries]) -> list[Fault]:
     """Every fault of the run: a sharp change at its tail first (what is happening now), then
     NaN/inf, then the signs it is not learning."""
-    from rlmap_bot.runs.shifts import shift_faults
+    from rlmap_bot.runs.signals.shifts import shift_faults
 
     return shift_faults(series) + nonfinite(run, series) + not_learning(series)
