@@ -15,10 +15,10 @@ import numpy as np
 import pytest
 
 from rlmap_bot.runs.aliases import load_aliases
-from rlmap_bot.runs.diagnose import verdict_for
 from rlmap_bot.runs.incremental import RunReader
 from rlmap_bot.runs.signals import derive_signals
 from rlmap_bot.runs.sources import read_source
+from rlmap_bot.runs.verdict import verdict_for
 from rlmap_bot.slack.blocks.runs import run_blocks
 from rlmap_bot.watch import faults as fault_scan
 from rlmap_bot.watch.faults import FaultState

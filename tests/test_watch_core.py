@@ -17,11 +17,11 @@ from click.testing import CliRunner
 from rlmap_bot.cli.main import cli
 from rlmap_bot.errors import UsageError
 from rlmap_bot.runs.aliases import load_aliases
-from rlmap_bot.runs.diagnose import verdict_for
 from rlmap_bot.runs.incremental import HEAD_BYTES, RunReader
 from rlmap_bot.runs.model import RunData, Series
 from rlmap_bot.runs.signals import derive_signals
 from rlmap_bot.runs.sources import read_source
+from rlmap_bot.runs.verdict import verdict_for
 from rlmap_bot.state.db import ConflictError
 from rlmap_bot.state.store import StateStore
 from rlmap_bot.watch import faults as fault_scan

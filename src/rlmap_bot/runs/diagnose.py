@@ -1,16 +1,16 @@
-"""A verdict from a run's own logs: read, derive, diagnose, and optionally draw.
+"""``diagnose --run``: read, derive, judge (:mod:`rlmap_bot.runs.verdict`) and optionally draw
+(:mod:`rlmap_bot.runs.chart`) in one call, and its options read (``--window``, ``--map``).
 
-Front-ends (the CLI's ``diagnose --run``, a file dropped in a Slack diagnosis thread,
-the watcher) call :func:`diagnose_run` and render the :class:`RunDiagnosis` it returns.
+Front-ends (the CLI's ``diagnose --run``, a file dropped in a Slack diagnosis thread) call
+:func:`diagnose_run` and render the :class:`RunDiagnosis` it returns.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterable
+from typing import TYPE_CHECKING, Iterable
 
 from rlmap_bot.errors import UsageError
-from rlmap_bot.results.diagnosis import Verdict
 from rlmap_bot.results.runs import RunDiagnosis
 
 if TYPE_CHECKING:
@@ -96,37 +96,6 @@ def read_and_derive(
     return run, derive_signals(run, aliases, window=window, mapping=mapping)
 
 
-def verdict_for(
-    engine: Engine, derivation: Derivation, extra: dict[str, Any] | None = None
-) -> RunDiagnosis:
-    """The engine's verdict on the derived signals (plus ``extra`` answers), with the provenance."""
-    verdict = engine.diagnose({**derivation.signals, **(extra or {})})
-    read = [engine.signals[s] for s in derivation.signal_sources if s in engine.signals]
-    return RunDiagnosis(
-        **verdict.model_dump(),
-        run=derivation.run,
-        faults=derivation.faults,
-        levels=derivation.levels,
-        signal_sources=derivation.signal_sources,
-        missing=derivation.missing,
-        missing_reasons=derivation.missing_reasons,
-        warnings=derivation.warnings,
-        signal_titles={s.id: s.title for s in read},
-        signal_units={s.id: s.unit for s in read if s.unit and s.unit != "x"},
-    )
-
-
-def draw(run: RunData, derivation: Derivation, verdict: Verdict, path: str | Path) -> str | None:
-    """The chart at ``path``; None when the run has no curve to draw."""
-    from rlmap_bot.runs.chart import render_chart
-
-    scores = {r.title: r.score for r in verdict.ranking}
-    try:
-        return str(render_chart(run, derivation, scores, path=path))
-    except ValueError:
-        return None
-
-
 def diagnose_run(
     engine: Engine,
     knowledge_root: Path,
@@ -144,6 +113,9 @@ def diagnose_run(
     run, derivation = read_and_derive(
         path, knowledge_root, format, run_id, window, mapping, access=access
     )
+    from rlmap_bot.runs.chart import draw
+    from rlmap_bot.runs.verdict import verdict_for
+
     result = verdict_for(engine, derivation)
     if chart is not None:
         result.chart = draw(run, derivation, result, chart)

@@ -29,7 +29,7 @@ def judge(
     """The derivation on the kept sample, with the
     full-resolution fault readings, and its verdict.
     """
-    from rlmap_bot.runs.diagnose import verdict_for
+    from rlmap_bot.runs.verdict import verdict_for
 
     run = kept.to_run()
     derivation = derive_signals(run, aliases)

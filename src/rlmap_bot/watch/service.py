@@ -390,7 +390,7 @@ class WatchService:
         return ts
 
     def _chart(self, watch: Watch, alert: Alert, outcome: Outcome, poster: Poster, ts: str) -> None:
-        from rlmap_bot.runs.diagnose import draw
+        from rlmap_bot.runs.chart import draw
 
         verdict, derivation, _ = outcome.judgement()
         with tempfile.TemporaryDirectory(prefix="rlmap-watch-") as tmp:
