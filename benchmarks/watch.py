@@ -41,7 +41,7 @@ class CountingPoster:
         self.posts: list[str] = []
 
     def post_alert(self, channel, alert):
-        from rlmap_bot.wording import alert_title
+        from rlmap_bot.wording.posts import alert_title
 
         self.posts.append(alert_title(alert))
         return f"{len(self.posts)}.0"

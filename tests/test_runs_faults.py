@@ -20,9 +20,10 @@ from rlmap_bot.runs.signals import derive_signals
 from rlmap_bot.runs.sources import read_source
 from rlmap_bot.runs.verdict import verdict_for
 from rlmap_bot.slack.blocks.runs import run_blocks
-from rlmap_bot.watch import faults as fault_scan
-from rlmap_bot.watch.faults import FaultState
+from rlmap_bot.watch import scan as fault_scan
+from rlmap_bot.watch.scan import FaultState
 from rlmap_bot.watch.series import KeptRun
+from rlmap_bot.wording.posts import fault_sentence
 from support import KNOWLEDGE
 from support import runlogs as rl
 from support.cli import run_cli
@@ -186,14 +187,14 @@ def test_the_watch_opens_not_learning_once_when_a_healthy_run_stops(tmp_path, al
         and fault.first_step == 201
         and fault.last_step == 300
     )
-    assert "gradient norm is exactly 0" in fault_scan.stall_text(fault)
+    assert "gradient norm is exactly 0" in fault_sentence(fault.finding())
     with open(path, "a", encoding="utf-8") as f:  # the weights move again
         f.writelines(rl.verl_console_lines(rl.named(rl.curves("healthy", steps=310), "verl")[301:]))
     state, opened = fault_scan.scan(state, kept.tails_run(), reader.read_new(), aliases, 310, False)
     assert (
         opened == set()
         and not state.not_learning.active
-        and "learning again" in fault_scan.stall_text(state.not_learning)
+        and "learning again" in fault_sentence(state.not_learning.finding())
     )
 
 

@@ -21,7 +21,7 @@ from rlmap_bot.runs.signals import derive_signals
 from rlmap_bot.runs.sources import read_source
 from rlmap_bot.runs.verdict import verdict_for
 from rlmap_bot.slack.blocks.runs import run_blocks
-from rlmap_bot.wording import alert_changes, alert_title
+from rlmap_bot.wording.posts import alert_changes, alert_title
 from support import KNOWLEDGE
 from support import runlogs as rl
 from support.cli import run_cli

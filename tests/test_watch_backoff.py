@@ -23,7 +23,7 @@ from rlmap_bot.watch import backoff
 from rlmap_bot.watch.model import Watch
 from rlmap_bot.watch.schedule import slot_key
 from rlmap_bot.watch.service import WatchService
-from rlmap_bot.wording import alert_title
+from rlmap_bot.wording.posts import alert_title
 from support import KNOWLEDGE
 from support.mlflowserver import MlflowServer
 from support.poster import Recorder

@@ -24,12 +24,12 @@ from rlmap_bot.runs.sources import read_source
 from rlmap_bot.runs.verdict import verdict_for
 from rlmap_bot.state.db import ConflictError
 from rlmap_bot.state.store import StateStore
-from rlmap_bot.watch import faults as fault_scan
+from rlmap_bot.watch import scan as fault_scan
 from rlmap_bot.watch.check import check_run
 from rlmap_bot.watch.conditions import CLEAR_CHECKS, evaluate
-from rlmap_bot.watch.faults import CLEAR_FINITE, FaultState
 from rlmap_bot.watch.model import Tracking, Watch, parse_interval
 from rlmap_bot.watch.roots import PathRefused, parse_roots, resolve_watch_path
+from rlmap_bot.watch.scan import CLEAR_FINITE, FaultState
 from rlmap_bot.watch.series import CAP, TAIL, KeptRun
 from support import KNOWLEDGE
 from support import runlogs as rl

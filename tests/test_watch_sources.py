@@ -16,7 +16,7 @@ import pytest
 from rlmap_bot.errors import UsageError
 from rlmap_bot.watch.model import Watch
 from rlmap_bot.watch.service import WatchService
-from rlmap_bot.wording import alert_title
+from rlmap_bot.wording.posts import alert_title
 from support import runlogs as rl
 from support.poster import Recorder
 

@@ -17,7 +17,7 @@ import pytest
 from rlmap_bot.results.watch import Alert
 from rlmap_bot.watch.model import Watch
 from rlmap_bot.watch.service import WatchService
-from rlmap_bot.wording import alert_changes, alert_title
+from rlmap_bot.wording.posts import alert_changes, alert_title
 from support import runlogs as rl
 from support.poster import Recorder
 

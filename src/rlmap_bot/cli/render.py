@@ -7,6 +7,7 @@
 from __future__ import annotations
 
 import json
+import sys
 import textwrap
 from functools import singledispatch
 from typing import Any
@@ -52,9 +53,16 @@ def load_features() -> bool:
     return bool(fresh)
 
 
-#: What JSON output adds to a watch post: its title and sentences, as the post reads
-#: (``results.watch.Alert`` takes them through pydantic's serialization context).
-WORDED = {"alert_wording": (wording.alert_title, wording.alert_changes)}
+def worded() -> dict:
+    """What JSON output adds to a watch post: its title and sentences, as the post reads
+    (``results.watch.Alert`` takes them through pydantic's serialization context).  Loaded when
+    a post is printed as JSON: a plain ask never loads the watch's result models (an Alert to
+    word means its module is loaded)."""
+    if "rlmap_bot.results.watch" not in sys.modules:
+        return {}
+    from rlmap_bot.wording.posts import alert_changes, alert_title
+
+    return {"alert_wording": (alert_title, alert_changes)}
 
 
 @singledispatch
@@ -65,17 +73,17 @@ def text(result: Any) -> str:
     if load_features():
         return text(result)
     if isinstance(result, BaseModel):
-        return result.model_dump_json(indent=2, context=WORDED)
+        return result.model_dump_json(indent=2, context=worded())
     return json.dumps(result, indent=2, ensure_ascii=False, default=str)
 
 
 def as_json(result: Any, indent: int | None = 2) -> str:
     """A command result as JSON (models through pydantic, lists of models too)."""
     if isinstance(result, BaseModel):
-        return result.model_dump_json(indent=indent, context=WORDED)
+        return result.model_dump_json(indent=indent, context=worded())
     if isinstance(result, list):
         items = [
-            r.model_dump(mode="json", context=WORDED) if isinstance(r, BaseModel) else r
+            r.model_dump(mode="json", context=worded()) if isinstance(r, BaseModel) else r
             for r in result
         ]
         return json.dumps(items, indent=indent, ensure_ascii=False, default=str)

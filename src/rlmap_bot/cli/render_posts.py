@@ -10,6 +10,7 @@ from rlmap_bot.cli.render import _item, _wrap, text
 from rlmap_bot.results.curation import AdditionList, Candidate
 from rlmap_bot.results.digest import Digest
 from rlmap_bot.results.watch import Alert, CheckResult, Watching
+from rlmap_bot.wording.posts import alert_changes, alert_title
 
 
 @text.register
@@ -38,8 +39,8 @@ def digest_text(digest: Digest) -> str:
 
 def alert_text(alert: Alert) -> str:
     """One watch post as the terminal shows it (what Slack would get, without the markup)."""
-    lines = [f"[{alert.kind}] {wording.alert_title(alert)}"]
-    lines += [_item(c) for c in wording.alert_changes(alert)]
+    lines = [f"[{alert.kind}] {alert_title(alert)}"]
+    lines += [_item(c) for c in alert_changes(alert)]
     if alert.kind == "alert":
         if alert.verdict_headline:
             lines.append(_wrap(alert.verdict_headline))

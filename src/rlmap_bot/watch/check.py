@@ -12,7 +12,7 @@ past the last one read.  A W&B run folder and a tracker run (``wandb:``, ``mlflo
 
 The verdict is the engine's on signals derived from the kept sample
 (:mod:`rlmap_bot.watch.series`), except two the scan sees better at full
-resolution (:mod:`rlmap_bot.watch.faults`): ``loss_divergence`` (a NaN/inf or
+resolution (:mod:`rlmap_bot.watch.scan`): ``loss_divergence`` (a NaN/inf or
 divergence still going on) and ``grad_norm_spikes`` (any spike in the run).
 Nothing here posts; :mod:`rlmap_bot.watch.service` decides what to announce.
 """
@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Iterable, NamedTuple
 
 from rlmap_bot.errors import RlmapError
+from rlmap_bot.results.faults import TailShift
 from rlmap_bot.runs.detect import choose, discover
 from rlmap_bot.runs.errors import RunReadError
 from rlmap_bot.runs.model import RunData
@@ -32,13 +33,13 @@ from rlmap_bot.runs.read import keeper
 from rlmap_bot.runs.signals import Derivation
 from rlmap_bot.runs.sources import Access, Cursor, SourceRef
 from rlmap_bot.runs.sources.local import LocalSource
-from rlmap_bot.watch import faults as fault_scan
+from rlmap_bot.watch import scan as fault_scan
 from rlmap_bot.watch import sources
 from rlmap_bot.watch.conditions import Evaluation, evaluate
-from rlmap_bot.watch.faults import FaultState
-from rlmap_bot.watch.judge import SHIFT_KINDS, headline, judge
+from rlmap_bot.watch.judge import headline, judge
 from rlmap_bot.watch.model import Tracking, VerdictSummary, Watch
 from rlmap_bot.watch.roots import PathRefused, check_folder, within
+from rlmap_bot.watch.scan import FaultState
 from rlmap_bot.watch.series import KeptRun
 
 if TYPE_CHECKING:
@@ -294,7 +295,7 @@ def _judged(
         return _stalled_or(out, watch, now, stall)
     tracking.last_growth_at = now
     derivation, verdict = judge(kept, faults, engine, aliases)
-    shifted = [f for f in derivation.faults if f.kind in SHIFT_KINDS]
+    shifted = [f for f in derivation.faults if isinstance(f, TailShift)]
     opened |= fault_scan.track_shift(faults, shifted, derivation.series, kept.last_step)
     tracking.faults = faults.model_dump(mode="json")
     tracking.last_verdict = VerdictSummary(

@@ -15,7 +15,8 @@ from typing import Any, Callable, Mapping
 
 from pydantic import BaseModel, Field, PrivateAttr
 
-from rlmap_bot.results.runs import Fault, RunInfo, SignalSource
+from rlmap_bot.results.faults import Fault
+from rlmap_bot.results.runs import RunInfo, SignalSource
 from rlmap_bot.runs.aliases import AliasTable, default_aliases
 from rlmap_bot.runs.errors import RunReadError
 from rlmap_bot.runs.model import RunData

@@ -11,7 +11,8 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from rlmap_bot.results.runs import Fault, SignalSource
+from rlmap_bot.results.faults import RunFault
+from rlmap_bot.results.runs import SignalSource
 from rlmap_bot.runs import stats
 from rlmap_bot.runs.quantities import QuantitySeries
 
@@ -54,7 +55,7 @@ class Readings:
     """One run's quantities, the recent window chosen (None: the default) and the run's faults by
     kind; every signal reader builds on these."""
 
-    def __init__(self, series: dict[str, QuantitySeries], window, faults: Sequence[Fault] = ()):
+    def __init__(self, series: dict[str, QuantitySeries], window, faults: Sequence[RunFault] = ()):
         self.q, self.window = series, window
         self.faults = {f.kind: f for f in faults}
 
