@@ -207,7 +207,8 @@ def _settle(front) -> None:  # noqa: ANN001
 
 def _rows_written(folder: Path) -> None:
     """trackio.finish() has returned; the rows are in its store once a read sees all 200."""
-    from rlmap_bot.runs.sources import Access, open_source, parse_source
+    from rlmap_bot.runs.sources import open_source, parse_source
+    from rlmap_bot.runs.sources.access import Access
 
     source = open_source(
         parse_source("trackio:grpo-demo/run-a"), Access(environ={"TRACKIO_DIR": str(folder)})

@@ -88,12 +88,15 @@ def main() -> int:
         from rlmap_bot.runs.aliases import load_aliases
         from rlmap_bot.runs.signals import derive_signals
         from rlmap_bot.runs.sources import read_source
+        from rlmap_bot.runs.sources.access import workspace_access_for
         from rlmap_bot.watch.model import Watch
         from rlmap_bot.watch.service import WatchService
 
         core = Core(ROOT / "knowledge", folder / "kb.db", state_url=folder / "state.db")
         clock = [dt.datetime.now(dt.UTC)]
-        service = WatchService(core, clock=lambda: clock[0])
+        service = WatchService(
+            core, access=workspace_access_for(core.settings, core.state), clock=lambda: clock[0]
+        )
         watch = core.state.watches.save(
             Watch(
                 team="T",

@@ -188,13 +188,19 @@ class _Recorder:
 
 
 def _watch(core, tmp_path, records, cuts) -> list:
+    from rlmap_bot.runs.sources.access import workspace_access_for
     from rlmap_bot.watch.model import Watch
     from rlmap_bot.watch.service import WatchService
 
     t0 = dt.datetime(2026, 3, 2, 9, 0, tzinfo=dt.UTC)
     clock = [t0]
     settings = core.settings.model_copy(update={"rlmap_run_roots": str(tmp_path)})
-    service = WatchService(core, clock=lambda: clock[0], settings=settings)
+    service = WatchService(
+        core,
+        access=workspace_access_for(settings, core.state),
+        clock=lambda: clock[0],
+        settings=settings,
+    )
     log = tmp_path / "grow.log"
     watch = service.repo.save(
         Watch(team="T", channel="C", path=str(log.resolve()), created_at=t0, updated_at=t0)

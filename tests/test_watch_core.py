@@ -21,14 +21,15 @@ from rlmap_bot.runs.incremental import HEAD_BYTES, RunReader
 from rlmap_bot.runs.model import RunData, Series
 from rlmap_bot.runs.signals import derive_signals
 from rlmap_bot.runs.sources import read_source
+from rlmap_bot.runs.sources.access import Access, PathRefused, resolve_run_path
 from rlmap_bot.runs.verdict import verdict_for
+from rlmap_bot.settings import parse_roots
 from rlmap_bot.state.db import ConflictError
 from rlmap_bot.state.store import StateStore
 from rlmap_bot.watch import scan as fault_scan
 from rlmap_bot.watch.check import check_run
 from rlmap_bot.watch.conditions import CLEAR_CHECKS, evaluate
 from rlmap_bot.watch.model import Tracking, Watch, parse_interval
-from rlmap_bot.watch.roots import PathRefused, parse_roots, resolve_watch_path
 from rlmap_bot.watch.scan import CLEAR_FINITE, FaultState
 from rlmap_bot.watch.series import CAP, TAIL, KeptRun
 from support import KNOWLEDGE
@@ -68,6 +69,7 @@ class Checker:
             roots=[self.root],
             now=self.now,
             stall=HOUR,
+            access=Access(run_roots=(self.root,)),
             **extra,
         )
         self.tracking, self.blob = out.tracking, out.kept.dumps()
@@ -493,22 +495,22 @@ def test_paths_resolve_under_the_roots_only(tmp_path):
     (tmp_path / "secret").write_text("x\n")
     roots = parse_roots(f"{a}{os.pathsep}{os.pathsep} {b} ")
     assert roots == [a.resolve(), b.resolve()]
-    assert resolve_watch_path("exp2/log.txt", roots) == (b / "exp2" / "log.txt").resolve(), (
+    assert resolve_run_path("exp2/log.txt", roots) == (b / "exp2" / "log.txt").resolve(), (
         "relative: each root"
     )
     os.symlink(b / "exp2", a / "exp" / "other")  # a link from one root into another is fine
     assert (
-        resolve_watch_path(str(a / "exp" / "other" / "log.txt"), roots)
+        resolve_run_path(str(a / "exp" / "other" / "log.txt"), roots)
         == (b / "exp2" / "log.txt").resolve()
     )
     for outside in (str(tmp_path / "secret"), "../secret", f"{a}/exp/../../secret", "/"):
         with pytest.raises(PathRefused, match="RLMAP_RUN_ROOTS"):
-            resolve_watch_path(outside, roots)
+            resolve_run_path(outside, roots)
     os.mkfifo(a / "exp" / "pipe")
     with pytest.raises(UsageError, match="neither a log file nor a folder"):
-        resolve_watch_path("exp/pipe", roots)
+        resolve_run_path("exp/pipe", roots)
     with pytest.raises(PathRefused, match="Watching runs is off"):
-        resolve_watch_path("exp", [])
+        resolve_run_path("exp", [])
 
 
 @pytest.mark.parametrize(

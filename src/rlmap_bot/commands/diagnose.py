@@ -218,7 +218,7 @@ def _from_logs(
     chart: Path | None,
 ) -> RunDiagnosis | GuidedRun:
     from rlmap_bot.runs.diagnose import diagnose_run, parse_mapping, parse_window
-    from rlmap_bot.runs.sources.access import local_access
+    from rlmap_bot.runs.sources.access import check_source
 
     path = Path(_chart_name(source))
     own = chart is None and ctx.charts is not None
@@ -229,12 +229,11 @@ def _from_logs(
         chart = ctx.charts / f"{path.stem or 'run'}.png"
     if chart is not None:
         chart = chart_path(Path(chart), path, create=own)
-    # A terminal reads with its own environment; a workspace only what its front-end's settings
-    # allow, with the credentials its admins sealed.
+    # What may be read is what the front-end hands in: a terminal's own environment, or a
+    # workspace's allow-lists and the credentials its admins sealed.
     core = ctx.core
-    access = ctx.run_access() if ctx.run_access is not None else local_access()
-    if ctx.run_access is not None:
-        source = _workspace_path(source, list(access.run_roots))
+    access = ctx.run_access()
+    source = check_source(source, access)
     try:
         result = diagnose_run(
             core.engine,
@@ -262,32 +261,14 @@ def _from_logs(
     return GuidedRun(readings=result, step=step)
 
 
-def _workspace_path(source: str, roots: list[Path]) -> str:
-    """A path typed in chat, resolved as a watch's is (inside RLMAP_RUN_ROOTS, links never followed
-    out, nothing said about what lies outside); a tracker source as it is."""
-    from rlmap_bot.runs.sources import parse_source
-    from rlmap_bot.watch.roots import check_folder, resolve_watch_path
-
-    if parse_source(source).kind != "path":
-        return source
-    if not roots:
-        raise UsageError(
-            "Files on the bot's machine are not read from chat: an admin names the folders "
-            "runs may be read from in RLMAP_RUN_ROOTS. A tracker run (wandb:, mlflow:, "
-            "trackio:) or a log uploaded to the thread works without it."
-        )
-    path = resolve_watch_path(source, roots)
-    if path.is_dir():
-        check_folder(path, roots)
-    return str(path)
-
-
 def _chart_name(source: str) -> str:
     """A file name for a source's chart: the log's name,
     a W&B folder's name, or a tracker run's id.
     """
-    prefix, sep, rest = source.partition(":")
-    if sep and prefix.lower() in ("wandb", "mlflow", "trackio"):
+    from rlmap_bot.runs.sources import is_tracker
+
+    if is_tracker(source):
+        prefix, _, rest = source.strip().partition(":")
         return rest.rstrip("/").rsplit("/", 1)[-1] or prefix
     path = Path(source)
     return (

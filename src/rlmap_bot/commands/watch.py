@@ -115,9 +115,13 @@ def register(registry: Registry) -> None:
 
 
 def _service(ctx: Invocation) -> WatchService:
+    """The front-end's watch service, or one over the core that reads with this invocation's
+    access."""
     from rlmap_bot.watch.service import WatchService
 
-    return ctx.watch_service if ctx.watch_service is not None else WatchService(ctx.core)
+    if ctx.watch_service is not None:
+        return ctx.watch_service
+    return WatchService(ctx.core, access=lambda _team: ctx.run_access())
 
 
 def _need_channel(ctx: Invocation) -> Channel:
@@ -136,7 +140,7 @@ def _need_roots(service: WatchService, path: str | None = None) -> None:
     import shlex
     from pathlib import Path
 
-    from rlmap_bot.watch.roots import WATCHING_OFF, PathRefused
+    from rlmap_bot.runs.sources.access import WATCHING_OFF, PathRefused
 
     if not service.roots:
         if path is None:
@@ -161,8 +165,8 @@ def watch(
     json_output: bool = False,
 ) -> CheckResult | Watching | Following | None:
     from rlmap_bot.results.watch import Following, Watching, WatchSet
+    from rlmap_bot.runs.sources import is_tracker
     from rlmap_bot.watch.model import DEFAULT_INTERVAL, Watch, format_interval, parse_interval
-    from rlmap_bot.watch.sources import is_tracker
 
     service = _service(ctx)
     if (
@@ -177,15 +181,15 @@ def watch(
                     "print what would be posted) or --follow (follow the run until Ctrl-C)"
                 )
             return Following(
-                source=str(service.resolve(path)),
+                source=str(service.resolve(path, ctx.run_access())),
                 seconds=service.settings.rlmap_watch_follow_seconds,
             )
-        return service.preview(path)
+        return service.preview(path, ctx.run_access())
     channel = _need_channel(ctx)
     if not is_tracker(path):
         _need_roots(service)
     minutes = parse_interval(every) if every else DEFAULT_INTERVAL
-    resolved = service.resolve(path, ctx.team)
+    resolved = service.resolve(path, ctx.run_access())
     previous = service.repo.find(ctx.team, ctx.channel, str(resolved))
     now_ = service.clock()
     watch_ = Watch(
@@ -221,7 +225,7 @@ def watch(
 
 def list_watches(ctx: Invocation) -> WatchList:
     from rlmap_bot.results.watch import WatchList
-    from rlmap_bot.watch.roots import WATCHING_OFF
+    from rlmap_bot.runs.sources.access import WATCHING_OFF
 
     _need_channel(ctx)
     service = _service(ctx)

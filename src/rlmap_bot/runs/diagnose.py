@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from rlmap_bot.diagnosis.engine import Engine
     from rlmap_bot.runs.model import RunData
     from rlmap_bot.runs.signals import Derivation
-    from rlmap_bot.runs.sources import Access
+    from rlmap_bot.runs.sources.access import Access
 
 
 def parse_window(spec: str | None) -> int | float | None:

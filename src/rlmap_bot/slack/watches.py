@@ -20,6 +20,7 @@ from rlmap_bot import metrics
 from rlmap_bot.core import Core
 from rlmap_bot.jobs import NotPosted, Scheduler
 from rlmap_bot.results.watch import Alert, CheckResult, WatchRow
+from rlmap_bot.runs.sources.access import workspace_access_for
 from rlmap_bot.settings import Settings
 from rlmap_bot.slack.blocks.common import fallback, to_dicts
 from rlmap_bot.slack.blocks.watch import alert_blocks, alert_text
@@ -86,7 +87,12 @@ class SlackWatches:
         self.client_for = client_for
         self.settings = settings or core.settings
         self.clock: Callable[[], dt.datetime] = _utcnow  # tests set a controlled clock
-        self.service = WatchService(core, clock=lambda: self.clock(), settings=self.settings)
+        self.service = WatchService(
+            core,
+            access=workspace_access_for(self.settings, core.state),
+            clock=lambda: self.clock(),
+            settings=self.settings,
+        )
         self.jobs = jobs or Scheduler()
         self.scheduler: Scheduler | None = (
             None  # the jobs scheduler, once watches are registered with it

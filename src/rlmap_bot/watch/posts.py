@@ -13,7 +13,6 @@ from rlmap_bot.results.faults import WatchFault
 from rlmap_bot.results.watch import (
     Alert,
     Change,
-    CheckResult,
     EvidenceLine,
     FaultOpened,
     FaultOver,
@@ -30,29 +29,6 @@ from rlmap_bot.watch.model import Watch
 
 if TYPE_CHECKING:
     from rlmap_bot.watch.check import Outcome
-
-
-# -- what to post ----------------------------------------------------------------------------------
-def _result(watch: Watch, outcome: Outcome) -> CheckResult:
-    kept = outcome.kept
-    status = {"checked": "checked", "unchanged": "unchanged", "paused": "paused"}.get(
-        outcome.status, "problem"
-    )
-    return CheckResult(
-        watch_id=watch.id,
-        path=watch.path,
-        status=status,
-        problem=outcome.message,
-        format=outcome.format,
-        mode=outcome.tracking.mode,
-        steps=kept.points,
-        first_step=kept.first_step,
-        last_step=kept.last_step,
-        new_steps=outcome.new_points,
-        bytes_read=outcome.bytes_read,
-        verdict=outcome.tracking.last_verdict,
-        open_conditions=sorted(outcome.tracking.conditions),
-    )
 
 
 def plan(

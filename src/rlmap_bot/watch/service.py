@@ -35,12 +35,12 @@ from rlmap_bot.state import leases
 from rlmap_bot.state.db import ConflictError
 from rlmap_bot.watch import backoff
 from rlmap_bot.watch.model import Tracking, Watch, format_interval
-from rlmap_bot.watch.posts import _result, paused_notice, plan, unreadable_notice
+from rlmap_bot.watch.posts import paused_notice, plan, unreadable_notice
 from rlmap_bot.watch.series import KeptRun
 
 if TYPE_CHECKING:
     from rlmap_bot.core import Core
-    from rlmap_bot.runs.sources import Access
+    from rlmap_bot.runs.sources.access import Access, AccessFor
     from rlmap_bot.settings import Settings
     from rlmap_bot.watch.check import Outcome
 
@@ -60,8 +60,6 @@ CHECK_STALE = dt.timedelta(minutes=10)
 #: one owner id (state/leases.py).
 OWNER = leases.OWNER
 owner_dead = leases.owner_gone
-#: The team of a terminal's watches (``rlmap-bot watch``), as a terminal's invocation names it.
-TERMINAL = "local"
 
 
 class Poster(jobs.Poster, Protocol):
@@ -81,13 +79,20 @@ def _utcnow() -> dt.datetime:
 
 
 class WatchService:
+    """Watches over the core.  ``access`` gives what a watch of a team may read: the front-end
+    that checks watches hands it in (a workspace's allow-lists and sealed credentials in Slack,
+    the terminal's own environment at a prompt); paths are watched only under RLMAP_RUN_ROOTS."""
+
     def __init__(
         self,
         core: Core,
+        *,
+        access: AccessFor,
         clock: Callable[[], dt.datetime] = _utcnow,
         settings: Settings | None = None,
     ):
         self.core = core
+        self.access = access
         self.clock = clock
         self.settings = settings or core.settings
         self._aliases: tuple[object, object] | None = None
@@ -114,30 +119,19 @@ class WatchService:
             self._aliases = (knowledge, load_aliases(self.core.knowledge_root))
         return self._aliases[1]
 
-    def access(self, team: str) -> Access:
-        """What a watch of ``team`` may read: a terminal (:data:`TERMINAL`) with its own
-        environment; a workspace what the settings allow, with the credentials its admins sealed,
-        and the trackers' locations (``MLFLOW_TRACKING_URI``, ``TRACKIO_DIR``, ...) of this
-        process's environment."""
-        from rlmap_bot.runs.sources.access import local_access, workspace_access
-
-        if team == TERMINAL:
-            return local_access()
-        return workspace_access(self.settings, self.core.state, team)
-
     # -- creating, listing, removing ---------------------------------------------------------------
-    def resolve(self, path_text: str, team: str = TERMINAL) -> Path | str:
-        """What to watch: a tracker run as typed (checked readable with ``team``'s access), or the
-        real path, refused outside RLMAP_RUN_ROOTS, and
-        checked to be a log or W&B run we can read."""
+    def resolve(self, path_text: str, access: Access) -> Path | str:
+        """What to watch: a tracker run as typed (checked readable with ``access``), or the real
+        path, refused outside RLMAP_RUN_ROOTS, and checked to be a log or W&B run we can read."""
+        from rlmap_bot.runs.sources import is_tracker
+        from rlmap_bot.runs.sources.access import resolve_run_path
         from rlmap_bot.watch import sources
         from rlmap_bot.watch.check import find_source
-        from rlmap_bot.watch.roots import resolve_watch_path
 
-        if sources.is_tracker(path_text):
-            sources.check_readable(path_text.strip(), self.access(team))
+        if is_tracker(path_text):
+            sources.check_readable(path_text.strip(), access)
             return path_text.strip()
-        path = resolve_watch_path(path_text, self.roots)
+        path = resolve_run_path(path_text, self.roots)
         if not sources.is_wandb_folder(path):
             find_source(
                 path, self.roots
@@ -156,9 +150,9 @@ class WatchService:
                 return w
         if self.roots:
             try:
-                from rlmap_bot.watch.roots import resolve_watch_path
+                from rlmap_bot.runs.sources.access import resolve_run_path
 
-                resolved = str(resolve_watch_path(target, self.roots))
+                resolved = str(resolve_run_path(target, self.roots))
             except UsageError:
                 return None
             return next((w for w in mine if w.path == resolved), None)
@@ -263,7 +257,7 @@ class WatchService:
             stall=self.stall,
             access=self.access(watch.team),
         )
-        result = _result(watch, outcome)
+        result = outcome.result(watch)
         tracking = outcome.tracking
         self._readable(watch, outcome, poster, now, result)
         if outcome.status == "problem":
@@ -401,12 +395,15 @@ class WatchService:
             except Exception:  # noqa: BLE001 - the alert is out; a chart that fails must not undo it
                 log.exception("watch %s: the chart could not be drawn or uploaded", watch.id)
 
-    def preview(self, path_text: str, now: dt.datetime | None = None) -> CheckResult:
-        """What a first check of ``path_text`` would post (nothing is stored or posted)."""
+    def preview(
+        self, path_text: str, access: Access, now: dt.datetime | None = None
+    ) -> CheckResult:
+        """What a first check of ``path_text`` would post, read with ``access`` (nothing is
+        stored or posted)."""
         from rlmap_bot.watch.check import check_run
 
-        path = self.resolve(path_text)
-        watch = Watch(team=TERMINAL, channel="terminal", path=str(path))
+        path = self.resolve(path_text, access)
+        watch = Watch(team="terminal", channel="terminal", path=str(path))
         outcome = check_run(
             watch,
             Tracking(),
@@ -416,9 +413,9 @@ class WatchService:
             roots=self.roots,
             now=now or self.clock(),
             stall=self.stall,
-            access=self.access(TERMINAL),
+            access=access,
         )
-        result = _result(watch, outcome)
+        result = outcome.result(watch)
         result.dry = True
         if outcome.status == "checked":
             alert, note, withheld = plan(watch, outcome, lambda *_: None)
@@ -428,17 +425,3 @@ class WatchService:
         elif outcome.status == "problem":
             raise UsageError(outcome.message or "cannot read it")
         return result
-
-
-# What to post lives in watch/posts.py; its names stay importable from here.
-__all__ = [
-    "CHECK_STALE",
-    "METADATA_EVENT",
-    "OWNER",
-    "Poster",
-    "WatchService",
-    "_result",
-    "owner_dead",
-    "paused_notice",
-    "plan",
-]

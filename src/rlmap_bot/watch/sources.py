@@ -18,11 +18,9 @@ from rlmap_bot.runs.model import RunData
 
 if TYPE_CHECKING:
     from rlmap_bot.runs.aliases import AliasTable
-    from rlmap_bot.runs.sources import Access, SourceRef
+    from rlmap_bot.runs.sources import SourceRef
+    from rlmap_bot.runs.sources.access import Access
     from rlmap_bot.state.models import Tracking
-
-#: The source kinds a watch names by their prefix (a path has none).
-PREFIXED = ("wandb:", "mlflow:", "trackio:")
 
 
 def ref_of(text: str) -> SourceRef:
@@ -31,20 +29,10 @@ def ref_of(text: str) -> SourceRef:
     return parse_source(text)
 
 
-def is_tracker(text: str) -> bool:
-    """Whether the watch's text names a tracker run (``wandb:``, ``mlflow:``, ``trackio:``)."""
-    return text.strip().lower().startswith(PREFIXED)
-
-
 def is_wandb_folder(path: Path) -> bool:
     from rlmap_bot.runs.sources import wandb_file
 
     return wandb_file.locate(path) is not None
-
-
-def uses_source(text: str) -> bool:
-    """Whether a watch of ``text`` reads through a run source (a tracker or a W&B run folder)."""
-    return is_tracker(text) or is_wandb_folder(Path(text))
 
 
 def check_readable(text: str, access: Access) -> None:

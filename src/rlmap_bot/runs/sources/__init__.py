@@ -7,12 +7,12 @@ whole (``read_all``) or only what is new since a :class:`Cursor` (``read_new``),
 costs the same at step 1,000 and at step 1,000,000.
 
 Each reader module registers itself in :data:`OPENERS` under its kind; a kind whose optional
-client is not installed says so in one line (``RunReadError``).
+client is not installed says so in one line (``RunReadError``).  What may be read, and with which
+credentials, is the :class:`~rlmap_bot.runs.sources.access.Access` the caller hands in.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Iterable, Literal, Protocol
 
@@ -21,12 +21,15 @@ from pydantic import BaseModel, Field
 from rlmap_bot.errors import UsageError
 from rlmap_bot.runs.errors import RunReadError
 from rlmap_bot.runs.model import RunData
+from rlmap_bot.runs.sources.access import Access
 
 if TYPE_CHECKING:
     from rlmap_bot.runs.aliases import AliasTable
 
 Kind = Literal["path", "wandb", "mlflow", "trackio"]
-KINDS: tuple[Kind, ...] = ("path", "wandb", "mlflow", "trackio")
+#: The trackers, each named by its prefix (``wandb:E/P/ID``); anything else is a path.
+TRACKERS: tuple[Kind, ...] = ("wandb", "mlflow", "trackio")
+KINDS: tuple[Kind, ...] = ("path", *TRACKERS)
 
 
 class SourceRef(BaseModel):
@@ -56,26 +59,6 @@ class Cursor(BaseModel):
     )
 
 
-@dataclass(frozen=True)
-class Access:
-    """What a workspace may read and with which credentials; from settings and the state store.
-
-    ``credentials`` maps a name (``WANDB_API_KEY``, ``MLFLOW_TRACKING_TOKEN``, ...) to its value,
-    already unsealed for this workspace; readers never log or echo them.
-    """
-
-    run_roots: tuple[Path, ...] = ()
-    wandb_entities: tuple[str, ...] = ()
-    mlflow_hosts: tuple[str, ...] = ()
-    credentials: dict[str, str] = field(default_factory=dict)
-    #: Whether paths on this machine may be read at all: a terminal's person may; a workspace only
-    #: when RLMAP_RUN_ROOTS names folders (and then only inside them).
-    paths: bool = True
-    environ: dict[str, str] = field(
-        default_factory=dict
-    )  # MLFLOW_TRACKING_URI, TRACKIO_DIR, WANDB_BASE_URL
-
-
 class RunSource(Protocol):
     """A readable run. ``keep`` says which metric names
     to keep as series (every name is still listed).
@@ -92,12 +75,6 @@ class RunSource(Protocol):
         when None) and the cursor to pass next time.
         """
         ...
-
-
-def under_roots(path: Path, roots: tuple[Path, ...]) -> bool:
-    """Whether ``path`` resolves (links followed, as a read would) inside one of ``roots``."""
-    real = path.expanduser().resolve()
-    return any(real.is_relative_to(root.expanduser().resolve()) for root in roots)
 
 
 Opener = Callable[[SourceRef, Access], RunSource]
@@ -119,13 +96,19 @@ def parse_source(text: str, format: str | None = None, run_id: str | None = None
     """
     raw = text.strip()
     prefix, sep, rest = raw.partition(":")
-    if sep and prefix.lower() in KINDS and prefix.lower() != "path":
+    if is_tracker(raw):
         if not rest.strip():
             raise RunReadError(
                 f"{raw}: say which run after '{prefix}:' (e.g. {_EXAMPLES[prefix.lower()]})"
             )
         return SourceRef(kind=prefix.lower(), target=rest.strip(), text=raw)
     return SourceRef(kind="path", target=raw, text=raw, format=format, run_id=run_id)
+
+
+def is_tracker(text: str) -> bool:
+    """Whether ``text`` names a tracker run by its prefix: ``wandb:``, ``mlflow:``, ``trackio:``."""
+    prefix, sep, _ = text.strip().partition(":")
+    return bool(sep) and prefix.lower() in TRACKERS
 
 
 _EXAMPLES = {
