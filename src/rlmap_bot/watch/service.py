@@ -45,7 +45,6 @@ if TYPE_CHECKING:
     from rlmap_bot.watch.check import Outcome
 
 log = logging.getLogger(__name__)
-METADATA_EVENT = "rlmap_watch"
 #: A claimed post that the channel history does not show is taken as never posted after this
 #: long (Slack may still be answering a slow post), as for digests.
 RECOVER_AFTER = dt.timedelta(minutes=2)
@@ -68,7 +67,8 @@ class Poster(jobs.Poster, Protocol):
     """
 
     def post_alert(self, channel: str, alert: Alert) -> str:
-        """Post it with METADATA_EVENT and the alert id in the message metadata; the ts."""
+        """Post it so that ``find`` can find it again by its alert id (Slack: in the message
+        metadata); the ts."""
 
     def attach_chart(self, channel: str, ts: str, chart: Path, alert: Alert) -> None:
         """Upload the chart next to the posted alert (best effort)."""
