@@ -8,13 +8,15 @@ Two traces, each of a real run of the command in this process (issue 39):
   the real Bolt app (in process, against the Slack stand-in of ``tests/support``), on a Trackio run
   of 200 steps written by the trackio SDK, with ``TRACKIO_DIR`` under ``RLMAP_RUN_ROOTS``; the
   command sets the watch, announces it, checks the run at once and replies.
-* ``diagnose``: ``rlmap-bot diagnose --run examples/grpo-run.log`` through the click command line
-  (``cli.main.cli``), its output piped (no prompt).
+* ``diagnose``: ``diagnose --run examples/grpo-run.log`` typed at the local shell (the README's
+  first session: the verdict, and the chart the shell draws of every run).
 
-Each command is run twice and the second run is traced, so imports and caches a running bot or a
-second command would already hold are not counted (a watch is set in another channel first; the
-command line runs the same command before).  While it runs, ``sys.setprofile`` (and
-``threading.setprofile``, for Bolt's listener threads) sees every Python call.  Definitions:
+Each command is run twice in one process and the second run is traced, so what is counted is the
+command's own path in a bot or shell that is already up: not the imports, the opening of the
+knowledge store or the building of the diagnosis engine, which the first command of any process
+pays (a watch is set in another channel first; the shell reads the same run before).  While it
+runs, ``sys.setprofile`` (and ``threading.setprofile``, for Bolt's listener threads) sees every
+Python call.  Definitions:
 
 * a **module** is a ``.py`` file of ``src/rlmap_bot`` in which at least one function ran during
   the traced command (module-level code run by an import is left out: an import is not a step of
@@ -45,9 +47,11 @@ from collections import Counter
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-SRC = ROOT / "src"
-PACKAGE_DIR = (SRC / "rlmap_bot").resolve()
 sys.path.insert(0, str(ROOT / "tests"))
+
+import rlmap_bot  # noqa: E402 - the package traced: this checkout's, or the one on PYTHONPATH
+
+PACKAGE_DIR = Path(rlmap_bot.__file__).resolve().parent
 
 
 class Tracer:
@@ -226,21 +230,24 @@ def _rows_written(folder: Path) -> None:
 
 
 def trace_diagnose(tmp: Path, db: Path) -> dict:
-    """The second ``rlmap-bot diagnose --run examples/grpo-run.log`` in this process, traced."""
-    from click.testing import CliRunner
+    """The second ``diagnose --run examples/grpo-run.log`` typed at one local shell, traced."""
+    import io
 
-    from rlmap_bot.cli.main import cli
+    from rlmap_bot.cli.shell import Shell
+    from rlmap_bot.core import Core
+    from support import KNOWLEDGE
 
-    log = ROOT / "examples" / "grpo-run.log"
-    args = ["--db", str(db), "diagnose", "--run", str(log)]
+    line = f"diagnose --run {ROOT / 'examples' / 'grpo-run.log'}"
+    out = io.StringIO()
+    shell = Shell(Core(KNOWLEDGE, db, state_url=tmp / "shell.db"), io.StringIO(), out)
     tracer = Tracer()
-    runner = CliRunner()
     with tracer:
         for traced in (False, True):
+            start = len(out.getvalue())
             tracer.recording = traced
-            result = runner.invoke(cli, args, catch_exceptions=False)
+            shell.handle(line)
             tracer.recording = False
-            assert result.exit_code == 0 and "Verdict:" in result.output, result.output
+            assert "Verdict:" in out.getvalue()[start:], out.getvalue()
     return tracer.summary()
 
 

@@ -217,10 +217,9 @@ def _from_logs(
     pairs: list[str],
     chart: Path | None,
 ) -> RunDiagnosis | GuidedRun:
-    from rlmap_bot.runs.diagnose import diagnose_run, parse_mapping, parse_window
-    from rlmap_bot.runs.sources.access import check_source
+    from rlmap_bot.runs.diagnose import chart_name, diagnose_run, parse_mapping, parse_window
 
-    path = Path(_chart_name(source))
+    path = Path(chart_name(source))
     own = chart is None and ctx.charts is not None
     if own:
         # The front-end draws every run (the shell: the
@@ -233,7 +232,6 @@ def _from_logs(
     # workspace's allow-lists and the credentials its admins sealed.
     core = ctx.core
     access = ctx.run_access()
-    source = check_source(source, access)
     try:
         result = diagnose_run(
             core.engine,
@@ -259,21 +257,6 @@ def _from_logs(
         user=ctx.user, team=ctx.team, channel=ctx.channel, known=result.signals
     )
     return GuidedRun(readings=result, step=step)
-
-
-def _chart_name(source: str) -> str:
-    """A file name for a source's chart: the log's name,
-    a W&B folder's name, or a tracker run's id.
-    """
-    from rlmap_bot.runs.sources import is_tracker
-
-    if is_tracker(source):
-        prefix, _, rest = source.strip().partition(":")
-        return rest.rstrip("/").rsplit("/", 1)[-1] or prefix
-    path = Path(source)
-    return (
-        path.resolve().name if path.name in ("latest-run", "wandb") and path.exists() else path.name
-    )
 
 
 def chart_path(chart: Path, run: Path, create: bool = False) -> Path:

@@ -96,6 +96,21 @@ def read_and_derive(
     return run, derive_signals(run, aliases, window=window, mapping=mapping)
 
 
+def chart_name(source: str) -> str:
+    """A file name for a source's chart: the log's name,
+    a W&B folder's name, or a tracker run's id.
+    """
+    from rlmap_bot.runs.sources import is_tracker
+
+    if is_tracker(source):
+        prefix, _, rest = source.strip().partition(":")
+        return rest.rstrip("/").rsplit("/", 1)[-1] or prefix
+    path = Path(source)
+    return (
+        path.resolve().name if path.name in ("latest-run", "wandb") and path.exists() else path.name
+    )
+
+
 def diagnose_run(
     engine: Engine,
     knowledge_root: Path,
@@ -107,9 +122,12 @@ def diagnose_run(
     chart: str | Path | None = None,
     access: Access | None = None,
 ) -> RunDiagnosis:
-    """Read, derive, diagnose and (with ``chart``) draw,
-    in one call; ``access`` says what may be read.
-    """
+    """Read, derive, diagnose and (with ``chart``) draw, in one call; ``access`` says what may be
+    read (a chat workspace's paths only under its run roots)."""
+    from rlmap_bot.runs.sources.access import check_source
+
+    if access is not None:
+        path = check_source(str(path), access)
     run, derivation = read_and_derive(
         path, knowledge_root, format, run_id, window, mapping, access=access
     )

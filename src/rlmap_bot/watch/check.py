@@ -8,7 +8,8 @@ multi-GB log holds only one piece's values at a time (a rotated or truncated fil
 read afresh); a TensorBoard folder from each event file's offset; other formats (TRL checkpoints,
 gzip, JSON arrays) whole, only when their size or modification time changed, keeping the steps
 past the last one read.  A W&B run folder and a tracker run (``wandb:``, ``mlflow:``,
-``trackio:``) are read by their own run sources (:mod:`rlmap_bot.watch.sources`).
+``trackio:``) are read by their own run sources (:func:`rlmap_bot.runs.sources.read_new`), from the
+cursor stored in the watch's tracking.
 
 The verdict is the engine's on signals derived from the kept sample
 (:mod:`rlmap_bot.watch.series`), except two the scan sees better at full
@@ -32,11 +33,10 @@ from rlmap_bot.runs.errors import RunReadError
 from rlmap_bot.runs.model import RunData
 from rlmap_bot.runs.read import keeper
 from rlmap_bot.runs.signals import Derivation
-from rlmap_bot.runs.sources import Cursor, SourceRef, is_tracker
+from rlmap_bot.runs.sources import Cursor, SourceRef, is_tracker, is_wandb_folder, read_new
 from rlmap_bot.runs.sources.access import Access, PathRefused, check_folder, within
 from rlmap_bot.runs.sources.local import LocalSource
 from rlmap_bot.watch import scan as fault_scan
-from rlmap_bot.watch import sources
 from rlmap_bot.watch.conditions import Evaluation, evaluate
 from rlmap_bot.watch.judge import headline, judge
 from rlmap_bot.watch.model import Tracking, VerdictSummary, Watch
@@ -180,7 +180,7 @@ def check_run(
     docstring.  Never raises for the run's own problems.
 
     ``piece``: the most bytes of a line log read in one go (:data:`PIECE`).  A tracker run or a
-    W&B run folder is read through its run source (:mod:`rlmap_bot.watch.sources`) with
+    W&B run folder is read through its run source (:func:`~rlmap_bot.runs.sources.read_new`) with
     ``access``; a path through :class:`~rlmap_bot.runs.sources.local.LocalSource`; both from
     the cursor kept in ``tracking``.
     """
@@ -220,9 +220,9 @@ def check_run(
     fmt = ""
     pieces_read: Iterable[tuple[RunData, dict]]
     try:
-        via_source = tracker or sources.is_wandb_folder(resolved)
+        via_source = tracker or is_wandb_folder(resolved)
         if via_source:
-            chunk, cursor = sources.read_new(watch.path, tracking, aliases, access)
+            chunk, cursor = read_new(watch.path, tracking.cursor, aliases, access)
             if tracking.mode != "source" or chunk.reset:  # a first read, or the run started over
                 kept = KeptRun()
                 tracking.mode, tracking.source, tracking.reader = "source", watch.path, None

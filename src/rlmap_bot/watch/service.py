@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Callable, Protocol
 
 from rlmap_bot import jobs
 from rlmap_bot.errors import UsageError
-from rlmap_bot.results.watch import Alert, CheckResult, WatchRow
+from rlmap_bot.results.watch import Alert, CheckResult, Watching, WatchRow, WatchSet
 from rlmap_bot.state import leases
 from rlmap_bot.state.db import ConflictError
 from rlmap_bot.watch import backoff
@@ -95,16 +95,13 @@ class WatchService:
         self.access = access
         self.clock = clock
         self.settings = settings or core.settings
+        #: The folders paths may be watched under (RLMAP_RUN_ROOTS), and how long a run may stop
+        #: logging before its watch pauses; read once, as settings are.
+        self.roots: list[Path] = self.settings.run_roots
+        self.stall: dt.timedelta = self.settings.watch_stall
         self._aliases: tuple[object, object] | None = None
 
-    # -- settings and shared pieces ----------------------------------------------------------------
-    @property
-    def roots(self) -> list[Path]:
-        return self.settings.run_roots
-
-    @property
-    def stall(self) -> dt.timedelta:
-        return self.settings.watch_stall
+    # -- shared pieces -----------------------------------------------------------------------------
 
     @property
     def repo(self):
@@ -123,20 +120,82 @@ class WatchService:
     def resolve(self, path_text: str, access: Access) -> Path | str:
         """What to watch: a tracker run as typed (checked readable with ``access``), or the real
         path, refused outside RLMAP_RUN_ROOTS, and checked to be a log or W&B run we can read."""
-        from rlmap_bot.runs.sources import is_tracker
+        from rlmap_bot.runs.sources import check_readable, is_tracker, is_wandb_folder
         from rlmap_bot.runs.sources.access import resolve_run_path
-        from rlmap_bot.watch import sources
         from rlmap_bot.watch.check import find_source
 
         if is_tracker(path_text):
-            sources.check_readable(path_text.strip(), access)
+            check_readable(path_text.strip(), access)
             return path_text.strip()
         path = resolve_run_path(path_text, self.roots)
-        if not sources.is_wandb_folder(path):
+        if not is_wandb_folder(path):
             find_source(
                 path, self.roots
             )  # RunReadError (one line) when it is not a log this reader knows
         return path
+
+    def set_watch(
+        self,
+        team: str,
+        channel: str,
+        user: str | None,
+        path: str,
+        every: str | None,
+        quiet: bool,
+        announce: Callable[[WatchSet], bool],
+        poster: Callable[[], Poster],
+    ) -> Watching | None:
+        """Watch ``path`` in a channel (or change or resume its watch there): announced for
+        everyone first (``announce`` is False when the bot cannot post there, and nothing is
+        kept), then kept and checked at once through the channel's ``poster()``."""
+        from rlmap_bot.runs.sources import is_tracker
+        from rlmap_bot.runs.sources.access import WATCHING_OFF, PathRefused
+        from rlmap_bot.watch.model import DEFAULT_INTERVAL, parse_interval
+
+        if not is_tracker(path) and not self.roots:
+            raise PathRefused(WATCHING_OFF)
+        minutes = parse_interval(every) if every else DEFAULT_INTERVAL
+        resolved = str(self.resolve(path, self.access(team)))
+        previous = self.repo.find(team, channel, resolved)
+        now = self.clock()
+        watch = Watch(
+            id=previous.id if previous else uuid.uuid4().hex,
+            team=team,
+            channel=channel,
+            path=resolved,
+            interval_minutes=minutes,
+            quiet=quiet,
+            created_by=previous.created_by if previous else user,
+            created_at=previous.created_at if previous else now,
+            updated_at=now,
+        )
+        change = (
+            "started"
+            if previous is None
+            else ("resumed" if previous.status == "paused" else "changed")
+        )
+        news = WatchSet(
+            watch_id=watch.id,
+            path=resolved,
+            every=format_interval(minutes),
+            quiet=quiet,
+            change=change,
+            by=user,
+        )
+        if not announce(news):  # the announcement doubles as proof that the bot can post here
+            return None
+        self.repo.save(watch)
+        self.core.watches_changed()
+        first = self.run(watch.id, f"first:{uuid.uuid4().hex}", poster())
+        return Watching(watch=news, first=first)
+
+    def unwatch(self, team: str, channel: str, target: str) -> Watch | None:
+        """Stop the channel's watch ``target`` (an id or its first characters, or a path)."""
+        found = self.find(team, channel, target)
+        if found is not None:
+            self.repo.delete(found.id)
+            self.core.watches_changed()
+        return found
 
     def find(self, team: str, channel: str, target: str) -> Watch | None:
         """A watch of this channel by id (or its first characters) or by path."""

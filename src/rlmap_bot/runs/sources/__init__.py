@@ -161,3 +161,51 @@ def read_source(
     known, guess = keeper(aliases, extra_metrics), guesser()
     run = reader.read_all(lambda name: known(name) or guess(name))
     return check_read(run, aliases)
+
+
+def is_wandb_folder(path: Path) -> bool:
+    """Whether ``path`` is a W&B run folder, ``latest-run``, a ``wandb/`` folder or a ``.wandb``
+    file (read through its transaction log, not the file readers)."""
+    from rlmap_bot.runs.sources import wandb_file
+
+    return wandb_file.locate(path) is not None
+
+
+def check_readable(text: str, access: Access) -> None:
+    """Open the source and ask it which metrics the run has, keeping none of their values (a
+    one-line UsageError when this install or workspace cannot read it: not allowed, no such run or
+    store, a tracker that does not answer)."""
+    ref = parse_source(text)
+    # W&B pages the whole history from a cursor of None: one past any step asks for the run alone.
+    # The others list the run's metrics (MLflow) or walk its rows keeping no values (Trackio).
+    cursor = (
+        Cursor(kind="wandb", data={"step": 2**62, "names": []}) if ref.kind == "wandb" else None
+    )
+    try:
+        open_source(ref, access).read_new(cursor, lambda _name: False)
+    except RunReadError as exc:
+        raise UsageError(str(exc)) from None
+    except Exception as exc:  # noqa: BLE001 - a tracker client's own error: one line
+        raise UsageError(f"{text}: cannot read: {type(exc).__name__}: {exc}") from None
+
+
+def read_new(
+    text: str, cursor: dict | None, aliases: AliasTable, access: Access
+) -> tuple[RunData, dict]:
+    """What the source ``text`` logged since ``cursor`` (a stored :class:`Cursor`'s JSON; None:
+    everything), keeping the series ``aliases`` want, and the cursor to store next.
+
+    Any failure of the reader is a RunReadError (one line): a tracker's client may raise its own
+    errors for a server that is down, which a watch reports and retries, never as a traceback.
+    """
+    from rlmap_bot.runs.read import keeper
+
+    ref = parse_source(text)
+    after = Cursor.model_validate(cursor) if cursor else None
+    try:
+        run, after = open_source(ref, access).read_new(after, keeper(aliases, ()))
+    except (RunReadError, OSError):
+        raise
+    except Exception as exc:  # noqa: BLE001 - a tracker client's own error: one line, retried
+        raise RunReadError(f"{ref.text}: cannot read: {type(exc).__name__}: {exc}") from None
+    return run, after.model_dump(mode="json")

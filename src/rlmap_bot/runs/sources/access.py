@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import os
 import stat
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Iterable, Mapping
 
@@ -89,22 +89,7 @@ def workspace_access(
 ) -> Access:
     """What workspace ``team`` may read, with its own sealed credentials (none without an
     encryption key), and the trackers' locations of this process's environment."""
-    env = os.environ if environ is None else environ
-    credentials: dict[str, str] = {}
-    if settings.rlmap_encryption_key is not None:
-        from rlmap_bot.crypto import TokenCipher
-
-        cipher = TokenCipher.from_setting(settings.rlmap_encryption_key.get_secret_value())
-        credentials = store.credentials.opened(team, cipher)
-    roots = tuple(settings.run_roots)
-    return Access(
-        run_roots=roots,
-        paths=bool(roots),
-        wandb_entities=settings.wandb_entities,
-        mlflow_hosts=settings.mlflow_hosts,
-        credentials=credentials,
-        environ=_pick(env, TRACKER_ENVIRON),
-    )
+    return workspace_access_for(settings, store, environ)(team)
 
 
 def terminal_access_for() -> AccessFor:
@@ -112,9 +97,31 @@ def terminal_access_for() -> AccessFor:
     return lambda _team: local_access()
 
 
-def workspace_access_for(settings: Settings, store: StateStore) -> AccessFor:
-    """A chat front-end's watches: each read with its own workspace's access."""
-    return lambda team: workspace_access(settings, store, team)
+def workspace_access_for(
+    settings: Settings, store: StateStore, environ: Mapping[str, str] | None = None
+) -> AccessFor:
+    """The access of each workspace of a chat front-end: the allow-lists of its settings (read
+    once, as settings are) and, asked for each time, the credentials the workspace sealed."""
+    env = os.environ if environ is None else environ
+    roots = tuple(settings.run_roots)
+    allowed = Access(
+        run_roots=roots,
+        paths=bool(roots),
+        wandb_entities=settings.wandb_entities,
+        mlflow_hosts=settings.mlflow_hosts,
+        environ=_pick(env, TRACKER_ENVIRON),
+    )
+    key = settings.rlmap_encryption_key
+
+    def access(team: str) -> Access:
+        if key is None:
+            return allowed
+        from rlmap_bot.crypto import TokenCipher
+
+        cipher = TokenCipher.from_setting(key.get_secret_value())
+        return replace(allowed, credentials=store.credentials.opened(team, cipher))
+
+    return access
 
 
 # -- allow-lists -----------------------------------------------------------------------------------
