@@ -20,11 +20,13 @@ from rlmap_bot.results.ask import Answer
 WIDTH = 88
 
 
-def _wrap(text: str, indent: str = "  ") -> str:
+def wrapped(text: str, indent: str = "  ") -> str:
+    """``text`` filled to the terminal's width, every line indented (the features' renderers)."""
     return textwrap.fill(text, width=WIDTH, initial_indent=indent, subsequent_indent=indent)
 
 
-def _item(text: str, bullet: str = "  - ", indent: str = "    ") -> str:
+def list_item(text: str, bullet: str = "  - ", indent: str = "    ") -> str:
+    """``text`` as a list item: its bullet, then its wrapped lines under it."""
     return textwrap.fill(text, width=WIDTH, initial_indent=bullet, subsequent_indent=indent)
 
 
@@ -106,7 +108,7 @@ def answer_text(answer: Answer) -> str:
     if not answer.results:
         lines.append(wording.nothing_relevant(answer.query))
         if answer.known_topics:
-            lines.append(_wrap(wording.known_topics(answer.known_topics), ""))
+            lines.append(wrapped(wording.known_topics(answer.known_topics), ""))
         lines.append(wording.TRY_INSTEAD)
         lines.append(wording.about_your_run("diagnose"))
         return "\n".join(lines)
@@ -134,9 +136,9 @@ def _hit_lines(hits, first: int = 1) -> list[str]:
         )
         if hit.byline:
             lines.append(f"   {hit.byline}")
-        lines.append(_wrap(hit.one_line, "   "))
+        lines.append(wrapped(hit.one_line, "   "))
         if hit.points_to:  # a signal: what the map reads into it
-            lines.append(_item("points to " + hit.points_to, "   ", "        "))
+            lines.append(list_item("points to " + hit.points_to, "   ", "        "))
         if hit.why:
-            lines.append(_item("why: " + "; ".join(hit.why), "   ", "        "))
+            lines.append(list_item("why: " + "; ".join(hit.why), "   ", "        "))
     return lines
