@@ -26,7 +26,8 @@ Python call.  Definitions:
 * a **hop** is an ordered pair of different modules (A, B) such that a function of B was called
   while the nearest rlmap_bot frame below it (library frames skipped: Bolt, pydantic, functools)
   was one of A.  Each pair counts once however often it is taken; a **package hop** is a hop
-  whose two modules lie in different packages.
+  whose two modules lie in different packages, and a **middle hop** a package hop of which
+  neither module is a front-end's (``cli``, ``slack``): the core's own crossings.
 
 Not part of the tests.  The counts before and after the issue-39 restructure are in
 docs/architecture.md.
@@ -52,6 +53,10 @@ sys.path.insert(0, str(ROOT / "tests"))
 import rlmap_bot  # noqa: E402 - the package traced: this checkout's, or the one on PYTHONPATH
 
 PACKAGE_DIR = Path(rlmap_bot.__file__).resolve().parent
+
+
+#: The front-ends' packages: what is left of a trace without them is the middle.
+FRONT_ENDS = {"cli", "slack"}
 
 
 class Tracer:
@@ -125,11 +130,13 @@ class Tracer:
 
         packages = sorted({package(m) for m in self.modules})
         cross = sorted(h for h in self.hops if package(h[0]) != package(h[1]))
+        middle = [h for h in cross if not {package(h[0]), package(h[1])} & FRONT_ENDS]
         return {
             "modules": len(self.modules),
             "packages": len(packages),
             "hops": len(self.hops),
             "package_hops": len(cross),
+            "middle_hops": len(middle),
             "package_names": packages,
             "module_names": sorted(self.modules),
             "hop_pairs": [f"{a} -> {b}" for a, b in sorted(self.hops)],
@@ -277,7 +284,8 @@ def main() -> None:
         print(
             f"{name}: {summary['modules']} modules in {summary['packages']} packages "
             f"({', '.join(summary['package_names'])}); {summary['hops']} hops, "
-            f"{summary['package_hops']} between packages"
+            f"{summary['package_hops']} between packages, {summary['middle_hops']} of them "
+            f"in the middle"
         )
         if args.edges:
             for module in summary["module_names"]:
@@ -287,7 +295,7 @@ def main() -> None:
 
 
 def _counts(out: dict[str, dict]) -> dict[str, dict]:
-    keys = ("modules", "packages", "hops", "package_hops")
+    keys = ("modules", "packages", "hops", "package_hops", "middle_hops")
     return {name: {k: s[k] for k in keys} for name, s in out.items()}
 
 
