@@ -210,7 +210,7 @@ def test_scheduler_posts_the_digest_on_time(kbot, standin):
     digests.start_scheduler()
     try:
         sub = kbot.front.core.state.subscriptions.get("T0001", "C1")
-        digests.scheduler.run_soon(
+        digests.jobs.run_soon(
             "digest", sub.id, dt.datetime.now(dt.UTC) + dt.timedelta(milliseconds=200)
         )
         standin.wait_for("chat.postMessage", is_digest)

@@ -15,6 +15,7 @@ from slack_sdk import WebClient
 
 from rlmap_bot import wording
 from rlmap_bot.core import Core
+from rlmap_bot.digest.schedule import DigestSchedule
 from rlmap_bot.errors import UnavailableError
 from rlmap_bot.jobs import Scheduler
 from rlmap_bot.settings import Settings
@@ -23,7 +24,7 @@ from rlmap_bot.slack.claims import ClaimingExecutor, Claims, LeaseLost, request_
 from rlmap_bot.slack.client import make_client
 from rlmap_bot.slack.curation import SlackCuration
 from rlmap_bot.slack.diagnosis import DiagnosisThreads
-from rlmap_bot.slack.digests import SlackDigests
+from rlmap_bot.slack.digests import SlackPoster
 from rlmap_bot.slack.dispatch import SlackCommands
 from rlmap_bot.slack.middleware import EventClaims
 from rlmap_bot.slack.runfiles import RunFiles
@@ -65,7 +66,9 @@ class SlackFrontEnd:
         self.commands = SlackCommands(core, settings, self.threads)
         self.run_files = RunFiles(core, settings, self.threads)
         self.jobs = Scheduler()  # digests, watches and any other timed work share one scheduler
-        self.digests = SlackDigests(core, self.client_for, self.jobs)
+        self.digests = DigestSchedule(
+            core, lambda team: SlackPoster(self.client_for(team)), self.jobs
+        )
         self.watches = SlackWatches(core, self.client_for, settings, self.jobs)
         self.commands.watch_service = self.watches.service
         self.curation = SlackCuration(core, settings, self.client_for)

@@ -78,6 +78,7 @@ def serve_from_env(terminal, http: bool, host: str = "127.0.0.1", port: int = 30
     Configuration problems (a missing token, a wrong RLMAP_STATE_URL) raise
     :class:`~rlmap_bot.errors.RlmapError`, which the CLI prints as one line.
     """
+    from rlmap_bot.jobs.housekeeping import Housekeeping
     from rlmap_bot.logs import configure
     from rlmap_bot.slack import preflight
     from rlmap_bot.slack.app import SlackFrontEnd
@@ -99,6 +100,7 @@ def serve_from_env(terminal, http: bool, host: str = "127.0.0.1", port: int = 30
     front_end = SlackFrontEnd(core, settings)
     install_reload_signal(core)
     front_end.start_sweeper()
+    front_end.jobs.register(Housekeeping(core))  # idle diagnoses expired, old claims forgotten
     caught_up = front_end.digests.start_scheduler()
     if caught_up:
         log.info("sent %d digest(s) missed while the bot was down", len(caught_up))
