@@ -7,6 +7,7 @@ import json
 import pytest
 
 from rlmap_bot.settings import Settings
+from rlmap_bot.slack import preflight
 from support.bot import ENCRYPTION_KEY, start_bot
 from support.oauth import get, install
 from support.standin import BOT_USER, SIGNING_SECRET
@@ -135,18 +136,25 @@ def test_oauth_needs_http_and_a_secret():
     from rlmap_bot.errors import ConfigError
 
     with pytest.raises(ConfigError, match="needs HTTP mode"):
-        Settings(slack_client_id="x", slack_client_secret="y").require_slack(http=False)
+        preflight.require(Settings(slack_client_id="x", slack_client_secret="y"), http=False)
     with pytest.raises(ConfigError, match="SLACK_CLIENT_SECRET"):
-        Settings(
-            slack_client_id="x", slack_signing_secret="s", rlmap_encryption_key=ENCRYPTION_KEY
-        ).require_slack(http=True)
+        preflight.require(
+            Settings(
+                slack_client_id="x", slack_signing_secret="s", rlmap_encryption_key=ENCRYPTION_KEY
+            ),
+            http=True,
+        )
     with pytest.raises(ConfigError, match="RLMAP_ENCRYPTION_KEY"):
+        preflight.require(
+            Settings(slack_client_id="x", slack_client_secret="y", slack_signing_secret="s"),
+            http=True,
+        )
+    assert preflight.require(
         Settings(
-            slack_client_id="x", slack_client_secret="y", slack_signing_secret="s"
-        ).require_slack(http=True)
-    assert Settings(
-        slack_client_id="x",
-        slack_client_secret="y",
-        slack_signing_secret="s",
-        rlmap_encryption_key=ENCRYPTION_KEY,
-    ).require_slack(http=True)
+            slack_client_id="x",
+            slack_client_secret="y",
+            slack_signing_secret="s",
+            rlmap_encryption_key=ENCRYPTION_KEY,
+        ),
+        http=True,
+    )

@@ -85,9 +85,7 @@ def serve_from_env(terminal, http: bool, host: str = "127.0.0.1", port: int = 30
     from rlmap_bot.slack.client import make_client
     from rlmap_bot.slack.http import make_server
 
-    settings = terminal.settings.require_slack(
-        http=http
-    )  # missing settings, tokens of the wrong kind
+    settings = preflight.require(terminal.settings, http=http)  # what is missing, wrong kinds
     configure(settings)  # text or JSON lines, secrets redacted
     client = make_client(settings)
     preflight.check_bot_token(
@@ -130,7 +128,9 @@ def serve_from_env(terminal, http: bool, host: str = "127.0.0.1", port: int = 30
         finally:
             server.close()
         return
-    assert settings.slack_app_token is not None, "require_slack(http=False) checked it"
+    assert settings.slack_app_token is not None, (
+        "preflight.require(settings, http=False) checked it"
+    )
     if settings.rlmap_metrics_port is not None:
         server = make_server(
             None, host, settings.rlmap_metrics_port, threads=2, health=health, ready=front_end.ready
