@@ -199,7 +199,7 @@ def test_a_ticker_logs_a_failing_tick_once_and_keeps_ticking(caplog):
 
 
 def test_housekeeping_expires_idle_diagnoses_and_forgets_old_finished_claims(core):
-    """The state store's hourly housekeeping, a kind of its own (it was a digest job's side task)."""
+    """The state store's hourly housekeeping: a kind of its own, once a digest job's side task."""
     from rlmap_bot.jobs.housekeeping import CLAIMS_KEPT, Housekeeping
 
     idle = core.flow.start(user="U1").session

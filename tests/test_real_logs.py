@@ -23,9 +23,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from rlmap_bot.runs import derive_signals, load_aliases, read_run
+from rlmap_bot.runs import derive_signals, read_run
 from rlmap_bot.runs.stats import COLLAPSED_SHARE
-from support import KNOWLEDGE
 
 ROOT = Path(__file__).resolve().parent.parent
 BANK = ROOT / "tests" / "data" / "real_logs"
@@ -92,11 +91,6 @@ DISAGREE = {
     "first 3 points: the run's largest change is at its start, so the tool "
     "reads rising where the 20% windows alone read falling",
 }
-
-
-@pytest.fixture(scope="module")
-def aliases():
-    return load_aliases(KNOWLEDGE)
 
 
 _DERIVED: dict[str, tuple] = {}

@@ -6,8 +6,7 @@ import struct
 
 import pytest
 
-from rlmap_bot.runs import derive_signals, load_aliases, read_run, render_chart
-from support import KNOWLEDGE
+from rlmap_bot.runs import derive_signals, read_run, render_chart
 from support import runlogs as rl
 
 
@@ -17,8 +16,7 @@ def _png_size(path):
     return struct.unpack(">II", data[16:24])
 
 
-def test_chart_with_windows_marks_and_scores(tmp_path):
-    aliases = load_aliases(KNOWLEDGE)
+def test_chart_with_windows_marks_and_scores(tmp_path, aliases):
     run = read_run(
         rl.write_verl_console(tmp_path / "x.log", rl.named(rl.curves("grad_spikes"), "verl")),
         aliases=aliases,
@@ -42,8 +40,7 @@ def test_chart_with_windows_marks_and_scores(tmp_path):
     assert _png_size(plain)[0] == width and plain.read_bytes() != out.read_bytes()
 
 
-def test_chart_needs_a_curve(tmp_path):
-    aliases = load_aliases(KNOWLEDGE)
+def test_chart_needs_a_curve(tmp_path, aliases):
     path = tmp_path / "kl.csv"
     path.write_text("step,actor/kl_coef\n1,0.001\n2,0.001\n")
     run = read_run(path, aliases=aliases)
@@ -59,11 +56,10 @@ def _pixels_near(path, rgb, tol=0.06):
     return int(np.sum(np.all(np.abs(img - np.asarray(rgb) / 255) < tol, axis=-1)))
 
 
-def test_chart_marks_the_first_level_and_the_collapse_line(tmp_path):
+def test_chart_marks_the_first_level_and_the_collapse_line(tmp_path, aliases):
     """A collapsed entropy gets the orange quarter-of-the-start
     line; a healthy run's panels do not.
     """
-    aliases = load_aliases(KNOWLEDGE)
     orange = (255, 165, 86)  # #ff7f0e at alpha 0.7 over white
     counts = {}
     for pattern in ("entropy_collapse", "healthy"):

@@ -9,15 +9,10 @@ import pytest
 
 from rlmap_bot.diagnosis.engine import Engine
 from rlmap_bot.knowledge.loader import load_catalog
-from rlmap_bot.runs import RunReadError, derive_signals, load_aliases, read_run
+from rlmap_bot.runs import RunReadError, derive_signals, read_run
 from rlmap_bot.runs.derive import NOT_FROM_LOGS
 from support import KNOWLEDGE
 from support import runlogs as rl
-
-
-@pytest.fixture(scope="module")
-def aliases():
-    return load_aliases(KNOWLEDGE)
 
 
 @pytest.fixture(scope="module")

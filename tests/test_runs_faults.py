@@ -14,20 +14,14 @@ import json
 import numpy as np
 import pytest
 
-from rlmap_bot.runs import RunReader, derive_signals, load_aliases, read_run
+from rlmap_bot.runs import RunReader, derive_signals, read_run
 from rlmap_bot.runs.diagnose import verdict_for
 from rlmap_bot.slack.blocks.runs import run_blocks
 from rlmap_bot.watch import faults as fault_scan
 from rlmap_bot.watch.faults import FaultState
 from rlmap_bot.watch.series import KeptRun
-from support import KNOWLEDGE
 from support import runlogs as rl
 from support.cli import run_cli
-
-
-@pytest.fixture(scope="module")
-def aliases():
-    return load_aliases(KNOWLEDGE)
 
 
 def _trl(tmp_path, n=200, **overrides):

@@ -9,14 +9,8 @@ import csv
 import numpy as np
 import pytest
 
-from rlmap_bot.runs import RunReadError, derive_signals, load_aliases, read_run
-from support import KNOWLEDGE
+from rlmap_bot.runs import RunReadError, derive_signals, read_run
 from support import runlogs as rl
-
-
-@pytest.fixture(scope="module")
-def aliases():
-    return load_aliases(KNOWLEDGE)
 
 
 def test_a_console_log_with_a_few_stray_nul_bytes_is_read(tmp_path, aliases):

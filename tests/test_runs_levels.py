@@ -10,15 +10,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from rlmap_bot.runs import derive_signals, load_aliases, read_run
+from rlmap_bot.runs import derive_signals, read_run
 from rlmap_bot.runs.stats import COLLAPSED_SHARE
-from support import KNOWLEDGE
 from support import runlogs as rl
-
-
-@pytest.fixture(scope="module")
-def aliases():
-    return load_aliases(KNOWLEDGE)
 
 
 def _derive(tmp_path, aliases, steps, **curves):

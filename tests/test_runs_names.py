@@ -11,16 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from rlmap_bot.runs import derive_signals, load_aliases, read_run
+from rlmap_bot.runs import derive_signals, read_run
 from rlmap_bot.runs.errors import RunReadError
-from support import KNOWLEDGE
 
 DATA = Path(__file__).resolve().parent / "data" / "unknown_names"
-
-
-@pytest.fixture(scope="module")
-def aliases():
-    return load_aliases(KNOWLEDGE)
 
 
 def _said(d) -> str:

@@ -9,15 +9,10 @@ import os
 import numpy as np
 import pytest
 
-from rlmap_bot.runs import RunReadError, load_aliases, read_run
+from rlmap_bot.runs import RunReadError, read_run
 from rlmap_bot.runs.detect import detect_file
 from support import KNOWLEDGE
 from support import runlogs as rl
-
-
-@pytest.fixture(scope="module")
-def aliases():
-    return load_aliases(KNOWLEDGE)
 
 
 @pytest.fixture(scope="module")
@@ -28,17 +23,7 @@ def verl():
 REWARD = "critic/score/mean"
 
 
-FORMATS = [
-    "verl-console",
-    "verl-jsonl",
-    "wandb-csv",
-    "wandb-json",
-    "csv",
-    "jsonl",
-    "tensorboard",
-    "mlflow-db",
-    "mlflow-files",
-]
+FORMATS = rl.TEXT_AND_FILE_FORMATS  # every format the file readers take
 
 
 @pytest.mark.parametrize("kind", FORMATS)

@@ -14,22 +14,15 @@ from __future__ import annotations
 import datetime as dt
 
 import numpy as np
-import pytest
 
-from rlmap_bot.runs import derive_signals, load_aliases, read_run
+from rlmap_bot.runs import derive_signals, read_run
 from rlmap_bot.runs.diagnose import verdict_for
 from rlmap_bot.slack.blocks.runs import run_blocks
 from rlmap_bot.wording import alert_changes, alert_title
-from support import KNOWLEDGE
 from support import runlogs as rl
 from support.cli import run_cli
 
 STEPS, TAIL_FROM = 1300, 1181
-
-
-@pytest.fixture(scope="module")
-def aliases():
-    return load_aliases(KNOWLEDGE)
 
 
 def _base(seed: int = 1, steps: int = STEPS) -> list[rl.Record]:

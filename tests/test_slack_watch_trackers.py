@@ -16,7 +16,7 @@ import pytest
 
 from rlmap_bot.runs.errors import RunReadError
 from rlmap_bot.runs.sources import Access, open_source, parse_source
-from support.slackio import blocks, text_of
+from support.slackio import blocks_of, text_of
 from test_slack_watch import Clock, command, launch, tick, watch_posts
 
 #: A TRL-style run (its Trackio callback's ``train/`` names): healthy for 200 steps; on a line
@@ -97,7 +97,7 @@ def test_a_trackio_run_watched_from_slack_alerts_once_when_its_loss_turns_nan(
         assert result.status == "checked" and result.new_steps == 20, result
         [(alert, meta)] = watch_posts(standin)
         assert meta["watch_id"] == watch.id and "fault:nan" in meta["conditions"], meta
-        text = text_of(blocks(alert))
+        text = text_of(blocks_of(alert))
         assert "NaN/inf" in text and "train/loss" in text, text
 
         # The same run, checked again: nothing more.

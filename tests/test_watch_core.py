@@ -16,7 +16,7 @@ from click.testing import CliRunner
 
 from rlmap_bot.cli.main import cli
 from rlmap_bot.errors import UsageError
-from rlmap_bot.runs import RunReader, derive_signals, load_aliases, read_run
+from rlmap_bot.runs import RunReader, derive_signals, read_run
 from rlmap_bot.runs.diagnose import verdict_for
 from rlmap_bot.runs.incremental import HEAD_BYTES
 from rlmap_bot.runs.model import RunData, Series
@@ -29,17 +29,11 @@ from rlmap_bot.watch.faults import CLEAR_FINITE, FaultState
 from rlmap_bot.watch.model import Tracking, Watch, parse_interval
 from rlmap_bot.watch.roots import PathRefused, parse_roots, resolve_watch_path
 from rlmap_bot.watch.series import CAP, TAIL, KeptRun
-from support import KNOWLEDGE
 from support import runlogs as rl
 from support.cli import run_cli
 
 T0 = dt.datetime(2026, 3, 2, 9, 0, tzinfo=dt.UTC)
 HOUR = dt.timedelta(hours=1)
-
-
-@pytest.fixture(scope="module")
-def aliases():
-    return load_aliases(KNOWLEDGE)
 
 
 class Checker:

@@ -92,6 +92,19 @@ def start_bot(
     return bot
 
 
+def start_oauth_bot(standin: StandIn, db: Path, state: Path | str, **settings) -> RunningBot:
+    """A bot for many workspaces, installed through the OAuth flow (no one bot token; each
+    workspace's token sealed at rest), served over HTTP as the flow needs."""
+    oauth = dict(
+        slack_bot_token=None,
+        slack_client_id="client-id",
+        slack_client_secret="client-secret",
+        slack_signing_secret=SIGNING_SECRET,
+        rlmap_encryption_key=ENCRYPTION_KEY,
+    )
+    return start_bot(standin, db, Path(state), http=True, **{**oauth, **settings})
+
+
 def in_process(app):
     """Deliver a signed request straight to Bolt, as the
     WSGI handler does (with its form-body repair).
