@@ -242,7 +242,9 @@ def test_unknown_shell_commands_that_look_like_typos_say_so(core):
     out = shell(core, "stagse", "papres", "show me papers on entropy collapse")
     assert "unknown command `stagse`; did you mean `stages`?" in out
     assert "unknown command `papres`; did you mean `papers`?" in out
-    assert "1. " in out.split("show me papers on entropy collapse")[-1] or "entropy" in out.lower()
+    # "show" starts the third line, but its words are a question: searched, never an entry's id.
+    answer = out.split("did you mean `papers`?", 1)[1]
+    assert "1. [signal] Entropy trend" in answer and "error" not in answer, answer
 
 
 def test_a_corrupted_state_file_is_one_line_for_the_cli(env, tmp_path):

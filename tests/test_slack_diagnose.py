@@ -44,7 +44,7 @@ def test_full_diagnosis_by_clicks_and_typed_numbers(bot, standin):
     assert card.signal is None, f"still asking after {seen}"
     text = text_of(card.blocks)
     assert "Verdict: Reward quality binds" in json.dumps(card.blocks, ensure_ascii=False)
-    assert "Evidence" in text and ("Check next" in text or "Read" in text)
+    assert "*Evidence*" in text and "*Read*" in text
     read = [b for b in card.buttons.values() if b["action_id"].startswith("entry_show")]
     assert "reward-model-overoptimization" in {b["value"] for b in read}
     # One card, updated in place: no new messages in the thread apart from it.
