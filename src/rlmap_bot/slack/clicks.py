@@ -53,7 +53,7 @@ class FollowUp:
 FOLLOW_UPS: dict[str | re.Pattern, FollowUp] = {
     re.compile(r"^entry_show(_\d+)?$"): FollowUp("show", "Not found", arg="entry"),
     "entry_more": FollowUp("show", "Not found", arg="entry", view=FULL),
-    re.compile(r"^entry_related(_\d+)?$"): FollowUp("show", "Related", arg="entry", view=RELATED),
+    re.compile(r"^entry_related(_\d+)?$"): FollowUp("show", "Not found", arg="entry", view=RELATED),
     "stages_show": FollowUp("stages", "The five stages"),
     "help_show": FollowUp("help", "How to use rlmap"),
 }
