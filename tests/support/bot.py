@@ -46,7 +46,7 @@ class RunningBot:
 
 
 def _front(
-    standin: StandIn, db: Path, state: Path, knowledge: Path, settings: dict
+    standin: StandIn, db: Path, state: Path | str, knowledge: Path, settings: dict
 ) -> SlackFrontEnd:
     values = dict(
         slack_bot_token=BOT_TOKEN,
@@ -63,7 +63,7 @@ def _front(
 def start_bot(
     standin: StandIn,
     db: Path,
-    state: Path,
+    state: Path | str,
     knowledge: Path = KNOWLEDGE,
     http: bool = False,
     **settings,
@@ -102,7 +102,7 @@ def start_oauth_bot(standin: StandIn, db: Path, state: Path | str, **settings) -
         slack_signing_secret=SIGNING_SECRET,
         rlmap_encryption_key=ENCRYPTION_KEY,
     )
-    return start_bot(standin, db, Path(state), http=True, **{**oauth, **settings})
+    return start_bot(standin, db, state, http=True, **{**oauth, **settings})
 
 
 def in_process(app):
