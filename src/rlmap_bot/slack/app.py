@@ -15,6 +15,7 @@ from slack_sdk import WebClient
 
 from rlmap_bot import wording
 from rlmap_bot.core import Core
+from rlmap_bot.digest.schedule import DigestSchedule
 from rlmap_bot.errors import UnavailableError
 from rlmap_bot.jobs import Scheduler
 from rlmap_bot.runs.sources.access import workspace_access_for
@@ -24,7 +25,7 @@ from rlmap_bot.slack.claims import ClaimingExecutor, Claims, LeaseLost, request_
 from rlmap_bot.slack.client import make_client
 from rlmap_bot.slack.curation import SlackCuration
 from rlmap_bot.slack.diagnosis import DiagnosisThreads
-from rlmap_bot.slack.digests import SlackDigests
+from rlmap_bot.slack.digests import SlackPoster
 from rlmap_bot.slack.dispatch import SlackCommands
 from rlmap_bot.slack.middleware import EventClaims
 from rlmap_bot.slack.runfiles import RunFiles
@@ -68,7 +69,9 @@ class SlackFrontEnd:
         self.commands = SlackCommands(core, settings, self.threads)
         self.run_files = RunFiles(core, settings, self.threads)
         self.jobs = Scheduler()  # digests, watches and any other timed work share one scheduler
-        self.digests = SlackDigests(core, self.client_for, self.jobs)
+        self.digests = DigestSchedule(
+            core, lambda team: SlackPoster(self.client_for(team)), self.jobs
+        )
         # Watches check on their own schedule, each read with its workspace's access and posted
         # through the workspace's client.
         service = WatchService(
