@@ -70,6 +70,9 @@ class Access:
     environ: dict[str, str] = field(
         default_factory=dict
     )  # MLFLOW_TRACKING_URI, TRACKIO_DIR, WANDB_BASE_URL
+    #: Credentials the workspace has that do not open (name -> the one line saying what and
+    #: whose): a reader that needs one says so instead of reading without it.
+    unopened: dict[str, str] = field(default_factory=dict)
 
 
 class RunSource(Protocol):

@@ -56,11 +56,13 @@ def workspace_access(
     """
     env = os.environ if environ is None else environ
     credentials: dict[str, str] = {}
+    unopened: dict[str, str] = {}
     if settings.rlmap_encryption_key is not None:
         from rlmap_bot.crypto import TokenCipher
 
         cipher = TokenCipher.from_setting(settings.rlmap_encryption_key.get_secret_value())
-        credentials = store.credentials.opened(team, cipher)
+        credentials, problems = store.credentials.open_all(team, cipher)
+        unopened = {name: str(exc) for name, exc in problems.items()}
     roots = tuple(settings.run_roots)
     return Access(
         run_roots=roots,
@@ -69,4 +71,5 @@ def workspace_access(
         mlflow_hosts=settings.mlflow_hosts,
         credentials=credentials,
         environ=_pick(env, TRACKER_ENVIRON),
+        unopened=unopened,
     )
