@@ -19,6 +19,8 @@ if TYPE_CHECKING:
     from rlmap_bot.results.general import Notice
 
 SLACK = frozenset({"slack"})
+#: Who a workspace's admins are, as a refusal says it (slack/admins.py decides).
+ADMINS = "(its Slack admins and owners, and anyone RLMAP_ADMINS names for it)"
 TRACKERS = {"wandb": "W&B API key", "mlflow": "MLflow tracking token"}
 
 
@@ -51,7 +53,9 @@ def credentials(
     from rlmap_bot.runs.sources.access import CREDENTIAL_NAMES
 
     if not ctx.admin:
-        raise UsageError("Only the admins in RLMAP_ADMINS can set or see tracker credentials.")
+        raise UsageError(
+            f"Only the admins of this workspace {ADMINS} can set or see tracker credentials."
+        )
     action = (action or "list").lower()
     store = ctx.core.state.credentials
     settings = ctx.core.settings
