@@ -3,7 +3,9 @@
 Slack only, as a slash command: its text reaches the bot alone (a mention or a DM would leave the
 key in the conversation, so the command refuses there and says to rotate it). The value is sealed
 with ``RLMAP_ENCRYPTION_KEY`` before it is stored (state/credentials.py) and never repeated: not in
-the reply, a usage error or a log line. The rendering is one plain Notice.
+the reply, a usage error or a log line; the request that carried it is kept sealed while it is
+handled (slack/sealing.py). Only the workspace's admins may (slack/admins.py decides who). The
+rendering is one plain Notice.
 """
 
 from __future__ import annotations
