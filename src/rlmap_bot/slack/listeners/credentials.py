@@ -4,7 +4,7 @@ The submission goes through the same door as typed ``/rlmap credentials set|clea
 (:meth:`rlmap_bot.slack.dispatch.SlackCommands.press`), so the command's own checks apply: only
 the workspace's admins (:mod:`rlmap_bot.slack.admins`), the key sealed before it is stored, never
 repeated. The submission itself is not claimed (a form is answered in its HTTP response, which
-Slack does not retry), so its values are never stored but sealed.  The form's reply
+Slack does not resend), so the key is kept nowhere but in the sealed credentials row. The reply
 replaces the form (``response_action: update``); it holds the command's answer, never the key.
 """
 
