@@ -14,6 +14,8 @@ from __future__ import annotations
 import json
 import logging
 import subprocess
+import threading
+import time
 from pathlib import Path
 
 import sqlalchemy as sa
@@ -32,7 +34,6 @@ SECRETS = {
     "click": "5f60718293a4b5c6d7e8f9012345678901234567",
     "modal": "60718293a4b5c6d7e8f901234567890123456789",
 }
-HOLD = 1.5  # seconds the stand-in holds each reply: the request's claim is in flight meanwhile
 
 
 def found_in(data: bytes) -> list[str]:
@@ -83,11 +84,35 @@ def kept_bodies(bot) -> int:
         ).scalar()
 
 
+class Held:
+    """Replies held at the stand-in until the test has looked: the request's claim is in flight
+    (unfinished, its body kept) for as long as the look takes."""
+
+    def __init__(self, bot, standin, methods=("response_url", "chat.postEphemeral")):
+        self.bot, self.standin, self.gate = bot, standin, threading.Event()
+        standin.gates.update({m: self.gate for m in methods})
+
+    def look(self, method: str, where, look) -> tuple[int, list[str]]:
+        """Wait for the held reply, count the kept bodies, ``look()``, then let the reply go."""
+        self.standin.wait_for(method, where, timeout=30)
+        kept, seen = kept_bodies(self.bot), look()
+        self.gate.set()
+        deadline = time.time() + 30
+        while kept_bodies(self.bot) and time.time() < deadline:  # the claim finishes
+            time.sleep(0.05)
+        self.gate.clear()
+        return kept, seen
+
+    def release(self) -> None:
+        self.gate.set()
+        self.standin.gates.clear()
+
+
 def send_every_way(bot, standin, look) -> list[tuple[str, list[str]]]:
     """Send each secret its way; ``look()`` the store while each request is in flight."""
     seen = []
     in_flight = []
-    standin.holds.update({"response_url": HOLD, "chat.postEphemeral": HOLD})
+    held = Held(bot, standin)
     typed = [
         ("set", "UADMIN", f"credentials set wandb {SECRETS['set']}"),
         ("refused", "U1", f"credentials set wandb {SECRETS['refused']}"),
@@ -95,27 +120,32 @@ def send_every_way(bot, standin, look) -> list[tuple[str, list[str]]]:
         ("mistyped_tracker", "UADMIN", f"credentials set wnadb {SECRETS['mistyped_tracker']}"),
         ("mlflow", "UADMIN", f"credentials set mlflow {SECRETS['mlflow']}"),
     ]
-    for name, user, text in typed:
-        bot.slack.command(text, user=user, respond_as=name)
-        standin.wait_for("response_url", lambda c, n=name: c.target == n, timeout=15)
-        seen.append((name, look()))
-        in_flight.append(kept_bodies(bot))
-    mention = f"<@{BOT_USER}> credentials set wandb {SECRETS['mention']}"
-    bot.slack.event(
-        {"type": "app_mention", "user": "UADMIN", "channel": "C1", "ts": "9.1", "text": mention}
-    )
-    standin.wait_for("chat.postEphemeral", timeout=15)
-    seen.append(("mention", look()))
-    typed_in = {"b": {"note": {"type": "plain_text_input", "value": SECRETS["click"]}}}
-    bot.slack.click("stages_show", "stages", respond_as="click", state=typed_in)
-    standin.wait_for("response_url", lambda c: c.target == "click", timeout=15)
-    seen.append(("click", look()))
-    status, body = bot.slack.submit_view("credentials_form", "", form(SECRETS["modal"]), "UADMIN")
+    try:
+        for name, user, text in typed:
+            bot.slack.command(text, user=user, respond_as=name)
+            kept, found = held.look("response_url", lambda c, n=name: c.target == n, look)
+            in_flight.append(kept)
+            seen.append((name, found))
+        mention = f"<@{BOT_USER}> credentials set wandb {SECRETS['mention']}"
+        bot.slack.event(
+            {"type": "app_mention", "user": "UADMIN", "channel": "C1", "ts": "9.1", "text": mention}
+        )
+        kept, found = held.look("chat.postEphemeral", lambda c: True, look)
+        in_flight.append(kept)
+        seen.append(("mention", found))
+        typed_in = {"b": {"note": {"type": "plain_text_input", "value": SECRETS["click"]}}}
+        bot.slack.click("stages_show", "stages", respond_as="click", state=typed_in)
+        kept, found = held.look("response_url", lambda c: c.target == "click", look)
+        in_flight.append(kept)
+        seen.append(("click", found))
+    finally:
+        held.release()
+    form_values = form(SECRETS["modal"])
+    status, body = bot.slack.submit_view("credentials_form", "", form_values, "UADMIN")
     assert status == 200 and json.loads(body)["response_action"] == "update"
     seen.append(("modal", look()))
-    standin.holds.clear()
     standin.settle()
-    assert all(in_flight), "each typed command's claim kept its body while it was looked at"
+    assert all(in_flight), "each request's claim kept its body while it was looked at"
     return seen
 
 
@@ -186,17 +216,23 @@ def test_without_an_encryption_key_a_refused_key_is_still_not_kept(
     bot = start_bot(standin, built_db, state)
     try:
         secure_delete_off(bot.front.core.state.engine)
-        standin.holds["response_url"] = HOLD
+        held = Held(bot, standin)
         bot.slack.command(f"credentials set wandb {SECRETS['set']}", user="UADMIN", respond_as="k")
-        [said] = standin.wait_for("response_url", lambda c: c.target == "k", timeout=15)
-        in_flight = {n: found_in(d) for n, d in sqlite_files(state).items()}
+        try:
+            kept, in_flight = held.look(
+                "response_url",
+                lambda c: c.target == "k",
+                lambda: {n: found_in(d) for n, d in sqlite_files(state).items()},
+            )
+        finally:
+            held.release()
+        [said] = standin.of("response_url")
         assert "RLMAP_ENCRYPTION_KEY first" in said.args["text"]
         with bot.front.core.state.engine.connect() as conn:
-            bodies = [r[0] for r in conn.exec_driver_sql("select body from event_claims")]
-        standin.holds.clear()
-        standin.settle()
+            kinds = conn.exec_driver_sql("select kind, status from event_claims").all()
     finally:
         bot.stop()
+    assert kept == 1, "the request was kept while in flight (sealed: no file holds the key)"
+    assert [tuple(k) for k in kinds] == [("command", "done")], "and answered once"
     assert all(not f for f in in_flight.values()), in_flight
-    assert any(b and b.startswith("rlmap:1:") for b in bodies), "kept, sealed, while in flight"
     assert all(not f for f in ({n: found_in(d) for n, d in sqlite_files(state).items()}).values())

@@ -61,6 +61,9 @@ class StandIn(LocalServer):
         ] = {}  # user -> channels they are in (users.conversations)
         self.delays: dict[str, float] = {}
         self.holds: dict[str, float] = {}  # act on the call, then wait this long before answering
+        # act on the call, then answer only once the test sets the event (at most 30 s): the
+        # caller is held mid-request for as long as the test looks, however slow the machine
+        self.gates: dict[str, threading.Event] = {}
         self.ws_url = "ws://127.0.0.1:1/link"
         self.files: dict[str, dict] = {}  # id -> {"name", "data", "user"}: files people shared
         self.uploads: dict[
@@ -174,6 +177,9 @@ class StandIn(LocalServer):
             self._changed.notify_all()
         if refused is None and self.holds.get(method):
             time.sleep(self.holds[method])
+        gate = self.gates.get(method)
+        if refused is None and gate is not None:
+            gate.wait(timeout=30)
         return response
 
     def _refusal(self, method: str, args: dict, headers: dict) -> tuple[int, dict, dict] | None:
