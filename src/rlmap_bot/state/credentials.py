@@ -7,8 +7,8 @@ by the workspace, so one workspace never reads another's. A value that does not 
 workspace's (an :class:`~rlmap_bot.crypto.UnopenedError` naming the tracker and the workspace),
 never the others'. Nothing here logs a value.
 
-The key check (``encryption_check``) lives here too: one value sealed at every start, which tells
-a wrong key from a workspace's bad value (see :mod:`rlmap_bot.slack.sealing`).
+The key check (``encryption_check``) lives here too: one value every start keeps sealed under the
+first key, which tells a wrong key from a workspace's bad value (see :mod:`rlmap_bot.slack.sealing`).
 """
 
 from __future__ import annotations

@@ -257,7 +257,7 @@ workspace_credentials = sa.Table(
     sa.Column("set_at", sa.String(40), nullable=False),
 )
 
-# One value sealed under the first RLMAP_ENCRYPTION_KEY at every start of the Slack app: a start
+# One value every start of the Slack app keeps sealed under the first RLMAP_ENCRYPTION_KEY: a start
 # whose keys open it has the right key, whatever else fails to open (slack/sealing.py).
 encryption_check = sa.Table(
     "encryption_check",
