@@ -238,7 +238,9 @@ class Settings(BaseSettings):
         default=None, description="OAuth redirect URL, if not the default"
     )
     rlmap_admins: str = Field(
-        default="", description="comma-separated user ids allowed to /rlmap reload"
+        default="",
+        description="admins besides each workspace's Slack admins and owners, comma-separated, "
+        "each WORKSPACE:USER (T0123:U0456); a bare user id counts only with one bot token",
     )
     rlmap_rate_limit_retries: int = Field(
         default=3, ge=0, le=10, description="how many times a 429 is retried"
@@ -388,10 +390,6 @@ class Settings(BaseSettings):
     @property
     def curators(self) -> set[str]:
         return {c.strip() for c in self.rlmap_curators.split(",") if c.strip()}
-
-    @property
-    def admins(self) -> set[str]:
-        return {a.strip() for a in self.rlmap_admins.split(",") if a.strip()}
 
 
 def load_settings(**overrides) -> Settings:

@@ -54,7 +54,7 @@ class SlackFrontEnd:
 
             self.installations, oauth_settings = oauth_setup(settings, core.state.engine)
         self.claims = Claims(core.state, settings)
-        self.reseal_credentials()
+        self.seal_at_start()
         # Bolt's documented App arguments: listeners run after the ack (process_before_response
         # off) on an executor of ours that finishes each request's claim when its listener returns.
         self.app = App(
@@ -92,22 +92,12 @@ class SlackFrontEnd:
         listeners.register(self)
         self.app.error(self.on_error)
 
-    def reseal_credentials(self) -> int:
-        """Seal the workspaces' tracker credentials under the first RLMAP_ENCRYPTION_KEY, once per
-        process at start (after a rotation, the old key can then be dropped); a value already
-        under it is left alone, so a second start changes nothing.  WrongKeyError (one line) when
-        no key opens a stored value."""
-        if self.settings.rlmap_encryption_key is None:
-            return 0
-        from rlmap_bot.crypto import TokenCipher
+    def seal_at_start(self) -> int:
+        """Seal the stored Slack tokens and tracker credentials again under the first
+        RLMAP_ENCRYPTION_KEY (slack/sealing.py); WrongKeyError (one line) when it opens nothing."""
+        from rlmap_bot.slack.sealing import seal_at_start
 
-        cipher = TokenCipher.from_setting(self.settings.rlmap_encryption_key.get_secret_value())
-        resealed = self.core.state.credentials.reseal(cipher)
-        if resealed:
-            log.info(
-                "sealed %d tracker credential(s) under the first RLMAP_ENCRYPTION_KEY", resealed
-            )
-        return resealed
+        return seal_at_start(self.settings, self.core.state, self.installations)
 
     def start_sweeper(self) -> None:
         """Renew this replica's leases and finish requests

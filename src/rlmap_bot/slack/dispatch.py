@@ -25,6 +25,7 @@ from rlmap_bot.core import Core
 from rlmap_bot.errors import RlmapError, UnavailableError, UsageError
 from rlmap_bot.settings import Settings
 from rlmap_bot.slack import posting
+from rlmap_bot.slack.admins import WorkspaceAdmins
 from rlmap_bot.slack.blocks import help as help_blocks
 from rlmap_bot.slack.blocks.common import FALLBACK_LIMIT, to_dicts
 from rlmap_bot.slack.channel import SlackChannel
@@ -155,6 +156,7 @@ class ThreadReply(Reply):
 class SlackCommands:
     def __init__(self, core: Core, settings: Settings, threads: DiagnosisThreads):
         self.core, self.settings, self.threads = core, settings, threads
+        self.admins = WorkspaceAdmins(settings)  # who may run admin commands, per workspace
         # What the front-end lends the commands, as typed
         # fields of each invocation (set by the app).
         self.watch_service: WatchService | None = None
@@ -224,7 +226,8 @@ class SlackCommands:
             team=team,
             channel=channel,
             thread_ts=anchor_ts,
-            admin=user in self.settings.admins,
+            # Asked of Slack only for a command that needs it (users.info, kept a while).
+            admin=parsed.command.admin and self.admins.allows(client, team, user),
             io=SlackChannel(client, channel, user, reply.respond),
             workspace=team,
             watch_service=self.watch_service,
