@@ -103,3 +103,63 @@ class Comparison(BaseModel):
     differences: list[Difference] = Field(default_factory=list)
     batch: BatchDecision | None = None
     chart: str | None = None
+
+
+def _decimals(*values: float) -> int:
+    """Decimals enough to tell the values apart at about two significant figures of their
+    spread (0.71 and 0.74; 812 and 840), at most four."""
+    import math
+
+    finite = [abs(v) for v in values if v == v and abs(v) != float("inf")]
+    spread = (max(values) - min(values)) if len(values) > 1 else (max(finite) if finite else 1.0)
+    base = spread if spread > 0 else (max(finite) if finite and max(finite) > 0 else 1.0)
+    return int(min(4, max(0, 1 - math.floor(math.log10(base)))))
+
+
+def number(value: float, *context: float) -> str:
+    """A value written with the decimals its context needs."""
+    return f"{value:,.{_decimals(value, *context)}f}"
+
+
+def interval(e: Estimate) -> str:
+    d = _decimals(e.low, e.high)
+    return f"{e.value:,.{d}f} ({e.low:,.{d}f}-{e.high:,.{d}f})"
+
+
+def forecast_line(f: Forecast) -> str:
+    """The one line said in a diagnosis and a watch: the ceiling, the share reached, what 1,000
+    more steps buy; or why there is no forecast yet."""
+    if f.abstain:
+        return f"Forecast: not enough to forecast yet ({f.abstain})."
+    if f.asymptote is None:
+        return "Forecast: none."
+    parts = [f"ceiling near {interval(f.asymptote)}"]
+    if f.reached is not None:
+        parts.append(f"{round(100 * f.reached)}% of it reached")
+    if f.saturated:
+        parts.append("the curve has stopped moving")
+    elif f.per_1000_steps is not None:
+        d = _decimals(f.asymptote.low, f.asymptote.high)
+        parts.append(f"another 1,000 {f.axis} buy about {f.per_1000_steps:+.{d}f}")
+    return "Forecast: " + "; ".join(parts) + "."
+
+
+def forecast_sentences(f: Forecast) -> list[str]:
+    """What a forecast says, in order, for a card or the terminal."""
+    if f.abstain:
+        return [f"Not enough to forecast yet: {f.abstain}."]
+    out = [forecast_line(f)]
+    if f.now is not None and f.asymptote is not None:
+        out.append(f"Now at {number(f.now, f.asymptote.low, f.asymptote.high)} (the recent level).")
+    if f.step_95 is not None and not f.saturated and f.last_step is not None:
+        if f.step_95 > f.last_step:
+            out.append(
+                f"95% of the gain still to come is reached by step {f.step_95:,} "
+                f"({f.step_95 - f.last_step:,} more)."
+            )
+    if f.saturated:
+        out.append("More steps buy nothing measurable: the last half of the curve is flat within "
+                   "its noise.")
+    if f.at is not None and f.last_step is not None and f.at.step > f.last_step:
+        out.append(f"At step {f.at.step:,}: {interval(f.at)}.")
+    return out + f.notes

@@ -158,7 +158,10 @@ def interval_scale(seen: Seen, gain: float, params: dict | None = None) -> float
     """The scale an interval is a multiple of, known when the forecast is made: the gain still
     expected, the standard error of the recent level and a share of the range seen."""
     p = {**PARAMS, **(params or {})}
-    return abs(gain) + seen.level_se + p["range_share"] * seen.seen_range
+    scale = abs(gain) + seen.level_se + p["range_share"] * seen.seen_range
+    # A curve that never moved (a run pinned at its floor) has no scale at all: a hair's width,
+    # so that an interval still has two ends and a ratio to it is defined.
+    return max(scale, 1e-9 * max(1.0, abs(seen.level)))
 
 
 def forecast_level(
