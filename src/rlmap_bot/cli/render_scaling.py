@@ -1,4 +1,4 @@
-"""Terminal text for forecasts and comparisons (issue 37)."""
+"""Terminal text for forecasts and comparisons."""
 
 from __future__ import annotations
 

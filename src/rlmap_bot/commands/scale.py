@@ -1,4 +1,4 @@
-"""forecast and compare: what more compute buys a run, and how runs differ (issue 37).
+"""forecast and compare: what more compute buys a run, and how runs differ.
 
 The handlers read runs through the same sources as ``diagnose --run`` (paths, W&B folders,
 ``wandb:``, ``mlflow:``, ``trackio:``), pick the curve, and hand plain arrays to

@@ -22,10 +22,13 @@ from rlmap_bot.scaling.outlook import outlook
 #: Judgement: a quarter fewer steps is more than the step-to-step noise moves a crossing on the
 #: generated pairs (tests/test_scaling.py), and less than the doubling a recipe change buys.
 FASTER_RATIO = 0.8
-#: The common target: this share of the way from the runs' common start to the lower ceiling.
-#: Judgement: near enough to the ceiling that it measures the approach, far enough below it that
-#: both runs get there.
+#: The batch decision's common target: this share of the way from the runs' common start to the
+#: lower of their final levels. Judgement: near enough to the end that it measures the approach,
+#: far enough below it that both runs get there.
 TARGET_SHARE = 0.8
+#: Efficiency is read, as ScaleRL reads it (its C_mid), as the steps a run takes to half of its own
+#: gain: a run with a higher ceiling is not "faster" only because it climbs further.
+OWN_SHARE = 0.5
 
 
 @dataclass
@@ -85,14 +88,14 @@ def compare_runs(runs: list[RunCurve], metric: str, quantity: str, axis: str = "
     by_ceiling = sorted(usable, key=lambda rf: rf[1].asymptote.value, reverse=True)  # type: ignore[union-attr]
     (top_run, top), (next_run, nxt) = by_ceiling[0], by_ceiling[1]
     assert top.asymptote is not None and nxt.asymptote is not None
-    ceiling_differs = top.asymptote.low > nxt.asymptote.high
+    # The difference's own 80% interval (the two half-widths in quadrature) must exclude zero.
+    half = math.hypot(
+        top.asymptote.high - top.asymptote.value, nxt.asymptote.value - nxt.asymptote.low
+    )
+    ceiling_differs = top.asymptote.value - nxt.asymptote.value > half
     if ceiling_differs:
         out.higher_ceiling = top_run.label
-    start = float(np.mean([np.mean(r.y[: max(3, r.y.size // 10)]) for r, _ in usable]))
-    lower = min(f.asymptote.value for _, f in usable)  # type: ignore[union-attr]
-    rising = lower >= start
-    target = start + TARGET_SHARE * (lower - start)
-    reach = {r.label: steps_to(r, target, rising) for r, _ in usable}
+    reach = {r.label: half_gain_step(r, f) for r, f in usable}
     known = {k: v for k, v in reach.items() if v is not None}
     faster = None
     if len(known) >= 2:
@@ -107,15 +110,25 @@ def compare_runs(runs: list[RunCurve], metric: str, quantity: str, axis: str = "
         "efficiency" if faster else
         "none"
     )
-    out.verdict = _verdict(out, top, nxt, known, target)
+    out.verdict = _verdict(out, top, nxt, known)
     return out
+
+
+def half_gain_step(run: RunCurve, forecast: Forecast) -> float | None:
+    """The step at which the run has made half of its own gain, from its start to its ceiling."""
+    assert forecast.asymptote is not None
+    start = float(np.mean(run.y[: max(3, run.y.size // 10)]))
+    gain = forecast.asymptote.value - start
+    if abs(gain) < 1e-12:
+        return None
+    return steps_to(run, start + OWN_SHARE * gain, gain > 0)
 
 
 def _fmt(v: float) -> str:
     return f"{v:.3g}"
 
 
-def _verdict(out: Comparison, top: Forecast, nxt: Forecast, reach: dict, target: float) -> str:
+def _verdict(out: Comparison, top: Forecast, nxt: Forecast, reach: dict) -> str:
     a, b = top.asymptote, nxt.asymptote
     assert a is not None and b is not None
     ceilings = (
@@ -127,11 +140,11 @@ def _verdict(out: Comparison, top: Forecast, nxt: Forecast, reach: dict, target:
     )
     if out.faster:
         steps = ", ".join(f"{k} at {int(round(v)):,}" for k, v in sorted(reach.items(), key=lambda kv: kv[1]))
-        speed = f"{out.faster} is faster: it reaches {_fmt(target)} first ({steps} {out.axis})"
+        speed = f"{out.faster} is faster: it makes half of its gain first ({steps} {out.axis})"
         if out.kind == "efficiency":
             speed += "; the difference is efficiency, not the ceiling"
     else:
-        speed = f"neither reaches {_fmt(target)} clearly sooner"
+        speed = "neither makes half of its gain clearly sooner"
     return f"{ceilings}; {speed}."
 
 

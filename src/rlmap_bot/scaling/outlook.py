@@ -16,7 +16,7 @@ import numpy as np
 from rlmap_bot.results.scaling import AtStep, Curve, Estimate, Forecast
 from rlmap_bot.scaling.forecast import PARAMS, Seen, interval_scale, level_at, read_curve
 
-#: The share of the remaining gain whose step is reported (issue 37: "the step by which 95% of the
+#: The share of the remaining gain whose step is reported ("the step by which 95% of the
 #: remaining gain is reached").
 REMAINING_SHARE = 0.95
 #: "Another N steps buy about ...": the issue's sentence uses 1,000 steps.
