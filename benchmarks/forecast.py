@@ -262,7 +262,11 @@ def print_table(title: str, curves: list[Curve]) -> None:
         res = score(curves, cut)
         row = "  ".join(
             f"{m} {r['median']:.3f} ({100 * r['coverage']:.0f}%"
-            + (f", {r['abstained']} abstained, as last {r['with_last']:.3f}" if r["abstained"] else "")
+            + (
+                f", {r['abstained']} abstained, as last {r['with_last']:.3f}"
+                if r["abstained"]
+                else ""
+            )
             + ")"
             for m, r in res.items()
         )
@@ -276,7 +280,10 @@ def report() -> None:
         print("   the real-log bank is not here (RLMAP_REAL_LOGS or ../shared/real_logs): skipped")
         return
     curves = load_curves(logs)
-    for tier, label in ((STRICT, "issue's tier, >= 60 points over >= 150 steps"), (WIDE, "wider tier, >= 40 points over >= 40 steps")):
+    for tier, label in (
+        (STRICT, "issue's tier, >= 60 points over >= 150 steps"),
+        (WIDE, "wider tier, >= 40 points over >= 40 steps"),
+    ):
         chosen = [c for c in curves if usable(c, tier)]
         print(f"  {label}")
         print_table("held-out part", [c for c in chosen if c.part == "heldout"])
@@ -314,9 +321,9 @@ def tune(curves: list[Curve]) -> dict:
             cases.append((c, final, scale, at, read_curve(c.x[seen], c.y[seen]), fallback))
     best = None
     for values in itertools.product(*GRID.values()):
-        params = {**PARAMS, **dict(zip(GRID, values)), "q80": 1.0}
+        params = {**PARAMS, **dict(zip(GRID, values, strict=False)), "q80": 1.0}
         errs = []
-        for c, final, scale, at, seen, fallback in cases:
+        for _c, final, scale, at, seen, fallback in cases:
             got = level_at(seen, at, params)
             value = fallback if got.abstain else got.value  # an abstention scores as last
             errs.append(abs(value - final) / scale)
@@ -325,7 +332,7 @@ def tune(curves: list[Curve]) -> dict:
             best = (med, params)
     params = best[1]
     scores: list[tuple[str, float]] = []
-    for c, final, scale, at, seen, _ in cases:
+    for c, final, _scale, at, seen, _ in cases:
         got = level_at(seen, at, params)
         if got.abstain:
             continue
@@ -345,8 +352,9 @@ def tune(curves: list[Curve]) -> dict:
     print(
         f"   tuned on {len(cases)} cuts of {len(curves)} tuning curves: "
         + ", ".join(f"{k}={params[k]}" for k in (*GRID, "q80"))
-        + f"; median error {best[0][0]:.3f} (mean {best[0][1]:.3f}); leave-one-source-out coverage of the 80% interval "
-        f"{100 * sum(covered) / max(len(covered), 1):.0f}% ({len(covered)} forecasts)"
+        + f"; median error {best[0][0]:.3f} (mean {best[0][1]:.3f}); leave-one-source-out "
+        f"coverage of the 80% interval {100 * sum(covered) / max(len(covered), 1):.0f}% "
+        f"({len(covered)} forecasts)"
     )
     return params
 

@@ -71,7 +71,7 @@ def test_compare_two_runs_with_their_batch_sizes(built_db, tmp_path):
     assert batch["wall_clock"] == str(small)
     said = invoke(["compare", str(small), str(large), "--batch", "256,512"], built_db).output
     text = " ".join(said.split())
-    assert "batch_doubling_speedup" in text and "the difference is efficiency" in text
+    assert "batch_doubling_speedup" in text and "what separates them is efficiency" in text
 
 
 def test_compare_refuses_a_bad_batch_list_in_one_line(built_db, tmp_path):

@@ -39,10 +39,17 @@ CURVES = yaml.safe_load(READINGS.read_text(encoding="utf-8"))["curves"]
 @pytest.mark.parametrize("curve", CURVES, ids=[c["log"] for c in CURVES])
 def test_the_forecast_agrees_with_the_expert_reading(curve):
     assert LOGS is not None
-    run = read_run(LOGS / curve["path"], aliases=load_aliases(KNOWLEDGE), extra_metrics=[curve["metric"]])
+    run = read_run(
+        LOGS / curve["path"], aliases=load_aliases(KNOWLEDGE), extra_metrics=[curve["metric"]]
+    )
     series = run.series[curve["metric"]]
-    f = outlook(series.steps, series.values, source=curve["log"], metric=curve["metric"],
-                quantity="training reward")
+    f = outlook(
+        series.steps,
+        series.values,
+        source=curve["log"],
+        metric=curve["metric"],
+        quantity="training reward",
+    )
     expect = curve["expect"]
     assert f.abstain is None and f.asymptote is not None
     assert f.asymptote.low <= expect["ceiling_contains"] <= f.asymptote.high, f.asymptote

@@ -82,7 +82,9 @@ def _pairs(count: int, seed: int = 11):
         runs = [("better", better), ("worse", worse)]
         if rng.random() < 0.5:
             runs.reverse()
-        curves = [RunCurve(name, *run(t, 400, seed=100 * i + j)) for j, (name, t) in enumerate(runs)]
+        curves = [
+            RunCurve(name, *run(t, 400, seed=100 * i + j)) for j, (name, t) in enumerate(runs)
+        ]
         yield kind, curves
 
 

@@ -34,7 +34,7 @@ def write_log(path: Path, x, y, heldout_every: int = 0, step_seconds: float | No
     """A TRL-style JSONL log: ``reward`` every step (and ``eval_reward`` every ``heldout_every``
     steps, ``step_time`` when given)."""
     with path.open("w", encoding="utf-8") as f:
-        for step, value in zip(x, y):
+        for step, value in zip(x, y, strict=False):
             row = {"step": int(step), "reward": float(value), "loss": 0.1, "grad_norm": 1.0}
             if step_seconds is not None:
                 row["step_time"] = step_seconds

@@ -20,26 +20,43 @@ def forecast_text(f: Forecast) -> str:
     lines = [head]
     lines += [_wrap(s, "  ") for s in forecast_sentences(f)]
     if f.early_rule and not f.abstain:
-        lines.append(_wrap(f"How: ScaleRL's sigmoid fitted against {f.axis}; {f.early_rule}; "
-                           "intervals are 80%, calibrated on real runs.", "  "))
+        lines.append(
+            _wrap(
+                f"How: ScaleRL's sigmoid fitted against {f.axis}; {f.early_rule}; "
+                "intervals are 80%, calibrated on real runs.",
+                "  ",
+            )
+        )
     if f.chart:
         lines.append(f"Chart: {f.chart}")
     return "\n".join(lines)
 
 
 def batch_text(b: BatchDecision) -> list[str]:
-    lines = [f"Batch {b.batch_small:g} ({b.small}) against {b.batch_large:g} ({b.large}), "
-             f"to the common target {b.target:.3g}:"]
+    lines = [
+        f"Batch {b.batch_small:g} ({b.small}) against {b.batch_large:g} ({b.large}), "
+        f"to the common target {b.target:.3g}:"
+    ]
     if b.steps_small is not None and b.steps_large is not None:
-        lines.append(_item(f"{b.steps_small:,} steps at {b.batch_small:g}, "
-                           f"{b.steps_large:,} at {b.batch_large:g}"))
+        lines.append(
+            _item(
+                f"{b.steps_small:,} steps at {b.batch_small:g}, "
+                f"{b.steps_large:,} at {b.batch_large:g}"
+            )
+        )
     if b.speedup is not None:
-        lines.append(_item(f"batch_doubling_speedup = {b.speedup:.2f}x (2 is perfect scaling, "
-                           "1 buys nothing)"))
+        lines.append(
+            _item(
+                f"batch_doubling_speedup = {b.speedup:.2f}x (2 is perfect scaling, 1 buys nothing)"
+            )
+        )
     if b.wall_clock:
-        lines.append(_item(
-            f"on the clock: {b.wall_clock} gets there sooner ({b.seconds_small or 0:,.0f} s "
-            f"against {b.seconds_large or 0:,.0f} s)"))
+        lines.append(
+            _item(
+                f"on the clock: {b.wall_clock} gets there sooner ({b.seconds_small or 0:,.0f} s "
+                f"against {b.seconds_large or 0:,.0f} s)"
+            )
+        )
     if b.note:
         lines.append(_item(b.note))
     return lines
@@ -49,7 +66,7 @@ def batch_text(b: BatchDecision) -> list[str]:
 def comparison_text(c: Comparison) -> str:
     lines = [f"Comparing {len(c.forecasts)} runs on {c.metric}, aligned on {c.axis}:"]
     lines.append(_wrap(c.verdict, "  "))
-    for label, f in zip(c.labels, c.forecasts):
+    for label, f in zip(c.labels, c.forecasts, strict=False):
         if f.abstain:
             lines.append(_item(f"{label}: not enough to forecast yet ({f.abstain})"))
         elif f.asymptote is not None:
@@ -58,7 +75,9 @@ def comparison_text(c: Comparison) -> str:
     if c.differences:
         lines.append("Readings that differ:")
         for d in c.differences:
-            lines.append(_item(f"{d.reading}: " + "; ".join(f"{k} {v}" for k, v in d.values.items())))
+            lines.append(
+                _item(f"{d.reading}: " + "; ".join(f"{k} {v}" for k, v in d.values.items()))
+            )
     if c.batch is not None:
         lines += batch_text(c.batch)
     if c.chart:

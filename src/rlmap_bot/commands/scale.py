@@ -41,18 +41,37 @@ def register(registry: Registry) -> None:
     registry.command(
         "forecast",
         "forecast a run's ceiling: where it is heading, how much of it is reached, when to stop",
-        Param("source", "the run: a log file or folder, a W&B run folder, wandb:ENTITY/PROJECT/"
-              "RUN_ID, mlflow:RUN_ID or trackio:PROJECT/RUN", kind="arg", required=True,
-              metavar="SOURCE"),
+        Param(
+            "source",
+            "the run: a log file or folder, a W&B run folder, wandb:ENTITY/PROJECT/"
+            "RUN_ID, mlflow:RUN_ID or trackio:PROJECT/RUN",
+            kind="arg",
+            required=True,
+            metavar="SOURCE",
+        ),
         Param("metric", METRIC_HELP, metavar="NAME"),
-        Param("to", "also forecast the level at this step", type="int", metavar="STEP",
-              range=(1, None)),
+        Param(
+            "to",
+            "also forecast the level at this step",
+            type="int",
+            metavar="STEP",
+            range=(1, None),
+        ),
         Param("axis", AXIS_HELP, choices=AXES, metavar="AXIS"),
-        Param("format", "the log format, when it cannot be told from the content",
-              metavar="NAME", choices=FORMATS),
+        Param(
+            "format",
+            "the log format, when it cannot be told from the content",
+            metavar="NAME",
+            choices=FORMATS,
+        ),
         Param("run_id", "which run, when the path holds several", metavar="ID"),
-        Param("chart", "write a PNG of the curve, the fit and the forecast", type="path",
-              metavar="FILE.png", surfaces=CLI),
+        Param(
+            "chart",
+            "write a PNG of the curve, the fit and the forecast",
+            type="path",
+            metavar="FILE.png",
+            surfaces=CLI,
+        ),
         surfaces=TERMINAL,
         json=True,
         order=6,
@@ -65,14 +84,27 @@ def register(registry: Registry) -> None:
     registry.command(
         "compare",
         "compare runs: which has the higher ceiling, which is only faster, what else differs",
-        Param("sources", "two runs or more, or one source that holds several runs",
-              kind="rest", required=True, metavar="SOURCE"),
+        Param(
+            "sources",
+            "two runs or more, or one source that holds several runs",
+            kind="rest",
+            required=True,
+            metavar="SOURCE",
+        ),
         Param("metric", METRIC_HELP, metavar="NAME"),
         Param("axis", AXIS_HELP, choices=AXES, metavar="AXIS"),
-        Param("batch", "the runs' batch sizes in the order given (e.g. 256,512): adds the "
-              "batch decision", metavar="B1,B2"),
-        Param("chart", "write a PNG of the runs' curves and forecasts", type="path",
-              metavar="FILE.png", surfaces=CLI),
+        Param(
+            "batch",
+            "the runs' batch sizes in the order given (e.g. 256,512): adds the batch decision",
+            metavar="B1,B2",
+        ),
+        Param(
+            "chart",
+            "write a PNG of the runs' curves and forecasts",
+            type="path",
+            metavar="FILE.png",
+            surfaces=CLI,
+        ),
         surfaces=TERMINAL,
         json=True,
         order=7,
@@ -151,10 +183,14 @@ def compare(
     else:
         for name in names:
             picked += _read(ctx, name, metric, None, None, axis or "steps")
+    for p, label in zip(picked, short_labels([p.label for p in picked]), strict=False):
+        p.label = label
     metrics = {p.metric for p in picked}
     curves = [RunCurve(p.label, p.x, p.y, p.seconds) for p in picked]
     result = compare_runs(
-        curves, metric=" / ".join(sorted(metrics)), quantity=picked[0].quantity,
+        curves,
+        metric=" / ".join(sorted(metrics)),
+        quantity=picked[0].quantity,
         axis=picked[0].axis,
     )
     result.differences = _differences(picked)
@@ -164,11 +200,26 @@ def compare(
             raise UsageError("--batch reads two runs that differ in batch size: give two")
         step_curves = [
             RunCurve(p.label, p.steps.astype(float), p.y, p.seconds, size)
-            for p, size in zip(picked, sizes)
+            for p, size in zip(picked, sizes, strict=False)
         ]
         result.batch = batch_decision(step_curves[0], step_curves[1])
     result.chart = _draw(result.forecasts, result.labels, chart)
     return result
+
+
+def short_labels(labels: list[str]) -> list[str]:
+    """Each run named by its last part (a file's name, a tracker run's id), with its folder when
+    two would read alike; a label that is still not unique keeps its whole text."""
+
+    def tail(text: str, parts: int) -> str:
+        bits = [b for b in text.replace(":", "/").split("/") if b]
+        return "/".join(bits[-parts:]) if bits else text
+
+    for parts in (1, 2, 3):
+        short = [tail(label, parts) for label in labels]
+        if len(set(short)) == len(short):
+            return short
+    return labels
 
 
 def _batches(text: str, count: int) -> list[float]:
@@ -215,7 +266,9 @@ def _read(
     return out
 
 
-def _pick(run: RunData, derivation: Derivation, metric: str | None, axis: str, label: str) -> Picked:
+def _pick(
+    run: RunData, derivation: Derivation, metric: str | None, axis: str, label: str
+) -> Picked:
     import difflib
 
     import numpy as np
@@ -266,7 +319,7 @@ def _pick(run: RunData, derivation: Derivation, metric: str | None, axis: str, l
     seconds = None
     timing = derivation.series("time_step")
     if timing is not None:
-        index = {int(s): float(v) for s, v in zip(timing.steps, timing.values)}
+        index = {int(s): float(v) for s, v in zip(timing.steps, timing.values, strict=False)}
         seconds = np.array([index.get(int(s), np.nan) for s in steps])
     x = steps.astype(float)
     if axis == "hours":
@@ -290,7 +343,7 @@ def _tokens(run: RunData, steps, label: str):
         s = run.series.get(name)
         if s is None:
             continue
-        index = {int(a): float(b) for a, b in zip(s.steps, s.values)}
+        index = {int(a): float(b) for a, b in zip(s.steps, s.values, strict=False)}
         values = np.array([index.get(int(t), np.nan) for t in steps])
         if name in PER_STEP_TOKENS:
             values = np.nancumsum(values)

@@ -158,8 +158,10 @@ def forecast_sentences(f: Forecast) -> list[str]:
                 f"({f.step_95 - f.last_step:,} more)."
             )
     if f.saturated:
-        out.append("More steps buy nothing measurable: the last half of the curve is flat within "
-                   "its noise.")
+        out.append(
+            "More steps buy nothing measurable: the last half of the curve is flat within "
+            "its noise."
+        )
     if f.at is not None and f.last_step is not None and f.at.step > f.last_step:
         out.append(f"At step {f.at.step:,}: {interval(f.at)}.")
     return out + f.notes

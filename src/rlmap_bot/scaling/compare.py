@@ -72,21 +72,25 @@ def steps_to(run: RunCurve, target: float, rising: bool = True) -> float | None:
     return c.reach(share) - seen.shift
 
 
-def compare_runs(runs: list[RunCurve], metric: str, quantity: str, axis: str = "steps") -> Comparison:
+def compare_runs(
+    runs: list[RunCurve], metric: str, quantity: str, axis: str = "steps"
+) -> Comparison:
     """Fit each run and say how they differ (``kind``: ceiling, efficiency, both, none, unclear)."""
     forecasts = [
         outlook(r.x, r.y, source=r.label, metric=metric, quantity=quantity, axis=axis) for r in runs
     ]
-    out = Comparison(
-        axis=axis, metric=metric, forecasts=forecasts, labels=[r.label for r in runs]
-    )
-    usable = [(r, f) for r, f in zip(runs, forecasts) if f.asymptote is not None]
+    out = Comparison(axis=axis, metric=metric, forecasts=forecasts, labels=[r.label for r in runs])
+    usable = [(r, f) for r, f in zip(runs, forecasts, strict=False) if f.asymptote is not None]
     if len(usable) < 2:
         names = ", ".join(f"{f.source} ({f.abstain})" for f in forecasts if f.abstain)
         out.verdict = f"not enough to compare yet: {names}" if names else "not enough to compare"
         return out
-    by_ceiling = sorted(usable, key=lambda rf: rf[1].asymptote.value, reverse=True)  # type: ignore[union-attr]
-    (top_run, top), (next_run, nxt) = by_ceiling[0], by_ceiling[1]
+    by_ceiling = sorted(
+        usable,
+        key=lambda rf: rf[1].asymptote.value,  # type: ignore[union-attr]
+        reverse=True,
+    )
+    (top_run, top), (_, nxt) = by_ceiling[0], by_ceiling[1]
     assert top.asymptote is not None and nxt.asymptote is not None
     # The difference's own 80% interval (the two half-widths in quadrature) must exclude zero.
     half = math.hypot(
@@ -95,33 +99,53 @@ def compare_runs(runs: list[RunCurve], metric: str, quantity: str, axis: str = "
     ceiling_differs = top.asymptote.value - nxt.asymptote.value > half
     if ceiling_differs:
         out.higher_ceiling = top_run.label
-    reach = {r.label: half_gain_step(r, f) for r, f in usable}
-    known = {k: v for k, v in reach.items() if v is not None}
+    spans = {r.label: half_gain_steps(r, f) for r, f in usable}
+    known = {k: v[1] for k, v in spans.items() if v is not None}
     faster = None
     if len(known) >= 2:
         ordered = sorted(known.items(), key=lambda kv: kv[1])
-        (first, s1), (_, s2) = ordered[0], ordered[1]
-        if s2 > 0 and max(s1, 1.0) / max(s2, 1.0) <= FASTER_RATIO:
+        (first, s1), (second, s2) = ordered[0], ordered[1]
+        first_late, second_early = spans[first][2], spans[second][0]  # type: ignore[index]
+        clear = first_late is not None and second_early is not None and first_late < second_early
+        if clear and s2 > 0 and max(s1, 1.0) / max(s2, 1.0) <= FASTER_RATIO:
             faster = first
     out.faster = faster
     out.kind = (
-        "both" if ceiling_differs and faster else
-        "ceiling" if ceiling_differs else
-        "efficiency" if faster else
-        "none"
+        "both"
+        if ceiling_differs and faster
+        else "ceiling"
+        if ceiling_differs
+        else "efficiency"
+        if faster
+        else "none"
     )
     out.verdict = _verdict(out, top, nxt, known)
     return out
 
 
-def half_gain_step(run: RunCurve, forecast: Forecast) -> float | None:
-    """The step at which the run has made half of its own gain, from its start to its ceiling."""
+def half_gain_steps(
+    run: RunCurve, forecast: Forecast
+) -> tuple[float | None, float, float | None] | None:
+    """The step at which the run has made half of its own gain (from its start to its ceiling),
+    with the earliest and latest steps that the noise of the smoothed curve allows (the crossings
+    of the half-gain level moved by 1.28 standard errors of a smoothed point either way: 80%)."""
+    from rlmap_bot.scaling.curves import noise_sd
+
     assert forecast.asymptote is not None
     start = float(np.mean(run.y[: max(3, run.y.size // 10)]))
     gain = forecast.asymptote.value - start
     if abs(gain) < 1e-12:
         return None
-    return steps_to(run, start + OWN_SHARE * gain, gain > 0)
+    rising = gain > 0
+    level = start + OWN_SHARE * gain
+    mid = steps_to(run, level, rising)
+    if mid is None:
+        return None
+    d = 1.2816 * noise_sd(run.y) / np.sqrt(max(3, run.y.size // 20))
+    sign = 1.0 if rising else -1.0
+    early = steps_to(run, level - sign * d, rising)
+    late = steps_to(run, level + sign * d, rising)
+    return early, mid, late
 
 
 def _fmt(v: float) -> str:
@@ -136,13 +160,17 @@ def _verdict(out: Comparison, top: Forecast, nxt: Forecast, reach: dict) -> str:
         f"against {_fmt(b.value)} ({_fmt(b.low)}-{_fmt(b.high)})"
         if out.higher_ceiling
         else f"their ceilings cannot be told apart: {top.source} {_fmt(a.value)} "
-        f"({_fmt(a.low)}-{_fmt(a.high)}), {nxt.source} {_fmt(b.value)} ({_fmt(b.low)}-{_fmt(b.high)})"
+        f"({_fmt(a.low)}-{_fmt(a.high)}), {nxt.source} {_fmt(b.value)} "
+        f"({_fmt(b.low)}-{_fmt(b.high)})"
     )
     if out.faster:
-        steps = ", ".join(f"{k} at {int(round(v)):,}" for k, v in sorted(reach.items(), key=lambda kv: kv[1]))
+        steps = ", ".join(
+            f"{k} at {int(round(v)):,}" for k, v in sorted(reach.items(), key=lambda kv: kv[1])
+        )
         speed = f"{out.faster} is faster: it makes half of its gain first ({steps} {out.axis})"
         if out.kind == "efficiency":
-            speed += "; the difference is efficiency, not the ceiling"
+            how = "how soon, not (as far as the fits tell) how high"
+            speed += f"; what separates them is efficiency: {how}"
     else:
         speed = "neither makes half of its gain clearly sooner"
     return f"{ceilings}; {speed}."

@@ -95,9 +95,7 @@ def fit_sigmoid(
         upper = [hi_y + A_REACH * span, a_hi, B_BOUNDS[1], lc_hi]
         if r0 is not None:
             lower[0], upper[0] = r0 - 1e-9 * span, r0 + 1e-9 * span
-        start_p = list(
-            np.clip(start_p, np.array(lower) + 1e-12, np.array(upper) - 1e-12)
-        )
+        start_p = list(np.clip(start_p, np.array(lower) + 1e-12, np.array(upper) - 1e-12))
         try:
             res = least_squares(
                 _sigmoid_residuals,

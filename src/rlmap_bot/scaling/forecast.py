@@ -28,7 +28,7 @@ seen) is an abstention with its reason.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -71,16 +71,16 @@ class Seen:
 
     x: np.ndarray
     y: np.ndarray
-    kept_from: float
-    shift: float
-    level: float
-    level_se: float
-    noise: float
-    seen_range: float
-    change: float
-    change_se: float
-    fit: Fit | None
-    recent: np.ndarray
+    kept_from: float = math.nan
+    shift: float = 0.0
+    level: float = math.nan
+    level_se: float = math.nan
+    noise: float = math.nan
+    seen_range: float = math.nan
+    change: float = math.nan
+    change_se: float = math.nan
+    fit: Fit | None = None
+    recent: np.ndarray = field(default_factory=lambda: np.zeros(0))
     abstain: str | None = None
 
 
@@ -96,20 +96,13 @@ def read_curve(x: np.ndarray, y: np.ndarray, params: dict | None = None) -> Seen
     x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
     ok = np.isfinite(x) & np.isfinite(y)
     x, y = x[ok], y[ok]
-    empty = np.zeros(0)
-    nothing = dict(
-        x=x, y=y, kept_from=math.nan, shift=0.0, level=math.nan, level_se=math.nan,
-        noise=math.nan, seen_range=math.nan, change=math.nan, change_se=math.nan, fit=None,
-        recent=empty,
-    )
     if x.size < p["min_points"]:
         return Seen(
-            **nothing,
-            abstain=f"only {x.size} points so far; a forecast needs {p['min_points']}",
+            x=x, y=y, abstain=f"only {x.size} points so far; a forecast needs {p['min_points']}"
         )
     span = x[-1] - x[0]
     if span <= 0:
-        return Seen(**nothing, abstain="every point is at one step")
+        return Seen(x=x, y=y, abstain="every point is at one step")
     kept_from = x[0] + p["early_share"] * span
     kept = x >= kept_from
     xk, yk = x[kept], y[kept]

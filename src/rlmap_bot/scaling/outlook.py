@@ -77,7 +77,9 @@ def outlook(
     out.at = AtStep(step=int(target), value=at.value, low=at.low, high=at.high)
     ceiling = _ceiling(seen)
     if ceiling is None:
-        out.abstain = "the fitted ceiling is not pinned down yet: the curve is still far from bending"
+        out.abstain = (
+            "the fitted ceiling is not pinned down yet: the curve is still far from bending"
+        )
         out.at = None
         return out
     out.asymptote = ceiling
@@ -124,9 +126,7 @@ def _asymptote_spread(seen: Seen, draws: int = 20) -> float:
     rng = np.random.default_rng(0)
     found = []
     for _ in range(draws):
-        again = fit_sigmoid(
-            seen.x + seen.shift, base + rng.choice(resid, resid.size), start=curve
-        )
+        again = fit_sigmoid(seen.x + seen.shift, base + rng.choice(resid, resid.size), start=curve)
         if again is not None:
             found.append(again.curve.a)
     if len(found) < 5:
