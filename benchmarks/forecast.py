@@ -273,8 +273,41 @@ def print_table(title: str, curves: list[Curve]) -> None:
         print(f"     cut {int(cut * 100)}%: median error / range (80% coverage): {row}")
 
 
+def compare_figure(count: int = 60) -> None:
+    """How often compare names the right winner and the right kind of difference on generated
+    pairs with a known ceiling and efficiency (the generator of tests/test_scaling.py)."""
+    sys.path.insert(0, str(ROOT / "tests"))
+    from rlmap_bot.scaling.compare import RunCurve, compare_runs
+    from support.scalingcurves import Truth, run  # tests/support: the same generated runs
+
+    rng = np.random.default_rng(2026)
+    right = {"ceiling": 0, "efficiency": 0}
+    total = {"ceiling": 0, "efficiency": 0}
+    for i in range(count):
+        a, b, c = rng.uniform(0.5, 0.7), rng.uniform(1.0, 2.0), rng.uniform(30, 80)
+        kind = "ceiling" if i % 2 == 0 else "efficiency"
+        better = Truth(a + 0.2, b, c) if kind == "ceiling" else Truth(a, b, c)
+        worse = Truth(a, b, c) if kind == "ceiling" else Truth(a, b, 3 * c)
+        pair = [("better", better), ("worse", worse)]
+        if rng.random() < 0.5:
+            pair.reverse()
+        curves = [RunCurve(n, *run(t, 400, seed=10 * i + j)) for j, (n, t) in enumerate(pair)]
+        got = compare_runs(curves, "reward", "training reward")
+        winner = got.higher_ceiling if kind == "ceiling" else got.faster
+        right[kind] += got.kind == kind and winner == "better"
+        total[kind] += 1
+    both = sum(right.values()) / sum(total.values())
+    print(
+        f"   compare on {count} generated pairs (ceiling 0.2 higher, or midpoint 3x later; 400 "
+        f"steps, noise 0.02): right winner and kind {100 * both:.0f}% "
+        f"(ceiling {right['ceiling']}/{total['ceiling']}, "
+        f"efficiency {right['efficiency']}/{total['efficiency']})"
+    )
+
+
 def report() -> None:
     print("Forecast backtest (issue 37): final level forecast from the first 30% / 50% of steps")
+    compare_figure()
     logs = logs_folder()
     if logs is None:
         print("   the real-log bank is not here (RLMAP_REAL_LOGS or ../shared/real_logs): skipped")
