@@ -331,7 +331,7 @@ if __name__ == "__main__" and "--tune" not in sys.argv:
 TUNE_CUTS = (0.2, 0.3, 0.4, 0.5, 0.6)
 GRID = {
     "flat_z": (0.5, 1.0, 2.0, 3.0),
-    "shrink": (0.25, 0.5, 0.75, 1.0),
+    "shrink": (0.5, 0.75, 1.0, "auto"),
     "range_share": (0.05, 0.1, 0.2),
 }
 
@@ -369,8 +369,7 @@ def tune(curves: list[Curve]) -> dict:
         got = level_at(seen, at, params)
         if got.abstain:
             continue
-        gain = (got.value - seen.level) / params["shrink"] if params["shrink"] else 0.0
-        scores.append((c.source, abs(got.value - final) / interval_scale(seen, gain, params)))
+        scores.append((c.source, abs(got.value - final) / interval_scale(seen, got.gain, params)))
 
     def quantile(values: list[float]) -> float:
         values = sorted(values)
@@ -385,6 +384,7 @@ def tune(curves: list[Curve]) -> dict:
     print(
         f"   tuned on {len(cases)} cuts of {len(curves)} tuning curves: "
         + ", ".join(f"{k}={params[k]}" for k in (*GRID, "q80"))
+        + f" (the grid: {GRID})"
         + f"; median error {best[0][0]:.3f} (mean {best[0][1]:.3f}); leave-one-source-out "
         f"coverage of the 80% interval {100 * sum(covered) / max(len(covered), 1):.0f}% "
         f"({len(covered)} forecasts)"

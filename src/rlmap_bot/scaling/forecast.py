@@ -50,6 +50,9 @@ PARAMS = {
     "range_share": 0.05,
     # A fitted gain beyond this many seen ranges is the fit chasing noise: judgement.
     "max_reach": 3.0,
+    # The self-check holds out the last third of the kept steps: judgement, long enough for a
+    # mean to be steadier than one point, short enough to leave the fit most of the curve.
+    "self_share": 1 / 3,
 }
 
 
@@ -62,6 +65,7 @@ class Level:
     high: float = math.nan
     abstain: str | None = None
     saturated: bool = False
+    gain: float = 0.0  # what the fit still expects, before weighting
 
 
 @dataclass(frozen=True)
@@ -81,6 +85,7 @@ class Seen:
     change_se: float = math.nan
     fit: Fit | None = None
     recent: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    self_weight: float = 1.0
     abstain: str | None = None
 
 
@@ -123,7 +128,29 @@ def read_curve(x: np.ndarray, y: np.ndarray, params: dict | None = None) -> Seen
         change_se=noise * math.sqrt(12.0 / max(int(half.sum()), 3)),
         fit=fit_sigmoid(xk + shift, yk),
         recent=xk[-k:],
+        self_weight=_self_check(xk + shift, yk, p),
     )
+
+
+def _self_check(x: np.ndarray, y: np.ndarray, p: dict) -> float:
+    """How much the curve's own past trusts the fit over "no more gain": the sigmoid fitted to the
+    first ``1 - self_share`` of the kept steps forecasts the mean of the rest, and so does the
+    level it had reached; each is weighted by the inverse of its squared error (the error floored
+    at the noise of that mean, so two near-perfect forecasts share the weight)."""
+    cut = x[0] + (1 - p["self_share"]) * (x[-1] - x[0])
+    early, late = x <= cut, x > cut
+    if early.sum() < 8 or late.sum() < 3:
+        return 1.0
+    truth = float(np.mean(y[late]))
+    floor = noise_sd(y) / math.sqrt(int(late.sum()))
+    k = max(3, int(early.sum()) // 10)
+    flat_error = max(abs(float(np.mean(y[early][-k:])) - truth), floor)
+    fit = fit_sigmoid(x[early], y[early])
+    if fit is None:
+        return 0.0
+    fit_error = max(abs(float(np.mean(fit.curve(x[late]))) - truth), floor)
+    both = flat_error**2 + fit_error**2
+    return flat_error**2 / both if both > 0 else 0.0  # a curve that never moved: no gain
 
 
 def level_at(seen: Seen, at: np.ndarray, params: dict | None = None) -> Level:
@@ -145,9 +172,21 @@ def level_at(seen: Seen, at: np.ndarray, params: dict | None = None) -> Level:
                 "from bending"
             )
         saturated = False
-    value = seen.level + p["shrink"] * gain
+    value = seen.level + gain_weight(seen, p) * gain
     half_width = p["q80"] * interval_scale(seen, gain, p)
-    return Level(value=value, low=value - half_width, high=value + half_width, saturated=saturated)
+    return Level(
+        value=value,
+        low=value - half_width,
+        high=value + half_width,
+        saturated=saturated,
+        gain=gain,
+    )
+
+
+def gain_weight(seen: Seen, params: dict | None = None) -> float:
+    """The share of the fitted gain the forecast takes: fixed, or the curve's self-check."""
+    p = {**PARAMS, **(params or {})}
+    return seen.self_weight if p["shrink"] == "auto" else float(p["shrink"])
 
 
 def interval_scale(seen: Seen, gain: float, params: dict | None = None) -> float:

@@ -14,7 +14,14 @@ import math
 import numpy as np
 
 from rlmap_bot.results.scaling import AtStep, Curve, Estimate, Forecast
-from rlmap_bot.scaling.forecast import PARAMS, Seen, interval_scale, level_at, read_curve
+from rlmap_bot.scaling.forecast import (
+    PARAMS,
+    Seen,
+    gain_weight,
+    interval_scale,
+    level_at,
+    read_curve,
+)
 
 #: The share of the remaining gain whose step is reported ("the step by which 95% of the
 #: remaining gain is reached").
@@ -108,7 +115,7 @@ def _ceiling(seen: Seen) -> Estimate | None:
     gain = curve.a - now
     if abs(gain) > p["max_reach"] * max(seen.seen_range, seen.noise):
         return None
-    value = seen.level + p["shrink"] * gain
+    value = seen.level + gain_weight(seen) * gain
     spread = _asymptote_spread(seen)
     half = math.hypot(p["q80"] * interval_scale(seen, gain), spread)
     return Estimate(value=value, low=value - half, high=value + half)
@@ -132,7 +139,7 @@ def _asymptote_spread(seen: Seen, draws: int = 20) -> float:
     if len(found) < 5:
         return 0.0
     lo, hi = np.quantile(found, [0.1, 0.9])
-    return float(PARAMS["shrink"] * (hi - lo) / 2)
+    return float(gain_weight(seen) * (hi - lo) / 2)
 
 
 def _step_95(seen: Seen, last: float) -> int | None:
