@@ -331,7 +331,7 @@ if __name__ == "__main__" and "--tune" not in sys.argv:
 TUNE_CUTS = (0.2, 0.3, 0.4, 0.5, 0.6)
 GRID = {
     "flat_z": (0.5, 1.0, 2.0, 3.0),
-    "shrink": (0.5, 0.75, 1.0, "auto"),
+    "shrink": (0.5, 0.75, 1.0),
     "range_share": (0.05, 0.1, 0.2),
 }
 

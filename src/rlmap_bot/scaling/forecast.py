@@ -12,9 +12,11 @@ The rule, in order (every constant is in ``PARAMS`` with where it comes from):
    ``flat_z`` standard errors the forecast is the recent level: a saturated curve is not
    extrapolated.
 4. Otherwise ScaleRL's sigmoid is fitted to the kept points, and the forecast is the recent level
-   plus ``shrink`` times the gain the fit still expects between now and the target steps. Plain
-   fits from a partial curve over-extrapolate (the backtest's sigmoid baseline), so the gain is
-   shrunk toward none; ``shrink`` was chosen on the tuning part of the bank.
+   plus ``shrink`` times the gain the fit still expects between now and the target steps (the
+   recent level, not the fit's own value now, anchors it: the fit's error today is not carried
+   forward). ``shrink`` may take the gain toward none; the tuning part of the bank chose the whole
+   gain (1, from 0.5, 0.75 and 1; a per-curve weight from a self-check on the curve's own last
+   third was tried too and did no better).
 5. The interval: the forecast plus or minus ``q80`` times a scale known when the forecast is made
    (the gain still expected, the noise of the recent level and a share of the range seen);
    ``q80`` is the 80th percentile of the tuning curves' errors in that scale, from leave-one-run-out
@@ -50,9 +52,6 @@ PARAMS = {
     "range_share": 0.05,
     # A fitted gain beyond this many seen ranges is the fit chasing noise: judgement.
     "max_reach": 3.0,
-    # The self-check holds out the last third of the kept steps: judgement, long enough for a
-    # mean to be steadier than one point, short enough to leave the fit most of the curve.
-    "self_share": 1 / 3,
 }
 
 
@@ -85,7 +84,6 @@ class Seen:
     change_se: float = math.nan
     fit: Fit | None = None
     recent: np.ndarray = field(default_factory=lambda: np.zeros(0))
-    self_weight: float = 1.0
     abstain: str | None = None
 
 
@@ -128,29 +126,7 @@ def read_curve(x: np.ndarray, y: np.ndarray, params: dict | None = None) -> Seen
         change_se=noise * math.sqrt(12.0 / max(int(half.sum()), 3)),
         fit=fit_sigmoid(xk + shift, yk),
         recent=xk[-k:],
-        self_weight=_self_check(xk + shift, yk, p),
     )
-
-
-def _self_check(x: np.ndarray, y: np.ndarray, p: dict) -> float:
-    """How much the curve's own past trusts the fit over "no more gain": the sigmoid fitted to the
-    first ``1 - self_share`` of the kept steps forecasts the mean of the rest, and so does the
-    level it had reached; each is weighted by the inverse of its squared error (the error floored
-    at the noise of that mean, so two near-perfect forecasts share the weight)."""
-    cut = x[0] + (1 - p["self_share"]) * (x[-1] - x[0])
-    early, late = x <= cut, x > cut
-    if early.sum() < 8 or late.sum() < 3:
-        return 1.0
-    truth = float(np.mean(y[late]))
-    floor = noise_sd(y) / math.sqrt(int(late.sum()))
-    k = max(3, int(early.sum()) // 10)
-    flat_error = max(abs(float(np.mean(y[early][-k:])) - truth), floor)
-    fit = fit_sigmoid(x[early], y[early])
-    if fit is None:
-        return 0.0
-    fit_error = max(abs(float(np.mean(fit.curve(x[late]))) - truth), floor)
-    both = flat_error**2 + fit_error**2
-    return flat_error**2 / both if both > 0 else 0.0  # a curve that never moved: no gain
 
 
 def level_at(seen: Seen, at: np.ndarray, params: dict | None = None) -> Level:
@@ -184,9 +160,9 @@ def level_at(seen: Seen, at: np.ndarray, params: dict | None = None) -> Level:
 
 
 def gain_weight(seen: Seen, params: dict | None = None) -> float:
-    """The share of the fitted gain the forecast takes: fixed, or the curve's self-check."""
+    """The share of the fitted gain the forecast takes (``shrink``; 1 on this bank's tuning)."""
     p = {**PARAMS, **(params or {})}
-    return seen.self_weight if p["shrink"] == "auto" else float(p["shrink"])
+    return float(p["shrink"])
 
 
 def interval_scale(seen: Seen, gain: float, params: dict | None = None) -> float:
