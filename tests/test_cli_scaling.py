@@ -65,10 +65,10 @@ def test_compare_two_runs_with_their_batch_sizes(built_db, tmp_path):
     out = invoke(["compare", str(small), str(large), "--batch", "256,512", "--json"], built_db)
     assert out.exit_code == 0, out.output
     data = json.loads(out.output)
-    assert data["kind"] == "efficiency" and data["faster"] == str(large)
+    assert data["kind"] == "efficiency" and data["faster"] == "b512.jsonl"
     batch = data["batch"]
     assert 1.5 < batch["speedup"] < 2.5
-    assert batch["wall_clock"] == str(small)
+    assert batch["wall_clock"] == "b256.jsonl"
     said = invoke(["compare", str(small), str(large), "--batch", "256,512"], built_db).output
     text = " ".join(said.split())
     assert "batch_doubling_speedup" in text and "what separates them is efficiency" in text
@@ -80,3 +80,26 @@ def test_compare_refuses_a_bad_batch_list_in_one_line(built_db, tmp_path):
     b = write_log(tmp_path / "b.jsonl", x, y)
     out = invoke(["compare", str(a), str(b), "--batch", "256"], built_db)
     assert out.exit_code == 2 and "--batch takes one positive size per run" in out.output
+
+
+def test_one_export_holding_two_runs_is_compared_run_by_run(built_db, tmp_path):
+    """A CSV with a run column (as several runs are exported into one file): each run is fitted
+    apart, and the one with the higher ceiling is named by its run name."""
+    high = run(Truth(0.85, 1.5, 40), 300, seed=3)
+    low = run(Truth(0.55, 1.5, 40), 300, seed=4)
+    path = tmp_path / "runs.csv"
+    with path.open("w", encoding="utf-8") as f:
+        f.write("run,step,reward\n")
+        for name, (x, y) in (("grpo-a", high), ("grpo-b", low)):
+            f.writelines(f"{name},{int(s)},{v:.5f}\n" for s, v in zip(x, y, strict=True))
+    out = invoke(["compare", str(path), "--json"], built_db)
+    assert out.exit_code == 0, out.output
+    data = json.loads(out.output)
+    assert data["labels"] == ["grpo-a", "grpo-b"]
+    assert data["higher_ceiling"] == "grpo-a" and data["kind"] in ("ceiling", "both")
+
+
+def test_compare_of_one_source_with_one_run_asks_for_two(built_db, tmp_path):
+    x, y = run(Truth(0.7, 1.5, 60), 80)
+    out = invoke(["compare", str(write_log(tmp_path / "a.jsonl", x, y))], built_db)
+    assert out.exit_code == 2 and "give two runs or more" in out.output
