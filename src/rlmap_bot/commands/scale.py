@@ -157,7 +157,7 @@ def forecast(
         to=to,
         axis=picked.axis,
     )
-    result.chart = _draw([result], [source], chart)
+    result.chart = _draw([result], short_labels([source]), chart)
     return result
 
 
