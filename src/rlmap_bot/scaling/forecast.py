@@ -23,8 +23,9 @@ The rule, in order (every constant is in ``PARAMS`` with where it comes from):
    cross-validation (split-conformal), so the interval covers what wrong shapes do, not only the
    fitting noise a bootstrap sees.
 
-An unidentified fit (no start converges, or the fitted gain is larger than ``max_reach`` ranges
-seen) is an abstention with its reason.
+An unidentified fit is an abstention with its reason: no start converges, the fitted midpoint
+lies beyond the last step seen (the curve has not bent yet: ``bend_reach``), or the fitted gain is
+larger than ``max_reach`` ranges seen.
 """
 
 from __future__ import annotations
@@ -52,6 +53,11 @@ PARAMS = {
     "range_share": 0.05,
     # A fitted gain beyond this many seen ranges is the fit chasing noise: judgement.
     "max_reach": 3.0,
+    # A sigmoid's ceiling is identified only once the curve has passed its midpoint (its bend in
+    # log-compute): before it, ceilings far apart fit the points alike. A fitted midpoint beyond
+    # the last step seen is "not enough to forecast yet". Judgement (a property of the shape), set
+    # before the backtest was run with it.
+    "bend_reach": 1.0,
 }
 
 
@@ -140,6 +146,11 @@ def level_at(seen: Seen, at: np.ndarray, params: dict | None = None) -> Level:
     else:
         if seen.fit is None:
             return Level(abstain="the curve fits no saturating shape yet")
+        if seen.fit.curve.c_mid > p["bend_reach"] * float(seen.x[-1] + seen.shift):
+            return Level(
+                abstain="the curve is still before its bend (the fitted midpoint lies ahead), so "
+                "its ceiling is not identified yet"
+            )
         now = float(np.mean(seen.fit.curve(seen.recent + seen.shift)))
         gain = float(np.mean(seen.fit.curve(at + seen.shift))) - now
         if abs(gain) > p["max_reach"] * max(seen.seen_range, seen.noise):
