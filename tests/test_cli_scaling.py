@@ -103,3 +103,18 @@ def test_compare_of_one_source_with_one_run_asks_for_two(built_db, tmp_path):
     x, y = run(Truth(0.7, 1.5, 60), 80)
     out = invoke(["compare", str(write_log(tmp_path / "a.jsonl", x, y))], built_db)
     assert out.exit_code == 2 and "give two runs or more" in out.output
+
+
+def test_forecast_of_an_export_holding_two_runs_says_which_and_how_to_see_the_others(
+    built_db, tmp_path
+):
+    path = tmp_path / "runs.csv"
+    with path.open("w", encoding="utf-8") as f:
+        f.write("run,step,reward\n")
+        for name, seed in (("grpo-a", 3), ("grpo-b", 4)):
+            x, y = run(Truth(0.7, 1.5, 40), 200, seed=seed)
+            f.writelines(f"{name},{int(s)},{v:.5f}\n" for s, v in zip(x, y, strict=True))
+    out = invoke(["forecast", str(path), "--json"], built_db)
+    assert out.exit_code == 0, out.output
+    notes = " ".join(json.loads(out.output)["notes"])
+    assert "holds 2 runs" in notes and "--run-id" in notes and "compare" in notes

@@ -130,6 +130,7 @@ class Picked:
     steps: np.ndarray
     seconds: np.ndarray | None
     derivation: Derivation
+    runs: int = 1
 
 
 def forecast(
@@ -157,6 +158,11 @@ def forecast(
         to=to,
         axis=picked.axis,
     )
+    if picked.runs > 1 and run_id is None:
+        result.notes.append(
+            f"This source holds {picked.runs} runs; this is {picked.label}. Name another with "
+            "--run-id, or compare them all: compare SOURCE."
+        )
     result.chart = _draw([result], short_labels([source]), chart)
     return result
 
@@ -262,7 +268,11 @@ def _read(
     for run in runs:
         derivation = derive_signals(run, aliases)
         label = source if len(runs) == 1 else f"{run.run_id}"
-        out.append(_pick(run, derivation, metric, axis, label))
+        picked = _pick(run, derivation, metric, axis, label)
+        picked.runs = max(1, len(first.runs))
+        if len(runs) == 1 and len(first.runs) > 1 and first.run_id:
+            picked.label = first.run_id
+        out.append(picked)
     return out
 
 

@@ -54,6 +54,9 @@ class Forecast(BaseModel):
     )
     per_1000_steps: float | None = Field(None, description="what 1,000 more steps buy")
     saturated: bool = False
+    past_peak: bool = Field(
+        False, description="the fit expects the curve to settle below where it is now"
+    )
     abstain: str | None = Field(None, description="why there is no forecast yet")
     early_rule: str = ""
     notes: list[str] = Field(default_factory=list)
@@ -122,8 +125,10 @@ def number(value: float, *context: float) -> str:
 
 
 def interval(e: Estimate) -> str:
+    """``0.71 (0.68-0.74)``; with a negative end ``0.2 (-0.4 to 0.8)``: a hyphen would blur it."""
     d = _decimals(e.low, e.high)
-    return f"{e.value:,.{d}f} ({e.low:,.{d}f}-{e.high:,.{d}f})"
+    sep = " to " if min(e.low, e.high) < 0 else "-"
+    return f"{e.value:,.{d}f} ({e.low:,.{d}f}{sep}{e.high:,.{d}f})"
 
 
 def forecast_line(f: Forecast) -> str:
@@ -133,6 +138,12 @@ def forecast_line(f: Forecast) -> str:
         return f"Forecast: not enough to forecast yet ({f.abstain})."
     if f.asymptote is None:
         return "Forecast: none."
+    if f.past_peak and f.now is not None:
+        now = number(f.now, f.asymptote.low, f.asymptote.high)
+        return (
+            f"Forecast: past its best; the fit expects it to settle near "
+            f"{interval(f.asymptote)}, below the {now} it is at now."
+        )
     parts = [f"ceiling near {interval(f.asymptote)}"]
     if f.reached is not None:
         parts.append(f"{round(100 * f.reached)}% of it reached")
@@ -151,7 +162,7 @@ def forecast_sentences(f: Forecast) -> list[str]:
     out = [forecast_line(f)]
     if f.now is not None and f.asymptote is not None:
         out.append(f"Now at {number(f.now, f.asymptote.low, f.asymptote.high)} (the recent level).")
-    if f.step_95 is not None and not f.saturated and f.last_step is not None:
+    if f.step_95 is not None and not f.saturated and not f.past_peak and f.last_step is not None:
         if f.step_95 > f.last_step:
             out.append(
                 f"95% of the gain still to come is reached by step {f.step_95:,} "

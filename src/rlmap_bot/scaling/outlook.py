@@ -92,12 +92,23 @@ def outlook(
     out.asymptote = ceiling
     start = float(np.mean(y[: max(3, y.size // 10)]))
     gain = ceiling.value - start
-    if abs(gain) > 1e-12:
-        out.reached = float(min(max((seen.level - start) / gain, 0.0), 1.0))
+    made = seen.level - start
+    # A run that has climbed and whose fitted ceiling lies on the far side of where it is now
+    # (below it for a rising run), by more than the recent level's own 80% uncertainty, is past
+    # its best: there is no share of a ceiling to reach, and no step by which the rest comes.
+    back = (seen.level - ceiling.value) if made > 0 else (ceiling.value - seen.level)
+    if abs(made) > 1e-12 and not out.saturated and back > 1.2816 * seen.level_se:
+        out.past_peak = True
+    elif abs(gain) > 1e-12:
+        out.reached = float(min(max(made / gain, 0.0), 1.0))
     more = level_at(seen, np.array([last + MORE_STEPS]))
     if not more.abstain:
         out.per_1000_steps = more.value - seen.level
-    out.step_95 = _step_95(seen, last)
+    # The step by which 95% of the remaining gain comes is said only when some gain remains: the
+    # ceiling lies ahead of the level now by more than that level's own 80% uncertainty.
+    ahead = (ceiling.value - seen.level) if made >= 0 else (seen.level - ceiling.value)
+    remains = ahead > 1.2816 * seen.level_se
+    out.step_95 = _step_95(seen, last) if remains and not out.past_peak else None
     out.curve = _drawn(out.curve, seen, max(target, last))
     return out
 
