@@ -20,6 +20,7 @@ Prints:
 2. Ask latency p50/p99 at catalog sizes 1k, 10k, 100k (synthetic papers added to
    the real catalog), beside BM25 with ask's pruning, BM25 over every word and WRatio, in one run
    with the same warm-up, with ratios.
+(--forecast-only: only the forecast backtest, benchmarks/forecast.py.)
 3. Diagnosis: scenario-bank accuracy (--signals verdicts, guided verdicts through the
    simulation, mean questions asked) next to verdict latency p50/p99, cold (first pass over
    300 random signal sets) and warm; optionally the same for an earlier revision's engine.
@@ -597,7 +598,17 @@ def main(argv: list[str]) -> int:
         "--quality-only", action="store_true", help="stop after the quality figures"
     )
     parser.add_argument("--latency-only", action="store_true", help="only the ask latency figures")
+    parser.add_argument(
+        "--forecast-only",
+        action="store_true",
+        help="only the forecast backtest over the real-log bank and the compare figure",
+    )
     args = parser.parse_args(argv)
+    if args.forecast_only:
+        from forecast import report as forecast_report  # benchmarks/forecast.py
+
+        forecast_report()
+        return 0
     if args.diagnosis_only:
         diagnosis_report(args.diagnosis_baseline)
         return 0
@@ -686,6 +697,10 @@ def main(argv: list[str]) -> int:
     from watch_sources import report as watch_sources_report  # benchmarks/watch_sources.py
 
     watch_sources_report()
+    print("\n6. ", end="")
+    from forecast import report as forecast_report  # benchmarks/forecast.py
+
+    forecast_report()
     return 0
 
 
