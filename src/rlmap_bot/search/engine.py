@@ -96,12 +96,10 @@ class Searcher:
             candidates = {i for ids in found.lists.values() for i in ids}
             if any(self._kind(i) == "paper" for i in candidates):
                 allowed = lambda i: self._kind(i) == "paper"  # noqa: E731
-        return _whole_name_first(
-            _keep_named(fuse(found.lists, params, allowed, found.ties), found.named, allowed),
-            query,
-            found,
-            allowed,
-        )
+        fused = fuse(found.lists, params, allowed, found.ties)
+        if query.authorship and found.authors:
+            fused = _bylined_first(fused, found.authors.keys())
+        return _whole_name_first(_keep_named(fused, found.named, allowed), query, found, allowed)
 
     def _kind(self, entry_id: str) -> str | None:
         entry = self.store.get(entry_id)
@@ -409,6 +407,18 @@ def _whole_name_first(
         return ranked
     top = ranked[0][1]
     return [(entry_id, top)] + [p for p in ranked if p[0] != entry_id]
+
+
+def _bylined_first(ranked: list[tuple[str, float]], bylined) -> list[tuple[str, float]]:
+    """A question asking who wrote something, or for someone's papers ("papers by DeepSeek"), gets
+    the entries its name is in the byline of first, in their order; another entry that ranks
+    higher on the question's other words ("GLM-5" mentions DeepSeek) scores at most the last of
+    them, so scores still fall down the list."""
+    first = [p for p in ranked if p[0] in bylined]
+    if not first or len(first) == len(ranked) or ranked[: len(first)] == first:
+        return ranked
+    floor = first[-1][1]
+    return first + [(i, min(s, floor)) for i, s in ranked if i not in bylined]
 
 
 def _keep_named(

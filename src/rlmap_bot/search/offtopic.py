@@ -36,14 +36,13 @@ evidence is shared by its words (``name_tokens``).
 
 from __future__ import annotations
 
-import functools
 import math
-import re
 
+from rlmap_bot.search import bylines
 from rlmap_bot.search.params import EN_FLOOR_ZIPF, ENTITY_ZIPF, Params
 from rlmap_bot.search.query import ASKS_AUTHOR, Query
 from rlmap_bot.search.recall import byline_rows
-from rlmap_bot.text import NUMBER_WORDS, content_words, stem
+from rlmap_bot.text import NUMBER_WORDS, stem
 
 _NO_TERM = (0, 0, 0.0)  # a stem the catalog never uses: no uses, no documents, no English Zipf
 
@@ -142,21 +141,6 @@ def evidence(
     return total, per_word
 
 
-# An organisation label may list several ("Meta and UT Austin", "Sea AI Lab / NUS", "Allen Institute
-# for AI (Ai2)", "Shanghai AI Lab et al."): each is a name of its own.
-_ORG_PARTS = re.compile(r"\s*(?:[,/()]|\band\b|\bet al\b\.?)\s*")
-
-
-@functools.lru_cache(maxsize=4096)
-def _name_parts(label: str, person: bool) -> tuple[tuple[str, ...], ...]:
-    """The names of two words or more in a byline label, as their words (an initial left out)."""
-    parts = [label] if person else _ORG_PARTS.split(label)
-    found = [
-        tuple(w for w in content_words(part) if len(w) >= 2 and not w.isdigit()) for part in parts
-    ]
-    return tuple(ws for ws in found if len(ws) >= 2)
-
-
 def name_stems(query: Query, lexicon) -> list[frozenset[str]]:
     """The stems of each byline name of two words or more found whole in the question ("Andy
     Jones", "UT Austin"): the words of one name say one thing, as the gate counts them."""
@@ -187,7 +171,9 @@ def _find_name_tokens(query: Query, lexicon) -> list[tuple[str, list[str], int, 
     for s in by_stem:
         rows = byline_rows(lexicon, s)
         for entry_id, label, person, _zipf in rows:
-            for ws in _name_parts(label, person):
+            for ws in bylines.names(label, person):
+                if len(ws) < 2:
+                    continue  # a name of one word is a word of the question, counted as such
                 name = " ".join(ws)
                 stems = {stem(w) for w in ws}
                 if name in found or s not in stems or not stems <= by_stem.keys():
@@ -228,11 +214,14 @@ def _product(zipfs) -> float:
 
 
 def _entity(lexicon, word, zipf: float) -> bool:
-    """A byline word or one-word name that is no everyday English word (wordfreq Zipf under 4);
+    """A byline word that names someone alone, or a one-word name, that is no everyday English word
+    (wordfreq Zipf under 4);
     ``zipf``: the word's English Zipf as the lexicon has it."""
     if word.kind != "known":
         return False
-    return zipf < ENTITY_ZIPF and (word.stem in lexicon.authors or word.stem in lexicon.names)
+    # A byline word that names no one alone ("Zürich" of ETH Zürich, "AI" of DeepSeek-AI) is a word
+    # like any other (search/bylines.py).
+    return zipf < ENTITY_ZIPF and (lexicon.names_alone(word.stem) or word.stem in lexicon.names)
 
 
 def _kind(word, query: Query, params: Params) -> str:

@@ -22,6 +22,7 @@ from typing import Any
 from rlmap_bot.search.params import (
     CORRECTION_SIMILARITY,
     ENGLISH_ZIPF,
+    ENTITY_ZIPF,
     MARKER_SHARE,
     MIN_CORRECTABLE,
     MIN_MARKERS,
@@ -274,8 +275,15 @@ def _split_run_together(ws: list[str], lexicon) -> list[str]:
 
 
 def _by_someone(all_words: list[str], lexicon) -> bool:
-    """ "papers by Schulman", "by DeepSeek": "by" right before a byline word."""
-    return "by" in all_words and any(
-        a == "by" and lexicon.is_byline_word(stem(b))
-        for a, b in zip(all_words, all_words[1:], strict=False)
-    )
+    """ "papers by Schulman", "by DeepSeek": "by" right before a byline word; "papers from
+    DeepSeek", "anything from z.ai": "from" right before a byline name that no English text writes
+    (search/bylines.py: a person's word or an organisation's first, rarer in English than a name
+    must be, params.ENTITY_ZIPF), so "learning from human feedback" asks for no one."""
+    if "by" not in all_words and "from" not in all_words:
+        return False
+    for a, b in zip(all_words, all_words[1:], strict=False):
+        if a == "by" and lexicon.is_byline_word(stem(b)):
+            return True
+        if a == "from" and lexicon.names_alone(stem(b)) and lexicon.english_zipf(b) < ENTITY_ZIPF:
+            return True
+    return False
