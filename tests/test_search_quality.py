@@ -204,8 +204,12 @@ def _outsider() -> list[dict] | None:
 # The figures reached (docs/measurements.md). The locked set's top-3 fell 0.995 -> 0.985 when the
 # catalog's everyday questions came in and a word must speak for the map (0.2) to get a guess: one
 # covered question now gets nothing; the plainly worded and sixth locked sets are guarded too.
+# Lowered on purpose (issue 38): a question tied to the map by one everyday word alone gets nothing
+# (params.lone_everyday), which the issue asks for; one covered locked question has that shape and
+# lost its right guess (top-3 0.985 -> 0.980, MRR 0.941 -> 0.936), while 7 more of its 40 off-topic
+# questions get nothing (docs/measurements.md).
 REACHED = {
-    "locked": {"top3": 0.985, "mrr": 0.941},
+    "locked": {"top3": 0.980, "mrr": 0.936},
     "plain": {"top3": 0.960, "mrr": 0.939},
     "sixth": {"top3": 0.958, "mrr": 0.911},
     "outsider": {"top3": 0.983, "mrr": 0.914},

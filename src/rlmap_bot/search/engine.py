@@ -53,6 +53,9 @@ class Analysis:
     ranked: list[tuple[str, float]]  # (entry id, fused score), best first
     evidence: float
     word_evidence: dict[str, float]
+    # The words read in their everyday sense (offtopic.evidence): common English words of the
+    # catalog beside a word the map never uses ("reset" in "reset my vpn password").
+    everyday: frozenset[str] = frozenset()
 
 
 class Searcher:
@@ -85,8 +88,12 @@ class Searcher:
         params = params or self.params
         query = parse(question, self.lexicon)
         found = recall(query, self.lexicon, self.store, params)
-        total, per_word = evidence(query, self.lexicon, params, bool(found.arxiv), found.names)
-        return Analysis(query, found, self.rank(query, found, params), total, per_word)
+        everyday: set[str] = set()
+        total, per_word = evidence(
+            query, self.lexicon, params, bool(found.arxiv), found.names, everyday
+        )
+        ranked = self.rank(query, found, params)
+        return Analysis(query, found, ranked, total, per_word, frozenset(everyday))
 
     def rank(self, query: Query, found: Recall, params: Params) -> list[tuple[str, float]]:
         """The fused ranking of what recall found (no floor)."""
@@ -245,9 +252,13 @@ class Searcher:
         if math.isinf(analysis.evidence):
             return [w.surface for w in analysis.query.words]
         words = [w for w, e in analysis.word_evidence.items() if e >= params.guess_word_evidence]
+        named = False
         for m in analysis.found.names:
             if m.span[1] - m.span[0] >= 2:
+                named = True
                 words += [w.surface for w in analysis.query.words[m.span[0] : m.span[1]]]
+        if params.lone_everyday and not named and _tied_by_one_everyday_word(analysis):
+            return []  # "how do i reset my vpn password": about the vpn, not the map
         return list(dict.fromkeys(words))
 
     def _column_stems(self, entry_id: str) -> dict[str, frozenset[str]]:
@@ -363,6 +374,14 @@ class Searcher:
             topics = sorted(t.title for t in self.store.all("topic"))
             self._known = [s.title for s in stages] + topics
         return list(self._known)
+
+
+def _tied_by_one_everyday_word(analysis: Analysis) -> bool:
+    """The question's one word of positive evidence is a common English word read in its everyday
+    sense beside a word the map never uses ("reset" in "how do i reset my vpn password", "recipe"
+    beside "sourdough"): params.lone_everyday."""
+    positive = [w for w, e in analysis.word_evidence.items() if e > 0]
+    return len(positive) == 1 and positive[0] in analysis.everyday
 
 
 def _named_alike(

@@ -82,11 +82,13 @@ def _log_odds(ratio: float, mix: float, borrow: float) -> float:
 
 
 def evidence(
-    query: Query, lexicon, params: Params, arxiv_hit: bool, names=()
+    query: Query, lexicon, params: Params, arxiv_hit: bool, names=(), everyday: set | None = None
 ) -> tuple[float, dict[str, float]]:
     """Total evidence that the question is about the map, and each word's share of it.
 
-    ``names`` are the titles and aliases recall found whole in the question (recall.NameMatch).
+    ``names`` are the titles and aliases recall found whole in the question (recall.NameMatch);
+    ``everyday``, when given, receives the words read in their everyday sense: catalog words common
+    in English, beside a foreign word, whose evidence was scaled down (``everyday_weight``).
     """
     kinds = [_kind(w, query, params) for w in query.words]
     foreign = any(k == "foreign" for k in kinds)
@@ -126,6 +128,8 @@ def evidence(
             and not (params.phrase_keep and i in in_phrase)
         ):
             e *= params.everyday_weight
+            if everyday is not None:
+                everyday.add(w.surface)
         per_word[w.surface] = e
     if arxiv_hit:
         return math.inf, per_word
@@ -135,6 +139,8 @@ def evidence(
             share = _log_odds(ratio, params.mix, params.borrow) / len(parts)
             for part in parts:
                 per_word[part] = share  # the name counts once, shared by its words
+                if everyday is not None:
+                    everyday.discard(part)  # a name's words are not read in an everyday sense
     total = sum(per_word.values()) + params.phrase_evidence * min(phrases, 2)
     if params.name_evidence and any(m.span[1] - m.span[0] >= 2 for m in names):
         total += params.name_evidence  # a title or alias of two words or more, found whole
