@@ -91,7 +91,12 @@ def evidence(
     in English, beside a foreign word, whose evidence was scaled down (``everyday_weight``).
     """
     kinds = [_kind(w, query, params) for w in query.words]
-    foreign = any(k == "foreign" for k in kinds)
+    # A quantity in words counts for nothing (number_words_neutral), so it tells no other word's
+    # sense either: "percent" beside "score" is how a run is told, not another subject.
+    foreign = any(
+        k == "foreign" and not (params.number_words_neutral and w.surface in NUMBER_WORDS)
+        for w, k in zip(query.words, kinds, strict=True)
+    )
     # Words in a phrase the catalog uses ("chain of thought", "gradient descent") are in its sense.
     in_phrase: set[int] = set()
     phrases = 0
