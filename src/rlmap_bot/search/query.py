@@ -142,15 +142,17 @@ _LAST_WORD = re.compile(r"\s\S*$")
 
 def cap(question: str) -> str:
     """The question's first MAX_CHARS characters, cut after a whole word: a word cut in two is
-    neither searched nor "corrected"."""
+    neither searched nor "corrected". A first word longer than the cap (a pasted blob) is cut
+    where the cap falls: it is no word of the map either way, and the answer still shows what was
+    asked, cut to a length, not an empty question."""
     text = question.strip()
     if len(text) <= MAX_CHARS:
         return text
     head = text[:MAX_CHARS]
     if not text[MAX_CHARS].isspace():
-        # The last word runs past the cut: drop it (one word longer than the cap leaves nothing).
+        # The last word runs past the cut: drop it, unless it is the only one.
         last = _LAST_WORD.search(head)
-        head = head[: last.start()] if last else ""
+        head = head[: last.start()] if last else head
     return head.rstrip()
 
 
