@@ -286,9 +286,10 @@ class Lexicon:
         return index.get((entry_id, label))
 
     def citing(self, label: str, person: bool) -> tuple[frozenset[str], tuple[frozenset[str], ...]]:
-        """The stems that cite a byline label alone (search/bylines.citable, and a later word of an
+        """The words that cite a byline label alone (search/bylines.citable, and a later word of an
         organisation's name that is an organisation's whole name elsewhere: "deepmind"), and the
-        stems of each of its names (cited whole when all of them are in a question)."""
+        words of each of its names (cited whole when all of them are in a question). Words as
+        written, not stems: "Ilya" is not "Ilyas"."""
         key = (label, person)
         found = self._citing.get(key)
         if found is None:
@@ -296,31 +297,30 @@ class Lexicon:
             alone = set(bylines.citable(label, person))
             if not person:
                 alone |= {w for ws in named for w in ws[1:] if w in self.one_word_orgs}
-            found = (
-                frozenset(stem(w) for w in alone),
-                tuple(frozenset(stem(w) for w in ws) for ws in named),
-            )
+            found = (frozenset(alone), tuple(frozenset(ws) for ws in named))
             if len(self._citing) < CACHE_WORDS:
                 self._citing[key] = found
         return found
 
-    def cites(self, label: str, person: bool, stem_: str, stems) -> bool:
-        """Whether the question word ``stem_`` cites a byline label, the question's stems being
-        ``stems``: alone (a person's word, an organisation's first word), or with the rest of a
+    def cites(self, label: str, person: bool, word: str, words) -> bool:
+        """Whether the question word ``word`` cites a byline label, the question's words being
+        ``words``: alone (a person's word, an organisation's first word), or with the rest of a
         name it is part of ("eth zurich"); "zurich" or "ai" alone cite no one."""
         alone, whole = self.citing(label, person)
-        return stem_ in alone or any(stem_ in n and n <= stems for n in whole)
+        return word in alone or any(word in n and n <= words for n in whole)
 
-    def names_alone(self, stem_: str) -> bool:
-        """Whether a byline word cites someone by itself on some byline (``cites``, alone)."""
-        found = self._names_alone.get(stem_)
+    def names_alone(self, stem_: str, word: str) -> bool:
+        """Whether the byline word ``word`` (of stem ``stem_``) cites someone by itself on some
+        byline (``cites``, alone)."""
+        key = f"{stem_} {word}"
+        found = self._names_alone.get(key)
         if found is None:
             found = any(
-                stem_ in self.citing(label, person)[0]
+                word in self.citing(label, person)[0]
                 for _, label, person, _ in self.authors.get(stem_, ())
             )
             if len(self._names_alone) < CACHE_WORDS:
-                self._names_alone[stem_] = found
+                self._names_alone[key] = found
         return found
 
     def knows(self, stem_: str) -> bool:

@@ -232,7 +232,9 @@ def _entity(lexicon, word, zipf: float) -> bool:
         return False
     # A byline word that names no one alone ("Zürich" of ETH Zürich, "AI" of DeepSeek-AI) is a word
     # like any other (search/bylines.py).
-    return zipf < ENTITY_ZIPF and (lexicon.names_alone(word.stem) or word.stem in lexicon.names)
+    return zipf < ENTITY_ZIPF and (
+        lexicon.names_alone(word.stem, word.surface) or word.stem in lexicon.names
+    )
 
 
 def _kind(word, query: Query, params: Params) -> str:

@@ -286,6 +286,10 @@ def _by_someone(all_words: list[str], lexicon) -> bool:
     for a, b in zip(all_words, all_words[1:], strict=False):
         if a == "by" and lexicon.is_byline_word(stem(b)):
             return True
-        if a == "from" and lexicon.names_alone(stem(b)) and lexicon.english_zipf(b) < ENTITY_ZIPF:
+        if (
+            a == "from"
+            and lexicon.names_alone(stem(b), b)
+            and lexicon.english_zipf(b) < ENTITY_ZIPF
+        ):
             return True
     return False

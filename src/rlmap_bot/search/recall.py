@@ -202,7 +202,7 @@ def byline_rows(lexicon, stem_: str) -> list[tuple[str, str, bool, float]]:
 
 def _authors(query: Query, lexicon, params: Params) -> dict[str, list[str]]:
     out: dict[str, list[str]] = {}
-    stems = {w.stem for w in query.words if w.kind == "known"}
+    surfaces = {w.surface for w in query.words if w.kind == "known"}
     for w in query.words:
         if w.kind != "known":
             continue  # a guessed word is no evidence of a person
@@ -211,7 +211,7 @@ def _authors(query: Query, lexicon, params: Params) -> dict[str, list[str]]:
         for entry_id, label, person, zipf in byline_rows(lexicon, w.stem):
             if zipf >= params.author_zipf and not query.authorship:
                 continue  # "team", "brain", "pan": a byline word only when the question asks who
-            if not lexicon.cites(label, person, w.stem, stems):
+            if not lexicon.cites(label, person, w.surface, surfaces):
                 continue  # "AI" of DeepSeek-AI, "Zürich" of ETH Zürich: no one's name alone
             labels = out.setdefault(entry_id, [])
             if label not in labels:
