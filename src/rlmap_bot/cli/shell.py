@@ -88,6 +88,7 @@ class Shell:
 
     def dispatch(self, line: str) -> None:
         from rlmap_bot.cli.terminal import Terminal
+        from rlmap_bot.runs.sources.access import local_access
 
         ctx = Invocation.of(
             self.core,
@@ -97,6 +98,7 @@ class Shell:
             admin=True,
             local=True,
             charts=self.core.settings.data_dir / "charts",
+            run_access=local_access,
         )
         show = Terminal(ctx, say=self.say, ask=self.read).show
         if line.strip() in ASKS_HELP:
