@@ -11,11 +11,15 @@ import pytest
 from rlmap_bot.cli.shell import run_shell
 from rlmap_bot.commands.catalog import papers
 from rlmap_bot.commands.context import Invocation
+from rlmap_bot.runs.sources.access import local_access
 
 
 def papers_by(core, who: str):
     """`papers --by WHO` as the command line runs it (an option's value is never a question)."""
-    return papers(Invocation.of(core, "cli", user="local", channel="local", local=True), by=who)
+    ctx = Invocation.of(
+        core, "cli", user="local", channel="local", local=True, run_access=local_access
+    )
+    return papers(ctx, by=who)
 
 
 DEEPSEEK = {"deepseek-r1", "deepseekmath-grpo"}
