@@ -110,10 +110,13 @@ def candidate_text(candidate: Candidate) -> str:
     if candidate.existing is not None:
         found = candidate.existing
         if found.status == "in_catalog":
+            where = f", on {' and '.join(found.where)}" if found.where else ""
             lines.append(
-                f"  Already in the catalog as {found.title} ({found.entry_id}), matched by "
-                f"{found.how}."
+                f"  Already in the catalog as {found.title} ({found.entry_id}){where}, matched by "
+                f"{found.how}; `show {found.entry_id}` shows it."
             )
+            if not candidate.stages and not candidate.subtopics:
+                return "\n".join(lines)  # told from the catalog: nothing to propose
         elif found.status == "rejected":
             lines.append(
                 f"  Rejected before by {found.by}" + (f": {found.reason}" if found.reason else ".")

@@ -18,7 +18,10 @@ if TYPE_CHECKING:
 
 CLI = frozenset({"cli"})
 SLACK = frozenset({"slack"})
-REFERENCE = "an arXiv id, an arxiv.org abs or pdf URL, or arXiv's DOI (10.48550/arXiv.ID)"
+REFERENCE = (
+    "an arXiv id, an arxiv.org abs or pdf URL, or arXiv's DOI (10.48550/arXiv.ID); a paper the "
+    "catalog has (by its id, or its title) is said at once"
+)
 
 
 def register(registry: Registry) -> None:
@@ -26,7 +29,7 @@ def register(registry: Registry) -> None:
         "suggest",
         "propose an arXiv paper for the catalog (in Slack: to the curators; here: shows the "
         "candidate)",
-        Param("reference", REFERENCE, kind="arg", required=True, metavar="ARXIV"),
+        Param("reference", REFERENCE, kind="rest", required=True, metavar="ARXIV"),
         surfaces=frozenset({"cli", "slack"}),
         json=True,
         strict=True,

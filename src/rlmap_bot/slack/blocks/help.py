@@ -43,7 +43,9 @@ def _line(entry: HelpEntry) -> str:
 
 
 def papers_blocks(result: PaperList) -> list[Block]:
-    heading = escape(wording.papers_heading(len(result.papers), result.filters, result.total))
+    heading = escape(
+        wording.papers_heading(len(result.papers), result.filters, result.total, result.near)
+    )
     if not result.papers:
         return [section(heading)]
     lines = []
