@@ -221,4 +221,6 @@ def test_housekeeping_expires_idle_diagnoses_and_forgets_old_finished_claims(cor
     housekeeping.run(soon_after + core.session_ttl + CLAIMS_KEPT)
     assert core.state.sessions.get(idle.id).status == "expired"
     assert core.state.events.owner_of("working-1") == "o", "a claim being worked on is kept"
-    assert core.state.events.claim("done-1", "event", "T1", None, owner="p", lease=lease)[0] == "new"
+    assert (
+        core.state.events.claim("done-1", "event", "T1", None, owner="p", lease=lease)[0] == "new"
+    )
