@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 from rlmap_bot.commands.context import Invocation
+from rlmap_bot.commands.declare import Said
 from rlmap_bot.commands.registry import Param, Registry
 from rlmap_bot.errors import UsageError
 
@@ -24,8 +25,11 @@ REFERENCE = "an arXiv id, an arxiv.org abs or pdf URL, or arXiv's DOI (10.48550/
 def register(registry: Registry) -> None:
     registry.command(
         "suggest",
-        "propose an arXiv paper for the catalog (in Slack: to the curators; here: shows the "
-        "candidate)",
+        Said(
+            slack="propose an arXiv paper for the catalog: the curators decide",
+            terminal="show an arXiv paper as a candidate for the catalog, with the stages it "
+            "would get (in Slack, `/rlmap suggest` sends it to the curators)",
+        ),
         Param("reference", REFERENCE, kind="arg", required=True, metavar="ARXIV"),
         surfaces=frozenset({"cli", "slack"}),
         json=True,
