@@ -146,11 +146,11 @@ def _plain_parts(text: str) -> Iterable[tuple[str, str, str | None]]:
 
 def visible(mrkdwn: str) -> str:
     """What a person reads of a mrkdwn text: markers gone, links as their labels, entities
-    decoded, emoji as one character each."""
+    decoded, emoji as one character each, zero-width spaces unseen."""
     out = []
     for kind, text, _ in _parts(mrkdwn):
         out.append(text if kind in ("pre", "code") else _EMOJI.sub("\u25cf", text))
-    return "".join(out)
+    return "".join(out).replace("\u200b", "")
 
 
 def mrkdwn_html(mrkdwn: str) -> str:

@@ -12,7 +12,7 @@ from rlmap_bot.results.cards import Card, Link, Section
 
 
 def link(entry: Entry) -> Link:
-    return Link(id=entry.id, kind=display_kind(entry), title=entry.title)
+    return Link(id=entry.id, kind=display_kind(entry), title=entry.title, short=entry.short_name)
 
 
 def card_for(store: KnowledgeStore, entry: Entry) -> Card:

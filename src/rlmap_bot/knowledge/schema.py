@@ -34,6 +34,8 @@ ArxivId = Annotated[str, StringConstraints(pattern=r"^\d{4}\.\d{4,5}$")]
 # Validation context for entries read back from a built knowledge store, which checked them all.
 BUILT = "from_built_store"
 
+SHORT_NAME = 48  # the longest name a button shows whole (EntryBase.short_name)
+
 STAGE_IDS = ("environments", "rollouts", "reward", "optimization", "evaluation")
 StageId = Literal["environments", "rollouts", "reward", "optimization", "evaluation"]
 
@@ -68,6 +70,25 @@ class EntryBase(BaseModel):
         if value > dt.date.today() + dt.timedelta(days=1):
             raise ValueError(f"{value} is in the future; use the day the entry is added")
         return value
+
+    @property
+    def short_name(self) -> str:
+        """A name short enough for a button (Slack cuts a label at 75 characters): the title when
+        it fits in 48; else the part before its colon ("SWE-bench"); else the first alias when it
+        is written as a name ("ScaleRL", "Cui et al. 2025": curators list the name people use
+        first); else the title cut after a whole word. 48 is a judgement: it keeps every stage's,
+        signal's and topic's title whole and lets two such buttons share a phone's row."""
+        title = " ".join(self.title.split())
+        if len(title) <= SHORT_NAME:
+            return title
+        head = title.split(": ", 1)[0]
+        if head != title and 3 <= len(head) <= SHORT_NAME:
+            return head
+        for alias in self.aliases[:1]:
+            if len(alias) <= SHORT_NAME and (alias[:1].isupper() or alias[:1].isdigit()):
+                return alias
+        words = title[: SHORT_NAME + 1].rsplit(" ", 1)[0].rstrip(" ,;:-")
+        return words + "…"
 
     @property
     def one_line(self) -> str:
@@ -140,6 +161,14 @@ class Paper(EntryBase):
     def link(self) -> str | None:
         """Where to read it: the curated URL, else the arXiv page."""
         return self.url or (f"https://arxiv.org/abs/{self.arxiv}" if self.arxiv else None)
+
+    @property
+    def short_byline(self) -> str:
+        """The first author and "et al." when there are more, else the organisation."""
+        if not self.authors:
+            return self.organisation or ""
+        more = self.et_al or len(self.authors) > 1
+        return self.authors[0] + (" et al." if more else "")
 
     @property
     def byline(self) -> str:

@@ -28,6 +28,9 @@ def format_value(value: Any) -> str:
 class PaperRef(BaseModel):
     id: str
     title: str
+    short: str | None = Field(
+        default=None, description="A name short enough for a button (the catalog's short name)."
+    )
 
 
 class Evidence(BaseModel):

@@ -26,7 +26,7 @@ from rlmap_bot.slack.blocks import entries, to_dicts
 from rlmap_bot.slack.blocks.common import FALLBACK_LIMIT, fallback, fit, plain, section
 from rlmap_bot.slack.diagnosis import DiagnosisThreads
 from rlmap_bot.slack.dispatch import Reply, RespondReply
-from rlmap_bot.slack.markup import cut, escape
+from rlmap_bot.slack.markup import cut, prose
 from rlmap_bot.wording import sentence
 
 log = logging.getLogger(__name__)
@@ -67,7 +67,7 @@ class ButtonReply(Reply):
         self.show(blocks, text, self.title)
 
     def problem(self, exc: RlmapError) -> None:
-        said = escape(sentence(exc))
+        said = prose(sentence(exc))
         self.show(
             [section(said)], said, "Not found" if isinstance(exc, NotFoundError) else self.title
         )
@@ -111,7 +111,7 @@ class BesideReply(RespondReply):
 
     def problem(self, exc: RlmapError) -> None:
         assert self.respond is not None
-        self.respond(response_type="ephemeral", replace_original=False, text=escape(sentence(exc)))
+        self.respond(response_type="ephemeral", replace_original=False, text=prose(sentence(exc)))
 
 
 class ShareReply(BesideReply):

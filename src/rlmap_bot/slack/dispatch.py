@@ -39,7 +39,7 @@ from rlmap_bot.slack.blocks import render, to_dicts
 from rlmap_bot.slack.blocks.common import FALLBACK_LIMIT, section
 from rlmap_bot.slack.channel import SlackChannel
 from rlmap_bot.slack.diagnosis import DiagnosisThreads
-from rlmap_bot.slack.markup import cut, escape
+from rlmap_bot.slack.markup import cut, escape, prose
 from rlmap_bot.wording import sentence
 
 if TYPE_CHECKING:
@@ -160,14 +160,14 @@ class SlashReply(RespondReply):
 
     def problem(self, exc: RlmapError) -> None:
         assert self.respond is not None
-        self.respond(response_type="ephemeral", text=escape(sentence(exc)))
+        self.respond(response_type="ephemeral", text=prose(sentence(exc)))
 
     def usage(self, exc: UsageError) -> None:
         assert self.respond is not None
         usage = help_for(REGISTRY, "slack", problem=str(exc))
         self.respond(
             response_type="ephemeral",
-            text=escape(sentence(exc)),
+            text=prose(sentence(exc)),
             blocks=to_dicts(help_blocks.help_blocks(usage)),
         )
 
@@ -206,7 +206,7 @@ class ThreadReply(Reply):
 
     def problem(self, exc: RlmapError) -> None:
         posting.tell(
-            self.client, self.channel, self.user, escape(sentence(exc)), thread_ts=self.thread_ts
+            self.client, self.channel, self.user, prose(sentence(exc)), thread_ts=self.thread_ts
         )
 
 

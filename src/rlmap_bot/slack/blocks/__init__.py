@@ -40,7 +40,7 @@ from rlmap_bot.results.watch import (
 from rlmap_bot.slack.blocks import ask, curate, diagnosis, digest, entries, help, runs
 from rlmap_bot.slack.blocks import watch as watch_blocks
 from rlmap_bot.slack.blocks.common import context, section, to_dicts
-from rlmap_bot.slack.markup import by, escape, mrkdwn
+from rlmap_bot.slack.markup import by, code, escape, mrkdwn, prose
 from rlmap_bot.wording import watch_interval, watching
 
 log = logging.getLogger(__name__)
@@ -104,7 +104,7 @@ def _(result: CheckResult) -> Rendered:
 @render.register
 def _(result: Following) -> Rendered:
     text = (
-        f"Following `{escape(result.source)}` here means a terminal that stays open: in Slack, "
+        f"Following {code(result.source)} here means a terminal that stays open: in Slack, "
         "`/rlmap watch` posts its alerts to the channel instead."
     )
     return [section(text)], text
@@ -138,7 +138,7 @@ def _(result: WatchSet) -> Rendered:
 
 @render.register
 def _(result: Watching) -> Rendered:
-    text = escape(watching(result))
+    text = prose(watching(result))
     return [section(text)], text
 
 
@@ -173,7 +173,7 @@ def _(result: Digest) -> Rendered:
 
 @render.register
 def _(result: Help) -> Rendered:
-    return help.help_blocks(result), escape(result.problem or "How to use rlmap")
+    return help.help_blocks(result), prose(result.problem or "How to use rlmap")
 
 
 @render.register

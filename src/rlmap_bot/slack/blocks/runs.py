@@ -8,7 +8,7 @@ from rlmap_bot import wording
 from rlmap_bot.results.runs import RunDiagnosis
 from rlmap_bot.slack.blocks.common import SECTION_LIMIT, context, fit, section
 from rlmap_bot.slack.blocks.diagnosis import verdict_blocks
-from rlmap_bot.slack.markup import cut, escape
+from rlmap_bot.slack.markup import code, cut, escape, prose
 
 
 def run_blocks(result: RunDiagnosis, name: str) -> tuple[list[Block], str]:
@@ -37,17 +37,17 @@ def run_blocks(result: RunDiagnosis, name: str) -> tuple[list[Block], str]:
     lines = []
     for signal, source in result.signal_sources.items():
         lines.append(
-            f"• {escape(result.title_of(signal))} (`{escape(signal)}`) = "
+            f"• {escape(result.title_of(signal))} ({code(signal)}) = "
             f"*{escape(result.value_text(signal))}*: "
             f"{escape(source.detail)} _({escape(source.metric)}, {escape(source.window)})_"
         )
     if lines:
         head.append(section(cut("*From the logs*\n" + "\n".join(lines), SECTION_LIMIT)))
-    notes = [f"• {escape(w)}" for w in result.warnings]
+    notes = [f"• {prose(w)}" for w in result.warnings]
     if result.missing:
         notes.append(
             "Not in the logs (answer them on the card for a sharper verdict): "
-            + ", ".join(f"`{escape(m)}`" for m in result.missing)
+            + ", ".join(f"{code(m)}" for m in result.missing)
         )
     if notes:
         head.append(context(cut("\n".join(notes), 2000)))
@@ -61,5 +61,5 @@ def run_blocks(result: RunDiagnosis, name: str) -> tuple[list[Block], str]:
 
 def problem_blocks(name: str, problem: str) -> list[Block]:
     return [
-        section(f":warning: I could not read *{escape(name)}*: {escape(wording.sentence(problem))}")
+        section(f":warning: I could not read *{escape(name)}*: {prose(wording.sentence(problem))}")
     ]

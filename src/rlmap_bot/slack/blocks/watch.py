@@ -12,7 +12,7 @@ from slack_sdk.models.blocks import Block, HeaderBlock
 from rlmap_bot import wording
 from rlmap_bot.results.watch import Alert, CheckResult, WatchList, WatchNow, WatchRow
 from rlmap_bot.slack.blocks.common import SECTION_LIMIT, context, fit, plain, section
-from rlmap_bot.slack.markup import cut, escape
+from rlmap_bot.slack.markup import code, cut, escape, prose
 
 HOME_ROWS = 15
 ICONS = {
@@ -23,10 +23,10 @@ ICONS = {
 
 
 def _where(alert: Alert) -> str:
-    parts = [f"`{escape(alert.path)}`"]
+    parts = [code(alert.path)]
     if alert.steps:
         parts.append(escape(alert.steps))
-    parts.append(f"watch `{escape(alert.watch_id[:8])}`")
+    parts.append(f"watch {code(alert.watch_id[:8])}")
     return " · ".join(parts)
 
 
@@ -47,8 +47,8 @@ def alert_blocks(alert: Alert) -> list[Block]:
             foot += f" · now: {escape(alert.verdict_headline)}"
         if alert.kind == "paused":
             foot += (
-                f" · `/rlmap watch {escape(alert.path)}` resumes it, "
-                f"`/rlmap unwatch {escape(alert.watch_id[:8])}` removes it"
+                f" · {code('/rlmap watch ' + alert.path)} resumes it, "
+                f"{code('/rlmap unwatch ' + alert.watch_id[:8])} removes it"
             )
         blocks.append(context(foot))
         return blocks
@@ -73,9 +73,9 @@ def alert_blocks(alert: Alert) -> list[Block]:
     if alert.evidence:
         lines = []
         for ev in alert.evidence:
-            seen = ", ".join(f"`{escape(k)}` = *{escape(v)}*" for k, v in ev.signals.items())
+            seen = ", ".join(f"{code(k)} = *{escape(v)}*" for k, v in ev.signals.items())
             lines.append(
-                f"• {seen} ({escape(ev.stage)} {ev.points:+g}): {escape(ev.why)} "
+                f"• {seen} ({escape(ev.stage)} {ev.points:+g}): {prose(ev.why)} "
                 f"_[{escape(ev.source)}]_"
             )
             lines += [
@@ -86,7 +86,7 @@ def alert_blocks(alert: Alert) -> list[Block]:
         blocks.append(
             section(
                 cut(
-                    "*Check next*\n" + "\n".join(f"• {escape(c)}" for c in alert.next_checks),
+                    "*Check next*\n" + "\n".join(f"• {prose(c)}" for c in alert.next_checks),
                     SECTION_LIMIT,
                 )
             )
@@ -94,7 +94,7 @@ def alert_blocks(alert: Alert) -> list[Block]:
     blocks.append(
         context(
             f"The chart is in the thread. Posted once for this condition. "
-            f"`/rlmap unwatch {escape(alert.watch_id[:8])}` stops the watch."
+            f"{code('/rlmap unwatch ' + alert.watch_id[:8])} stops the watch."
         )
     )
     return fit(blocks)
@@ -104,9 +104,7 @@ def alert_blocks(alert: Alert) -> list[Block]:
 #  ----------------------------------------------------------------------------------------
 def _row(row: WatchRow, with_channel: bool = False) -> str:
     head = (
-        f"`{escape(row.id)}` "
-        + (f"<#{escape(row.channel)}> " if with_channel else "")
-        + f"`{escape(row.path)}`"
+        f"{code(row.id)} " + (f"<#{escape(row.channel)}> " if with_channel else "") + code(row.path)
     )
     how = f"every {escape(row.every)}" + (", faults only" if row.quiet else "")
     if row.status != "active":
@@ -131,18 +129,18 @@ def watch_list_blocks(result: WatchList) -> list[Block]:
         blocks = [section(f"*Watches in {escape(result.scope)}*")]
         blocks += [section(cut(_row(r), SECTION_LIMIT)) for r in result.watches]
     if result.note:
-        blocks.append(context(escape(result.note)))
+        blocks.append(context(prose(result.note)))
     return fit(blocks)
 
 
 def result_line(result: CheckResult) -> str:
-    head = f"`{escape(result.path)}`: "
+    head = f"{code(result.path)}: "
     if result.status in {"busy", "duplicate"}:
         return head + "a check of it was running already; nothing more was posted."
     if result.status == "paused":
-        return head + f"paused ({escape(result.problem or '')})."
+        return head + f"paused ({prose(result.problem or '')})."
     if result.status in {"problem", "waiting"}:
-        return head + f"{escape(result.problem or 'cannot read it')}."
+        return head + f"{prose(result.problem or 'cannot read it')}."
     text = head + (f"{result.new_steps} new steps" if result.new_steps else "nothing new")
     if result.verdict:
         text += f"; {escape(result.verdict.headline)}"
@@ -166,7 +164,7 @@ def watch_now_blocks(result: WatchNow) -> list[Block]:
 
 def home_blocks(rows: list[WatchRow], note: str | None) -> list[Block]:
     if note:
-        return [section(f"*Watched runs in your channels*\n{escape(note)}")]
+        return [section(f"*Watched runs in your channels*\n{prose(note)}")]
     if not rows:
         return [
             section(

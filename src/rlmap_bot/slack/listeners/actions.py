@@ -21,7 +21,7 @@ from rlmap_bot.slack.blocks import ask, entries
 from rlmap_bot.slack.blocks import diagnosis as cards
 from rlmap_bot.slack.clicks import ButtonReply, CardReply, ShareReply
 from rlmap_bot.slack.dispatch import Reply, SlashReply, ThreadReply
-from rlmap_bot.slack.markup import escape
+from rlmap_bot.slack.markup import prose
 from rlmap_bot.state.models import utcnow
 
 if TYPE_CHECKING:
@@ -218,7 +218,7 @@ def register(front_end: FrontEnd) -> None:
                 data = cards.parse_action_value(action.get("value", ""))
                 args = {"session": str(data["s"]), "signal": str(data["q"]), "move": move}
             except (ValueError, KeyError, TypeError) as exc:  # not a card this version wrote
-                respond(response_type="ephemeral", replace_original=False, text=escape(exc))
+                respond(response_type="ephemeral", replace_original=False, text=prose(exc))
                 return
             args["value"] = cards.picked(body) if move == "choose" else [str(data.get("v", ""))]
             press(

@@ -17,7 +17,7 @@ from rlmap_bot.slack.blocks import credentials as blocks
 from rlmap_bot.slack.blocks.common import section
 from rlmap_bot.slack.clicks import ButtonReply
 from rlmap_bot.slack.dispatch import Reply
-from rlmap_bot.slack.markup import escape
+from rlmap_bot.slack.markup import prose
 from rlmap_bot.wording import sentence
 
 if TYPE_CHECKING:
@@ -35,7 +35,7 @@ class ModalReply(Reply):
         self.blocks = blocks
 
     def problem(self, exc: RlmapError) -> None:
-        self.blocks = [section(escape(sentence(exc)))]
+        self.blocks = [section(prose(sentence(exc)))]
 
 
 def _team(body: dict) -> str:
