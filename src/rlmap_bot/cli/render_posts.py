@@ -20,8 +20,11 @@ def digest_text(digest: Digest) -> str:
     for group in digest.groups:
         lines += ["", f"{group.title}:"]
         for item in group.items:
+            status = "updated" if item.status == "updated" else "new" if item.recent else "added"
             lines.append(
-                f"  - [{item.status}] {item.title} ({item.id})"
+                f"  - [{status}] {item.title}"
+                + (f" ({item.year})" if item.year else "")
+                + f" [{item.id}]"
                 + (f" · {item.byline}" if item.byline else "")
             )
             lines.append(_wrap(item.one_line, "      "))
