@@ -4,6 +4,8 @@ mrkdwn reader that measures them reading mrkdwn as Slack's client does."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from support import blockkit, gallery
@@ -87,3 +89,79 @@ def test_visible_characters_count_every_text_a_person_reads():
         {"type": "context", "elements": [{"type": "mrkdwn", "text": "`id`"}]},
     ]
     assert blockkit.visible_chars(blocks) == len("Verdict") + len("bold link") + 4 + 2
+
+
+def _shot(cards: gallery.Gallery, name: str) -> gallery.Shot:
+    return next(s for s in cards.shots if s.name == name)
+
+
+def _mrkdwn_texts(blocks: list[dict]) -> list[str]:
+    out = []
+    for block in blocks:
+        for obj in [block.get("text"), *(block.get("fields") or []), *block.get("elements", [])]:
+            if isinstance(obj, dict) and obj.get("type") == "mrkdwn":
+                out.append(obj["text"])
+    return out
+
+
+def test_no_card_has_a_bare_ampersand(cards):
+    """Issue 38: the "W&B" label reached App Home with a bare &. Slack reads & as the start of an
+    entity: every one the bot sends is &amp;, &lt; or &gt;."""
+    bare = [
+        (s.name, text)
+        for s in cards.shots
+        for text in _mrkdwn_texts(s.blocks)
+        if re.search(r"&(?!amp;|lt;|gt;)", text)
+    ]
+    assert bare == []
+
+
+def test_entry_buttons_show_a_short_name_never_a_word_cut_in_two(cards, core):
+    """Issue 38: paper buttons were cut mid-word at 70 characters ("...for Reasoning Languag…")."""
+    labels = []
+    for shot in cards.shots:
+        for block in shot.blocks:
+            for element in [*block.get("elements", []), block.get("accessory") or {}]:
+                if str(element.get("action_id", "")).startswith("entry_show_"):
+                    labels.append((element["text"]["text"], element["value"]))
+    assert len(labels) > 10
+    for label, entry_id in labels:
+        entry = core.store.get(entry_id)
+        assert entry is not None
+        assert label in ("Open", "Full entry", entry.short_name), (label, entry.short_name)
+
+
+def test_help_in_slack_speaks_slack(cards):
+    for name in ("help", "help-watch", "home"):
+        text = blockkit.visible_text(_shot(cards, name).blocks)
+        assert "--once" not in text and "in the terminal" not in text and "here: shows" not in text
+
+
+def test_a_week_s_digest_of_the_real_catalog_gives_years_links_and_fits_a_phone(cards):
+    """Issue 38: 24 blocks and 7.2k characters for one week, "*New*" on every item, each URL
+    repeated as text, no year: DPO (2023), InstructGPT and SWE-bench "new" because they entered
+    the catalog that week."""
+    shot = _shot(cards, "digest-week")
+    text = "\n".join(_mrkdwn_texts(shot.blocks))
+    new, _, added = text.partition("*Added to the catalog*")
+    for paper in ("Direct Preference Optimization", "InstructGPT", "SWE-bench"):
+        assert paper in added and paper not in new, paper
+    assert "*New*" not in text
+    items = [line for line in text.splitlines() if line.startswith("• ")]
+    assert len(items) >= 10
+    assert all(re.search(r"\((19|20)\d\d\b", line) for line in items), "a year on every paper"
+    links = re.findall(r"<([^|>]+)\|([^>]+)>", text)
+    assert links and all(label != url for url, label in links), "links as links"
+    assert len(shot.blocks) <= 6
+    assert blockkit.visible_chars(shot.blocks) <= 4000
+
+
+def test_app_home_opens_with_the_person_s_own_watches_and_diagnoses(cards):
+    """Issue 38: App Home opened with the static stage blurbs; a user's own watches and
+    diagnoses came after 17 blocks."""
+    blocks = _shot(cards, "home").blocks
+    texts = [blockkit.visible_text([b]) for b in blocks]
+    first = lambda words: next(i for i, t in enumerate(texts) if words in t)  # noqa: E731
+    mine = max(first("Your open diagnoses"), first("Watched runs in your channels"))
+    assert mine <= 3
+    assert mine < first("Ask me about") < first("1. Environments") < first("Newest in the catalog")

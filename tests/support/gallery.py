@@ -289,14 +289,17 @@ class _Growing:
         self.written = upto
 
 
-def _tick(s: Scenes, minutes: float = 15):
+def _tick(s: Scenes, watched: str, minutes: float = 15):
+    """The next scheduled check of the watch of ``watched`` (a path under the roots), as the
+    scheduler fires it; None once it is paused."""
     from rlmap_bot.watch.schedule import last_slot
 
     s.clock.advance(minutes)
-    watch = next((w for w in s.bot.front.core.state.watches.list() if w.status == "active"), None)
-    return (
-        None if watch is None else s.bot.front.watches.fire(watch.id, last_slot(watch, s.clock.now))
-    )
+    target = str((s.roots / watched).resolve())
+    watch = next((w for w in s.bot.front.core.state.watches.list() if w.path == target), None)
+    if watch is None or watch.status != "active":
+        return None
+    return s.bot.front.watches.fire(watch.id, last_slot(watch, s.clock.now))
 
 
 def _post_of(s: Scenes, alert_id: str):
@@ -334,19 +337,21 @@ def _watches(s: Scenes) -> Iterator[Shot]:
         ),
     ]
     for name, phases, steps in plans:
+        s.clock.now = dt.datetime.now(dt.UTC).replace(microsecond=0)  # the watch starts now
         records = rl.named(rl.phased(phases), "verl")
         log = _Growing(s.roots / "watch" / name / "train.log", records)
         log.grow(steps[0])
-        s.command(f"watch watch/{name}/train.log")
+        watched = f"watch/{name}/train.log"
+        s.command(f"watch {watched}")
         alerts = []
         for upto in steps[1:]:
             log.grow(upto)
-            alerts += _tick(s).alerts
+            result = _tick(s, watched)
+            alerts += result.alerts if result is not None else []
         if name == "hack":  # then the run stops: an hour without a new step pauses the watch
             for _ in range(4):
-                result = _tick(s, 20)
-                if result is not None:
-                    alerts += result.alerts
+                result = _tick(s, watched, 20)
+                alerts += result.alerts if result is not None else []
         for alert in alerts:
             kinds = [c.kind for c in alert.changes]
             # an alert with a fault among its changes is a fault's, whatever it names first
