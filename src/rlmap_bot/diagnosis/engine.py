@@ -15,7 +15,7 @@ from typing import Any
 
 from rapidfuzz import process
 
-from rlmap_bot.diagnosis import summary
+from rlmap_bot.diagnosis import levers, summary
 from rlmap_bot.diagnosis.questions import Questions
 from rlmap_bot.diagnosis.rules import RuleSet, candidate_values
 from rlmap_bot.diagnosis.scoring import Evaluation, Scoring
@@ -144,6 +144,7 @@ class Engine:
             next_checks=checks,
             papers=summary.papers(self.catalog, self.stages, binding, tied, evidence),
             signals=values,
+            next_step=levers.for_verdict(self.catalog, binding, evidence, checks),
         )
 
     def _about_the_verdict(

@@ -85,6 +85,26 @@ def _check_entry_links(
                 )
     if isinstance(entry, Signal):
         check_rules(catalog, entry, signal_ids)
+    if isinstance(entry, Stage):
+        check_levers(catalog, entry)
+
+
+def check_levers(catalog: Catalog, stage: Stage) -> None:
+    """Each reading a lever answers is a signal, or a rule of one, that exists."""
+    for i, lever in enumerate(stage.levers):
+        for ref in getattr(lever, "answers", []):
+            if ref.startswith("fault:"):
+                continue  # a fault's kind: the run readers name them (results/runs.py)
+            owner, _, rid = ref.partition(".")
+            target = catalog.entries.get(owner)
+            known = isinstance(target, Signal) and (not rid or rid in {r.id for r in target.rules})
+            if not known:
+                raise KnowledgeError(
+                    catalog.sources[stage.id],
+                    stage.id,
+                    f"levers[{i}].answers",
+                    f"no signal or rule '{ref}' for this lever to answer",
+                )
 
 
 # The guided flow's opening question and its readings list at a pause are stored under these ids,

@@ -34,6 +34,8 @@ ArxivId = Annotated[str, StringConstraints(pattern=r"^\d{4}\.\d{4,5}$")]
 # Validation context for entries read back from a built knowledge store, which checked them all.
 BUILT = "from_built_store"
 
+# A lever's answers: a signal id, signal.rule, or fault:KIND (schema.Lever).
+ANSWERS = r"^(fault:[a-z_]+|[a-z0-9_-]+(\.[a-z0-9_-]+)?)$"
 SHORT_NAME = 48  # the longest name a button shows whole (EntryBase.short_name)
 
 STAGE_IDS = ("environments", "rollouts", "reward", "optimization", "evaluation")
@@ -101,6 +103,20 @@ class EntryBase(BaseModel):
         return text if len(text) <= 240 else text[:237].rstrip() + "..."
 
 
+class Lever(BaseModel):
+    """What relieves a stage's constraint, and the readings it answers: when a diagnosis names
+    the stage on one of them, this is the one thing it says to do next."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
+
+    text: Text
+    answers: list[Annotated[str, StringConstraints(pattern=ANSWERS)]] = Field(
+        default_factory=list,
+        description="The readings it answers: a signal's id (any of its rules), 'signal.rule' "
+        "(that rule only), or 'fault:KIND' (a fault read from a run's logs).",
+    )
+
+
 class Stage(EntryBase):
     """One of the five stages of the map; the unit a diagnosis points at."""
 
@@ -109,8 +125,18 @@ class Stage(EntryBase):
     covers: Text
     symptoms: list[Text] = Field(min_length=1, description="Measurable signs this stage binds.")
     measure: list[Text] = Field(min_length=1, description="What to measure to tell.")
-    levers: list[Text] = Field(min_length=1, description="What relieves the constraint.")
+    levers: list[Text | Lever] = Field(
+        min_length=1, description="What relieves the constraint (with the readings each answers)."
+    )
     subtopics: list[Slug] = Field(default_factory=list)
+
+    @property
+    def lever_texts(self) -> list[str]:
+        return [lever if isinstance(lever, str) else lever.text for lever in self.levers]
+
+    @property
+    def answering_levers(self) -> list[Lever]:
+        return [lever for lever in self.levers if isinstance(lever, Lever)]
 
     @field_validator("id")
     @classmethod

@@ -102,7 +102,7 @@ def search_fields(entry: Entry) -> dict[str, str]:
             names.append(entry.arxiv)
         body += [*entry.facts, entry.venue or "", str(entry.year or "")]
     elif isinstance(entry, Stage):
-        body += [entry.covers, *entry.symptoms, *entry.measure, *entry.levers]
+        body += [entry.covers, *entry.symptoms, *entry.measure, *entry.lever_texts]
     elif isinstance(entry, Topic):
         body.append(entry.body)
     elif isinstance(entry, Signal):

@@ -80,6 +80,22 @@ class NextCheck(BaseModel):
     )
 
 
+class NextStep(BaseModel):
+    """The one thing a verdict says to do next, taken from the catalog (diagnosis/levers.py)."""
+
+    kind: Literal["lever", "check"] = Field(
+        description="lever: a stage's lever, for what the verdict rests on; check: no stage is "
+        "named, so the check that would tell most."
+    )
+    text: str = Field(description="The lever, or the check's question, as the catalog words it.")
+    stage: str | None = Field(default=None, description="The stage whose lever it is.")
+    reading: str | None = Field(
+        default=None,
+        description="What it answers: the rule (signal.rule), signal or fault:KIND it was picked "
+        "for; None for a stage's first lever taken when no lever answers the evidence.",
+    )
+
+
 class Verdict(BaseModel):
     """What the engine concludes; ``binding_stage`` is None when nothing is singled out."""
 
@@ -104,6 +120,9 @@ class Verdict(BaseModel):
     next_checks: list[NextCheck]
     papers: list[PaperRef]
     signals: dict[str, Any] = Field(default_factory=dict)
+    next_step: NextStep | None = Field(
+        default=None, description="The one thing to do next (a lever, or the check to make)."
+    )
 
 
 class PresetView(BaseModel):
