@@ -7,7 +7,7 @@ from typing import Any
 
 from rlmap_bot.diagnosis.rules import CompiledRule, plain
 from rlmap_bot.knowledge.loader import Catalog
-from rlmap_bot.knowledge.schema import DiagnosisSettings
+from rlmap_bot.knowledge.settings import DiagnosisSettings
 from rlmap_bot.results.diagnosis import Evidence, NextCheck, PaperRef, StageScore
 
 
