@@ -17,7 +17,7 @@ import pytest
 from rlmap_bot.state.tables import event_claims
 from support.http import get, metric
 from support.slackio import start
-from support.standin import BOT_USER, TEAM
+from support.standin import BOT_USER, TEAM, mention
 
 LEASE = dt.timedelta(seconds=30)
 
@@ -29,16 +29,6 @@ def bot(bot):
     """
     bot.front.claims.stop()
     return bot
-
-
-def mention(ts: str, channel: str = "C1", text: str = "DAPO") -> dict:
-    return {
-        "type": "app_mention",
-        "user": "U1",
-        "channel": channel,
-        "ts": ts,
-        "text": f"<@{BOT_USER}> {text}",
-    }
 
 
 def slack_body(event: dict, event_id: str) -> dict:

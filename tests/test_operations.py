@@ -18,12 +18,12 @@ from rlmap_bot.logs import make_handler
 from rlmap_bot.settings import Settings
 from rlmap_bot.slack.oauth import EncryptedInstallationStore, oauth_setup
 from rlmap_bot.state.store import StateStore
-from support.bot import ENCRYPTION_KEY, start_bot
+from support.bot import ENCRYPTION_KEY, start_oauth_bot
 from support.http import get, metric, stop_server
 from support.oauth import install
 from support.serve import EXE
 from support.slackio import start as start_diagnosis
-from support.standin import BOT_TOKEN, BOT_USER, SIGNING_SECRET
+from support.standin import BOT_TOKEN, BOT_USER, SIGNING_SECRET, mention
 
 OTHER_KEY = Fernet.generate_key().decode()
 
@@ -81,17 +81,7 @@ def oauth_settings(key: str | None) -> Settings:
 #  ---------------------------------------------------------------------------------
 def test_no_token_is_stored_in_plain_text(standin, built_db, tmp_path):
     state = tmp_path / "state.db"
-    bot = start_bot(
-        standin,
-        built_db,
-        state,
-        http=True,
-        slack_bot_token=None,
-        slack_client_id="client-id",
-        slack_client_secret="client-secret",
-        slack_signing_secret=SIGNING_SECRET,
-        rlmap_encryption_key=ENCRYPTION_KEY,
-    )
+    bot = start_oauth_bot(standin, built_db, state)
     try:
         install(bot, "TA")
         install(bot, "TB")
@@ -112,13 +102,7 @@ def test_no_token_is_stored_in_plain_text(standin, built_db, tmp_path):
             == "xoxb-TA-installed"
         )
         bot.slack.event(
-            {
-                "type": "app_mention",
-                "user": "U1",
-                "channel": "C1",
-                "ts": "5.1",
-                "text": f"<@{BOT_USER}> PPO",
-            },
+            mention("5.1", "PPO"),
             team="TB",
         )
         assert (
@@ -223,23 +207,11 @@ def test_metrics_count_what_the_bot_receives_answers_and_posts(http_bot, standin
         return metric(after, name, **labels) - metric(before, name, **labels)
 
     http_bot.slack.event(
-        {
-            "type": "app_mention",
-            "user": "U1",
-            "channel": "C1",
-            "ts": "6.1",
-            "text": f"<@{BOT_USER}> PPO",
-        },
+        mention("6.1", "PPO"),
         event_id="EvCounted",
     )
     http_bot.slack.event(
-        {
-            "type": "app_mention",
-            "user": "U1",
-            "channel": "C1",
-            "ts": "6.1",
-            "text": f"<@{BOT_USER}> PPO",
-        },
+        mention("6.1", "PPO"),
         event_id="EvCounted",
         headers={"X-Slack-Retry-Num": "1"},
     )

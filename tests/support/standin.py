@@ -456,6 +456,19 @@ class StandIn(LocalServer):
             time.sleep(0.05)
 
 
+def mention(ts: str, text: str = "DAPO", channel: str = "C1", user: str = "U1", **more) -> dict:
+    """An app_mention event: ``user`` says ``text`` to the bot in ``channel`` (``more``: other
+    fields of the event, such as a ``thread_ts``)."""
+    return {
+        "type": "app_mention",
+        "user": user,
+        "channel": channel,
+        "ts": ts,
+        "text": f"<@{BOT_USER}> {text}",
+        **more,
+    }
+
+
 # -- signed requests, as Slack sends them ------------------------------------------------------
 def sign(body: str, timestamp: int | None = None, secret: str = SIGNING_SECRET) -> dict[str, str]:
     ts = str(int(time.time()) if timestamp is None else timestamp)

@@ -15,19 +15,23 @@ from slack_sdk import WebClient
 
 from rlmap_bot import wording
 from rlmap_bot.core import Core
+from rlmap_bot.digest.schedule import DigestSchedule
 from rlmap_bot.errors import UnavailableError
 from rlmap_bot.jobs import Scheduler
+from rlmap_bot.runs.sources.access import workspace_access_for
 from rlmap_bot.settings import Settings
 from rlmap_bot.slack import listeners
 from rlmap_bot.slack.claims import ClaimingExecutor, Claims, LeaseLost, request_key, set_outcome
 from rlmap_bot.slack.client import make_client
 from rlmap_bot.slack.curation import SlackCuration
 from rlmap_bot.slack.diagnosis import DiagnosisThreads
-from rlmap_bot.slack.digests import SlackDigests
+from rlmap_bot.slack.digests import SlackPoster
 from rlmap_bot.slack.dispatch import SlackCommands
 from rlmap_bot.slack.middleware import EventClaims
 from rlmap_bot.slack.runfiles import RunFiles
-from rlmap_bot.slack.watches import SlackWatches
+from rlmap_bot.slack.watches import SlackWatchPoster
+from rlmap_bot.watch.schedule import ScheduledWatches
+from rlmap_bot.watch.service import WatchService
 
 log = logging.getLogger(__name__)
 
@@ -65,9 +69,18 @@ class SlackFrontEnd:
         self.commands = SlackCommands(core, settings, self.threads)
         self.run_files = RunFiles(core, settings, self.threads)
         self.jobs = Scheduler()  # digests, watches and any other timed work share one scheduler
-        self.digests = SlackDigests(core, self.client_for, self.jobs)
-        self.watches = SlackWatches(core, self.client_for, settings, self.jobs)
-        self.commands.watch_service = self.watches.service
+        self.digests = DigestSchedule(
+            core, lambda team: SlackPoster(self.client_for(team)), self.jobs
+        )
+        # Watches check on their own schedule, each read with its workspace's access and posted
+        # through the workspace's client.
+        service = WatchService(
+            core, access=workspace_access_for(settings, core.state), settings=settings
+        )
+        self.watches = ScheduledWatches(
+            service, lambda team: SlackWatchPoster(self.client_for(team)), self.jobs
+        )
+        self.commands.watch_service = service
         self.curation = SlackCuration(core, settings, self.client_for)
         self.commands.curation, self.commands.curator_cards = (
             self.curation.flow,

@@ -18,6 +18,7 @@ from rlmap_bot.slack.blocks.common import section
 from rlmap_bot.slack.clicks import ButtonReply
 from rlmap_bot.slack.dispatch import Reply
 from rlmap_bot.slack.markup import prose
+from rlmap_bot.slack.render import Message
 from rlmap_bot.wording import sentence
 
 if TYPE_CHECKING:
@@ -31,8 +32,8 @@ class ModalReply(Reply):
         super().__init__(client, "", user, threads)
         self.blocks: list = []
 
-    def send(self, blocks: list, text: str, public: bool) -> None:
-        self.blocks = blocks
+    def send(self, message: Message) -> None:
+        self.blocks = message.blocks
 
     def problem(self, exc: RlmapError) -> None:
         self.blocks = [section(prose(sentence(exc)))]
