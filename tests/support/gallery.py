@@ -216,13 +216,38 @@ def _diagnoses(s: Scenes, logs: Path | None, gallery: Gallery) -> Iterator[Shot]
     for name, path, shown in runs:
         where = _copy_log(s, path, name)
         call = s.command(f"diagnose --run {where}")
+        card = _message(call)
         yield Shot(
             f"diagnosis-{name}",
             f"Diagnosis from logs: {shown}",
             VERDICTS,
             f"/rlmap diagnose --run {shown}",
-            _message(call),
+            card,
         )
+        details = _button(card["blocks"], "details_show")
+        if details is not None:
+            yield Shot(
+                f"details-{name}",
+                f"Details of the diagnosis of {shown}",
+                "details",
+                "the Details button of the card above",
+                _view(_click_for_view(s, "details_show", details["value"])),
+            )
+
+
+def _button(blocks: list[dict], action_id: str) -> dict | None:
+    for block in blocks:
+        for element in [*block.get("elements", []), block.get("accessory") or {}]:
+            if element.get("action_id") == action_id:
+                return element
+    return None
+
+
+def _click_for_view(s: Scenes, action_id: str, value: str, channel: str = "CTEAM"):
+    """A button clicked on a message; the modal it opened."""
+    before = len(s.standin.of("views.open"))
+    s.bot.slack.click(action_id, value, user="UANA", channel=channel)
+    return s.standin.wait_for("views.open", count=before + 1, timeout=30)[-1]
 
 
 def _guided(s: Scenes) -> Iterator[Shot]:

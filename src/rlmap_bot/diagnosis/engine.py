@@ -153,7 +153,7 @@ class Engine:
             next_checks=checks,
             papers=summary.papers(self.catalog, self.stages, binding, tied, evidence),
             signals={k: plain(v) for k, v in values.items()},
-            next_step=levers.for_verdict(self.catalog, binding, evidence, checks),
+            next_step=levers.for_verdict(self.catalog, binding, evidence, checks, one),
         )
 
     def _about_the_verdict(

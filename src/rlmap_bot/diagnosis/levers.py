@@ -4,7 +4,8 @@ A stage's levers name the readings each answers (``knowledge/stages/*.yaml``, ``
 signal, one rule of a signal, or a fault read from a run's logs. For a verdict the lever is the
 binding stage's that answers its strongest evidence (a rule named exactly before a whole signal),
 else any stage's lever that answers it, else the binding stage's first; a verdict that names no
-stage says which check would tell most instead. Front-ends only print it.
+stage, or rests on one measurement, says which check would tell most instead. Front-ends only
+print it.
 """
 
 from __future__ import annotations
@@ -37,9 +38,12 @@ def for_verdict(
     binding: str | None,
     evidence: list[Evidence],
     checks: list[NextCheck],
+    one_measurement: bool = False,
 ) -> NextStep | None:
-    """What to do next about a verdict: a lever when a stage binds, else the best check."""
-    if binding is None:
+    """What to do next about a verdict: a lever when a stage binds, else the best check; for a
+    verdict on one measurement, the check that would confirm it (the engine puts it first) before
+    any lever is pulled on its word."""
+    if binding is None or (one_measurement and checks):
         if not checks:
             return None
         top = checks[0]

@@ -176,8 +176,14 @@ class DiagnosisThreads:
         by: str | None = None,
         thread_ts: str | None = None,
     ) -> None:
-        """Update the diagnosis card in place (post a new one if it is gone)."""
-        blocks = cards.step_blocks(step, note, by)
+        """Update the diagnosis card in place (post a new one if it is gone); a verdict's card
+        gets its Details button, its verdict kept for it."""
+        details = None
+        if step.verdict is not None:
+            details = self.core.state.details.keep(
+                step.session.team, "Verdict", step.verdict.model_dump_json()
+            )
+        blocks = cards.step_blocks(step, note, by, details)
         text = escape(cards.step_text(step))
         if ts:
             try:

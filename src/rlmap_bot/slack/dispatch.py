@@ -56,13 +56,14 @@ class Reply:
     trigger_id: str | None = None
     private = True  # what is sent is seen by the asker alone
     view = BRIEF  # the view of the result a button asked for
+    keep: Callable[[Any], str] | None = None  # keeps a result for its card's Details button
 
     def __init__(self, client: WebClient, channel: str, user: str, threads: DiagnosisThreads):
         self.client, self.channel, self.user, self.threads = client, channel, user, threads
 
     @property
     def place(self) -> Place:
-        return Place(private=self.private, user=self.user, view=self.view)
+        return Place(private=self.private, user=self.user, view=self.view, keep=self.keep)
 
     def result(self, result: Any) -> None:
         for out in render(result, self.place):
@@ -240,6 +241,9 @@ class SlackCommands:
         except RlmapError as exc:
             reply.problem(exc)
             return
+        reply.keep = lambda kept: self.core.state.details.keep(
+            team, type(kept).__name__, kept.model_dump_json()
+        )
         reply.result(result)
 
     def slash(

@@ -100,7 +100,10 @@ class RunFiles:
                     thread_ts=thread,
                 )
                 return
-            blocks, text = run_blocks.run_blocks(result, name)
+            details = self.core.state.details.keep(
+                team, type(result).__name__, result.model_dump_json()
+            )
+            blocks, text = run_blocks.run_blocks(result, name, details=details)
             posting.post(client, channel, user, blocks=blocks, text=text, thread_ts=thread)
             if chart:
                 posting.upload_chart(client, channel, thread, chart, "run.png", name)

@@ -91,7 +91,13 @@ def register(front_end: FrontEnd) -> None:
             ack()
             with front_end.after_ack(context, respond):
                 reply = ButtonReply(
-                    client, body, respond, front_end.threads, shown.title, view=shown.view
+                    client,
+                    body,
+                    respond,
+                    front_end.threads,
+                    shown.title,
+                    view=shown.view,
+                    modal=shown.modal,
                 )
                 press(shown.command, shown.args(action.get("value", "")), body, client, reply)
 
