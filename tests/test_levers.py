@@ -82,3 +82,10 @@ def test_a_lever_answering_an_unknown_reading_is_refused(knowledge_copy):
         KnowledgeError, match=r"entry 'reward': field 'levers\[5\].answers': no signal or rule"
     ):
         load_catalog(knowledge_copy)
+
+
+def test_a_lever_answering_a_fault_that_does_not_exist_is_refused(knowledge_copy):
+    path = knowledge_copy / "stages" / "optimization.yaml"
+    path.write_text(path.read_text().replace("fault:nan,", "fault:nann,"))
+    with pytest.raises(KnowledgeError, match=r"no fault 'fault:nann'; faults are "):
+        load_catalog(knowledge_copy)
