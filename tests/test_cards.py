@@ -165,3 +165,27 @@ def test_app_home_opens_with_the_person_s_own_watches_and_diagnoses(cards):
     mine = max(first("Your open diagnoses"), first("Watched runs in your channels"))
     assert mine <= 3
     assert mine < first("Ask me about") < first("1. Environments") < first("Newest in the catalog")
+
+
+def test_every_verdict_and_alert_card_opens_with_three_lines_and_fits_the_budget(cards):
+    """Issue 38: a diagnosis card was 10 blocks and 4.4-6.5k characters with no line saying what
+    to do; a watch alert 1.8-3.4k. Now: what binds or broke, how sure, one thing to do, then at
+    most three readings, within about 1,500 characters."""
+    checked = 0
+    for shot in cards.shots:
+        if shot.family not in (gallery.VERDICTS, gallery.ALERTS):
+            continue
+        blocks = shot.blocks
+        assert blockkit.visible_chars(blocks) <= 1500, (shot.name, blockkit.visible_chars(blocks))
+        if blocks[0]["type"] != "header":  # a resolved note or a pause notice: a line or two
+            assert shot.family == gallery.ALERTS and len(blocks) <= 2, shot.name
+            continue
+        sure, step = blocks[1]["text"]["text"].split("\n")
+        assert re.search(r"\d+% sure", sure), (shot.name, sure)
+        assert step.startswith(("*Do this next:* ", "*Check next:* ")), (shot.name, step)
+        readings = [b for b in blocks[2:] if b["type"] == "section"]
+        assert len(readings) <= 1 and all(
+            len(r["text"]["text"].split("\n")) <= 3 for r in readings
+        ), shot.name
+        checked += 1
+    assert checked >= 7, checked

@@ -12,7 +12,7 @@ import pytest
 from support import blockkit
 from support import runlogs as rl
 from support.bot import start_bot
-from support.slackio import slash
+from support.slackio import blocks_of, slash
 from support.standin import TEAM
 
 HACKING = rl.named(rl.phased([("healthy", 150), ("reward_hacking", 150)]), "verl")
@@ -85,3 +85,47 @@ def test_details_are_for_their_workspace_only(hbot, standin):
     view = _opened(hbot, standin, value, team="T0OTHER")
     assert "no longer kept" in blockkit.visible_text(view["blocks"])
     assert "From the logs" not in blockkit.visible_text(view["blocks"])
+
+
+def test_a_watch_alert_reads_fault_first_and_opens_its_details(standin, built_db, tmp_path):
+    """Issue 38: an alert named the stage before the fault, gave :rotating_light: to a plain change
+    of stage, printed its provenance three times and ran to 3.5k characters."""
+    from support.watching import Clock, launch, tick, watch_posts
+
+    roots, clock = tmp_path / "runs", Clock()
+    records = rl.named(
+        rl.phased([("healthy", 300), ("reward_hacking", 200), ("nan", 10), ("healthy", 100)]),
+        "verl",
+    )
+    log = roots / "q" / "run.log"
+    rl.write_verl_console(log, [r for r in records if r[0] <= 300])
+
+    def grow(upto: int, after: int) -> None:
+        with open(log, "a", encoding="utf-8") as f:
+            f.writelines(rl.verl_console_lines([r for r in records if after < r[0] <= upto]))
+
+    bot = launch(standin, built_db, tmp_path / "state.db", roots, clock, http=True)
+    try:
+        slash(bot, standin, "watch q/run.log every 30m")
+        grow(500, 300)  # reward quality starts to bind: a change of stage, no alarm
+        tick(bot, clock, 30)
+        grow(510, 500)  # NaN loss and inf gradient norm: a fault
+        tick(bot, clock, 30)
+        (stage, _), (fault, _) = watch_posts(standin)[:2]
+        stage_blocks, fault_blocks = (blocks_of(c) for c in (stage, fault))
+        assert ":rotating_light:" not in json.dumps(stage_blocks)
+        header = fault_blocks[0]["text"]["text"]
+        assert header.startswith(":rotating_light: NaN/inf in "), header
+        assert "from step 501" in header and "actor/pg_loss" in header
+        said = fault_blocks[1]["text"]["text"]
+        assert said.startswith("Then: ") and "*Do this next:* Stabilise the update" in said
+        for blocks in (stage_blocks, fault_blocks):
+            assert blockkit.visible_chars(blocks) <= 1500
+            assert blockkit.visible_text(blocks).count("run.log") == 1, "provenance once"
+            assert not blockkit.problems({"blocks": blocks})
+        view = _opened(bot, standin, _button(fault_blocks, "details_show")["value"])
+        shown = blockkit.visible_text(view["blocks"])
+        assert "Evidence, from the logs" in shown and "loss_divergence" in shown
+        assert "What changed" in shown and "every logged step, as it arrived" in shown
+    finally:
+        bot.stop()

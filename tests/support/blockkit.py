@@ -40,6 +40,9 @@ EMOJI = {
     "large_blue_circle": "\U0001f535",
     "small_orange_diamond": "\U0001f538",
     "arrow_right": "\u27a1\ufe0f",
+    "large_orange_diamond": "\U0001f536",
+    "twisted_rightwards_arrows": "\U0001f500",
+    "arrow_forward": "\u25b6\ufe0f",
 }
 
 # <...> sequences: links, channels, people, special mentions (after escaping, a literal "<" is &lt;)
@@ -175,13 +178,17 @@ def _text_html(obj: dict | None) -> str:
         return ""
     if obj.get("type") == "mrkdwn":
         return mrkdwn_html(obj.get("text", ""))
-    return html.escape(obj.get("text", "")).replace("\n", "<br>")
+    shown = html.escape(obj.get("text", "")).replace("\n", "<br>")
+    return _emoji_html(shown) if obj.get("emoji", True) else shown  # plain text draws :emoji:
 
 
 def _text_visible(obj: dict | None) -> str:
     if not obj:
         return ""
-    return visible(obj.get("text", "")) if obj.get("type") == "mrkdwn" else obj.get("text", "")
+    if obj.get("type") == "mrkdwn":
+        return visible(obj.get("text", ""))
+    text = obj.get("text", "")
+    return _EMOJI.sub("\u25cf", text) if obj.get("emoji", True) else text
 
 
 def _element_visible(element: dict) -> list[str]:

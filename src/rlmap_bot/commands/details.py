@@ -16,6 +16,7 @@ from rlmap_bot.errors import NotFoundError
 if TYPE_CHECKING:
     from rlmap_bot.results.diagnosis import Verdict
     from rlmap_bot.results.runs import RunDiagnosis
+    from rlmap_bot.results.watch import Alert
 
 SLACK = frozenset({"slack"})
 
@@ -30,14 +31,16 @@ def register(registry: Registry) -> None:
     )(details)
 
 
-def details(ctx: Invocation, id: str) -> RunDiagnosis | Verdict:
+def details(ctx: Invocation, id: str) -> RunDiagnosis | Verdict | Alert:
     from rlmap_bot.results.diagnosis import Verdict
     from rlmap_bot.results.runs import RunDiagnosis
+    from rlmap_bot.results.watch import Alert
     from rlmap_bot.state.details import DETAILS_KEPT
 
-    kinds: dict[str, type[RunDiagnosis] | type[Verdict]] = {
+    kinds: dict[str, type[RunDiagnosis] | type[Verdict] | type[Alert]] = {
         "RunDiagnosis": RunDiagnosis,
         "Verdict": Verdict,
+        "Alert": Alert,
     }
     kept = ctx.core.state.details.get(ctx.workspace or ctx.team, id)
     if kept is None or kept[0] not in kinds:

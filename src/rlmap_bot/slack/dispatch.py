@@ -153,6 +153,14 @@ class ThreadReply(Reply):
         )
 
 
+def keeper(core: Core, team: str) -> Callable[[Any], str]:
+    """Keeps a result (a pydantic model) for its card's Details button, in ``team``'s workspace;
+    returns the id the button carries."""
+    return lambda result: core.state.details.keep(
+        team, type(result).__name__, result.model_dump_json()
+    )
+
+
 class SlackCommands:
     def __init__(self, core: Core, settings: Settings, threads: DiagnosisThreads):
         self.core, self.settings, self.threads = core, settings, threads
@@ -226,7 +234,7 @@ class SlackCommands:
             channel=channel,
             thread_ts=anchor_ts,
             admin=user in self.settings.admins,
-            io=SlackChannel(client, channel, user, reply.respond),
+            io=SlackChannel(client, channel, user, reply.respond, keep=keeper(self.core, team)),
             workspace=team,
             watch_service=self.watch_service,
             curation=self.curation,
@@ -241,9 +249,7 @@ class SlackCommands:
         except RlmapError as exc:
             reply.problem(exc)
             return
-        reply.keep = lambda kept: self.core.state.details.keep(
-            team, type(kept).__name__, kept.model_dump_json()
-        )
+        reply.keep = keeper(self.core, team)
         reply.result(result)
 
     def slash(

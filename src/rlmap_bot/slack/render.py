@@ -51,6 +51,7 @@ from rlmap_bot.results.general import (
 from rlmap_bot.results.guided import GuidedRun
 from rlmap_bot.results.runs import RunDiagnosis
 from rlmap_bot.results.watch import (
+    Alert,
     CheckResult,
     Following,
     Unwatched,
@@ -305,6 +306,15 @@ def _(result: Notice, place: Place = Place()) -> Outs:
 
 
 # -- watching runs --------------------------------------------------------------------------------
+@render.register
+def _(result: Alert, place: Place = Place()) -> Outs:
+    """A watch post as its Details button shows it (the post itself goes out through the watch's
+    poster, slack/watches.py)."""
+    if place.view == DETAILS:
+        return [Message(watch_blocks.alert_details_blocks(result), "Details", title="Details")]
+    return [Message(watch_blocks.alert_blocks(result), escape(watch_blocks.alert_text(result)))]
+
+
 @render.register
 def _(result: CheckResult, place: Place = Place()) -> Outs:
     return said(watch_blocks.result_line(result))

@@ -100,9 +100,7 @@ class RunFiles:
                     thread_ts=thread,
                 )
                 return
-            details = self.core.state.details.keep(
-                team, type(result).__name__, result.model_dump_json()
-            )
+            details = self.core.state.details.keep(team, "RunDiagnosis", result.model_dump_json())
             blocks, text = run_blocks.run_blocks(result, name, details=details)
             posting.post(client, channel, user, blocks=blocks, text=text, thread_ts=thread)
             if chart:

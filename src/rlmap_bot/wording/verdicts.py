@@ -83,5 +83,9 @@ def evidence_line(evidence: Any, limit: int = 110) -> str:
     why = _FIRST_CLAUSE.split(" ".join(evidence.why.split()), maxsplit=1)[0].rstrip(".")
     if len(why) > limit:
         why = why[: limit + 1].rsplit(" ", 1)[0].rstrip(" ,;:-") + "…"
-    source = evidence.source.short or evidence.source.title
-    return f"{why} ({source})"
+    source = evidence.source
+    if isinstance(source, str):  # a watch post's evidence names its paper by title
+        name = getattr(evidence, "source_short", None) or source
+    else:
+        name = source.short or source.title
+    return f"{why} ({name})"
