@@ -159,7 +159,7 @@ def test_suggest_approve_live_on_the_other_replica_then_in_the_digest_once(
     b.command(f"suggest {REST}", user="U3", channel="C1", respond_as="again")
     # Replica b has merged the paper (asked above), so it says where the paper is in the catalog.
     said = reply(standin, "again")
-    assert "REST: Stress Testing" in said and "is already in the catalog (`" in said, said
+    assert "REST: Stress Testing" in said and "is already in the catalog as " in said, said
     assert len(standin.of("chat.postMessage")) == 2  # the card and the digest: nothing more
 
 

@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING, Any
 
 from rlmap_bot import wording
 from rlmap_bot.commands.context import Invocation
+from rlmap_bot.commands.declare import Said
 from rlmap_bot.commands.registry import ALL, Param, Registry
 from rlmap_bot.errors import NotFoundError, UsageError
 
@@ -31,7 +32,10 @@ def register(registry: Registry) -> None:
         "search the map: stages, topics, papers and diagnosis signals",
         Param(
             "question",
-            "what you want to know ('-' in the terminal: one question per line on stdin)",
+            Said(
+                slack="what you want to know",
+                terminal="what you want to know ('-': one question per line on stdin)",
+            ),
             kind="rest",
             required=True,
             metavar="QUESTION",
@@ -54,7 +58,10 @@ def register(registry: Registry) -> None:
         "a whole entry with its links, by id, title or alias",
         Param(
             "entry",
-            "an id, a title or an alias (quote titles with spaces in the shell)",
+            Said(
+                slack="an id, a title or an alias",
+                terminal="an id, a title or an alias (quote titles with spaces in the shell)",
+            ),
             kind="rest",
             required=True,
             metavar="ID",

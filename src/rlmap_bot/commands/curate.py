@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 from rlmap_bot.commands.context import Invocation
+from rlmap_bot.commands.declare import Said
 from rlmap_bot.commands.registry import Param, Registry
 from rlmap_bot.errors import UsageError
 
@@ -27,8 +28,11 @@ REFERENCE = (
 def register(registry: Registry) -> None:
     registry.command(
         "suggest",
-        "propose an arXiv paper for the catalog (in Slack: to the curators; here: shows the "
-        "candidate)",
+        Said(
+            slack="propose an arXiv paper for the catalog: the curators decide",
+            terminal="show an arXiv paper as a candidate for the catalog, with the stages it "
+            "would get (in Slack, `/rlmap suggest` sends it to the curators)",
+        ),
         Param("reference", REFERENCE, kind="rest", required=True, metavar="ARXIV"),
         surfaces=frozenset({"cli", "slack"}),
         json=True,

@@ -311,6 +311,7 @@ class Searcher:
                     "kind": display_kind(entry),
                     "id": entry.id,
                     "title": entry.title,
+                    "short": entry.short_name,
                     "one_line": entry.one_line,
                     "byline": (paper.byline or None) if paper is not None else None,
                     "url": paper.link if paper is not None else None,
