@@ -40,6 +40,7 @@ import datetime as dt
 import json
 import math
 import os
+import resource
 import sys
 import tempfile
 import time
@@ -302,6 +303,7 @@ class ClassScore:
     fault_named: dict[str, int] = field(default_factory=dict)  # the fault itself, not the stage
     delays: list[int] = field(default_factory=list)  # watch: steps from onset to the alert
     delay_shares: list[float] = field(default_factory=list)
+    claims: dict[str, int] = field(default_factory=dict)  # what the false alarms said, by check
 
 
 def score(runs: list[pop.PopRun], said: dict[str, list[Said]]) -> dict:
@@ -322,6 +324,10 @@ def score(runs: list[pop.PopRun], said: dict[str, list[Said]]) -> dict:
                 cs.pre_onset_alarms += s.speaks
             if false_alarm(kind, state, s):
                 alarmed.add(f"{s.view}@{round(100 * s.share)}" if s.view == "diagnose" else "watch")
+                stages, faults = new_claims(s)
+                for claim in [f"binds {x}" for x in stages] + [f"fault {x}" for x in faults]:
+                    if kind.group != "faulty":
+                        cs.claims[claim] = cs.claims.get(claim, 0) + 1
             if s.view == "diagnose" and state != "early" and s.confidence is not None:
                 pairs.append((float(s.confidence), stated_right(run.truth, state, s)))
             if state == "healthy":
@@ -534,6 +540,7 @@ def measure(
             Core(KNOWLEDGE, db, state_url=home / "parent-state.db")  # builds the store once
         runs = pop.population(seed, per_class)
         started = time.perf_counter()
+        cpu = _cpu()
         said: dict[str, list[Said]] = {}
         seconds: list[float] = []
         bank_said: dict[str, list[Said]] = {}
@@ -562,6 +569,7 @@ def measure(
             seed=seed,
             runs=len(runs),
             wall=time.perf_counter() - started,
+            cpu=_cpu() - cpu,
             run_seconds=sorted(seconds),
             said=said,
             population=runs,
@@ -569,6 +577,12 @@ def measure(
         if bank_said:
             out["bank"] = score_bank(bank_said)
         return out
+
+
+def _cpu() -> float:
+    """CPU seconds of this process and its finished children (the pool's workers)."""
+    own, kids = (resource.getrusage(w) for w in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN))
+    return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
 
 
 def _pct(a: int, b: int) -> str:
@@ -604,7 +618,8 @@ def report(out: dict, label: str) -> dict:
     pre = sum(c.pre_onset_alarms for c in faulty), sum(c.pre_onset_checks for c in faulty)
     print(
         f"{label}: seed {out['seed']}, {out['runs']} runs ({len(classes)} classes), checked in "
-        f"{out['wall']:.0f} s (median {_median(out['run_seconds']):.2f} s a run)"
+        f"{out['wall']:.0f} s, {out['cpu']:.0f} CPU s (median {_median(out['run_seconds']):.2f} s "
+        "a run)"
     )
     by_view = ", ".join(f"{v} {sum(c.alarm_by_view.get(v, 0) for c in healthy)}" for v in views)
     print(
@@ -623,29 +638,44 @@ def report(out: dict, label: str) -> dict:
         f"{GOALS['ece']}); stated >= 90%: right {100 * cal['right_at_90']:.0f}% "
         f"of {cal['n_at_90']}"
     )
+    only = [c for c in healthy if c.group == "healthy"]
     print(
-        f"  {'class':18} {'group':8} {'runs':>4} {'false alarm':>11} {'pre-onset':>9} "
-        f"{'d@50':>7} {'d@100':>7} {'watch':>7} {'fault@100':>9} {'delay':>6}"
+        f"  the issue's healthy classes alone (no rollout-bound): "
+        f"{_pct(sum(c.alarm_runs for c in only), sum(c.runs for c in only))} with a false alarm; "
+        "by view: "
+        + ", ".join(f"{v} {sum(c.alarm_by_view.get(v, 0) for c in only)}" for v in views)
+    )
+    print("  false alarms, per class (runs; by view; what the alarms said, counted by check):")
+    print(f"  {'class':18} {'runs':>9} {'d@50':>5} {'d@100':>5} {'watch':>5}  claims")
+    for c in healthy:
+        by = " ".join(f"{c.alarm_by_view.get(v, 0):>5}" for v in views)
+        claims = ", ".join(f"{k} {n}" for k, n in sorted(c.claims.items(), key=lambda x: -x[1]))
+        print(f"  {c.kind:18} {c.alarm_runs:>4}/{c.runs:<4} {by}  {claims}")
+    print(
+        "  faults, per class (caught: right stage or fault family; fault@100: the fault itself "
+        "named by diagnose; pre-onset: checks that spoke before it began; delay: watch, median "
+        "steps after onset)"
+    )
+    print(
+        f"  {'class':18} {'d@50':>7} {'d@100':>7} {'watch':>7} {'fault@100':>9} {'pre-onset':>9} "
+        f"{'delay':>6} {'% run':>6}"
     )
 
     def cell(c: ClassScore, view: str) -> str:
         n = c.bad_runs.get(view, 0)
         return f"{c.caught.get(view, 0)}/{n}" if n else "-"
 
-    for c in classes.values():
+    for c in faulty:
         fault = (
             f"{c.fault_named.get('diagnose@100', 0)}/{c.bad_runs.get('diagnose@100', 0)}"
             if pop.CLASSES[c.kind].fault
             else "-"
         )
-        alarm = f"{c.alarm_runs}/{c.runs}" if c.group != "faulty" else "-"
         pre_c = f"{c.pre_onset_alarms}/{c.pre_onset_checks}" if c.pre_onset_checks else "-"
         delay = f"{_median(c.delays):.0f}" if c.delays else "-"
+        share = f"{100 * _median(c.delay_shares):.0f}%" if c.delays else "-"
         views_c = " ".join(f"{cell(c, v):>7}" for v in views)
-        print(
-            f"  {c.kind:18} {c.group:8} {c.runs:>4} {alarm:>11} {pre_c:>9} {views_c} {fault:>9} "
-            f"{delay:>6}"
-        )
+        print(f"  {c.kind:18} {views_c} {fault:>9} {pre_c:>9} {delay:>6} {share:>6}")
     print("  reliability (diagnose at 50% and 100%: the stated X% sure against being right):")
     print(f"    {'stated':>8} {'n':>5} {'mean stated':>11} {'right':>6}")
     for row in cal["table"]:

@@ -11,7 +11,7 @@ import math
 import numpy as np
 import pytest
 
-from rlmap_bot.runs import load_aliases
+from rlmap_bot.runs.aliases import load_aliases
 from rlmap_bot.runs.diagnose import read_source
 from support import KNOWLEDGE
 from support import population as pop
