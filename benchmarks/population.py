@@ -310,6 +310,8 @@ def score(runs: list[pop.PopRun], said: dict[str, list[Said]]) -> dict:
     """Per class and overall figures, and the calibration pairs, from what each check said."""
     classes: dict[str, ClassScore] = {}
     pairs: list[tuple[float, bool]] = []
+    #: framework and format -> [healthy runs alarmed, healthy runs, faults caught at 100%, faults]
+    formats: dict[str, list[int]] = {}
     for run in runs:
         kind = pop.CLASSES[run.kind]
         cs = classes.setdefault(run.kind, ClassScore(run.kind, kind.group))
@@ -317,6 +319,7 @@ def score(runs: list[pop.PopRun], said: dict[str, list[Said]]) -> dict:
         checks = said.get(run.name, [])
         alarmed: set[str] = set()
         first_catch = None
+        caught_at_end = False
         for s in checks:
             state = run.truth.at(s.step)
             if state == "healthy" and kind.group == "faulty":
@@ -340,6 +343,7 @@ def score(runs: list[pop.PopRun], said: dict[str, list[Said]]) -> dict:
                 view = f"diagnose@{round(100 * s.share)}"
                 cs.bad_runs[view] = cs.bad_runs.get(view, 0) + 1
                 cs.caught[view] = cs.caught.get(view, 0) + hit
+                caught_at_end = hit if s.share == 1.0 else caught_at_end
                 if kind.fault:
                     cs.fault_named[view] = cs.fault_named.get(view, 0) + names_fault(kind, s.faults)
         if kind.group != "healthy" and run.truth.at(run.steps) == "bad":
@@ -352,7 +356,19 @@ def score(runs: list[pop.PopRun], said: dict[str, list[Said]]) -> dict:
             cs.alarm_runs += 1
         for view in alarmed:
             cs.alarm_by_view[view] = cs.alarm_by_view.get(view, 0) + 1
-    return {"classes": classes, "calibration": calibration(pairs), "pairs": pairs}
+        row = formats.setdefault(f"{run.framework} {run.format}", [0, 0, 0, 0])
+        if kind.group == "faulty":
+            row[2] += caught_at_end
+            row[3] += 1
+        else:
+            row[0] += bool(alarmed)
+            row[1] += 1
+    return {
+        "classes": classes,
+        "calibration": calibration(pairs),
+        "pairs": pairs,
+        "formats": formats,
+    }
 
 
 def calibration(pairs: list[tuple[float, bool]], bins: int = 10) -> dict:
@@ -644,6 +660,11 @@ def report(out: dict, label: str) -> dict:
         f"{_pct(sum(c.alarm_runs for c in only), sum(c.runs for c in only))} with a false alarm; "
         "by view: "
         + ", ".join(f"{v} {sum(c.alarm_by_view.get(v, 0) for c in only)}" for v in views)
+    )
+    print(
+        "  by framework and format (healthy and rollout-bound runs alarmed; faults caught by "
+        "diagnose at 100%): "
+        + "; ".join(f"{k} {a}/{n}, {c}/{f}" for k, (a, n, c, f) in sorted(out["formats"].items()))
     )
     print("  false alarms, per class (runs; by view; what the alarms said, counted by check):")
     print(f"  {'class':18} {'runs':>9} {'d@50':>5} {'d@100':>5} {'watch':>5}  claims")
