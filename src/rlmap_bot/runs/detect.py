@@ -21,7 +21,7 @@ from rlmap_bot.runs.names import FORMATS, LOOKED_FOR  # noqa: E402,F401 - re-exp
 from rlmap_bot.runs.textio import GZIP_MAGIC, HEAD, SQLITE_MAGIC, open_binary, read_head
 
 #: Where else a run can be, said after the log formats when nothing at a path could be read: a
-#: person who pointed at the wrong place learns what to point at (issue 36).
+#: person who pointed at the wrong place learns what to point at.
 ELSEWHERE = (
     "a W&B run folder (any folder holding run-<id>.wandb, or the wandb/ folder above it), "
     "or a tracker's run: wandb:ENTITY/PROJECT/RUN_ID, mlflow:RUN_ID, trackio:PROJECT/RUN_NAME"
