@@ -455,7 +455,7 @@ PROBE = textwrap.dedent("""
     for name, path in banks.items():
         profiles = yaml.safe_load(open(path))
         signals_ok = guided_ok = guided_right = 0
-        asked = []
+        asked, after_complaint, healthy = [], [], []
         for p in profiles:
             verdict = engine.diagnose(p["signals"]).binding_stage
             signals_ok += verdict == p["expect"]
@@ -468,11 +468,17 @@ PROBE = textwrap.dedent("""
                 # every question put (the opening one included), where the simulation counts it
                 asked.append(result.get("questions") or
                              len(result["asked"]) + bool(result.get("complaint_asked")))
+                if p.get("complaint"):
+                    after_complaint.append(asked[-1])
+                if p["expect"] is None and verdict is None:  # a healthy run, read as one
+                    healthy.append(asked[-1])
         out["banks"][name] = {"n": len(profiles), "signals": signals_ok,
                               "guided": guided_ok if simulate else None,
                               "guided_right": guided_right if simulate else None,
                               "questions": sum(asked) / len(asked) if asked else None,
-                              "most": max(asked) if asked else None}
+                              "most": max(asked) if asked else None,
+                              "complaint": [len(after_complaint), sum(after_complaint)],
+                              "healthy": [len(healthy), sum(healthy)]}
     print(json.dumps(out))
 """)
 BANKS = {
@@ -494,6 +500,13 @@ def probe(src: Path, knowledge: Path) -> dict:
     return json.loads(done.stdout)
 
 
+def _mean_of(counted: list[int] | None) -> str:
+    """'5.23 of 39': a mean over the profiles counted, or n/a."""
+    if not counted or not counted[0]:
+        return "n/a"
+    return f"{counted[1] / counted[0]:.2f} of {counted[0]}"
+
+
 def diagnosis_report(baseline: str | None) -> None:
     """Scenario accuracy and verdict latency, for this tree and optionally an earlier revision."""
     rows = [("this tree", probe(ROOT / "src", ROOT / "knowledge"))]
@@ -512,11 +525,15 @@ def diagnosis_report(baseline: str | None) -> None:
     )
     print(
         "   simulation against the --signals one, and against the expected one; questions put, "
-        "the opening one included: mean and most)"
+        "the opening one included: mean and most,"
+    )
+    print(
+        "   and the mean over the profiles that name a complaint, and over healthy runs: those "
+        "expecting no verdict that --signals gives none)"
     )
     print(
         f"   {'engine':14} {'bank':8} {'--signals':>10} {'guided':>10} {'guided ok':>10} "
-        f"{'questions':>9} {'most':>4}"
+        f"{'questions':>9} {'most':>4} {'complaint':>15} {'healthy':>13}"
     )
     for label, result in rows:
         for name, bank in result["banks"].items():
@@ -530,7 +547,8 @@ def diagnosis_report(baseline: str | None) -> None:
             most = bank.get("most")
             print(
                 f"   {label:14} {name:8} {bank['signals']:>6}/{bank['n']:<3} {guided:>10} "
-                f"{right:>10} {questions:>9} {most if most is not None else 'n/a':>4}"
+                f"{right:>10} {questions:>9} {most if most is not None else 'n/a':>4} "
+                f"{_mean_of(bank.get('complaint')):>15} {_mean_of(bank.get('healthy')):>13}"
             )
     print(
         "   Verdict latency in ms (with next checks and papers) over 300 random signal sets: wall "

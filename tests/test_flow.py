@@ -407,7 +407,11 @@ def test_notes_name_questions_as_the_card_does(core):
     flow = core.flow
     step = flow.reply(flow.start(user="U1").session.id, "a")
     complaint = core.engine.settings.complaints[0]
-    assert step.note == f"you see: {complaint.label}"
+    # what the complaint answers is said with it, by the questions' titles
+    assert step.note == (
+        f"you see: {complaint.label} (taken as Training reward trend: rising; "
+        "Held-out score trend: flat or falling)"
+    )
     asked = core.engine.signals[step.question.signal]
     skipped = flow.reply(step.session.id, "?")
     assert skipped.note == f"skipped: {asked.title}" and asked.id not in skipped.note
@@ -451,12 +455,11 @@ def test_a_reading_named_at_the_pause_is_asked_and_the_unnamed_are_not(fresh):
 
 
 def test_stopping_without_a_verdict_still_says_what_the_team_sees(fresh):
-    """A newcomer picked "training reward rises, the eval does not", said the reward rises and
-    stopped: the verdict read "Nothing you reported points at a binding stage", as if unheard."""
+    """A newcomer picked "training reward rises, the eval does not" and stopped: the verdict read
+    "Nothing you reported points at a binding stage", as if unheard. (The complaint now answers
+    the reward's trend itself, so the stop comes at the next question.)"""
     step = fresh.flow.start(user="U1")
     step = fresh.flow.reply(step.session.id, "a")  # the first complaint
-    assert step.question.signal == "proxy_reward_trend"
-    step = fresh.flow.reply(step.session.id, "rising")
     step = fresh.flow.reply(step.session.id, "stop")
     assert step.verdict.binding_stage is None
     summary = step.verdict.summary

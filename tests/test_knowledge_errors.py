@@ -170,6 +170,33 @@ def test_answer_words_for_no_choice_are_refused(knowledge_copy):
     )
 
 
+@pytest.mark.parametrize(
+    "new, problem",
+    [
+        # a number: no complaint's words give one
+        ("states: {length_growth: 3}", "'length_growth' is a number: a complaint states only"),
+        # a word the question does not offer
+        ("states: {proxy_reward_trend: climbing}", "not one of rising, flat, falling"),
+        # a signal the complaint does not list, so a verdict reading it would not explain it
+        ("states: {entropy_trend: stable}", "which the complaint's signals do not list"),
+        # a list that rules nothing out says nothing
+        ("states: {proxy_reward_trend: [rising, flat, falling]}", "rule out at least one"),
+    ],
+)
+def test_a_complaint_stating_what_its_words_cannot_is_refused(knowledge_copy, new, problem):
+    _edit(
+        knowledge_copy,
+        "catalog.yaml",
+        "states: {proxy_reward_trend: rising, heldout_score_trend: [flat, falling]}",
+        new,
+    )
+    with pytest.raises(
+        KnowledgeError, match=r"entry 'settings': field 'diagnosis\.complaints\[0\]\.states\."
+    ) as err:
+        load_catalog(knowledge_copy)
+    assert problem in str(err.value) and "\n" not in str(err.value)
+
+
 def test_failed_build_keeps_the_old_store(knowledge_copy, tmp_path):
     db = tmp_path / "kb.db"
     build_store(knowledge_copy, db)

@@ -448,3 +448,46 @@ def test_readings_ticked_across_the_card_s_groups_are_asked_next_and_only_they(b
     assert card.signal == last
     card.click("diag_skip")
     assert card.signal is None and "Verdict" in json.dumps(card.blocks, ensure_ascii=False)
+
+
+def test_a_ticked_complaint_answers_what_it_says_on_the_card(bot, standin):
+    """Ticking "Training reward rises, the eval does not" answers the reward's trend: the card
+    never asks it, asks the held-out score with only the two choices the complaint left (its
+    second button is "falling", not the signal's second preset "flat"), and the verdict says
+    what it took from what the team said."""
+    card = start(bot, standin)
+    assert card.signal == "complaint"
+    before = card.updates()
+    ticked = {
+        "diag_pick_block": {
+            "diag_pick": {
+                "type": "checkboxes",
+                "selected_options": [{"value": "reward_up_eval_flat"}],
+            }
+        }
+    }
+    bot.slack.click(
+        "diag_choose",
+        card.buttons["diag_choose"]["value"],
+        channel=card.channel,
+        message_ts=card.ts,
+        thread_ts=card.thread,
+        state=ticked,
+    )
+    card._wait_update(before)
+    assert card.signal == "heldout_score_trend"
+    offered = {a: b["text"]["text"] for a, b in card.buttons.items() if a.startswith("diag_preset")}
+    assert offered == {"diag_preset_0": "flat", "diag_preset_1": "falling"}
+    card.click("diag_preset_1")
+    session = bot.front.core.state.sessions.list(status=None)[0]
+    assert session.answers["heldout_score_trend"] == "falling"
+    seen = []
+    for _ in range(12):
+        if card.signal is None:
+            break
+        seen.append(card.signal)
+        card.answer(TRUTH)
+    assert card.signal is None and "proxy_reward_trend" not in seen, seen
+    shown = json.dumps(card.blocks, ensure_ascii=False)
+    assert "Verdict: Reward quality binds" in shown
+    assert "From what you said: Training reward trend: rising." in shown

@@ -115,15 +115,18 @@ class Card:
             self._wait_update(before)
 
     def answer(self, truth: dict) -> None:
-        """Click the preset that matches the truth, type numbers that have none, else don't know."""
+        """Click the button labelled with the truth's answer, type numbers that have none, else
+        don't know. A person reads the buttons the card shows (a complaint may have left fewer
+        than the signal's presets), so the button is found by its label."""
         signal = self.signal
         if signal not in truth:
             return self.click("diag_skip")
         value = truth[signal]
         presets = self.bot.front.core.engine.signals[signal].presets
-        for i, preset in enumerate(presets):
-            if preset.value == value:
-                return self.click(f"diag_preset_{i}")
+        label = next((p.label for p in presets if p.value == value), None)
+        for action_id, button in self.buttons.items():
+            if action_id.startswith("diag_preset_") and button["text"]["text"] == label:
+                return self.click(action_id)
         return self.type(str(value))
 
 

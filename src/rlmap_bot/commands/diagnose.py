@@ -127,10 +127,10 @@ def diagnose_move(
     values = list(value or [])
     if move == "preset":
         try:
-            preset = ctx.core.engine.signals[signal].presets[int(values[0])]
-        except (KeyError, IndexError, ValueError):
+            index = int(values[0])
+        except (IndexError, ValueError):
             raise FlowError("that answer is not one of the question's") from None
-        step = flow.answer(session, signal, preset.value)
+        step = flow.pick(session, signal, index)  # of the presets the card offered
     elif move == "choose":
         step = flow.answer(session, signal, values)
     elif move == "skip":

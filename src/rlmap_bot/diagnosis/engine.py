@@ -17,7 +17,7 @@ from rapidfuzz import process
 
 from rlmap_bot.diagnosis import summary
 from rlmap_bot.diagnosis.questions import Questions
-from rlmap_bot.diagnosis.rules import RuleSet, candidate_values
+from rlmap_bot.diagnosis.rules import RuleSet, candidate_values, plain
 from rlmap_bot.diagnosis.scoring import Evaluation, Scoring
 from rlmap_bot.errors import UsageError
 from rlmap_bot.knowledge.loader import Catalog
@@ -67,10 +67,19 @@ class Engine:
 
     # -- questions ------------------------------------------------------------------------
     def information(
-        self, values: Mapping[str, Any], exclude: Iterable[str] = ()
+        self,
+        values: Mapping[str, Any],
+        exclude: Iterable[str] = (),
+        among: frozenset[int] | None = None,
     ) -> list[NextCheck]:
-        """Unanswered signals ranked by expected information gain weighed by cost, best first."""
-        return self.questions.information(values, exclude)
+        """Unanswered signals ranked by expected information gain weighed by cost, best first
+        (``among``: over the belief only those rules' readings give)."""
+        return self.questions.information(values, exclude, among)
+
+    def bearing_on(self, signals: Iterable[str]) -> frozenset[int]:
+        """The rules that read any of ``signals``: the readings that can explain a complaint
+        listing them (or count against an explanation), as :meth:`information`'s ``among``."""
+        return frozenset(c.index for sid in set(signals) for c in self.rules.by_signal.get(sid, ()))
 
     def completing_signals(
         self, values: Mapping[str, Any], exclude: Iterable[str] = ()
@@ -143,7 +152,7 @@ class Engine:
             evidence=evidence,
             next_checks=checks,
             papers=summary.papers(self.catalog, self.stages, binding, tied, evidence),
-            signals=values,
+            signals={k: plain(v) for k, v in values.items()},
         )
 
     def _about_the_verdict(

@@ -21,6 +21,8 @@ from rlmap_bot.diagnosis.engine import DiagnosisInputError, Engine
 from rlmap_bot.diagnosis.guide import COMPLAINT, PICKS, READINGS, Guide, answer_hint
 from rlmap_bot.diagnosis.picks import complaint_question, parse_picks, readings_question
 from rlmap_bot.diagnosis.replies import control_word, typed_choice
+from rlmap_bot.diagnosis.rules import OneOf
+from rlmap_bot.diagnosis.said import narrowed_question, taken, told
 from rlmap_bot.errors import UsageError
 from rlmap_bot.results.diagnosis import (
     PauseCheck,
@@ -202,7 +204,7 @@ class Flow:
                     key=key,
                 )
             note = (
-                "you see: " + "; ".join(self.engine.complaints[c].label for c in value)
+                self._seen(value)
                 if signal_id == COMPLAINT
                 else "you can read: " + "; ".join(self._title(c) for c in value)
             )
@@ -219,6 +221,14 @@ class Flow:
             note = f"{self._title(signal_id)}: {format_value(value)}"
         answers = {**session.answers, signal_id: value}
         return self._advance(session, answers=answers, skipped=session.skipped, note=note, key=key)
+
+    def pick(self, session_id: str, signal_id: str, index: int, key: str | None = None) -> Step:
+        """Answer with the ``index``-th preset the question offers (a card's button): the
+        question's own presets, those a complaint's narrowing left."""
+        presets = self.guide.presets(self._open(session_id), signal_id)
+        if not 0 <= index < len(presets):
+            raise FlowError("that answer is not one of the question's")
+        return self.answer(session_id, signal_id, presets[index].value, key=key)
 
     def skip(self, session_id: str, signal_id: str | None = None, key: str | None = None) -> Step:
         """'Don't know': move on without an answer; the signal stays out of next checks."""
@@ -337,19 +347,12 @@ class Flow:
         signal = self.engine.signals.get(current)
         reply = text.strip()
         yes_no = signal is not None and signal.type == "bool" and reply.lower() in {"y", "n"}
-        if (
-            signal is not None
-            and not yes_no
-            and len(reply) == 1
-            and reply.isalpha()
-            and signal.presets
-        ):
+        presets = self.guide.presets(session, current)
+        if signal is not None and not yes_no and len(reply) == 1 and reply.isalpha() and presets:
             index = ord(reply.lower()) - ord("a")
-            if not 0 <= index < len(signal.presets):
-                raise FlowError(
-                    f"no option {reply!r}; pick a-{chr(ord('a') + len(signal.presets) - 1)}"
-                )
-            return self.answer(session_id, current, signal.presets[index].value, key=key)
+            if not 0 <= index < len(presets):
+                raise FlowError(f"no option {reply!r}; pick a-{chr(ord('a') + len(presets) - 1)}")
+            return self.answer(session_id, current, presets[index].value, key=key)
         if signal is not None and signal.type == "choice":
             reply = typed_choice(signal.choices, reply, self.engine.settings) or reply
         return self.answer(session_id, current, reply, key=key)
@@ -443,13 +446,15 @@ class Flow:
         return Step(session=session, question=self._question(session), leaning=verdict, note=note)
 
     def _with_complaints(self, session: Session, verdict: Verdict) -> Verdict:
-        """A verdict that names no stage still says what the team reported seeing: "Nothing you
-        reported points at a binding stage" once read as if the complaint had not been heard."""
-        chosen = self.guide.complaints(session)
-        if verdict.binding_stage or verdict.tied or not chosen:
-            return verdict
-        seen = "; ".join(f"“{c.label}”" for c in chosen)
-        return verdict.model_copy(update={"summary": f"You see: {seen}. {verdict.summary}"})
+        """The verdict, saying what the team told by its complaints (:func:`told`)."""
+        given = {k: v for k, v in self.guide.said(session).items() if k not in session.answers}
+        return told(verdict, self.guide.complaints(session), given, self._title)
+
+    def _seen(self, picked: list[str]) -> str:
+        """The note after the opening question: what the team sees, and what that answers."""
+        note = "you see: " + "; ".join(self.engine.complaints[c].label for c in picked)
+        said = self.guide.said(Session(user="-", answers={COMPLAINT: picked}))
+        return f"{note} (taken as {taken(said, self._title)})" if said else note
 
     def _question(self, session: Session) -> Question:
         assert session.current is not None, "_step asks only while a question is open"
@@ -466,16 +471,21 @@ class Flow:
         if session.current == READINGS:
             return readings_question(self.guide.readings(session), common)
         signal = self.engine.signals[session.current]
+        text, choices, hint = signal.question, list(signal.choices), answer_hint(signal)
+        offered = self.guide.presets(session, signal.id)
+        narrowed = self.guide.signal_answers(session).get(signal.id)
+        if isinstance(narrowed, OneOf):  # the complaint chosen already ruled some answers out
+            text, choices, hint = narrowed_question(signal, narrowed)
         return Question(
             signal=signal.id,
             title=signal.title,
-            text=signal.question,
+            text=text,
             type=signal.type,
             unit=signal.unit,
-            choices=list(signal.choices),
-            presets=[PresetView(label=p.label, value=p.value) for p in signal.presets],
+            choices=choices,
+            presets=[PresetView(label=p.label, value=p.value) for p in offered],
             how_to_measure=signal.how_to_measure,
-            answer_hint=answer_hint(signal),
+            answer_hint=hint,
             cost=signal.cost,
             **common,
         )

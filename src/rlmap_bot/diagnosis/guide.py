@@ -33,7 +33,9 @@ import json
 from typing import Any, Iterable
 
 from rlmap_bot.diagnosis.engine import Engine
-from rlmap_bot.knowledge.schema import Complaint, Signal
+from rlmap_bot.diagnosis.rules import OneOf, known
+from rlmap_bot.diagnosis.said import offered, stated
+from rlmap_bot.knowledge.schema import Complaint, Preset, Signal
 from rlmap_bot.results.diagnosis import NextCheck, Session
 
 COMPLAINT = "complaint"  # the opening question's id in a session (never a signal id)
@@ -47,24 +49,48 @@ class Guide:
     def __init__(self, engine: Engine):
         self.engine = engine
         self.settings = engine.settings
-        # The last ranking worked out, with the answers it is for: a "don't know" asks for the
-        # next question and then whether to pause, both over the same answers.
-        self._last: tuple[tuple[str, frozenset[str]], list[NextCheck]] | None = None
+        # The last rankings worked out, by the answers they are for: a "don't know" asks for the
+        # next question and then whether to pause, both over the same answers, and a pause ranks
+        # over all stages and over those a complaint leaves open (so two are kept).
+        self._last: dict[tuple[str, frozenset[str], frozenset[int] | None], list[NextCheck]] = {}
 
-    def information(self, values: dict[str, Any], gone: set[str]) -> list[NextCheck]:
+    def information(
+        self, values: dict[str, Any], gone: set[str], among: frozenset[int] | None = None
+    ) -> list[NextCheck]:
         """The engine's ranking of the checks left (never changed by callers), worked out once
         for a move's answers however many decisions read it."""
-        key = (json.dumps(values, sort_keys=True, default=str), frozenset(gone))
+        key = (json.dumps(values, sort_keys=True, default=_json), frozenset(gone), among)
         last = self._last  # one read: another thread may replace it meanwhile
-        if last is not None and last[0] == key:
-            return last[1]
-        checks = self.engine.information(values, exclude=gone)
-        self._last = (key, checks)
+        if key in last:
+            return last[key]
+        checks = self.engine.information(values, exclude=gone, among=among)
+        kept = [(k, v) for k, v in last.items() if k[0] == key[0]][-1:]
+        self._last = dict([*kept, (key, checks)])  # replaced whole, never changed in place
         return checks
 
     # -- reading a session ----------------------------------------------------------------
     def signal_answers(self, session: Session) -> dict[str, Any]:
-        return {k: v for k, v in session.answers.items() if k in self.engine.signals}
+        """The signal values the session knows: what the chosen complaints say (:meth:`said`),
+        then every answer given, which wins over what a complaint said of the same signal."""
+        given = {k: v for k, v in session.answers.items() if k in self.engine.signals}
+        return {**self.said(session), **given}
+
+    def said(self, session: Session) -> dict[str, Any]:
+        """What the chosen complaints state, as answers (:func:`~rlmap_bot.diagnosis.said.stated`).
+        Worked out from the complaint answer each time, so going back to the opening question,
+        or a catalog reload that changes a complaint, takes it back with it."""
+        return stated(self.complaints(session), self.engine.signals)
+
+    def presets(self, session: Session, signal_id: str) -> list[Preset]:
+        """The presets a signal's question offers: those a complaint's narrowing leaves."""
+        signal = self.engine.signals.get(signal_id)
+        if signal is None:
+            return []
+        return offered(signal, self.signal_answers(session).get(signal_id))
+
+    def gone(self, session: Session, values: dict[str, Any]) -> set[str]:
+        """Signals not to ask: answered (a narrowed one is still asked), skipped or put already."""
+        return {k for k in values if known(values, k)} | set(session.skipped) | set(session.history)
 
     def known_answers(self, session: Session) -> dict[str, Any]:
         """Answers whose question still exists (signals in the catalog, and the complaint)."""
@@ -108,27 +134,60 @@ class Guide:
         if session.current is None or session.current == COMPLAINT:
             return []
         if session.current == READINGS:
-            offered = sorted(self.readings(session), key=lambda c: -c.gain)
-            return offered[: self.settings.pause_checks]
+            return self.pause_offer(session)[: self.settings.pause_checks]
         if self.unknown_streak(session) < self.settings.pause_after_unknowns:
             return []
         values = self.signal_answers(session)
         if self.engine.binding_of(values)[0] is not None:
             return []
-        gone = set(values) | set(session.skipped) | set(session.history)
-        checks = [c for c in self.information(values, gone) if c.gain > self.settings.min_gain]
+        checks = self.pause_offer(session)
         first = [c for c in checks if c.signal == session.current]
-        rest = sorted((c for c in checks if c.signal != session.current), key=lambda c: -c.gain)
+        rest = [c for c in checks if c.signal != session.current]
         return (first + rest)[: self.settings.pause_checks]
 
     def readings(self, session: Session) -> list[NextCheck]:
         """The readings offered at a pause ("which of these can you read?"): every unasked signal
-        worth asking, best first, at most ``readings_listed``."""
+        worth asking, at most ``readings_listed``: those that best separate what the complaints
+        leave open first (:meth:`telling`), then the rest by priority."""
+        separating, rest = self.telling(session)
+        return (separating + rest)[: self.settings.readings_listed]
+
+    def pause_offer(self, session: Session) -> list[NextCheck]:
+        """The unasked signals a pause names as what to measure, best first (:meth:`telling`)."""
+        separating, rest = self.telling(session)
+        return separating + sorted(rest, key=lambda c: -c.gain)
+
+    def telling(self, session: Session) -> tuple[list[NextCheck], list[NextCheck]]:
+        """The unasked signals worth asking, in two parts: those that best separate the stages
+        the chosen complaints leave open (best first), and the rest (by priority).
+
+        The first part ranks by expected information gain over the verdict distribution that
+        only the readings bearing on the complaints give (the rules reading a signal they list,
+        which is what "explained" means for a complaint), given every answer so far, the
+        complaints' own statements included; a stage none of those rules can still point at
+        stays where it is whatever the answer, so it is the stages left open that are
+        separated. Expected information rather than a discrimination score between the two
+        leading stages: after a complaint and a few "don't know"s there is seldom a leader yet,
+        and the same KL measure that orders the questions (:mod:`~rlmap_bot.diagnosis.questions`)
+        also credits a reading that would settle one explanation outright or rule the leading
+        one out. A reading no such rule reads (a diverged loss, after "the eval does not rise")
+        moves that distribution not at all, however decisive it is for something else, so it
+        comes in the second part, ranked over all stages as with no complaint.
+        """
         values = self.signal_answers(session)
-        gone = set(values) | set(session.skipped) | set(session.history)
-        checks = self.information(values, gone)
-        useful = [c for c in checks if c.gain > self.settings.min_gain]
-        return useful[: self.settings.readings_listed]
+        gone = self.gone(session, values)
+        floor = self.settings.min_gain
+        general = [c for c in self.information(values, gone) if c.gain > floor]
+        chosen = self.complaints(session)
+        if not chosen:
+            return [], general
+        among = self.engine.bearing_on(_listed(chosen))
+        separating = sorted(
+            (c for c in self.information(values, gone, among) if c.gain > floor),
+            key=lambda c: -c.gain,
+        )
+        first = {c.signal for c in separating}
+        return separating, [c for c in general if c.signal not in first]
 
     # -- deciding -------------------------------------------------------------------------
     def first(self) -> str | None:
@@ -141,7 +200,7 @@ class Guide:
         if self.exhausted(session) or READINGS in session.skipped:
             return None  # the bound, or "none of these" to the readings offered at a pause
         values = self.signal_answers(session)
-        gone = set(values) | set(session.skipped) | set(session.history)
+        gone = self.gone(session, values)
         have = session.answers.get(READINGS)
         if have is not None:  # the team said which readings it has: only those are asked
             gone |= set(self.engine.signals) - set(have)
@@ -192,7 +251,7 @@ class Guide:
         return not any(
             self.engine.binding_of({**values, sid: option})[0] is not None
             for sid in left
-            for option in self.engine.candidate_values(self.engine.signals[sid])
+            for option in self.engine.rules.options(sid, values.get(sid))
         )
 
     def unexplained(self, values: dict[str, Any], chosen: list[Complaint]) -> list[Complaint]:
@@ -201,6 +260,11 @@ class Guide:
         """
         read = self.engine.supporting_signals(values)
         return [c for c in chosen if not read & set(c.signals)]
+
+
+def _json(value: Any) -> Any:
+    """How a ranking's memo key writes a narrowed value (a set has no JSON form)."""
+    return list(value.order) if isinstance(value, OneOf) else str(value)
 
 
 def _listed(complaints: Iterable[Complaint]) -> set[str]:

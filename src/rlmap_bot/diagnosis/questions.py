@@ -13,7 +13,7 @@ import math
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from rlmap_bot.diagnosis.rules import CompiledRule
+from rlmap_bot.diagnosis.rules import CompiledRule, known
 from rlmap_bot.diagnosis.scoring import Evaluation, Scoring
 from rlmap_bot.knowledge.schema import Signal
 from rlmap_bot.results.diagnosis import NextCheck
@@ -34,7 +34,10 @@ class Questions:
         self.signals = signals
 
     def information(
-        self, values: Mapping[str, Any], exclude: Iterable[str] = ()
+        self,
+        values: Mapping[str, Any],
+        exclude: Iterable[str] = (),
+        among: frozenset[int] | None = None,
     ) -> list[NextCheck]:
         """Unanswered signals ranked by expected information gain weighed by cost, best first.
 
@@ -43,26 +46,29 @@ class Questions:
         combination rules it takes part in could reduce once their other unknown signals are
         asked too, per question (see :meth:`combination_gain`); without the second, a signal
         that only matters in a combination (an eval gain next to the seed spread) would never
-        be asked.
+        be asked.  ``among``: the belief is the one those rules' readings give (see
+        :meth:`Scoring.dist`), so a signal none of them reads gains nothing.
         """
         fired = self.rules.fired(values)
-        base = self.scoring.uncertainty(fired)
-        before = self.scoring.dist(fired)
-        skip = set(values) | set(exclude)
+        base = self.scoring.uncertainty(fired, among)
+        before = self.scoring.dist(fired, among)
+        skip = {n for n in values if known(values, n)} | set(exclude)
         weights = self.settings.cost_weights
-        combos = self.combination_gain(values, fired, base, skip)
+        combos = self.combination_gain(values, fired, base, skip, among)
         checks: list[NextCheck] = []
         for signal in self.signals.values():
             if signal.id in skip:
                 continue
-            options = self.rules.candidates[signal.id]
+            # a narrowed signal (the complaint said "not rising") is weighed on what it leaves
+            options = self.rules.options(signal.id, values.get(signal.id))
             if not options:
                 continue
             moved = 0.0
             for option in options:
                 trial = {**values, signal.id: option}
                 moved += surprise(
-                    self.scoring.dist(self.rules.trial_fired(fired, trial, signal.id)), before
+                    self.scoring.dist(self.rules.trial_fired(fired, trial, signal.id), among),
+                    before,
                 )
             gain = moved / len(options) + combos.get(signal.id, 0.0)
             priority = gain * weights.get(signal.cost, 1.0)
@@ -80,7 +86,12 @@ class Questions:
         return checks
 
     def combination_gain(
-        self, values: Mapping[str, Any], fired: list[CompiledRule], base: float, skip: set[str]
+        self,
+        values: Mapping[str, Any],
+        fired: list[CompiledRule],
+        base: float,
+        skip: set[str],
+        among: frozenset[int] | None = None,
     ) -> dict[str, float]:
         """Per unknown signal, the uncertainty the combination rules it takes part in could remove,
         per question.
@@ -93,15 +104,15 @@ class Questions:
         out: dict[str, float] = {}
         fired_ids = {c.index for c in fired}
         for compiled in self.rules.rules:
-            if compiled.index in fired_ids:
+            if compiled.index in fired_ids or (among is not None and compiled.index not in among):
                 continue
-            unknown = [n for n in compiled.names if n not in values]
+            unknown = [n for n in compiled.names if not known(values, n)]
             if len(unknown) < 2 or any(n in skip for n in unknown):
                 continue
             chance = self.rules.chance(compiled, values)
             if chance <= 0:
                 continue
-            shifted = self.scoring.uncertainty([*fired, compiled])
+            shifted = self.scoring.uncertainty([*fired, compiled], among)
             value = chance * (base - shifted) / len(unknown)
             if value <= 0:
                 continue
@@ -115,8 +126,8 @@ class Questions:
         """Unknown signals that would complete a combination the known readings have begun.
 
         A rule strong enough to settle a verdict on its own (points reaching ``min_score``)
-        that has not fired, reads a known signal, and none of whose conditions on the known
-        readings is false: its unknown signals complete it.  Rules reading a skipped signal
+        that has not fired, reads a known or narrowed signal, and none of whose conditions on the
+        known readings is false: its unknown signals complete it.  Rules reading a skipped signal
         cannot complete and are left.
         """
         skip = set(exclude)
@@ -128,14 +139,10 @@ class Questions:
                 or max(compiled.rule.points.values()) < self.settings.min_score
             ):
                 continue
-            unknown = [n for n in compiled.names if n not in values]
-            if (
-                len(unknown) == len(compiled.names)
-                or not unknown
-                or any(n in skip for n in unknown)
-            ):
+            unknown = [n for n in compiled.names if not known(values, n)]
+            if not compiled.begun(values) or not unknown or any(n in skip for n in unknown):
                 continue
-            if not compiled.expr.contradicted(values) and self.rules.chance(compiled, values) > 0:
+            if not compiled.contradicted(values) and self.rules.chance(compiled, values) > 0:
                 found.update(unknown)
         return found
 
@@ -155,9 +162,9 @@ class Questions:
             return []
         found = []
         for sid in candidates:
-            if sid in values:
+            if known(values, sid):
                 continue
-            for option in self.rules.candidates.get(sid, []):
+            for option in self.rules.options(sid, values.get(sid)):
                 trial_values = {**values, sid: option}
                 trial_kept = self.scoring.kept(self.rules.trial_fired(fired, trial_values, sid))
                 trial = self.scoring.scores(trial_kept)

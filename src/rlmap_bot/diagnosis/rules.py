@@ -10,7 +10,8 @@ values the rules read.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+import itertools
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any, Callable
@@ -24,6 +25,52 @@ from rlmap_bot.knowledge.schema import Rule, Signal
 # banks, the heaviest users (every profile's guided flow on one engine), stay within it, and a
 # long-lived bot answering many teams keeps its memory flat instead of growing with every run.
 MEMO_SIZE = 20_000
+
+
+class OneOf(frozenset):
+    """A signal narrowed but not answered: its value is one of these (the complaint a team chose
+    says the held-out score does not rise, so it is flat or falling).
+
+    A rule holds when it holds whichever of them the value is, and is contradicted when it
+    cannot hold for any; so ``heldout_score_trend != 'rising'`` holds while ``== 'flat'`` waits
+    for the answer. Kleene's unknown is the same thing over every possible value. Equal and hashed
+    as the set, so memo keys stay exact; ``order`` keeps the choices' order for display.
+    """
+
+    order: tuple[Any, ...]
+
+    def __new__(cls, values: Iterable[Any]) -> OneOf:
+        ordered = tuple(dict.fromkeys(values))
+        self = super().__new__(cls, ordered)
+        self.order = ordered
+        return self
+
+    def __repr__(self) -> str:
+        return f"OneOf{self.order!r}"
+
+
+def known(values: Mapping[str, Any], name: str) -> bool:
+    """Whether ``name`` has a value (not unknown, not only narrowed)."""
+    value = values.get(name, UNKNOWN)
+    return value is not UNKNOWN and not isinstance(value, OneOf)
+
+
+def plain(value: Any) -> Any:
+    """A value as results carry it: a narrowed one as the list of what it may be."""
+    return list(value.order) if isinstance(value, OneOf) else value
+
+
+def _true(atom: Callable[[Mapping[str, Any]], Any], values: Mapping[str, Any]) -> bool:
+    """Whether an elementary condition is known to hold on these values."""
+    try:
+        return atom(values) is True
+    except (ArithmeticError, ValueError, TypeError):
+        return False
+
+
+def _spread(read: tuple[Any, ...]) -> Iterator[tuple[Any, ...]]:
+    """Every reading a tuple with narrowed values could be, one value chosen for each."""
+    return itertools.product(*(v.order if isinstance(v, OneOf) else (v,) for v in read))
 
 
 @dataclass(eq=False)
@@ -50,9 +97,40 @@ class CompiledRule:
         return self._holds_on(self.reads(values))
 
     def _evaluate(self, read: tuple[Any, ...]) -> bool:
+        if any(isinstance(v, OneOf) for v in read):
+            return all(self._evaluate(each) for each in _spread(read))
         return self.expr.holds(
             {n: v for n, v in zip(self.names, read, strict=True) if v is not UNKNOWN}
         )
+
+    def contradicted(self, values: Mapping[str, Any]) -> bool:
+        """Whether what is known (narrowed values included) rules the condition out: some
+        elementary condition is false, whichever value each narrowed signal has."""
+        read = self.reads(values)
+        if not any(isinstance(v, OneOf) for v in read):
+            return self.expr.contradicted(values)
+        return all(
+            self.expr.contradicted(
+                {n: v for n, v in zip(self.names, each, strict=True) if v is not UNKNOWN}
+            )
+            for each in _spread(read)
+        )
+
+    def begun(self, values: Mapping[str, Any]) -> bool:
+        """Whether what is known has begun this rule: it reads a signal with a value, or one of
+        its elementary conditions holds whatever value each narrowed signal has (``!= 'rising'``
+        of "flat or falling" does; ``== 'falling'`` does not, so a narrowing alone begins only
+        the rules it speaks for)."""
+        if any(known(values, n) for n in self.names):
+            return True
+        read = self.reads(values)
+        if not any(isinstance(v, OneOf) for v in read):
+            return False
+        spreads = [
+            {n: v for n, v in zip(self.names, each, strict=True) if v is not UNKNOWN}
+            for each in _spread(read)
+        ]
+        return any(all(_true(atom, each) for each in spreads) for atom in self.expr.atoms)
 
     def points_to(self, stage: str) -> float:
         """The points this rule gives ``stage`` (0 when it does not move it)."""
@@ -148,6 +226,13 @@ class RuleSet:
             values[changed] = value
         return tuple(c for c in self.by_signal[changed] if c.holds(values))
 
+    def options(self, name: str, value: Any = UNKNOWN) -> list[Any]:
+        """The answers ``name`` could still get: its candidates, or those a narrowing leaves."""
+        candidates = self.candidates.get(name) or []
+        if isinstance(value, OneOf):
+            return [c for c in candidates if c in value] or list(value.order)
+        return candidates
+
     def chance(self, compiled: CompiledRule, values: Mapping[str, Any]) -> float:
         """The share of the rule's unknown signals'
         candidate answer combinations for which it holds.
@@ -157,9 +242,11 @@ class RuleSet:
     def _share(self, index: int, read: tuple[Any, ...]) -> float:
         compiled = self.rules[index]
         known = {n: v for n, v in zip(compiled.names, read, strict=True) if v is not UNKNOWN}
-        combos = [known]
-        for name in (n for n, v in zip(compiled.names, read, strict=True) if v is UNKNOWN):
-            options = self.candidates.get(name) or []
+        combos = [{n: v for n, v in known.items() if not isinstance(v, OneOf)}]
+        for name, value in zip(compiled.names, read, strict=True):
+            if value is not UNKNOWN and not isinstance(value, OneOf):
+                continue
+            options = self.options(name, value)
             if not options:
                 return 0.0
             combos = [{**c, name: o} for c in combos for o in options]

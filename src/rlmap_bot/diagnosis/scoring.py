@@ -17,7 +17,7 @@ from collections.abc import Iterable, Mapping
 from functools import lru_cache
 from typing import Any
 
-from rlmap_bot.diagnosis.rules import MEMO_SIZE, CompiledRule, RuleSet
+from rlmap_bot.diagnosis.rules import MEMO_SIZE, CompiledRule, RuleSet, known
 from rlmap_bot.knowledge.schema import DiagnosisSettings
 
 # What :meth:`Scoring.evaluate` returns: the fired rules, those kept, and each stage's score.
@@ -82,17 +82,28 @@ class Scoring:
         """Uncertainty, in bits, about which stage binds (or none)."""
         return -sum(p * math.log2(p) for p in dist if p > 0)
 
-    def dist(self, fired: list[CompiledRule]) -> tuple[float, ...]:
-        """The verdict distribution for a set of fired rules; memoised on the set."""
-        return self._dist_of(frozenset(c.index for c in fired))
+    def dist(
+        self, fired: list[CompiledRule], among: frozenset[int] | None = None
+    ) -> tuple[float, ...]:
+        """The verdict distribution for a set of fired rules; memoised on the set.
 
-    def uncertainty(self, fired: list[CompiledRule]) -> float:
+        ``among``: only the kept readings of these rules count (those bearing on a complaint,
+        after every fired rule has had its say on what it explains away).
+        """
+        return self._dist_of(frozenset(c.index for c in fired), among)
+
+    def uncertainty(self, fired: list[CompiledRule], among: frozenset[int] | None = None) -> float:
         """Entropy of the verdict distribution for a set of fired rules."""
-        return self.entropy(self.dist(fired))
+        return self.entropy(self.dist(fired, among))
 
-    def _distribution_of(self, indices: frozenset[int]) -> tuple[float, ...]:
+    def _distribution_of(
+        self, indices: frozenset[int], among: frozenset[int] | None
+    ) -> tuple[float, ...]:
         fired = [self.rules.rules[i] for i in sorted(indices)]
-        return tuple(self.distribution(self.scores(self.kept(fired))))
+        kept = self.kept(fired)
+        if among is not None:
+            kept = [c for c in kept if c.index in among]
+        return tuple(self.distribution(self.scores(kept)))
 
     def binding(
         self, scores: Mapping[str, float], values: Mapping[str, Any], kept: list[CompiledRule]
@@ -137,10 +148,10 @@ class Scoring:
             and c.points_to(stage) >= self.settings.min_score
         ]
         for compiled in stronger:
-            unknown = [n for n in compiled.names if n not in values]
+            unknown = [n for n in compiled.names if not known(values, n)]
             if (
                 unknown
-                and not compiled.expr.contradicted(values)
+                and not compiled.contradicted(values)
                 and self.rules.chance(compiled, values) > 0
             ):
                 return True

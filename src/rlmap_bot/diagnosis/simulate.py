@@ -19,6 +19,7 @@ from rlmap_bot.diagnosis.engine import DiagnosisInputError, Engine
 from rlmap_bot.diagnosis.flow import Flow
 from rlmap_bot.diagnosis.guide import COMPLAINT, READINGS
 from rlmap_bot.diagnosis.memory import MemoryState
+from rlmap_bot.diagnosis.rules import known
 
 
 def check_truth(engine: Engine, truth: Any) -> tuple[dict[str, Any], list[str] | None]:
@@ -57,7 +58,7 @@ def simulate(engine: Engine, truth: Any) -> dict[str, Any]:
     offered = False
     questions = 0
     while step.question is not None:
-        if step.paused and not _has_more(values, step.session):
+        if step.paused and not _has_more(values, step.session, flow.guide.said(step.session)):
             break  # the team has no number the flow has not asked for: it stops at the pause
         sid = step.question.signal
         questions += 1
@@ -91,6 +92,11 @@ def simulate(engine: Engine, truth: Any) -> dict[str, Any]:
     }
 
 
-def _has_more(values: Mapping[str, Any], session: Any) -> bool:
-    """Whether the team holds a reading it has not given yet (asked or not)."""
-    return any(sid not in session.answers and sid not in session.history for sid in values)
+def _has_more(values: Mapping[str, Any], session: Any, said: Mapping[str, Any]) -> bool:
+    """Whether the team holds a reading it has not given yet (asked or not; a value its complaint
+    stated is given, a narrowed one is not)."""
+    given = {sid for sid, v in said.items() if known(said, sid)}
+    return any(
+        sid not in session.answers and sid not in session.history and sid not in given
+        for sid in values
+    )

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from rlmap_bot.diagnosis.rules import CompiledRule
+from rlmap_bot.diagnosis.rules import CompiledRule, plain
 from rlmap_bot.knowledge.loader import Catalog
 from rlmap_bot.knowledge.schema import DiagnosisSettings
 from rlmap_bot.results.diagnosis import Evidence, NextCheck, PaperRef, StageScore
@@ -30,7 +30,7 @@ def evidence(
         out.append(
             Evidence(
                 rule=compiled.key,
-                signals={n: values[n] for n in compiled.names if n in values},
+                signals={n: plain(values[n]) for n in compiled.names if n in values},
                 stage=main,
                 direction="for" if points[main] > 0 else "against",
                 points=points,

@@ -161,6 +161,12 @@ def check_complaints(catalog: Catalog, shown: str) -> None:
                     f"diagnosis.complaints[{j}].signals",
                     f"names unknown signal '{sid}'",
                 )
+        for sid, value in complaint.states.items():
+            problem = _stated_problem(catalog, complaint.signals, sid, value)
+            if problem:
+                raise KnowledgeError(
+                    shown, "settings", f"diagnosis.complaints[{j}].states.{sid}", problem
+                )
     choices = {c for s in catalog.signals for c in s.choices}
     for choice in catalog.settings.diagnosis.answer_words:
         if choice not in choices:
@@ -185,3 +191,29 @@ def check_complaints(catalog: Catalog, shown: str) -> None:
                 f"diagnosis.precedence[{j}].source",
                 f"'{order.source}' is not a paper in the catalog",
             )
+
+
+def _stated_problem(catalog: Catalog, listed: list[str], sid: str, value: object) -> str | None:
+    """What is wrong with a complaint's statement about one signal, or None.
+
+    A complaint's words can say a direction or a yes/no, never a number, so only choice and yes/no
+    signals may be stated; a list must leave at least two choices and rule out at least one (else
+    it is a value, or says nothing); the signal must be one the complaint lists, so a verdict
+    reading it explains the complaint.
+    """
+    signal = next((s for s in catalog.signals if s.id == sid), None)
+    if signal is None:
+        return f"names unknown signal '{sid}'"
+    if sid not in listed:
+        return f"states '{sid}', which the complaint's signals do not list"
+    if signal.type == "bool":
+        return None if isinstance(value, bool) else "a yes/no signal is stated as true or false"
+    if signal.type != "choice":
+        return f"'{sid}' is a {signal.type}: a complaint states only choices or yes/no"
+    said = value if isinstance(value, list) else [value]
+    wrong = [v for v in said if v not in signal.choices]
+    if wrong or any(isinstance(v, bool) for v in said):
+        return f"{wrong[0] if wrong else said[0]!r} is not one of {', '.join(signal.choices)}"
+    if isinstance(value, list) and not 2 <= len(set(value)) < len(signal.choices):
+        return "a list must leave at least two of the choices and rule out at least one"
+    return None

@@ -393,8 +393,11 @@ def display_kind(entry: Entry) -> str:
 class Complaint(BaseModel):
     """Something a team sees that opens a guided diagnosis ("training has stalled").
 
-    ``signals`` are asked first when the complaint is chosen, and a verdict whose evidence
-    reads none of them leaves the complaint unexplained, so the flow keeps asking them.
+    ``signals`` are the readings that tell its causes apart: the flow asks them first, and a
+    verdict whose evidence reads none of them leaves the complaint unexplained, so the flow keeps
+    asking them. ``states`` is what its words say of some of them outright, so choosing it is
+    evidence: a single value answers the signal (it is never asked), a list of choices narrows
+    it (it is asked, if at all, with only those choices, and counts as "one of these" meanwhile).
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
@@ -402,6 +405,12 @@ class Complaint(BaseModel):
     id: Slug
     label: Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=60)]
     signals: list[Slug] = Field(min_length=1)
+    # numbers are read too, so that kb check can say why a complaint cannot state one
+    states: dict[Slug, bool | int | float | str | list[str]] = Field(
+        default_factory=dict,
+        description="What the complaint's words say of a listed choice or yes/no signal: its "
+        "value, or the choices it leaves.",
+    )
 
 
 class Precedence(BaseModel):

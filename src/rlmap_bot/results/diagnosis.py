@@ -15,13 +15,14 @@ from pydantic import BaseModel, Field
 
 
 def format_value(value: Any) -> str:
-    """A signal value as people write it: yes/no, 0.3, rising."""
+    """A signal value as people write it: yes/no, 0.3, rising; a list is what a narrowed value
+    may still be (the complaint chosen says the held-out score is flat or falling)."""
     if isinstance(value, bool):
         return "yes" if value else "no"
     if isinstance(value, float):
         return f"{value:g}"
     if isinstance(value, (list, tuple)):
-        return ", ".join(format_value(v) for v in value)
+        return " or ".join(format_value(v) for v in value)
     return str(value)
 
 
@@ -100,7 +101,15 @@ class Verdict(BaseModel):
     evidence: list[Evidence]
     next_checks: list[NextCheck]
     papers: list[PaperRef]
-    signals: dict[str, Any] = Field(default_factory=dict)
+    signals: dict[str, Any] = Field(
+        default_factory=dict,
+        description="The signal values weighed; a list where only what it may be is known.",
+    )
+    said: dict[str, Any] = Field(
+        default_factory=dict,
+        description="Those taken from the complaints the team chose rather than asked: a value, "
+        "or the list of values the complaint leaves (the summary says 'from what you said').",
+    )
 
 
 class PresetView(BaseModel):
