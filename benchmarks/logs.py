@@ -81,10 +81,12 @@ def _child(kind: str, path: str, fmt: str) -> None:
                 n += 1
         out = {"lines": n}
     else:
-        from rlmap_bot.runs import derive_signals, load_aliases, read_run
+        from rlmap_bot.runs.aliases import load_aliases
+        from rlmap_bot.runs.signals import derive_signals
+        from rlmap_bot.runs.sources import read_source
 
         aliases = load_aliases(ROOT / "knowledge")
-        run = read_run(path, format=fmt, aliases=aliases)
+        run = read_source(path, format=fmt, aliases=aliases)
         d = derive_signals(run, aliases)
         out = {"signals": len(d.signals), "steps": run.step_count}
     out["seconds"] = time.perf_counter() - t0
@@ -103,7 +105,8 @@ def measure(kind: str, path: Path, fmt: str) -> dict:
 
 
 def incremental(folder: Path, big: bool, metrics: int) -> None:
-    from rlmap_bot.runs import RunReader, load_aliases
+    from rlmap_bot.runs.aliases import load_aliases
+    from rlmap_bot.runs.incremental import RunReader
 
     aliases = load_aliases(ROOT / "knowledge")
     path = folder / "growing.log"

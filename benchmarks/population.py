@@ -163,14 +163,18 @@ def _start_worker(db: str, home: str) -> None:
     os.environ["RLMAP_HOME"] = home
     os.environ.pop("RLMAP_RUN_ROOTS", None)
     from rlmap_bot.core import Core
+    from rlmap_bot.runs.sources.access import local_access
     from rlmap_bot.watch.service import WatchService
 
     folder = Path(tempfile.mkdtemp(prefix="rlmap-pop-", dir=home))
     core = Core(KNOWLEDGE, Path(db), state_url=folder / "state.db")
     clock = [T0]
     settings = core.settings.model_copy(update={"rlmap_run_roots": str(folder)})
-    service = WatchService(core, clock=lambda: clock[0], settings=settings)
-    _WORKER.update(core=core, service=service, clock=clock, folder=folder)
+    access = local_access()  # a terminal's, as `rlmap-bot watch FILE` and `diagnose` read
+    service = WatchService(
+        core, access=lambda _team: access, clock=lambda: clock[0], settings=settings
+    )
+    _WORKER.update(core=core, service=service, clock=clock, folder=folder, access=access)
 
 
 class _Poster:
@@ -211,7 +215,7 @@ def check(kind: str, index: int, seed: int) -> tuple[str, list[Said], float]:
 
     def diagnose(share: float) -> None:
         try:
-            d = diagnose_run(core.engine, KNOWLEDGE, path)
+            d = diagnose_run(core.engine, KNOWLEDGE, path, access=_WORKER["access"])
             said.append(said_of(d, cuts[at[0]], share))
         except Exception as exc:  # noqa: BLE001 - a reading that fails is a result to report
             said.append(Said("diagnose", cuts[at[0]], share, note=f"error: {exc}"))
@@ -238,7 +242,7 @@ def check(kind: str, index: int, seed: int) -> tuple[str, list[Said], float]:
         clock[0] += dt.timedelta(minutes=15)
 
     run.write(path, upto=cuts[0])
-    follow(service, str(path), hear, grow, seconds=900, checks=len(cuts))
+    follow(service, str(path), _WORKER["access"], hear, grow, seconds=900, checks=len(cuts))
     checked()
     path.unlink()
     return run.name, said, time.perf_counter() - started
@@ -488,7 +492,9 @@ def check_bank_log(name: str, rel: str, folder: str) -> tuple[str, list[Said]]:
 
 def _diagnosed(diagnose_run, core, path: Path, share: float) -> Said:
     try:
-        return said_of(diagnose_run(core.engine, KNOWLEDGE, path), 0, share)
+        return said_of(
+            diagnose_run(core.engine, KNOWLEDGE, path, access=_WORKER["access"]), 0, share
+        )
     except Exception as exc:  # noqa: BLE001 - a log that cannot be read is reported as such
         return Said("diagnose", 0, share, note=f"error: {str(exc)[:120]}")
 

@@ -41,7 +41,7 @@ class CountingPoster:
         self.posts: list[str] = []
 
     def post_alert(self, channel, alert):
-        from rlmap_bot.wording import alert_title
+        from rlmap_bot.wording.posts import alert_title
 
         self.posts.append(alert_title(alert))
         return f"{len(self.posts)}.0"
@@ -85,13 +85,18 @@ def main() -> int:
         )
 
         from rlmap_bot.core import Core
-        from rlmap_bot.runs import derive_signals, load_aliases, read_run
+        from rlmap_bot.runs.aliases import load_aliases
+        from rlmap_bot.runs.signals import derive_signals
+        from rlmap_bot.runs.sources import read_source
+        from rlmap_bot.runs.sources.access import workspace_access_for
         from rlmap_bot.watch.model import Watch
         from rlmap_bot.watch.service import WatchService
 
         core = Core(ROOT / "knowledge", folder / "kb.db", state_url=folder / "state.db")
         clock = [dt.datetime.now(dt.UTC)]
-        service = WatchService(core, clock=lambda: clock[0])
+        service = WatchService(
+            core, access=workspace_access_for(core.settings, core.state), clock=lambda: clock[0]
+        )
         watch = core.state.watches.save(
             Watch(
                 team="T",
@@ -121,7 +126,7 @@ def main() -> int:
         check("check with nothing new")
         aliases = load_aliases(ROOT / "knowledge")
         start = time.perf_counter()
-        derive_signals(read_run(path, aliases=aliases), aliases)
+        derive_signals(read_source(path, aliases=aliases), aliases)
         rows.append(
             (
                 "re-read and derive the whole log",

@@ -61,19 +61,22 @@ class Quiet:
         return None
 
 
-def _timed_check(folder: Path, roots: Path, team: str, path: str):
-    """A watch of ``path`` on a fresh Core in ``folder`` (runs read under ``roots``), and a
+def _timed_check(folder: Path, roots: Path, terminal: bool, path: str):
+    """A watch of ``path`` on a fresh Core in ``folder`` (runs read under ``roots``; ``terminal``:
+    with this process's environment, as `rlmap-bot watch` reads, else a workspace's access), and a
     function that advances the clock a slot, checks it once and returns (seconds, bytes read)."""
     from rlmap_bot.core import Core
+    from rlmap_bot.runs.sources.access import terminal_access_for, workspace_access_for
     from rlmap_bot.watch.model import Watch
     from rlmap_bot.watch.service import WatchService
 
     core = Core(ROOT / "knowledge", folder / "kb.db", state_url=folder / "state.db")
     clock = [dt.datetime.now(dt.UTC)]
     settings = core.settings.model_copy(update={"rlmap_run_roots": str(roots)})
-    service = WatchService(core, clock=lambda: clock[0], settings=settings)
+    access = terminal_access_for() if terminal else workspace_access_for(settings, core.state)
+    service = WatchService(core, access=access, clock=lambda: clock[0], settings=settings)
     watch = core.state.watches.save(
-        Watch(team=team, channel="C", path=path, created_at=clock[0], updated_at=clock[0])
+        Watch(team="T", channel="C", path=path, created_at=clock[0], updated_at=clock[0])
     )
     poster = Quiet()
 
@@ -95,7 +98,7 @@ def _checks(
     root.mkdir(parents=True, exist_ok=True)
     path = root / ("train.log" if kind == "verl-console" else "train.jsonl")
     write(kind, path, steps, metrics)
-    check = _timed_check(folder, root, "T", str(path.resolve()))
+    check = _timed_check(folder, root, False, str(path.resolve()))
 
     first, _ = check()
     times, read = [], 0
@@ -207,16 +210,14 @@ def _tracker_checks(
     kind: str, folder: Path, steps: int, repeat: int
 ) -> tuple[float, float, int, str]:
     """As :func:`_checks`, for a tracker's run copied from the cache into ``folder``."""
-    from rlmap_bot.watch.service import TERMINAL
-
     cached, how = cached_run(kind, steps)
     run = folder / "run"
     shutil.copytree(cached, run, symlinks=True)
     env = _writer_env(kind, run)
     saved = {k: os.environ.get(k) for k in ("MLFLOW_TRACKING_URI", "TRACKIO_DIR")}
     os.environ.update({k: env[k] for k in saved})
-    # TERMINAL: read with this process's environment, as `rlmap-bot watch` does
-    check = _timed_check(folder, folder, TERMINAL, _watched(kind, run))
+    # read with this process's environment, as `rlmap-bot watch` does
+    check = _timed_check(folder, folder, True, _watched(kind, run))
 
     writer = Writer(kind, run)
     try:

@@ -6,10 +6,19 @@ import json
 
 from rlmap_bot.cli.render import as_json
 from rlmap_bot.cli.render_posts import alert_text
-from rlmap_bot.results.watch import Alert, Change
+from rlmap_bot.results.watch import (
+    Alert,
+    Change,
+    FaultOpened,
+    FaultOver,
+    Readable,
+    StageChanged,
+    StageStarted,
+    WatchPaused,
+)
 from rlmap_bot.slack.blocks.watch import alert_blocks
-from rlmap_bot.watch.faults import CLEAR_FINITE, NanFault, finding
-from rlmap_bot.wording import alert_changes, alert_title
+from rlmap_bot.watch.scan import CLEAR_FINITE, NanFault
+from rlmap_bot.wording.posts import alert_changes, alert_title
 
 
 def _alert(kind: str, *changes: Change) -> Alert:
@@ -27,11 +36,13 @@ def _slack_text(alert: Alert) -> str:
 
 
 def test_a_stage_change_and_a_fault_read_as_one_title_and_a_sentence_each():
-    nan = finding("nan", NanFault(first_step=40, last_bad_step=60, metrics=["loss"], bad_steps=5))
+    nan = NanFault(first_step=40, last_bad_step=60, metrics=["loss"], bad_steps=5).finding()
     alert = _alert(
         "alert",
-        Change(kind="change", stage="Reward quality", previous="Optimization", confidence=0.8),
-        Change(kind="fault", fault=nan, transient=True),
+        StageChanged(
+            kind="change", stage="Reward quality", previous="Optimization", confidence=0.8
+        ),
+        FaultOpened(fault=nan, transient=True),
     )
     assert alert_title(alert) == (
         "Binding stage changed: Optimization → Reward quality · Fault: NaN/inf in the loss"
@@ -43,7 +54,9 @@ def test_a_stage_change_and_a_fault_read_as_one_title_and_a_sentence_each():
 
 
 def test_slack_and_the_terminal_show_the_same_title_and_sentences():
-    alert = _alert("alert", Change(kind="start", stage="Reward quality", step=500, confidence=0.91))
+    alert = _alert(
+        "alert", StageStarted(kind="start", stage="Reward quality", step=500, confidence=0.91)
+    )
     said = alert_changes(alert)
     assert said == [
         "Reward quality binds now, on the run up to step 500 (the verdict is 91% sure)."
@@ -56,7 +69,7 @@ def test_slack_and_the_terminal_show_the_same_title_and_sentences():
 def test_a_resolved_fault_says_when_it_cleared():
     fault = NanFault(first_step=40, last_bad_step=40, metrics=["loss"], active=False)
     fault.cleared_step = 90
-    note = _alert("resolved", Change(kind="fault_over", fault=finding("nan", fault)))
+    note = _alert("resolved", FaultOver(fault=fault.finding()))
     assert alert_title(note) == "Resolved: NaN/inf over"
     assert alert_changes(note) == [
         f"NaN/inf in loss from step 40; finite again for {CLEAR_FINITE} steps by step 90."
@@ -64,16 +77,16 @@ def test_a_resolved_fault_says_when_it_cleared():
 
 
 def test_notices_word_the_reason_they_carry():
-    paused = _alert("paused", Change(kind="paused", reason="gone", message="the log was deleted"))
+    paused = _alert("paused", WatchPaused(reason="gone", message="the log was deleted"))
     assert alert_title(paused) == "Watch paused: the log is gone"
     assert alert_changes(paused) == ["the log was deleted.", "I stopped checking it."]
-    again = _alert("resolved", Change(kind="readable"))
+    again = _alert("resolved", Readable())
     assert alert_title(again) == "Reading the run again"
 
 
 def test_json_output_carries_typed_changes_and_the_posts_sentences():
     alert = _alert(
-        "alert", Change(kind="tie", stage="Reward quality and Data", step=7, confidence=0.6)
+        "alert", StageStarted(kind="tie", stage="Reward quality and Data", step=7, confidence=0.6)
     )
     plain = alert.model_dump(mode="json")
     assert plain["changes"][0]["kind"] == "tie" and "title" not in plain

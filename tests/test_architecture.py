@@ -199,3 +199,96 @@ def test_source_comments_say_what_the_code_does_not_its_history():
                     f"{history.search(tok.string).group(0)}"
                 )
     assert found == [], "\n".join(found)
+
+
+# -- private names stay in their module ---------------------------------------------------------
+def _private(name: str) -> bool:
+    return name.startswith("_") and not name.startswith("__")
+
+
+def _private_taken(tree, here: str, package: str) -> list[tuple[str, str, int]]:
+    """(module taken from, private name, line) of every private name a module's code takes from
+    the package: by name, as a private module, or read off a module it imported."""
+    import ast
+
+    taken = []
+    modules: dict[str, str] = {}  # local name -> the package module it is bound to
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom):
+            base = here.split(".")[: len(here.split(".")) - node.level + 1]
+            named = [node.module] if node.module else []
+            target = ".".join(base + named) if node.level else node.module or ""
+            if target.split(".")[0] != package:
+                continue
+            for alias in node.names:
+                if _private(alias.name):
+                    taken.append((target, alias.name, node.lineno))
+                modules[alias.asname or alias.name] = f"{target}.{alias.name}"
+            if any(_private(p) for p in target.split(".")):
+                taken.append((target, target, node.lineno))
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name.split(".")[0] != package:
+                    continue
+                if any(_private(p) for p in alias.name.split(".")):
+                    taken.append((alias.name, alias.name, node.lineno))
+                if alias.asname:
+                    modules[alias.asname] = alias.name
+    for node in ast.walk(tree):
+        if (
+            isinstance(node, ast.Attribute)
+            and _private(node.attr)
+            and isinstance(node.value, ast.Name)
+            and node.value.id in modules
+        ):
+            taken.append((modules[node.value.id], node.attr, node.lineno))
+    return taken
+
+
+def private_crossings(src: Path, package: str = PACKAGE) -> list[str]:
+    """Every private name (``_x``, not ``__x__``) one module of ``src/package`` takes from
+    another, in its package or not: imported by name (``from a.b import _x``), a private module
+    imported (``import a._b``), or read off an imported module (``mod._x``)."""
+    import ast
+
+    found = []
+    for path in sorted((src / package).rglob("*.py")):
+        parts = list(path.relative_to(src).with_suffix("").parts)
+        is_package = parts[-1] == "__init__"
+        module = ".".join(parts[:-1] if is_package else parts)
+        here = module if is_package else module.rsplit(".", 1)[0]
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for target, name, line in _private_taken(tree, here, package):
+            if target != module:
+                found.append(f"{path.relative_to(src)}:{line}: {name} from {target}")
+    return found
+
+
+def test_no_private_name_crosses_a_module():
+    """A module's private names (``_x``) are its own: another module that needs one, in its
+    package or another, gets it public, from the module whose concern it is, never through a
+    re-export."""
+    assert private_crossings(SRC) == []
+
+
+@pytest.mark.parametrize(
+    "code",
+    [
+        "from toy.watch.posts import _result\n",
+        "from ..watch.posts import _result\n",
+        "import toy.watch._posts\n",
+        "from toy.watch import posts\nposts._result()\n",
+    ],
+)
+def test_a_private_name_taken_from_another_module_is_found(tmp_path, code):
+    (tmp_path / "toy" / "watch").mkdir(parents=True)
+    (tmp_path / "toy" / "slack").mkdir()
+    (tmp_path / "toy" / "watch" / "posts.py").write_text("def _result(): ...\n\n\n_result()\n")
+    (tmp_path / "toy" / "watch" / "_posts.py").write_text("")
+    (tmp_path / "toy" / "slack" / "poster.py").write_text(code)
+    (tmp_path / "toy" / "watch" / "service.py").write_text(code.replace("..watch.posts", ".posts"))
+    found = private_crossings(tmp_path, "toy")
+    assert {f.split(":")[0] for f in found} == {
+        str(Path("toy/slack/poster.py")),
+        str(Path("toy/watch/service.py")),
+    }, found

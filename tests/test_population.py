@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from rlmap_bot.runs.aliases import load_aliases
-from rlmap_bot.runs.diagnose import read_source
+from rlmap_bot.runs.sources import read_source
 from support import KNOWLEDGE
 from support import population as pop
 

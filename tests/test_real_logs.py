@@ -23,7 +23,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from rlmap_bot.runs import derive_signals, load_aliases, read_run
+from rlmap_bot.runs.aliases import load_aliases
+from rlmap_bot.runs.signals import derive_signals
+from rlmap_bot.runs.sources import read_source
 from rlmap_bot.runs.stats import COLLAPSED_SHARE
 from support import KNOWLEDGE
 
@@ -109,7 +111,7 @@ def _read(name: str, aliases):
         main = log["steps"][
             "main_metric"
         ]  # kept even where the alias table does not map it (as --map does)
-        run = read_run(LOGS / log["path"], aliases=aliases, run_id=run_id, extra_metrics=[main])
+        run = read_source(LOGS / log["path"], aliases=aliases, run_id=run_id, extra_metrics=[main])
         _DERIVED[name] = (log, run, derive_signals(run, aliases))
     return _DERIVED[name]
 

@@ -13,6 +13,7 @@ from rlmap_bot.cli import render
 from rlmap_bot.cli.terminal import Terminal
 from rlmap_bot.commands import REGISTRY, Command
 from rlmap_bot.commands.context import Invocation
+from rlmap_bot.runs.sources.access import local_access
 from rlmap_bot.slack.blocks import render as slack_render
 from rlmap_bot.slack.blocks import to_dicts
 from rlmap_bot.slack.dispatch import Reply
@@ -104,7 +105,7 @@ def test_a_renderer_is_found_by_the_type_not_its_name(surface):
 
 def results(core):
     """One result of every kind a command returns."""
-    ctx = Invocation.of(core, "shell")
+    ctx = Invocation.of(core, "shell", run_access=local_access)
     run = lambda line: REGISTRY.parse(line, "shell", core).command.handler(
         ctx, **REGISTRY.parse(line, "shell", core).args
     )

@@ -7,8 +7,9 @@ import shutil
 import pytest
 
 from rlmap_bot.knowledge.loader import KnowledgeError
-from rlmap_bot.runs import derive_signals, load_aliases, read_run
-from rlmap_bot.runs.aliases import QUANTITIES
+from rlmap_bot.runs.aliases import QUANTITIES, load_aliases
+from rlmap_bot.runs.signals import derive_signals
+from rlmap_bot.runs.sources import read_source
 from support import KNOWLEDGE
 from support import runlogs as rl
 
@@ -133,7 +134,7 @@ def test_a_curator_adds_a_framework_without_python(metrics_copy, tmp_path):
         for s, r in rl.curves("healthy")
         if s > 0
     ]
-    run = read_run(rl.write_jsonl(tmp_path / "run.jsonl", records), aliases=table)
+    run = read_source(rl.write_jsonl(tmp_path / "run.jsonl", records), aliases=table)
     d = derive_signals(run, table)
     assert d.run.framework == "myrl"
     assert d.signals["rollout_wait_fraction"] == pytest.approx(0.62)

@@ -6,7 +6,10 @@ import struct
 
 import pytest
 
-from rlmap_bot.runs import derive_signals, load_aliases, read_run, render_chart
+from rlmap_bot.runs.aliases import load_aliases
+from rlmap_bot.runs.chart import render_chart
+from rlmap_bot.runs.signals import derive_signals
+from rlmap_bot.runs.sources import read_source
 from support import KNOWLEDGE
 from support import runlogs as rl
 
@@ -19,7 +22,7 @@ def _png_size(path):
 
 def test_chart_with_windows_marks_and_scores(tmp_path):
     aliases = load_aliases(KNOWLEDGE)
-    run = read_run(
+    run = read_source(
         rl.write_verl_console(tmp_path / "x.log", rl.named(rl.curves("grad_spikes"), "verl")),
         aliases=aliases,
     )
@@ -46,7 +49,7 @@ def test_chart_needs_a_curve(tmp_path):
     aliases = load_aliases(KNOWLEDGE)
     path = tmp_path / "kl.csv"
     path.write_text("step,actor/kl_coef\n1,0.001\n2,0.001\n")
-    run = read_run(path, aliases=aliases)
+    run = read_source(path, aliases=aliases)
     with pytest.raises(ValueError, match="nothing to draw"):
         render_chart(run, derive_signals(run, aliases), path=tmp_path / "x.png")
 
@@ -67,7 +70,7 @@ def test_chart_marks_the_first_level_and_the_collapse_line(tmp_path):
     orange = (255, 165, 86)  # #ff7f0e at alpha 0.7 over white
     counts = {}
     for pattern in ("entropy_collapse", "healthy"):
-        run = read_run(
+        run = read_source(
             rl.write_verl_console(
                 tmp_path / f"{pattern}.log", rl.named(rl.curves(pattern), "verl")
             ),

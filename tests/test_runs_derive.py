@@ -9,8 +9,10 @@ import pytest
 
 from rlmap_bot.diagnosis.engine import Engine
 from rlmap_bot.knowledge.loader import load_catalog
-from rlmap_bot.runs import RunReadError, derive_signals, load_aliases, read_run
-from rlmap_bot.runs.derive import NOT_FROM_LOGS
+from rlmap_bot.runs.aliases import load_aliases
+from rlmap_bot.runs.errors import RunReadError
+from rlmap_bot.runs.signals import NOT_FROM_LOGS, derive_signals
+from rlmap_bot.runs.sources import read_source
 from support import KNOWLEDGE
 from support import runlogs as rl
 
@@ -41,7 +43,7 @@ def derived(tmp_path_factory, aliases):
             path = rl.write_verl_console(
                 folder / f"{pattern}.log", rl.named(rl.curves(pattern), "verl")
             )
-        out[pattern] = derive_signals(read_run(path, aliases=aliases), aliases)
+        out[pattern] = derive_signals(read_source(path, aliases=aliases), aliases)
     return out
 
 
@@ -153,10 +155,12 @@ def test_what_one_run_cannot_give_is_missing_with_reasons(derived):
 def test_a_restarted_run_derives_as_the_clean_one(tmp_path, aliases):
     records = rl.named(rl.curves("reward_hacking"), "verl")
     clean = derive_signals(
-        read_run(rl.write_verl_console(tmp_path / "a.log", records), aliases=aliases), aliases
+        read_source(rl.write_verl_console(tmp_path / "a.log", records), aliases=aliases), aliases
     )
     again = derive_signals(
-        read_run(rl.write_verl_console(tmp_path / "b.log", rl.restarted(records)), aliases=aliases),
+        read_source(
+            rl.write_verl_console(tmp_path / "b.log", rl.restarted(records)), aliases=aliases
+        ),
         aliases,
     )
     assert again.signals == clean.signals
@@ -170,7 +174,7 @@ def test_mapping_a_metric_the_table_does_not_know(tmp_path, aliases):
         if s > 0
     ]
     path = rl.write_csv(tmp_path / "custom.csv", records)
-    run = read_run(path, aliases=aliases, extra_metrics=["my/success", "my/ent"])
+    run = read_source(path, aliases=aliases, extra_metrics=["my/success", "my/ent"])
     d = derive_signals(
         run, aliases, mapping={"entropy_trend": "my/ent", "train_solve_rate": "my/success"}
     )
@@ -191,7 +195,7 @@ def test_window_sets_the_recent_window(derived, tmp_path, aliases):
     path = rl.write_verl_console(
         tmp_path / "h.log", rl.named(rl.curves("length_explosion"), "verl")
     )
-    run = read_run(path, aliases=aliases)
+    run = read_source(path, aliases=aliases)
     wide = derive_signals(run, aliases, window=100)
     narrow = derive_signals(run, aliases, window=20)
     assert (
@@ -207,7 +211,7 @@ def test_rewards_outside_0_1_are_not_a_solve_rate(tmp_path, aliases):
     records = [
         (s, {**r, "reward": r["reward"] * 4 - 1}) for s, r in rl.curves("healthy") if "reward" in r
     ]
-    run = read_run(
+    run = read_source(
         rl.write_verl_console(tmp_path / "x.log", rl.named(records, "verl")), aliases=aliases
     )
     d = derive_signals(run, aliases)
@@ -221,7 +225,7 @@ def test_rewards_outside_0_1_are_not_a_solve_rate(tmp_path, aliases):
 def test_prime_rl_combinations(tmp_path, aliases):
     records = rl.named(rl.curves("saturated"), "prime-rl")
     d = derive_signals(
-        read_run(rl.write_jsonl(tmp_path / "p.jsonl", records), aliases=aliases), aliases
+        read_source(rl.write_jsonl(tmp_path / "p.jsonl", records), aliases=aliases), aliases
     )
     assert d.run.framework == "prime-rl"
     assert d.signals["zero_advantage_fraction"] == pytest.approx(
@@ -240,7 +244,7 @@ def test_a_sustained_loss_jump_is_divergence(tmp_path, aliases):
             r = {**r, "pg_loss": r["pg_loss"] + 2.0}
         records.append((s, r))
     d = derive_signals(
-        read_run(
+        read_source(
             rl.write_verl_jsonl(tmp_path / "j.jsonl", rl.named(records, "verl")), aliases=aliases
         ),
         aliases,

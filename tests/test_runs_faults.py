@@ -14,12 +14,16 @@ import json
 import numpy as np
 import pytest
 
-from rlmap_bot.runs import RunReader, derive_signals, load_aliases, read_run
-from rlmap_bot.runs.diagnose import verdict_for
+from rlmap_bot.runs.aliases import load_aliases
+from rlmap_bot.runs.incremental import RunReader
+from rlmap_bot.runs.signals import derive_signals
+from rlmap_bot.runs.sources import read_source
+from rlmap_bot.runs.verdict import verdict_for
 from rlmap_bot.slack.blocks.runs import run_blocks
-from rlmap_bot.watch import faults as fault_scan
-from rlmap_bot.watch.faults import FaultState
+from rlmap_bot.watch import scan as fault_scan
+from rlmap_bot.watch.scan import FaultState
 from rlmap_bot.watch.series import KeptRun
+from rlmap_bot.wording.posts import fault_sentence
 from support import KNOWLEDGE
 from support import runlogs as rl
 from support.cli import run_cli
@@ -53,7 +57,7 @@ def _trl(tmp_path, n=200, **overrides):
 
 
 def _derive(path, aliases):
-    return derive_signals(read_run(path, aliases=aliases), aliases)
+    return derive_signals(read_source(path, aliases=aliases), aliases)
 
 
 def test_a_zero_gradient_on_every_step_is_a_fault_not_a_smooth_gradient(tmp_path, aliases):
@@ -183,14 +187,14 @@ def test_the_watch_opens_not_learning_once_when_a_healthy_run_stops(tmp_path, al
         and fault.first_step == 201
         and fault.last_step == 300
     )
-    assert "gradient norm is exactly 0" in fault_scan.stall_text(fault)
+    assert "gradient norm is exactly 0" in fault_sentence(fault.finding())
     with open(path, "a", encoding="utf-8") as f:  # the weights move again
         f.writelines(rl.verl_console_lines(rl.named(rl.curves("healthy", steps=310), "verl")[301:]))
     state, opened = fault_scan.scan(state, kept.tails_run(), reader.read_new(), aliases, 310, False)
     assert (
         opened == set()
         and not state.not_learning.active
-        and "learning again" in fault_scan.stall_text(state.not_learning)
+        and "learning again" in fault_sentence(state.not_learning.finding())
     )
 
 
@@ -200,7 +204,7 @@ def test_the_watch_never_reads_a_stalled_gradient_as_smooth(core, tmp_path, alia
     """
     from rlmap_bot.watch.judge import judge
 
-    run = read_run(_trl(tmp_path, grad_norm=0.0), aliases=aliases)
+    run = read_source(_trl(tmp_path, grad_norm=0.0), aliases=aliases)
     kept = KeptRun()
     state, opened = fault_scan.scan(FaultState(), kept.tails_run(), run, aliases, 200, True)
     kept.absorb(run)

@@ -9,7 +9,10 @@ import csv
 import numpy as np
 import pytest
 
-from rlmap_bot.runs import RunReadError, derive_signals, load_aliases, read_run
+from rlmap_bot.runs.aliases import load_aliases
+from rlmap_bot.runs.errors import RunReadError
+from rlmap_bot.runs.signals import derive_signals
+from rlmap_bot.runs.sources import read_source
 from support import KNOWLEDGE
 from support import runlogs as rl
 
@@ -28,13 +31,13 @@ def test_a_console_log_with_a_few_stray_nul_bytes_is_read(tmp_path, aliases):
         "".join(noise[:2]) + "".join(lines[:100]) + noise[2] + "".join(lines[100:]),
         encoding="utf-8",
     )
-    run = read_run(path, aliases=aliases)
+    run = read_source(path, aliases=aliases)
     assert run.format == "verl-console" and run.series["critic/score/mean"].steps.size == 200
     # Binary-ness is a proportion: a file made mostly of control bytes is still refused.
     junk = tmp_path / "junk.log"
     junk.write_bytes(b"step:1 - a:1\n" + bytes(range(32)) * 400)
     with pytest.raises(RunReadError, match="binary content"):
-        read_run(junk, aliases=aliases)
+        read_source(junk, aliases=aliases)
 
 
 def _ui_export(path, runs: dict[str, list[tuple[int, float]]], metric: str = "train/reward"):
@@ -57,7 +60,7 @@ def _ui_export(path, runs: dict[str, list[tuple[int, float]]], metric: str = "tr
 
 def test_a_wandb_ui_export_with_one_run(tmp_path, aliases):
     points = [(s, 0.1 + 0.002 * s) for s in range(1, 151)]
-    run = read_run(
+    run = read_source(
         _ui_export(tmp_path / "wandb_export.csv", {"fragrant-sea-49": points}), aliases=aliases
     )
     assert run.format == "wandb-csv" and run.run_id == "wandb_export.csv"
@@ -77,7 +80,7 @@ def test_a_wandb_ui_export_with_several_runs_is_listed_and_picked(tmp_path, alia
             "misty-lake-50": [(s, 0.8 - 0.003 * s) for s in range(1, 101)],
         },
     )
-    unpicked = read_run(
+    unpicked = read_source(
         path, aliases=aliases
     )  # the first run, and the reading says which and how to pick
     text = " ".join(unpicked.warnings)
@@ -87,12 +90,12 @@ def test_a_wandb_ui_export_with_several_runs_is_listed_and_picked(tmp_path, alia
         and "--run-id" in text
     )
     assert "fragrant-sea-49" in text and "misty-lake-50" in text
-    second = read_run(path, run_id="misty-lake-50", aliases=aliases)
+    second = read_source(path, run_id="misty-lake-50", aliases=aliases)
     assert (
         second.run_id.endswith("misty-lake-50") and second.series["train/reward"].steps.size == 100
     )
     assert derive_signals(second, aliases).signals["proxy_reward_trend"] == "falling"
-    first = read_run(path, run_id="fragrant-sea-49", aliases=aliases)
+    first = read_source(path, run_id="fragrant-sea-49", aliases=aliases)
     assert first.series["train/reward"].steps.size == 120
 
 
@@ -110,7 +113,7 @@ def test_trl_length_under_its_old_and_new_names(name, tmp_path, aliases):
         if "completions/mean_length" in r
     ]
     folder = rl.write_trl_output(tmp_path / "out", records)
-    d = derive_signals(read_run(folder, aliases=aliases), aliases)
+    d = derive_signals(read_source(folder, aliases=aliases), aliases)
     assert d.signal_sources["length_growth"].metric == name and d.signals["length_growth"] > 1.5
 
 
@@ -122,7 +125,7 @@ def test_trl_tensorboard_tags_carry_the_train_prefix(tmp_path, aliases):
             ("eval/reward" if k == "eval_reward" else f"train/{k}"): v for k, v in row.items()
         }
         records.append((step, renamed))
-    run = read_run(rl.write_tensorboard(tmp_path / "runs" / "Dec02", records), aliases=aliases)
+    run = read_source(rl.write_tensorboard(tmp_path / "runs" / "Dec02", records), aliases=aliases)
     d = derive_signals(run, aliases)
     assert (
         run.format == "tensorboard" and d.signal_sources["entropy_trend"].metric == "train/entropy"

@@ -7,8 +7,9 @@ import os
 
 import pytest
 
-from rlmap_bot.runs import ReaderState, RunReader, RunReadError, load_aliases
-from rlmap_bot.runs.incremental import HEAD_BYTES
+from rlmap_bot.runs.aliases import load_aliases
+from rlmap_bot.runs.errors import RunReadError
+from rlmap_bot.runs.incremental import HEAD_BYTES, ReaderState, RunReader
 from support import KNOWLEDGE
 from support import runlogs as rl
 

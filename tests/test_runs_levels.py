@@ -10,7 +10,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from rlmap_bot.runs import derive_signals, load_aliases, read_run
+from rlmap_bot.runs.aliases import load_aliases
+from rlmap_bot.runs.signals import derive_signals
+from rlmap_bot.runs.sources import read_source
 from rlmap_bot.runs.stats import COLLAPSED_SHARE
 from support import KNOWLEDGE
 from support import runlogs as rl
@@ -33,7 +35,7 @@ def _derive(tmp_path, aliases, steps, **curves):
     records = [
         (int(s), {names[k]: float(v[i]) for k, v in curves.items()}) for i, s in enumerate(steps)
     ]
-    run = read_run(rl.write_verl_jsonl(tmp_path / "run.jsonl", records), aliases=aliases)
+    run = read_source(rl.write_verl_jsonl(tmp_path / "run.jsonl", records), aliases=aliases)
     return derive_signals(run, aliases)
 
 

@@ -11,8 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from rlmap_bot.runs import derive_signals, load_aliases, read_run
+from rlmap_bot.runs.aliases import load_aliases
 from rlmap_bot.runs.errors import RunReadError
+from rlmap_bot.runs.signals import derive_signals
+from rlmap_bot.runs.sources import read_source
 from support import KNOWLEDGE
 
 DATA = Path(__file__).resolve().parent / "data" / "unknown_names"
@@ -38,7 +40,7 @@ def _said(d) -> str:
 def test_a_wandb_export_with_only_unknown_names_is_read_by_their_words_and_said(
     aliases, name, quantity, metric
 ):
-    run = read_run(DATA / name, aliases=aliases)
+    run = read_source(DATA / name, aliases=aliases)
     d = derive_signals(run, aliases)
     assert d.quantities[quantity] == f"{metric} [read by its name]"
     assert f"read '{metric}' as {quantity.replace('_', ' ')} by its name" in _said(d)
@@ -56,7 +58,7 @@ def test_a_wandb_export_with_only_unknown_names_is_read_by_their_words_and_said(
 def test_a_csv_with_everyday_column_names_gives_a_reward_and_a_length_reading(
     aliases, name, reward, length
 ):
-    run = read_run(DATA / name, aliases=aliases)
+    run = read_source(DATA / name, aliases=aliases)
     d = derive_signals(run, aliases)
     assert d.quantities["task_reward"].startswith(reward + " [")
     assert d.quantities["response_length"].startswith(length + " [")
@@ -68,7 +70,7 @@ def test_a_csv_with_everyday_column_names_gives_a_reward_and_a_length_reading(
 
 def test_a_mapping_overrides_a_name_reading(aliases):
     path = DATA / "success_rate_completion_tokens.csv"
-    run = read_run(path, aliases=aliases, extra_metrics=["prompt tokens"])
+    run = read_source(path, aliases=aliases, extra_metrics=["prompt tokens"])
     d = derive_signals(run, aliases, mapping={"length_growth": "prompt tokens"})
     assert d.quantities["response_length"] == "prompt tokens [mapped by you]"
     assert "as response length by its name" not in _said(d)
@@ -78,7 +80,7 @@ def test_names_that_fit_no_rule_are_refused_with_the_names_listed(tmp_path, alia
     path = tmp_path / "other.csv"
     path.write_text("step,gpu_util,queue wait\n1,0.5,3\n2,0.6,4\n")
     with pytest.raises(RunReadError, match="gpu_util, queue wait.*--map SIGNAL=METRIC"):
-        read_run(path, aliases=aliases)
+        read_source(path, aliases=aliases)
 
 
 @pytest.mark.parametrize(
@@ -90,7 +92,7 @@ def test_names_that_fit_no_rule_are_refused_with_the_names_listed(tmp_path, alia
     ],
 )
 def test_a_trl_wandb_export_is_not_called_openrlhf(aliases, name, framework):
-    d = derive_signals(read_run(DATA / name, aliases=aliases), aliases)
+    d = derive_signals(read_source(DATA / name, aliases=aliases), aliases)
     assert (d.run.framework or "").split(" (")[0] == framework
     held = d.quantities.get("heldout_score", "")
     assert "eval/runtime" not in held and "eval/loss" not in held

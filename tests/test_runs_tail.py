@@ -16,10 +16,12 @@ import datetime as dt
 import numpy as np
 import pytest
 
-from rlmap_bot.runs import derive_signals, load_aliases, read_run
-from rlmap_bot.runs.diagnose import verdict_for
+from rlmap_bot.runs.aliases import load_aliases
+from rlmap_bot.runs.signals import derive_signals
+from rlmap_bot.runs.sources import read_source
+from rlmap_bot.runs.verdict import verdict_for
 from rlmap_bot.slack.blocks.runs import run_blocks
-from rlmap_bot.wording import alert_changes, alert_title
+from rlmap_bot.wording.posts import alert_changes, alert_title
 from support import KNOWLEDGE
 from support import runlogs as rl
 from support.cli import run_cli
@@ -84,7 +86,7 @@ def _collapse(tmp_path):
 
 
 def _derive(path, aliases):
-    return derive_signals(read_run(path, aliases=aliases), aliases)
+    return derive_signals(read_source(path, aliases=aliases), aliases)
 
 
 def test_a_reward_collapse_in_the_last_tenth_reads_as_a_collapse_not_flat(tmp_path, aliases):
@@ -186,13 +188,19 @@ class _Recorder:
 
 
 def _watch(core, tmp_path, records, cuts) -> list:
+    from rlmap_bot.runs.sources.access import workspace_access_for
     from rlmap_bot.watch.model import Watch
     from rlmap_bot.watch.service import WatchService
 
     t0 = dt.datetime(2026, 3, 2, 9, 0, tzinfo=dt.UTC)
     clock = [t0]
     settings = core.settings.model_copy(update={"rlmap_run_roots": str(tmp_path)})
-    service = WatchService(core, clock=lambda: clock[0], settings=settings)
+    service = WatchService(
+        core,
+        access=workspace_access_for(settings, core.state),
+        clock=lambda: clock[0],
+        settings=settings,
+    )
     log = tmp_path / "grow.log"
     watch = service.repo.save(
         Watch(team="T", channel="C", path=str(log.resolve()), created_at=t0, updated_at=t0)

@@ -15,7 +15,8 @@ import time
 import pytest
 
 from rlmap_bot.runs.errors import RunReadError
-from rlmap_bot.runs.sources import Access, open_source, parse_source
+from rlmap_bot.runs.sources import open_source, parse_source
+from rlmap_bot.runs.sources.access import Access
 from support.slackio import blocks, text_of
 from test_slack_watch import Clock, command, launch, tick, watch_posts
 

@@ -7,9 +7,11 @@ import json
 import numpy as np
 import pytest
 
-from rlmap_bot.runs import RunReadError, load_aliases
+from rlmap_bot.runs.aliases import load_aliases
+from rlmap_bot.runs.errors import RunReadError
 from rlmap_bot.runs.read import keeper
-from rlmap_bot.runs.sources import Access, Cursor, open_source, parse_source
+from rlmap_bot.runs.sources import Cursor, open_source, parse_source
+from rlmap_bot.runs.sources.access import Access
 from support import KNOWLEDGE
 from support import runlogs as rl
 

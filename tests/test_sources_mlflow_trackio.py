@@ -20,7 +20,8 @@ from pathlib import Path
 import pytest
 
 from rlmap_bot.runs.errors import RunReadError
-from rlmap_bot.runs.sources import Access, open_source, parse_source
+from rlmap_bot.runs.sources import open_source, parse_source
+from rlmap_bot.runs.sources.access import Access
 from support.mlflowserver import MlflowServer, free_port
 from support.shared import once_per_run
 

@@ -15,10 +15,11 @@ from pathlib import Path
 
 import pytest
 
-from rlmap_bot.runs import RunReadError
+from rlmap_bot.runs.errors import RunReadError
 from rlmap_bot.runs.model import Collector
-from rlmap_bot.runs.sources import Access, Cursor, open_source, parse_source
+from rlmap_bot.runs.sources import Cursor, open_source, parse_source
 from rlmap_bot.runs.sources import wandb_file as wf
+from rlmap_bot.runs.sources.access import Access
 from support import skip_unless_installed, wandb_offline_env
 from support.shared import once_per_run
 

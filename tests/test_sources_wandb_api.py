@@ -15,7 +15,8 @@ import socket
 import pytest
 
 from rlmap_bot.runs.errors import RunReadError
-from rlmap_bot.runs.sources import Access, open_source, parse_source
+from rlmap_bot.runs.sources import open_source, parse_source
+from rlmap_bot.runs.sources.access import Access
 from support.wandb_standin import WandbStandIn
 
 pytest.importorskip("wandb", reason="the wandb extra is not installed")

@@ -18,12 +18,13 @@ from pathlib import Path
 import pytest
 
 from rlmap_bot.core import Core
+from rlmap_bot.runs.sources.access import workspace_access_for
 from rlmap_bot.state.store import StateStore
 from rlmap_bot.watch import backoff
 from rlmap_bot.watch.model import Watch
 from rlmap_bot.watch.schedule import slot_key
 from rlmap_bot.watch.service import WatchService
-from rlmap_bot.wording import alert_title
+from rlmap_bot.wording.posts import alert_title
 from support import KNOWLEDGE
 from support.mlflowserver import MlflowServer
 from support.poster import Recorder
@@ -73,7 +74,12 @@ def _replica(built_db, state: Path, clock: list[dt.datetime]) -> WatchService:
     """A process of the bot: its own Core and connection to the shared state store."""
     core = Core(KNOWLEDGE, built_db, state_url=state)
     settings = core.settings.model_copy(update={"rlmap_mlflow_hosts": "127.0.0.1"})
-    return WatchService(core, clock=lambda: clock[0], settings=settings)
+    return WatchService(
+        core,
+        access=workspace_access_for(settings, core.state),
+        clock=lambda: clock[0],
+        settings=settings,
+    )
 
 
 def test_a_tracker_down_is_read_at_growing_gaps_across_a_restart_and_said_once_each_way(

@@ -16,18 +16,21 @@ from click.testing import CliRunner
 
 from rlmap_bot.cli.main import cli
 from rlmap_bot.errors import UsageError
-from rlmap_bot.runs import RunReader, derive_signals, load_aliases, read_run
-from rlmap_bot.runs.diagnose import verdict_for
-from rlmap_bot.runs.incremental import HEAD_BYTES
+from rlmap_bot.runs.aliases import load_aliases
+from rlmap_bot.runs.incremental import HEAD_BYTES, RunReader
 from rlmap_bot.runs.model import RunData, Series
+from rlmap_bot.runs.signals import derive_signals
+from rlmap_bot.runs.sources import read_source
+from rlmap_bot.runs.sources.access import Access, PathRefused, resolve_run_path
+from rlmap_bot.runs.verdict import verdict_for
+from rlmap_bot.settings import parse_roots
 from rlmap_bot.state.db import ConflictError
 from rlmap_bot.state.store import StateStore
-from rlmap_bot.watch import faults as fault_scan
+from rlmap_bot.watch import scan as fault_scan
 from rlmap_bot.watch.check import check_run
 from rlmap_bot.watch.conditions import CLEAR_CHECKS, evaluate
-from rlmap_bot.watch.faults import CLEAR_FINITE, FaultState
 from rlmap_bot.watch.model import Tracking, Watch, parse_interval
-from rlmap_bot.watch.roots import PathRefused, parse_roots, resolve_watch_path
+from rlmap_bot.watch.scan import CLEAR_FINITE, FaultState
 from rlmap_bot.watch.series import CAP, TAIL, KeptRun
 from support import KNOWLEDGE
 from support import runlogs as rl
@@ -66,6 +69,7 @@ class Checker:
             roots=[self.root],
             now=self.now,
             stall=HOUR,
+            access=Access(run_roots=(self.root,)),
             **extra,
         )
         self.tracking, self.blob = out.tracking, out.kept.dumps()
@@ -308,7 +312,7 @@ def test_a_short_run_is_judged_exactly_as_diagnose_run_judges_it(core, aliases, 
     records = rl.named(rl.phased([("healthy", 300), ("reward_hacking", 200)]), "verl")
     path = rl.write_verl_console(tmp_path / "train.log", records)
     out = Checker(core, aliases, path, tmp_path).check()
-    whole = derive_signals(read_run(path, aliases=aliases), aliases)
+    whole = derive_signals(read_source(path, aliases=aliases), aliases)
     assert out.derivation.signals == whole.signals
     assert out.verdict.binding_stage == verdict_for(core.engine, whole).binding_stage == "reward"
 
@@ -321,7 +325,7 @@ def test_a_long_run_is_judged_on_its_sample_as_on_the_whole(core, aliases, tmp_p
     assert out.kept.largest_stride > 1 and all(
         m.steps.size <= CAP for m in out.kept.metrics.values()
     )
-    whole = derive_signals(read_run(path, aliases=aliases), aliases)
+    whole = derive_signals(read_source(path, aliases=aliases), aliases)
     for signal in ("proxy_reward_trend", "heldout_score_trend", "entropy_trend", "loss_divergence"):
         assert out.derivation.signals[signal] == whole.signals[signal], signal
     assert out.verdict.binding_stage == verdict_for(core.engine, whole).binding_stage == "reward"
@@ -341,7 +345,7 @@ def test_spikes_are_seen_at_full_resolution_across_checks(core, aliases, tmp_pat
     out = checker.check()
     faults = FaultState.model_validate(out.tracking.faults)
     assert faults.spike_steps == list(rl.SPIKE_STEPS) and faults.spikes == 3
-    whole = derive_signals(read_run(path, aliases=aliases), aliases)
+    whole = derive_signals(read_source(path, aliases=aliases), aliases)
     assert whole.signal_sources["grad_norm_spikes"].marks == list(rl.SPIKE_STEPS)
     assert out.derivation.signals["grad_norm_spikes"] is True
 
@@ -491,22 +495,22 @@ def test_paths_resolve_under_the_roots_only(tmp_path):
     (tmp_path / "secret").write_text("x\n")
     roots = parse_roots(f"{a}{os.pathsep}{os.pathsep} {b} ")
     assert roots == [a.resolve(), b.resolve()]
-    assert resolve_watch_path("exp2/log.txt", roots) == (b / "exp2" / "log.txt").resolve(), (
+    assert resolve_run_path("exp2/log.txt", roots) == (b / "exp2" / "log.txt").resolve(), (
         "relative: each root"
     )
     os.symlink(b / "exp2", a / "exp" / "other")  # a link from one root into another is fine
     assert (
-        resolve_watch_path(str(a / "exp" / "other" / "log.txt"), roots)
+        resolve_run_path(str(a / "exp" / "other" / "log.txt"), roots)
         == (b / "exp2" / "log.txt").resolve()
     )
     for outside in (str(tmp_path / "secret"), "../secret", f"{a}/exp/../../secret", "/"):
         with pytest.raises(PathRefused, match="RLMAP_RUN_ROOTS"):
-            resolve_watch_path(outside, roots)
+            resolve_run_path(outside, roots)
     os.mkfifo(a / "exp" / "pipe")
     with pytest.raises(UsageError, match="neither a log file nor a folder"):
-        resolve_watch_path("exp/pipe", roots)
+        resolve_run_path("exp/pipe", roots)
     with pytest.raises(PathRefused, match="Watching runs is off"):
-        resolve_watch_path("exp", [])
+        resolve_run_path("exp", [])
 
 
 @pytest.mark.parametrize(

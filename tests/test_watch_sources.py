@@ -14,9 +14,10 @@ import shutil
 import pytest
 
 from rlmap_bot.errors import UsageError
+from rlmap_bot.runs.sources.access import local_access, workspace_access_for
 from rlmap_bot.watch.model import Watch
 from rlmap_bot.watch.service import WatchService
-from rlmap_bot.wording import alert_title
+from rlmap_bot.wording.posts import alert_title
 from support import runlogs as rl
 from support.poster import Recorder
 
@@ -27,7 +28,12 @@ T0 = dt.datetime(2026, 3, 2, 9, 0, tzinfo=dt.UTC)
 def service(core, tmp_path):
     clock = [T0]
     settings = core.settings.model_copy(update={"rlmap_run_roots": str(tmp_path)})
-    svc = WatchService(core, clock=lambda: clock[0], settings=settings)
+    svc = WatchService(
+        core,
+        access=workspace_access_for(settings, core.state),
+        clock=lambda: clock[0],
+        settings=settings,
+    )
     svc.tick = clock  # type: ignore[attr-defined]
     return svc
 
@@ -72,7 +78,7 @@ def test_a_source_that_cannot_be_read_is_said_once_and_its_return_once(service, 
 
 def test_a_tracker_run_this_install_cannot_read_is_refused_in_one_line(service):
     with pytest.raises(UsageError) as refused:
-        service.resolve("trackio:no-project/no-run")
+        service.resolve("trackio:no-project/no-run", local_access())
     assert "\n" not in str(refused.value) and "trackio:no-project/no-run" in str(refused.value)
 
 

@@ -15,9 +15,10 @@ from pathlib import Path
 import pytest
 
 from rlmap_bot.results.watch import Alert
+from rlmap_bot.runs.sources.access import workspace_access_for
 from rlmap_bot.watch.model import Watch
 from rlmap_bot.watch.service import WatchService
-from rlmap_bot.wording import alert_changes, alert_title
+from rlmap_bot.wording.posts import alert_changes, alert_title
 from support import runlogs as rl
 from support.poster import Recorder
 
@@ -83,7 +84,9 @@ class Clock:
 @pytest.fixture
 def service(core, tmp_path):
     settings = core.settings.model_copy(update={"rlmap_run_roots": str(tmp_path)})
-    return WatchService(core, clock=Clock(), settings=settings)
+    return WatchService(
+        core, access=workspace_access_for(settings, core.state), clock=Clock(), settings=settings
+    )
 
 
 def watch_growing(service: WatchService, path: Path, records: list, cuts: list[int]) -> list[Alert]:

@@ -12,6 +12,7 @@ import datetime as dt
 import subprocess
 import sys
 
+from rlmap_bot.runs.sources.access import local_access, workspace_access_for
 from rlmap_bot.watch.model import Watch
 from rlmap_bot.watch.service import WatchService
 from support import skip_unless_installed, wandb_offline_env
@@ -59,9 +60,14 @@ def test_a_watch_of_a_live_wandb_run_reads_only_the_new_steps(core, tmp_path):
         assert proc.stdout.readline().strip() == "logged"
         clock = [T0]
         settings = core.settings.model_copy(update={"rlmap_run_roots": str(tmp_path)})
-        service = WatchService(core, clock=lambda: clock[0], settings=settings)
+        service = WatchService(
+            core,
+            access=workspace_access_for(settings, core.state),
+            clock=lambda: clock[0],
+            settings=settings,
+        )
         service.tick = clock  # type: ignore[attr-defined]
-        folder = str(service.resolve(str(tmp_path / "wandb")))
+        folder = str(service.resolve(str(tmp_path / "wandb"), local_access()))
         watch = service.repo.save(
             Watch(team="T", channel="C", path=folder, created_at=T0, updated_at=T0)
         )

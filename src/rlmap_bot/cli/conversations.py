@@ -60,7 +60,9 @@ def following(self: Presenter, result: Following) -> None:
     else:
         self.say(f"Following {result.source}, a check every {result.seconds:g} s; Ctrl-C stops.")
     try:
-        follow(WatchService(self.ctx.core), result.source, said, time.sleep, result.seconds)
+        access = self.ctx.run_access()
+        service = WatchService(self.ctx.core, access=lambda _team: access)
+        follow(service, result.source, access, said, time.sleep, result.seconds)
     except KeyboardInterrupt:
         if not self.ctx.json:
             self.say("Stopped following.")

@@ -60,6 +60,8 @@ class TerminalFrontEnd:
         return self._core
 
     def invocation(self, json_output: bool = False) -> Invocation:
+        from rlmap_bot.runs.sources.access import local_access
+
         return Invocation(
             open_core=self.core,
             surface="cli",
@@ -71,6 +73,7 @@ class TerminalFrontEnd:
             lines=stdin_lines,
             local=True,
             conversation=sys.stdin.isatty() and not json_output,
+            run_access=local_access,
         )
 
 

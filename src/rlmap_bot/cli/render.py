@@ -7,6 +7,7 @@
 from __future__ import annotations
 
 import json
+import sys
 import textwrap
 from functools import singledispatch
 from typing import Any
@@ -19,11 +20,13 @@ from rlmap_bot.results.ask import Answer
 WIDTH = 88
 
 
-def _wrap(text: str, indent: str = "  ") -> str:
+def wrapped(text: str, indent: str = "  ") -> str:
+    """``text`` filled to the terminal's width, every line indented (the features' renderers)."""
     return textwrap.fill(text, width=WIDTH, initial_indent=indent, subsequent_indent=indent)
 
 
-def _item(text: str, bullet: str = "  - ", indent: str = "    ") -> str:
+def list_item(text: str, bullet: str = "  - ", indent: str = "    ") -> str:
+    """``text`` as a list item: its bullet, then its wrapped lines under it."""
     return textwrap.fill(text, width=WIDTH, initial_indent=bullet, subsequent_indent=indent)
 
 
@@ -52,9 +55,16 @@ def load_features() -> bool:
     return bool(fresh)
 
 
-#: What JSON output adds to a watch post: its title and sentences, as the post reads
-#: (``results.watch.Alert`` takes them through pydantic's serialization context).
-WORDED = {"alert_wording": (wording.alert_title, wording.alert_changes)}
+def worded() -> dict:
+    """What JSON output adds to a watch post: its title and sentences, as the post reads
+    (``results.watch.Alert`` takes them through pydantic's serialization context).  Loaded when
+    a post is printed as JSON: a plain ask never loads the watch's result models (an Alert to
+    word means its module is loaded)."""
+    if "rlmap_bot.results.watch" not in sys.modules:
+        return {}
+    from rlmap_bot.wording.posts import alert_changes, alert_title
+
+    return {"alert_wording": (alert_title, alert_changes)}
 
 
 @singledispatch
@@ -65,17 +75,17 @@ def text(result: Any) -> str:
     if load_features():
         return text(result)
     if isinstance(result, BaseModel):
-        return result.model_dump_json(indent=2, context=WORDED)
+        return result.model_dump_json(indent=2, context=worded())
     return json.dumps(result, indent=2, ensure_ascii=False, default=str)
 
 
 def as_json(result: Any, indent: int | None = 2) -> str:
     """A command result as JSON (models through pydantic, lists of models too)."""
     if isinstance(result, BaseModel):
-        return result.model_dump_json(indent=indent, context=WORDED)
+        return result.model_dump_json(indent=indent, context=worded())
     if isinstance(result, list):
         items = [
-            r.model_dump(mode="json", context=WORDED) if isinstance(r, BaseModel) else r
+            r.model_dump(mode="json", context=worded()) if isinstance(r, BaseModel) else r
             for r in result
         ]
         return json.dumps(items, indent=indent, ensure_ascii=False, default=str)
@@ -98,7 +108,7 @@ def answer_text(answer: Answer) -> str:
     if not answer.results:
         lines.append(wording.nothing_relevant(answer.query))
         if answer.known_topics:
-            lines.append(_wrap(wording.known_topics(answer.known_topics), ""))
+            lines.append(wrapped(wording.known_topics(answer.known_topics), ""))
         lines.append(wording.TRY_INSTEAD)
         lines.append(wording.about_your_run("diagnose"))
         return "\n".join(lines)
@@ -126,9 +136,9 @@ def _hit_lines(hits, first: int = 1) -> list[str]:
         )
         if hit.byline:
             lines.append(f"   {hit.byline}")
-        lines.append(_wrap(hit.one_line, "   "))
+        lines.append(wrapped(hit.one_line, "   "))
         if hit.points_to:  # a signal: what the map reads into it
-            lines.append(_item("points to " + hit.points_to, "   ", "        "))
+            lines.append(list_item("points to " + hit.points_to, "   ", "        "))
         if hit.why:
-            lines.append(_item("why: " + "; ".join(hit.why), "   ", "        "))
+            lines.append(list_item("why: " + "; ".join(hit.why), "   ", "        "))
     return lines

@@ -9,7 +9,7 @@ from __future__ import annotations
 import textwrap
 
 from rlmap_bot import wording
-from rlmap_bot.cli.render import WIDTH, _item, _wrap, as_json, text
+from rlmap_bot.cli.render import WIDTH, as_json, list_item, text, wrapped
 from rlmap_bot.results.cards import Card
 from rlmap_bot.results.general import (
     CatalogExport,
@@ -37,13 +37,13 @@ def card_text(card: Card) -> str:
     ]
     if card.url:
         lines.append(card.url)
-    lines += ["", _wrap(card.summary, "")]
+    lines += ["", wrapped(card.summary, "")]
     for section in card.sections:
         lines += ["", f"{section.heading}:"]
         if section.text:
-            lines.append(_wrap(section.text))
+            lines.append(wrapped(section.text))
         for item in section.items:
-            lines.append(_item(item))
+            lines.append(list_item(item))
     if card.links:
         lines += ["", "Linked entries:"]
         for link in card.links:
@@ -56,7 +56,7 @@ def stages_text(result: StageList) -> str:
     lines = ["The five stages of the RL Scaling Bottleneck Map:"]
     for stage in result.stages:
         lines.append(f"{stage.order}. {stage.title} ({stage.id})")
-        lines.append(_wrap(stage.one_line, "   "))
+        lines.append(wrapped(stage.one_line, "   "))
     return "\n".join(lines)
 
 
@@ -135,7 +135,7 @@ def help_text(result: Help) -> str:
         elif len(usage) > width:  # a long usage line gets its summary below it
             lines += [
                 textwrap.fill(usage, WIDTH, subsequent_indent=" " * 6),
-                _wrap(entry.summary, hang),
+                wrapped(entry.summary, hang),
             ]
         else:
             lines.append(

@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from rlmap_bot import wording
-from rlmap_bot.cli.render import _item, _wrap, text
+from rlmap_bot.cli.render import list_item, text, wrapped
 from rlmap_bot.results.diagnosis import Question, Simulation, Step, Verdict, format_value
 from rlmap_bot.results.runs import RunDiagnosis
 
@@ -19,7 +19,7 @@ def verdict_text(verdict: Verdict) -> str:
 
     lines = [
         wording.verdict_headline(verdict) + ".",
-        _wrap(verdict.summary, "  "),
+        wrapped(verdict.summary, "  "),
         "",
         "Stages by score:",
     ]
@@ -31,11 +31,11 @@ def verdict_text(verdict: Verdict) -> str:
         for ev in verdict.evidence:
             seen = ", ".join(f"{k}={format_value(v)}" for k, v in ev.signals.items())
             moves = ", ".join(f"{stage} {pts:+g}" for stage, pts in ev.points.items())
-            lines.append(_item(f"{seen} ({moves}): {ev.why} [{ev.source.title}]"))
+            lines.append(list_item(f"{seen} ({moves}): {ev.why} [{ev.source.title}]"))
     if verdict.next_checks:
         lines += ["", "Check next:"]
         for check in verdict.next_checks:
-            lines.append(_item(f"{check.title} ({check.signal}): {check.question}"))
+            lines.append(list_item(f"{check.title} ({check.signal}): {check.question}"))
     if verdict.papers:
         lines += ["", "Read:"]
         for paper in verdict.papers:
@@ -47,7 +47,7 @@ def question_text(question: Question) -> str:
     head = f"Q{question.number}. {question.title}"
     if question.progress:
         head += f"  ({question.progress})"
-    lines = [head, _wrap(question.text, "  ")]
+    lines = [head, wrapped(question.text, "  ")]
     for i, preset in enumerate(question.presets):
         lines.append(f"  {chr(ord('a') + i)}) {preset.label}")
     pick = "Pick letters (several may apply)" if question.multiple else "Pick a letter"
@@ -58,7 +58,7 @@ def question_text(question: Question) -> str:
     )
     back = "'back' for the previous question, " if question.can_go_back else ""
     lines.append(
-        _wrap(
+        wrapped(
             f"{pick}, {typed}'?' for don't know, {back}'help' for how to measure it, "
             "'stop' for the verdict now.",
             "  ",
@@ -68,17 +68,17 @@ def question_text(question: Question) -> str:
 
 
 def how_to_measure(question: Question) -> str:
-    return _wrap(f"How to measure: {question.how_to_measure}", "  ")
+    return wrapped(f"How to measure: {question.how_to_measure}", "  ")
 
 
 def paused_text(step: Step) -> str:
     """A paused diagnosis: why it stopped and the checks
     that would tell most, with how to measure each.
     """
-    lines = ["", _wrap(wording.PAUSED, "")]
+    lines = ["", wrapped(wording.PAUSED, "")]
     for i, check in enumerate(step.paused, 1):
         lines.append(f"{i}. {check.title}")
-        lines.append(_wrap(check.how_to_measure, "   "))
+        lines.append(wrapped(check.how_to_measure, "   "))
     return "\n".join(lines)
 
 
@@ -104,15 +104,15 @@ def run_text(result: RunDiagnosis, with_verdict: bool = True) -> str:
     ):  # before anything else: no stage verdict means much on a run that does not learn
         lines += ["", "Faults (fix these before reading the stage verdict):"]
         for fault in result.faults:
-            lines.append(_item(f"{fault.title}: {fault.detail}", "  ! ", "    "))
+            lines.append(list_item(f"{fault.title}: {fault.detail}", "  ! ", "    "))
     if with_verdict:  # the conclusion and the readings it rests on first; how each was read after
-        lines += ["", wording.verdict_headline(result) + ".", _wrap(result.summary, "  ")]
+        lines += ["", wording.verdict_headline(result) + ".", wrapped(result.summary, "  ")]
         decided = _deciding_signals(result)
         if decided:
             lines.append("  On:")
             for signal in decided:
                 lines.append(
-                    _item(
+                    list_item(
                         f"{result.title_of(signal)} = {result.value_text(signal)}: "
                         f"{result.signal_sources[signal].detail}",
                         "    - ",
@@ -120,7 +120,7 @@ def run_text(result: RunDiagnosis, with_verdict: bool = True) -> str:
                     )
                 )
         lines.append(
-            _wrap(
+            wrapped(
                 "(Below: every reading and how it was made, the stages' scores, what to check next "
                 "and what to read.)",
                 "  ",
@@ -130,21 +130,21 @@ def run_text(result: RunDiagnosis, with_verdict: bool = True) -> str:
         lines += ["", "From the logs:"]
         for signal, source in result.signal_sources.items():
             lines.append(
-                _item(
+                list_item(
                     f"{result.title_of(signal)} ({signal}) = {result.value_text(signal)}: "
                     f"{source.detail} ({source.method}; {source.window} of {source.metric})"
                 )
             )
     for warning in result.warnings:
-        lines.append(_item(f"note: {warning}", "  ! ", "    "))
+        lines.append(list_item(f"note: {warning}", "  ! ", "    "))
     if result.missing:
-        lines += ["", _wrap("Not in the logs: " + ", ".join(result.missing) + ".", "")]
+        lines += ["", wrapped("Not in the logs: " + ", ".join(result.missing) + ".", "")]
         unused = _unused_metrics(result)
         if (
             unused and len(unused) <= _UNUSED_SHOWN
         ):  # a custom log's few columns; a framework's hundreds are noise
             lines.append(
-                _wrap(
+                wrapped(
                     "Logged but read for no signal: "
                     + ", ".join(unused)
                     + "; if one of them measures "

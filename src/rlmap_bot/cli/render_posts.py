@@ -6,10 +6,11 @@ Registered on :func:`rlmap_bot.cli.render.text` when a result of theirs is first
 from __future__ import annotations
 
 from rlmap_bot import wording
-from rlmap_bot.cli.render import _item, _wrap, text
+from rlmap_bot.cli.render import list_item, text, wrapped
 from rlmap_bot.results.curation import AdditionList, Candidate
 from rlmap_bot.results.digest import Digest
 from rlmap_bot.results.watch import Alert, CheckResult, Watching
+from rlmap_bot.wording.posts import alert_changes, alert_title
 
 
 @text.register
@@ -24,7 +25,7 @@ def digest_text(digest: Digest) -> str:
                 f"  - [{item.status}] {item.title} ({item.id})"
                 + (f" · {item.byline}" if item.byline else "")
             )
-            lines.append(_wrap(item.one_line, "      "))
+            lines.append(wrapped(item.one_line, "      "))
             if item.suggested_by and item.approved_by:
                 lines.append(
                     f"      suggested by {item.suggested_by}, approved by {item.approved_by}"
@@ -38,28 +39,28 @@ def digest_text(digest: Digest) -> str:
 
 def alert_text(alert: Alert) -> str:
     """One watch post as the terminal shows it (what Slack would get, without the markup)."""
-    lines = [f"[{alert.kind}] {wording.alert_title(alert)}"]
-    lines += [_item(c) for c in wording.alert_changes(alert)]
+    lines = [f"[{alert.kind}] {alert_title(alert)}"]
+    lines += [list_item(c) for c in alert_changes(alert)]
     if alert.kind == "alert":
         if alert.verdict_headline:
-            lines.append(_wrap(alert.verdict_headline))
+            lines.append(wrapped(alert.verdict_headline))
         if alert.ranking:
-            lines.append(_wrap("Points: " + ", ".join(f"{t} {s:g}" for t, s in alert.ranking)))
+            lines.append(wrapped("Points: " + ", ".join(f"{t} {s:g}" for t, s in alert.ranking)))
         if alert.evidence:
             lines.append("  Evidence, from the logs:")
             for ev in alert.evidence:
                 seen = ", ".join(f"{k}={v}" for k, v in ev.signals.items())
                 lines.append(
-                    _item(
+                    list_item(
                         f"{seen} ({ev.stage} {ev.points:+g}): {ev.why} [{ev.source}]",
                         "    - ",
                         "      ",
                     )
                 )
-                lines += [_item(p, "        from ", "          ") for p in ev.provenance]
+                lines += [list_item(p, "        from ", "          ") for p in ev.provenance]
         if alert.next_checks:
             lines.append("  Check next:")
-            lines += [_item(c, "    - ", "      ") for c in alert.next_checks]
+            lines += [list_item(c, "    - ", "      ") for c in alert.next_checks]
         if alert.chart:
             lines.append("  (with the chart of the curves behind the verdict)")
     return "\n".join(lines)
@@ -79,7 +80,7 @@ def check_text(result: CheckResult) -> str:
         f"read {how} ({result.bytes_read:,} bytes)."
     ]
     if result.problem:
-        lines.append(_wrap(f"Problem: {result.problem}", ""))
+        lines.append(wrapped(f"Problem: {result.problem}", ""))
     if result.verdict is not None:
         lines.append(result.verdict.headline + ".")
     if result.alerts:
@@ -89,9 +90,9 @@ def check_text(result: CheckResult) -> str:
     else:
         lines.append("A check would post nothing." if result.dry else "Nothing was posted.")
     if result.withheld:
-        lines.append(_wrap("Quiet watch, not posted: " + ", ".join(result.withheld), ""))
+        lines.append(wrapped("Quiet watch, not posted: " + ", ".join(result.withheld), ""))
     if result.open_conditions:
-        lines.append(_wrap("Open conditions: " + ", ".join(result.open_conditions), ""))
+        lines.append(wrapped("Open conditions: " + ", ".join(result.open_conditions), ""))
     return "\n".join(lines).rstrip()
 
 
@@ -103,7 +104,7 @@ def candidate_text(candidate: Candidate) -> str:
     )
     lines = [
         f"{record.title} ({record.arxiv_id}, {record.year or 'year unknown'})",
-        _wrap(authors or "no authors given"),
+        wrapped(authors or "no authors given"),
         f"  {record.url} · {', '.join(record.categories) or 'no categories'}",
     ]
     if candidate.existing is not None:
@@ -126,7 +127,7 @@ def candidate_text(candidate: Candidate) -> str:
         "",
     ]
     abstract = record.abstract if len(record.abstract) <= 1200 else record.abstract[:1199] + "…"
-    lines.append(_wrap(abstract))
+    lines.append(wrapped(abstract))
     return "\n".join(lines)
 
 

@@ -83,6 +83,7 @@ class Shell:
 
     def dispatch(self, line: str) -> None:
         from rlmap_bot.cli.terminal import Terminal
+        from rlmap_bot.runs.sources.access import local_access
 
         ctx = Invocation.of(
             self.core,
@@ -92,6 +93,7 @@ class Shell:
             admin=True,
             local=True,
             charts=self.core.settings.data_dir / "charts",
+            run_access=local_access,
         )
         result = run(REGISTRY.read(line, "shell", self.core), ctx)
         Terminal(ctx, say=self.say, ask=self.read).show(result)

@@ -8,7 +8,7 @@ front-end's own services), set by the front-end that builds the invocation.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Protocol
@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from rlmap_bot.core import Core
     from rlmap_bot.curation.service import Cards, Curation
     from rlmap_bot.digest.service import Poster
-    from rlmap_bot.runs.sources import Access
+    from rlmap_bot.runs.sources.access import Access
     from rlmap_bot.watch.service import Poster as WatchPoster
     from rlmap_bot.watch.service import WatchService
 
@@ -84,10 +84,10 @@ class Invocation:
     watch_service: WatchService | None = None
     curation: Curation | None = None
     curator_cards: Cards | None = None
-    #: What a chat workspace may read of runs (paths under RLMAP_RUN_ROOTS, allowed trackers, its
-    #: sealed credentials), from the front-end's settings; None in a terminal, which reads with
-    #: its own environment.
-    run_access: Callable[[], Access] | None = None
+    #: What may be read of runs, handed in by the front-end (asked for only when a run is read):
+    #: a terminal's own environment (``runs.sources.access.local_access``), or a chat workspace's
+    #: paths under RLMAP_RUN_ROOTS, allowed trackers and sealed credentials (``workspace_access``).
+    run_access: Callable[[], Access] = field(kw_only=True)
 
     @cached_property
     def core(self) -> Core:

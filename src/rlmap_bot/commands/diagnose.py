@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 from rlmap_bot.commands.context import Invocation
 from rlmap_bot.commands.registry import Param, Registry
 from rlmap_bot.errors import ConfigError, UsageError
-from rlmap_bot.runs.names import FORMATS, WINDOW_HELP
+from rlmap_bot.runs.helptext import FORMATS, WINDOW_HELP
 
 if TYPE_CHECKING:
     from rlmap_bot.results.diagnosis import Move, Simulation, Step, Verdict
@@ -217,10 +217,9 @@ def _from_logs(
     pairs: list[str],
     chart: Path | None,
 ) -> RunDiagnosis | GuidedRun:
-    from rlmap_bot.runs.diagnose import diagnose_run, parse_mapping, parse_window
-    from rlmap_bot.runs.sources.access import local_access
+    from rlmap_bot.runs.diagnose import chart_name, diagnose_run, parse_mapping, parse_window
 
-    path = Path(_chart_name(source))
+    path = Path(chart_name(source))
     own = chart is None and ctx.charts is not None
     if own:
         # The front-end draws every run (the shell: the
@@ -229,12 +228,10 @@ def _from_logs(
         chart = ctx.charts / f"{path.stem or 'run'}.png"
     if chart is not None:
         chart = chart_path(Path(chart), path, create=own)
-    # A terminal reads with its own environment; a workspace only what its front-end's settings
-    # allow, with the credentials its admins sealed.
+    # What may be read is what the front-end hands in: a terminal's own environment, or a
+    # workspace's allow-lists and the credentials its admins sealed.
     core = ctx.core
-    access = ctx.run_access() if ctx.run_access is not None else local_access()
-    if ctx.run_access is not None:
-        source = _workspace_path(source, list(access.run_roots))
+    access = ctx.run_access()
     try:
         result = diagnose_run(
             core.engine,
@@ -260,39 +257,6 @@ def _from_logs(
         user=ctx.user, team=ctx.team, channel=ctx.channel, known=result.signals
     )
     return GuidedRun(readings=result, step=step)
-
-
-def _workspace_path(source: str, roots: list[Path]) -> str:
-    """A path typed in chat, resolved as a watch's is (inside RLMAP_RUN_ROOTS, links never followed
-    out, nothing said about what lies outside); a tracker source as it is."""
-    from rlmap_bot.runs.sources import parse_source
-    from rlmap_bot.watch.roots import check_folder, resolve_watch_path
-
-    if parse_source(source).kind != "path":
-        return source
-    if not roots:
-        raise UsageError(
-            "Files on the bot's machine are not read from chat: an admin names the folders "
-            "runs may be read from in RLMAP_RUN_ROOTS. A tracker run (wandb:, mlflow:, "
-            "trackio:) or a log uploaded to the thread works without it."
-        )
-    path = resolve_watch_path(source, roots)
-    if path.is_dir():
-        check_folder(path, roots)
-    return str(path)
-
-
-def _chart_name(source: str) -> str:
-    """A file name for a source's chart: the log's name,
-    a W&B folder's name, or a tracker run's id.
-    """
-    prefix, sep, rest = source.partition(":")
-    if sep and prefix.lower() in ("wandb", "mlflow", "trackio"):
-        return rest.rstrip("/").rsplit("/", 1)[-1] or prefix
-    path = Path(source)
-    return (
-        path.resolve().name if path.name in ("latest-run", "wandb") and path.exists() else path.name
-    )
 
 
 def chart_path(chart: Path, run: Path, create: bool = False) -> Path:

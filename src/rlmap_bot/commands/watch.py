@@ -115,9 +115,13 @@ def register(registry: Registry) -> None:
 
 
 def _service(ctx: Invocation) -> WatchService:
+    """The front-end's watch service, or one over the core that reads with this invocation's
+    access."""
     from rlmap_bot.watch.service import WatchService
 
-    return ctx.watch_service if ctx.watch_service is not None else WatchService(ctx.core)
+    if ctx.watch_service is not None:
+        return ctx.watch_service
+    return WatchService(ctx.core, access=lambda _team: ctx.run_access())
 
 
 def _need_channel(ctx: Invocation) -> Channel:
@@ -136,7 +140,7 @@ def _need_roots(service: WatchService, path: str | None = None) -> None:
     import shlex
     from pathlib import Path
 
-    from rlmap_bot.watch.roots import WATCHING_OFF, PathRefused
+    from rlmap_bot.runs.sources.access import WATCHING_OFF, PathRefused
 
     if not service.roots:
         if path is None:
@@ -160,9 +164,8 @@ def watch(
     follow: bool = False,
     json_output: bool = False,
 ) -> CheckResult | Watching | Following | None:
-    from rlmap_bot.results.watch import Following, Watching, WatchSet
-    from rlmap_bot.watch.model import DEFAULT_INTERVAL, Watch, format_interval, parse_interval
-    from rlmap_bot.watch.sources import is_tracker
+    from rlmap_bot.results.watch import Following
+    from rlmap_bot.runs.sources import is_tracker
 
     service = _service(ctx)
     if (
@@ -177,51 +180,26 @@ def watch(
                     "print what would be posted) or --follow (follow the run until Ctrl-C)"
                 )
             return Following(
-                source=str(service.resolve(path)),
+                source=str(service.resolve(path, ctx.run_access())),
                 seconds=service.settings.rlmap_watch_follow_seconds,
             )
-        return service.preview(path)
+        return service.preview(path, ctx.run_access())
     channel = _need_channel(ctx)
-    if not is_tracker(path):
-        _need_roots(service)
-    minutes = parse_interval(every) if every else DEFAULT_INTERVAL
-    resolved = service.resolve(path, ctx.team)
-    previous = service.repo.find(ctx.team, ctx.channel, str(resolved))
-    now_ = service.clock()
-    watch_ = Watch(
-        id=previous.id if previous else uuid.uuid4().hex,
-        team=ctx.team,
-        channel=ctx.channel,
-        path=str(resolved),
-        interval_minutes=minutes,
-        quiet=quiet,
-        created_by=previous.created_by if previous else ctx.user,
-        created_at=previous.created_at if previous else now_,
-        updated_at=now_,
+    return service.set_watch(
+        ctx.team,
+        ctx.channel,
+        ctx.user,
+        path,
+        every,
+        quiet,
+        announce=channel.announce,
+        poster=channel.watch_poster,
     )
-    change = (
-        "started" if previous is None else ("resumed" if previous.status == "paused" else "changed")
-    )
-    news = WatchSet(
-        watch_id=watch_.id,
-        path=str(resolved),
-        every=format_interval(minutes),
-        quiet=quiet,
-        change=change,
-        by=ctx.user,
-    )
-    # The announcement doubles as proof that the bot can post here.
-    if not channel.announce(news):
-        return None
-    service.repo.save(watch_)
-    ctx.core.watches_changed()
-    result = service.run(watch_.id, f"first:{uuid.uuid4().hex}", channel.watch_poster())
-    return Watching(watch=news, first=result)
 
 
 def list_watches(ctx: Invocation) -> WatchList:
     from rlmap_bot.results.watch import WatchList
-    from rlmap_bot.watch.roots import WATCHING_OFF
+    from rlmap_bot.runs.sources.access import WATCHING_OFF
 
     _need_channel(ctx)
     service = _service(ctx)
@@ -253,10 +231,7 @@ def unwatch(ctx: Invocation, target: str) -> Unwatched:
     from rlmap_bot.results.watch import Unwatched
 
     _need_channel(ctx)
-    service = _service(ctx)
-    found = service.find(ctx.team, ctx.channel, target)
+    found = _service(ctx).unwatch(ctx.team, ctx.channel, target)
     if found is None:
         raise UsageError(f"No watch of this channel is {target!r}; `/rlmap watch list` shows them")
-    service.repo.delete(found.id)
-    ctx.core.watches_changed()
     return Unwatched(path=found.path, by=ctx.user)

@@ -57,7 +57,7 @@ def _group(store: KnowledgeStore, stored: StoredEntry, filters: list[str]) -> st
     return "Scaling Laws" if isinstance(entry, Topic) else "Other"
 
 
-def _item(
+def list_item(
     store: KnowledgeStore, stored: StoredEntry, status: str, filters: list[str]
 ) -> DigestItem:
     from rlmap_bot.knowledge.additions import credit
@@ -104,13 +104,13 @@ def select_items(
         if entry.kind == "signal" or not _matches(stored, filters):
             continue
         if entry.id not in delivered_ids and (first_day is None or entry.added >= first_day):
-            items.append(_item(store, stored, "new", filters))
+            items.append(list_item(store, stored, "new", filters))
         elif (
             entry.announce
             and (entry.id, stored.version) not in delivered
             and (since is None or _parse(stored.changed_at) > since)
         ):
-            items.append(_item(store, stored, "updated", filters))
+            items.append(list_item(store, stored, "updated", filters))
     return items
 
 

@@ -33,10 +33,11 @@ A new kind is a class with six members, registered with the front-end's schedule
 
     caught_up = front.jobs.register(ArxivScan())
 
-:meth:`Scheduler.every` adds housekeeping that belongs to no item.
+:meth:`Scheduler.every` adds housekeeping that belongs to no item; a :class:`Registration` holds
+a kind's place (start with its housekeeping, re-sync, stop) for the front-end that runs it.
 """
 
 from rlmap_bot.jobs.delivery import NotPosted, Poster
-from rlmap_bot.jobs.schedule import Item, Kind, Scheduler, slot_key
+from rlmap_bot.jobs.schedule import Item, Kind, Registration, Scheduler, slot_key
 
-__all__ = ["Item", "Kind", "NotPosted", "Poster", "Scheduler", "slot_key"]
+__all__ = ["Item", "Kind", "NotPosted", "Poster", "Registration", "Scheduler", "slot_key"]

@@ -197,3 +197,33 @@ class Scheduler:
             kind.fire(item_id, due)
         except Exception:  # noqa: BLE001 - one failing item must not stop the scheduler
             log.exception("%s %s at %s failed", name, item_id, due.isoformat())
+
+
+class Registration:
+    """One kind's place in the shared :class:`Scheduler`: registered (with its housekeeping) when
+    the front-end starts it, re-synced when its items change, dropped at stop, and the scheduler
+    shut down with the last kind.  What every kind's front-end would otherwise write again."""
+
+    def __init__(self, jobs: Scheduler, kind: Kind, housekeeping: Callable[[], Any] | None = None):
+        self.jobs, self.kind, self.housekeeping = jobs, kind, housekeeping
+        self.scheduler: Scheduler | None = None  # the jobs scheduler, while the kind is in it
+
+    def start(self, now: dt.datetime | None = None) -> list[str]:
+        """Register the kind; the ids of the items caught up (fired once for a missed slot)."""
+        caught_up = self.jobs.register(self.kind, now=now)
+        if self.housekeeping is not None:
+            self.jobs.every(self.kind.name, "housekeeping", self.housekeeping, hours=1)
+        self.scheduler = self.jobs
+        return caught_up
+
+    def stop(self, wait: bool = False) -> None:
+        """Drop the kind; ``wait`` for its work already running when it was the last kind."""
+        if self.scheduler is not None:
+            self.jobs.unregister(self.kind.name)
+            if not self.jobs.kinds:
+                self.jobs.shutdown(wait=wait)
+            self.scheduler = None
+
+    def resync(self) -> None:
+        if self.scheduler is not None:
+            self.jobs.sync(self.kind.name)

@@ -1,7 +1,7 @@
 """A run's diagnosis from its logs: what the run is,
 where each derived value came from, the verdict.
 
-Kept apart from :mod:`rlmap_bot.runs.derive` (which needs numpy and scipy) so that front-ends can
+Kept apart from :mod:`rlmap_bot.runs.signals` (which needs numpy and scipy) so front-ends can
 name these types, in rendering and in JSON, without loading the numerical stack.
 """
 
@@ -10,6 +10,7 @@ from __future__ import annotations
 from pydantic import BaseModel, Field
 
 from rlmap_bot.results.diagnosis import Verdict, format_value
+from rlmap_bot.results.faults import Fault
 
 
 class SignalSource(BaseModel):
@@ -30,48 +31,6 @@ class SignalSource(BaseModel):
     first_start: int | None = None
     first_end: int | None = None
     level: float | None = Field(None, description="the level now (median of the last points)")
-
-
-#: What each fault means, first thing said about it.
-FAULT_TITLES = {
-    "nan": "NaN/inf logged",
-    "zero_gradient": "not learning: the gradient norm is exactly 0, nothing is updated",
-    "constant_gradient": "not learning: the gradient norm is the same value on every step",
-    "zero_loss": "not learning: the loss is exactly 0 and no gradient shows otherwise",
-    "zero_variance": "not learning: every group has zero reward spread, no sample carries a signal",
-    "no_update": "not learning: the learning rate has been exactly 0 since a step, no parameter "
-    "changes",
-    "zero_entropy": "the entropy is exactly 0: not measured, or sampling is greedy (nothing is "
-    "explored)",
-    "reward_collapse": "the task reward collapsed at the tail of the run, against its own recent "
-    "level",
-    "grad_norm_blowup": "the gradient norm blew up at the tail of the run, against its own recent "
-    "level",
-    "length_explosion": "the response length exploded at the tail of the run, against its own "
-    "recent level",
-}
-
-
-class Fault(BaseModel):
-    """A run that is not learning, or that logs NaN/inf: said before any stage verdict."""
-
-    kind: str = Field(
-        description="nan, zero_gradient, constant_gradient, zero_loss, zero_variance, no_update, "
-        "zero_entropy, reward_collapse, grad_norm_blowup or length_explosion"
-    )
-    metric: str
-    steps: list[int] = Field(
-        description="the steps it happened at (the first 20; count has them all)"
-    )
-    count: int
-    first_step: int
-    last_step: int
-    throughout: bool = Field(description="on every logged step of the metric, not only a stretch")
-    detail: str
-
-    @property
-    def title(self) -> str:
-        return FAULT_TITLES.get(self.kind, self.kind)
 
 
 class LevelReading(BaseModel):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import uuid
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import (
     BaseModel,
@@ -13,6 +13,8 @@ from pydantic import (
     SerializerFunctionWrapHandler,
     model_serializer,
 )
+
+from rlmap_bot.results.faults import WatchFault
 
 
 class VerdictSummary(BaseModel):
@@ -37,66 +39,92 @@ class EvidenceLine(BaseModel):
     )
 
 
-class FaultFinding(BaseModel):
-    """A fault the watch's scan found, as its fields; ``wording.fault_sentence`` says it."""
+# -- what a watch post tells: one typed change each, a discriminated union on ``kind`` -------------
+class StageStarted(BaseModel):
+    """A stage began to bind (``start``), or two or more tie with strong evidence (``tie``)."""
 
-    name: str = Field(description="nan, divergence, not_learning, shift (the scan's names).")
-    active: bool = True
-    first_step: int | None = None
-    last_step: int | None = Field(None, description="nan: the last bad step; a stall: its end.")
-    step: int | None = Field(None, description="divergence: where the loss jumped.")
-    metrics: list[str] = Field(default_factory=list)
-    bad_steps: int = 0
-    baseline: float | None = None
-    sigma: float | None = None
-    level: float | None = Field(None, description="divergence: the recent median.")
-    held: int | None = Field(None, description="divergence: the steps a jump holds for.")
-    window: int | None = Field(
-        None, description="nan: finite steps that clear it; divergence: the median's window."
-    )
-    stall: str | None = Field(None, description="not_learning: how it stalls, in words.")
-    details: list[str] = Field(
-        default_factory=list, description="shift: the shift scan's findings, one each."
-    )
-    cleared_step: int | None = None
-
-
-class Change(BaseModel):
-    """One thing a watch post tells, as data; ``wording.alert_title`` / ``wording.alert_changes``
-    word it the same for Slack and the terminal.
-
-    start/tie: a stage (or tied stages) began to bind; change/change_tie: the binding stage moved
-    from ``previous``; fault: a fault opened; summary: the verdict's own summary of a tie;
-    no_longer/no_longer_tie: a stage condition cleared after ``checks`` checks; fault_over: a fault
-    ended; paused: the watch paused (``reason``, ``message``); unreadable/readable: its source
-    cannot be read now, or is read again.
-    """
-
-    kind: Literal[
-        "start",
-        "tie",
-        "change",
-        "change_tie",
-        "fault",
-        "summary",
-        "no_longer",
-        "no_longer_tie",
-        "fault_over",
-        "paused",
-        "unreadable",
-        "readable",
-    ]
-    stage: str | None = Field(None, description="The stage's title, or tied ones' (A and B).")
-    previous: str | None = Field(None, description="change: the stage that bound before.")
+    kind: Literal["start", "tie"]
+    stage: str = Field(description="The stage's title, or the tied ones' (A and B).")
     step: int | None = Field(None, description="The last step the check read.")
     confidence: float | None = None
-    fault: FaultFinding | None = None
-    transient: bool = Field(False, description="fault: already over when it was found.")
-    checks: int | None = Field(None, description="no_longer: checks in a row that cleared it.")
-    reason: str | None = Field(None, description="paused: stalled, gone or outside.")
-    message: str | None = Field(
-        None, description="summary: the verdict's; paused/unreadable: what the read said."
-    )
+
+
+class StageChanged(BaseModel):
+    """The binding stage moved from ``previous`` to ``stage`` (``change_tie``: to a tie)."""
+
+    kind: Literal["change", "change_tie"]
+    stage: str
+    previous: str | None = Field(None, description="The stage that bound before.")
+    step: int | None = None
+    confidence: float | None = None
+
+
+class TieSummary(BaseModel):
+    """The verdict's own summary of a tie."""
+
+    kind: Literal["summary"] = "summary"
+    message: str
+
+
+class StageCleared(BaseModel):
+    """A stage (or a tie) no longer binds after ``checks`` checks in a row that did not name it."""
+
+    kind: Literal["no_longer", "no_longer_tie"]
+    stage: str
+    step: int | None = None
+    checks: int
+
+
+class FaultOpened(BaseModel):
+    """A fault opened; ``transient``: it was already over when the check found it."""
+
+    kind: Literal["fault"] = "fault"
+    fault: WatchFault
+    transient: bool = False
+
+
+class FaultOver(BaseModel):
+    """A fault ended."""
+
+    kind: Literal["fault_over"] = "fault_over"
+    fault: WatchFault
+
+
+class WatchPaused(BaseModel):
+    """The watch paused: the log stalled, is gone, or leads outside the run roots."""
+
+    kind: Literal["paused"] = "paused"
+    reason: str
+    message: str | None = Field(None, description="What the read said.")
+
+
+class Unreadable(BaseModel):
+    """The run cannot be read now (the watch goes on, retried)."""
+
+    kind: Literal["unreadable"] = "unreadable"
+    message: str | None = None
+
+
+class Readable(BaseModel):
+    """The run is read again."""
+
+    kind: Literal["readable"] = "readable"
+
+
+#: One thing a watch post tells, as data; :mod:`rlmap_bot.wording.posts` words each type the same
+#: for Slack and the terminal.
+Change = Annotated[
+    StageStarted
+    | StageChanged
+    | TieSummary
+    | StageCleared
+    | FaultOpened
+    | FaultOver
+    | WatchPaused
+    | Unreadable
+    | Readable,
+    Field(discriminator="kind"),
+]
 
 
 class Alert(BaseModel):

@@ -346,3 +346,11 @@ def load_aliases(knowledge_root: Path | str) -> AliasTable:
             seen[key] = shown
             aliases.append(Alias(parsed.framework, index, entry, _compile(entry.metric)))
     return AliasTable(aliases)
+
+
+def default_aliases() -> AliasTable:
+    """The metric-name table of the configured knowledge folder (``RLMAP_KNOWLEDGE`` or the
+    bundled one), for a caller that was handed none."""
+    from rlmap_bot.paths import Paths
+
+    return load_aliases(Paths.from_env().knowledge_dir)

@@ -1,4 +1,5 @@
-"""``render_chart``: a PNG of the curves behind a verdict, with the judged windows shaded.
+"""``render_chart``: a PNG of the curves behind a verdict, with the judged windows shaded; ``draw``:
+the chart of a run and its verdict, or None when the run has no curve to draw.
 
 matplotlib is imported only here, lazily, with the Agg backend (no display);
 the rest of the package never pays for it.
@@ -11,9 +12,9 @@ from typing import Mapping
 
 import numpy as np
 
-from rlmap_bot.results.diagnosis import format_value
-from rlmap_bot.runs.derive import Derivation
+from rlmap_bot.results.diagnosis import Verdict, format_value
 from rlmap_bot.runs.model import RunData
+from rlmap_bot.runs.signals import Derivation
 
 #: Panels in reading order: (title, y label, quantities drawn, signals whose windows are shaded).
 PANELS = (
@@ -226,3 +227,12 @@ def _scores(ax, scores: Mapping[str, float]) -> None:
     ax.set_xlabel("score", fontsize=8)
     ax.tick_params(labelsize=8)
     ax.grid(axis="x", alpha=0.25)
+
+
+def draw(run: RunData, derivation: Derivation, verdict: Verdict, path: str | Path) -> str | None:
+    """The chart at ``path``; None when the run has no curve to draw."""
+    scores = {r.title: r.score for r in verdict.ranking}
+    try:
+        return str(render_chart(run, derivation, scores, path=path))
+    except ValueError:
+        return None

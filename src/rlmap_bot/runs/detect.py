@@ -16,8 +16,8 @@ from pathlib import Path
 
 from rlmap_bot.runs.errors import RunReadError
 from rlmap_bot.runs.formats import mlflow, tensorboard, trl
-from rlmap_bot.runs.formats.lines import _ANSI, RUN_COLUMNS, STEP_KEYS, VERL_STEP, ui_runs
-from rlmap_bot.runs.names import FORMATS, LOOKED_FOR  # noqa: E402,F401 - re-exported
+from rlmap_bot.runs.formats.lines import ANSI_ESCAPE, RUN_COLUMNS, STEP_KEYS, VERL_STEP, ui_runs
+from rlmap_bot.runs.helptext import FORMATS, LOOKED_FOR
 from rlmap_bot.runs.textio import GZIP_MAGIC, HEAD, SQLITE_MAGIC, open_binary, read_head
 
 #: Where else a run can be, said after the log formats when nothing at a path could be read: a
@@ -151,7 +151,7 @@ def _has_verl_lines(path: Path, text: str, more: bool) -> bool:
         if "step:" not in chunk:
             return False
         return any(
-            VERL_STEP.search(_ANSI.sub("", ln)) for ln in chunk.splitlines() if "step:" in ln
+            VERL_STEP.search(ANSI_ESCAPE.sub("", ln)) for ln in chunk.splitlines() if "step:" in ln
         )
 
     if hit(text):

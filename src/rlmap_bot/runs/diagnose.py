@@ -1,24 +1,23 @@
-"""A verdict from a run's own logs: read, derive, diagnose, and optionally draw.
+"""``diagnose --run``: read, derive, judge (:mod:`rlmap_bot.runs.verdict`) and optionally draw
+(:mod:`rlmap_bot.runs.chart`) in one call, and its options read (``--window``, ``--map``).
 
-Front-ends (the CLI's ``diagnose --run``, a file dropped in a Slack diagnosis thread,
-the watcher) call :func:`diagnose_run` and render the :class:`RunDiagnosis` it returns.
+Front-ends (the CLI's ``diagnose --run``, a file dropped in a Slack diagnosis thread) call
+:func:`diagnose_run` and render the :class:`RunDiagnosis` it returns.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterable
+from typing import TYPE_CHECKING, Iterable
 
 from rlmap_bot.errors import UsageError
-from rlmap_bot.results.diagnosis import Verdict
 from rlmap_bot.results.runs import RunDiagnosis
 
 if TYPE_CHECKING:
     from rlmap_bot.diagnosis.engine import Engine
-    from rlmap_bot.runs.aliases import AliasTable
-    from rlmap_bot.runs.derive import Derivation
     from rlmap_bot.runs.model import RunData
-    from rlmap_bot.runs.sources import Access
+    from rlmap_bot.runs.signals import Derivation
+    from rlmap_bot.runs.sources.access import Access
 
 
 def parse_window(spec: str | None) -> int | float | None:
@@ -67,34 +66,6 @@ def parse_mapping(pairs: Iterable[str]) -> dict[str, str]:
     return out
 
 
-def read_source(
-    source: str | Path,
-    aliases: AliasTable,
-    format: str | None = None,
-    run_id: str | None = None,
-    extra_metrics: Iterable[str] = (),
-    access: Access | None = None,
-) -> RunData:
-    """The run at ``source`` (a path, ``wandb:E/P/ID``,
-    ``mlflow:ID``, ``trackio:P/NAME``), read whole
-    through :func:`~rlmap_bot.runs.sources.open_source`; RunReadError (one line) on bad input."""
-    import os
-
-    from rlmap_bot.runs.guess import guesser
-    from rlmap_bot.runs.read import check_read, keeper
-    from rlmap_bot.runs.sources import Access, open_source, parse_source
-
-    ref = parse_source(str(source), format, run_id)
-    if ref.kind != "path" and (format or run_id):
-        raise UsageError(
-            f"--format and --run-id apply to a log file or folder, not to {ref.kind}: sources"
-        )
-    reader = open_source(ref, access or Access(environ=dict(os.environ)))
-    known, guess = keeper(aliases, extra_metrics), guesser()
-    run = reader.read_all(lambda name: known(name) or guess(name))
-    return check_read(run, aliases)
-
-
 def read_and_derive(
     path: str | Path,
     knowledge_root: Path,
@@ -104,13 +75,16 @@ def read_and_derive(
     mapping: dict[str, str] | None = None,
     access: Access | None = None,
 ) -> tuple[RunData, Derivation]:
-    """The run at ``path`` (any source :func:`read_source`
+    """The run at ``path`` (any source :func:`~rlmap_bot.runs.sources.read_source`
     takes) and the signals derived from it.
     """
-    from rlmap_bot.runs import derive_signals, load_aliases
+    from rlmap_bot.runs.aliases import load_aliases
+    from rlmap_bot.runs.signals import derive_signals
 
     aliases = load_aliases(knowledge_root)
     mapping = mapping or {}
+    from rlmap_bot.runs.sources import read_source
+
     run = read_source(
         path,
         aliases,
@@ -122,35 +96,19 @@ def read_and_derive(
     return run, derive_signals(run, aliases, window=window, mapping=mapping)
 
 
-def verdict_for(
-    engine: Engine, derivation: Derivation, extra: dict[str, Any] | None = None
-) -> RunDiagnosis:
-    """The engine's verdict on the derived signals (plus ``extra`` answers), with the provenance."""
-    verdict = engine.diagnose({**derivation.signals, **(extra or {})})
-    read = [engine.signals[s] for s in derivation.signal_sources if s in engine.signals]
-    return RunDiagnosis(
-        **verdict.model_dump(),
-        run=derivation.run,
-        faults=derivation.faults,
-        levels=derivation.levels,
-        signal_sources=derivation.signal_sources,
-        missing=derivation.missing,
-        missing_reasons=derivation.missing_reasons,
-        warnings=derivation.warnings,
-        signal_titles={s.id: s.title for s in read},
-        signal_units={s.id: s.unit for s in read if s.unit and s.unit != "x"},
+def chart_name(source: str) -> str:
+    """A file name for a source's chart: the log's name,
+    a W&B folder's name, or a tracker run's id.
+    """
+    from rlmap_bot.runs.sources import is_tracker
+
+    if is_tracker(source):
+        prefix, _, rest = source.strip().partition(":")
+        return rest.rstrip("/").rsplit("/", 1)[-1] or prefix
+    path = Path(source)
+    return (
+        path.resolve().name if path.name in ("latest-run", "wandb") and path.exists() else path.name
     )
-
-
-def draw(run: RunData, derivation: Derivation, verdict: Verdict, path: str | Path) -> str | None:
-    """The chart at ``path``; None when the run has no curve to draw."""
-    from rlmap_bot.runs import render_chart
-
-    scores = {r.title: r.score for r in verdict.ranking}
-    try:
-        return str(render_chart(run, derivation, scores, path=path))
-    except ValueError:
-        return None
 
 
 def diagnose_run(
@@ -164,12 +122,18 @@ def diagnose_run(
     chart: str | Path | None = None,
     access: Access | None = None,
 ) -> RunDiagnosis:
-    """Read, derive, diagnose and (with ``chart``) draw,
-    in one call; ``access`` says what may be read.
-    """
+    """Read, derive, diagnose and (with ``chart``) draw, in one call; ``access`` says what may be
+    read (a chat workspace's paths only under its run roots)."""
+    from rlmap_bot.runs.sources.access import check_source
+
+    if access is not None:
+        path = check_source(str(path), access)
     run, derivation = read_and_derive(
         path, knowledge_root, format, run_id, window, mapping, access=access
     )
+    from rlmap_bot.runs.chart import draw
+    from rlmap_bot.runs.verdict import verdict_for
+
     result = verdict_for(engine, derivation)
     if chart is not None:
         result.chart = draw(run, derivation, result, chart)

@@ -17,12 +17,12 @@ from typing import Callable, Iterable
 
 from pydantic import BaseModel, Field
 
-from rlmap_bot.runs.aliases import AliasTable
+from rlmap_bot.runs.aliases import AliasTable, default_aliases
 from rlmap_bot.runs.detect import detect_file
 from rlmap_bot.runs.errors import RunReadError
 from rlmap_bot.runs.formats.lines import LINE_FORMATS
 from rlmap_bot.runs.model import Collector, RunData
-from rlmap_bot.runs.read import default_aliases, keeper, read_lines
+from rlmap_bot.runs.read import keeper, read_lines
 from rlmap_bot.runs.textio import is_gzip
 
 #: Bytes of the file's start fingerprinted to notice a replaced file.  Judgement: 4 KiB
@@ -71,7 +71,7 @@ class RunReader:
         if fmt not in LINE_FORMATS:
             raise RunReadError(
                 f"{self.path}: {fmt} is not line-based; incremental reading supports "
-                f"{', '.join(LINE_FORMATS)} (read the rest whole with read_run)"
+                f"{', '.join(LINE_FORMATS)} (read the rest whole with read_source)"
             )
         self._keep = keep or keeper(aliases or default_aliases(), extra_metrics)
         self._state = state or ReaderState(path=str(self.path), format=fmt)

@@ -1,4 +1,6 @@
-"""``read_run``: one run from a file or folder, as :class:`RunData`."""
+"""Reading one discovered run (:func:`read_candidate`), what is kept of it (:func:`keeper`), and
+the check that something was (:func:`check_read`); :func:`rlmap_bot.runs.sources.read_source`
+reads a run whole through them."""
 
 from __future__ import annotations
 
@@ -8,25 +10,17 @@ import zlib
 from pathlib import Path
 from typing import Callable, Iterable
 
-from rlmap_bot.runs.aliases import AliasTable, load_aliases
-from rlmap_bot.runs.detect import LOOKED_FOR, Candidate, choose, discover, several_runs_note
+from rlmap_bot.runs.aliases import AliasTable
+from rlmap_bot.runs.detect import Candidate
 from rlmap_bot.runs.errors import RunReadError
 from rlmap_bot.runs.formats import mlflow, tensorboard, trl
 from rlmap_bot.runs.formats.lines import LINE_FORMATS, Csv, JsonLines, LineParser
+from rlmap_bot.runs.helptext import LOOKED_FOR
 from rlmap_bot.runs.model import Collector, RunData
 from rlmap_bot.runs.textio import is_json_array, iter_lines, open_binary
 
 #: Above this many names the "no recognised metrics" message lists only the first ones.
 NAMES_SHOWN = 25
-
-
-def default_aliases() -> AliasTable:
-    """The metric-name table of the configured knowledge
-    folder (``RLMAP_KNOWLEDGE`` or the bundled one).
-    """
-    from rlmap_bot.paths import Paths
-
-    return load_aliases(Paths.from_env().knowledge_dir)
 
 
 def keeper(aliases: AliasTable, extra_metrics: Iterable[str]) -> Callable[[str], bool]:
@@ -115,38 +109,6 @@ def read_candidate(cand: Candidate, c: Collector) -> tuple[int, list[str]]:
     if fmt == "mlflow-files":
         return mlflow.read_file_run(cand.location, c), warnings
     raise RunReadError(f"unknown format '{fmt}'")
-
-
-def read_run(
-    path: Path | str,
-    format: str | None = None,
-    run_id: str | None = None,
-    extra_metrics: Iterable[str] = (),
-    aliases: AliasTable | None = None,
-) -> RunData:
-    """Read one run's scalars, keeping only series the alias table (or ``extra_metrics``) maps.
-
-    ``path`` is a log file or a folder; ``format`` overrides detection; ``run_id``
-    picks one of several runs.  Raises :class:`RunReadError` (one line, exit code 2).
-    """
-    path = Path(path)
-    aliases = aliases or default_aliases()
-    candidates = discover(path, format)
-    cand = choose(candidates, run_id, path)
-    from rlmap_bot.runs.guess import guesser
-
-    known, guess = keeper(aliases, extra_metrics), guesser()
-    c = Collector(lambda name: known(name) or guess(name))
-    nbytes, warnings = read_candidate(cand, c)
-    c.warnings.extend(several_runs_note(candidates, cand, run_id) + warnings)
-    run = c.finish(
-        path=str(cand.location),
-        format=cand.format,
-        run_id=cand.run_id,
-        runs=[x.run_id for x in candidates],
-        bytes_read=nbytes,
-    )
-    return check_read(run, aliases)
 
 
 def check_read(run: RunData, aliases: AliasTable) -> RunData:

@@ -134,11 +134,20 @@ def robust_sigma(values: np.ndarray) -> float:
     return float(MAD_TO_SIGMA * np.median(np.abs(values - np.median(values))))
 
 
-def step_noise(values: np.ndarray) -> float:
-    """Step-to-step noise sigma: the robust spread of first differences over sqrt(2)."""
+#: Step-to-step differences a whole run's noise is estimated on (evenly spaced): the MAD of 20,000
+#: differences is as good an estimate as of 100,000, at a fifth of the cost on a long run.
+NOISE_DIFFS = 20_000
+
+
+def step_noise(values: np.ndarray, most: int | None = None) -> float:
+    """Step-to-step noise sigma: the robust spread of first differences over sqrt(2); with
+    ``most``, estimated on at most about that many evenly spaced differences."""
     if values.size < 3:
         return 0.0
-    return robust_sigma(np.diff(values)) / math.sqrt(2)
+    diffs = np.diff(values)
+    if most is not None and diffs.size > most:
+        diffs = diffs[:: math.ceil(diffs.size / most)]
+    return robust_sigma(diffs) / math.sqrt(2)
 
 
 def sen_slope(steps: np.ndarray, values: np.ndarray) -> float:

@@ -17,6 +17,7 @@ from rlmap_bot import wording
 from rlmap_bot.core import Core
 from rlmap_bot.errors import UnavailableError
 from rlmap_bot.jobs import Scheduler
+from rlmap_bot.runs.sources.access import workspace_access_for
 from rlmap_bot.settings import Settings
 from rlmap_bot.slack import listeners
 from rlmap_bot.slack.claims import ClaimingExecutor, Claims, LeaseLost, request_key, set_outcome
@@ -27,7 +28,9 @@ from rlmap_bot.slack.digests import SlackDigests
 from rlmap_bot.slack.dispatch import SlackCommands
 from rlmap_bot.slack.middleware import EventClaims
 from rlmap_bot.slack.runfiles import RunFiles
-from rlmap_bot.slack.watches import SlackWatches
+from rlmap_bot.slack.watches import SlackWatchPoster
+from rlmap_bot.watch.schedule import ScheduledWatches
+from rlmap_bot.watch.service import WatchService
 
 log = logging.getLogger(__name__)
 
@@ -66,8 +69,15 @@ class SlackFrontEnd:
         self.run_files = RunFiles(core, settings, self.threads)
         self.jobs = Scheduler()  # digests, watches and any other timed work share one scheduler
         self.digests = SlackDigests(core, self.client_for, self.jobs)
-        self.watches = SlackWatches(core, self.client_for, settings, self.jobs)
-        self.commands.watch_service = self.watches.service
+        # Watches check on their own schedule, each read with its workspace's access and posted
+        # through the workspace's client.
+        service = WatchService(
+            core, access=workspace_access_for(settings, core.state), settings=settings
+        )
+        self.watches = ScheduledWatches(
+            service, lambda team: SlackWatchPoster(self.client_for(team)), self.jobs
+        )
+        self.commands.watch_service = service
         self.curation = SlackCuration(core, settings, self.client_for)
         self.commands.curation, self.commands.curator_cards = (
             self.curation.flow,

@@ -44,7 +44,7 @@ from rlmap_bot.wording import sentence
 
 if TYPE_CHECKING:
     from rlmap_bot.curation.service import Cards, Curation
-    from rlmap_bot.runs.sources import Access
+    from rlmap_bot.runs.sources.access import Access
     from rlmap_bot.watch.service import WatchService
 
 log = logging.getLogger(__name__)

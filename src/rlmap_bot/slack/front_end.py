@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from rlmap_bot.slack.diagnosis import DiagnosisThreads
     from rlmap_bot.slack.dispatch import SlackCommands
     from rlmap_bot.slack.runfiles import RunFiles
-    from rlmap_bot.slack.watches import SlackWatches
+    from rlmap_bot.watch.schedule import ScheduledWatches
 
 
 class FrontEnd(Protocol):
@@ -38,7 +38,7 @@ class FrontEnd(Protocol):
     def run_files(self) -> RunFiles: ...
 
     @property
-    def watches(self) -> SlackWatches: ...
+    def watches(self) -> ScheduledWatches: ...
 
     @property
     def installations(self) -> InstallationStore | None: ...

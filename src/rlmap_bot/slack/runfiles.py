@@ -77,7 +77,9 @@ class RunFiles:
         with tempfile.TemporaryDirectory(prefix="rlmap-log-") as tmp:
             try:
                 path = self.download(client, file, Path(tmp))
-                from rlmap_bot.runs.diagnose import draw, read_and_derive, verdict_for
+                from rlmap_bot.runs.chart import draw
+                from rlmap_bot.runs.diagnose import read_and_derive
+                from rlmap_bot.runs.verdict import verdict_for
 
                 run, derivation = read_and_derive(path, self.core.knowledge_root)
                 derivation.run.path = name  # never the server's temporary path

@@ -1,16 +1,21 @@
 """Watch a run: check a training log now and then, and tell the channel when something changes.
 
-Knows nothing of Slack: it takes plain values and returns pydantic models; a
-front-end supplies a :class:`~rlmap_bot.watch.service.Poster`.
+Knows nothing of Slack: it takes plain values and returns pydantic models; a front-end supplies a
+:class:`~rlmap_bot.watch.service.Poster` and the access a watch of its workspaces reads with.
 
-``model``       Watch, Tracking, Alert, CheckResult (and interval parsing)
-``roots``       which paths may be watched (RLMAP_RUN_ROOTS), resolved before every check
-``series``      the bounded series kept between
-checks (a uniform sample plus a full-resolution tail)
-``faults``      NaN/inf, divergence and spikes at full resolution, and when a fault is over
+``model``       Watch, Tracking (the state store's records) and interval parsing
+``series``      the bounded series kept between checks (a uniform sample plus a full-resolution
+                tail)
+``scan``        NaN/inf, divergence, spikes and a run that stops learning, at full resolution, and
+                when each is over
 ``conditions``  what opens, what changes, what clears (with hysteresis)
-``check``       one check: read what is new (incrementally for line logs), scan, derive, judge
-``service``     exactly-once checks and announcements: slot claims, the ledger, recovery
-``schedule``    watches as a kind of timed job
-(:mod:`rlmap_bot.jobs`): interval jobs, catch-up after downtime
+``judge``       the kept run derived and judged, with the scan's readings
+``check``       one check: read what is new, scan, derive, judge
+``posts``       what a check posts, as typed changes
+``service``     setting watches; exactly-once checks and announcements: slot claims, the ledger,
+                recovery
+``schedule``    watches as a kind of timed job (:mod:`rlmap_bot.jobs`): interval jobs, catch-up
+                after downtime, the scheduler's checks
+``follow``      a terminal following a run until Ctrl-C
+``backoff``     the wait before reading again a source that could not be read
 """

@@ -8,11 +8,12 @@ multi-GB log holds only one piece's values at a time (a rotated or truncated fil
 read afresh); a TensorBoard folder from each event file's offset; other formats (TRL checkpoints,
 gzip, JSON arrays) whole, only when their size or modification time changed, keeping the steps
 past the last one read.  A W&B run folder and a tracker run (``wandb:``, ``mlflow:``,
-``trackio:``) are read by their own run sources (:mod:`rlmap_bot.watch.sources`).
+``trackio:``) are read by their own run sources (:func:`rlmap_bot.runs.sources.read_new`), from the
+cursor stored in the watch's tracking.
 
 The verdict is the engine's on signals derived from the kept sample
 (:mod:`rlmap_bot.watch.series`), except two the scan sees better at full
-resolution (:mod:`rlmap_bot.watch.faults`): ``loss_divergence`` (a NaN/inf or
+resolution (:mod:`rlmap_bot.watch.scan`): ``loss_divergence`` (a NaN/inf or
 divergence still going on) and ``grad_norm_spikes`` (any spike in the run).
 Nothing here posts; :mod:`rlmap_bot.watch.service` decides what to announce.
 """
@@ -25,20 +26,21 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Iterable, NamedTuple
 
 from rlmap_bot.errors import RlmapError
-from rlmap_bot.runs.derive import Derivation
+from rlmap_bot.results.faults import TailShift
+from rlmap_bot.results.watch import CheckResult
 from rlmap_bot.runs.detect import choose, discover
 from rlmap_bot.runs.errors import RunReadError
 from rlmap_bot.runs.model import RunData
 from rlmap_bot.runs.read import keeper
-from rlmap_bot.runs.sources import Access, Cursor, SourceRef
+from rlmap_bot.runs.signals import Derivation
+from rlmap_bot.runs.sources import Cursor, SourceRef, is_tracker, is_wandb_folder, read_new
+from rlmap_bot.runs.sources.access import Access, PathRefused, check_folder, within
 from rlmap_bot.runs.sources.local import LocalSource
-from rlmap_bot.watch import faults as fault_scan
-from rlmap_bot.watch import sources
+from rlmap_bot.watch import scan as fault_scan
 from rlmap_bot.watch.conditions import Evaluation, evaluate
-from rlmap_bot.watch.faults import FaultState
-from rlmap_bot.watch.judge import SHIFT_KINDS, headline, judge
+from rlmap_bot.watch.judge import headline, judge
 from rlmap_bot.watch.model import Tracking, VerdictSummary, Watch
-from rlmap_bot.watch.roots import PathRefused, check_folder, within
+from rlmap_bot.watch.scan import FaultState
 from rlmap_bot.watch.series import KeptRun
 
 if TYPE_CHECKING:
@@ -81,6 +83,29 @@ class Outcome:
     @property
     def run(self) -> RunData:
         return self.kept.to_run()
+
+    def result(self, watch: Watch) -> CheckResult:
+        """What this check of ``watch`` read and concluded, as a command returns it (the posts
+        are added by whoever makes them)."""
+        kept = self.kept
+        status = {"checked": "checked", "unchanged": "unchanged", "paused": "paused"}.get(
+            self.status, "problem"
+        )
+        return CheckResult(
+            watch_id=watch.id,
+            path=watch.path,
+            status=status,
+            problem=self.message,
+            format=self.format,
+            mode=self.tracking.mode,
+            steps=kept.points,
+            first_step=kept.first_step,
+            last_step=kept.last_step,
+            new_steps=self.new_points,
+            bytes_read=self.bytes_read,
+            verdict=self.tracking.last_verdict,
+            open_conditions=sorted(self.tracking.conditions),
+        )
 
     def judgement(self) -> Judgement:
         """The verdict and what it rests on, which every "checked" outcome has (and only those)."""
@@ -148,14 +173,14 @@ def check_run(
     roots: list[Path],
     now: dt.datetime,
     stall: dt.timedelta,
+    access: Access,
     piece: int = PIECE,
-    access: Access | None = None,
 ) -> Outcome:
     """Read, scan, derive and judge; see the module
     docstring.  Never raises for the run's own problems.
 
     ``piece``: the most bytes of a line log read in one go (:data:`PIECE`).  A tracker run or a
-    W&B run folder is read through its run source (:mod:`rlmap_bot.watch.sources`) with
+    W&B run folder is read through its run source (:func:`~rlmap_bot.runs.sources.read_new`) with
     ``access``; a path through :class:`~rlmap_bot.runs.sources.local.LocalSource`; both from
     the cursor kept in ``tracking``.
     """
@@ -164,7 +189,7 @@ def check_run(
     tracking.last_check_at = now
     if tracking.last_growth_at is None:
         tracking.last_growth_at = now  # the stall clock starts at the first check
-    tracker = sources.is_tracker(watch.path)
+    tracker = is_tracker(watch.path)
     path = Path(watch.path)
     resolved = path.resolve(strict=False)
     if not tracker and not within(resolved, roots):
@@ -195,10 +220,9 @@ def check_run(
     fmt = ""
     pieces_read: Iterable[tuple[RunData, dict]]
     try:
-        via_source = tracker or sources.is_wandb_folder(resolved)
+        via_source = tracker or is_wandb_folder(resolved)
         if via_source:
-            access = access or Access(run_roots=tuple(roots))
-            chunk, cursor = sources.read_new(watch.path, tracking, aliases, access)
+            chunk, cursor = read_new(watch.path, tracking.cursor, aliases, access)
             if tracking.mode != "source" or chunk.reset:  # a first read, or the run started over
                 kept = KeptRun()
                 tracking.mode, tracking.source, tracking.reader = "source", watch.path, None
@@ -294,7 +318,7 @@ def _judged(
         return _stalled_or(out, watch, now, stall)
     tracking.last_growth_at = now
     derivation, verdict = judge(kept, faults, engine, aliases)
-    shifted = [f for f in derivation.faults if f.kind in SHIFT_KINDS]
+    shifted = [f for f in derivation.faults if isinstance(f, TailShift)]
     opened |= fault_scan.track_shift(faults, shifted, derivation.series, kept.last_step)
     tracking.faults = faults.model_dump(mode="json")
     tracking.last_verdict = VerdictSummary(
@@ -330,7 +354,7 @@ def _judged(
 
 
 def _stalled_or(out: Outcome, watch: Watch, now: dt.datetime, stall: dt.timedelta) -> Outcome:
-    if out.status == "problem" and sources.is_tracker(watch.path):
+    if out.status == "problem" and is_tracker(watch.path):
         return out  # a tracker that is down is retried, never taken for a run that stopped logging
     # The stall clock runs from the last new step, or from when someone (re)started the watch.
     last = max(t for t in (out.tracking.last_growth_at, watch.updated_at) if t is not None)

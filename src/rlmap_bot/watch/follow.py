@@ -2,7 +2,7 @@
 each alert once, until Ctrl-C.
 
 The checks are the watch's own (:func:`rlmap_bot.watch.check.check_run` and the service's
-:func:`~rlmap_bot.watch.service.plan`), with what checking learnt held in memory instead of the
+:func:`~rlmap_bot.watch.posts.plan`), with what checking learnt held in memory instead of the
 state store: a terminal follow is one person's, nothing is posted or stored.  What it says:
 
 * each alert and resolved note a watch would post, once;
@@ -22,6 +22,7 @@ from rlmap_bot.watch.model import Tracking, Watch
 from rlmap_bot.watch.series import KeptRun
 
 if TYPE_CHECKING:
+    from rlmap_bot.runs.sources.access import Access
     from rlmap_bot.watch.service import WatchService
 
 __all__ = ["BACKOFF_MAX", "follow"]
@@ -30,18 +31,18 @@ __all__ = ["BACKOFF_MAX", "follow"]
 def follow(
     service: WatchService,
     source: str,
+    access: Access,
     say: Callable[[Said], None],
     sleep: Callable[[float], None],
     seconds: float,
     checks: int | None = None,
 ) -> None:
-    """Check ``source`` every ``seconds`` (``checks``
-    times, or until interrupted); say what is new.
-    """
+    """Check ``source`` every ``seconds`` (``checks`` times, or until interrupted), reading it
+    with ``access``; say what is new."""
     from rlmap_bot.watch.check import check_run
-    from rlmap_bot.watch.service import TERMINAL, _result, plan
+    from rlmap_bot.watch.posts import plan
 
-    watch = Watch(team=TERMINAL, channel="terminal", path=source)
+    watch = Watch(team="terminal", channel="terminal", path=source)
     tracking, kept = Tracking(), KeptRun()
     stalled = unreadable = False
     failures = 0
@@ -58,7 +59,7 @@ def follow(
             roots=service.roots,
             now=now,
             stall=service.stall,
-            access=service.access(TERMINAL),
+            access=access,
         )
         tracking, kept = outcome.tracking, outcome.kept
         if outcome.status == "problem" or (outcome.pause == "stalled" and unreadable):
@@ -94,7 +95,7 @@ def follow(
                 tracking.conditions, tracking.episodes = evaluation.conditions, evaluation.episodes
                 posts: list[Alert] = [a for a in (alert, note) if a is not None]
                 if posts or n == 1:
-                    result = _result(watch, outcome)
+                    result = outcome.result(watch)
                     result.alerts, result.dry = posts, True
                     say(Said(result=result))
         if checks is not None and n >= checks:

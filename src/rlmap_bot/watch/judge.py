@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from rlmap_bot.runs.derive import Derivation, SignalSource, derive_signals
-from rlmap_bot.watch import faults as fault_scan
-from rlmap_bot.watch.faults import FaultState
+from rlmap_bot.results.runs import SignalSource
+from rlmap_bot.runs.signals import Derivation, derive_signals
+from rlmap_bot.watch.scan import FaultState
 from rlmap_bot.watch.series import KeptRun
 
 if TYPE_CHECKING:
@@ -28,7 +28,7 @@ def judge(
     """The derivation on the kept sample, with the
     full-resolution fault readings, and its verdict.
     """
-    from rlmap_bot.runs.diagnose import verdict_for
+    from rlmap_bot.runs.verdict import verdict_for
 
     run = kept.to_run()
     derivation = derive_signals(run, aliases)
@@ -83,8 +83,6 @@ def judge(
     return derivation, verdict_for(engine, derivation)
 
 
-#: Fault kinds of a sharp change at the tail (runs.shifts): one ``shift`` condition for all.
-SHIFT_KINDS = ("reward_collapse", "grad_norm_blowup", "length_explosion")
 #: Fault kinds under which the gradient norm says nothing about the update's stability.
 STALLED_GRADIENT = ("zero_gradient", "constant_gradient")
 
@@ -107,9 +105,7 @@ def _fault_metrics(faults: FaultState) -> str:
 
 
 def _fault_detail(faults: FaultState) -> str:
-    parts = []
-    if faults.nan is not None:
-        parts.append(fault_scan.nan_text(faults.nan))
-    if faults.divergence is not None:
-        parts.append(fault_scan.jump_text(faults.divergence))
-    return "; ".join(parts) or "all finite, no sustained jump"
+    from rlmap_bot.wording.posts import fault_sentence
+
+    found = [f.finding() for f in (faults.nan, faults.divergence) if f is not None]
+    return "; ".join(fault_sentence(f) for f in found) or "all finite, no sustained jump"

@@ -1,43 +1,34 @@
 """What a watch check posts: the alert for the conditions it raised, the resolved note, the notice
 that a watch paused; and the check's result as a command returns it.  Pure functions of a check's
 :class:`~rlmap_bot.watch.check.Outcome`; :mod:`rlmap_bot.watch.service` claims and posts them.
-A post carries what changed as typed :class:`~rlmap_bot.results.watch.Change` items; the
-front-ends word them through :mod:`rlmap_bot.wording` (``alert_title``, ``alert_changes``).
+A post carries what changed as typed :data:`~rlmap_bot.results.watch.Change` items; the
+front-ends word them through :mod:`rlmap_bot.wording.posts` (``alert_title``, ``alert_changes``).
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Callable, Literal
 
-from rlmap_bot.results.watch import Alert, Change, CheckResult, EvidenceLine, FaultFinding
+from rlmap_bot.results.faults import WatchFault
+from rlmap_bot.results.watch import (
+    Alert,
+    Change,
+    EvidenceLine,
+    FaultOpened,
+    FaultOver,
+    Readable,
+    StageChanged,
+    StageCleared,
+    StageStarted,
+    TieSummary,
+    Unreadable,
+    WatchPaused,
+)
 from rlmap_bot.watch.conditions import Transition, pending_announcements
 from rlmap_bot.watch.model import Watch
 
 if TYPE_CHECKING:
     from rlmap_bot.watch.check import Outcome
-
-
-# -- what to post ----------------------------------------------------------------------------------
-def _result(watch: Watch, outcome: Outcome) -> CheckResult:
-    kept = outcome.kept
-    status = {"checked": "checked", "unchanged": "unchanged", "paused": "paused"}.get(
-        outcome.status, "problem"
-    )
-    return CheckResult(
-        watch_id=watch.id,
-        path=watch.path,
-        status=status,
-        problem=outcome.message,
-        format=outcome.format,
-        mode=outcome.tracking.mode,
-        steps=kept.points,
-        first_step=kept.first_step,
-        last_step=kept.last_step,
-        new_steps=outcome.new_points,
-        bytes_read=outcome.bytes_read,
-        verdict=outcome.tracking.last_verdict,
-        open_conditions=sorted(outcome.tracking.conditions),
-    )
 
 
 def plan(
@@ -92,12 +83,13 @@ def _stage_title(outcome: Outcome, key: str) -> str:
     return " and ".join(named)
 
 
-def _finding(faults: Any, name: str) -> FaultFinding | None:
-    """The named fault of the scan's state as a post carries it (None: the scan holds none)."""
-    from rlmap_bot.watch.faults import finding
+def _finding(outcome: Outcome, key: str) -> WatchFault | None:
+    """The fault a condition ``fault:NAME`` stands for, as a post carries it (None: the scan holds
+    none)."""
+    from rlmap_bot.watch.scan import FaultState
 
-    fault = getattr(faults, name, None)
-    return finding(name, fault) if fault is not None else None
+    fault = FaultState.model_validate(outcome.tracking.faults).found(key.split(":", 1)[1])
+    return fault.finding() if fault is not None else None
 
 
 def _steps(outcome: Outcome) -> str:
@@ -107,17 +99,15 @@ def _steps(outcome: Outcome) -> str:
 
 def _alert(watch: Watch, outcome: Outcome, transitions: list[Transition]) -> Alert:
     from rlmap_bot.results.diagnosis import format_value
-    from rlmap_bot.watch.faults import FaultState
 
     verdict, derivation, _ = outcome.judgement()
-    faults = FaultState.model_validate(outcome.tracking.faults)
     step, sure = outcome.kept.last_step, verdict.confidence
     changes: list[Change] = []
     for t in transitions:
         key = t.condition.key
         if t.kind == "start":
             changes.append(
-                Change(
+                StageStarted(
                     kind="tie" if key.startswith("tie:") else "start",
                     stage=_stage_title(outcome, key),
                     step=step,
@@ -126,7 +116,7 @@ def _alert(watch: Watch, outcome: Outcome, transitions: list[Transition]) -> Ale
             )
         elif t.kind == "change":
             changes.append(
-                Change(
+                StageChanged(
                     kind="change_tie" if key.startswith("tie:") else "change",
                     stage=_stage_title(outcome, key),
                     previous=_stage_title(outcome, t.replaced.key) if t.replaced else None,
@@ -135,11 +125,11 @@ def _alert(watch: Watch, outcome: Outcome, transitions: list[Transition]) -> Ale
                 )
             )
         elif t.kind == "fault" and key.startswith("fault:"):
-            found = _finding(faults, key.split(":", 1)[1])
+            found = _finding(outcome, key)
             if found is not None:
-                changes.append(Change(kind="fault", fault=found, transient=t.transient))
+                changes.append(FaultOpened(fault=found, transient=t.transient))
     if verdict.tied and any(t.condition.key.startswith("tie:") for t in transitions):
-        changes.append(Change(kind="summary", message=verdict.summary))
+        changes.append(TieSummary(message=verdict.summary))
     # The evidence shown is the binding stage's, or the tied stages'; for a fault with no stage
     # binding, optimization's (NaN and divergence are optimisation failures first, as the
     # loss_divergence rule says).
@@ -225,15 +215,13 @@ def _resolved(
     alert_ts: Callable[[str, str, int], str | None],
 ) -> Alert:
     from rlmap_bot.watch.conditions import CLEAR_CHECKS, STAGE_PREFIXES
-    from rlmap_bot.watch.faults import FaultState
 
-    faults = FaultState.model_validate(outcome.tracking.faults)
     changes: list[Change] = []
     for t in transitions:
         key = t.condition.key
         if key.startswith(STAGE_PREFIXES):
             changes.append(
-                Change(
+                StageCleared(
                     kind="no_longer_tie" if key.startswith("tie:") else "no_longer",
                     stage=_stage_title(outcome, key),
                     step=outcome.kept.last_step,
@@ -241,9 +229,9 @@ def _resolved(
                 )
             )
         elif key.startswith("fault:"):
-            found = _finding(faults, key.split(":", 1)[1])
+            found = _finding(outcome, key)
             if found is not None:
-                changes.append(Change(kind="fault_over", fault=found))
+                changes.append(FaultOver(fault=found))
     first = transitions[0].condition
     reply = first.alert_ts or alert_ts(watch.id, first.key, first.episode)
     return _post(watch, outcome, "resolved", transitions, changes, reply_to=reply)
@@ -256,7 +244,7 @@ def paused_notice(watch: Watch, outcome: Outcome, number: int) -> Alert:
         kind="paused",
         conditions=[f"watch:{reason}"],
         episodes={f"watch:{reason}": number},
-        changes=[Change(kind="paused", reason=reason, message=outcome.message)],
+        changes=[WatchPaused(reason=reason, message=outcome.message)],
         path=watch.path,
         steps=_steps(outcome),
     )
@@ -271,11 +259,7 @@ def unreadable_notice(watch: Watch, outcome: Outcome, number: int, failing: bool
         kind="alert" if failing else "resolved",
         conditions=[key],
         episodes={key: number},
-        changes=[
-            Change(kind="unreadable", message=outcome.message)
-            if failing
-            else Change(kind="readable")
-        ],
+        changes=[Unreadable(message=outcome.message) if failing else Readable()],
         path=watch.path,
         steps=_steps(outcome),
     )

@@ -17,12 +17,17 @@ from __future__ import annotations
 
 import datetime as dt
 import logging
-from typing import Any, Callable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from apscheduler.triggers.interval import IntervalTrigger
 
-from rlmap_bot import jobs
+from rlmap_bot.jobs import Registration, Scheduler
+from rlmap_bot.jobs import slot_key as jobs_slot_key
 from rlmap_bot.watch.model import Watch
+
+if TYPE_CHECKING:
+    from rlmap_bot.results.watch import CheckResult
+    from rlmap_bot.watch.service import Poster, WatchService
 
 log = logging.getLogger(__name__)
 
@@ -41,7 +46,7 @@ def last_slot(watch: Watch, now: dt.datetime) -> dt.datetime | None:
 
 def slot_key(moment: dt.datetime) -> str:
     """A watch slot's claim key (to the second, as watches have always been keyed)."""
-    return jobs.slot_key(moment, "seconds")
+    return jobs_slot_key(moment, "seconds")
 
 
 class WatchJobs:
@@ -89,3 +94,91 @@ class WatchJobs:
             if due is not None and (last is None or last < due):
                 found[watch.id] = due
         return found
+
+
+class ScheduledWatches:
+    """Every active watch checked on its interval by the front-end's one scheduler, posting
+    through the poster of the watch's workspace (``poster_for(team)``, which raises LookupError
+    for a workspace it cannot post in); nothing when watching is off (no RLMAP_RUN_ROOTS)."""
+
+    def __init__(
+        self,
+        service: WatchService,
+        poster_for: Callable[[str], Poster],
+        jobs: Scheduler | None = None,
+    ):
+        self.service = service
+        self.poster_for = poster_for
+        self.jobs = jobs or Scheduler()
+        self.registration: Registration | None = None
+        service.core.on_watches_changed(self.resync)
+
+    @property
+    def clock(self) -> Callable[[], dt.datetime]:
+        return self.service.clock
+
+    @clock.setter
+    def clock(self, clock: Callable[[], dt.datetime]) -> None:
+        self.service.clock = clock  # tests set a controlled clock
+
+    @property
+    def scheduler(self) -> Scheduler | None:
+        """The jobs scheduler, while watches are registered with it."""
+        return self.registration.scheduler if self.registration is not None else None
+
+    def start_scheduler(self, now: dt.datetime | None = None) -> list[str]:
+        """Schedule every active watch and catch up what was missed; the ids caught up."""
+        if not self.service.roots:
+            log.info("watching runs is off (RLMAP_RUN_ROOTS is unset)")
+            return []
+        kind = WatchJobs(
+            self.fire,
+            load=self.service.repo.list,
+            last_checks=self._last_checks,
+            clock=lambda: self.clock(),
+        )
+        self.registration = Registration(self.jobs, kind, self.housekeeping)
+        return self.registration.start(now)
+
+    def stop_scheduler(self, wait: bool = False) -> None:
+        """Stop scheduling watches; ``wait`` for checks already running to finish."""
+        if self.registration is not None:
+            self.registration.stop(wait)
+
+    def resync(self) -> None:
+        if self.registration is not None:
+            self.registration.resync()
+
+    def _last_checks(self, watches: list[Watch]) -> dict[str, dt.datetime | None]:
+        tracking = self.service.repo.tracking([w.id for w in watches])
+        return {i: t.last_check_at for i, t in tracking.items()}
+
+    def housekeeping(self) -> None:
+        """Forget check slots older than any trigger can fire again.
+
+        A slot can fire again only while a replica or a restart can still reach it: the latest
+        slot of the longest interval (24 hours); a week keeps a wide margin, as for event ids.
+        """
+        forgotten = self.service.repo.forget_checks(self.clock() - dt.timedelta(days=7))
+        log.info("watch housekeeping: %d old check slots forgotten", forgotten)
+
+    def fire(self, watch_id: str, due: dt.datetime) -> CheckResult | None:
+        """One scheduled check of a watch, for the slot ``due`` stands for."""
+        watch = self.service.repo.get(watch_id)
+        if watch is None:
+            return None  # removed meanwhile
+        try:
+            result = self.service.run(watch_id, slot_key(due), self.poster_for(watch.team))
+        except LookupError as exc:
+            log.warning("watch %s skipped: %s", watch_id, exc)
+            return None
+        if result is not None:
+            log.info(
+                "watch %s in %s: %s, %d new steps, %d post(s)",
+                watch.short_id,
+                watch.channel,
+                result.status,
+                result.new_steps,
+                len(result.alerts),
+            )
+        return result

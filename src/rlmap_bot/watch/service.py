@@ -30,22 +30,21 @@ from typing import TYPE_CHECKING, Callable, Protocol
 
 from rlmap_bot import jobs
 from rlmap_bot.errors import UsageError
-from rlmap_bot.results.watch import Alert, CheckResult, WatchRow
+from rlmap_bot.results.watch import Alert, CheckResult, Watching, WatchRow, WatchSet
 from rlmap_bot.state import leases
 from rlmap_bot.state.db import ConflictError
 from rlmap_bot.watch import backoff
 from rlmap_bot.watch.model import Tracking, Watch, format_interval
-from rlmap_bot.watch.posts import _result, paused_notice, plan, unreadable_notice
+from rlmap_bot.watch.posts import paused_notice, plan, unreadable_notice
 from rlmap_bot.watch.series import KeptRun
 
 if TYPE_CHECKING:
     from rlmap_bot.core import Core
-    from rlmap_bot.runs.sources import Access
+    from rlmap_bot.runs.sources.access import Access, AccessFor
     from rlmap_bot.settings import Settings
     from rlmap_bot.watch.check import Outcome
 
 log = logging.getLogger(__name__)
-METADATA_EVENT = "rlmap_watch"
 #: A claimed post that the channel history does not show is taken as never posted after this
 #: long (Slack may still be answering a slow post), as for digests.
 RECOVER_AFTER = dt.timedelta(minutes=2)
@@ -60,8 +59,6 @@ CHECK_STALE = dt.timedelta(minutes=10)
 #: one owner id (state/leases.py).
 OWNER = leases.OWNER
 owner_dead = leases.owner_gone
-#: The team of a terminal's watches (``rlmap-bot watch``), as a terminal's invocation names it.
-TERMINAL = "local"
 
 
 class Poster(jobs.Poster, Protocol):
@@ -70,7 +67,8 @@ class Poster(jobs.Poster, Protocol):
     """
 
     def post_alert(self, channel: str, alert: Alert) -> str:
-        """Post it with METADATA_EVENT and the alert id in the message metadata; the ts."""
+        """Post it so that ``find`` can find it again by its alert id (Slack: in the message
+        metadata); the ts."""
 
     def attach_chart(self, channel: str, ts: str, chart: Path, alert: Alert) -> None:
         """Upload the chart next to the posted alert (best effort)."""
@@ -81,25 +79,29 @@ def _utcnow() -> dt.datetime:
 
 
 class WatchService:
+    """Watches over the core.  ``access`` gives what a watch of a team may read: the front-end
+    that checks watches hands it in (a workspace's allow-lists and sealed credentials in Slack,
+    the terminal's own environment at a prompt); paths are watched only under RLMAP_RUN_ROOTS."""
+
     def __init__(
         self,
         core: Core,
+        *,
+        access: AccessFor,
         clock: Callable[[], dt.datetime] = _utcnow,
         settings: Settings | None = None,
     ):
         self.core = core
+        self.access = access
         self.clock = clock
         self.settings = settings or core.settings
+        #: The folders paths may be watched under (RLMAP_RUN_ROOTS), and how long a run may stop
+        #: logging before its watch pauses; read once, as settings are.
+        self.roots: list[Path] = self.settings.run_roots
+        self.stall: dt.timedelta = self.settings.watch_stall
         self._aliases: tuple[object, object] | None = None
 
-    # -- settings and shared pieces ----------------------------------------------------------------
-    @property
-    def roots(self) -> list[Path]:
-        return self.settings.run_roots
-
-    @property
-    def stall(self) -> dt.timedelta:
-        return self.settings.watch_stall
+    # -- shared pieces -----------------------------------------------------------------------------
 
     @property
     def repo(self):
@@ -107,42 +109,93 @@ class WatchService:
 
     def aliases(self):
         """The metric alias table of the current catalog (re-read after a reload)."""
-        from rlmap_bot.runs import load_aliases
+        from rlmap_bot.runs.aliases import load_aliases
 
         knowledge = self.core.knowledge
         if self._aliases is None or self._aliases[0] is not knowledge:
             self._aliases = (knowledge, load_aliases(self.core.knowledge_root))
         return self._aliases[1]
 
-    def access(self, team: str) -> Access:
-        """What a watch of ``team`` may read: a terminal (:data:`TERMINAL`) with its own
-        environment; a workspace what the settings allow, with the credentials its admins sealed,
-        and the trackers' locations (``MLFLOW_TRACKING_URI``, ``TRACKIO_DIR``, ...) of this
-        process's environment."""
-        from rlmap_bot.runs.sources.access import local_access, workspace_access
-
-        if team == TERMINAL:
-            return local_access()
-        return workspace_access(self.settings, self.core.state, team)
-
     # -- creating, listing, removing ---------------------------------------------------------------
-    def resolve(self, path_text: str, team: str = TERMINAL) -> Path | str:
-        """What to watch: a tracker run as typed (checked readable with ``team``'s access), or the
-        real path, refused outside RLMAP_RUN_ROOTS, and
-        checked to be a log or W&B run we can read."""
-        from rlmap_bot.watch import sources
+    def resolve(self, path_text: str, access: Access) -> Path | str:
+        """What to watch: a tracker run as typed (checked readable with ``access``), or the real
+        path, refused outside RLMAP_RUN_ROOTS, and checked to be a log or W&B run we can read."""
+        from rlmap_bot.runs.sources import check_readable, is_tracker, is_wandb_folder
+        from rlmap_bot.runs.sources.access import resolve_run_path
         from rlmap_bot.watch.check import find_source
-        from rlmap_bot.watch.roots import resolve_watch_path
 
-        if sources.is_tracker(path_text):
-            sources.check_readable(path_text.strip(), self.access(team))
+        if is_tracker(path_text):
+            check_readable(path_text.strip(), access)
             return path_text.strip()
-        path = resolve_watch_path(path_text, self.roots)
-        if not sources.is_wandb_folder(path):
+        path = resolve_run_path(path_text, self.roots)
+        if not is_wandb_folder(path):
             find_source(
                 path, self.roots
             )  # RunReadError (one line) when it is not a log this reader knows
         return path
+
+    def set_watch(
+        self,
+        team: str,
+        channel: str,
+        user: str | None,
+        path: str,
+        every: str | None,
+        quiet: bool,
+        announce: Callable[[WatchSet], bool],
+        poster: Callable[[], Poster],
+    ) -> Watching | None:
+        """Watch ``path`` in a channel (or change or resume its watch there): announced for
+        everyone first (``announce`` is False when the bot cannot post there, and nothing is
+        kept), then kept and checked at once through the channel's ``poster()``."""
+        from rlmap_bot.runs.sources import is_tracker
+        from rlmap_bot.runs.sources.access import WATCHING_OFF, PathRefused
+        from rlmap_bot.watch.model import DEFAULT_INTERVAL, parse_interval
+
+        if not is_tracker(path) and not self.roots:
+            raise PathRefused(WATCHING_OFF)
+        minutes = parse_interval(every) if every else DEFAULT_INTERVAL
+        resolved = str(self.resolve(path, self.access(team)))
+        previous = self.repo.find(team, channel, resolved)
+        now = self.clock()
+        watch = Watch(
+            id=previous.id if previous else uuid.uuid4().hex,
+            team=team,
+            channel=channel,
+            path=resolved,
+            interval_minutes=minutes,
+            quiet=quiet,
+            created_by=previous.created_by if previous else user,
+            created_at=previous.created_at if previous else now,
+            updated_at=now,
+        )
+        change = (
+            "started"
+            if previous is None
+            else ("resumed" if previous.status == "paused" else "changed")
+        )
+        news = WatchSet(
+            watch_id=watch.id,
+            path=resolved,
+            every=format_interval(minutes),
+            quiet=quiet,
+            change=change,
+            by=user,
+        )
+        if not announce(news):  # the announcement doubles as proof that the bot can post here
+            return None
+        self.repo.save(watch)
+        self.core.watches_changed()
+        first = self.run(watch.id, f"first:{uuid.uuid4().hex}", poster())
+        return Watching(watch=news, first=first)
+
+    def unwatch(self, team: str, channel: str, target: str) -> Watch | None:
+        """Stop the channel's watch ``target`` (an id or its first characters, or a path)."""
+        found = self.find(team, channel, target)
+        if found is not None:
+            self.repo.delete(found.id)
+            self.core.watches_changed()
+        return found
 
     def find(self, team: str, channel: str, target: str) -> Watch | None:
         """A watch of this channel by id (or its first characters) or by path."""
@@ -156,9 +209,9 @@ class WatchService:
                 return w
         if self.roots:
             try:
-                from rlmap_bot.watch.roots import resolve_watch_path
+                from rlmap_bot.runs.sources.access import resolve_run_path
 
-                resolved = str(resolve_watch_path(target, self.roots))
+                resolved = str(resolve_run_path(target, self.roots))
             except UsageError:
                 return None
             return next((w for w in mine if w.path == resolved), None)
@@ -263,7 +316,7 @@ class WatchService:
             stall=self.stall,
             access=self.access(watch.team),
         )
-        result = _result(watch, outcome)
+        result = outcome.result(watch)
         tracking = outcome.tracking
         self._readable(watch, outcome, poster, now, result)
         if outcome.status == "problem":
@@ -390,7 +443,7 @@ class WatchService:
         return ts
 
     def _chart(self, watch: Watch, alert: Alert, outcome: Outcome, poster: Poster, ts: str) -> None:
-        from rlmap_bot.runs.diagnose import draw
+        from rlmap_bot.runs.chart import draw
 
         verdict, derivation, _ = outcome.judgement()
         with tempfile.TemporaryDirectory(prefix="rlmap-watch-") as tmp:
@@ -401,12 +454,15 @@ class WatchService:
             except Exception:  # noqa: BLE001 - the alert is out; a chart that fails must not undo it
                 log.exception("watch %s: the chart could not be drawn or uploaded", watch.id)
 
-    def preview(self, path_text: str, now: dt.datetime | None = None) -> CheckResult:
-        """What a first check of ``path_text`` would post (nothing is stored or posted)."""
+    def preview(
+        self, path_text: str, access: Access, now: dt.datetime | None = None
+    ) -> CheckResult:
+        """What a first check of ``path_text`` would post, read with ``access`` (nothing is
+        stored or posted)."""
         from rlmap_bot.watch.check import check_run
 
-        path = self.resolve(path_text)
-        watch = Watch(team=TERMINAL, channel="terminal", path=str(path))
+        path = self.resolve(path_text, access)
+        watch = Watch(team="terminal", channel="terminal", path=str(path))
         outcome = check_run(
             watch,
             Tracking(),
@@ -416,9 +472,9 @@ class WatchService:
             roots=self.roots,
             now=now or self.clock(),
             stall=self.stall,
-            access=self.access(TERMINAL),
+            access=access,
         )
-        result = _result(watch, outcome)
+        result = outcome.result(watch)
         result.dry = True
         if outcome.status == "checked":
             alert, note, withheld = plan(watch, outcome, lambda *_: None)
@@ -428,17 +484,3 @@ class WatchService:
         elif outcome.status == "problem":
             raise UsageError(outcome.message or "cannot read it")
         return result
-
-
-# What to post lives in watch/posts.py; its names stay importable from here.
-__all__ = [
-    "CHECK_STALE",
-    "METADATA_EVENT",
-    "OWNER",
-    "Poster",
-    "WatchService",
-    "_result",
-    "owner_dead",
-    "paused_notice",
-    "plan",
-]

@@ -31,7 +31,7 @@ STEP_KEYS = (
     "Step",
 )
 
-_ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]")
+ANSI_ESCAPE = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]")
 VERL_STEP = re.compile(r"(?:^|[\s)\]>])step:(\d+) - ")
 _WRAPPED = re.compile(r"^[A-Za-z_][\w.]*\((.*)\)$")
 #: Distinct key layouts remembered per file (the keys of a line, in order).  Judgement: a
@@ -96,7 +96,7 @@ class VerlConsole(LineParser):
             return False
         line = raw.decode("utf-8", "replace")
         if "\x1b" in line:
-            line = _ANSI.sub("", line)
+            line = ANSI_ESCAPE.sub("", line)
         m = VERL_STEP.search(line)
         if m is None:
             return False

@@ -7,22 +7,29 @@ whole (``read_all``) or only what is new since a :class:`Cursor` (``read_new``),
 costs the same at step 1,000 and at step 1,000,000.
 
 Each reader module registers itself in :data:`OPENERS` under its kind; a kind whose optional
-client is not installed says so in one line (``RunReadError``).
+client is not installed says so in one line (``RunReadError``).  What may be read, and with which
+credentials, is the :class:`~rlmap_bot.runs.sources.access.Access` the caller hands in.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Literal, Protocol
+from typing import TYPE_CHECKING, Callable, Iterable, Literal, Protocol
 
 from pydantic import BaseModel, Field
 
+from rlmap_bot.errors import UsageError
 from rlmap_bot.runs.errors import RunReadError
 from rlmap_bot.runs.model import RunData
+from rlmap_bot.runs.sources.access import Access
+
+if TYPE_CHECKING:
+    from rlmap_bot.runs.aliases import AliasTable
 
 Kind = Literal["path", "wandb", "mlflow", "trackio"]
-KINDS: tuple[Kind, ...] = ("path", "wandb", "mlflow", "trackio")
+#: The trackers, each named by its prefix (``wandb:E/P/ID``); anything else is a path.
+TRACKERS: tuple[Kind, ...] = ("wandb", "mlflow", "trackio")
+KINDS: tuple[Kind, ...] = ("path", *TRACKERS)
 
 
 class SourceRef(BaseModel):
@@ -52,26 +59,6 @@ class Cursor(BaseModel):
     )
 
 
-@dataclass(frozen=True)
-class Access:
-    """What a workspace may read and with which credentials; from settings and the state store.
-
-    ``credentials`` maps a name (``WANDB_API_KEY``, ``MLFLOW_TRACKING_TOKEN``, ...) to its value,
-    already unsealed for this workspace; readers never log or echo them.
-    """
-
-    run_roots: tuple[Path, ...] = ()
-    wandb_entities: tuple[str, ...] = ()
-    mlflow_hosts: tuple[str, ...] = ()
-    credentials: dict[str, str] = field(default_factory=dict)
-    #: Whether paths on this machine may be read at all: a terminal's person may; a workspace only
-    #: when RLMAP_RUN_ROOTS names folders (and then only inside them).
-    paths: bool = True
-    environ: dict[str, str] = field(
-        default_factory=dict
-    )  # MLFLOW_TRACKING_URI, TRACKIO_DIR, WANDB_BASE_URL
-
-
 class RunSource(Protocol):
     """A readable run. ``keep`` says which metric names
     to keep as series (every name is still listed).
@@ -88,12 +75,6 @@ class RunSource(Protocol):
         when None) and the cursor to pass next time.
         """
         ...
-
-
-def under_roots(path: Path, roots: tuple[Path, ...]) -> bool:
-    """Whether ``path`` resolves (links followed, as a read would) inside one of ``roots``."""
-    real = path.expanduser().resolve()
-    return any(real.is_relative_to(root.expanduser().resolve()) for root in roots)
 
 
 Opener = Callable[[SourceRef, Access], RunSource]
@@ -115,13 +96,19 @@ def parse_source(text: str, format: str | None = None, run_id: str | None = None
     """
     raw = text.strip()
     prefix, sep, rest = raw.partition(":")
-    if sep and prefix.lower() in KINDS and prefix.lower() != "path":
+    if is_tracker(raw):
         if not rest.strip():
             raise RunReadError(
                 f"{raw}: say which run after '{prefix}:' (e.g. {_EXAMPLES[prefix.lower()]})"
             )
         return SourceRef(kind=prefix.lower(), target=rest.strip(), text=raw)
     return SourceRef(kind="path", target=raw, text=raw, format=format, run_id=run_id)
+
+
+def is_tracker(text: str) -> bool:
+    """Whether ``text`` names a tracker run by its prefix: ``wandb:``, ``mlflow:``, ``trackio:``."""
+    prefix, sep, _ = text.strip().partition(":")
+    return bool(sep) and prefix.lower() in TRACKERS
 
 
 _EXAMPLES = {
@@ -144,3 +131,81 @@ def _load_readers() -> None:
     """Import the reader modules (each registers itself); lazy, so a plain ask imports none. The
     optional clients (wandb) are imported by their readers only when a run of theirs is read."""
     from rlmap_bot.runs.sources import local, mlflow, trackio, wandb_api, wandb_file  # noqa: F401
+
+
+def read_source(
+    source: str | Path,
+    aliases: AliasTable | None = None,
+    format: str | None = None,
+    run_id: str | None = None,
+    extra_metrics: Iterable[str] = (),
+    access: Access | None = None,
+) -> RunData:
+    """The run at ``source`` (a path, ``wandb:E/P/ID``, ``mlflow:ID``, ``trackio:P/NAME``), read
+    whole through :func:`open_source`, keeping the series ``aliases`` (or ``extra_metrics``, or a
+    name rule) want (the configured knowledge folder's table when none is given); RunReadError
+    (one line) on bad input."""
+    import os
+
+    from rlmap_bot.runs.aliases import default_aliases
+    from rlmap_bot.runs.guess import guesser
+    from rlmap_bot.runs.read import check_read, keeper
+
+    ref = parse_source(str(source), format, run_id)
+    if ref.kind != "path" and (format or run_id):
+        raise UsageError(
+            f"--format and --run-id apply to a log file or folder, not to {ref.kind}: sources"
+        )
+    reader = open_source(ref, access or Access(environ=dict(os.environ)))
+    aliases = aliases or default_aliases()
+    known, guess = keeper(aliases, extra_metrics), guesser()
+    run = reader.read_all(lambda name: known(name) or guess(name))
+    return check_read(run, aliases)
+
+
+def is_wandb_folder(path: Path) -> bool:
+    """Whether ``path`` is a W&B run folder, ``latest-run``, a ``wandb/`` folder or a ``.wandb``
+    file (read through its transaction log, not the file readers)."""
+    from rlmap_bot.runs.sources import wandb_file
+
+    return wandb_file.locate(path) is not None
+
+
+def check_readable(text: str, access: Access) -> None:
+    """Open the source and ask it which metrics the run has, keeping none of their values (a
+    one-line UsageError when this install or workspace cannot read it: not allowed, no such run or
+    store, a tracker that does not answer)."""
+    ref = parse_source(text)
+    # W&B pages the whole history from a cursor of None: one past any step asks for the run alone.
+    # The others list the run's metrics (MLflow) or walk its rows keeping no values (Trackio).
+    cursor = (
+        Cursor(kind="wandb", data={"step": 2**62, "names": []}) if ref.kind == "wandb" else None
+    )
+    try:
+        open_source(ref, access).read_new(cursor, lambda _name: False)
+    except RunReadError as exc:
+        raise UsageError(str(exc)) from None
+    except Exception as exc:  # noqa: BLE001 - a tracker client's own error: one line
+        raise UsageError(f"{text}: cannot read: {type(exc).__name__}: {exc}") from None
+
+
+def read_new(
+    text: str, cursor: dict | None, aliases: AliasTable, access: Access
+) -> tuple[RunData, dict]:
+    """What the source ``text`` logged since ``cursor`` (a stored :class:`Cursor`'s JSON; None:
+    everything), keeping the series ``aliases`` want, and the cursor to store next.
+
+    Any failure of the reader is a RunReadError (one line): a tracker's client may raise its own
+    errors for a server that is down, which a watch reports and retries, never as a traceback.
+    """
+    from rlmap_bot.runs.read import keeper
+
+    ref = parse_source(text)
+    after = Cursor.model_validate(cursor) if cursor else None
+    try:
+        run, after = open_source(ref, access).read_new(after, keeper(aliases, ()))
+    except (RunReadError, OSError):
+        raise
+    except Exception as exc:  # noqa: BLE001 - a tracker client's own error: one line, retried
+        raise RunReadError(f"{ref.text}: cannot read: {type(exc).__name__}: {exc}") from None
+    return run, after.model_dump(mode="json")

@@ -30,26 +30,11 @@ from rlmap_bot.runs.detect import Candidate, choose, discover, several_runs_note
 from rlmap_bot.runs.errors import RunReadError
 from rlmap_bot.runs.formats.lines import LINE_FORMATS
 from rlmap_bot.runs.model import Collector, RunData, Series
-from rlmap_bot.runs.sources import Access, Cursor, RunSource, SourceRef, register, under_roots
+from rlmap_bot.runs.sources import Cursor, RunSource, SourceRef, register
+from rlmap_bot.runs.sources.access import Access, check_path
 from rlmap_bot.runs.textio import is_gzip, is_json_array
 
 Keep = Callable[[str], bool]
-
-
-def inside_roots(path: Path, access: Access) -> None:
-    """RunReadError unless ``path`` resolves inside one of ``access.run_roots`` (none set: no limit,
-    for a reader whose ``access.paths`` allows paths at all)."""
-    if not access.paths:
-        raise RunReadError(
-            f"{path}: files on the bot's machine are read only inside the folders "
-            "RLMAP_RUN_ROOTS names, and it names none; nothing is read"
-        )
-    if not access.run_roots:
-        return
-    if not under_roots(path, access.run_roots):
-        raise RunReadError(
-            f"{path}: outside the folders runs may be read from (RLMAP_RUN_ROOTS); nothing is read"
-        )
 
 
 class LocalSource:
@@ -233,7 +218,7 @@ def _after(run: RunData, last: dict[str, int]) -> RunData:
 def open_path(ref: SourceRef, access: Access) -> RunSource:
     """The reader for a local path: a W&B run folder's transaction log, else the file readers."""
     path = Path(ref.target).expanduser()
-    inside_roots(path, access)
+    check_path(path, access)
     from rlmap_bot.runs.sources import wandb_file
 
     found = wandb_file.locate(path)

@@ -30,13 +30,12 @@ from typing import Callable
 
 from rlmap_bot.runs.errors import RunReadError
 from rlmap_bot.runs.model import Collector, RunData
-from rlmap_bot.runs.sources import Access, Cursor, RunSource, SourceRef, register
+from rlmap_bot.runs.sources import Cursor, RunSource, SourceRef, register
+from rlmap_bot.runs.sources.access import Access, allowed, check_store
 from rlmap_bot.runs.sources.remote import (
     Http,
-    allowed,
     bearer_or_basic,
     host_of,
-    inside_roots,
     open_store,
     origin,
     tracker_value,
@@ -70,7 +69,7 @@ def open_mlflow(ref: SourceRef, access: Access) -> RunSource:
         return MlflowServer(ref, run_id, uri, access.credentials)
     if uri.startswith("sqlite:"):
         path = Path(urllib.parse.urlsplit(uri).path[1:] or "mlflow.db")
-        inside_roots(path, access.run_roots, "MLFLOW_TRACKING_URI", ref.text)
+        check_store(path, access, "MLFLOW_TRACKING_URI", ref.text)
         return MlflowStore(ref, run_id, path)
     raise RunReadError(
         f"{ref.text}: MLFLOW_TRACKING_URI must be an http(s):// tracking server or a sqlite:/// "

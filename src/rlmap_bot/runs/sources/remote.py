@@ -1,5 +1,6 @@
 """What the tracker readers (MLflow, Trackio, W&B's API) share: JSON over HTTP with one-line errors,
-the allow-lists of :class:`Access`, and the clamp MLflow applies to infinities.
+a store opened read-only, and the clamp MLflow applies to infinities (what they may read is
+:mod:`rlmap_bot.runs.sources.access`'s).
 
 Every message built here names a server by scheme, host and port only (never a user, password,
 token or query string), and every credential the reader was given is replaced by ``[redacted]``
@@ -19,14 +20,12 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from rlmap_bot.runs.errors import RunReadError
-from rlmap_bot.runs.sources import under_roots
 
 #: The largest double: MLflow's SQL store writes +-inf as this (and NaN as 0 with ``is_nan``).
 DOUBLE_MAX = 1.7976931348623157e308
 #: Judgement: a tracking server answers a metric page in well under a second on a LAN; ten times
 #: that is an outage (the check is retried later), not a slow day.
 HTTP_TIMEOUT_SECONDS = 10.0
-ANY = "*"  # an allow-list entry that allows everything (the terminal's own access)
 
 
 def tracker_value(value: Any) -> float | None:
@@ -56,12 +55,6 @@ def origin(url: str) -> str:
 def host_of(url: str) -> tuple[str, int | None]:
     parts = urllib.parse.urlsplit(url)
     return (parts.hostname or "").lower(), parts.port
-
-
-def allowed(name: str, allow: Iterable[str]) -> bool:
-    """``name`` (a host, ``host:port`` or a W&B entity) is on an allow-list (``*`` allows all)."""
-    listed = {a.strip().lower() for a in allow}
-    return ANY in listed or name.lower() in listed
 
 
 def scrub(text: str, secrets: Iterable[str]) -> str:
@@ -135,20 +128,6 @@ def bearer_or_basic(token: str | None, user: str | None, password: str | None) -
         pair = base64.b64encode(f"{user}:{password}".encode()).decode()
         return {"Authorization": f"Basic {pair}"}
     return {}
-
-
-def inside_roots(path: Path, roots: tuple[Path, ...], setting: str, source: str) -> None:
-    """RunReadError unless ``path`` resolves inside one
-    of ``roots`` (none set: no limit), naming the
-    ``source`` as typed and the ``setting`` that placed the store."""
-    if not roots:
-        return
-    if not under_roots(path, roots):
-        raise RunReadError(
-            f"{source}: {setting} names a store outside the folders runs may be read from "
-            f"(RLMAP_RUN_ROOTS); "
-            "nothing is read"
-        )
 
 
 #: Judgement: a tracker's writer holds SQLite's lock for one batch (milliseconds); five seconds of

@@ -23,8 +23,9 @@ from typing import Any, Callable
 
 from rlmap_bot.runs.errors import RunReadError
 from rlmap_bot.runs.model import Collector, RunData
-from rlmap_bot.runs.sources import Access, Cursor, RunSource, SourceRef, register
-from rlmap_bot.runs.sources.remote import inside_roots, open_store, tracker_value
+from rlmap_bot.runs.sources import Cursor, RunSource, SourceRef, register
+from rlmap_bot.runs.sources.access import Access, check_store
+from rlmap_bot.runs.sources.remote import open_store, tracker_value
 
 Keep = Callable[[str], bool]
 
@@ -49,7 +50,7 @@ def open_trackio(ref: SourceRef, access: Access) -> RunSource:
     if not project.strip() or not name.strip():
         raise RunReadError(f"{ref.text}: say the project and the run, trackio:PROJECT/RUN_NAME")
     folder = trackio_dir(access.environ)
-    inside_roots(folder, access.run_roots, "TRACKIO_DIR", ref.text)
+    check_store(folder, access, "TRACKIO_DIR", ref.text)
     return TrackioRun(ref, project.strip(), name.strip(), folder / db_name(project.strip()))
 
 

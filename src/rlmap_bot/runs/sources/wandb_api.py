@@ -18,8 +18,9 @@ from typing import Any, Callable
 
 from rlmap_bot.runs.errors import RunReadError
 from rlmap_bot.runs.model import Collector, RunData
-from rlmap_bot.runs.sources import Access, Cursor, RunSource, SourceRef, register
-from rlmap_bot.runs.sources.remote import allowed, origin, scrub, tracker_value
+from rlmap_bot.runs.sources import Cursor, RunSource, SourceRef, register
+from rlmap_bot.runs.sources.access import Access, allowed
+from rlmap_bot.runs.sources.remote import origin, scrub, tracker_value
 
 Keep = Callable[[str], bool]
 DEFAULT_BASE_URL = "https://api.wandb.ai"

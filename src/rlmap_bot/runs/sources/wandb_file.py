@@ -318,7 +318,7 @@ def history(record: bytes) -> tuple[int | None, list[tuple[str, bytes]]] | None:
             if j + size > end:
                 raise ValueError("a field runs past the message")
             if tag == _ITEM:
-                items.append(_item(body, j, j + size))
+                items.append(list_item(body, j, j + size))
             else:
                 for n, v in fields(body[j : j + size]):
                     if n == 1 and isinstance(v, int):
@@ -330,7 +330,7 @@ def history(record: bytes) -> tuple[int | None, list[tuple[str, bytes]]] | None:
     return step, items
 
 
-def _item(buf: bytes, i: int, end: int) -> tuple[str, bytes]:
+def list_item(buf: bytes, i: int, end: int) -> tuple[str, bytes]:
     key = b""
     nested: list[str] = []
     raw = b""

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from slack_sdk.models.blocks import Block, HeaderBlock
 
-from rlmap_bot import wording
 from rlmap_bot.results.watch import Alert, CheckResult, WatchList, WatchNow, WatchRow
 from rlmap_bot.slack.blocks.common import SECTION_LIMIT, context, fit, plain, section
 from rlmap_bot.slack.markup import cut, escape
+from rlmap_bot.wording.posts import alert_changes, alert_title
 
 HOME_ROWS = 15
 ICONS = {
@@ -32,11 +32,11 @@ def _where(alert: Alert) -> str:
 
 def alert_text(alert: Alert) -> str:
     """The notification line (plain; the caller escapes it)."""
-    return f"{wording.alert_title(alert)} ({alert.path})"
+    return f"{alert_title(alert)} ({alert.path})"
 
 
 def alert_blocks(alert: Alert) -> list[Block]:
-    title, changes = wording.alert_title(alert), wording.alert_changes(alert)
+    title, changes = alert_title(alert), alert_changes(alert)
     if alert.kind != "alert":
         changed = "\n".join(escape(c) for c in changes)
         blocks: list[Block] = [
@@ -146,7 +146,7 @@ def result_line(result: CheckResult) -> str:
     text = head + (f"{result.new_steps} new steps" if result.new_steps else "nothing new")
     if result.verdict:
         text += f"; {escape(result.verdict.headline)}"
-    posted = [wording.alert_title(a) for a in result.alerts]
+    posted = [alert_title(a) for a in result.alerts]
     text += f". Posted: {escape('; '.join(posted))}." if posted else ". Nothing new to post."
     return text
 

@@ -16,6 +16,7 @@ from rlmap_bot.slack.blocks import watch as watch_blocks
 from rlmap_bot.slack.blocks.home import home_view
 from rlmap_bot.slack.diagnosis import message_key
 from rlmap_bot.slack.markup import MENTION, from_slack, name_authors
+from rlmap_bot.slack.watches import watches_for_user
 
 if TYPE_CHECKING:
     from rlmap_bot.slack.front_end import FrontEnd
@@ -144,7 +145,7 @@ def register(front_end: FrontEnd) -> None:
             if s.entry.kind in {"paper", "topic", "stage"}
         ][:8]
         sessions = core.flow.open_sessions(team=team, user=user)
-        rows, note = front_end.watches.for_user(client, team, user)
+        rows, note = watches_for_user(front_end.watches.service, client, team, user)
         watches = watch_blocks.home_blocks(rows, note) if rows or note else None
         keys = None  # which tracker credentials are set (never a value): admins only
         if user in front_end.commands.settings.admins:

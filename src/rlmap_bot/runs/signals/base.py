@@ -1,42 +1,31 @@
-"""What every signal's derivation shares: the series a run gives, its levels and trends, and the
-thresholds those readings use (:mod:`rlmap_bot.runs.derive` puts the signals together)."""
+"""What every signal's derivation shares: the run's quantities as :class:`Readings` (dense points,
+windows, recent means, levels and trends), and the helpers that word where a value came from.
+
+Each concern (:mod:`~rlmap_bot.runs.signals.optimization`, ``reward``, ``evaluation``,
+``rollouts``, ``environments``) reads its signals as plain functions of a :class:`Readings`;
+:func:`rlmap_bot.runs.signals.derive_signals` puts them together."""
 
 from __future__ import annotations
 
-from typing import Sequence
+from typing import Any, Sequence
 
 import numpy as np
 
-from rlmap_bot.results.runs import Fault, SignalSource
+from rlmap_bot.results.faults import RunFault
+from rlmap_bot.results.runs import SignalSource
 from rlmap_bot.runs import stats
 from rlmap_bot.runs.quantities import QuantitySeries
 
-#: Entropy collapse, judged against the run's first level and the early level after warm-up.
-#: "Lost most of its starting value and still falling" (the entropy_trend signal): at most half
-#: of either level with a falling recent trend is *collapsing*.  At most a quarter of the first
-#: level (stats.COLLAPSED_SHARE), whatever the recent trend, is *collapsed* (the notes: "a run
-#: that collapsed earlier and now sits flat at a tenth of its start has collapsed").
-COLLAPSE_MOST = 0.5
-#: Rising entropy: a rising recent trend with the level at least 1.2x the early one
-#: (judgement: a trend that has not moved the level 20% is drift), or at least 2x anyway.
-RISE_MIN, RISE_DEEP = 1.2, 2.0
-#: Declined entropy: at most 0.8 of the first or the early level, neither collapsed nor
-#: collapsing nor rising: the same judgement as RISE_MIN, mirrored (a fall of a fifth is no
-#: drift). Reading such a curve as "stable" told users the opposite of their chart.
-DECLINED_SHARE = 0.8
-#: Sparse validation: drop the first evaluation (it often jumps: format learning, per the
-#: notes) and judge at least 6 recent evaluations, 3 against 3 (judgement: the fewest where a
-#: median means anything); with fewer than 5 evaluations after the first, no trend.
-EVAL_RECENT_MIN, EVAL_MIN = 6, 5
-#: eval_improvement: the median of the last 3 evaluations against the pre-training one
-#: (judgement: 3 damps one noisy eval without reaching back into older checkpoints).
-EVAL_LAST = 3
 #: Tolerance for a reward to count as a 0-1 pass rate (float printing).
 UNIT_TOL = 1e-6
 
 
+#: What a signal reader returns: the value, in the catalog's terms, and where it came from.
+Reading = tuple[Any, SignalSource]
+
+
 class Missing(Exception):
-    pass
+    """The run's logs cannot give this signal; the message says why (shown beside the verdict)."""
 
 
 def finite_points(q: QuantitySeries) -> tuple[np.ndarray, np.ndarray]:
@@ -62,10 +51,11 @@ def with_level(src: SignalSource, steps: np.ndarray, lv: stats.Level) -> None:
         src.detail += "; " + lv.describe(steps)
 
 
-class Deriving:
-    """Reads one run's quantities; each signal reader builds on these."""
+class Readings:
+    """One run's quantities, the recent window chosen (None: the default) and the run's faults by
+    kind; every signal reader builds on these."""
 
-    def __init__(self, series: dict[str, QuantitySeries], window, faults: Sequence[Fault] = ()):
+    def __init__(self, series: dict[str, QuantitySeries], window, faults: Sequence[RunFault] = ()):
         self.q, self.window = series, window
         self.faults = {f.kind: f for f in faults}
 
@@ -108,9 +98,7 @@ class Deriving:
         )
 
     def level(self, steps, values, win) -> stats.Level:
-        """The run's first level against its last (the
-        recent window's when the caller chose one).
-        """
+        """The run's first level against its last (the recent window's, when one was chosen)."""
         lv = stats.level(values, win.recent if self.window is not None else None)
         if lv is None:
             raise Missing(f"too few points ({values.size}) for a level")
@@ -135,8 +123,7 @@ class Deriving:
             metric=q.label,
             window=f"{steps_text(steps, win.recent)} vs {steps_text(steps, win.previous)}",
             method="median of the recent window against the window before; flat within max(5% of "
-            "the "
-            "series' scale, 1 step-to-step noise sigma); Sen's slope must agree in sign",
+            "the series' scale, 1 step-to-step noise sigma); Sen's slope must agree in sign",
             detail=t.describe(),
             start=a,
             end=b,
@@ -145,9 +132,9 @@ class Deriving:
         )
 
     def leveled_trend(self, q: QuantitySeries, steps, values, win) -> tuple[str, SignalSource]:
-        """The recent trend, and the run's level against its first: a level at or below a quarter of
-        a positive start reads *falling* whatever the
-        recent window does (it fell, then sat flat)."""
+        """The recent trend, and the run's level against its first: a level at or below a quarter
+        of a positive start reads *falling* whatever the recent window does (it fell, then sat
+        flat)."""
         t, src = self.trend(q, steps, values, win)
         lv = self.level(steps, values, win)
         with_level(src, steps, lv)
@@ -157,5 +144,3 @@ class Deriving:
             )
             return "falling", src
         return t.direction, src
-
-    # -- signals ------------------------------------------------------------------------------

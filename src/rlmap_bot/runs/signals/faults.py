@@ -1,4 +1,4 @@
-"""Faults: a run that is not learning, or that logs NaN/inf, said before any stage verdict.
+"""A run's faults: it is not learning, or it logs NaN/inf, said before any stage verdict.
 
 A stage verdict presumes a run that updates its weights.  When the gradient norm is exactly 0
 (or the same value) step after step, every group has zero reward spread, the learning rate is
@@ -14,7 +14,7 @@ from typing import Mapping
 
 import numpy as np
 
-from rlmap_bot.results.runs import Fault
+from rlmap_bot.results.faults import Fault, NonFinite, NotLearning, NotLearningKind
 from rlmap_bot.runs.model import RunData
 from rlmap_bot.runs.quantities import QuantitySeries
 
@@ -28,8 +28,8 @@ THROUGHOUT_MIN = 5
 STRETCH_MIN = 10
 #: Steps listed per fault (the count stays exact).  Judgement: enough to point at.
 STEPS_LISTED = 20
-# : Quantities whose NaN/inf is a fault (derive.loss_divergence
-# looks at the same ones, plus the reward).
+#: Quantities whose NaN/inf is a fault (the loss_divergence signal looks at the same ones, plus
+#: the reward).
 NAN_QUANTITIES = ("loss", "policy_loss", "grad_norm", "kl_loss", "entropy", "task_reward")
 
 
@@ -49,7 +49,7 @@ def trailing_run(values: np.ndarray, same_as_previous: bool) -> int:
     return n - (int(nonzero[-1]) + 1) if nonzero.size else n
 
 
-def _stretch(kind: str, q: QuantitySeries, run: int, detail: str) -> Fault | None:
+def _stretch(kind: NotLearningKind, q: QuantitySeries, run: int, detail: str) -> NotLearning | None:
     steps = q.steps[np.isfinite(q.values)]
     n = steps.size
     whole = run == n and n >= THROUGHOUT_MIN
@@ -57,7 +57,7 @@ def _stretch(kind: str, q: QuantitySeries, run: int, detail: str) -> Fault | Non
         return None
     part = steps[n - run :]
     where = f"on all {n} logged steps" if run == n else f"on the last {run} logged steps"
-    return Fault(
+    return NotLearning(
         kind=kind,
         metric=q.label,
         steps=[int(s) for s in part[:STEPS_LISTED]],
@@ -69,9 +69,9 @@ def _stretch(kind: str, q: QuantitySeries, run: int, detail: str) -> Fault | Non
     )
 
 
-def not_learning(series: Mapping[str, QuantitySeries]) -> list[Fault]:
+def not_learning(series: Mapping[str, QuantitySeries]) -> list[NotLearning]:
     """Signs that the weights do not move, each over all steps or over a trailing stretch."""
-    found: list[Fault] = []
+    found: list[NotLearning] = []
     grad = series.get("grad_norm")
     grad_fault = None
     if grad is not None:
@@ -124,9 +124,9 @@ def not_learning(series: Mapping[str, QuantitySeries]) -> list[Fault]:
     return found
 
 
-def nonfinite(run: RunData, series: Mapping[str, QuantitySeries]) -> list[Fault]:
+def nonfinite(run: RunData, series: Mapping[str, QuantitySeries]) -> list[NonFinite]:
     """NaN/inf in a loss, gradient norm, entropy or reward, with the steps it happened at."""
-    found: list[Fault] = []
+    found: list[NonFinite] = []
     for quantity in NAN_QUANTITIES:
         q = series.get(quantity)
         if q is None:
@@ -137,8 +137,7 @@ def nonfinite(run: RunData, series: Mapping[str, QuantitySeries]) -> list[Fault]
         steps = q.steps[bad]
         kinds = sorted({"NaN" if np.isnan(x) else "inf" for x in q.values[bad][:STEPS_LISTED]})
         found.append(
-            Fault(
-                kind="nan",
+            NonFinite(
                 metric=q.label,
                 steps=[int(s) for s in steps[:STEPS_LISTED]],
                 count=int(steps.size),
@@ -156,6 +155,6 @@ def nonfinite(run: RunData, series: Mapping[str, QuantitySeries]) -> list[Fault]
 def find_faults(run: RunData, series: Mapping[str, QuantitySeries]) -> list[Fault]:
     """Every fault of the run: a sharp change at its tail first (what is happening now), then
     NaN/inf, then the signs it is not learning."""
-    from rlmap_bot.runs.shifts import shift_faults
+    from rlmap_bot.runs.signals.shifts import shift_faults
 
-    return shift_faults(series) + nonfinite(run, series) + not_learning(series)
+    return [*shift_faults(series), *nonfinite(run, series), *not_learning(series)]

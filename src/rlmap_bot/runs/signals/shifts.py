@@ -20,7 +20,7 @@ points before it (after warm-up):
 * and at least :data:`HELD_SHARE` of the tail's points lie on the far side of the midpoint
   between the two medians (the change held; a few wild points do not make it).
 
-Each finding is a :class:`~rlmap_bot.results.runs.Fault` (``reward_collapse``,
+Each finding is a :class:`~rlmap_bot.results.faults.TailShift` (``reward_collapse``,
 ``grad_norm_blowup``, ``length_explosion``), said before any stage verdict.
 """
 
@@ -32,7 +32,7 @@ from typing import Mapping
 
 import numpy as np
 
-from rlmap_bot.results.runs import Fault
+from rlmap_bot.results.faults import TailShift, TailShiftKind
 from rlmap_bot.runs import stats
 from rlmap_bot.runs.quantities import QuantitySeries
 
@@ -69,7 +69,7 @@ STEADY_SHARE = 0.25
 class Rule:
     """What counts as a sharp change of one quantity (direction and size)."""
 
-    kind: str
+    kind: TailShiftKind
     direction: int  # +1: a rise is the fault; -1: a fall
     factor: float | None = None  # ratio tail/reference at least this (positive quantities)
     share: float | None = None  # |change| at least this share of the scale (signed quantities)
@@ -95,7 +95,7 @@ RULES: dict[str, Rule] = {
 @dataclass
 class Shift:
     quantity: str
-    kind: str
+    kind: TailShiftKind
     metric: str
     before: float
     after: float
@@ -185,10 +185,10 @@ def shifts(series: Mapping[str, QuantitySeries]) -> list[Shift]:
     return found
 
 
-def shift_faults(series: Mapping[str, QuantitySeries]) -> list[Fault]:
+def shift_faults(series: Mapping[str, QuantitySeries]) -> list[TailShift]:
     """The same findings as faults, said before any stage verdict."""
     return [
-        Fault(
+        TailShift(
             kind=s.kind,
             metric=s.metric,
             steps=s.steps,
@@ -197,6 +197,8 @@ def shift_faults(series: Mapping[str, QuantitySeries]) -> list[Fault]:
             last_step=s.last_step,
             throughout=False,
             detail=s.detail(),
+            before=s.before,
+            after=s.after,
         )
         for s in shifts(series)
     ]

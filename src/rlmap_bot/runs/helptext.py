@@ -1,6 +1,6 @@
-"""Names front-ends show before any log is read (kept free
-of heavy imports: the CLI builds its help from them).
-"""
+"""What the help of ``diagnose --run`` says about logs before any is read: the formats it
+reads, what it looks for, the recent window.  Kept free of heavy imports: the command line
+builds its help from these."""
 
 from __future__ import annotations
 
@@ -22,8 +22,8 @@ LOOKED_FOR = (
     "CSV or JSONL with a step column"
 )
 
-# The default recent window is the deriver's: the last
-# 25% of logged points, at least 20 (see derive.py).
+# The default recent window is the deriver's: the last 25% of logged points, at least 20
+# (runs/stats.py, RECENT_SHARE and RECENT_MIN).
 WINDOW_HELP = (
     "the recent window trends are judged on: N steps, or a share like 25% "
     "(default: the last 25% of logged points, at least 20)"

@@ -48,18 +48,6 @@ SIGNED = ("loss", "policy_loss", "kl_loss")
 MEDIAN_SE = 1.2533
 
 
-#: Step-to-step differences the noise is estimated on (evenly spaced): the MAD of 20,000
-#: differences is as good an estimate as of 100,000, at a fifth of the cost on a long run.
-NOISE_DIFFS = 20_000
-
-
-def _step_noise(values: np.ndarray) -> float:
-    diffs = np.diff(values)
-    if diffs.size > NOISE_DIFFS:
-        diffs = diffs[:: math.ceil(diffs.size / NOISE_DIFFS)]
-    return stats.robust_sigma(diffs) / math.sqrt(2) if values.size >= 3 else 0.0
-
-
 def _count(n: int, share: float) -> int:
     return max(1, math.ceil(share * n))
 
@@ -100,7 +88,7 @@ def reading(q: QuantitySeries) -> LevelReading | None:
         trend = "ambiguous"
     else:
         top = max(start, f10)
-        sigma = MEDIAN_SE * _step_noise(values)
+        sigma = MEDIAN_SE * stats.step_noise(values, stats.NOISE_DIFFS)
         k20, k10 = _count(n, 0.20), _count(n, 0.10)
         if q.quantity not in SIGNED and top > 0 and 0 <= l10 <= stats.COLLAPSED_SHARE * top:
             trend = "collapsed"

@@ -1,11 +1,13 @@
-"""Hard faults seen at full resolution as the points arrive: NaN/inf, divergence, gradient spikes.
+"""The watch's fault scan: hard faults seen at full resolution as the points arrive (NaN/inf,
+divergence, gradient spikes), kept between checks with when each is over.
 
 The kept series (:mod:`rlmap_bot.watch.series`) is a sample, so a single NaN or
 spike between kept points would go unseen; this scan looks at every new point,
 with the last full-resolution points of the previous check as context, and
-keeps a small state between checks.  The rules are the deriver's
-(``derive.loss_divergence``, ``derive.grad_norm_spikes``, ``runs.stats``); what
-the watcher adds is when a fault is *over*:
+keeps a small state between checks (:class:`FaultState`).  The rules are the deriver's
+(``loss_divergence``, ``grad_norm_spikes``, ``runs.stats``); what the watcher adds is when a
+fault is *over*.  Each open or closed fault gives the typed finding a post carries
+(:mod:`rlmap_bot.results.faults`, its ``finding()``):
 
 * NaN/inf in a loss, gradient norm, KL loss or entropy opens ``nan``; it clears
   after :data:`CLEAR_FINITE` finite steps in a row (a run resumed from a
@@ -14,7 +16,7 @@ the watcher adds is when a fault is *over*:
   remembering the level before it; it clears when the median of the last
   ``SPIKE_WINDOW`` points since the jump is back inside the band the jump broke.
 * Gradient-norm spikes are counted over the whole run, as ``diagnose --run`` does.
-* A run that stops learning (``runs.faults.not_learning``: a gradient norm exactly 0 or
+* A run that stops learning (``runs.signals.faults.not_learning``: a gradient norm exactly 0 or
   repeated, a zero loss with nothing to show otherwise, every group without reward spread, a
   learning rate of 0, over the window's trailing stretch) opens ``not_learning``; it clears
   as soon as the trailing stretch is broken (the weights move again).
@@ -25,16 +27,22 @@ from __future__ import annotations
 import numpy as np
 from pydantic import BaseModel, Field
 
-from rlmap_bot.results.runs import FAULT_TITLES
-from rlmap_bot.results.watch import FaultFinding
+from rlmap_bot.results.faults import (
+    DivergenceFinding,
+    NanFinding,
+    NotLearningKind,
+    ShiftFinding,
+    StallFinding,
+    TailShift,
+    TailShiftKind,
+)
 from rlmap_bot.runs import stats
 from rlmap_bot.runs.aliases import AliasTable
-from rlmap_bot.runs.faults import not_learning
 from rlmap_bot.runs.model import RunData, Series
 from rlmap_bot.runs.quantities import resolve
-from rlmap_bot.wording import fault_sentence
+from rlmap_bot.runs.signals.faults import not_learning
 
-#: What counts for NaN/inf: the quantities derive.loss_divergence looks at.
+#: What counts for NaN/inf: the quantities the loss_divergence signal looks at.
 NAN_QUANTITIES = ("loss", "policy_loss", "grad_norm", "kl_loss", "entropy")
 #: Finite steps in a row that clear a NaN/inf fault.  Judgement: twice the rolling baseline
 #: of the spike rules (25 points), so the resumed run's baselines are built only of points
@@ -50,6 +58,8 @@ NAN_NAMES, NAN_NAMED_POINTS = 6, 20
 
 
 class NanFault(BaseModel):
+    """NaN/inf in the loss-like metrics, and the finite steps counted since the last one."""
+
     active: bool = True
     first_step: int
     last_bad_step: int
@@ -58,8 +68,21 @@ class NanFault(BaseModel):
     finite_run: int = 0
     cleared_step: int | None = None
 
+    def finding(self) -> NanFinding:
+        return NanFinding(
+            active=self.active,
+            first_step=self.first_step,
+            last_step=self.last_bad_step,
+            metrics=self.metrics,
+            bad_steps=self.bad_steps,
+            clear_after=CLEAR_FINITE,
+            cleared_step=self.cleared_step,
+        )
+
 
 class JumpFault(BaseModel):
+    """A sustained jump of the loss: where, from which level and spread, and its level now."""
+
     active: bool = True
     step: int
     metric: str
@@ -68,30 +91,62 @@ class JumpFault(BaseModel):
     level: float | None = None
     cleared_step: int | None = None
 
+    def finding(self) -> DivergenceFinding:
+        return DivergenceFinding(
+            active=self.active,
+            step=self.step,
+            metric=self.metric,
+            baseline=self.baseline,
+            sigma=self.sigma,
+            level=self.level,
+            held=stats.JUMP_RUN,
+            window=stats.SPIKE_WINDOW,
+            cleared_step=self.cleared_step,
+        )
+
 
 class StallFault(BaseModel):
     """A run that stopped learning: which sign, on which metric, since which step."""
 
     active: bool = True
-    kind: str
+    kind: NotLearningKind
     metric: str
     first_step: int
     last_step: int
     count: int
     cleared_step: int | None = None
 
+    def finding(self) -> StallFinding:
+        return StallFinding(
+            active=self.active,
+            cause=self.kind,
+            metric=self.metric,
+            first_step=self.first_step,
+            last_step=self.last_step,
+            cleared_step=self.cleared_step,
+        )
+
 
 class ShiftFault(BaseModel):
-    """Sharp changes at the run's tail (:mod:`rlmap_bot.runs.shifts`), one fault for all of them."""
+    """Sharp changes at the run's tail (:mod:`rlmap_bot.runs.signals.shifts`), one fault for all."""
 
     active: bool = True
     first_step: int
-    kinds: list[str] = Field(default_factory=list)
+    kinds: list[TailShiftKind] = Field(default_factory=list)
     details: list[str] = Field(default_factory=list)
     levels: dict[str, list[float]] = Field(
         default_factory=dict, description="quantity -> [before, after]"
     )
     cleared_step: int | None = None
+
+    def finding(self) -> ShiftFinding:
+        return ShiftFinding(
+            active=self.active,
+            first_step=self.first_step,
+            causes=self.kinds,
+            details=self.details,
+            cleared_step=self.cleared_step,
+        )
 
 
 class FaultState(BaseModel):
@@ -108,6 +163,15 @@ class FaultState(BaseModel):
     def active(self, name: str) -> bool:
         fault = getattr(self, name)
         return bool(fault is not None and fault.active)
+
+    def found(self, name: str) -> NanFault | JumpFault | StallFault | ShiftFault | None:
+        """The fault a condition ``fault:NAME`` stands for (None: the scan holds none)."""
+        return {
+            "nan": self.nan,
+            "divergence": self.divergence,
+            "not_learning": self.not_learning,
+            "shift": self.shift,
+        }.get(name)
 
 
 def _window(tails: RunData, chunk: RunData) -> tuple[RunData, int]:
@@ -263,7 +327,9 @@ def _stall(state: FaultState, quantities, opened: set[str]) -> None:
         fault.active, fault.cleared_step = False, last
 
 
-def track_shift(state: FaultState, found: list, series, last_step: int | None) -> set[str]:
+def track_shift(
+    state: FaultState, found: list[TailShift], series, last_step: int | None
+) -> set[str]:
     """Open, widen or clear the ``shift`` fault from a check's tail findings; the faults opened.
 
     ``found`` are the derivation's shift faults (on the kept sample), ``series(quantity)`` its
@@ -271,7 +337,7 @@ def track_shift(state: FaultState, found: list, series, last_step: int | None) -
     its earlier level's side of the midpoint between the two levels: the test itself stops firing
     as soon as the new level becomes the run's recent level, which is no recovery.
     """
-    from rlmap_bot.runs.shifts import RULES, tail_median
+    from rlmap_bot.runs.signals.shifts import RULES, tail_median
 
     quantity_of = {rule.kind: q for q, rule in RULES.items()}
     fault = state.shift
@@ -283,13 +349,10 @@ def track_shift(state: FaultState, found: list, series, last_step: int | None) -
     if fault is None or not fault.active:
         return opened
     for f in found:
-        q = quantity_of[f.kind]
         if f.kind not in fault.kinds:
             fault.kinds.append(f.kind)
             fault.details.append(f.detail)
-            hit = next(iter(_shifts_of(series, q)), None)
-            if hit is not None:
-                fault.levels[q] = [hit.before, hit.after]
+            fault.levels[quantity_of[f.kind]] = [f.before, f.after]
     if found:
         return opened
     back = []
@@ -300,72 +363,6 @@ def track_shift(state: FaultState, found: list, series, last_step: int | None) -
     if back and all(back):
         fault.active, fault.cleared_step = False, last_step
     return opened
-
-
-def _shifts_of(series, quantity: str):
-    from rlmap_bot.runs.shifts import shifts
-
-    q = series(quantity)
-    return shifts({quantity: q}) if q is not None else []
-
-
-def finding(name: str, fault: BaseModel) -> FaultFinding:
-    """A fault of the scan's state as the typed finding a post carries (``wording`` says it)."""
-    if isinstance(fault, NanFault):
-        return FaultFinding(
-            name=name,
-            active=fault.active,
-            first_step=fault.first_step,
-            last_step=fault.last_bad_step,
-            metrics=fault.metrics,
-            bad_steps=fault.bad_steps,
-            window=CLEAR_FINITE,
-            cleared_step=fault.cleared_step,
-        )
-    if isinstance(fault, JumpFault):
-        return FaultFinding(
-            name=name,
-            active=fault.active,
-            step=fault.step,
-            metrics=[fault.metric],
-            baseline=fault.baseline,
-            sigma=fault.sigma,
-            level=fault.level,
-            held=stats.JUMP_RUN,
-            window=stats.SPIKE_WINDOW,
-            cleared_step=fault.cleared_step,
-        )
-    if isinstance(fault, StallFault):
-        return FaultFinding(
-            name=name,
-            active=fault.active,
-            first_step=fault.first_step,
-            last_step=fault.last_step,
-            metrics=[fault.metric],
-            stall=FAULT_TITLES.get(fault.kind, fault.kind),
-            cleared_step=fault.cleared_step,
-        )
-    if isinstance(fault, ShiftFault):
-        return FaultFinding(
-            name=name,
-            active=fault.active,
-            first_step=fault.first_step,
-            details=fault.details,
-            cleared_step=fault.cleared_step,
-        )
-    return FaultFinding(
-        name=name,
-        first_step=getattr(fault, "first_step", None),
-        step=getattr(fault, "step", None),
-    )
-
-
-def shift_text(fault: ShiftFault) -> str:
-    return fault_sentence(finding("shift", fault))
-
-
-def stall_text(fault: StallFault) -> str:
-    return fault_sentence(finding("not_learning", fault))
 
 
 def _nan_step(state: FaultState, step: int, bad: bool, names: set[str], opened: set[str]) -> None:
@@ -381,11 +378,3 @@ def _nan_step(state: FaultState, step: int, bad: bool, names: set[str], opened: 
         fault.finite_run += 1
         if fault.finite_run >= CLEAR_FINITE:
             fault.active, fault.cleared_step = False, step
-
-
-def nan_text(fault: NanFault) -> str:
-    return fault_sentence(finding("nan", fault))
-
-
-def jump_text(fault: JumpFault) -> str:
-    return fault_sentence(finding("divergence", fault))

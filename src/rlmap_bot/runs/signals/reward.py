@@ -1,0 +1,53 @@
+"""The reward signals: the training reward's trend and pass rate, and the share of groups whose
+samples all got the same reward (no advantage to learn from)."""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from rlmap_bot.runs.signals.base import UNIT_TOL, Missing, Reading, Readings
+
+
+def proxy_reward_trend(r: Readings) -> Reading:
+    direction, src = r.leveled_trend(*r.dense("task_reward", "the training reward"))
+    collapse = r.faults.get("reward_collapse")  # the tail's collapse, not the quarter's median
+    if collapse is not None and direction != "falling":
+        direction, src.detail = "falling", src.detail + f"; read as falling: {collapse.detail}"
+    return direction, src
+
+
+def train_solve_rate(r: Readings) -> Reading:
+    q, steps, values, win = r.dense("task_reward", "the training reward")
+    lo, hi = float(values.min()), float(values.max())
+    if lo < -UNIT_TOL or hi > 1 + UNIT_TOL:
+        raise Missing(
+            f"{q.label} ranges {lo:.3g} to {hi:.3g}, not a 0-1 pass rate; "
+            f"map a success-rate metric with --map train_solve_rate=METRIC"
+        )
+    value, src = r.recent_mean(
+        "task_reward",
+        "the training reward",
+        "mean task reward over the recent window (a 0-1 reward is a pass rate)",
+    )
+    return value, src
+
+
+def zero_advantage_fraction(r: Readings) -> Reading:
+    if "zero_std_fraction" not in r.q and "zero_std_count" in r.q:
+        raise Missing(
+            f"{r.q['zero_std_count'].label} counts zero-spread groups but the number of "
+            f"groups "
+            f"per step is not logged; divide by your rollout batch size and map it"
+        )
+    return r.recent_mean(
+        "zero_std_fraction",
+        "the zero-advantage share",
+        "mean share of prompts whose samples all got the same reward",
+    )
+
+
+SIGNALS: dict[str, Callable[[Readings], Reading]] = {
+    "proxy_reward_trend": proxy_reward_trend,
+    "train_solve_rate": train_solve_rate,
+    "zero_advantage_fraction": zero_advantage_fraction,
+}

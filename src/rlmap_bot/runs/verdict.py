@@ -1,0 +1,33 @@
+"""A run's verdict: the diagnosis engine's verdict on the signals derived from its logs, with
+where each came from (:class:`~rlmap_bot.results.runs.RunDiagnosis`).  ``diagnose --run``, a log
+dropped in a Slack thread and every watch check judge a run through :func:`verdict_for`."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from rlmap_bot.results.runs import RunDiagnosis
+
+if TYPE_CHECKING:
+    from rlmap_bot.diagnosis.engine import Engine
+    from rlmap_bot.runs.signals import Derivation
+
+
+def verdict_for(
+    engine: Engine, derivation: Derivation, extra: dict[str, Any] | None = None
+) -> RunDiagnosis:
+    """The engine's verdict on the derived signals (plus ``extra`` answers), with the provenance."""
+    verdict = engine.diagnose({**derivation.signals, **(extra or {})})
+    read = [engine.signals[s] for s in derivation.signal_sources if s in engine.signals]
+    return RunDiagnosis(
+        **verdict.model_dump(),
+        run=derivation.run,
+        faults=derivation.faults,
+        levels=derivation.levels,
+        signal_sources=derivation.signal_sources,
+        missing=derivation.missing,
+        missing_reasons=derivation.missing_reasons,
+        warnings=derivation.warnings,
+        signal_titles={s.id: s.title for s in read},
+        signal_units={s.id: s.unit for s in read if s.unit and s.unit != "x"},
+    )
