@@ -5,7 +5,7 @@
     python3 dev.py bench --sizes 1000    # only the 1k catalog for latency
     python3 dev.py bench --quality-only  # stop after the search quality figures
     python3 dev.py bench --no-cv         # without the nested cross-validation on the tuning set
-    python3 dev.py bench --population-only  # only the verdicts on a population of runs (6.)
+    python3 dev.py bench --population-only  # only the verdicts on a population of runs (7.)
 
 Prints:
 0. The nested 5-fold cross-validation on the tuning set (tune.py): its honest figures.
@@ -21,11 +21,13 @@ Prints:
 2. Ask latency p50/p99 at catalog sizes 1k, 10k, 100k (synthetic papers added to
    the real catalog), beside BM25 with ask's pruning, BM25 over every word and WRatio, in one run
    with the same warm-up, with ratios.
+(--forecast-only: only the forecast backtest, benchmarks/forecast.py.)
 3. Diagnosis: scenario-bank accuracy (--signals verdicts, guided verdicts through the
    simulation, mean questions asked) next to verdict latency p50/p99, cold (first pass over
    300 random signal sets) and warm; optionally the same for an earlier revision's engine.
 4. Cold start (coldstart.py). 5. A watch check's cost per source kind (watch_sources.py).
-6. Verdicts on a population of generated runs with known truth, held-out seed first, and on the
+6. The forecast backtest (forecast.py).
+7. Verdicts on a population of generated runs with known truth, held-out seed first, and on the
    real-log bank (population.py): false alarms, faults caught and how late, calibration.
 Not part of the test suite: timings belong here, not in tests.
 """
@@ -606,11 +608,21 @@ def main(argv: list[str]) -> int:
         action="store_true",
         help="only the verdicts on a population of runs (benchmarks/population.py)",
     )
+    parser.add_argument(
+        "--forecast-only",
+        action="store_true",
+        help="only the forecast backtest over the real-log bank and the compare figure",
+    )
     args = parser.parse_args(argv)
     if args.population_only:
         from population import run_report  # benchmarks/population.py
 
         run_report()
+        return 0
+    if args.forecast_only:
+        from forecast import report as forecast_report  # benchmarks/forecast.py
+
+        forecast_report()
         return 0
     if args.diagnosis_only:
         diagnosis_report(args.diagnosis_baseline)
@@ -701,6 +713,10 @@ def main(argv: list[str]) -> int:
 
     watch_sources_report()
     print("\n6. ", end="")
+    from forecast import report as forecast_report  # benchmarks/forecast.py
+
+    forecast_report()
+    print("\n7. ", end="")
     from population import run_report  # benchmarks/population.py
 
     run_report()

@@ -24,6 +24,22 @@ os.environ["RLMAP_HOME"] = tempfile.mkdtemp(prefix="rlmap-test-home-")
 
 
 @pytest.fixture(scope="session")
+def catalog():
+    """The bundled catalog, loaded (read-only use)."""
+    from rlmap_bot.knowledge.loader import load_catalog
+
+    return load_catalog(KNOWLEDGE)
+
+
+@pytest.fixture(scope="session")
+def aliases():
+    """The bundled catalog's metric-name alias table (read-only use)."""
+    from rlmap_bot.runs.aliases import load_aliases
+
+    return load_aliases(KNOWLEDGE)
+
+
+@pytest.fixture(scope="session")
 def built_db(tmp_path_factory) -> Path:
     """A knowledge store built once from the bundled catalog (read-only use)."""
     from rlmap_bot.search.index import build_store

@@ -292,3 +292,23 @@ def test_a_private_name_taken_from_another_module_is_found(tmp_path, code):
         str(Path("toy/slack/poster.py")),
         str(Path("toy/watch/service.py")),
     }, found
+
+
+def test_no_test_module_imports_another():
+    """Helpers shared by tests live in tests/support/: a test module that imports another takes
+    that module's imports along, and breaks when a helper there moves or is renamed."""
+    import ast
+
+    tests = Path(__file__).parent
+    modules = {path.stem for path in tests.glob("test_*.py")}
+    found = []
+    for path in sorted(tests.glob("test_*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom):
+                names = [node.module or ""]
+            elif isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            else:
+                continue
+            found += [f"{path.name}: {n}" for n in names if n.split(".")[0] in modules]
+    assert found == []

@@ -5,18 +5,9 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-import pytest
-
-from rlmap_bot.knowledge.loader import load_catalog
 from rlmap_bot.knowledge.schema import Paper
-from support import KNOWLEDGE
 
 SEED = Path(__file__).resolve().parents[2] / "shared" / "seed" / "rl-scaling-bottleneck-map.txt"
-
-
-@pytest.fixture(scope="module")
-def catalog():
-    return load_catalog(KNOWLEDGE)
 
 
 def test_five_stages_with_exact_titles_in_order(catalog):

@@ -14,10 +14,11 @@ import time
 
 import pytest
 
+from rlmap_bot.crypto import TokenCipher, new_key
 from rlmap_bot.state.tables import event_claims
 from support.http import get, metric
 from support.slackio import start
-from support.standin import BOT_USER, TEAM
+from support.standin import BOT_USER, TEAM, mention
 
 LEASE = dt.timedelta(seconds=30)
 
@@ -29,16 +30,6 @@ def bot(bot):
     """
     bot.front.claims.stop()
     return bot
-
-
-def mention(ts: str, channel: str = "C1", text: str = "DAPO") -> dict:
-    return {
-        "type": "app_mention",
-        "user": "U1",
-        "channel": channel,
-        "ts": ts,
-        "text": f"<@{BOT_USER}> {text}",
-    }
 
 
 def slack_body(event: dict, event_id: str) -> dict:
@@ -69,7 +60,7 @@ def crashed(
         replies=json.dumps(replies or {}),
     )
     if body is not None:
-        values["body"] = json.dumps(body)
+        values["body"] = bot.front.claims.seal(body)  # as the claim kept it: sealed
     with bot.front.core.state.engine.begin() as conn:
         assert (
             conn.execute(
@@ -101,20 +92,21 @@ def test_the_claim_lifecycle_on_each_engine(state_url):
 
     store = StateStore(state_url)
     events = store.events
-    outcome, claim = events.claim(
-        "event:E1", "event", "T1", {"x": 1}, "A", dt.timedelta(seconds=-1)
-    )
+    sealed = TokenCipher.from_setting(new_key()).seal('{"x": 1}')
+    with pytest.raises(ValueError, match="sealed"):
+        events.claim("event:E0", "event", "T1", '{"x": 1}', "A", LEASE)
+    outcome, claim = events.claim("event:E1", "event", "T1", sealed, "A", dt.timedelta(seconds=-1))
     assert outcome == "new" and claim.attempts == 1 and not claim.taken_over
     assert events.renew(["event:E1"], "B", LEASE) == 0, "only the owner renews"
     assert events.expired() == ["event:E1"]
-    outcome, taken = events.claim("event:E1", "event", "T1", {"x": 1}, "B", LEASE)
+    outcome, taken = events.claim("event:E1", "event", "T1", sealed, "B", LEASE)
     assert (
         outcome == "takeover"
         and taken.owner == "B"
         and taken.attempts == 2
-        and taken.body == {"x": 1}
+        and taken.body == sealed
     )
-    assert events.claim("event:E1", "event", "T1", {}, "C", LEASE)[0] == "busy", "B's lease is live"
+    assert events.claim("event:E1", "event", "T1", None, "C", LEASE)[0] == "busy", "B's is live"
     assert events.record_replies("event:E1", "A", {"1": {}}) is False, (
         "A lost it: it records nothing"
     )
@@ -124,9 +116,9 @@ def test_the_claim_lifecycle_on_each_engine(state_url):
     assert events.finish("event:E1", "A") is False and events.finish("event:E1", "B") is True
     row = events.get("event:E1")
     assert row["status"] == "done" and row["body"] is None, "the payload is dropped once answered"
-    assert events.claim("event:E1", "event", "T1", {}, "C", LEASE)[0] == "done"
+    assert events.claim("event:E1", "event", "T1", None, "C", LEASE)[0] == "done"
     assert events.unfinished()[0] == 0
-    events.claim("event:E2", "event", "T1", {}, "A", dt.timedelta(seconds=-1))
+    events.claim("event:E2", "event", "T1", None, "A", dt.timedelta(seconds=-1))
     for owner in ("B", "C"):
         assert (
             events.take_over("event:E2", owner, dt.timedelta(seconds=-1), max_attempts=3)
@@ -216,7 +208,7 @@ def test_slacks_retry_takes_over_an_expired_claim_and_waits_for_a_live_one(http_
                 owner="gone:1:dead",
                 attempts=1,
                 lease_until="2000-01-01T00:00:00+00:00",
-                body=json.dumps(crashed_body),
+                body=http_bot.front.claims.seal(crashed_body),
                 replies="{}",
                 claimed_at=dt.datetime.now(dt.UTC).isoformat(timespec="microseconds"),
             )
@@ -228,7 +220,7 @@ def test_slacks_retry_takes_over_an_expired_claim_and_waits_for_a_live_one(http_
     assert finished(http_bot, "event:EvRetryTakes") == "done"
     # A live lease held by another replica: the retry is acked, and nothing is posted by this one.
     http_bot.front.core.state.events.claim(
-        "event:EvBusy", "event", TEAM, {}, "alive:2:other", LEASE
+        "event:EvBusy", "event", TEAM, None, "alive:2:other", LEASE
     )
     assert (
         http_bot.slack.event(
@@ -342,7 +334,7 @@ def lost(bot, key: str, kind: str, body: dict) -> None:
                 owner="gone:1:dead",
                 attempts=1,
                 lease_until="2000-01-01T00:00:00+00:00",
-                body=json.dumps(body),
+                body=bot.front.claims.seal(body),
                 replies="{}",
                 claimed_at=dt.datetime.now(dt.UTC).isoformat(timespec="microseconds"),
             )
@@ -390,3 +382,30 @@ def test_a_slash_command_lost_with_its_replica_is_answered_by_the_sweeper(bot, s
     assert finished(bot, "command:9.9.lost") == "done"
     standin.settle()
     assert len([c for c in standin.of("response_url") if c.target == "lost-command"]) == 1
+
+
+def test_a_kept_request_that_does_not_open_is_given_up_not_replayed_in_clear(bot, standin, caplog):
+    """A body written in clear into the table (not by the bot), or sealed under a key no replica
+    has now: the sweeper gives it up with one line, never runs it as it is."""
+    command = {
+        "team_id": TEAM,
+        "channel_id": "CC",
+        "user_id": "U1",
+        "command": "/rlmap",
+        "text": "stages",
+        "response_url": standin.response_url("in-clear"),
+        "trigger_id": "9.9.clear",
+    }
+    lost(bot, "command:9.9.clear", "command", command)
+    with bot.front.core.state.engine.begin() as conn:
+        conn.execute(
+            event_claims.update()
+            .where(event_claims.c.key == "command:9.9.clear")
+            .values(body=json.dumps(command))
+        )
+    assert bot.front.claims.sweep() == 1
+    assert finished(bot, "command:9.9.clear") == "failed"
+    assert "the kept request of workspace T0001 does not open" in caplog.text
+    assert "stored in clear" in caplog.text and "given up" in caplog.text
+    standin.settle()
+    assert [c for c in standin.of("response_url") if c.target == "in-clear"] == []

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
@@ -13,7 +14,8 @@ def test_ask_prints_kind_title_line_and_why(env):
     out = invoke(["ask", "rewrad", "hacking"], env)
     assert out.returncode == 0, out.stderr
     assert "rewrad → reward" in out.stdout
-    assert "[" in out.stdout and "why:" in out.stdout
+    assert re.search(r"^1\. \[\w+\] \S.*  \(\S+, score \d\.\d\d\)", out.stdout, re.M), out.stdout
+    assert "why:" in out.stdout
     assert "Traceback" not in out.stderr
 
 

@@ -7,6 +7,7 @@ import json
 import pytest
 
 from support.cli import invoke as run_cli
+from support.cli import shell
 
 
 def test_signals_file_json_verdict(env, tmp_path):
@@ -101,13 +102,7 @@ def test_paused_diagnosis_can_be_listed_and_resumed(env):
 
 
 def test_shell_diagnose_command(core):
-    import io
-
-    from rlmap_bot.cli.shell import run_shell
-
-    out = io.StringIO()
-    run_shell(core, stdin=io.StringIO("diagnose\n?\n?\nstop\nstages\nquit\n"), stdout=out)
-    text = out.getvalue()
+    text = shell(core, "diagnose", "?", "?", "stop", "stages", "quit")
     assert "Q1." in text and "Verdict:" in text and "1. Environments" in text
 
 

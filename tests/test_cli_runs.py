@@ -4,7 +4,6 @@ shell: every format, the JSON, the chart, bad input.
 
 from __future__ import annotations
 
-import io
 import json
 import os
 
@@ -12,9 +11,9 @@ import pytest
 from click.testing import CliRunner
 
 from rlmap_bot.cli.main import cli
-from rlmap_bot.cli.shell import run_shell
 from support import KNOWLEDGE, runlogs
 from support.cli import invoke as run_cli
+from support.cli import shell
 
 
 def invoke(args, built_db, input: str | None = None):
@@ -269,9 +268,7 @@ def test_the_shell_draws_the_chart_into_rlmap_home(core, tmp_path):
     path = runlogs.write_verl_console(
         tmp_path / "myrun.log", runlogs.named(runlogs.curves("grad_spikes"), "verl")
     )
-    out = io.StringIO()
-    run_shell(core, stdin=io.StringIO(f"diagnose --run {path}\nquit\n"), stdout=out)
-    text = out.getvalue()
+    text = shell(core, f"diagnose --run {path}", "quit")
     assert "From the logs:" in text and "Chart:" in text
     chart = core.settings.data_dir / "charts" / "myrun.png"
     assert chart.read_bytes()[:4] == b"\x89PNG"

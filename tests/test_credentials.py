@@ -14,6 +14,7 @@ from rlmap_bot.runs.errors import RunReadError
 from rlmap_bot.runs.sources import open_source, parse_source
 from rlmap_bot.runs.sources.access import local_access, workspace_access
 from rlmap_bot.settings import Settings
+from rlmap_bot.slack.sealing import seal_at_start
 from rlmap_bot.state.store import StateStore
 from support.slackio import blocks_of, text_of
 from support.standin import TEAM
@@ -44,7 +45,8 @@ def test_after_a_key_rotation_reseal_leaves_values_the_new_key_alone_opens(tmp_p
     store.credentials.set(
         "T1", "MLFLOW_TRACKING_TOKEN", SECRET, TokenCipher.from_setting(old), "UADMIN"
     )
-    assert store.credentials.reseal(TokenCipher.from_setting(f"{new},{old}")) == 1
+    rotated = Settings(rlmap_encryption_key=f"{new},{old}")
+    assert seal_at_start(rotated, store) == 1
     assert store.credentials.opened("T1", TokenCipher.from_setting(new)) == {
         "MLFLOW_TRACKING_TOKEN": SECRET
     }

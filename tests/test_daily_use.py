@@ -4,28 +4,23 @@ never a traceback (the "fit for daily use" cases).
 
 from __future__ import annotations
 
-import io
 import json
 import os
-import pty
 import random
-import select
 import shutil
-import signal
 import sqlite3
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 
 from rlmap_bot.cli.main import cli
-from rlmap_bot.cli.shell import run_shell
 from rlmap_bot.core import Core
 from support import KNOWLEDGE
-from support.cli import run_cli
+from support.cli import run_cli, shell
+from support.terminal import RealTerminal
 
 
 def invoke(args, env: dict | None = None, input=None):
@@ -196,12 +191,6 @@ def test_digest_preview_across_years_is_capped_like_slack(built_db):
 
 # -- the shell
 #  --------------------------------------------------------------------------------------------
-def shell(core, *lines: str) -> str:
-    out = io.StringIO()
-    run_shell(core, stdin=io.StringIO("\n".join(lines) + "\n"), stdout=out)
-    return out.getvalue()
-
-
 def test_the_shell_lists_and_resumes_diagnoses_and_help_explains(built_db, tmp_path):
     core = Core(KNOWLEDGE, built_db, state_url=tmp_path / "state.db")
     first = shell(core, "diagnose", "?", "help", "a")
@@ -228,64 +217,34 @@ def test_a_shell_error_is_one_line_and_logged_in_rlmap_home(built_db, tmp_path):
 
 
 def test_ctrl_c_at_the_prompt_cancels_the_line_not_the_shell(env):
-    pid, fd = pty.fork()
-    if pid == 0:  # the child: the real shell on a real terminal
-        signal.signal(
-            signal.SIGINT, signal.SIG_DFL
-        )  # as a terminal's shell starts it (a background job ignores it)
-        os.execve(str(Path(sys.executable).with_name("rlmap-bot")), ["rlmap-bot", "shell"], env)
-
-    def read_until(marker: bytes, timeout: float = 60, nudge: bytes = b"") -> bytes:
-        """Read until ``marker``; while the terminal stays
-        quiet, type ``nudge`` again (as a person would).
-        """
-        seen = b""
-        deadline = time.time() + timeout
-        while marker not in seen and time.time() < deadline:
-            ready, _, _ = select.select([fd], [], [], 0.5)
-            if ready:
-                try:
-                    seen += os.read(fd, 65536)
-                except OSError:
-                    break
-            elif nudge:
-                os.write(fd, nudge)
-        assert marker in seen, seen[-500:]
-        return seen
-
-    try:
-        read_until(b"rlmap> ")
-        os.write(fd, b"half a question")
+    with RealTerminal(["shell"], env) as terminal:
+        terminal.read_until(b"rlmap> ")
+        terminal.type(b"half a question")
         # As a person would: Ctrl-C once the typed words
         # are on the screen (readline has taken them in and
         # waits for the next key; a signal that lands while
         # it is still busy is only seen at the next key).
-        read_until(b"half a question")
-        os.write(fd, b"\x03")  # Ctrl-C
+        terminal.read_until(b"half a question")
+        terminal.type(b"\x03")  # Ctrl-C
         # Under load the first Ctrl-C can land while
         # readline is still busy and is only acted on at the
         # next key: press it again while nothing happens,
         # as a person would (on an empty line it only
         # gives a fresh prompt).
-        read_until(b"rlmap> ", nudge=b"\x03")
-        os.write(fd, b"stages\n")
-        assert b"3. Reward quality (reward)" in read_until(b"5. Evaluation")
-        os.write(fd, b"quit\n")
-        read_until(b"bye")
-    finally:
-        try:
-            os.kill(pid, 9)
-        except ProcessLookupError:
-            pass
-        os.waitpid(pid, 0)
-        os.close(fd)
+        terminal.read_until(b"rlmap> ", nudge=b"\x03")
+        terminal.type(b"stages\n")
+        assert b"3. Reward quality (reward)" in terminal.read_until(b"5. Evaluation")
+        terminal.type(b"quit\n")
+        terminal.read_until(b"bye")
 
 
 def test_unknown_shell_commands_that_look_like_typos_say_so(core):
     out = shell(core, "stagse", "papres", "show me papers on entropy collapse")
     assert "unknown command `stagse`; did you mean `stages`?" in out
     assert "unknown command `papres`; did you mean `papers`?" in out
-    assert "1. " in out.split("show me papers on entropy collapse")[-1] or "entropy" in out.lower()
+    # "show" starts the third line, but its words are a question: searched, never an entry's id.
+    answer = out.split("did you mean `papers`?", 1)[1]
+    assert "1. [signal] Entropy trend" in answer and "error" not in answer, answer
 
 
 def test_a_corrupted_state_file_is_one_line_for_the_cli(env, tmp_path):

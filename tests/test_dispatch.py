@@ -4,27 +4,14 @@ the same line means the same thing on every surface.
 
 from __future__ import annotations
 
-import io
-import os
-import pty
-import select
-import signal
-import sys
 import time
-from pathlib import Path
 
 import pytest
 
-from rlmap_bot.cli.shell import run_shell
 from rlmap_bot.commands import REGISTRY
 from rlmap_bot.errors import UsageError
-from support.cli import invoke
-
-
-def shell(core, *lines: str) -> str:
-    out = io.StringIO()
-    run_shell(core, stdin=io.StringIO("\n".join(lines) + "\nquit\n"), stdout=out)
-    return out.getvalue()
+from support.cli import invoke, shell
+from support.terminal import RealTerminal
 
 
 @pytest.mark.parametrize(
@@ -168,53 +155,17 @@ def test_the_terminal_only_commands_are_the_clicks_not_declared():
 
 
 def test_ctrl_c_in_the_guided_diagnosis_prints_how_to_resume_and_exits_130(env):
-    pid, fd = pty.fork()
-    if pid == 0:  # the child: the real command on a real terminal
-        # As a terminal's shell starts it: a job started
-        # in the background (CI often is) inherits SIGINT
-        # ignored, and Python then never turns Ctrl-C into KeyboardInterrupt.
-        signal.signal(signal.SIGINT, signal.SIG_DFL)
-        os.execve(str(Path(sys.executable).with_name("rlmap-bot")), ["rlmap-bot", "diagnose"], env)
-    seen = b""
-
-    def read_until(marker: bytes, timeout: float = 60, nudge: bytes = b"") -> None:
-        """Read until ``marker``; while the terminal stays
-        quiet, type ``nudge`` again (as a person would).
-        """
-        nonlocal seen
-        deadline = time.time() + timeout
-        while marker not in seen and time.time() < deadline:
-            ready, _, _ = select.select([fd], [], [], 0.5)
-            if ready:
-                try:
-                    seen += os.read(fd, 65536)
-                except OSError:
-                    break
-            elif nudge:
-                os.write(fd, nudge)
-        assert marker in seen, seen[-800:]
-
-    try:
-        read_until(b"Q1.")
-        read_until(b"> ")
-        os.write(fd, b"1\n")  # answer the first question, so there is something to resume
-        read_until(b"Q2.")
-        read_until(b"\n> ")
+    with RealTerminal(["diagnose"], env) as terminal:
+        terminal.read_until(b"Q1.")
+        terminal.read_until(b"> ")
+        terminal.type(b"1\n")  # answer the first question, so there is something to resume
+        terminal.read_until(b"Q2.")
+        terminal.read_until(b"\n> ")
         time.sleep(0.3)  # a person's pause: input() is waiting for the next key
-        os.write(fd, b"\x03")  # Ctrl-C
+        terminal.type(b"\x03")  # Ctrl-C
         # Under load a Ctrl-C that lands while readline
         # is still busy is only acted on at the next key:
         # press it again while nothing happens, as a person would.
-        read_until(b"resume with `rlmap-bot diagnose --resume ", nudge=b"\x03")
-        _, status = os.waitpid(pid, 0)
-        pid = 0
-        assert os.waitstatus_to_exitcode(status) == 130
-        assert b"Aborted" not in seen and b"Traceback" not in seen
-    finally:
-        if pid:
-            try:
-                os.kill(pid, 9)
-            except ProcessLookupError:
-                pass
-            os.waitpid(pid, 0)
-        os.close(fd)
+        terminal.read_until(b"resume with `rlmap-bot diagnose --resume ", nudge=b"\x03")
+        assert terminal.exit_code() == 130
+        assert b"Aborted" not in terminal.seen and b"Traceback" not in terminal.seen

@@ -5,6 +5,7 @@ typed answers, help, back, stop, restart, expiry.
 from __future__ import annotations
 
 import datetime as dt
+import re
 
 import pytest
 
@@ -233,7 +234,9 @@ def test_typed_answers_that_do_not_fit_are_refused(fresh, signal, typed, message
 def test_questions_carry_what_front_ends_render(fresh):
     step = at(fresh.flow, "length_growth")
     q = step.question
-    assert q.kind == "signal" and q.cost == "dashboard" and "x" in q.answer_hint
+    assert q.kind == "signal" and q.cost == "dashboard"
+    ratio = re.fullmatch(r"a ratio like ([\d.]+)x", q.answer_hint)
+    assert ratio and float(ratio[1]) in [p.value for p in q.presets], "an answer the card offers"
     assert at(fresh.flow, "clip_fraction").question.answer_hint.startswith("a share like")
     assert at(fresh.flow, "grad_norm_spikes").question.answer_hint == "yes or no (y/n)"
     assert q.progress == f"question 2 of at most {fresh.engine.settings.max_asked}"

@@ -196,3 +196,29 @@ def test_a_ticker_logs_a_failing_tick_once_and_keeps_ticking(caplog):
     assert len(errors) == 1 and errors[0].exc_info is not None, "one record, with the traceback"
     assert "rlmap-test-ticker" in errors[0].getMessage() and "a bug in this tick" in caplog.text
     assert not ticker._thread.is_alive(), "stop() ends the loop"
+
+
+def test_housekeeping_expires_idle_diagnoses_and_forgets_old_finished_claims(core):
+    """The state store's hourly housekeeping: a kind of its own, once a digest job's side task."""
+    from rlmap_bot.jobs.housekeeping import CLAIMS_KEPT, Housekeeping
+
+    idle = core.flow.start(user="U1").session
+    lease = dt.timedelta(minutes=1)
+    for key in ("done-1", "working-1"):
+        outcome, _ = core.state.events.claim(key, "event", "T1", {}, owner="o", lease=lease)
+        assert outcome == "new"
+    assert core.state.events.finish("done-1", "o")
+    housekeeping = Housekeeping(core)
+    scheduler = Scheduler()
+    try:
+        assert scheduler.register(housekeeping) == [], "nothing to catch up: the next tick does it"
+        assert scheduler.next_run_time("housekeeping", "hourly") is not None
+    finally:
+        scheduler.shutdown()
+    soon_after = dt.datetime.now(UTC) + dt.timedelta(minutes=5)
+    housekeeping.run(soon_after)
+    assert core.state.sessions.get(idle.id).status == "open", "touched minutes ago: kept"
+    housekeeping.run(soon_after + core.session_ttl + CLAIMS_KEPT)
+    assert core.state.sessions.get(idle.id).status == "expired"
+    assert core.state.events.owner_of("working-1") == "o", "a claim being worked on is kept"
+    assert core.state.events.claim("done-1", "event", "T1", {}, owner="p", lease=lease)[0] == "new"

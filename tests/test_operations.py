@@ -13,17 +13,18 @@ import sqlalchemy as sa
 from cryptography.fernet import Fernet
 from slack_sdk.oauth.installation_store.models.installation import Installation
 
-from rlmap_bot.crypto import TokenCipher, new_key
+from rlmap_bot.crypto import SEALED, TokenCipher, new_key
 from rlmap_bot.logs import make_handler
 from rlmap_bot.settings import Settings
 from rlmap_bot.slack.oauth import EncryptedInstallationStore, oauth_setup
+from rlmap_bot.slack.sealing import seal_at_start
 from rlmap_bot.state.store import StateStore
-from support.bot import ENCRYPTION_KEY, start_bot
+from support.bot import ENCRYPTION_KEY, start_oauth_bot
 from support.http import get, metric, stop_server
 from support.oauth import install
 from support.serve import EXE
 from support.slackio import start as start_diagnosis
-from support.standin import BOT_TOKEN, BOT_USER, SIGNING_SECRET
+from support.standin import BOT_TOKEN, BOT_USER, SIGNING_SECRET, mention
 
 OTHER_KEY = Fernet.generate_key().decode()
 
@@ -81,17 +82,7 @@ def oauth_settings(key: str | None) -> Settings:
 #  ---------------------------------------------------------------------------------
 def test_no_token_is_stored_in_plain_text(standin, built_db, tmp_path):
     state = tmp_path / "state.db"
-    bot = start_bot(
-        standin,
-        built_db,
-        state,
-        http=True,
-        slack_bot_token=None,
-        slack_client_id="client-id",
-        slack_client_secret="client-secret",
-        slack_signing_secret=SIGNING_SECRET,
-        rlmap_encryption_key=ENCRYPTION_KEY,
-    )
+    bot = start_oauth_bot(standin, built_db, state)
     try:
         install(bot, "TA")
         install(bot, "TB")
@@ -100,10 +91,10 @@ def test_no_token_is_stored_in_plain_text(standin, built_db, tmp_path):
         assert not any(PLAIN in str(value) for row in rows for value in row.values()), (
             "a token in plain text"
         )
-        assert all(row["bot_token"].startswith("gAAAAA") for row in rows)
+        assert all(row["bot_token"].startswith(SEALED) for row in rows), "marked sealed"
         assert (
             Fernet(ENCRYPTION_KEY)
-            .decrypt(rows[0]["bot_token"].encode())
+            .decrypt(rows[0]["bot_token"][len(SEALED) :].encode())
             .decode()
             .startswith("xoxb-T")
         )
@@ -112,13 +103,7 @@ def test_no_token_is_stored_in_plain_text(standin, built_db, tmp_path):
             == "xoxb-TA-installed"
         )
         bot.slack.event(
-            {
-                "type": "app_mention",
-                "user": "U1",
-                "channel": "C1",
-                "ts": "5.1",
-                "text": f"<@{BOT_USER}> PPO",
-            },
+            mention("5.1", "PPO"),
             team="TB",
         )
         assert (
@@ -129,35 +114,37 @@ def test_no_token_is_stored_in_plain_text(standin, built_db, tmp_path):
         bot.stop()
 
 
-def test_plain_and_old_key_tokens_are_resealed_under_the_first_key(state_url):
+def test_old_key_tokens_are_resealed_and_a_plain_row_is_refused_loudly(state_url, caplog):
     store = StateStore(state_url)
     from slack_sdk.oauth.installation_store.sqlalchemy import SQLAlchemyInstallationStore
 
-    plain = SQLAlchemyInstallationStore(
-        client_id="client-id", engine=store.engine
-    )  # from before encryption
-    plain.create_tables()
-    plain.save(installation("TPLAIN"))
     old = EncryptedInstallationStore("client-id", store.engine, TokenCipher.from_setting(OTHER_KEY))
+    old.create_tables()
     old.save(installation("TOLD"))
+    # Written into the store by something other than the bot, after this version's migration.
+    SQLAlchemyInstallationStore(client_id="client-id", engine=store.engine).save(
+        installation("TPLAIN")
+    )
     assert any(r["bot_token"] == "xoxb-TPLAIN-plain-token" for r in raw_rows(state_url))
 
     rotated = new_key()
-    installations, _ = oauth_setup(oauth_settings(f"{rotated},{OTHER_KEY}"), store.engine)
-    rows = raw_rows(state_url)
-    assert not any(PLAIN in str(v) or "hooks.example" in str(v) for r in rows for v in r.values())
-    newest = Fernet(
-        rotated
-    )  # every token now opens with the first key alone: the old one can be dropped
-    assert {newest.decrypt(r["bot_token"].encode()).decode() for r in rows} == {
-        "xoxb-TPLAIN-plain-token",
-        "xoxb-TOLD-plain-token",
+    settings = oauth_settings(f"{rotated},{OTHER_KEY}")
+    installations, _ = oauth_setup(settings, store.engine)
+    caplog.set_level(logging.INFO)
+    assert seal_at_start(settings, store, installations) == 3, "TOLD: two bot tokens, a webhook"
+    said = caplog.text
+    assert "the Slack bot token of workspace TPLAIN does not open" in said
+    assert "stored in clear" in said and "reinstall the app" in said
+    assert "xoxb-TPLAIN" not in said, "named, never shown"
+    told = [r for r in raw_rows(state_url) if r["team_id"] == "TOLD"]
+    newest = Fernet(rotated)  # the first key alone opens them now: the old one can be dropped
+    assert {newest.decrypt(r["bot_token"][len(SEALED) :].encode()).decode() for r in told} == {
+        "xoxb-TOLD-plain-token"
     }
     again, _ = oauth_setup(oauth_settings(rotated), store.engine)
     assert again.find_bot(enterprise_id=None, team_id="TOLD").bot_token == "xoxb-TOLD-plain-token"
-    assert again.find_installation(
-        enterprise_id=None, team_id="TPLAIN"
-    ).incoming_webhook_url.endswith("/secret")
+    assert again.find_bot(enterprise_id=None, team_id="TPLAIN") is None, "never used as it is"
+    assert again.find_installation(enterprise_id=None, team_id="TPLAIN") is None
     store.close()
 
 
@@ -193,10 +180,10 @@ def test_oauth_without_a_key_or_with_a_wrong_key_refuses_to_start_in_one_line(se
         text=True,
         timeout=60,
     )
-    assert (
-        out.returncode == 2
-        and "RLMAP_ENCRYPTION_KEY does not decrypt the Slack tokens" in out.stderr
-    )
+    assert out.returncode == 2 and (
+        "RLMAP_ENCRYPTION_KEY opens nothing sealed in the state store (the Slack bot token of "
+        "workspace TK" in out.stderr
+    ), out.stderr
     assert error_lines(out.stderr) == 1
     assert ENCRYPTION_KEY not in out.stderr and OTHER_KEY not in out.stderr
 
@@ -223,23 +210,11 @@ def test_metrics_count_what_the_bot_receives_answers_and_posts(http_bot, standin
         return metric(after, name, **labels) - metric(before, name, **labels)
 
     http_bot.slack.event(
-        {
-            "type": "app_mention",
-            "user": "U1",
-            "channel": "C1",
-            "ts": "6.1",
-            "text": f"<@{BOT_USER}> PPO",
-        },
+        mention("6.1", "PPO"),
         event_id="EvCounted",
     )
     http_bot.slack.event(
-        {
-            "type": "app_mention",
-            "user": "U1",
-            "channel": "C1",
-            "ts": "6.1",
-            "text": f"<@{BOT_USER}> PPO",
-        },
+        mention("6.1", "PPO"),
         event_id="EvCounted",
         headers={"X-Slack-Retry-Num": "1"},
     )

@@ -23,11 +23,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from rlmap_bot.runs.aliases import load_aliases
 from rlmap_bot.runs.signals import derive_signals
 from rlmap_bot.runs.sources import read_source
 from rlmap_bot.runs.stats import COLLAPSED_SHARE
-from support import KNOWLEDGE
 
 ROOT = Path(__file__).resolve().parent.parent
 BANK = ROOT / "tests" / "data" / "real_logs"
@@ -94,11 +92,6 @@ DISAGREE = {
     "first 3 points: the run's largest change is at its start, so the tool "
     "reads rising where the 20% windows alone read falling",
 }
-
-
-@pytest.fixture(scope="module")
-def aliases():
-    return load_aliases(KNOWLEDGE)
 
 
 _DERIVED: dict[str, tuple] = {}

@@ -17,7 +17,8 @@ import sqlalchemy as sa
 
 from support.http import get, metric
 from support.slackio import buttons
-from support.standin import BOT_TOKEN, BOT_USER, SIGNING_SECRET, Slack
+from support.standin import BOT_TOKEN, SIGNING_SECRET, Slack
+from support.standin import mention as standin_mention
 from support.tcpproxy import TcpProxy
 
 FAST = {"RLMAP_CLAIM_LEASE_SECONDS": "2", "RLMAP_SWEEP_SECONDS": "0.3"}
@@ -30,13 +31,7 @@ OUTAGE_S = 3
 
 def mention(i: int) -> dict:
     """A mention in its own channel, answered in its own thread: one reply expected per channel."""
-    return {
-        "type": "app_mention",
-        "user": "U1",
-        "channel": f"CB{i:03d}",
-        "ts": f"{1000 + i}.000100",
-        "text": f"<@{BOT_USER}> what is DAPO?",
-    }
+    return standin_mention(f"{1000 + i}.000100", "what is DAPO?", channel=f"CB{i:03d}")
 
 
 def replies(standin, channel: str) -> list[dict]:
@@ -258,22 +253,13 @@ def test_a_database_outage_keeps_every_ack_and_logs_one_traceback(
 
 
 def test_many_workspaces_keep_their_acks_through_an_outage(standin, built_db, pg_url):
-    from support.bot import ENCRYPTION_KEY, start_bot
+    from support.bot import start_oauth_bot
     from support.oauth import install
-    from support.standin import SIGNING_SECRET as SECRET
 
     url = sa.engine.make_url(pg_url)
     proxy = TcpProxy(url.host or "127.0.0.1", url.port or 5432).start()
-    bot = start_bot(
-        standin,
-        built_db,
-        url.set(port=proxy.port).render_as_string(hide_password=False),
-        http=True,
-        slack_bot_token=None,
-        slack_client_id="client-id",
-        slack_client_secret="client-secret",
-        slack_signing_secret=SECRET,
-        rlmap_encryption_key=ENCRYPTION_KEY,
+    bot = start_oauth_bot(
+        standin, built_db, url.set(port=proxy.port).render_as_string(hide_password=False)
     )
     try:
         install(bot, "TA")

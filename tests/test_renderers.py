@@ -13,10 +13,10 @@ from rlmap_bot.cli import render
 from rlmap_bot.cli.terminal import Terminal
 from rlmap_bot.commands import REGISTRY, Command
 from rlmap_bot.commands.context import Invocation
-from rlmap_bot.runs.sources.access import local_access
-from rlmap_bot.slack.blocks import render as slack_render
-from rlmap_bot.slack.blocks import to_dicts
-from rlmap_bot.slack.dispatch import Reply
+from rlmap_bot.runs.sources.access import local_access, workspace_access
+from rlmap_bot.slack.blocks.common import to_dicts
+from rlmap_bot.slack.render import Message, Place
+from rlmap_bot.slack.render import render as slack_render
 from support.standin import StandIn
 
 EVIL = "<!channel> <@U123> <https://evil.example|click> & co"
@@ -39,7 +39,14 @@ def renders(surface: str, kind: type) -> bool:
         return _specific(render.text, kind) or _specific(presenter, kind)
     if surface == "json":  # pydantic writes any model; a stream is written answer by answer
         return issubclass(kind, BaseModel) or _specific(presenter, kind)
-    return _specific(slack_render, kind) or _specific(Reply.__dict__["result"].dispatcher, kind)
+    return _specific(slack_render, kind)
+
+
+def shown(result, place: Place = Place()) -> tuple[list, str]:
+    """The one message a result is in Slack: its blocks and notification text."""
+    [out] = slack_render(result, place)
+    assert isinstance(out, Message), type(out)
+    return out.blocks, out.text
 
 
 def missing_renderers(commands: list[Command]) -> list[str]:
@@ -133,7 +140,7 @@ def test_every_result_renders_in_the_terminal(core):
 
 def test_every_result_renders_as_valid_block_kit(core):
     for result in results(core):
-        blocks, fallback = slack_render(result)
+        blocks, fallback = shown(result)
         dicts = to_dicts(blocks)
         assert StandIn.block_problem(dicts) is None, type(result)
         assert fallback and len(fallback) <= 3000
@@ -141,7 +148,7 @@ def test_every_result_renders_as_valid_block_kit(core):
 
 def test_user_text_is_escaped_once(core):
     answer = core.ask(EVIL)
-    blocks, fallback = slack_render(answer)
+    blocks, fallback = shown(answer)
     raw = json.dumps(to_dicts(blocks)) + fallback
     for bad in ("<!channel>", "<@U123>", "<https://evil.example"):
         assert bad not in raw
@@ -155,7 +162,7 @@ def test_notices_are_plain_text_that_slack_escapes_and_names_the_actor():
     from rlmap_bot.results.general import Notice
 
     notice = Notice(text=f"stopped watching `runs/{EVIL}.log` here.", public=True, actor="U42")
-    blocks, fallback = slack_render(notice)
+    blocks, fallback = shown(notice)
     raw = json.dumps(to_dicts(blocks)) + fallback
     for bad in ("<!channel>", "<@U123>", "<https://evil.example"):
         assert bad not in raw
@@ -167,7 +174,7 @@ def test_notices_are_plain_text_that_slack_escapes_and_names_the_actor():
 
 def test_verdict_headline_is_the_same_everywhere(core):
     verdict = core.diagnose({"proxy_reward_trend": "rising", "heldout_score_trend": "falling"})
-    blocks, _ = slack_render(verdict)
+    blocks, _ = shown(verdict)
     head = to_dicts(blocks)[0]["text"]["text"]
     assert head.startswith("Verdict: Reward quality binds") and head in render.text(verdict)
 
@@ -175,7 +182,7 @@ def test_verdict_headline_is_the_same_everywhere(core):
 def test_a_verdict_on_one_measurement_says_so_everywhere(core):
     verdict = core.diagnose({"rollout_wait_fraction": 0.8})
     assert verdict.one_measurement
-    blocks, fallback = slack_render(verdict)
+    blocks, fallback = shown(verdict)
     dicts = to_dicts(blocks)
     slack = json.dumps(dicts)
     terminal = render.text(verdict)
@@ -183,9 +190,9 @@ def test_a_verdict_on_one_measurement_says_so_everywhere(core):
         dicts[0]["text"]["text"]
         == "Verdict: Rollout generation binds (39% sure, on one measurement)"
     )
-    for shown in (" ".join(slack.split()), " ".join(terminal.split())):  # the terminal wraps lines
-        assert "on one measurement" in shown and "rests on one measurement" in shown
-        assert "generation_utilization" in shown, "what would confirm it"
+    for said in (" ".join(slack.split()), " ".join(terminal.split())):  # the terminal wraps lines
+        assert "on one measurement" in said and "rests on one measurement" in said
+        assert "generation_utilization" in said, "what would confirm it"
     firm = core.diagnose({"rollout_wait_fraction": 0.8, "generation_utilization": 0.9})
     assert not firm.one_measurement and "one measurement" not in render.text(firm)
 
@@ -201,7 +208,7 @@ def test_check_next_starts_with_what_would_confirm_a_verdict_on_one_measurement(
 def test_help_for_one_command_sets_options_and_examples_apart():
     from rlmap_bot.commands.admin import help_for
 
-    blocks, _ = slack_render(help_for(REGISTRY, "slack", "papers"))
+    blocks, _ = shown(help_for(REGISTRY, "slack", "papers"))
     text = json.dumps(to_dicts(blocks), ensure_ascii=False)
     assert (
         "• `/rlmap papers" in text
@@ -243,3 +250,64 @@ def test_a_line_of_parts_is_plain_in_the_terminal_and_escaped_markup_in_slack():
     assert slack.startswith(":no_entry_sign: *&lt;!channel&gt; *Free**")
     assert " by <@U0CUR> in <#C0CUR>: `kb-id` &lt;@U999&gt; &amp; more" in slack
     assert slack.endswith("someone#general"), "only real ids become mentions and channel links"
+
+
+def test_slack_replies_render_only_through_the_one_dispatch():
+    """A Slack reply is a transport (a response_url, a thread, a modal): what a result becomes is
+    registered once per result type in slack/render.py, never overridden by a reply."""
+    import rlmap_bot.slack.clicks  # noqa: F401 - the replies to clicks and forms
+    import rlmap_bot.slack.listeners.credentials  # noqa: F401 - the credentials form's reply
+    from rlmap_bot.slack.dispatch import Reply
+
+    def below(cls: type) -> list[type]:
+        return [c for sub in cls.__subclasses__() for c in (sub, *below(sub))]
+
+    replies = below(Reply)
+    assert {"SlashReply", "ThreadReply", "ButtonReply", "ShareReply", "CardReply"} <= {
+        r.__name__ for r in replies
+    }
+    assert [r.__name__ for r in replies if "result" in vars(r)] == []
+
+
+def test_an_answer_offers_share_only_where_it_is_private_and_names_who_shared_it(core):
+    from rlmap_bot.slack.render import SHARED
+
+    answer = core.ask("reward hacking")
+
+    def share_buttons(blocks: list) -> list[dict]:
+        return [
+            e
+            for b in to_dicts(blocks)
+            if b["type"] == "actions"
+            for e in b["elements"]
+            if e["action_id"] == "answer_share"
+        ]
+
+    assert share_buttons(shown(answer, Place(private=True))[0]), (
+        "`/rlmap ask`: only the asker sees it"
+    )
+    assert share_buttons(shown(answer, Place(private=False))[0]) == [], "a thread: all see it"
+    [shared] = slack_render(answer, Place(user="U7", view=SHARED))
+    assert isinstance(shared, Message) and shared.public
+    assert "<@U7> asked" in json.dumps(to_dicts(shared.blocks)) and not share_buttons(shared.blocks)
+
+
+def test_every_follow_up_button_runs_a_slack_command_and_its_view_shows_something_else(core):
+    """A follow-up (``clicks.FOLLOW_UPS``: a Details button would be one) names a command Slack
+    offers, and a view of its result that the rendering tells from the brief one."""
+    from rlmap_bot.slack.clicks import FOLLOW_UPS
+    from rlmap_bot.slack.render import BRIEF
+
+    # No follow-up reads a run; a Slack invocation still carries a workspace's access.
+    ctx = Invocation.of(
+        core, "slack", run_access=lambda: workspace_access(core.settings, core.state, "T1")
+    )
+    for action, follow_up in FOLLOW_UPS.items():
+        command = REGISTRY.get(follow_up.command)
+        assert command is not None and "slack" in command.surfaces, action
+        if follow_up.view == BRIEF:
+            continue
+        # A stage's card: its brief view cuts a long section short, so its whole view differs.
+        result = command.handler(ctx, **follow_up.args("environments"))
+        brief, view = shown(result, Place()), shown(result, Place(view=follow_up.view))
+        assert json.dumps(to_dicts(view[0])) != json.dumps(to_dicts(brief[0])), action

@@ -10,7 +10,7 @@ import pytest
 from rlmap_bot.state.models import Subscription
 from rlmap_bot.state.store import StateStore
 from support.slackio import Card
-from support.standin import BOT_USER, TEAM, Slack
+from support.standin import TEAM, Slack, mention
 
 
 @pytest.fixture
@@ -28,13 +28,7 @@ def replicas(serve_env, standin, pg_url, processes, tmp_path, store_copy):
 def test_the_same_event_sent_to_both_replicas_is_answered_once(replicas, standin):
     _, a = replicas("a")
     _, b = replicas("b")
-    event = {
-        "type": "app_mention",
-        "user": "U1",
-        "channel": "C1",
-        "ts": "50.1",
-        "text": f"<@{BOT_USER}> DAPO",
-    }
+    event = mention("50.1")
     assert a.event(event, event_id="EvBoth")[0] == 200
     assert b.event(event, event_id="EvBoth", headers={"X-Slack-Retry-Num": "1"})[0] == 200
     standin.wait_for("chat.postMessage")

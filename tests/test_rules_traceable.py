@@ -9,11 +9,7 @@ from __future__ import annotations
 import ast
 import re
 
-import pytest
-
-from rlmap_bot.knowledge.loader import load_catalog
 from rlmap_bot.knowledge.schema import Paper
-from support import KNOWLEDGE
 
 SCALE = {
     5.0,
@@ -22,11 +18,6 @@ SCALE = {
     1.0,
     0.5,
 }  # decisive, strong, moderate, weak, hint (see knowledge/catalog.yaml)
-
-
-@pytest.fixture(scope="module")
-def catalog():
-    return load_catalog(KNOWLEDGE)
 
 
 def all_rules(catalog):

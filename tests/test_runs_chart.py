@@ -6,11 +6,9 @@ import struct
 
 import pytest
 
-from rlmap_bot.runs.aliases import load_aliases
 from rlmap_bot.runs.chart import render_chart
 from rlmap_bot.runs.signals import derive_signals
 from rlmap_bot.runs.sources import read_source
-from support import KNOWLEDGE
 from support import runlogs as rl
 
 
@@ -20,8 +18,7 @@ def _png_size(path):
     return struct.unpack(">II", data[16:24])
 
 
-def test_chart_with_windows_marks_and_scores(tmp_path):
-    aliases = load_aliases(KNOWLEDGE)
+def test_chart_with_windows_marks_and_scores(tmp_path, aliases):
     run = read_source(
         rl.write_verl_console(tmp_path / "x.log", rl.named(rl.curves("grad_spikes"), "verl")),
         aliases=aliases,
@@ -45,8 +42,7 @@ def test_chart_with_windows_marks_and_scores(tmp_path):
     assert _png_size(plain)[0] == width and plain.read_bytes() != out.read_bytes()
 
 
-def test_chart_needs_a_curve(tmp_path):
-    aliases = load_aliases(KNOWLEDGE)
+def test_chart_needs_a_curve(tmp_path, aliases):
     path = tmp_path / "kl.csv"
     path.write_text("step,actor/kl_coef\n1,0.001\n2,0.001\n")
     run = read_source(path, aliases=aliases)
@@ -62,11 +58,10 @@ def _pixels_near(path, rgb, tol=0.06):
     return int(np.sum(np.all(np.abs(img - np.asarray(rgb) / 255) < tol, axis=-1)))
 
 
-def test_chart_marks_the_first_level_and_the_collapse_line(tmp_path):
+def test_chart_marks_the_first_level_and_the_collapse_line(tmp_path, aliases):
     """A collapsed entropy gets the orange quarter-of-the-start
     line; a healthy run's panels do not.
     """
-    aliases = load_aliases(KNOWLEDGE)
     orange = (255, 165, 86)  # #ff7f0e at alpha 0.7 over white
     counts = {}
     for pattern in ("entropy_collapse", "healthy"):

@@ -9,17 +9,11 @@ import pytest
 
 from rlmap_bot.diagnosis.engine import Engine
 from rlmap_bot.knowledge.loader import load_catalog
-from rlmap_bot.runs.aliases import load_aliases
 from rlmap_bot.runs.errors import RunReadError
 from rlmap_bot.runs.signals import NOT_FROM_LOGS, derive_signals
 from rlmap_bot.runs.sources import read_source
 from support import KNOWLEDGE
 from support import runlogs as rl
-
-
-@pytest.fixture(scope="module")
-def aliases():
-    return load_aliases(KNOWLEDGE)
 
 
 @pytest.fixture(scope="module")
@@ -149,7 +143,10 @@ def test_what_one_run_cannot_give_is_missing_with_reasons(derived):
     assert "reward_audit_error_rate" in d.missing and "batch_doubling_speedup" in d.missing
     # verl's actor/ppo_kl is old-vs-new policy, never the reference KL
     assert "actor/ppo_kl" not in d.signal_sources["kl_to_reference"].metric
-    assert "x" in d.signal_sources["kl_to_reference"].detail  # per token times the length
+    # The KL per token times the mean response length, said with both factors.
+    said = d.signal_sources["kl_to_reference"].detail
+    per_token, length = re.fullmatch(r"([\d.]+) nats/token x ([\d.]+) tokens", said).groups()
+    assert d.signals["kl_to_reference"] == pytest.approx(float(per_token) * float(length), rel=0.01)
 
 
 def test_a_restarted_run_derives_as_the_clean_one(tmp_path, aliases):

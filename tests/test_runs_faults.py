@@ -14,7 +14,6 @@ import json
 import numpy as np
 import pytest
 
-from rlmap_bot.runs.aliases import load_aliases
 from rlmap_bot.runs.incremental import RunReader
 from rlmap_bot.runs.signals import derive_signals
 from rlmap_bot.runs.sources import read_source
@@ -24,14 +23,8 @@ from rlmap_bot.watch import scan as fault_scan
 from rlmap_bot.watch.scan import FaultState
 from rlmap_bot.watch.series import KeptRun
 from rlmap_bot.wording.posts import fault_sentence
-from support import KNOWLEDGE
 from support import runlogs as rl
 from support.cli import run_cli
-
-
-@pytest.fixture(scope="module")
-def aliases():
-    return load_aliases(KNOWLEDGE)
 
 
 def _trl(tmp_path, n=200, **overrides):

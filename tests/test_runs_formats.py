@@ -9,17 +9,10 @@ import csv
 import numpy as np
 import pytest
 
-from rlmap_bot.runs.aliases import load_aliases
 from rlmap_bot.runs.errors import RunReadError
 from rlmap_bot.runs.signals import derive_signals
 from rlmap_bot.runs.sources import read_source
-from support import KNOWLEDGE
 from support import runlogs as rl
-
-
-@pytest.fixture(scope="module")
-def aliases():
-    return load_aliases(KNOWLEDGE)
 
 
 def test_a_console_log_with_a_few_stray_nul_bytes_is_read(tmp_path, aliases):

@@ -7,18 +7,11 @@ import os
 
 import pytest
 
-from rlmap_bot.runs.aliases import load_aliases
 from rlmap_bot.runs.errors import RunReadError
 from rlmap_bot.runs.incremental import HEAD_BYTES, ReaderState, RunReader
-from support import KNOWLEDGE
 from support import runlogs as rl
 
 REWARD = "critic/score/mean"
-
-
-@pytest.fixture(scope="module")
-def aliases():
-    return load_aliases(KNOWLEDGE)
 
 
 @pytest.fixture(scope="module")

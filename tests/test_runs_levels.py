@@ -10,17 +10,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from rlmap_bot.runs.aliases import load_aliases
 from rlmap_bot.runs.signals import derive_signals
 from rlmap_bot.runs.sources import read_source
 from rlmap_bot.runs.stats import COLLAPSED_SHARE
-from support import KNOWLEDGE
 from support import runlogs as rl
-
-
-@pytest.fixture(scope="module")
-def aliases():
-    return load_aliases(KNOWLEDGE)
 
 
 def _derive(tmp_path, aliases, steps, **curves):

@@ -11,18 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from rlmap_bot.runs.aliases import load_aliases
 from rlmap_bot.runs.errors import RunReadError
 from rlmap_bot.runs.signals import derive_signals
 from rlmap_bot.runs.sources import read_source
-from support import KNOWLEDGE
 
 DATA = Path(__file__).resolve().parent / "data" / "unknown_names"
-
-
-@pytest.fixture(scope="module")
-def aliases():
-    return load_aliases(KNOWLEDGE)
 
 
 def _said(d) -> str:

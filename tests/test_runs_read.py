@@ -9,17 +9,11 @@ import os
 import numpy as np
 import pytest
 
-from rlmap_bot.runs.aliases import load_aliases
 from rlmap_bot.runs.detect import detect_file
 from rlmap_bot.runs.errors import RunReadError
 from rlmap_bot.runs.sources import read_source
 from support import KNOWLEDGE
 from support import runlogs as rl
-
-
-@pytest.fixture(scope="module")
-def aliases():
-    return load_aliases(KNOWLEDGE)
 
 
 @pytest.fixture(scope="module")
@@ -30,17 +24,7 @@ def verl():
 REWARD = "critic/score/mean"
 
 
-FORMATS = [
-    "verl-console",
-    "verl-jsonl",
-    "wandb-csv",
-    "wandb-json",
-    "csv",
-    "jsonl",
-    "tensorboard",
-    "mlflow-db",
-    "mlflow-files",
-]
+FORMATS = rl.TEXT_AND_FILE_FORMATS  # every format the file readers take
 
 
 @pytest.mark.parametrize("kind", FORMATS)

@@ -12,7 +12,7 @@ import urllib.request
 
 from support.serve import EXE, start
 from support.slackio import Card
-from support.standin import BOT_TOKEN, BOT_USER, SIGNING_SECRET, Slack
+from support.standin import BOT_TOKEN, SIGNING_SECRET, Slack, mention
 
 
 def test_missing_settings_say_what_to_set(env):
@@ -36,15 +36,7 @@ def test_serve_http_answers_and_survives_kill_mid_diagnosis(serve_env, standin, 
         with urllib.request.urlopen(url + "/healthz", timeout=5) as response:
             assert json.loads(response.read())["ok"] is True
         slack = Slack(url, standin)
-        slack.event(
-            {
-                "type": "app_mention",
-                "user": "U1",
-                "channel": "C1",
-                "ts": "1.1",
-                "text": f"<@{BOT_USER}> the PPO paper",
-            }
-        )
+        slack.event(mention("1.1", "the PPO paper"))
         assert "Proximal Policy Optimization" in json.dumps(
             standin.wait_for("chat.postMessage")[0].args["blocks"]
         )

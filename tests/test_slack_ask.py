@@ -5,19 +5,11 @@ from __future__ import annotations
 import json
 
 from support.slackio import blocks_of, text_of
-from support.standin import BOT_USER
+from support.standin import BOT_USER, mention
 
 
 def test_mention_is_answered_in_its_thread(bot, standin):
-    status, _ = bot.slack.event(
-        {
-            "type": "app_mention",
-            "user": "U1",
-            "channel": "C1",
-            "ts": "100.1",
-            "text": f"<@{BOT_USER}> what does the PPO paper say?",
-        }
-    )
+    status, _ = bot.slack.event(mention("100.1", "what does the PPO paper say?"))
     assert status == 200
     call = standin.wait_for("chat.postMessage")[0]
     assert call.args["channel"] == "C1" and call.args["thread_ts"] == "100.1"
@@ -30,16 +22,7 @@ def test_mention_is_answered_in_its_thread(bot, standin):
 
 
 def test_mention_inside_a_thread_stays_in_that_thread(bot, standin):
-    bot.slack.event(
-        {
-            "type": "app_mention",
-            "user": "U1",
-            "channel": "C1",
-            "ts": "101.5",
-            "thread_ts": "101.1",
-            "text": f"<@{BOT_USER}> DreamerV3",
-        }
-    )
+    bot.slack.event(mention("101.5", "DreamerV3", thread_ts="101.1"))
     call = standin.wait_for("chat.postMessage")[0]
     assert call.args["thread_ts"] == "101.1"
 

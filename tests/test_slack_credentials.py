@@ -55,7 +55,7 @@ def test_credentials_sealed_under_an_old_key_are_resealed_once_at_start_and_stil
     again = start_bot(standin, built_db, state, http=True, rlmap_encryption_key=new)
     try:
         assert _raw_values(again.front.core.state) == [after], "a second start changes nothing"
-        assert again.front.reseal_credentials() == 0
+        assert again.front.seal_at_start() == 0
     finally:
         again.stop()
 

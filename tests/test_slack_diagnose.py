@@ -9,8 +9,8 @@ import threading
 import time
 
 from support.bot import start_bot
-from support.slackio import blocks, start, text_of
-from support.standin import BOT_USER
+from support.slackio import blocks_of, start, text_of
+from support.standin import mention
 
 TRUTH = {  # a run whose reward model is being over-optimised
     "proxy_reward_trend": "rising",
@@ -26,7 +26,7 @@ def test_slash_diagnose_opens_a_thread_with_the_first_question(bot, standin):
     card = start(bot, standin)
     root = standin.of("chat.postMessage")[0]
     assert root.args["channel"] == "C1" and not root.args.get("thread_ts")
-    assert "started a diagnosis" in text_of(blocks(root))
+    assert "started a diagnosis" in text_of(blocks_of(root))
     assert card.thread == standin.messages["C1"][0]["ts"]
     assert {"diag_skip", "diag_stop"} <= set(card.buttons)
     assert "Diagnosis · question 1" in json.dumps(card.blocks, ensure_ascii=False)
@@ -44,7 +44,7 @@ def test_full_diagnosis_by_clicks_and_typed_numbers(bot, standin):
     assert card.signal is None, f"still asking after {seen}"
     text = text_of(card.blocks)
     assert "Verdict: Reward quality binds" in json.dumps(card.blocks, ensure_ascii=False)
-    assert "Evidence" in text and ("Check next" in text or "Read" in text)
+    assert "*Evidence*" in text and "*Read*" in text
     read = [b for b in card.buttons.values() if b["action_id"].startswith("entry_show")]
     assert "reward-model-overoptimization" in {b["value"] for b in read}
     # One card, updated in place: no new messages in the thread apart from it.
@@ -113,18 +113,10 @@ def test_diagnosis_survives_a_restart(standin, built_db, tmp_path):
 
 
 def test_diagnose_in_a_mention_runs_under_the_mention(bot, standin):
-    bot.slack.event(
-        {
-            "type": "app_mention",
-            "user": "U3",
-            "channel": "C3",
-            "ts": "900.1",
-            "text": f"<@{BOT_USER}> diagnose",
-        }
-    )
+    bot.slack.event(mention("900.1", "diagnose", channel="C3", user="U3"))
     call = standin.wait_for("chat.postMessage")[0]
     assert call.args["thread_ts"] == "900.1"
-    assert "Diagnosis · question 1" in json.dumps(blocks(call), ensure_ascii=False)
+    assert "Diagnosis · question 1" in json.dumps(blocks_of(call), ensure_ascii=False)
     session = bot.front.core.state.sessions.find("T0001", "C3", "900.1")
     assert session is not None and session.user == "U3"
 
@@ -264,9 +256,9 @@ def test_a_private_answer_that_missed_opens_a_diagnosis_thread_and_stays(bot, st
     root, card = standin.wait_for("chat.postMessage", lambda c: c.args["channel"] == "C4", count=2)[
         :2
     ]
-    assert "started a diagnosis" in text_of(blocks(root)) and not root.args.get("thread_ts")
+    assert "started a diagnosis" in text_of(blocks_of(root)) and not root.args.get("thread_ts")
     assert card.args["thread_ts"] == standin.messages["C4"][0]["ts"]
-    assert "Diagnosis · question 1" in json.dumps(blocks(card), ensure_ascii=False)
+    assert "Diagnosis · question 1" in json.dumps(blocks_of(card), ensure_ascii=False)
     told = standin.wait_for("response_url", lambda c: c.target == "clicked")[0]
     assert "answer in the thread" in told.args["text"]
     session = bot.front.core.state.sessions.find("T0001", "C4", card.args["thread_ts"])
@@ -295,21 +287,13 @@ def test_a_private_answer_that_missed_opens_a_diagnosis_thread_and_stays(bot, st
 
 
 def test_a_guess_in_a_mention_thread_starts_the_diagnosis_in_that_thread(bot, standin):
-    bot.slack.event(
-        {
-            "type": "app_mention",
-            "user": "U5",
-            "channel": "C5",
-            "ts": "950.1",
-            "text": f"<@{BOT_USER}> {SYMPTOM}",
-        }
-    )
+    bot.slack.event(mention("950.1", f"{SYMPTOM}", channel="C5", user="U5"))
     answer = standin.wait_for("chat.postMessage")[0]
     assert (
-        "Not sure this is what you mean" in text_of(blocks(answer))
+        "Not sure this is what you mean" in text_of(blocks_of(answer))
         and answer.args["thread_ts"] == "950.1"
     )
-    button = _diagnose_button(blocks(answer))
+    button = _diagnose_button(blocks_of(answer))
     answer_ts = next(m["ts"] for m in standin.messages["C5"] if m.get("thread_ts") == "950.1")
     bot.slack.click(
         button["action_id"],
@@ -323,7 +307,7 @@ def test_a_guess_in_a_mention_thread_starts_the_diagnosis_in_that_thread(bot, st
     assert (
         card.args["channel"] == "C5" and card.args["thread_ts"] == "950.1"
     )  # no new root: the same thread
-    assert "Diagnosis · question 1" in json.dumps(blocks(card), ensure_ascii=False)
+    assert "Diagnosis · question 1" in json.dumps(blocks_of(card), ensure_ascii=False)
     assert bot.front.core.state.sessions.find("T0001", "C5", "950.1") is not None
     # The thread's next reply answers the first question
     # ("?": don't know), as in any diagnosis thread.
@@ -372,7 +356,7 @@ def test_a_dm_answer_that_missed_starts_the_diagnosis_under_that_answer(bot, sta
         }
     )
     answer = standin.wait_for("chat.postMessage")[0]
-    button = _diagnose_button(blocks(answer))
+    button = _diagnose_button(blocks_of(answer))
     answer_ts = standin.messages["D6"][0]["ts"]
     bot.slack.click(
         button["action_id"], button["value"], user="U6", channel="D6", message_ts=answer_ts

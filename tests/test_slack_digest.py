@@ -16,7 +16,7 @@ import yaml
 from support.bot import start_bot
 from support.http import get, metric
 from support.serve import start
-from support.slackio import text_of
+from support.slackio import slash, text_of
 from support.standin import Slack
 
 NEW_PAPER = f"""id: zz-new-paper
@@ -44,9 +44,7 @@ def kbot(standin, knowledge_copy, tmp_path):
 
 
 def command(bot, standin, text: str, channel: str = "C1", user: str = "U1") -> dict:
-    name = f"r{time.time_ns()}"
-    bot.slack.command(f"digest {text}", channel=channel, user=user, respond_as=name)
-    return standin.wait_for("response_url", lambda c: c.target == name)[0].args
+    return slash(bot, standin, f"digest {text}", channel=channel, user=user)
 
 
 def add_entry(bot, text: str = NEW_PAPER, name: str = "zz-new-paper.yaml") -> None:
@@ -210,7 +208,7 @@ def test_scheduler_posts_the_digest_on_time(kbot, standin):
     digests.start_scheduler()
     try:
         sub = kbot.front.core.state.subscriptions.get("T0001", "C1")
-        digests.scheduler.run_soon(
+        digests.jobs.run_soon(
             "digest", sub.id, dt.datetime.now(dt.UTC) + dt.timedelta(milliseconds=200)
         )
         standin.wait_for("chat.postMessage", is_digest)

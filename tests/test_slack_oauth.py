@@ -7,24 +7,15 @@ import json
 import pytest
 
 from rlmap_bot.settings import Settings
-from support.bot import ENCRYPTION_KEY, start_bot
+from rlmap_bot.slack import preflight
+from support.bot import ENCRYPTION_KEY, start_oauth_bot
 from support.oauth import get, install
-from support.standin import BOT_USER, SIGNING_SECRET
+from support.standin import BOT_USER, mention
 
 
 @pytest.fixture
 def oauth_bot(standin, built_db, tmp_path):
-    bot = start_bot(
-        standin,
-        built_db,
-        tmp_path / "state.db",
-        http=True,
-        slack_bot_token=None,
-        slack_client_id="client-id",
-        slack_client_secret="client-secret",
-        slack_signing_secret=SIGNING_SECRET,
-        rlmap_encryption_key=ENCRYPTION_KEY,
-    )
+    bot = start_oauth_bot(standin, built_db, tmp_path / "state.db")
     yield bot
     bot.stop()
 
@@ -38,13 +29,7 @@ def test_install_two_workspaces_and_answer_each_with_its_own_token(oauth_bot, st
     assert store.find_bot(enterprise_id=None, team_id="TA").bot_token == "xoxb-TA-installed"
     for team in ("TA", "TB"):
         oauth_bot.slack.event(
-            {
-                "type": "app_mention",
-                "user": "U1",
-                "channel": "C1",
-                "ts": f"{team}.1",
-                "text": f"<@{BOT_USER}> PPO",
-            },
+            mention(f"{team}.1", "PPO"),
             team=team,
         )
     posts = standin.wait_for("chat.postMessage", count=2)
@@ -135,18 +120,25 @@ def test_oauth_needs_http_and_a_secret():
     from rlmap_bot.errors import ConfigError
 
     with pytest.raises(ConfigError, match="needs HTTP mode"):
-        Settings(slack_client_id="x", slack_client_secret="y").require_slack(http=False)
+        preflight.require(Settings(slack_client_id="x", slack_client_secret="y"), http=False)
     with pytest.raises(ConfigError, match="SLACK_CLIENT_SECRET"):
-        Settings(
-            slack_client_id="x", slack_signing_secret="s", rlmap_encryption_key=ENCRYPTION_KEY
-        ).require_slack(http=True)
+        preflight.require(
+            Settings(
+                slack_client_id="x", slack_signing_secret="s", rlmap_encryption_key=ENCRYPTION_KEY
+            ),
+            http=True,
+        )
     with pytest.raises(ConfigError, match="RLMAP_ENCRYPTION_KEY"):
+        preflight.require(
+            Settings(slack_client_id="x", slack_client_secret="y", slack_signing_secret="s"),
+            http=True,
+        )
+    assert preflight.require(
         Settings(
-            slack_client_id="x", slack_client_secret="y", slack_signing_secret="s"
-        ).require_slack(http=True)
-    assert Settings(
-        slack_client_id="x",
-        slack_client_secret="y",
-        slack_signing_secret="s",
-        rlmap_encryption_key=ENCRYPTION_KEY,
-    ).require_slack(http=True)
+            slack_client_id="x",
+            slack_client_secret="y",
+            slack_signing_secret="s",
+            rlmap_encryption_key=ENCRYPTION_KEY,
+        ),
+        http=True,
+    )

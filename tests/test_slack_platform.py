@@ -10,17 +10,7 @@ import urllib.request
 from support.bot import start_bot
 from support.http import stop_server
 from support.slackio import text_of
-from support.standin import BOT_USER, SIGNING_SECRET, post, sign
-
-
-def mention(ts: str, text: str = "DAPO") -> dict:
-    return {
-        "type": "app_mention",
-        "user": "U1",
-        "channel": "C1",
-        "ts": ts,
-        "text": f"<@{BOT_USER}> {text}",
-    }
+from support.standin import SIGNING_SECRET, mention, post, sign
 
 
 def test_forged_unsigned_and_stale_requests_are_refused(http_bot, standin):

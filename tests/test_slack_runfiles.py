@@ -8,7 +8,7 @@ import gzip
 import json
 
 from support import runlogs
-from support.slackio import blocks, start, text_of
+from support.slackio import blocks_of, start, text_of
 from support.standin import BOT_TOKEN
 
 
@@ -48,10 +48,10 @@ def test_a_log_in_a_diagnosis_thread_is_read_and_answered_with_the_chart(bot, st
         bot, standin, card, "run.log.gz", gzip.compress(verl_log(tmp_path, "reward_hacking"))
     )
     posted = standin.wait_for(
-        "chat.postMessage", lambda c: "From the logs" in text_of(blocks(c)), timeout=30
+        "chat.postMessage", lambda c: "From the logs" in text_of(blocks_of(c)), timeout=30
     )[0]
     assert posted.args["thread_ts"] == card.thread and posted.args["channel"] == card.channel
-    text = text_of(blocks(posted))
+    text = text_of(blocks_of(posted))
     assert "Verdict:" in text and "proxy_reward_trend" in text and "heldout_score_trend" in text
     assert "/tmp" not in json.dumps(posted.args), "the server's temporary path is never shown"
     # Downloaded with the bot token; the chart went up through
@@ -78,10 +78,10 @@ def test_not_a_log_gets_one_line_in_the_thread(bot, standin):
     card = start(bot, standin)
     share(bot, standin, card, "notes.txt", b"meeting notes: buy more GPUs\nand coffee\n")
     posted = standin.wait_for(
-        "chat.postMessage", lambda c: "could not read" in text_of(blocks(c)), timeout=30
+        "chat.postMessage", lambda c: "could not read" in text_of(blocks_of(c)), timeout=30
     )[0]
     assert posted.args["thread_ts"] == card.thread
-    assert "notes.txt" in text_of(blocks(posted)) and "Traceback" not in json.dumps(posted.args)
+    assert "notes.txt" in text_of(blocks_of(posted)) and "Traceback" not in json.dumps(posted.args)
     assert not standin.of("files.getUploadURLExternal")
 
 
@@ -129,9 +129,9 @@ def test_a_log_over_the_size_limit_is_refused_without_downloading(standin, built
         card = start(small, standin)
         share(small, standin, card, "huge.log", b"step:1 - x:1\n" * 100_000)  # 1.3 MB
         posted = standin.wait_for(
-            "chat.postMessage", lambda c: "could not read" in text_of(blocks(c)), timeout=30
+            "chat.postMessage", lambda c: "could not read" in text_of(blocks_of(c)), timeout=30
         )[0]
-        assert "RLMAP_MAX_LOG_MB" in text_of(blocks(posted))
+        assert "RLMAP_MAX_LOG_MB" in text_of(blocks_of(posted))
         assert standin.downloads == []
     finally:
         small.stop()

@@ -12,7 +12,7 @@ from rlmap_bot.slack.app import SlackFrontEnd
 from rlmap_bot.slack.serve import SocketModeRunner
 from support import KNOWLEDGE
 from support.socketmode import SocketStandIn
-from support.standin import BOT_TOKEN, BOT_USER, TEAM
+from support.standin import BOT_TOKEN, TEAM, mention
 
 
 def _mention(event_id: str, ts: str, text: str) -> dict:
@@ -21,13 +21,7 @@ def _mention(event_id: str, ts: str, text: str) -> dict:
         "team_id": TEAM,
         "api_app_id": "A1",
         "event_id": event_id,
-        "event": {
-            "type": "app_mention",
-            "user": "U1",
-            "channel": "C1",
-            "ts": ts,
-            "text": f"<@{BOT_USER}> {text}",
-        },
+        "event": mention(ts, text),
     }
 
 
@@ -61,13 +55,7 @@ def test_socket_mode_event_is_acked_and_answered(socket_bot, standin):
             "team_id": TEAM,
             "api_app_id": "A1",
             "event_id": "EvSocket1",
-            "event": {
-                "type": "app_mention",
-                "user": "U1",
-                "channel": "C1",
-                "ts": "77.1",
-                "text": f"<@{BOT_USER}> what is DAPO?",
-            },
+            "event": mention("77.1", "what is DAPO?"),
         },
     )
     assert socket_bot.ack_for(envelope) == {"envelope_id": envelope}

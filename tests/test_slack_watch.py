@@ -10,7 +10,6 @@ from __future__ import annotations
 import datetime as dt
 import json
 import os
-import time
 from pathlib import Path
 
 import pytest
@@ -18,26 +17,12 @@ from prometheus_client import REGISTRY
 
 from rlmap_bot.watch.schedule import last_slot
 from support import runlogs as rl
-from support.bot import start_bot
-from support.slackio import blocks, is_watch_alert, text_of
+from support.slackio import blocks_of, is_watch_alert, slash, text_of
+from support.watching import Clock, launch, tick, watch_posts
 
 HACKING = rl.named(
     rl.phased([("healthy", 300), ("reward_hacking", 300), ("recovery", 400)]), "verl"
 )
-
-
-class Clock:
-    """The watch clock, moved by hand."""
-
-    def __init__(self) -> None:
-        self.now = dt.datetime.now(dt.UTC).replace(microsecond=0)
-
-    def __call__(self) -> dt.datetime:
-        return self.now
-
-    def advance(self, minutes: float = 15) -> dt.datetime:
-        self.now += dt.timedelta(minutes=minutes)
-        return self.now
 
 
 class GrowingLog:
@@ -67,43 +52,11 @@ def clock() -> Clock:
     return Clock()
 
 
-def launch(standin, built_db, state: Path, roots: Path | None, clock: Clock, **settings):
-    if roots is not None:
-        settings["rlmap_run_roots"] = str(roots)
-    bot = start_bot(standin, built_db, state, **settings)
-    bot.front.watches.clock = clock
-    return bot
-
-
 @pytest.fixture
 def wbot(standin, built_db, tmp_path, roots, clock):
     bot = launch(standin, built_db, tmp_path / "state.db", roots, clock)
     yield bot
     bot.stop()
-
-
-def command(bot, standin, text: str, channel: str = "C1", user: str = "U1") -> dict:
-    name = f"w{time.time_ns()}"
-    bot.slack.command(text, channel=channel, user=user, respond_as=name)
-    return standin.wait_for("response_url", lambda c: c.target == name, timeout=30)[0].args
-
-
-def watch_posts(standin, channel: str = "C1") -> list:
-    out = []
-    for call in standin.of("chat.postMessage"):
-        meta = call.args.get("metadata")
-        meta = json.loads(meta) if isinstance(meta, str) else meta
-        if call.args["channel"] == channel and meta and meta.get("event_type") == "rlmap_watch":
-            out.append((call, meta["event_payload"]))
-    return out
-
-
-def tick(bot, clock: Clock, minutes: float = 15, watch_id: str | None = None):
-    """The next scheduled check, as the scheduler would fire it."""
-    clock.advance(minutes)
-    watches = bot.front.core.state.watches.list()
-    watch = next(w for w in watches if watch_id in (None, w.id))
-    return bot.front.watches.fire(watch.id, last_slot(watch, clock.now))
 
 
 def test_a_run_that_goes_bad_alerts_once_then_resolves_once(
@@ -112,7 +65,7 @@ def test_a_run_that_goes_bad_alerts_once_then_resolves_once(
     log = GrowingLog(roots / "exp42" / "train.log", HACKING, 150)
     bot = launch(standin, built_db, tmp_path / "state.db", roots, clock)
     try:
-        reply = command(bot, standin, "watch exp42/train.log")
+        reply = slash(bot, standin, "watch exp42/train.log")
         assert reply["response_type"] == "ephemeral"
         assert "Watching `" in reply["text"] and "every 15 minutes" in reply["text"], reply["text"]
         assert "no single stage stands out" in reply["text"]
@@ -146,7 +99,7 @@ def test_a_run_that_goes_bad_alerts_once_then_resolves_once(
             and meta["condition"] == "binds:reward"
             and meta["kind"] == "alert"
         )
-        text = text_of(blocks(alert))
+        text = text_of(blocks_of(alert))
         assert (
             "Reward quality started to bind" in text and "Binding stage:* *Reward quality*" in text
         )
@@ -182,7 +135,7 @@ def test_a_run_that_goes_bad_alerts_once_then_resolves_once(
     try:
         log.grow(650)
         assert tick(bot, clock).alerts == []
-        reply = command(bot, standin, "watch now")
+        reply = slash(bot, standin, "watch now")
         assert "Nothing new to post" in text_of(
             reply["blocks"]
         ) and "Reward quality binds" in text_of(reply["blocks"])
@@ -207,7 +160,7 @@ def test_a_run_that_goes_bad_alerts_once_then_resolves_once(
         log.grow(1000)
         assert tick(bot, clock).alerts == [] and len(watch_posts(standin)) == 2
 
-        listing = text_of(command(bot, standin, "watch list")["blocks"])
+        listing = text_of(slash(bot, standin, "watch list")["blocks"])
         assert (
             watch.short_id in listing
             and "exp42/train.log" in listing
@@ -217,12 +170,12 @@ def test_a_run_that_goes_bad_alerts_once_then_resolves_once(
 
         # unwatch by id: the watch and everything kept for
         # it go; the scheduler's next tick finds nothing.
-        reply = command(bot, standin, f"unwatch {watch.short_id}")
+        reply = slash(bot, standin, f"unwatch {watch.short_id}")
         assert reply["response_type"] == "in_channel" and "stopped watching" in reply["text"]
         assert bot.front.core.state.watches.get(watch.id) is None
         assert bot.front.core.state.watches.ledger(watch.id) == []
         assert bot.front.watches.fire(watch.id, clock.advance(15)) is None
-        assert "watches no run" in text_of(command(bot, standin, "watch list")["blocks"])
+        assert "watches no run" in text_of(slash(bot, standin, "watch list")["blocks"])
     finally:
         bot.stop()
 
@@ -233,7 +186,7 @@ def test_quiet_watch_posts_a_nan_fault_and_its_recovery_only(wbot, standin, root
         "verl",
     )
     log = GrowingLog(roots / "q" / "run.log", records, 300)
-    reply = command(wbot, standin, "watch q/run.log every 30m quiet")
+    reply = slash(wbot, standin, "watch q/run.log every 30m quiet")
     assert "every 30 minutes, faults only" in reply["text"]
     log.grow(500)  # reward quality binds: a quiet watch keeps it to itself
     result = tick(wbot, clock, 30)
@@ -244,7 +197,7 @@ def test_quiet_watch_posts_a_nan_fault_and_its_recovery_only(wbot, standin, root
     result = tick(wbot, clock, 30)
     [(alert, meta)] = watch_posts(standin)
     assert meta["condition"] == "fault:nan" and meta["conditions"] == ["fault:nan"]
-    text = text_of(blocks(alert))
+    text = text_of(blocks_of(alert))
     assert "NaN/inf" in text and "from step 501" in text and "actor/pg_loss" in text
     assert "Optimization" in text and "loss_divergence" in text
     log.grow(540)  # 30 finite steps: not yet over
@@ -264,7 +217,7 @@ def test_a_tie_between_two_stages_is_posted_once_naming_both(wbot, standin, root
     """
     records = rl.named(rl.phased([("healthy", 300), ("saturated_collapse", 300)]), "verl")
     log = GrowingLog(roots / "tie" / "run.log", records, 300)
-    command(wbot, standin, "watch tie/run.log")
+    slash(wbot, standin, "watch tie/run.log")
     assert tick(wbot, clock).alerts == [] and watch_posts(standin) == []
     log.grow(
         450
@@ -272,7 +225,7 @@ def test_a_tie_between_two_stages_is_posted_once_naming_both(wbot, standin, root
     result = tick(wbot, clock)
     [(alert, meta)] = watch_posts(standin)
     assert meta["kind"] == "alert" and meta["condition"] == "tie:environments+optimization"
-    text = text_of(blocks(alert))
+    text = text_of(blocks_of(alert))
     assert "Optimization and Environments both have strong evidence" in text, text
     assert (
         "no single stage binds" in text and "entropy_trend" in text and "task_repeat_epochs" in text
@@ -303,7 +256,7 @@ def test_paths_outside_the_roots_are_refused_and_leave_no_watch(wbot, standin, r
         "/etc/passwd",
         "/no/such/dir/x.log",
     ):
-        replies[text] = command(wbot, standin, f"watch {text}")["text"]
+        replies[text] = slash(wbot, standin, f"watch {text}")["text"]
         assert "RLMAP_RUN_ROOTS" in replies[text], (text, replies[text])
         assert "Watching" not in replies[text]
     # The refusal never reveals where a link leads, nor whether a path outside exists.
@@ -320,10 +273,10 @@ def test_paths_outside_the_roots_are_refused_and_leave_no_watch(wbot, standin, r
     # Inside the roots: a missing file is named as such, a file that is no log says so.
     assert (
         "No such file or folder under RLMAP_RUN_ROOTS: exp/nope.log"
-        in command(wbot, standin, "watch exp/nope.log")["text"]
+        in slash(wbot, standin, "watch exp/nope.log")["text"]
     )
     (roots / "notes.txt").write_text("buy more GPUs\n")
-    assert "not a training log" in command(wbot, standin, "watch notes.txt")["text"]
+    assert "not a training log" in slash(wbot, standin, "watch notes.txt")["text"]
     assert wbot.front.core.state.watches.list() == []
 
 
@@ -332,7 +285,7 @@ def test_without_roots_watching_is_off_and_says_how_to_turn_it_on(
 ):
     bot = launch(standin, built_db, tmp_path / "state.db", None, clock)
     try:
-        reply = command(bot, standin, "watch runs/train.log")["text"]
+        reply = slash(bot, standin, "watch runs/train.log")["text"]
         assert "Watching runs is off" in reply and "RLMAP_RUN_ROOTS" in reply
         assert bot.front.core.state.watches.list() == []
         assert bot.front.watches.start_scheduler() == [] and bot.front.watches.scheduler is None
@@ -344,7 +297,7 @@ def test_a_log_that_stops_growing_or_disappears_says_so_once_then_pauses(
     wbot, standin, roots, clock
 ):
     log = GrowingLog(roots / "s" / "train.log", HACKING, 200)
-    command(wbot, standin, "watch s/train.log every 20m")
+    slash(wbot, standin, "watch s/train.log every 20m")
     [watch] = wbot.front.core.state.watches.list()
     assert tick(wbot, clock, 20).status == "unchanged"
     assert tick(wbot, clock, 20).status == "unchanged"
@@ -355,13 +308,13 @@ def test_a_log_that_stops_growing_or_disappears_says_so_once_then_pauses(
     assert paused.status == "paused" and [a.kind for a in paused.alerts] == ["paused"]
     [(note, meta)] = watch_posts(standin)
     assert meta["condition"] == "watch:stalled" and "stopped growing" in note.args["text"]
-    assert f"/rlmap watch {watch.path}` resumes it" in text_of(blocks(note))
+    assert f"/rlmap watch {watch.path}` resumes it" in text_of(blocks_of(note))
     assert wbot.front.core.state.watches.get(watch.id).status == "paused"
     assert tick(wbot, clock, 20).status == "paused" and len(watch_posts(standin)) == 1
-    assert "paused" in text_of(command(wbot, standin, "watch list")["blocks"])
+    assert "paused" in text_of(slash(wbot, standin, "watch list")["blocks"])
 
     # Watching it again resumes it, with a fresh stall clock; then the file goes away.
-    reply = command(wbot, standin, "watch s/train.log every 20m")
+    reply = slash(wbot, standin, "watch s/train.log every 20m")
     assert "Watching" in reply["text"]
     assert standin.wait_for(
         "chat.postMessage", lambda c: "resumed watching" in c.args.get("text", "")
@@ -379,8 +332,8 @@ def test_a_log_that_stops_growing_or_disappears_says_so_once_then_pauses(
 def test_app_home_lists_the_watches_of_the_users_channels(wbot, standin, roots):
     GrowingLog(roots / "a.log", HACKING, 100)
     GrowingLog(roots / "b.log", HACKING, 100)
-    command(wbot, standin, "watch a.log", channel="CMINE")
-    command(wbot, standin, "watch b.log", channel="CTHEIRS")
+    slash(wbot, standin, "watch a.log", channel="CMINE")
+    slash(wbot, standin, "watch b.log", channel="CTHEIRS")
     standin.user_channels["U5"] = ["CMINE", "COTHER"]
     wbot.slack.event({"type": "app_home_opened", "user": "U5", "channel": "D5", "tab": "home"})
     call = standin.wait_for("views.publish", lambda c: c.args.get("user_id") == "U5")[0]
@@ -395,7 +348,7 @@ def test_app_home_lists_the_watches_of_the_users_channels(wbot, standin, roots):
 def test_the_scheduler_checks_on_its_own(wbot, standin, roots):
     wbot.front.watches.clock = lambda: dt.datetime.now(dt.UTC)
     log = GrowingLog(roots / "live" / "train.log", HACKING, 300)
-    command(wbot, standin, "watch live/train.log every 5m")
+    slash(wbot, standin, "watch live/train.log every 5m")
     [watch] = wbot.front.core.state.watches.list()
     watches = wbot.front.watches
     assert watches.start_scheduler() == [], "checked at `watch` time: nothing to catch up"
@@ -408,7 +361,7 @@ def test_the_scheduler_checks_on_its_own(wbot, standin, roots):
         standin.wait_for("chat.postMessage", is_watch_alert, timeout=30)
         assert [m["condition"] for _, m in watch_posts(standin)] == ["binds:reward"]
         # unwatch drops the job at once (the command tells the scheduler)
-        command(wbot, standin, f"unwatch {watch.path}")
+        slash(wbot, standin, f"unwatch {watch.path}")
         assert watches.scheduler.next_run_time("watch", watch.id) is None
     finally:
         watches.stop_scheduler(wait=True)

@@ -17,8 +17,8 @@ import pytest
 from rlmap_bot.runs.errors import RunReadError
 from rlmap_bot.runs.sources import open_source, parse_source
 from rlmap_bot.runs.sources.access import Access
-from support.slackio import blocks, text_of
-from test_slack_watch import Clock, command, launch, tick, watch_posts
+from support.slackio import blocks_of, slash, text_of
+from support.watching import Clock, launch, tick, watch_posts
 
 #: A TRL-style run (its Trackio callback's ``train/`` names): healthy for 200 steps; on a line
 #: from the test, 20 steps of NaN loss and infinite gradient norm.
@@ -79,7 +79,7 @@ def test_a_trackio_run_watched_from_slack_alerts_once_when_its_loss_turns_nan(
         while (line := writer.stdout.readline()) and line.strip() != "ready":
             pass
         _rows_written(folder, 200)
-        reply = command(bot, standin, "watch trackio:grpo-demo/run-a every 5m")
+        reply = slash(bot, standin, "watch trackio:grpo-demo/run-a every 5m")
         assert "Watching `trackio:grpo-demo/run-a`" in reply["text"], reply["text"]
         assert "every 5 minutes" in reply["text"]
         [watch] = bot.front.core.state.watches.list()
@@ -98,7 +98,7 @@ def test_a_trackio_run_watched_from_slack_alerts_once_when_its_loss_turns_nan(
         assert result.status == "checked" and result.new_steps == 20, result
         [(alert, meta)] = watch_posts(standin)
         assert meta["watch_id"] == watch.id and "fault:nan" in meta["conditions"], meta
-        text = text_of(blocks(alert))
+        text = text_of(blocks_of(alert))
         assert "NaN/inf" in text and "train/loss" in text, text
 
         # The same run, checked again: nothing more.

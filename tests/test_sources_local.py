@@ -7,20 +7,18 @@ import json
 import numpy as np
 import pytest
 
-from rlmap_bot.runs.aliases import load_aliases
 from rlmap_bot.runs.errors import RunReadError
 from rlmap_bot.runs.read import keeper
 from rlmap_bot.runs.sources import Cursor, open_source, parse_source
 from rlmap_bot.runs.sources.access import Access
-from support import KNOWLEDGE
 from support import runlogs as rl
 
 REWARD = "critic/score/mean"
 
 
 @pytest.fixture(scope="module")
-def keep():
-    return keeper(load_aliases(KNOWLEDGE), ())
+def keep(aliases):
+    return keeper(aliases, ())
 
 
 @pytest.fixture(scope="module")

@@ -22,24 +22,12 @@ import pytest
 from rlmap_bot.runs.errors import RunReadError
 from rlmap_bot.runs.sources import open_source, parse_source
 from rlmap_bot.runs.sources.access import Access
+from support import python_says
 from support.mlflowserver import MlflowServer, free_port
 from support.shared import once_per_run
 
 ANY = ("*",)
 KEEP_ALL = lambda name: True  # noqa: E731 - every metric kept as a series
-
-
-def _python(script: str, env: dict[str, str], timeout: float = 180) -> str:
-    done = subprocess.run(
-        [sys.executable, "-c", textwrap.dedent(script)],
-        env={**os.environ, **env},
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-    )
-    assert done.returncode == 0, done.stderr[-2000:]
-    said = [line for line in done.stdout.splitlines() if line.startswith("OUT=")]
-    return said[-1].removeprefix("OUT=")
 
 
 LOG_MLFLOW = """
@@ -101,7 +89,7 @@ def test_mlflow_server_reads_every_step_then_only_new_ones_unsampled_and_unknown
     """One test for everything the server is asked:
     xdist spreads tests over workers, and each worker
     would start its own server (tens of seconds each)."""
-    run_id = _python(LOG_MLFLOW, {"MLFLOW_TRACKING_URI": mlflow_server})
+    run_id = python_says(LOG_MLFLOW, {"MLFLOW_TRACKING_URI": mlflow_server})
     source = open_source(parse_source(f"mlflow:{run_id}"), _server_access(mlflow_server))
     run, cursor = source.read_new(None, KEEP_ALL)
     score = run.series["critic/score/mean"]
@@ -115,13 +103,13 @@ def test_mlflow_server_reads_every_step_then_only_new_ones_unsampled_and_unknown
 
     quiet, cursor = source.read_new(cursor, KEEP_ALL)
     assert quiet.series == {}
-    _python(MORE_MLFLOW, {"MLFLOW_TRACKING_URI": mlflow_server, "RUN": run_id})
+    python_says(MORE_MLFLOW, {"MLFLOW_TRACKING_URI": mlflow_server, "RUN": run_id})
     new, _ = source.read_new(cursor, KEEP_ALL)
     assert new.series["critic/score/mean"].steps.tolist() == [6, 7, 8]
     assert "actor/grad_norm" not in new.series
 
     # 6,000 steps of one metric: more than one window of 2,500, none of it sampled by the server.
-    long_id = _python(LONG_RUN, {"MLFLOW_TRACKING_URI": mlflow_server})
+    long_id = python_says(LONG_RUN, {"MLFLOW_TRACKING_URI": mlflow_server})
     long_run = open_source(
         parse_source(f"mlflow:{long_id}"), _server_access(mlflow_server)
     ).read_all(KEEP_ALL)
@@ -166,7 +154,7 @@ def sqlite_store(tmp_path_factory) -> tuple[Path, str]:
     folder, run_id = once_per_run(
         tmp_path_factory,
         "mlflow-db",
-        lambda folder: _python(
+        lambda folder: python_says(
             LOG_MLFLOW, {"MLFLOW_TRACKING_URI": f"sqlite:///{folder}/mlflow.db"}
         ),
     )
@@ -194,7 +182,7 @@ def test_mlflow_sqlite_read_new_reads_rows_past_the_cursor_only(sqlite_store, tm
     )
     first, cursor = source.read_new(None, KEEP_ALL)
     assert first.records == 10
-    _python(MORE_MLFLOW, {"MLFLOW_TRACKING_URI": f"sqlite:///{db}", "RUN": run_id})
+    python_says(MORE_MLFLOW, {"MLFLOW_TRACKING_URI": f"sqlite:///{db}", "RUN": run_id})
     new, cursor = source.read_new(cursor, KEEP_ALL)
     assert new.records == 3 and new.series["critic/score/mean"].steps.tolist() == [6, 7, 8]
     again, _ = source.read_new(cursor, KEEP_ALL)

@@ -101,7 +101,7 @@ def test_every_claim_is_owned_by_this_process_owner_id(state_url):
 
 def test_a_claim_taken_over_too_often_is_marked_failed(state_url):
     store = StateStore(state_url)
-    store.events.claim("event:E1", "event", "T1", {}, "A", EXPIRED)
+    store.events.claim("event:E1", "event", "T1", None, "A", EXPIRED)
     with pytest.raises(GaveUp):
         store.events.leases.take_over(
             store.events.leases.c.key == "event:E1", "event:E1", "B", LEASE, max_attempts=1

@@ -72,9 +72,9 @@ def test_a_database_from_before_alembic_is_stamped_not_rebuilt(state_url):
     engine.dispose()
     store = StateStore(state_url)
     lease = dt.timedelta(seconds=30)
-    outcome, _ = store.events.claim("event:EvOld", "event", "T1", {}, "replica", lease)
+    outcome, _ = store.events.claim("event:EvOld", "event", "T1", None, "replica", lease)
     assert outcome == "done", "an event handled before the upgrade is still answered once"
-    assert store.events.claim("event:EvNew", "event", "T1", {}, "replica", lease)[0] == "new"
+    assert store.events.claim("event:EvNew", "event", "T1", None, "replica", lease)[0] == "new"
     with store.engine.connect() as conn:
         assert conn.exec_driver_sql("select version_num from alembic_version").scalar() >= "0004"
         assert "processed_events" not in sa.inspect(conn).get_table_names()
@@ -109,7 +109,7 @@ def test_an_0003_database_keeps_its_handled_events_and_gets_room_for_encrypted_t
 
     store = StateStore(state_url)
     assert (
-        store.events.claim("event:EvBefore", "event", "T1", {}, "r", dt.timedelta(seconds=30))[0]
+        store.events.claim("event:EvBefore", "event", "T1", None, "r", dt.timedelta(seconds=30))[0]
         == "done"
     )
     kinds = {c["name"]: c["type"] for c in sa.inspect(store.engine).get_columns("slack_bots")}

@@ -24,7 +24,7 @@ def test_events_are_claimed_once_even_under_concurrency(state_url):
         other = StateStore(state_url)  # its own engine, as another replica would have
         barrier.wait()
         wins.append(
-            other.events.claim("event:EvRace", "event", "T1", {"n": i}, f"replica-{i}", LEASE)[0]
+            other.events.claim("event:EvRace", "event", "T1", None, f"replica-{i}", LEASE)[0]
         )
         other.close()
 
@@ -34,7 +34,7 @@ def test_events_are_claimed_once_even_under_concurrency(state_url):
     for t in threads:
         t.join()
     assert sorted(wins) == ["busy"] * 7 + ["new"]
-    assert store.events.claim("event:EvRace", "event", "T1", {}, "late", LEASE)[0] == "busy"
+    assert store.events.claim("event:EvRace", "event", "T1", None, "late", LEASE)[0] == "busy"
     store.close()
 
 

@@ -9,10 +9,6 @@ slot by slot as the scheduler would fire them; what counts is which slots read t
 from __future__ import annotations
 
 import datetime as dt
-import os
-import subprocess
-import sys
-import textwrap
 from pathlib import Path
 
 import pytest
@@ -25,7 +21,7 @@ from rlmap_bot.watch.model import Watch
 from rlmap_bot.watch.schedule import slot_key
 from rlmap_bot.watch.service import WatchService
 from rlmap_bot.wording.posts import alert_title
-from support import KNOWLEDGE
+from support import KNOWLEDGE, python_says
 from support.mlflowserver import MlflowServer
 from support.poster import Recorder
 
@@ -48,18 +44,6 @@ MORE = """
         client.log_metric(os.environ["RUN"], "critic/score/mean", 0.5 + 0.001 * s, step=s)
     print("OUT=ok")
 """
-
-
-def _python(script: str, env: dict[str, str]) -> str:
-    done = subprocess.run(
-        [sys.executable, "-c", textwrap.dedent(script)],
-        env={**os.environ, **env},
-        capture_output=True,
-        text=True,
-        timeout=180,
-    )
-    assert done.returncode == 0, done.stderr[-2000:]
-    return [x for x in done.stdout.splitlines() if x.startswith("OUT=")][-1].removeprefix("OUT=")
 
 
 @pytest.fixture(scope="module")
@@ -86,7 +70,7 @@ def test_a_tracker_down_is_read_at_growing_gaps_across_a_restart_and_said_once_e
     server, built_db, tmp_path, monkeypatch
 ):
     monkeypatch.setenv("MLFLOW_TRACKING_URI", server.url)
-    run_id = _python(LOG_RUN, {"MLFLOW_TRACKING_URI": server.url})
+    run_id = python_says(LOG_RUN, {"MLFLOW_TRACKING_URI": server.url})
     state = tmp_path / "state.db"
     clock = [T0]
     service = _replica(built_db, state, clock)
@@ -131,7 +115,7 @@ def test_a_tracker_down_is_read_at_growing_gaps_across_a_restart_and_said_once_e
     assert service.run(watch.id, "now:asked", poster).status == "problem"
 
     server.start()
-    _python(MORE, {"MLFLOW_TRACKING_URI": server.url, "RUN": run_id})
+    python_says(MORE, {"MLFLOW_TRACKING_URI": server.url, "RUN": run_id})
     for k in range(36, 44):
         slot(k)
     # The asked check failed too and started the wait again from 33: the next read is at 41.

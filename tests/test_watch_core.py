@@ -16,7 +16,6 @@ from click.testing import CliRunner
 
 from rlmap_bot.cli.main import cli
 from rlmap_bot.errors import UsageError
-from rlmap_bot.runs.aliases import load_aliases
 from rlmap_bot.runs.incremental import HEAD_BYTES, RunReader
 from rlmap_bot.runs.model import RunData, Series
 from rlmap_bot.runs.signals import derive_signals
@@ -32,17 +31,11 @@ from rlmap_bot.watch.conditions import CLEAR_CHECKS, evaluate
 from rlmap_bot.watch.model import Tracking, Watch, parse_interval
 from rlmap_bot.watch.scan import CLEAR_FINITE, FaultState
 from rlmap_bot.watch.series import CAP, TAIL, KeptRun
-from support import KNOWLEDGE
 from support import runlogs as rl
 from support.cli import run_cli
 
 T0 = dt.datetime(2026, 3, 2, 9, 0, tzinfo=dt.UTC)
 HOUR = dt.timedelta(hours=1)
-
-
-@pytest.fixture(scope="module")
-def aliases():
-    return load_aliases(KNOWLEDGE)
 
 
 class Checker:

@@ -238,7 +238,9 @@ class Settings(BaseSettings):
         default=None, description="OAuth redirect URL, if not the default"
     )
     rlmap_admins: str = Field(
-        default="", description="comma-separated user ids allowed to /rlmap reload"
+        default="",
+        description="admins besides each workspace's Slack admins and owners, comma-separated, "
+        "each WORKSPACE:USER (T0123:U0456); a bare user id counts only with one bot token",
     )
     rlmap_rate_limit_retries: int = Field(
         default=3, ge=0, le=10, description="how many times a 429 is retried"
@@ -388,85 +390,6 @@ class Settings(BaseSettings):
     @property
     def curators(self) -> set[str]:
         return {c.strip() for c in self.rlmap_curators.split(",") if c.strip()}
-
-    @property
-    def admins(self) -> set[str]:
-        return {a.strip() for a in self.rlmap_admins.split(",") if a.strip()}
-
-    def require_slack(self, http: bool) -> Settings:
-        """Raise :class:`ConfigError` naming every missing variable
-        for this Slack mode, or a token of the wrong kind.
-        """
-        self._check_token_shapes()
-        missing = []
-        if self.oauth:
-            if not http:
-                raise ConfigError(
-                    "the OAuth install flow (SLACK_CLIENT_ID) needs HTTP mode: run `rlmap-bot "
-                    "serve --http`"
-                )
-            if not self.slack_client_secret:
-                missing.append("SLACK_CLIENT_SECRET (Basic Information > App Credentials)")
-            if not self.rlmap_encryption_key:
-                missing.append(
-                    "RLMAP_ENCRYPTION_KEY (encrypts every workspace's bot token in the state "
-                    "store; "
-                    "make one with `rlmap-bot key new`)"
-                )
-        elif not self.slack_bot_token:
-            missing.append("SLACK_BOT_TOKEN (the bot token, xoxb-...)")
-        if not self.oauth and not self.slack_app_token and not self.slack_signing_secret:
-            # Neither way in is set: name both, Socket Mode first (no public URL needed).
-            missing.append(
-                "SLACK_APP_TOKEN (an app-level token with connections:write, xapp-...) for Socket "
-                "Mode, "
-                "which needs no public URL, or SLACK_SIGNING_SECRET (Basic Information > App "
-                "Credentials) "
-                "for HTTP mode with `rlmap-bot serve --http`"
-            )
-        elif http and not self.slack_signing_secret:
-            missing.append("SLACK_SIGNING_SECRET (from Basic Information > App Credentials)")
-        elif not http and not self.slack_app_token:
-            missing.append(
-                "SLACK_APP_TOKEN (an app-level token with connections:write, xapp-...), or use "
-                "--http"
-            )
-        if missing:
-            mode = "HTTP" if http else "Socket Mode"
-            if not self.oauth and not self.slack_app_token and not self.slack_signing_secret:
-                mode = "Socket Mode or HTTP"
-            raise ConfigError(f"cannot start the Slack app in {mode}; set " + "; ".join(missing))
-        return self
-
-    def _check_token_shapes(self) -> None:
-        """A token of the wrong kind is named before any
-        connection (Slack would answer not_allowed_token_type).
-        """
-        for name, value, prefix, what in (
-            (
-                "SLACK_BOT_TOKEN",
-                self.slack_bot_token,
-                "xoxb-",
-                "a bot token (OAuth & Permissions > Bot User OAuth Token)",
-            ),
-            (
-                "SLACK_APP_TOKEN",
-                self.slack_app_token,
-                "xapp-",
-                "an app-level token (Basic Information > App-Level Tokens)",
-            ),
-        ):
-            if value is None or value.get_secret_value().startswith(prefix):
-                continue
-            token = value.get_secret_value()
-            # Only the kind is shown, never the token: every Slack token starts with one of these.
-            kind = next(
-                (k for k in ("xoxb-", "xapp-", "xoxp-", "xoxe-") if token.startswith(k)), None
-            )
-            found = (
-                f"this one starts with {kind}" if kind else f"this one does not start with {prefix}"
-            )
-            raise ConfigError(f"{name} must be {what}, starting {prefix}; {found}")
 
 
 def load_settings(**overrides) -> Settings:

@@ -39,3 +39,23 @@ def wandb_offline_env(root: Path) -> dict[str, str]:
         WANDB_DISABLE_GIT="true",
     )
     return env
+
+
+def python_says(script: str, env: dict[str, str], timeout: float = 180) -> str:
+    """Run ``script`` (dedented) in a fresh Python with ``env`` added to this environment, as a
+    training job would use a tracker's own SDK; what it printed last as ``OUT=...``."""
+    import os
+    import subprocess
+    import sys
+    import textwrap
+
+    done = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(script)],
+        env={**os.environ, **env},
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    said = [line for line in done.stdout.splitlines() if line.startswith("OUT=")]
+    return said[-1].removeprefix("OUT=")

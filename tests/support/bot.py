@@ -46,7 +46,7 @@ class RunningBot:
 
 
 def _front(
-    standin: StandIn, db: Path, state: Path, knowledge: Path, settings: dict
+    standin: StandIn, db: Path, state: Path | str, knowledge: Path, settings: dict
 ) -> SlackFrontEnd:
     values = dict(
         slack_bot_token=BOT_TOKEN,
@@ -63,7 +63,7 @@ def _front(
 def start_bot(
     standin: StandIn,
     db: Path,
-    state: Path,
+    state: Path | str,
     knowledge: Path = KNOWLEDGE,
     http: bool = False,
     **settings,
@@ -90,6 +90,19 @@ def start_bot(
     bot.stopping = stopping
     bot.slack = Slack(bot.url, standin)
     return bot
+
+
+def start_oauth_bot(standin: StandIn, db: Path, state: Path | str, **settings) -> RunningBot:
+    """A bot for many workspaces, installed through the OAuth flow (no one bot token; each
+    workspace's token sealed at rest), served over HTTP as the flow needs."""
+    oauth = dict(
+        slack_bot_token=None,
+        slack_client_id="client-id",
+        slack_client_secret="client-secret",
+        slack_signing_secret=SIGNING_SECRET,
+        rlmap_encryption_key=ENCRYPTION_KEY,
+    )
+    return start_bot(standin, db, state, http=True, **{**oauth, **settings})
 
 
 def in_process(app):

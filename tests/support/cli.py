@@ -33,6 +33,18 @@ def invoke(args: list[str], env: dict[str, str], stdin: str | bytes | None = Non
     return Ran(result.exit_code, result.stdout, result.stderr)
 
 
+def shell(core, *lines: str) -> str:
+    """The local shell on ``core``, each of ``lines`` typed in turn, then the end of input (which
+    quits as `quit` does): everything it printed."""
+    import io
+
+    from rlmap_bot.cli.shell import run_shell
+
+    out = io.StringIO()
+    run_shell(core, stdin=io.StringIO("\n".join(lines) + "\n"), stdout=out)
+    return out.getvalue()
+
+
 def run_cli(
     args: list[str], env: dict[str, str], stdin: str | bytes | None = None, timeout: float = 60
 ) -> subprocess.CompletedProcess:

@@ -1,11 +1,21 @@
-"""Reading what the bot sent to the stand-in, and answering a diagnosis card as a person would."""
+"""Typing `/rlmap`, reading what the bot sent to the stand-in, and answering a diagnosis card as a
+person would."""
 
 from __future__ import annotations
 
 import json
+import time
+
+
+def slash(bot, standin, text: str, channel: str = "C1", user: str = "U1", timeout=60) -> dict:
+    """`/rlmap TEXT`, typed by ``user`` in ``channel``: the arguments of the bot's reply to it."""
+    name = f"r{time.time_ns()}"
+    bot.slack.command(text, channel=channel, user=user, respond_as=name)
+    return standin.wait_for("response_url", lambda c: c.target == name, timeout=timeout)[0].args
 
 
 def blocks_of(call) -> list[dict]:
+    """The blocks a call sent (slack-sdk sends them as JSON text or as a list)."""
     blocks = call.args.get("blocks")
     return json.loads(blocks) if isinstance(blocks, str) else (blocks or [])
 
@@ -25,14 +35,9 @@ def text_of(blocks: list[dict]) -> str:
     return "\n".join(out)
 
 
-def blocks(call) -> list[dict]:
-    raw = call.args.get("blocks")
-    return json.loads(raw) if isinstance(raw, str) else (raw or [])
-
-
 def buttons(call) -> dict[str, dict]:
     return {
-        e["action_id"]: e for b in blocks(call) if b["type"] == "actions" for e in b["elements"]
+        e["action_id"]: e for b in blocks_of(call) if b["type"] == "actions" for e in b["elements"]
     }
 
 

@@ -53,11 +53,17 @@ class StandIn(LocalServer):
         self.rate_limits: dict[str, int] = {}
         self.user_tz: dict[str, str] = {}
         self.user_names: dict[str, str] = {}  # user -> real name (users.info)
+        # user -> fields of their users.info object that differ from a plain member of the
+        # asking workspace: {"is_admin": True}, {"team_id": "T2", "is_owner": True}, ...
+        self.people: dict[str, dict] = {}
         self.user_channels: dict[
             str, list[str]
         ] = {}  # user -> channels they are in (users.conversations)
         self.delays: dict[str, float] = {}
         self.holds: dict[str, float] = {}  # act on the call, then wait this long before answering
+        # act on the call, then answer only once the test sets the event (at most 30 s): the
+        # caller is held mid-request for as long as the test looks, however slow the machine
+        self.gates: dict[str, threading.Event] = {}
         self.ws_url = "ws://127.0.0.1:1/link"
         self.files: dict[str, dict] = {}  # id -> {"name", "data", "user"}: files people shared
         self.uploads: dict[
@@ -171,6 +177,9 @@ class StandIn(LocalServer):
             self._changed.notify_all()
         if refused is None and self.holds.get(method):
             time.sleep(self.holds[method])
+        gate = self.gates.get(method)
+        if refused is None and gate is not None:
+            gate.wait(timeout=30)
         return response
 
     def _refusal(self, method: str, args: dict, headers: dict) -> tuple[int, dict, dict] | None:
@@ -197,7 +206,7 @@ class StandIn(LocalServer):
     @staticmethod
     def _credentials(method: str, args: dict, headers: dict) -> dict:
         """The call's arguments with what auth.test and oauth.v2.access read from its headers."""
-        if method == "auth.test":
+        if method in ("auth.test", "users.info"):
             return {**args, "token": headers.get("authorization", "")[len("Bearer ") :]}
         if method == "oauth.v2.access" and headers.get("authorization", "").startswith("Basic "):
             return {**args, "basic": headers["authorization"][len("Basic ") :]}
@@ -360,23 +369,37 @@ class StandIn(LocalServer):
                     "response_metadata": {"next_cursor": ""},
                 }
             if method == "users.info":
-                user = args.get("user", "")
-                if user in self.user_names:
-                    name = self.user_names[user]
-                    return {
-                        "ok": True,
-                        "user": {
-                            "id": user,
-                            "tz": self.user_tz.get(user, "Europe/London"),
-                            "real_name": name,
-                            "profile": {"real_name": name},
-                        },
-                    }
-                return {
-                    "ok": True,
-                    "user": {"id": user, "tz": self.user_tz.get(user, "Europe/London")},
-                }
+                return self._user_info(args)
             return {"ok": True}
+
+    def _user_info(self, args: dict) -> dict:
+        """users.info as Slack answers it: the user object with the workspace it belongs to and
+        its role flags (a plain member unless ``people`` says otherwise); ``user_not_found`` for
+        what is no user id."""
+        user = args.get("user", "")
+        if user[:1] not in ("U", "W") or not user.isalnum():
+            return {"ok": False, "error": "user_not_found"}
+        name = self.user_names.get(user, "")
+        found = {
+            "id": user,
+            "team_id": self._team_of(args),
+            "name": user.lower(),
+            "deleted": False,
+            "tz": self.user_tz.get(user, "Europe/London"),
+            "is_admin": False,
+            "is_owner": False,
+            "is_primary_owner": False,
+            "is_restricted": False,
+            "is_ultra_restricted": False,
+            "is_bot": False,
+            "is_app_user": False,
+            "profile": {"display_name": ""},
+        }
+        if name:
+            found["real_name"] = name
+            found["profile"] = {"real_name": name, "display_name": name}
+        found.update(self.people.get(user, {}))
+        return {"ok": True, "user": found}
 
     def _team_of(self, args: dict) -> str:
         token = args.get("token") or ""
@@ -454,6 +477,19 @@ class StandIn(LocalServer):
             if time.time() - last >= quiet:
                 return
             time.sleep(0.05)
+
+
+def mention(ts: str, text: str = "DAPO", channel: str = "C1", user: str = "U1", **more) -> dict:
+    """An app_mention event: ``user`` says ``text`` to the bot in ``channel`` (``more``: other
+    fields of the event, such as a ``thread_ts``)."""
+    return {
+        "type": "app_mention",
+        "user": user,
+        "channel": channel,
+        "ts": ts,
+        "text": f"<@{BOT_USER}> {text}",
+        **more,
+    }
 
 
 # -- signed requests, as Slack sends them ------------------------------------------------------

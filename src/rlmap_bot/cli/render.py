@@ -38,6 +38,7 @@ FEATURES = (
     "rlmap_bot.cli.render_catalog",
     "rlmap_bot.cli.render_diagnosis",
     "rlmap_bot.cli.render_posts",
+    "rlmap_bot.cli.render_scaling",
     "rlmap_bot.cli.conversations",
 )
 _loaded: list[str] = []

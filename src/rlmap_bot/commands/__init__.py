@@ -13,7 +13,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from rlmap_bot.commands import admin, catalog, credentials, curate, diagnose, digest, watch
+from rlmap_bot.commands import (
+    admin,
+    catalog,
+    credentials,
+    curate,
+    diagnose,
+    digest,
+    scale,
+    watch,
+)
 from rlmap_bot.commands.context import Invocation
 from rlmap_bot.commands.registry import Command, Param, Parsed, Registry
 
@@ -24,7 +33,7 @@ TERMINAL_ONLY = frozenset({"serve", "shell", "key"})
 
 def build_registry() -> Registry:
     registry = Registry()
-    for module in (catalog, diagnose, digest, watch, curate, admin, credentials):
+    for module in (catalog, diagnose, scale, digest, watch, curate, admin, credentials):
         module.register(registry)
     registry.terminal_only |= TERMINAL_ONLY
     return registry

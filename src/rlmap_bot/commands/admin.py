@@ -47,7 +47,10 @@ def reload(ctx: Invocation) -> Notice:
     from rlmap_bot.results.general import Notice
 
     if not ctx.admin:
-        raise UsageError("Only the admins in RLMAP_ADMINS can reload the catalog.")
+        raise UsageError(
+            "Only the admins of this workspace (its Slack admins and owners, and anyone "
+            "RLMAP_ADMINS names for it) can reload the catalog."
+        )
     counts = ctx.core.reload()
     return Notice(
         text="Reloaded: " + ", ".join(f"{n} {k}{'' if n == 1 else 's'}" for k, n in counts.items())

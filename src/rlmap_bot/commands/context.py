@@ -71,7 +71,8 @@ class Invocation:
     #: open diagnoses.
     workspace: str | None = None
     #: The person is at this machine (a terminal): trusted with its files and the catalog, unlike a
-    #: chat user, whose rights come from RLMAP_ADMINS and RLMAP_CURATORS.
+    #: chat user, whose rights come from their workspace's admins (Slack's and RLMAP_ADMINS') and
+    #: RLMAP_CURATORS.
     local: bool = False
     #: The front-end holds a conversation at a prompt (an interactive terminal): a run's logs go on
     #: to a guided diagnosis that asks only what they could not tell.

@@ -3,21 +3,26 @@
 Slack only, as a slash command: its text reaches the bot alone (a mention or a DM would leave the
 key in the conversation, so the command refuses there and says to rotate it). The value is sealed
 with ``RLMAP_ENCRYPTION_KEY`` before it is stored (state/credentials.py) and never repeated: not in
-the reply, a usage error or a log line. The rendering is one plain Notice.
+the reply, a usage error or a log line; the request that carried it is kept sealed while it is
+handled (slack/sealing.py). Only the workspace's admins may (slack/admins.py decides who). The
+rendering is one plain Notice.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from rlmap_bot.commands.context import Invocation
 from rlmap_bot.commands.registry import Param, Registry
 from rlmap_bot.errors import UsageError
 
 if TYPE_CHECKING:
+    from rlmap_bot.crypto import TokenCipher
     from rlmap_bot.results.general import Notice
 
 SLACK = frozenset({"slack"})
+#: Who a workspace's admins are, as a refusal says it (slack/admins.py decides).
+ADMINS = "(its Slack admins and owners, and anyone RLMAP_ADMINS names for it)"
 TRACKERS = {"wandb": "W&B API key", "mlflow": "MLflow tracking token"}
 
 
@@ -50,14 +55,24 @@ def credentials(
     from rlmap_bot.runs.sources.access import CREDENTIAL_NAMES
 
     if not ctx.admin:
-        raise UsageError("Only the admins in RLMAP_ADMINS can set or see tracker credentials.")
+        raise UsageError(
+            f"Only the admins of this workspace {ADMINS} can set or see tracker credentials."
+        )
     action = (action or "list").lower()
     store = ctx.core.state.credentials
+    settings = ctx.core.settings
     if action == "list":
         rows = store.names(ctx.team)
         if not rows:
             return Notice(text="No tracker credentials are set for this workspace.")
-        said = "; ".join(f"{name} (set by {by} on {at[:10]})" for name, by, at in rows)
+        unopened: set[str] = set()
+        if settings.rlmap_encryption_key is not None:
+            unopened = set(store.open_all(ctx.team, _cipher(settings))[1])
+        bad = "; it does not open with RLMAP_ENCRYPTION_KEY: set it again"
+        said = "; ".join(
+            f"{name} (set by {by} on {at[:10]}{bad if name in unopened else ''})"
+            for name, by, at in rows
+        )
         return Notice(text=f"Set for this workspace: {said}.")
     if action not in ("set", "clear"):
         raise UsageError(
@@ -87,21 +102,18 @@ def credentials(
         raise UsageError(
             f"Give the {TRACKERS[tracker]} as one word after `credentials set {tracker}`."
         )
-    settings = ctx.core.settings
     if settings.rlmap_encryption_key is None:
         raise UsageError(
             "Tracker credentials are sealed at rest: set RLMAP_ENCRYPTION_KEY first "
             "(`rlmap-bot key new` makes one); nothing was stored."
         )
-    from rlmap_bot.crypto import TokenCipher
-
-    store.set(
-        ctx.team,
-        name,
-        value,
-        TokenCipher.from_setting(settings.rlmap_encryption_key.get_secret_value()),
-        ctx.user,
-    )
+    store.set(ctx.team, name, value, _cipher(settings), ctx.user)
     return Notice(
         text=f"Stored this workspace's {TRACKERS[tracker]}, sealed; it is never shown again."
     )
+
+
+def _cipher(settings: Any) -> TokenCipher:
+    from rlmap_bot.crypto import TokenCipher
+
+    return TokenCipher.from_setting(settings.rlmap_encryption_key.get_secret_value())

@@ -197,7 +197,10 @@ def curate_here(ctx: Invocation) -> Notice:
     from rlmap_bot.results.general import Notice
 
     if not ctx.admin:
-        raise UsageError("Only workspace admins (RLMAP_ADMINS) can choose the curators' channel.")
+        raise UsageError(
+            "Only the admins of this workspace (its Slack admins and owners, and anyone "
+            "RLMAP_ADMINS names for it) can choose the curators' channel."
+        )
     if ctx.io is None or not ctx.channel.startswith(("C", "G")):
         raise UsageError("Run `/rlmap curate here` in the channel the curators read (not in a DM).")
     ctx.core.state.curation.set_channel(ctx.team, ctx.channel, ctx.user)

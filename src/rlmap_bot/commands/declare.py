@@ -90,7 +90,7 @@ class Command:
     handler: Callable[..., Any]
     params: tuple[Param, ...] = ()
     surfaces: frozenset[str] = ALL
-    admin: bool = False  # Slack: only users in RLMAP_ADMINS
+    admin: bool = False  # Slack: only the workspace's admins (slack/admins.py)
     strict: bool = False  # chat: arguments that do not fit are a usage error, not a question
     fits: Callable[[Any, dict[str, Any]], bool] | None = (
         None  # chat: do these arguments make it a command?

@@ -1,5 +1,6 @@
-"""When digests fire: cron triggers in each subscription's
-timezone, run by the one scheduler (:mod:`rlmap_bot.jobs`).
+"""When digests fire: cron triggers in each subscription's timezone, run by the one scheduler
+(:mod:`rlmap_bot.jobs`), each slot delivered by :class:`DigestService` through the poster the
+front-end gives for the subscription's workspace.
 
 Subscriptions in the state store are the source of truth; the scheduler's jobs
 are re-created from them at start and re-synced, so there is one place to change
@@ -13,13 +14,18 @@ from __future__ import annotations
 
 import datetime as dt
 import logging
-from typing import Callable, Sequence
+from typing import TYPE_CHECKING, Callable, Sequence
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from apscheduler.triggers.cron import CronTrigger
 
 from rlmap_bot import jobs
+from rlmap_bot.digest.service import DigestService, Poster, RunResult
+from rlmap_bot.errors import UnavailableError
 from rlmap_bot.state.models import Subscription
+
+if TYPE_CHECKING:
+    from rlmap_bot.core import Core
 
 log = logging.getLogger(__name__)
 DEFAULT_GRACE = dt.timedelta(hours=12)
@@ -121,3 +127,62 @@ class DigestJobs:
             if due is not None:
                 found[sub.id] = due
         return found
+
+
+class DigestSchedule:
+    """Digests on the bot's scheduler: registered at start, kept in step with the subscriptions,
+    and each slot run once through :class:`DigestService`.
+
+    ``poster_for(team)`` is the front-end's poster for a workspace; a ``LookupError`` from it (a
+    workspace with no installation) skips that digest.
+    """
+
+    def __init__(
+        self,
+        core: Core,
+        poster_for: Callable[[str], Poster],
+        scheduler: jobs.Scheduler | None = None,
+    ):
+        self.core, self.poster_for = core, poster_for
+        self.service = DigestService(core)
+        self.jobs = scheduler or jobs.Scheduler()
+        core.on_subscriptions_changed(self.resync)
+
+    def start_scheduler(self, now: dt.datetime | None = None) -> list[str]:
+        """Register digests with the scheduler; the ids of the digests caught up (sent in its
+        threads)."""
+        return self.jobs.register(
+            DigestJobs(self.fire, load=self.core.state.subscriptions.list), now=now
+        )
+
+    def stop_scheduler(self) -> None:
+        self.jobs.stop(DigestJobs.name)
+
+    def resync(self) -> None:
+        """Match the scheduler's jobs to the subscriptions in the store (other replicas change
+        them too); nothing while digests are not scheduled."""
+        self.jobs.sync(DigestJobs.name)
+
+    def fire(self, sub_id: str, due: dt.datetime) -> RunResult | None:
+        try:
+            sub = self.core.state.subscriptions.by_id(sub_id)
+            if sub is None:
+                return None  # unsubscribed meanwhile
+            try:
+                result = self.service.run(sub, slot_key(due), self.poster_for(sub.team))
+            except LookupError as exc:
+                log.warning("digest for %s skipped: %s", sub.channel, exc)
+                return None
+            except jobs.NotPosted as exc:
+                log.warning("digest for %s not delivered: %s", sub.channel, exc.code)
+                return None
+        except UnavailableError:
+            log.warning(
+                "digest %s at %s not run: state store unavailable (a missed slot is caught up "
+                "at start)",
+                sub_id,
+                due.isoformat(),
+            )
+            return None
+        log.info("digest for %s: %s (%d entries)", sub.channel, result.status, result.entries)
+        return result

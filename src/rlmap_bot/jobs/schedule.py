@@ -105,6 +105,13 @@ class Scheduler:
                 job.remove()
                 self._signatures.pop(job.id, None)
 
+    def stop(self, name: str, wait: bool = False) -> None:
+        """Unregister the kind; the scheduler stops with its last kind (``wait`` for the jobs
+        already running to finish)."""
+        self.unregister(name)
+        if not self.kinds:
+            self.shutdown(wait=wait)
+
     def every(self, kind: str, name: str, func: Callable[[], Any], **interval: int) -> None:
         """Housekeeping of a kind that belongs to no item:
         ``func`` every ``interval`` (``hours=1``).

@@ -15,6 +15,7 @@ from slack_sdk import WebClient
 
 from rlmap_bot import wording
 from rlmap_bot.core import Core
+from rlmap_bot.digest.schedule import DigestSchedule
 from rlmap_bot.errors import UnavailableError
 from rlmap_bot.jobs import Scheduler
 from rlmap_bot.runs.sources.access import workspace_access_for
@@ -24,7 +25,7 @@ from rlmap_bot.slack.claims import ClaimingExecutor, Claims, LeaseLost, request_
 from rlmap_bot.slack.client import make_client
 from rlmap_bot.slack.curation import SlackCuration
 from rlmap_bot.slack.diagnosis import DiagnosisThreads
-from rlmap_bot.slack.digests import SlackDigests
+from rlmap_bot.slack.digests import SlackPoster
 from rlmap_bot.slack.dispatch import SlackCommands
 from rlmap_bot.slack.middleware import EventClaims
 from rlmap_bot.slack.runfiles import RunFiles
@@ -53,7 +54,7 @@ class SlackFrontEnd:
 
             self.installations, oauth_settings = oauth_setup(settings, core.state.engine)
         self.claims = Claims(core.state, settings)
-        self.reseal_credentials()
+        self.seal_at_start()
         # Bolt's documented App arguments: listeners run after the ack (process_before_response
         # off) on an executor of ours that finishes each request's claim when its listener returns.
         self.app = App(
@@ -68,7 +69,9 @@ class SlackFrontEnd:
         self.commands = SlackCommands(core, settings, self.threads)
         self.run_files = RunFiles(core, settings, self.threads)
         self.jobs = Scheduler()  # digests, watches and any other timed work share one scheduler
-        self.digests = SlackDigests(core, self.client_for, self.jobs)
+        self.digests = DigestSchedule(
+            core, lambda team: SlackPoster(self.client_for(team)), self.jobs
+        )
         # Watches check on their own schedule, each read with its workspace's access and posted
         # through the workspace's client.
         service = WatchService(
@@ -89,22 +92,12 @@ class SlackFrontEnd:
         listeners.register(self)
         self.app.error(self.on_error)
 
-    def reseal_credentials(self) -> int:
-        """Seal the workspaces' tracker credentials under the first RLMAP_ENCRYPTION_KEY, once per
-        process at start (after a rotation, the old key can then be dropped); a value already
-        under it is left alone, so a second start changes nothing.  WrongKeyError (one line) when
-        no key opens a stored value."""
-        if self.settings.rlmap_encryption_key is None:
-            return 0
-        from rlmap_bot.crypto import TokenCipher
+    def seal_at_start(self) -> int:
+        """Seal the stored Slack tokens and tracker credentials again under the first
+        RLMAP_ENCRYPTION_KEY (slack/sealing.py); WrongKeyError (one line) when it opens nothing."""
+        from rlmap_bot.slack.sealing import seal_at_start
 
-        cipher = TokenCipher.from_setting(self.settings.rlmap_encryption_key.get_secret_value())
-        resealed = self.core.state.credentials.reseal(cipher)
-        if resealed:
-            log.info(
-                "sealed %d tracker credential(s) under the first RLMAP_ENCRYPTION_KEY", resealed
-            )
-        return resealed
+        return seal_at_start(self.settings, self.core.state, self.installations)
 
     def start_sweeper(self) -> None:
         """Renew this replica's leases and finish requests

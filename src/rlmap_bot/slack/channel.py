@@ -9,7 +9,7 @@ from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
 
 from rlmap_bot.slack import posting
-from rlmap_bot.slack.blocks import render
+from rlmap_bot.slack.render import message
 
 
 class SlackChannel:
@@ -19,9 +19,9 @@ class SlackChannel:
         self.client, self.channel, self.user, self.respond = client, channel, user, respond
 
     def announce(self, news: BaseModel) -> bool:
-        blocks, text = render(news)
+        said = message(news)
         try:
-            self.client.chat_postMessage(channel=self.channel, text=text, blocks=blocks)
+            self.client.chat_postMessage(channel=self.channel, text=said.text, blocks=said.blocks)
             return True
         except SlackApiError as exc:
             code = str(exc.response.get("error", ""))
@@ -46,9 +46,14 @@ class SlackChannel:
             return "UTC"
 
     def open_thread(self, news: BaseModel) -> str | None:
-        blocks, text = render(news)
+        said = message(news)
         root = posting.post(
-            self.client, self.channel, self.user, blocks=blocks, text=text, respond=self.respond
+            self.client,
+            self.channel,
+            self.user,
+            blocks=said.blocks,
+            text=said.text,
+            respond=self.respond,
         )
         return root["ts"] if root else None
 

@@ -4,6 +4,10 @@ once: claims, leases, takeovers, recorded replies.
 Every event, button click and slash command is claimed in the state store before
 any work (see :mod:`rlmap_bot.state.events`, over the store's one lease primitive),
 with its payload and a lease, by :class:`rlmap_bot.slack.middleware.EventClaims`.
+The payload is sealed before it is written (:func:`rlmap_bot.slack.sealing.claims_cipher`):
+a slash command's text may hold a key (``credentials set wandb KEY``, mistyped or
+refused alike), so no request text is ever stored in clear; the sweeper opens it to
+answer a request again.
 This module holds the rest, on Bolt's and slack-sdk's documented extension points only:
 
 - :class:`Claims`: this replica's claims in progress; their leases are renewed at
@@ -48,6 +52,7 @@ from typing import Any, Callable, ParamSpec, TypeVar
 from slack_bolt.request import BoltRequest
 
 from rlmap_bot import metrics
+from rlmap_bot.crypto import Secret, UnopenedError
 from rlmap_bot.errors import UnavailableError
 from rlmap_bot.jobs.ticker import Ticker
 from rlmap_bot.slack.replies import (
@@ -57,6 +62,7 @@ from rlmap_bot.slack.replies import (
     RecordingRespond,
     where_posted,
 )
+from rlmap_bot.slack.sealing import claims_cipher
 from rlmap_bot.state.events import Claim, GaveUp
 from rlmap_bot.state.leases import OWNER
 
@@ -75,6 +81,7 @@ MAX_ATTEMPTS = 3
 # comes back to a long backlog spreads it over its
 # thread pool instead of queueing all of it at once.
 SWEEP_BATCH = 20
+KEYS = "RLMAP_ENCRYPTION_KEY or the key derived from SLACK_BOT_TOKEN"  # what seals kept requests
 
 
 def identify(body: dict | None) -> tuple[str, str, str] | None:
@@ -107,6 +114,7 @@ class Claims:
 
     def __init__(self, state: Any, settings: Any):
         self.repo = state.events
+        self.cipher = claims_cipher(settings)
         self.lease: dt.timedelta = settings.claim_lease
         self.sweep_every: float = settings.rlmap_sweep_seconds
         self.owner = OWNER
@@ -121,11 +129,8 @@ class Claims:
     # -- claiming (the middleware)
     #  ------------------------------------------------------------------
     def claim(self, kind: str, key: str, team: str, body: dict) -> tuple[str, Handling | None]:
-        stored = {
-            k: v for k, v in body.items() if k != "token"
-        }  # Slack's legacy verification token
         outcome, claim = self.repo.claim(
-            key, kind, team, stored, self.owner, self.lease, max_attempts=MAX_ATTEMPTS
+            key, kind, team, self.seal(body), self.owner, self.lease, max_attempts=MAX_ATTEMPTS
         )
         if claim is None:
             if outcome == "gave_up":
@@ -140,6 +145,13 @@ class Claims:
                 "%s: Slack's retry takes over an unfinished claim (attempt %d)", key, claim.attempts
             )
         return outcome, self._working(claim)
+
+    def seal(self, body: dict) -> str:
+        """The request as a claim keeps it: sealed, without Slack's legacy verification token."""
+        kept = {k: v for k, v in body.items() if k != "token"}
+        sealed = self.cipher.seal(json.dumps(kept))
+        assert sealed is not None
+        return sealed
 
     def _working(self, claim: Claim) -> Handling:
         handling = Handling(claim)
@@ -331,8 +343,17 @@ class Claims:
         assert claim.body is not None, (
             "claims without a stored body are finished as failed, not replayed"
         )
+        try:
+            kept = Secret("kept request", claim.team, keys=KEYS)
+            body = json.loads(self.cipher.open(claim.body, kept) or "")
+        except UnopenedError as exc:
+            # Sealed under a key no replica has now (a changed key or bot token), or not sealed.
+            log.error("%s: %s; given up", claim.key, exc)
+            metrics.EVENTS_FAILED.labels(claim.kind).inc()
+            self.repo.finish(claim.key, self.owner, "failed")
+            return
         handling = self._working(claim)
-        request = BoltRequest(body=claim.body, mode="socket_mode", context={REPLAY: handling})
+        request = BoltRequest(body=body, mode="socket_mode", context={REPLAY: handling})
         self.dispatch(request)
         if (
             CLAIM not in request.context

@@ -2,18 +2,17 @@
 
 The text becomes an invocation through the command registry (the same declarations
 and the same click parser the CLI and the shell use; a line that is not a command
-is a question for ``ask``), :func:`rlmap_bot.commands.run` runs it, and a
-:class:`Reply` renders the typed result as Block Kit: privately for slash commands
-(:class:`SlashReply`), in the thread for mentions and DMs (:class:`ThreadReply`); a button or a
-form runs the command it stands for (:meth:`SlackCommands.press`) and its reply is in
-:mod:`rlmap_bot.slack.clicks`.
+is a question for ``ask``), :func:`rlmap_bot.commands.run` runs it, and the request's
+:class:`Reply` sends what the one dispatch (:mod:`rlmap_bot.slack.render`) makes of the typed
+result: privately for slash commands (:class:`SlashReply`), in the thread for mentions and DMs
+(:class:`ThreadReply`); a button or a form runs the command it stands for
+(:meth:`SlackCommands.press`) and its reply is in :mod:`rlmap_bot.slack.clicks`.
 Problems a person can act on are told privately in one line; anything else is logged.
 """
 
 from __future__ import annotations
 
 import logging
-from functools import singledispatchmethod
 from typing import TYPE_CHECKING, Any, Callable
 
 from slack_sdk import WebClient
@@ -24,22 +23,15 @@ from rlmap_bot.commands.admin import help_for
 from rlmap_bot.commands.context import Invocation
 from rlmap_bot.core import Core
 from rlmap_bot.errors import RlmapError, UnavailableError, UsageError
-from rlmap_bot.results.ask import Answer, AnswerStream
-from rlmap_bot.results.curation import CurationForm
-from rlmap_bot.results.diagnosis import Move, Step
-from rlmap_bot.results.general import Notice
-from rlmap_bot.results.guided import GuidedRun
-from rlmap_bot.results.watch import Unwatched
 from rlmap_bot.settings import Settings
 from rlmap_bot.slack import posting
-from rlmap_bot.slack.blocks import ask as ask_blocks
-from rlmap_bot.slack.blocks import curate as curate_blocks
+from rlmap_bot.slack.admins import WorkspaceAdmins
 from rlmap_bot.slack.blocks import help as help_blocks
-from rlmap_bot.slack.blocks import render, to_dicts
-from rlmap_bot.slack.blocks.common import FALLBACK_LIMIT, section
+from rlmap_bot.slack.blocks.common import FALLBACK_LIMIT, to_dicts
 from rlmap_bot.slack.channel import SlackChannel
 from rlmap_bot.slack.diagnosis import DiagnosisThreads
 from rlmap_bot.slack.markup import cut, escape
+from rlmap_bot.slack.render import BRIEF, Message, Place, render
 from rlmap_bot.wording import sentence
 
 if TYPE_CHECKING:
@@ -51,78 +43,33 @@ log = logging.getLogger(__name__)
 
 
 class Reply:
-    """Where one request's result goes. Subclasses say
-    how a result, a problem and a usage slip are sent.
+    """Where one request's replies go: the transport, never the rendering.
 
-    ``card_ts`` is the card a click came from (a diagnosis move updates it in place);
-    ``trigger_id`` lets a click open a form.
+    :meth:`result` renders the result through the one dispatch (:func:`render.render`) for this
+    reply's :class:`~rlmap_bot.slack.render.Place`, and each out reaches Slack through what the
+    reply holds: :meth:`send` for a message (each subclass says where), ``threads`` for a
+    diagnosis card, ``card_ts`` for the card a click came from (a move updates it in place),
+    ``trigger_id`` for a click that opens a form. :meth:`problem` and :meth:`usage` say a refusal.
     """
 
     respond: Callable | None = None
     card_ts: str | None = None
     trigger_id: str | None = None
+    private = True  # what is sent is seen by the asker alone
+    view = BRIEF  # the view of the result a button asked for
 
     def __init__(self, client: WebClient, channel: str, user: str, threads: DiagnosisThreads):
         self.client, self.channel, self.user, self.threads = client, channel, user, threads
 
-    @singledispatchmethod
+    @property
+    def place(self) -> Place:
+        return Place(private=self.private, user=self.user, view=self.view)
+
     def result(self, result: Any) -> None:
-        blocks, text = render(result)
-        self.send(blocks, text, public=isinstance(result, Notice) and result.public)
+        for out in render(result, self.place):
+            out.to(self)
 
-    @result.register
-    def _(self, result: None) -> None:
-        """The command told the person already (e.g. the bot cannot post here)."""
-
-    @result.register
-    def _(self, result: Step) -> None:
-        self.threads.post_first_card(self.client, self.channel, result, respond=self.respond)
-
-    @result.register
-    def _(self, result: Unwatched) -> None:
-        """Told to everyone in the channel, as the watch was announced."""
-        blocks, text = render(result)
-        self.send(blocks, text, public=True)
-
-    @result.register
-    def _(self, result: Move) -> None:
-        """The card the click came from, updated in place (a new card when it is gone)."""
-        step = result.step
-        self.threads.show_step(
-            self.client, self.channel, step, ts=self.card_ts, note=step.note, by=result.by
-        )
-
-    @result.register
-    def _(self, result: CurationForm) -> None:
-        """The form, opened over the click that asked for it."""
-        if self.trigger_id is None:  # typed text opens no form: the card's buttons do
-            said = "Use the buttons on the suggestion's card in the curators' channel."
-            self.send([section(said)], said, public=False)
-            return
-        candidate = result.candidate
-        if result.kind == "edit":
-            stages = [(c.id, c.title) for c in result.stages]
-            subtopics = [(c.id, c.title) for c in result.subtopics]
-            view = curate_blocks.edit_modal(result.suggestion_id, candidate, stages, subtopics)
-        else:
-            view = curate_blocks.reject_modal(result.suggestion_id, candidate)
-        self.client.views_open(trigger_id=self.trigger_id, view=view)
-
-    @result.register
-    def _(self, result: AnswerStream) -> None:
-        for (
-            answer
-        ) in result.answers:  # each answer as its own reply, as the terminal prints each in turn
-            self.result(answer)
-
-    @result.register
-    def _(self, result: GuidedRun) -> None:
-        """What the logs told, then the card that asks the rest."""
-        blocks, text = render(result.readings)
-        self.send(blocks, text, public=False)
-        self.result(result.step)
-
-    def send(self, blocks: list, text: str, public: bool) -> None:
+    def send(self, message: Message) -> None:
         raise NotImplementedError
 
     def problem(self, exc: RlmapError) -> None:
@@ -148,14 +95,15 @@ class RespondReply(Reply):
 
 
 class SlashReply(RespondReply):
-    """`/rlmap`: privately through the response_url; a usage slip comes with the help."""
+    """`/rlmap`: privately through the response_url (to the channel when the message is
+    public); a usage slip comes with the help."""
 
-    def send(self, blocks: list, text: str, public: bool) -> None:
+    def send(self, message: Message) -> None:
         assert self.respond is not None
         self.respond(
-            response_type="in_channel" if public else "ephemeral",
-            text=cut(text, FALLBACK_LIMIT),
-            blocks=to_dicts(blocks),
+            response_type="in_channel" if message.public else "ephemeral",
+            text=cut(message.text, FALLBACK_LIMIT),
+            blocks=to_dicts(message.blocks),
         )
 
     def problem(self, exc: RlmapError) -> None:
@@ -173,9 +121,10 @@ class SlashReply(RespondReply):
 
 
 class ThreadReply(Reply):
-    """A mention (answered in its thread) or a DM
-    (answered in the DM); problems are told privately.
-    """
+    """A mention (answered in its thread) or a DM (answered in the DM), seen by everyone there;
+    problems are told privately."""
+
+    private = False
 
     def __init__(
         self,
@@ -188,20 +137,14 @@ class ThreadReply(Reply):
         super().__init__(client, channel, user, threads)
         self.thread_ts = thread_ts
 
-    @singledispatchmethod
-    def result(self, result: Any) -> None:
-        super().result(result)
-
-    @result.register
-    def _(self, result: Answer) -> None:
-        # In a thread: no "share" button, everyone sees it already.
-        self.send(
-            ask_blocks.answer_blocks(result), escape(ask_blocks.answer_text(result)), public=True
-        )
-
-    def send(self, blocks: list, text: str, public: bool) -> None:
+    def send(self, message: Message) -> None:
         posting.post(
-            self.client, self.channel, self.user, blocks=blocks, text=text, thread_ts=self.thread_ts
+            self.client,
+            self.channel,
+            self.user,
+            blocks=message.blocks,
+            text=message.text,
+            thread_ts=self.thread_ts,
         )
 
     def problem(self, exc: RlmapError) -> None:
@@ -213,6 +156,7 @@ class ThreadReply(Reply):
 class SlackCommands:
     def __init__(self, core: Core, settings: Settings, threads: DiagnosisThreads):
         self.core, self.settings, self.threads = core, settings, threads
+        self.admins = WorkspaceAdmins(settings)  # who may run admin commands, per workspace
         # What the front-end lends the commands, as typed
         # fields of each invocation (set by the app).
         self.watch_service: WatchService | None = None
@@ -282,7 +226,8 @@ class SlackCommands:
             team=team,
             channel=channel,
             thread_ts=anchor_ts,
-            admin=user in self.settings.admins,
+            # Asked of Slack only for a command that needs it (users.info, kept a while).
+            admin=parsed.command.admin and self.admins.allows(client, team, user),
             io=SlackChannel(client, channel, user, reply.respond),
             workspace=team,
             watch_service=self.watch_service,

@@ -1,13 +1,14 @@
 """Many workspaces: Bolt's OAuth flow with installations
-kept in the state database, tokens encrypted.
+kept in the state database, tokens sealed.
 
 slack-sdk's SQLAlchemy installation store keeps every workspace's bot token in
-its tables; :class:`EncryptedInstallationStore` encrypts the secret columns on
-the way in and decrypts them on the way out (Fernet, see :mod:`rlmap_bot.crypto`),
-so the database, its backups and its replicas never hold a usable token. At
-start, tokens stored in plain text (before encryption) or under an older key are
-re-encrypted under the first key, and a key that opens none of them stops the
-bot with one line.
+its tables; :class:`EncryptedInstallationStore` seals the secret columns on
+the way in and opens them on the way out (Fernet, marked, see :mod:`rlmap_bot.crypto`),
+so the database, its backups and its replicas never hold a usable token. A token that
+does not open (or is not sealed) is that workspace's problem: logged once, naming the
+workspace, and the workspace is treated as not installed, so Bolt asks for a reinstall;
+the other workspaces go on. At start, :mod:`rlmap_bot.slack.sealing` seals every
+stored token again under the first key, and stops on a key that opens nothing.
 
 While the state store does not answer, a workspace this replica has served keeps
 its last-read installation (kept in memory, dropped when the workspace
@@ -19,6 +20,7 @@ from __future__ import annotations
 
 import copy
 import logging
+import threading
 from typing import Any
 
 import sqlalchemy as sa
@@ -26,7 +28,7 @@ from slack_sdk.oauth.installation_store.models.bot import Bot
 from slack_sdk.oauth.installation_store.models.installation import Installation
 from slack_sdk.oauth.installation_store.sqlalchemy import SQLAlchemyInstallationStore
 
-from rlmap_bot.crypto import TokenCipher
+from rlmap_bot.crypto import Secret, TokenCipher, UnopenedError
 from rlmap_bot.errors import ConfigError, UnavailableError
 from rlmap_bot.settings import Settings
 
@@ -41,6 +43,19 @@ INSTALLATION_SECRETS = (
     "incoming_webhook_url",
 )
 BOT_SECRETS = ("bot_token", "bot_refresh_token")
+#: What each secret column holds, as a message names it.
+KINDS = {
+    "bot_token": "Slack bot token",
+    "bot_refresh_token": "Slack bot refresh token",
+    "user_token": "Slack user token",
+    "user_refresh_token": "Slack user refresh token",
+    "incoming_webhook_url": "Slack incoming-webhook URL",
+}
+REINSTALL = "reinstall the app in that workspace (from /slack/install)"
+
+
+def secret(column: str, team: str | None) -> Secret:
+    return Secret(KINDS[column], team or "(none)", REINSTALL)
 
 
 class EncryptedInstallationStore(SQLAlchemyInstallationStore):
@@ -51,6 +66,8 @@ class EncryptedInstallationStore(SQLAlchemyInstallationStore):
     def __init__(self, client_id: str, engine: sa.Engine, cipher: TokenCipher):
         super().__init__(client_id=client_id, engine=engine)
         self.cipher = cipher
+        self._sealed_here = threading.local()  # save() is sealing: its save_bot call is sealed
+        self._reported: set[tuple] = set()  # (team, column) whose token did not open, logged once
         self._last: dict[
             tuple, Any
         ] = {}  # what each look-up last found, for when the store does not answer
@@ -66,11 +83,18 @@ class EncryptedInstallationStore(SQLAlchemyInstallationStore):
         sealed = copy.copy(installation)
         for name in INSTALLATION_SECRETS:
             setattr(sealed, name, self.cipher.seal(getattr(installation, name)))
-        super().save(
-            sealed
-        )  # which saves the bot too, through save_bot below (already sealed: kept)
+        # slack-sdk saves the bot too, through save_bot below, with the tokens sealed here: the
+        # flag tells save_bot not to seal them twice (sealing marks every value, whatever it is).
+        self._sealed_here.active = True
+        try:
+            super().save(sealed)
+        finally:
+            self._sealed_here.active = False
 
     def save_bot(self, bot: Bot) -> None:
+        if getattr(self._sealed_here, "active", False):
+            super().save_bot(bot)
+            return
         sealed = copy.copy(bot)
         for name in BOT_SECRETS:
             setattr(sealed, name, self.cipher.seal(getattr(bot, name)))
@@ -95,9 +119,8 @@ class EncryptedInstallationStore(SQLAlchemyInstallationStore):
             if key in self._last:
                 return copy.copy(self._last[key])
             raise
-        if bot is not None:
-            for name in BOT_SECRETS:
-                setattr(bot, name, self.cipher.open(getattr(bot, name)))
+        if bot is not None and not self._open(bot, BOT_SECRETS, team_id or enterprise_id):
+            bot = None
         self._last[key] = copy.copy(bot)
         return bot
 
@@ -121,11 +144,24 @@ class EncryptedInstallationStore(SQLAlchemyInstallationStore):
             if key in self._last:
                 return copy.copy(self._last[key])
             raise
-        if found is not None:
-            for name in INSTALLATION_SECRETS:
-                setattr(found, name, self.cipher.open(getattr(found, name)))
+        if found is not None and not self._open(
+            found, INSTALLATION_SECRETS, team_id or enterprise_id
+        ):
+            found = None
         self._last[key] = copy.copy(found)
         return found
+
+    def _open(self, found: Any, columns: tuple[str, ...], team: str | None) -> bool:
+        """Open ``found``'s secrets in place; False (logged once) when one does not open."""
+        for name in columns:
+            try:
+                setattr(found, name, self.cipher.open(getattr(found, name), secret(name, team)))
+            except UnopenedError as exc:
+                if (team, name) not in self._reported:
+                    self._reported.add((team, name))
+                    log.error("%s; until then it is answered as a workspace not installed", exc)
+                return False
+        return True
 
     def delete_bot(self, *, enterprise_id: str | None, team_id: str | None) -> None:
         self._forget(enterprise_id, team_id)
@@ -141,33 +177,37 @@ class EncryptedInstallationStore(SQLAlchemyInstallationStore):
         for key in [k for k in self._last if k[1] == enterprise_id and k[2] == team_id]:
             self._last.pop(key, None)
 
-    # -- at start ---------------------------------------------------------------------------------
-    def reseal_all(self) -> int:
-        """Encrypt plain tokens and re-encrypt those under
-        an older key; return how many rows changed.
-
-        Raises :class:`~rlmap_bot.crypto.WrongKeyError` (one line) when a stored token opens with
-        no configured key.
-        """
-        changed = 0
-        with self.engine.begin() as conn:
+    # -- at start (slack/sealing.py) --------------------------------------------------------------
+    def stored(self) -> list[tuple[Secret, str, tuple[str, Any, str]]]:
+        """Every stored secret as it is: (what it is, the value, (table, row id, column))."""
+        found = []
+        with self.engine.connect() as conn:
             for table, columns in (
                 (self.installations, INSTALLATION_SECRETS),
                 (self.bots, BOT_SECRETS),
             ):
-                rows = (
-                    conn.execute(sa.select(table.c.id, *(table.c[c] for c in columns)))
-                    .mappings()
-                    .all()
-                )
+                wanted = [table.c.id, table.c.team_id, table.c.enterprise_id]
+                rows = conn.execute(sa.select(*wanted, *(table.c[c] for c in columns))).mappings()
                 for row in rows:
-                    update = {
-                        c: new for c in columns if (new := self.cipher.reseal(row[c])) is not None
-                    }
-                    if update:
-                        conn.execute(table.update().where(table.c.id == row["id"]).values(**update))
-                        changed += 1
-        return changed
+                    team = row["team_id"] or row["enterprise_id"]
+                    found += [
+                        (secret(c, team), row[c], (table.name, row["id"], c))
+                        for c in columns
+                        if row[c]
+                    ]
+        return found
+
+    def replace(self, where: tuple[str, Any, str], old: str, new: str) -> bool:
+        """Write ``new`` where the value is still ``old``."""
+        name, row_id, column = where
+        table = self.installations if name == self.installations.name else self.bots
+        with self.engine.begin() as conn:
+            done = conn.execute(
+                table.update()
+                .where(table.c.id == row_id, table.c[column] == old)
+                .values({column: new})
+            )
+            return done.rowcount == 1
 
 
 def oauth_setup(settings: Settings, engine: Any) -> tuple[Any, Any]:
@@ -187,11 +227,6 @@ def oauth_setup(settings: Settings, engine: Any) -> tuple[Any, Any]:
     cipher = TokenCipher.from_setting(settings.rlmap_encryption_key.get_secret_value())
     installations = EncryptedInstallationStore(client_id=client_id, engine=engine, cipher=cipher)
     installations.create_tables()
-    resealed = installations.reseal_all()
-    if resealed:
-        log.info(
-            "encrypted %d stored installation(s) under the first RLMAP_ENCRYPTION_KEY", resealed
-        )
     oauth_states = SQLAlchemyOAuthStateStore(expiration_seconds=600, engine=engine)
     oauth_states.metadata.create_all(engine)
     oauth_settings = OAuthSettings(

@@ -1,8 +1,9 @@
-"""Check the Slack side before serving: a refused token
-or an unreachable Slack is one line, not a traceback.
+"""Check the Slack side before serving: a missing setting, a token of the wrong kind, a refused
+token or an unreachable Slack is one line, not a traceback.
 
-Token shapes are checked earlier, in :meth:`~rlmap_bot.settings.Settings.require_slack`; here Slack
-itself is asked, so a revoked or mistyped token is named by its setting before anything starts.
+:func:`require` reads the settings alone (what this Slack mode needs, each token's kind); then
+Slack itself is asked (:func:`check_bot_token`, :func:`check_app_token`), so a revoked or mistyped
+token is named by its setting before anything starts.
 """
 
 from __future__ import annotations
@@ -24,6 +25,82 @@ _REFUSED = {
     "token_expired": "it has expired",
     "not_allowed_token_type": "it is not the kind of token this call needs",
 }
+
+
+def require(settings: Settings, http: bool) -> Settings:
+    """Raise :class:`ConfigError` naming every missing variable
+    for this Slack mode, or a token of the wrong kind.
+    """
+    check_token_shapes(settings)
+    missing = []
+    if settings.oauth:
+        if not http:
+            raise ConfigError(
+                "the OAuth install flow (SLACK_CLIENT_ID) needs HTTP mode: run `rlmap-bot "
+                "serve --http`"
+            )
+        if not settings.slack_client_secret:
+            missing.append("SLACK_CLIENT_SECRET (Basic Information > App Credentials)")
+        if not settings.rlmap_encryption_key:
+            missing.append(
+                "RLMAP_ENCRYPTION_KEY (encrypts every workspace's bot token in the state "
+                "store; "
+                "make one with `rlmap-bot key new`)"
+            )
+    elif not settings.slack_bot_token:
+        missing.append("SLACK_BOT_TOKEN (the bot token, xoxb-...)")
+    if not settings.oauth and not settings.slack_app_token and not settings.slack_signing_secret:
+        # Neither way in is set: name both, Socket Mode first (no public URL needed).
+        missing.append(
+            "SLACK_APP_TOKEN (an app-level token with connections:write, xapp-...) for Socket "
+            "Mode, "
+            "which needs no public URL, or SLACK_SIGNING_SECRET (Basic Information > App "
+            "Credentials) "
+            "for HTTP mode with `rlmap-bot serve --http`"
+        )
+    elif http and not settings.slack_signing_secret:
+        missing.append("SLACK_SIGNING_SECRET (from Basic Information > App Credentials)")
+    elif not http and not settings.slack_app_token:
+        missing.append(
+            "SLACK_APP_TOKEN (an app-level token with connections:write, xapp-...), or use --http"
+        )
+    if missing:
+        mode = "HTTP" if http else "Socket Mode"
+        if (
+            not settings.oauth
+            and not settings.slack_app_token
+            and not settings.slack_signing_secret
+        ):
+            mode = "Socket Mode or HTTP"
+        raise ConfigError(f"cannot start the Slack app in {mode}; set " + "; ".join(missing))
+    return settings
+
+
+def check_token_shapes(settings: Settings) -> None:
+    """A token of the wrong kind is named before any
+    connection (Slack would answer not_allowed_token_type).
+    """
+    for name, value, prefix, what in (
+        (
+            "SLACK_BOT_TOKEN",
+            settings.slack_bot_token,
+            "xoxb-",
+            "a bot token (OAuth & Permissions > Bot User OAuth Token)",
+        ),
+        (
+            "SLACK_APP_TOKEN",
+            settings.slack_app_token,
+            "xapp-",
+            "an app-level token (Basic Information > App-Level Tokens)",
+        ),
+    ):
+        if value is None or value.get_secret_value().startswith(prefix):
+            continue
+        token = value.get_secret_value()
+        # Only the kind is shown, never the token: every Slack token starts with one of these.
+        kind = next((k for k in ("xoxb-", "xapp-", "xoxp-", "xoxe-") if token.startswith(k)), None)
+        found = f"this one starts with {kind}" if kind else f"this one does not start with {prefix}"
+        raise ConfigError(f"{name} must be {what}, starting {prefix}; {found}")
 
 
 def unreachable(settings: Settings, exc: BaseException) -> ConfigError:
@@ -67,7 +144,7 @@ def check_app_token(settings: Settings, client) -> None:
     Asking first keeps slack-sdk from logging its own error and traceback for a refused token; the
     URL this call returns is simply not used (Slack's are single-use and expire).
     """
-    assert settings.slack_app_token is not None, "require_slack(http=False) checked it"
+    assert settings.slack_app_token is not None, "require(settings, http=False) checked it"
     try:
         client.apps_connections_open(app_token=settings.slack_app_token.get_secret_value())
     except SlackApiError as exc:

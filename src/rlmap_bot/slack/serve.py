@@ -78,15 +78,14 @@ def serve_from_env(terminal, http: bool, host: str = "127.0.0.1", port: int = 30
     Configuration problems (a missing token, a wrong RLMAP_STATE_URL) raise
     :class:`~rlmap_bot.errors.RlmapError`, which the CLI prints as one line.
     """
+    from rlmap_bot.jobs.housekeeping import Housekeeping
     from rlmap_bot.logs import configure
     from rlmap_bot.slack import preflight
     from rlmap_bot.slack.app import SlackFrontEnd
     from rlmap_bot.slack.client import make_client
     from rlmap_bot.slack.http import make_server
 
-    settings = terminal.settings.require_slack(
-        http=http
-    )  # missing settings, tokens of the wrong kind
+    settings = preflight.require(terminal.settings, http=http)  # what is missing, wrong kinds
     configure(settings)  # text or JSON lines, secrets redacted
     client = make_client(settings)
     preflight.check_bot_token(
@@ -99,6 +98,7 @@ def serve_from_env(terminal, http: bool, host: str = "127.0.0.1", port: int = 30
     front_end = SlackFrontEnd(core, settings)
     install_reload_signal(core)
     front_end.start_sweeper()
+    front_end.jobs.register(Housekeeping(core))  # idle diagnoses expired, old claims forgotten
     caught_up = front_end.digests.start_scheduler()
     if caught_up:
         log.info("sent %d digest(s) missed while the bot was down", len(caught_up))
@@ -128,7 +128,9 @@ def serve_from_env(terminal, http: bool, host: str = "127.0.0.1", port: int = 30
         finally:
             server.close()
         return
-    assert settings.slack_app_token is not None, "require_slack(http=False) checked it"
+    assert settings.slack_app_token is not None, (
+        "preflight.require(settings, http=False) checked it"
+    )
     if settings.rlmap_metrics_port is not None:
         server = make_server(
             None, host, settings.rlmap_metrics_port, threads=2, health=health, ready=front_end.ready

@@ -1,7 +1,9 @@
 """Claims on the requests Slack sends (events, clicks,
 slash commands): at-least-once, answered once.
 
-A request is claimed before any work, with its payload and a lease: the replica
+A request is claimed before any work, with its payload (sealed by the caller:
+this module refuses a body without the seal's marker, so no request text is ever
+written in clear) and a lease: the replica
 that claims it owns it until the lease runs out, and keeps renewing the lease
 while it works. When the reply is posted the claim is marked done (and its
 payload dropped). A claim still unfinished when its lease has run out belongs to
@@ -24,6 +26,7 @@ from typing import Any, Literal
 
 import sqlalchemy as sa
 
+from rlmap_bot.crypto import marked
 from rlmap_bot.state.db import iso, utcnow
 from rlmap_bot.state.leases import GaveUp, Leases
 from rlmap_bot.state.tables import event_claims
@@ -33,14 +36,14 @@ Outcome = Literal["new", "takeover", "done", "busy", "gave_up"]
 
 @dataclass
 class Claim:
-    """One claimed request as its owner sees it."""
+    """One claimed request as its owner sees it (``body``: the request, sealed as stored)."""
 
     key: str
     kind: str
     team: str
     owner: str
     attempts: int
-    body: dict | None
+    body: str | None
     claimed_at: str
     replies: dict[str, dict] = field(default_factory=dict)
 
@@ -60,12 +63,13 @@ class EventRepository:
         key: str,
         kind: str,
         team: str,
-        body: dict,
+        body: str | None,
         owner: str,
         lease: dt.timedelta,
         max_attempts: int = 3,
     ) -> tuple[Outcome, Claim | None]:
-        """Claim a request for ``owner``.
+        """Claim a request for ``owner``; ``body`` is the request sealed (``crypto.SEALED``), or
+        None to keep none (then nothing can answer it if the owner dies).
 
         ``new``: first sight, the caller works on it. ``takeover``: it was claimed before but
         its lease ran out unfinished, and the caller now owns it. ``done``: answered (or given
@@ -73,13 +77,15 @@ class EventRepository:
         the sweeper will when its lease runs out). ``gave_up``: it was taken over ``max_attempts``
         times already and is now marked failed.
         """
+        if body is not None and not marked(body):
+            raise ValueError("a claim keeps the request sealed, never in clear")
         now = utcnow()
         claimed_at = iso(now)
         row = dict(
             key=key,
             kind=kind,
             team=team,
-            body=json.dumps(body),
+            body=body,
             replies="{}",
             claimed_at=claimed_at,
         )
@@ -128,7 +134,7 @@ class EventRepository:
             row["team"],
             owner,
             row["attempts"],
-            json.loads(row["body"]) if row["body"] else None,
+            row["body"] or None,
             row["claimed_at"],
             json.loads(row["replies"] or "{}"),
         )

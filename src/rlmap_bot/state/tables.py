@@ -44,7 +44,9 @@ event_claims = sa.Table(
     sa.Column("owner", sa.String(80), nullable=False),  # leases.OWNER of the replica working on it
     sa.Column("attempts", sa.Integer, nullable=False),
     sa.Column("lease_until", sa.String(40), nullable=False),
-    sa.Column("body", sa.Text),  # the request as JSON while unfinished; cleared when finished
+    sa.Column(
+        "body", sa.Text
+    ),  # the request as JSON, sealed (crypto.SEALED), while unfinished; cleared when finished
     sa.Column(
         "replies", sa.Text, nullable=False
     ),  # JSON {"1": {"method", "channel", "ts"}, ...}: what was posted
@@ -241,7 +243,8 @@ scout_runs = sa.Table(
 )
 
 # A workspace's tracker credentials (a W&B API key, an MLflow token), set by an admin; ``value`` is
-# sealed with RLMAP_ENCRYPTION_KEY (Fernet), never stored plain. See state/credentials.py.
+# sealed with RLMAP_ENCRYPTION_KEY and marked so (crypto.SEALED), never stored plain. See
+# state/credentials.py.
 workspace_credentials = sa.Table(
     "workspace_credentials",
     metadata,
@@ -251,6 +254,16 @@ workspace_credentials = sa.Table(
     ),  # WANDB_API_KEY | MLFLOW_TRACKING_TOKEN | ...
     sa.Column("value", sa.Text, nullable=False),
     sa.Column("set_by", sa.String(64), nullable=False),
+    sa.Column("set_at", sa.String(40), nullable=False),
+)
+
+# One value every start of the Slack app keeps sealed under the first RLMAP_ENCRYPTION_KEY: a start
+# whose keys open it has the right key, whatever else fails to open (slack/sealing.py).
+encryption_check = sa.Table(
+    "encryption_check",
+    metadata,
+    sa.Column("name", sa.String(64), primary_key=True),
+    sa.Column("value", sa.Text, nullable=False),
     sa.Column("set_at", sa.String(40), nullable=False),
 )
 

@@ -62,6 +62,9 @@ class Access:
     environ: dict[str, str] = field(
         default_factory=dict
     )  # MLFLOW_TRACKING_URI, TRACKIO_DIR, WANDB_BASE_URL
+    #: Credentials the workspace has that do not open (name -> the one line saying what and
+    #: whose): a reader that needs one says so instead of reading without it.
+    unopened: dict[str, str] = field(default_factory=dict)
 
 
 #: The access of a watch's team, as the front-end that schedules watches hands it in.
@@ -119,7 +122,9 @@ def workspace_access_for(
         from rlmap_bot.crypto import TokenCipher
 
         cipher = TokenCipher.from_setting(key.get_secret_value())
-        return replace(allowed, credentials=store.credentials.opened(team, cipher))
+        credentials, problems = store.credentials.open_all(team, cipher)
+        unopened = {name: str(exc) for name, exc in problems.items()}
+        return replace(allowed, credentials=credentials, unopened=unopened)
 
     return access
 

@@ -66,6 +66,8 @@ def open_mlflow(ref: SourceRef, access: Access) -> RunSource:
                 f"{ref.text}: the MLflow host {host} is not one this workspace may read "
                 "(RLMAP_MLFLOW_HOSTS); nothing is read"
             )
+        if "MLFLOW_TRACKING_TOKEN" in access.unopened:
+            raise RunReadError(f"{ref.text}: {access.unopened['MLFLOW_TRACKING_TOKEN']}")
         return MlflowServer(ref, run_id, uri, access.credentials)
     if uri.startswith("sqlite:"):
         path = Path(urllib.parse.urlsplit(uri).path[1:] or "mlflow.db")

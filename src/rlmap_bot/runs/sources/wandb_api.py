@@ -52,6 +52,8 @@ def open_wandb(ref: SourceRef, access: Access) -> RunSource:
             "(RLMAP_WANDB_ENTITIES); nothing is read"
         )
     key = access.credentials.get("WANDB_API_KEY")
+    if "WANDB_API_KEY" in access.unopened:
+        raise RunReadError(f"{ref.text}: {access.unopened['WANDB_API_KEY']}")
     if not key:
         raise RunReadError(
             f"{ref.text}: no W&B API key; an admin sets one (`/rlmap credentials set wandb`), "

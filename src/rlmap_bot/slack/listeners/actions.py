@@ -1,11 +1,11 @@
-"""Buttons: full entries, related entries, sharing an answer,
-stages and help, starting and answering diagnoses.
+"""Buttons: the follow-ups (an entry, whole or its related entries, the stages, help), sharing
+an answer, starting and answering diagnoses.
 
 Every button runs the command it stands for (`show`, `stages`, `help`, `ask`, `diagnose`, and a
 diagnosis card's `diagnose move`) through the one door of typed text, :meth:`SlackCommands.press`,
-and a :class:`Reply` renders the result by its type: in a modal or privately (:class:`ButtonReply`),
-in the channel (:class:`ShareReply`), as a diagnosis thread, or on the card clicked
-(:class:`CardReply`).
+and its :class:`Reply` sends what the one dispatch makes of the result: in a modal or privately
+(:class:`ButtonReply`, in the view the button asks for: ``clicks.FOLLOW_UPS``), in the channel
+(:class:`ShareReply`), as a diagnosis thread, or on the card clicked (:class:`CardReply`).
 """
 
 from __future__ import annotations
@@ -17,9 +17,9 @@ from typing import TYPE_CHECKING, Any, Callable
 from slack_sdk import WebClient
 
 from rlmap_bot import wording
-from rlmap_bot.slack.blocks import ask, entries
+from rlmap_bot.slack.blocks import ask
 from rlmap_bot.slack.blocks import diagnosis as cards
-from rlmap_bot.slack.clicks import ButtonReply, CardReply, ShareReply
+from rlmap_bot.slack.clicks import FOLLOW_UPS, ButtonReply, CardReply, FollowUp, ShareReply
 from rlmap_bot.slack.dispatch import Reply, SlashReply, ThreadReply
 from rlmap_bot.slack.markup import escape
 from rlmap_bot.state.models import utcnow
@@ -78,81 +78,25 @@ def register(front_end: FrontEnd) -> None:
             client, command, args, team=_team(body), channel=_channel(body), user=user, reply=reply
         )
 
-    @app.action(re.compile(r"^entry_show(_\d+)?$"))
-    def on_show(
-        ack: Callable, action: dict, body: dict, client: WebClient, respond: Callable, context: Any
-    ) -> None:
-        ack()
-        with front_end.after_ack(context, respond):
-            press(
-                "show",
-                {"entry": action.get("value", "")},
-                body,
-                client,
-                ButtonReply(client, body, respond, front_end.threads, title="Not found"),
-            )
+    def follow_up(action_id: str | re.Pattern, shown: FollowUp) -> None:
+        @app.action(action_id)
+        def on_follow_up(
+            ack: Callable,
+            action: dict,
+            body: dict,
+            client: WebClient,
+            respond: Callable,
+            context: Any,
+        ) -> None:
+            ack()
+            with front_end.after_ack(context, respond):
+                reply = ButtonReply(
+                    client, body, respond, front_end.threads, shown.title, view=shown.view
+                )
+                press(shown.command, shown.args(action.get("value", "")), body, client, reply)
 
-    @app.action("entry_more")
-    def on_show_more(
-        ack: Callable, action: dict, body: dict, client: WebClient, respond: Callable, context: Any
-    ) -> None:
-        ack()
-        with front_end.after_ack(context, respond):
-            whole = lambda card: (entries.card_blocks(card, full=True), card.title)  # noqa: E731
-            press(
-                "show",
-                {"entry": action.get("value", "")},
-                body,
-                client,
-                ButtonReply(
-                    client, body, respond, front_end.threads, title="Not found", card_view=whole
-                ),
-            )
-
-    @app.action(re.compile(r"^entry_related(_\d+)?$"))
-    def on_related(
-        ack: Callable, action: dict, body: dict, client: WebClient, respond: Callable, context: Any
-    ) -> None:
-        ack()
-        with front_end.after_ack(context, respond):
-            links = lambda card: (entries.related_blocks(card.title, card.links), "Related")  # noqa: E731
-            press(
-                "show",
-                {"entry": action.get("value", "")},
-                body,
-                client,
-                ButtonReply(
-                    client, body, respond, front_end.threads, title="Related", card_view=links
-                ),
-            )
-
-    @app.action("stages_show")
-    def on_stages(
-        ack: Callable, body: dict, client: WebClient, respond: Callable, context: Any
-    ) -> None:
-        ack()
-        with front_end.after_ack(context, respond):
-            press(
-                "stages",
-                {},
-                body,
-                client,
-                ButtonReply(client, body, respond, front_end.threads, "The five stages"),
-            )
-
-    @app.action("help_show")
-    def on_help(
-        ack: Callable, body: dict, client: WebClient, respond: Callable, context: Any
-    ) -> None:
-        ack()
-        with front_end.after_ack(context, respond):
-            press(
-                "help",
-                {},
-                body,
-                client,
-                ButtonReply(client, body, respond, front_end.threads, "How to use rlmap"),
-            )
+    for action_id, shown in FOLLOW_UPS.items():
+        follow_up(action_id, shown)
 
     @app.action("answer_share")
     def on_share(

@@ -2,7 +2,9 @@
 
 The submission goes through the same door as typed ``/rlmap credentials set|clear ...``
 (:meth:`rlmap_bot.slack.dispatch.SlackCommands.press`), so the command's own checks apply: only
-the admins in RLMAP_ADMINS, the key sealed before it is stored, never repeated.  The form's reply
+the workspace's admins (:mod:`rlmap_bot.slack.admins`), the key sealed before it is stored, never
+repeated. The submission itself is not claimed (a form is answered in its HTTP response, which
+Slack does not resend), so the key is kept nowhere but in the sealed credentials row. The reply
 replaces the form (``response_action: update``); it holds the command's answer, never the key.
 """
 
@@ -18,6 +20,7 @@ from rlmap_bot.slack.blocks.common import section
 from rlmap_bot.slack.clicks import ButtonReply
 from rlmap_bot.slack.dispatch import Reply
 from rlmap_bot.slack.markup import escape
+from rlmap_bot.slack.render import Message
 from rlmap_bot.wording import sentence
 
 if TYPE_CHECKING:
@@ -31,8 +34,8 @@ class ModalReply(Reply):
         super().__init__(client, "", user, threads)
         self.blocks: list = []
 
-    def send(self, blocks: list, text: str, public: bool) -> None:
-        self.blocks = blocks
+    def send(self, message: Message) -> None:
+        self.blocks = message.blocks
 
     def problem(self, exc: RlmapError) -> None:
         self.blocks = [section(escape(sentence(exc)))]
@@ -52,7 +55,7 @@ def register(front_end: FrontEnd) -> None:
         ack()
         user = body.get("user", {}).get("id", "")
         with front_end.after_ack(context, respond):
-            if user in front_end.commands.settings.admins:
+            if front_end.commands.admins.allows(client, _team(body), user):
                 client.views_open(trigger_id=body["trigger_id"], view=blocks.form_view())
                 return
             # Anyone else: the command's own refusal, through the command door.

@@ -148,7 +148,7 @@ def register(front_end: FrontEnd) -> None:
         rows, note = watches_for_user(front_end.watches.service, client, team, user)
         watches = watch_blocks.home_blocks(rows, note) if rows or note else None
         keys = None  # which tracker credentials are set (never a value): admins only
-        if user in front_end.commands.settings.admins:
+        if front_end.commands.admins.allows(client, team, user):
             keys = credential_blocks.home_blocks(core.state.credentials.names(team))
         client.views_publish(
             user_id=user,

@@ -1,0 +1,399 @@
+#!/usr/bin/env python3
+"""The forecast backtest (issue 37): how well a run's final level is forecast from its start.
+
+    python3 dev.py bench --forecast-only
+
+Over every usable curve of the real-log bank (a log's training reward or held-out score with at
+least 60 points over at least 150 steps; each run of a multi-run export apart), each curve is cut at
+30% and at 50% of its steps and its final level (the mean of its last 10% of steps) is forecast
+from what came before the cut. The error is divided by the curve's range (its maximum minus the
+mean of its first 10% of steps). Beside the product's forecaster (``rlmap_bot.scaling``), in the
+same run: the last value, a linear trend, a power law and a plain ScaleRL sigmoid fit, each with an
+80% interval from a residual bootstrap. The forecaster may abstain ("not enough to forecast yet");
+it is scored on the rest, and again with every abstention read as the last value, so abstaining
+cannot buy a better median.
+
+The bank is split by run source (tests/data/real_logs/forecast_split.yaml); the held-out part is
+reported first. A second, wider tier (at least 40 points over at least 40 steps) is reported after
+the issue's tier, labelled, because the strict tier of this bank holds few curves.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import statistics
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+import yaml
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "src"))
+
+from rlmap_bot.scaling.curves import fit_power, fit_sigmoid  # noqa: E402
+
+BANK = ROOT / "tests" / "data" / "real_logs"
+CUTS = (0.3, 0.5)
+STRICT = (60, 150)  # points, steps (issue 37)
+WIDE = (40, 40)  # the labelled wider tier
+BOOT = 30  # bootstrap resamples for the baselines' intervals
+Z80 = 1.2816  # a normal 80% interval's half-width in standard deviations
+
+
+@dataclass
+class Curve:
+    name: str
+    source: str
+    part: str
+    quantity: str
+    x: np.ndarray
+    y: np.ndarray
+
+    @property
+    def points(self) -> int:
+        return int(self.x.size)
+
+    @property
+    def steps(self) -> float:
+        return float(self.x[-1] - self.x[0])
+
+
+def logs_folder() -> Path | None:
+    given = os.environ.get("RLMAP_REAL_LOGS")
+    if given:
+        return Path(given)
+    for base in (ROOT.parent, ROOT.parent.parent):
+        if (base / "shared" / "real_logs").is_dir():
+            return base / "shared" / "real_logs"
+    return None
+
+
+def load_curves(logs: Path) -> list[Curve]:
+    """Every reward and held-out curve of the bank, each run of a multi-run export apart."""
+    from rlmap_bot.runs.aliases import load_aliases
+    from rlmap_bot.runs.sources import read_source
+
+    aliases = load_aliases(ROOT / "knowledge")
+    bank = yaml.safe_load((BANK / "bank.yaml").read_text())["logs"]
+    split = yaml.safe_load((BANK / "forecast_split.yaml").read_text())
+    part_of = {s: "heldout" for s in split["heldout"]} | {s: "tuning" for s in split["tuning"]}
+    joined = {log: name for name, logs_ in split.get("joined", {}).items() for log in logs_}
+    pieces: dict[tuple[str, str], list[tuple[np.ndarray, np.ndarray]]] = {}
+    meta: dict[tuple[str, str], str] = {}
+    for entry in bank:
+        quantities = {q: m for q, m in entry["quantities"].items() if q in ("reward", "heldout")}
+        run = entry.get("run") or {}
+        for run_id in run.get("runs") or [None]:
+            data = read_source(
+                logs / entry["path"],
+                aliases=aliases,
+                run_id=run_id,
+                extra_metrics=list(quantities.values()),
+            )
+            for quantity, metric in quantities.items():
+                series = data.series.get(metric)
+                if series is None:
+                    continue
+                ok = np.isfinite(series.values)
+                name = joined.get(entry["name"], entry["name"]) + (f"/{run_id}" if run_id else "")
+                key = (name, quantity)
+                pieces.setdefault(key, []).append((series.steps[ok], series.values[ok]))
+                meta[key] = split["sources"][entry["name"]]
+    curves = []
+    for (name, quantity), parts in pieces.items():
+        x = np.concatenate([p[0] for p in parts]).astype(float)
+        y = np.concatenate([p[1] for p in parts])
+        order = np.argsort(x, kind="stable")
+        x, y = x[order], y[order]
+        keep = np.ones(x.size, dtype=bool)
+        keep[:-1] = x[1:] != x[:-1]  # a step written twice: the later file's value
+        source = meta[(name, quantity)]
+        curves.append(Curve(name, source, part_of[source], quantity, x[keep], y[keep]))
+    return sorted(curves, key=lambda c: (c.part, c.name, c.quantity))
+
+
+def usable(curve: Curve, tier: tuple[int, int]) -> bool:
+    return curve.points >= tier[0] and curve.steps >= tier[1]
+
+
+# -- the target ----------------------------------------------------------------------------------
+def window(x: np.ndarray, lo: float, hi: float) -> np.ndarray:
+    """The points whose step lies in the share [lo, hi] of the curve's steps."""
+    span = x[-1] - x[0]
+    return (x >= x[0] + lo * span) & (x <= x[0] + hi * span)
+
+
+def target(c: Curve) -> tuple[float, float, np.ndarray]:
+    """The final level, the range the error is divided by, and the final window's steps."""
+    last = window(c.x, 0.9, 1.0)
+    first = window(c.x, 0.0, 0.1)
+    final = float(np.mean(c.y[last]))
+    scale = float(np.max(c.y) - np.mean(c.y[first]))
+    return final, max(scale, 1e-12), c.x[last]
+
+
+# -- baselines -----------------------------------------------------------------------------------
+Forecaster = Callable[[np.ndarray, np.ndarray, np.ndarray], "tuple[float, float, float] | None"]
+
+
+def _bootstrap(fit, x, y, at) -> tuple[float, float, float] | None:
+    """A fit's forecast (the mean over the target steps) and an 80% interval from resampled
+    residuals: the fitting noise a plain fit's interval sees."""
+    model = fit(x, y)
+    if model is None:
+        return None
+    point = float(np.mean(model(at)))
+    resid = y - model(x)
+    rng = np.random.default_rng(0)
+    draws = []
+    for _ in range(BOOT):
+        again = fit(x, model(x) + rng.choice(resid, size=resid.size, replace=True))
+        if again is not None:
+            draws.append(float(np.mean(again(at))))
+    if len(draws) < BOOT // 2:
+        return point, point, point
+    lo, hi = np.quantile(draws, [0.1, 0.9])
+    return point, float(min(lo, point)), float(max(hi, point))
+
+
+def last_value(x, y, at):
+    """The mean of the last tenth of the points seen (at least three), with the normal 80%
+    interval of that mean: a smoothed last value, a harder baseline than one noisy point."""
+    k = max(3, y.size // 10)
+    tail = y[-k:]
+    sd = float(np.std(tail, ddof=1)) / math.sqrt(k) if k > 1 else 0.0
+    m = float(np.mean(tail))
+    return m, m - Z80 * sd, m + Z80 * sd
+
+
+def linear(x, y, at):
+    def fit(xx, yy):
+        coef = np.polyfit(xx, yy, 1)
+        return lambda t: np.polyval(coef, t)
+
+    return _bootstrap(fit, x, y, at)
+
+
+def power(x, y, at):
+    return _bootstrap(lambda xx, yy: fit_power(xx - x[0] + 1, yy), x, y, at - x[0] + 1)
+
+
+def plain_sigmoid(x, y, at):
+    """ScaleRL's sigmoid fitted to the points after the first tenth of the steps seen; the
+    bootstrap refits start from the first fit (the same optimum, found in a fraction of the
+    time)."""
+    keep = x >= x[0] + 0.1 * (x[-1] - x[0])
+    first = fit_sigmoid(x[keep] - x[0] + 1, y[keep])
+    if first is None:
+        return None
+
+    def fit(xx, yy):
+        f = fit_sigmoid(xx - x[0] + 1, yy, start=first.curve)
+        return None if f is None else (lambda t: f.curve(np.asarray(t) - x[0] + 1))
+
+    return _bootstrap(fit, x[keep], y[keep], at)
+
+
+def ours(x, y, at):
+    from rlmap_bot.scaling.forecast import forecast_level
+
+    f = forecast_level(x, y, at)
+    return None if f.abstain else (f.value, f.low, f.high)
+
+
+METHODS: dict[str, Forecaster] = {
+    "ours": ours,
+    "last value": last_value,
+    "linear": linear,
+    "power law": power,
+    "sigmoid": plain_sigmoid,
+}
+
+
+# -- scoring --------------------------------------------------------------------------------------
+_CACHE: dict[tuple, object] = {}
+
+
+def predict(method: str, c: Curve, cut: float):
+    """One method's forecast of one curve from its first ``cut`` of steps (memoised: both tiers
+    and every table share it)."""
+    key = (method, c.name, c.quantity, cut)
+    if key not in _CACHE:
+        seen = c.x <= c.x[0] + cut * (c.x[-1] - c.x[0])
+        _CACHE[key] = METHODS[method](c.x[seen], c.y[seen], target(c)[2])
+    return _CACHE[key]
+
+
+def score(curves: list[Curve], cut: float, methods=METHODS) -> dict[str, dict]:
+    out: dict[str, dict] = {}
+    for name in methods:
+        errors, covered, abstained, with_last = [], [], 0, []
+        for c in curves:
+            final, scale, at = target(c)
+            seen = c.x <= c.x[0] + cut * (c.x[-1] - c.x[0])
+            got = predict(name, c, cut)
+            if got is None:
+                abstained += 1
+                lv = last_value(c.x[seen], c.y[seen], at)[0]
+                with_last.append(abs(lv - final) / scale)
+                continue
+            point, lo, hi = got
+            errors.append(abs(point - final) / scale)
+            with_last.append(errors[-1])
+            covered.append(lo <= final <= hi)
+        out[name] = {
+            "median": statistics.median(errors) if errors else float("nan"),
+            "coverage": sum(covered) / len(covered) if covered else float("nan"),
+            "abstained": abstained,
+            "with_last": statistics.median(with_last) if with_last else float("nan"),
+            "n": len(curves),
+        }
+    return out
+
+
+def print_table(title: str, curves: list[Curve]) -> None:
+    print(f"   {title}: {len(curves)} curves from {len({c.source for c in curves})} sources")
+    if not curves:
+        return
+    for cut in CUTS:
+        res = score(curves, cut)
+        row = "  ".join(
+            f"{m} {r['median']:.3f} ({100 * r['coverage']:.0f}%"
+            + (
+                f", {r['abstained']} abstained, as last {r['with_last']:.3f}"
+                if r["abstained"]
+                else ""
+            )
+            + ")"
+            for m, r in res.items()
+        )
+        print(f"     cut {int(cut * 100)}%: median error / range (80% coverage): {row}")
+
+
+def compare_figure(count: int = 60) -> None:
+    """How often compare names the right winner and the right kind of difference on generated
+    pairs with a known ceiling and efficiency (the generator of tests/test_scaling.py)."""
+    sys.path.insert(0, str(ROOT / "tests"))
+    from rlmap_bot.scaling.compare import RunCurve, compare_runs
+    from support.scalingcurves import Truth, run  # tests/support: the same generated runs
+
+    rng = np.random.default_rng(2026)
+    right = {"ceiling": 0, "efficiency": 0}
+    total = {"ceiling": 0, "efficiency": 0}
+    for i in range(count):
+        a, b, c = rng.uniform(0.5, 0.7), rng.uniform(1.0, 2.0), rng.uniform(30, 80)
+        kind = "ceiling" if i % 2 == 0 else "efficiency"
+        better = Truth(a + 0.2, b, c) if kind == "ceiling" else Truth(a, b, c)
+        worse = Truth(a, b, c) if kind == "ceiling" else Truth(a, b, 3 * c)
+        pair = [("better", better), ("worse", worse)]
+        if rng.random() < 0.5:
+            pair.reverse()
+        curves = [RunCurve(n, *run(t, 400, seed=10 * i + j)) for j, (n, t) in enumerate(pair)]
+        got = compare_runs(curves, "reward", "training reward")
+        winner = got.higher_ceiling if kind == "ceiling" else got.faster
+        right[kind] += got.kind == kind and winner == "better"
+        total[kind] += 1
+    both = sum(right.values()) / sum(total.values())
+    print(
+        f"   compare on {count} generated pairs (ceiling 0.2 higher, or midpoint 3x later; 400 "
+        f"steps, noise 0.02): right winner and kind {100 * both:.0f}% "
+        f"(ceiling {right['ceiling']}/{total['ceiling']}, "
+        f"efficiency {right['efficiency']}/{total['efficiency']})"
+    )
+
+
+def report() -> None:
+    print("Forecast backtest (issue 37): final level forecast from the first 30% / 50% of steps")
+    compare_figure()
+    logs = logs_folder()
+    if logs is None:
+        print("   the real-log bank is not here (RLMAP_REAL_LOGS or ../shared/real_logs): skipped")
+        return
+    curves = load_curves(logs)
+    for tier, label in (
+        (STRICT, "issue's tier, >= 60 points over >= 150 steps"),
+        (WIDE, "wider tier, >= 40 points over >= 40 steps"),
+    ):
+        chosen = [c for c in curves if usable(c, tier)]
+        print(f"  {label}")
+        print_table("held-out part", [c for c in chosen if c.part == "heldout"])
+        print_table("tuning part", [c for c in chosen if c.part == "tuning"])
+
+
+if __name__ == "__main__" and "--tune" not in sys.argv:
+    report()
+
+
+# -- tuning (the tuning part only) ---------------------------------------------------------------
+TUNE_CUTS = (0.2, 0.3, 0.4, 0.5, 0.6)
+GRID = {
+    "flat_z": (0.5, 1.0, 2.0, 3.0),
+    "shrink": (0.5, 0.75, 1.0),
+    "range_share": (0.05, 0.1, 0.2),
+}
+
+
+def tune(curves: list[Curve]) -> dict:
+    """The grid point with the lowest median error (ties: mean error) over the tuning curves at
+    five cuts, then
+    ``q80`` from their errors in interval scales: split-conformal, its coverage estimated by
+    leaving one run source out at a time."""
+    import itertools
+
+    from rlmap_bot.scaling.forecast import PARAMS, interval_scale, level_at, read_curve
+
+    cases = []
+    for c in curves:
+        final, scale, at = target(c)
+        for cut in TUNE_CUTS:
+            seen = c.x <= c.x[0] + cut * (c.x[-1] - c.x[0])
+            fallback = last_value(c.x[seen], c.y[seen], at)[0]
+            cases.append((c, final, scale, at, read_curve(c.x[seen], c.y[seen]), fallback))
+    best = None
+    for values in itertools.product(*GRID.values()):
+        params = {**PARAMS, **dict(zip(GRID, values, strict=False)), "q80": 1.0}
+        errs = []
+        for _c, final, scale, at, seen, fallback in cases:
+            got = level_at(seen, at, params)
+            value = fallback if got.abstain else got.value  # an abstention scores as last
+            errs.append(abs(value - final) / scale)
+        med = (statistics.median(errs), statistics.fmean(errs))  # ties: the lower mean error
+        if best is None or med < best[0]:
+            best = (med, params)
+    params = best[1]
+    scores: list[tuple[str, float]] = []
+    for c, final, _scale, at, seen, _ in cases:
+        got = level_at(seen, at, params)
+        if got.abstain:
+            continue
+        scores.append((c.source, abs(got.value - final) / interval_scale(seen, got.gain, params)))
+
+    def quantile(values: list[float]) -> float:
+        values = sorted(values)
+        k = min(len(values) - 1, math.ceil(0.8 * (len(values) + 1)) - 1)
+        return values[k]
+
+    covered = []
+    for source in {s for s, _ in scores}:
+        q = quantile([v for s, v in scores if s != source])
+        covered += [v <= q for s, v in scores if s == source]
+    params["q80"] = quantile([v for _, v in scores])
+    print(
+        f"   tuned on {len(cases)} cuts of {len(curves)} tuning curves: "
+        + ", ".join(f"{k}={params[k]}" for k in (*GRID, "q80"))
+        + f" (the grid: {GRID})"
+        + f"; median error {best[0][0]:.3f} (mean {best[0][1]:.3f}); leave-one-source-out "
+        f"coverage of the 80% interval {100 * sum(covered) / max(len(covered), 1):.0f}% "
+        f"({len(covered)} forecasts)"
+    )
+    return params
+
+
+if __name__ == "__main__" and "--tune" in sys.argv:
+    logs = logs_folder()
+    assert logs is not None, "the real-log bank is not here"
+    tune([c for c in load_curves(logs) if c.part == "tuning" and usable(c, WIDE)])

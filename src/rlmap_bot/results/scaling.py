@@ -1,0 +1,178 @@
+"""What more compute buys: a run's forecast, a comparison of runs, and the batch decision.
+
+Kept apart from :mod:`rlmap_bot.scaling` (numpy and scipy) so that front-ends can name these types,
+in rendering and in JSON, without loading the numerical stack.
+"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, Field
+
+
+class Estimate(BaseModel):
+    """A forecast value and its 80% interval."""
+
+    value: float
+    low: float
+    high: float
+
+
+class AtStep(Estimate):
+    """The forecast level at one step (``--to``, or the run's last step when none is asked)."""
+
+    step: int
+
+
+class Curve(BaseModel):
+    """The points behind a forecast, for the chart: what was logged, and the fitted line ahead."""
+
+    x: list[float] = Field(default_factory=list, description="the x axis (steps or compute)")
+    y: list[float] = Field(default_factory=list)
+    fit_x: list[float] = Field(default_factory=list)
+    fit_y: list[float] = Field(default_factory=list)
+    band_low: list[float] = Field(default_factory=list, description="80% band along fit_x")
+    band_high: list[float] = Field(default_factory=list)
+    early_until: float | None = Field(None, description="x before which points were left out")
+
+
+class Forecast(BaseModel):
+    """One run's forecast, or why there is none yet (``abstain``)."""
+
+    source: str = Field(description="the run, as typed")
+    metric: str = Field(description="the metric forecast (its logged name)")
+    quantity: str = Field(description="held-out score or training reward")
+    axis: str = Field("steps", description="what the x axis counts: steps, samples, tokens, ...")
+    points: int = 0
+    first_step: int | None = None
+    last_step: int | None = None
+    now: float | None = Field(None, description="the recent level (mean of the last points)")
+    at: AtStep | None = None
+    asymptote: Estimate | None = Field(None, description="the ceiling, with its 80% interval")
+    reached: float | None = Field(None, description="share of the gain to the ceiling reached")
+    step_95: int | None = Field(
+        None, description="the step by which 95% of the remaining gain is reached"
+    )
+    per_1000_steps: float | None = Field(None, description="what 1,000 more steps buy")
+    saturated: bool = False
+    past_peak: bool = Field(
+        False, description="the fit expects the curve to settle below where it is now"
+    )
+    abstain: str | None = Field(None, description="why there is no forecast yet")
+    early_rule: str = ""
+    notes: list[str] = Field(default_factory=list)
+    curve: Curve | None = Field(None, exclude=True)
+    chart: str | None = Field(None, description="the chart's file, when drawn")
+
+
+class Difference(BaseModel):
+    """A reading that differs between two runs (from each run's own diagnosis)."""
+
+    reading: str
+    values: dict[str, str] = Field(description="run label -> what the reading is there")
+
+
+class BatchDecision(BaseModel):
+    """Two runs differing in batch size: steps to a common target at B and at 2B."""
+
+    small: str
+    large: str
+    batch_small: float
+    batch_large: float
+    target: float
+    steps_small: int | None = None
+    steps_large: int | None = None
+    speedup: float | None = Field(
+        None, description="batch_doubling_speedup: steps at B over steps at 2B"
+    )
+    seconds_small: float | None = None
+    seconds_large: float | None = None
+    wall_clock: str | None = Field(None, description="which reaches the target sooner in time")
+    note: str | None = None
+
+
+class Comparison(BaseModel):
+    """Runs fitted side by side: whose ceiling is higher, who is only faster, what differs."""
+
+    axis: str = Field("steps", description="what the runs are aligned on")
+    metric: str
+    forecasts: list[Forecast]
+    labels: list[str]
+    higher_ceiling: str | None = None
+    faster: str | None = None
+    kind: str = Field(
+        "unclear", description="ceiling, efficiency, both, none or unclear: how the runs differ"
+    )
+    verdict: str = ""
+    differences: list[Difference] = Field(default_factory=list)
+    batch: BatchDecision | None = None
+    chart: str | None = None
+
+
+def _decimals(*values: float) -> int:
+    """Decimals enough to tell the values apart at about two significant figures of their
+    spread (0.71 and 0.74; 812 and 840), at most four."""
+    import math
+
+    finite = [abs(v) for v in values if v == v and abs(v) != float("inf")]
+    spread = (max(values) - min(values)) if len(values) > 1 else (max(finite) if finite else 1.0)
+    base = spread if spread > 0 else (max(finite) if finite and max(finite) > 0 else 1.0)
+    return int(min(4, max(0, 1 - math.floor(math.log10(base)))))
+
+
+def number(value: float, *context: float) -> str:
+    """A value written with the decimals its context needs."""
+    return f"{value:,.{_decimals(value, *context)}f}"
+
+
+def interval(e: Estimate) -> str:
+    """``0.71 (0.68-0.74)``; with a negative end ``0.2 (-0.4 to 0.8)``: a hyphen would blur it."""
+    d = _decimals(e.low, e.high)
+    sep = " to " if min(e.low, e.high) < 0 else "-"
+    return f"{e.value:,.{d}f} ({e.low:,.{d}f}{sep}{e.high:,.{d}f})"
+
+
+def forecast_line(f: Forecast) -> str:
+    """The one line said in a diagnosis and a watch: the ceiling, the share reached, what 1,000
+    more steps buy; or why there is no forecast yet."""
+    if f.abstain:
+        return f"Forecast: not enough to forecast yet ({f.abstain})."
+    if f.asymptote is None:
+        return "Forecast: none."
+    if f.past_peak and f.now is not None:
+        now = number(f.now, f.asymptote.low, f.asymptote.high)
+        return (
+            f"Forecast: past its best; the fit expects it to settle near "
+            f"{interval(f.asymptote)}, below the {now} it is at now."
+        )
+    parts = [f"ceiling near {interval(f.asymptote)}"]
+    if f.reached is not None:
+        parts.append(f"{round(100 * f.reached)}% of it reached")
+    if f.saturated:
+        parts.append("the curve has stopped moving")
+    elif f.per_1000_steps is not None:
+        d = _decimals(f.asymptote.low, f.asymptote.high)
+        parts.append(f"another 1,000 {f.axis} buy about {f.per_1000_steps:+.{d}f}")
+    return "Forecast: " + "; ".join(parts) + "."
+
+
+def forecast_sentences(f: Forecast) -> list[str]:
+    """What a forecast says, in order, for a card or the terminal."""
+    if f.abstain:
+        return [f"Not enough to forecast yet: {f.abstain}."]
+    out = [forecast_line(f)]
+    if f.now is not None and f.asymptote is not None:
+        out.append(f"Now at {number(f.now, f.asymptote.low, f.asymptote.high)} (the recent level).")
+    if f.step_95 is not None and not f.saturated and not f.past_peak and f.last_step is not None:
+        if f.step_95 > f.last_step:
+            out.append(
+                f"95% of the gain still to come is reached by step {f.step_95:,} "
+                f"({f.step_95 - f.last_step:,} more)."
+            )
+    if f.saturated:
+        out.append(
+            "More steps buy nothing measurable: the last half of the curve is flat within "
+            "its noise."
+        )
+    if f.at is not None and f.last_step is not None and f.at.step > f.last_step:
+        out.append(f"At step {f.at.step:,}: {interval(f.at)}.")
+    return out + f.notes

@@ -1,0 +1,161 @@
+"""The curve shapes a run's metric is fitted with, and their least-squares fits.
+
+The main shape is ScaleRL's saturating sigmoid in compute (Khatri et al. 2025, catalog entry
+``scalerl``): ``R(C) = R0 + (A - R0) / (1 + (C_mid / C) ** B)``, where ``A`` is the ceiling, ``B``
+the efficiency (how steeply the gain comes) and ``C_mid`` the compute at which half of the gain
+``A - R0`` is reached. A power law and a straight line are fitted beside it only as baselines of the
+backtest (``benchmarks/forecast.py``).
+
+Everything here takes plain numpy arrays (``x`` ascending and positive: steps, samples, tokens or
+GPU-hours) and knows nothing of logs or front-ends.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+#: Bounds on the sigmoid's exponent B. ScaleRL's fitted exponents are of order one; 0.2 is a curve
+#: so flat in log-compute that it is no sigmoid at all, and past 8 it is a step. Judgement: wide
+#: enough for every curve in the real-log bank, narrow enough that a fit on noise cannot run off.
+B_BOUNDS = (0.2, 8.0)
+#: The fitted ceiling may lie at most this many seen ranges beyond the values seen (either way).
+#: Judgement: an extrapolation further than that from a partial curve is the fit chasing noise;
+#: the bound keeps the least-squares problem bounded, the forecast's own rules decide more.
+A_REACH = 3.0
+
+
+@dataclass(frozen=True)
+class Sigmoid:
+    """ScaleRL's curve: ``r0 + (a - r0) / (1 + (c_mid / x) ** b)``."""
+
+    r0: float
+    a: float
+    b: float
+    c_mid: float
+
+    def __call__(self, x: np.ndarray | float) -> np.ndarray:
+        x = np.maximum(np.asarray(x, dtype=float), 1e-12)
+        z = np.clip(self.b * (np.log(self.c_mid) - np.log(x)), -60.0, 60.0)
+        return self.r0 + (self.a - self.r0) / (1.0 + np.exp(z))
+
+    def reach(self, share: float) -> float:
+        """The x at which ``share`` (0-1) of the gain ``a - r0`` is reached."""
+        share = min(max(share, 1e-9), 1 - 1e-9)
+        return float(self.c_mid * (share / (1 - share)) ** (1 / self.b))
+
+
+@dataclass(frozen=True)
+class Fit:
+    """A fitted curve and how well it fits: the residual spread and the points it saw."""
+
+    curve: Sigmoid
+    rmse: float
+    points: int
+
+
+def _sigmoid_residuals(params: np.ndarray, lx: np.ndarray, y: np.ndarray) -> np.ndarray:
+    r0, a, b, lc = params
+    z = np.clip(b * (lc - lx), -60.0, 60.0)
+    return r0 + (a - r0) / (1.0 + np.exp(z)) - y
+
+
+def fit_sigmoid(
+    x: np.ndarray, y: np.ndarray, r0: float | None = None, start: Sigmoid | None = None
+) -> Fit | None:
+    """The least-squares sigmoid through ``(x, y)``, from a few starting points (the problem has
+    local minima), or from ``start`` alone; ``r0`` fixes the start level when given. None when no
+    start converges."""
+    from scipy.optimize import least_squares
+
+    x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
+    if x.size < 4:
+        return None
+    lx = np.log(np.maximum(x, 1e-12))
+    lo_y, hi_y = float(np.min(y)), float(np.max(y))
+    span = max(hi_y - lo_y, 1e-9)
+    head = float(np.mean(y[: max(2, y.size // 10)]))
+    tail = float(np.mean(y[-max(2, y.size // 10) :]))
+    a_lo, a_hi = lo_y - A_REACH * span, hi_y + A_REACH * span
+    lc_lo, lc_hi = float(lx[0]) - math.log(100.0), float(lx[-1]) + math.log(1000.0)
+    best = None
+    starts = [
+        (head if r0 is None else r0, a0, b0, lc0)
+        for b0 in (0.7, 1.5, 3.0)
+        for lc0 in (float(np.median(lx)), float(lx[-1]))
+        for a0 in (tail, tail + (tail - head))
+    ]
+    if start is not None:
+        starts = [(start.r0, start.a, start.b, math.log(start.c_mid))]
+    for first in starts:
+        start_p = list(first)
+        lower = [lo_y - A_REACH * span, a_lo, B_BOUNDS[0], lc_lo]
+        upper = [hi_y + A_REACH * span, a_hi, B_BOUNDS[1], lc_hi]
+        if r0 is not None:
+            lower[0], upper[0] = r0 - 1e-9 * span, r0 + 1e-9 * span
+        start_p = list(np.clip(start_p, np.array(lower) + 1e-12, np.array(upper) - 1e-12))
+        try:
+            res = least_squares(
+                _sigmoid_residuals,
+                start_p,
+                bounds=(lower, upper),
+                args=(lx, y),
+                loss="soft_l1",
+                f_scale=max(span / 10, 1e-9),
+                max_nfev=400,
+            )
+        except (ValueError, np.linalg.LinAlgError):
+            continue
+        cost = float(np.sum(res.fun**2))
+        if best is None or cost < best[0]:
+            best = (cost, res.x)
+    if best is None:
+        return None
+    r0_f, a, b, lc = (float(v) for v in best[1])
+    curve = Sigmoid(r0=r0_f, a=a, b=b, c_mid=math.exp(lc))
+    rmse = math.sqrt(best[0] / y.size)
+    return Fit(curve=curve, rmse=rmse, points=int(y.size))
+
+
+def fit_power(x: np.ndarray, y: np.ndarray):
+    """``y = a + b * x ** c`` by least squares (a baseline); a callable, or None."""
+    from scipy.optimize import least_squares
+
+    x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
+    if x.size < 4:
+        return None
+    span = max(float(np.ptp(y)), 1e-9)
+
+    def resid(p):
+        return p[0] + p[1] * np.power(x, p[2]) - y
+
+    best = None
+    for c0 in (-0.5, 0.3, 1.0):
+        try:
+            res = least_squares(
+                resid,
+                [float(y[-1]), -span if c0 < 0 else span / max(x[-1] ** c0, 1e-9), c0],
+                bounds=([-np.inf, -np.inf, -3.0], [np.inf, np.inf, 2.0]),
+                max_nfev=400,
+            )
+        except (ValueError, np.linalg.LinAlgError):
+            continue
+        cost = float(np.sum(res.fun**2))
+        if best is None or cost < best[0]:
+            best = (cost, res.x)
+    if best is None:
+        return None
+    a, b, c = best[1]
+    return lambda t: a + b * np.power(np.asarray(t, dtype=float), c)
+
+
+def noise_sd(y: np.ndarray) -> float:
+    """Step-to-step noise: the MAD of first differences, scaled to a standard deviation of one
+    point (a difference of two independent points has sqrt(2) times the spread)."""
+    y = np.asarray(y, dtype=float)
+    if y.size < 3:
+        return 0.0
+    d = np.diff(y)
+    return float(1.4826 * np.median(np.abs(d - np.median(d))) / math.sqrt(2))

@@ -1,0 +1,196 @@
+"""A run's outlook in the product's terms: the ceiling and its interval, how much of it is reached,
+the step by which 95% of the remaining gain comes, what 1,000 more steps buy, the level at a step
+asked for, and the points to draw; or "not enough to forecast yet" and why.
+
+Built on :mod:`rlmap_bot.scaling.forecast` (the backtested rule): the level at a step is
+:func:`~rlmap_bot.scaling.forecast.level_at`, and the ceiling is the same rule taken to the
+fitted sigmoid's asymptote, its interval widened by the spread of the asymptote itself.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from rlmap_bot.results.scaling import AtStep, Curve, Estimate, Forecast
+from rlmap_bot.scaling.forecast import (
+    PARAMS,
+    Seen,
+    gain_weight,
+    interval_scale,
+    level_at,
+    read_curve,
+)
+
+#: The share of the remaining gain whose step is reported ("the step by which 95% of the
+#: remaining gain is reached").
+REMAINING_SHARE = 0.95
+#: "Another N steps buy about ...": the issue's sentence uses 1,000 steps.
+MORE_STEPS = 1000
+#: Points drawn for the fitted line and its band.
+DRAWN = 120
+
+
+def early_rule(params: dict | None = None) -> str:
+    p = {**PARAMS, **(params or {})}
+    return (
+        f"the first {round(100 * p['early_share'])}% of the steps seen are left out before "
+        "fitting (ScaleRL leaves out each run's early, noisy part)"
+    )
+
+
+def outlook(
+    x: np.ndarray,
+    y: np.ndarray,
+    *,
+    source: str,
+    metric: str,
+    quantity: str,
+    to: int | None = None,
+    axis: str = "steps",
+) -> Forecast:
+    """The forecast of one curve (``x`` in steps, ascending)."""
+    x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
+    ok = np.isfinite(x) & np.isfinite(y)
+    x, y = x[ok], y[ok]
+    out = Forecast(
+        source=source,
+        metric=metric,
+        quantity=quantity,
+        axis=axis,
+        points=int(x.size),
+        first_step=int(x[0]) if x.size else None,
+        last_step=int(x[-1]) if x.size else None,
+        early_rule=early_rule(),
+        curve=Curve(x=[float(v) for v in x], y=[float(v) for v in y]),
+    )
+    seen = read_curve(x, y)
+    if seen.abstain:
+        out.abstain = seen.abstain
+        return out
+    assert out.curve is not None and out.last_step is not None
+    out.curve.early_until = seen.kept_from
+    out.now = seen.level
+    last = float(x[-1])
+    target = float(to) if to is not None else last
+    if to is not None and to < last:
+        out.notes.append(f"step {to} is already behind the run (it is at step {int(last)})")
+    at = level_at(seen, np.array([target]))
+    if at.abstain:
+        out.abstain = at.abstain
+        return out
+    out.saturated = at.saturated
+    out.at = AtStep(step=int(target), value=at.value, low=at.low, high=at.high)
+    ceiling = _ceiling(seen)
+    if ceiling is None:
+        out.abstain = (
+            "the fitted ceiling is not pinned down yet: the curve is still far from bending"
+        )
+        out.at = None
+        return out
+    out.asymptote = ceiling
+    start = float(np.mean(y[: max(3, y.size // 10)]))
+    gain = ceiling.value - start
+    made = seen.level - start
+    # A run that has climbed and whose fitted ceiling lies on the far side of where it is now
+    # (below it for a rising run), by more than the recent level's own 80% uncertainty, is past
+    # its best: there is no share of a ceiling to reach, and no step by which the rest comes.
+    back = (seen.level - ceiling.value) if made > 0 else (ceiling.value - seen.level)
+    if abs(made) > 1e-12 and not out.saturated and back > 1.2816 * seen.level_se:
+        out.past_peak = True
+    elif abs(gain) > 1e-12:
+        out.reached = float(min(max(made / gain, 0.0), 1.0))
+    more = level_at(seen, np.array([last + MORE_STEPS]))
+    if not more.abstain:
+        out.per_1000_steps = more.value - seen.level
+    # The step by which 95% of the remaining gain comes is said only when some gain remains: the
+    # ceiling lies ahead of the level now by more than that level's own 80% uncertainty.
+    ahead = (ceiling.value - seen.level) if made >= 0 else (seen.level - ceiling.value)
+    remains = ahead > 1.2816 * seen.level_se
+    out.step_95 = _step_95(seen, last) if remains and not out.past_peak else None
+    out.curve = _drawn(out.curve, seen, max(target, last))
+    return out
+
+
+def _ceiling(seen: Seen) -> Estimate | None:
+    """The ceiling: the recent level when the curve has stopped moving, else the rule's forecast
+    at the fit's asymptote. Its interval is the rule's, widened in quadrature by how far the
+    asymptote itself moves when the fit's residuals are resampled."""
+    p = PARAMS
+    if abs(seen.change) <= p["flat_z"] * seen.change_se or seen.fit is None:
+        half = p["q80"] * interval_scale(seen, 0.0)
+        return Estimate(value=seen.level, low=seen.level - half, high=seen.level + half)
+    curve = seen.fit.curve
+    now = float(np.mean(curve(seen.recent + seen.shift)))
+    gain = curve.a - now
+    if abs(gain) > p["max_reach"] * max(seen.seen_range, seen.noise):
+        return None
+    value = seen.level + gain_weight(seen) * gain
+    spread = _asymptote_spread(seen)
+    half = math.hypot(p["q80"] * interval_scale(seen, gain), spread)
+    return Estimate(value=value, low=value - half, high=value + half)
+
+
+def _asymptote_spread(seen: Seen, draws: int = 20) -> float:
+    """The 80% half-spread of the refitted asymptote over residual resamples (shrunk like the
+    forecast); warm-started from the fit, so it costs a few milliseconds a draw."""
+    from rlmap_bot.scaling.curves import fit_sigmoid
+
+    assert seen.fit is not None
+    curve = seen.fit.curve
+    base = curve(seen.x + seen.shift)
+    resid = seen.y - base
+    rng = np.random.default_rng(0)
+    found = []
+    for _ in range(draws):
+        again = fit_sigmoid(seen.x + seen.shift, base + rng.choice(resid, resid.size), start=curve)
+        if again is not None:
+            found.append(again.curve.a)
+    if len(found) < 5:
+        return 0.0
+    lo, hi = np.quantile(found, [0.1, 0.9])
+    return float(gain_weight(seen) * (hi - lo) / 2)
+
+
+def _step_95(seen: Seen, last: float) -> int | None:
+    """The step by which 95% of the gain still to come from here is reached (the last step when
+    the curve has stopped moving)."""
+    if abs(seen.change) <= PARAMS["flat_z"] * seen.change_se or seen.fit is None:
+        return int(last)
+    curve = seen.fit.curve
+    now = float(np.mean(curve(seen.recent + seen.shift)))
+    whole = curve.a - curve.r0
+    if abs(whole) < 1e-12:
+        return int(last)
+    share = (now - curve.r0 + REMAINING_SHARE * (curve.a - now)) / whole
+    if not 0 < share < 1:
+        return int(last)
+    return int(math.ceil(max(curve.reach(share) - seen.shift, last)))
+
+
+def _drawn(curve: Curve, seen: Seen, until: float) -> Curve:
+    """The fitted line and its 80% band from the kept points to ``until`` (or to 95% of the
+    remaining gain, whichever is further, capped at four times the steps seen)."""
+    end = until
+    step95 = _step_95(seen, float(seen.x[-1]))
+    if step95 is not None:
+        end = max(end, min(float(step95), 4 * float(seen.x[-1])))
+    xs = np.linspace(float(seen.x[0]), max(end, float(seen.x[-1]) + 1), DRAWN)
+    values, lows, highs = [], [], []
+    for v in xs:
+        if v <= seen.x[-1] and seen.fit is not None:
+            fitted = float(seen.fit.curve(v + seen.shift))
+            values.append(fitted)
+            lows.append(fitted)
+            highs.append(fitted)
+            continue
+        got = level_at(seen, np.array([v]))
+        values.append(got.value)
+        lows.append(got.low)
+        highs.append(got.high)
+    curve.fit_x = [float(v) for v in xs]
+    curve.fit_y = values
+    curve.band_low = lows
+    curve.band_high = highs
+    return curve

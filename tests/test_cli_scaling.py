@@ -1,0 +1,120 @@
+"""`forecast` and `compare` from the command line: the JSON a script reads, the chart, the batch
+decision, and bad input said in one line."""
+
+from __future__ import annotations
+
+import json
+
+from click.testing import CliRunner
+
+from rlmap_bot.cli.main import cli
+from support import KNOWLEDGE
+from support.scalingcurves import Truth, run, write_log
+
+
+def invoke(args, built_db):
+    return CliRunner().invoke(cli, ["--knowledge", str(KNOWLEDGE), "--db", str(built_db), *args])
+
+
+def test_forecast_json_gives_the_level_at_a_step_and_the_ceiling(built_db, tmp_path):
+    x, y = run(Truth(0.75, 1.3, 120), 250, noise=0.015)
+    log = write_log(tmp_path / "run.jsonl", x, y)
+    chart = tmp_path / "forecast.png"
+    out = invoke(["forecast", str(log), "--to", "800", "--json", "--chart", str(chart)], built_db)
+    assert out.exit_code == 0, out.output
+    data = json.loads(out.output)
+    assert data["metric"] == "reward" and data["quantity"] == "training reward"
+    assert set(data["at"]) >= {"step", "value", "low", "high"} and data["at"]["step"] == 800
+    assert data["at"]["low"] <= data["at"]["value"] <= data["at"]["high"]
+    assert set(data["asymptote"]) >= {"value", "low", "high"}
+    assert data["asymptote"]["low"] < 0.75 < data["asymptote"]["high"] + 0.05
+    assert data["step_95"] > 250 and data["abstain"] is None
+    assert chart.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_forecast_text_says_the_ceiling_and_when_95_percent_is_reached(built_db, tmp_path):
+    x, y = run(Truth(0.75, 1.3, 120), 250, noise=0.015)
+    out = invoke(["forecast", str(write_log(tmp_path / "run.jsonl", x, y))], built_db)
+    assert out.exit_code == 0, out.output
+    assert "Forecast: ceiling near" in out.output
+    assert "95% of the gain still to come is reached by step" in out.output
+
+
+def test_forecast_of_a_short_run_abstains_with_its_reason(built_db, tmp_path):
+    x, y = run(Truth(0.75, 1.3, 120), 12)
+    out = invoke(["forecast", str(write_log(tmp_path / "run.jsonl", x, y)), "--json"], built_db)
+    assert out.exit_code == 0, out.output
+    data = json.loads(out.output)
+    assert data["abstain"].startswith("only 12 points") and data["asymptote"] is None
+
+
+def test_an_unknown_metric_is_one_line_with_the_nearest_name(built_db, tmp_path):
+    x, y = run(Truth(0.75, 1.3, 120), 60)
+    log = write_log(tmp_path / "run.jsonl", x, y)
+    out = invoke(["forecast", str(log), "--metric", "rewrd"], built_db)
+    assert out.exit_code == 2
+    assert "no metric 'rewrd'" in out.output and "did you mean 'reward'" in out.output
+    assert "Traceback" not in out.output and len(out.output.strip().splitlines()) == 1
+
+
+def test_compare_two_runs_with_their_batch_sizes(built_db, tmp_path):
+    xs, ys = run(Truth(0.7, 1.5, 100), 400, seed=1)
+    xl, yl = run(Truth(0.7, 1.5, 50), 400, seed=2)
+    small = write_log(tmp_path / "b256.jsonl", xs, ys, step_seconds=10.0)
+    large = write_log(tmp_path / "b512.jsonl", xl, yl, step_seconds=25.0)
+    out = invoke(["compare", str(small), str(large), "--batch", "256,512", "--json"], built_db)
+    assert out.exit_code == 0, out.output
+    data = json.loads(out.output)
+    assert data["kind"] == "efficiency" and data["faster"] == "b512.jsonl"
+    batch = data["batch"]
+    assert 1.5 < batch["speedup"] < 2.5
+    assert batch["wall_clock"] == "b256.jsonl"
+    said = invoke(["compare", str(small), str(large), "--batch", "256,512"], built_db).output
+    text = " ".join(said.split())
+    assert "batch_doubling_speedup" in text and "what separates them is efficiency" in text
+
+
+def test_compare_refuses_a_bad_batch_list_in_one_line(built_db, tmp_path):
+    x, y = run(Truth(0.7, 1.5, 60), 80)
+    a = write_log(tmp_path / "a.jsonl", x, y)
+    b = write_log(tmp_path / "b.jsonl", x, y)
+    out = invoke(["compare", str(a), str(b), "--batch", "256"], built_db)
+    assert out.exit_code == 2 and "--batch takes one positive size per run" in out.output
+
+
+def test_one_export_holding_two_runs_is_compared_run_by_run(built_db, tmp_path):
+    """A CSV with a run column (as several runs are exported into one file): each run is fitted
+    apart, and the one with the higher ceiling is named by its run name."""
+    high = run(Truth(0.85, 1.5, 40), 300, seed=3)
+    low = run(Truth(0.55, 1.5, 40), 300, seed=4)
+    path = tmp_path / "runs.csv"
+    with path.open("w", encoding="utf-8") as f:
+        f.write("run,step,reward\n")
+        for name, (x, y) in (("grpo-a", high), ("grpo-b", low)):
+            f.writelines(f"{name},{int(s)},{v:.5f}\n" for s, v in zip(x, y, strict=True))
+    out = invoke(["compare", str(path), "--json"], built_db)
+    assert out.exit_code == 0, out.output
+    data = json.loads(out.output)
+    assert data["labels"] == ["grpo-a", "grpo-b"]
+    assert data["higher_ceiling"] == "grpo-a" and data["kind"] in ("ceiling", "both")
+
+
+def test_compare_of_one_source_with_one_run_asks_for_two(built_db, tmp_path):
+    x, y = run(Truth(0.7, 1.5, 60), 80)
+    out = invoke(["compare", str(write_log(tmp_path / "a.jsonl", x, y))], built_db)
+    assert out.exit_code == 2 and "give two runs or more" in out.output
+
+
+def test_forecast_of_an_export_holding_two_runs_says_which_and_how_to_see_the_others(
+    built_db, tmp_path
+):
+    path = tmp_path / "runs.csv"
+    with path.open("w", encoding="utf-8") as f:
+        f.write("run,step,reward\n")
+        for name, seed in (("grpo-a", 3), ("grpo-b", 4)):
+            x, y = run(Truth(0.7, 1.5, 40), 200, seed=seed)
+            f.writelines(f"{name},{int(s)},{v:.5f}\n" for s, v in zip(x, y, strict=True))
+    out = invoke(["forecast", str(path), "--json"], built_db)
+    assert out.exit_code == 0, out.output
+    notes = " ".join(json.loads(out.output)["notes"])
+    assert "holds 2 runs" in notes and "--run-id" in notes and "compare" in notes

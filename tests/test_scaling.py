@@ -1,0 +1,172 @@
+"""The scaling core (issue 37): a run's forecast, the comparison of runs and the batch decision, on
+generated runs whose ceiling and efficiency are known (tests/support/scalingcurves.py)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from rlmap_bot.results.scaling import forecast_line, forecast_sentences
+from rlmap_bot.scaling.compare import RunCurve, batch_decision, compare_runs
+from rlmap_bot.scaling.curves import fit_sigmoid
+from rlmap_bot.scaling.forecast import forecast_level
+from rlmap_bot.scaling.outlook import outlook
+from support.scalingcurves import Truth, run
+
+
+def test_the_sigmoid_fit_recovers_a_clean_curve():
+    truth = Truth(a=0.7, b=1.5, c_mid=60)
+    x = np.arange(1, 401, dtype=float)
+    fit = fit_sigmoid(x, truth(x))
+    assert fit is not None
+    assert fit.curve.a == pytest.approx(0.7, abs=0.01)
+    assert fit.curve.c_mid == pytest.approx(60, rel=0.05)
+
+
+def test_a_rising_run_is_forecast_within_its_interval_and_below_a_plain_extrapolation():
+    """Most generated runs cut at half, past their bend, have their later level inside the 80%
+    interval."""
+    inside = 0
+    for seed in range(10):
+        truth = Truth(a=0.6 + 0.02 * seed, b=1.4, c_mid=60)
+        x, y = run(truth, 300, seed=seed)
+        cut = x <= 150
+        got = forecast_level(x[cut], y[cut], x[270:])
+        assert got.abstain is None
+        inside += got.low <= float(np.mean(truth(x[270:]))) <= got.high
+    assert inside >= 7
+
+
+def test_a_flat_run_is_saturated_and_more_steps_buy_nothing():
+    x = np.arange(1, 301, dtype=float)
+    y = 0.5 + np.random.default_rng(3).normal(0, 0.02, x.size)
+    f = outlook(x, y, source="flat", metric="reward", quantity="training reward")
+    assert f.saturated and f.abstain is None
+    assert f.asymptote is not None and f.asymptote.low < 0.5 < f.asymptote.high
+    assert f.reached == 1.0 or f.reached is None
+    assert "stopped moving" in forecast_line(f)
+
+
+def test_too_short_a_run_is_not_forecast_and_says_why():
+    x = np.arange(1, 11, dtype=float)
+    f = outlook(x, x / 10, source="short", metric="reward", quantity="training reward")
+    assert f.abstain is not None and "10 points" in f.abstain
+    assert f.asymptote is None and f.at is None
+    assert forecast_line(f).startswith("Forecast: not enough to forecast yet (only 10 points")
+
+
+def test_a_run_cut_before_its_bend_is_not_forecast_and_says_why():
+    """Before its midpoint a sigmoid's ceiling is not identified: ceilings far apart fit alike."""
+    truth = Truth(a=0.8, b=1.5, c_mid=400)
+    x, y = run(truth, 120, noise=0.01, seed=4)
+    f = outlook(x, y, source="early", metric="reward", quantity="training reward")
+    assert f.abstain is not None and "before its bend" in f.abstain
+    assert f.asymptote is None
+
+
+def test_the_outlook_of_a_run_still_rising_says_what_more_steps_buy():
+    truth = Truth(a=0.8, b=1.2, c_mid=100)
+    x, y = run(truth, 250, noise=0.01)
+    f = outlook(x, y, source="r", metric="reward", quantity="training reward", to=1000)
+    assert f.abstain is None and not f.saturated
+    assert f.asymptote is not None and f.asymptote.value > f.now
+    assert f.step_95 is not None and f.step_95 > 250
+    assert f.per_1000_steps is not None and f.per_1000_steps > 0
+    assert f.at is not None and f.at.step == 1000 and f.at.low < f.at.value < f.at.high
+    assert 0 < (f.reached or 0) < 1
+    assert f.curve is not None and f.curve.fit_x[-1] >= 1000
+
+
+def _pairs(count: int, seed: int = 11):
+    """Generated pairs: half differ only in the ceiling (0.2 apart), half only in efficiency (the
+    midpoint three times later); which run comes first is shuffled."""
+    rng = np.random.default_rng(seed)
+    for i in range(count):
+        a = rng.uniform(0.5, 0.7)
+        b = rng.uniform(1.0, 2.0)
+        c = rng.uniform(30, 80)
+        if i % 2 == 0:
+            better, worse, kind = Truth(a + 0.2, b, c), Truth(a, b, c), "ceiling"
+        else:
+            better, worse, kind = Truth(a, b, c), Truth(a, b, 3 * c), "efficiency"
+        runs = [("better", better), ("worse", worse)]
+        if rng.random() < 0.5:
+            runs.reverse()
+        curves = [
+            RunCurve(name, *run(t, 400, seed=100 * i + j)) for j, (name, t) in enumerate(runs)
+        ]
+        yield kind, curves
+
+
+def test_generated_pairs_get_the_right_winner_and_the_right_kind_of_difference():
+    """Issue 37: >= 90% right on pairs with a known ceiling and efficiency."""
+    right = total = 0
+    for kind, curves in _pairs(20):
+        got = compare_runs(curves, "reward", "training reward")
+        winner = got.higher_ceiling if kind == "ceiling" else got.faster
+        right += got.kind == kind and winner == "better"
+        total += 1
+    assert right / total >= 0.9, f"{right} of {total}"
+
+
+def test_a_comparison_of_one_run_too_short_says_it_cannot_compare():
+    x, y = run(Truth(0.7, 1.5, 60), 300)
+    short = RunCurve("short", x[:8], y[:8])
+    got = compare_runs([RunCurve("long", x, y), short], "reward", "training reward")
+    assert got.kind == "unclear" and "not enough to compare yet" in got.verdict
+    assert "short" in got.verdict
+
+
+def test_the_batch_decision_reads_the_speedup_and_the_wall_clock():
+    """At 2B the generated run needs half the steps (perfect scaling) but each step takes 2.5
+    times as long: fewer steps, later on the clock."""
+    small = Truth(0.7, 1.5, 100)
+    large = Truth(0.7, 1.5, 50)
+    xs, ys = run(small, 500, seed=1)
+    xl, yl = run(large, 500, seed=2)
+    got = batch_decision(
+        RunCurve("b256", xs, ys, np.full(xs.size, 10.0), 256),
+        RunCurve("b512", xl, yl, np.full(xl.size, 25.0), 512),
+    )
+    assert got.speedup == pytest.approx(2.0, rel=0.25)
+    assert got.steps_small > got.steps_large
+    assert got.wall_clock == "b256" and got.seconds_small < got.seconds_large
+
+
+def test_the_batch_decision_with_no_gain_reads_about_one():
+    truth = Truth(0.7, 1.5, 80)
+    xs, ys = run(truth, 400, seed=5)
+    xl, yl = run(truth, 400, seed=6)
+    got = batch_decision(RunCurve("small", xs, ys, batch=128), RunCurve("large", xl, yl, batch=256))
+    assert got.speedup == pytest.approx(1.0, abs=0.25)
+
+
+def test_a_run_past_its_peak_is_said_to_be_past_its_best_not_a_share_of_a_ceiling():
+    """Rise, then a steady fall (a run bending down before it collapses): the ceiling ahead is
+    below where the run is, so no share of it is "reached" and no step brings "the rest"."""
+    x = np.arange(1, 401, dtype=float)
+    rise = Truth(a=0.8, b=2.0, c_mid=40)(x)
+    y = rise - np.where(x > 200, (x - 200) * 0.0015, 0.0)
+    y = y + np.random.default_rng(7).normal(0, 0.01, x.size)
+    f = outlook(x, y, source="peaked", metric="reward", quantity="training reward")
+    assert f.abstain is None and f.past_peak
+    assert f.reached is None and f.step_95 is None
+    assert forecast_line(f).startswith("Forecast: past its best")
+
+
+def test_no_step_for_the_rest_of_the_gain_when_no_gain_remains():
+    """A run at its ceiling: the ceiling is no further ahead than the noise of the level now."""
+    truth = Truth(a=0.7, b=2.0, c_mid=20)
+    x, y = run(truth, 600, noise=0.02, seed=9)
+    f = outlook(x, y, source="done", metric="reward", quantity="training reward")
+    assert f.abstain is None and f.asymptote is not None
+    assert f.asymptote.low <= f.now <= f.asymptote.high
+    assert f.step_95 is None
+    assert not any("95% of the gain" in s for s in forecast_sentences(f))
+
+
+def test_an_interval_with_a_negative_end_is_written_with_to():
+    from rlmap_bot.results.scaling import Estimate, interval
+
+    assert interval(Estimate(value=0.2, low=-0.4, high=0.8)) == "0.2 (-0.4 to 0.8)"
+    assert interval(Estimate(value=0.71, low=0.68, high=0.74)) == "0.710 (0.680-0.740)"
