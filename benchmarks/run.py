@@ -5,6 +5,7 @@
     python3 dev.py bench --sizes 1000    # only the 1k catalog for latency
     python3 dev.py bench --quality-only  # stop after the search quality figures
     python3 dev.py bench --no-cv         # without the nested cross-validation on the tuning set
+    python3 dev.py bench --population-only  # only the verdicts on a population of runs (7.)
 
 Prints:
 0. The nested 5-fold cross-validation on the tuning set (tune.py): its honest figures.
@@ -26,6 +27,10 @@ Prints:
 3. Diagnosis: scenario-bank accuracy (--signals verdicts, guided verdicts through the
    simulation, mean questions asked) next to verdict latency p50/p99, cold (first pass over
    300 random signal sets) and warm; optionally the same for an earlier revision's engine.
+4. Cold start (coldstart.py). 5. A watch check's cost per source kind (watch_sources.py).
+6. The forecast backtest (forecast.py).
+7. Verdicts on a population of generated runs with known truth, held-out seed first, and on the
+   real-log bank (population.py): false alarms, faults caught and how late, calibration.
 Not part of the test suite: timings belong here, not in tests.
 """
 
@@ -627,11 +632,21 @@ def main(argv: list[str]) -> int:
     )
     parser.add_argument("--latency-only", action="store_true", help="only the ask latency figures")
     parser.add_argument(
+        "--population-only",
+        action="store_true",
+        help="only the verdicts on a population of runs (benchmarks/population.py)",
+    )
+    parser.add_argument(
         "--forecast-only",
         action="store_true",
         help="only the forecast backtest over the real-log bank and the compare figure",
     )
     args = parser.parse_args(argv)
+    if args.population_only:
+        from population import run_report  # benchmarks/population.py
+
+        run_report()
+        return 0
     if args.forecast_only:
         from forecast import report as forecast_report  # benchmarks/forecast.py
 
@@ -729,6 +744,10 @@ def main(argv: list[str]) -> int:
     from forecast import report as forecast_report  # benchmarks/forecast.py
 
     forecast_report()
+    print("\n7. ", end="")
+    from population import run_report  # benchmarks/population.py
+
+    run_report()
     return 0
 
 
