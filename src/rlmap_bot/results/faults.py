@@ -71,9 +71,13 @@ class RunFault(BaseModel):
 
 
 class NonFinite(RunFault):
-    """NaN or inf logged in a loss, gradient norm, KL loss, entropy or the task reward."""
+    """NaN or inf logged in a loss, gradient norm, KL loss, entropy or the task reward, on every
+    step from ``first_step`` on (``sustained``) or on many scattered steps (``recurring``); a
+    step or two the trainer skipped is a note, not this fault (runs/signals/faults.py)."""
 
     kind: Literal["nan"] = "nan"
+    quantity: str | None = Field(None, description="the quantity it was read as (grad_norm, ...)")
+    pattern: Literal["sustained", "recurring"] = "sustained"
 
 
 class NotLearning(RunFault):

@@ -29,6 +29,35 @@ def sentence(text: object) -> str:
     return text[:1].upper() + text[1:]
 
 
+#: Nouns whose plural is not the noun plus "s" or "es" (the few the bot counts).
+IRREGULAR = {"analysis": "analyses", "person": "people"}
+
+
+def plural(noun: str) -> str:
+    """The plural of a noun the bot counts, by the regular English rules (its last word)."""
+    head, _, last = noun.rpartition(" ")
+    if last in IRREGULAR:
+        word = IRREGULAR[last]
+    elif last.endswith(("s", "x", "z", "ch", "sh")):
+        word = last + "es"
+    elif last.endswith("y") and last[-2:-1] not in ("a", "e", "i", "o", "u"):
+        word = last[:-1] + "ies"
+    else:
+        word = last + "s"
+    return f"{head} {word}" if head else word
+
+
+def counted(count: float, noun: str, plural_form: str | None = None) -> str:
+    """A count and its noun, agreeing: "1 step", "2 steps", "1.5 passes", "0 readings".
+
+    One helper for every place a count meets a noun, so the terminal, JSON and Slack say the
+    same; written here rather than taken from ``inflect`` because the bot counts a handful of
+    regular nouns, which three rules cover (``plural_form`` for any other)."""
+    shown = f"{count:g}" if isinstance(count, float) else f"{count:,}"
+    word = noun if count == 1 else (plural_form or plural(noun))
+    return f"{shown} {word}"
+
+
 def verification_label(status: str | None) -> str | None:
     """A short label for papers that are not fully verified; None for verified ones."""
     if status in {"partial", "unverified"}:
