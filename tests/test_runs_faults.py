@@ -149,12 +149,9 @@ def test_the_cli_says_faults_before_the_verdict(env, tmp_path):
 def test_slack_says_faults_first(core, tmp_path, aliases):
     d = _derive(_trl(tmp_path, grad_norm=0.0), aliases)
     blocks, text = run_blocks(verdict_for(core.engine, d), "trainer_state.json")
-    first = blocks[0].to_dict()
-    assert (
-        "Faults, before any verdict" in first["text"]["text"]
-        and "exactly 0" in first["text"]["text"]
-    )
-    assert text.startswith("not learning")
+    first = blocks[0].to_dict()["text"]["text"]  # the card's header: the fault's line
+    assert "Fault: not learning" in first and "exactly 0" in first, first
+    assert text.startswith("Fault: not learning"), text
 
 
 def test_the_watch_opens_not_learning_once_when_a_healthy_run_stops(tmp_path, aliases):

@@ -13,11 +13,13 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import pytest
 
 from rlmap_bot.runs.signals import derive_signals
 from rlmap_bot.runs.sources import read_source
 from rlmap_bot.runs.verdict import verdict_for
+from rlmap_bot.wording import verdicts
 from rlmap_bot.wording.posts import alert_changes, alert_title
 from support import runlogs as rl
 from test_runs_tail import _watch
@@ -105,3 +107,72 @@ def test_a_watch_names_the_metric_its_nan_alert_is_about(core, tmp_path):
     title, body = alert_title(alert), " ".join(alert_changes(alert))
     assert "actor/grad_norm" in title and "loss" not in title, title
     assert "actor/grad_norm" in body and "from step 110" in body, body
+
+
+# -- collapses, wherever in the run -------------------------------------------------------------
+# The family: an output collapse (length about 100 -> 10 tokens, entropy to ~0, a RAGEN run) 55-70%
+# of the way through a run that logs on is never named once the run has gone on, and the sharp-
+# change check looked only for length going up.  Members: a length collapse at 60% (verl JSONL),
+# an entropy blow-up at 45% (verl console), a reward collapse at 40% of a run that logs on twice
+# as long (TRL), and a dip the run came back from, which must stay quiet.
+def _changed(onset: int, steps: int = 400, until: int | None = None, **change):
+    """``test_runs_tail``'s steady run, each named curve set by ``change[name](rng, row)`` from
+    ``onset`` (to ``until``, when given)."""
+    from test_runs_tail import _base
+
+    rng = np.random.default_rng(11)
+    out = []
+    for step, row in _base(seed=3, steps=steps):
+        row = dict(row)
+        if step >= onset and (until is None or step < until):
+            for key, fn in change.items():
+                row[key] = float(fn(rng, row))
+        out.append((step, row))
+    return out
+
+
+def _short_answers():
+    return {
+        "length": lambda g, r: 10 + g.normal(0, 1),
+        "entropy": lambda g, r: 0.01 + abs(g.normal(0, 0.002)),
+    }
+
+
+def test_an_output_collapse_at_60_percent_is_named_with_its_first_step(tmp_path, aliases, core):
+    records = rl.named(_changed(241, **_short_answers()), "verl")
+    d = _derive(rl.write_verl_jsonl(tmp_path / "run.jsonl", records), aliases)
+    kinds = {f.kind: f for f in d.faults}
+    assert {"length_collapse", "entropy_collapse"} <= set(kinds), [f.detail for f in d.faults]
+    length = kinds["length_collapse"]
+    assert length.first_step == 241 and length.last_step == 400, length.detail
+    assert "from step 241" in length.detail and length.metric == "response_length/mean"
+    first = verdicts.opening(verdict_for(core.engine, d))[0]
+    assert first.startswith("Fault: the") and "from step 241" in first, first
+
+
+def test_an_entropy_blowup_is_named_too(tmp_path, aliases):
+    records = rl.named(_changed(181, entropy=lambda g, r: 2.4 + g.normal(0, 0.05)), "verl")
+    d = _derive(rl.write_verl_console(tmp_path / "run.log", records), aliases)
+    [fault] = [f for f in d.faults if f.kind == "entropy_blowup"]
+    assert fault.first_step == 181 and fault.metric == "actor/entropy"
+
+
+def test_a_reward_collapse_long_before_the_end_is_still_named(tmp_path, aliases):
+    records = rl.named(_changed(321, steps=800, reward=lambda g, r: g.uniform(0.05, 0.2)), "trl")
+    d = _derive(rl.write_trl_output(tmp_path / "out", records), aliases)
+    [fault] = [f for f in d.faults if f.kind == "reward_collapse"]
+    assert fault.first_step == 321 and fault.last_step == 800
+
+
+def test_a_dip_the_run_came_back_from_is_no_fault(tmp_path, aliases):
+    records = rl.named(_changed(200, until=230, **_short_answers()), "verl")
+    d = _derive(rl.write_verl_jsonl(tmp_path / "run.jsonl", records), aliases)
+    assert [f.detail for f in d.faults] == []
+
+
+def test_a_watch_checking_once_after_a_late_collapse_names_it(core, tmp_path):
+    """`watch --once` on a run that collapsed at 60% and logged on to its end."""
+    records = rl.named(_changed(241, **_short_answers()), "verl")
+    [alert] = [p for p in _watch(core, tmp_path, records, [400]) if "fault:shift" in p.conditions]
+    assert alert_title(alert).startswith("Fault: "), alert_title(alert)
+    assert "from step 241" in " ".join(alert_changes(alert)), alert_changes(alert)

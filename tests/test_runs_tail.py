@@ -96,9 +96,9 @@ def test_a_collapse_is_said_first_in_diagnose_run_output(tmp_path, env):
     out = run_cli(["diagnose", "--run", str(_collapse(tmp_path))], env)
     assert out.returncode == 0, out.stderr
     lines = [line for line in out.stdout.splitlines() if line.strip()]
-    assert lines[1].startswith("Faults"), lines[:4]
-    assert "the task reward collapsed" in lines[2], lines[:4]
-    assert out.stdout.index("the task reward collapsed") < out.stdout.index("Verdict:")
+    # The opening's first line is the fault, with its metric and step (issue 38's three lines).
+    assert lines[0].startswith("Fault: the task reward collapsed"), lines[:4]
+    assert out.stdout.index("the task reward collapsed") < out.stdout.index("Then: ")
 
 
 def test_a_gradient_norm_blowup_at_the_tail_is_a_fault(tmp_path, aliases):
@@ -157,9 +157,9 @@ def test_a_late_learning_rate_decay_bend_has_no_tail_fault(tmp_path, aliases):
 def test_the_run_card_says_the_collapse_first(tmp_path, core, aliases):
     d = _derive(_collapse(tmp_path), aliases)
     blocks, text = run_blocks(verdict_for(core.engine, d), "collapse.log")
-    first = blocks[0].to_dict()["text"]["text"]
-    assert "Faults, before any verdict" in first and "the task reward collapsed" in first
-    assert text.startswith("the task reward collapsed"), text
+    first = blocks[0].to_dict()["text"]["text"]  # the card's header: the fault's line
+    assert "Fault: the task reward collapsed" in first, first
+    assert text.startswith("Fault: the task reward collapsed"), text
 
 
 class _Recorder:
@@ -213,7 +213,7 @@ def test_a_watch_of_a_collapsing_run_alerts_once(core, tmp_path):
     raised = [a for a in posts if a.kind == "alert" and "fault:shift" in a.conditions]
     assert len(raised) == 1, [(alert_title(a), a.conditions) for a in posts]
     changes = alert_changes(raised[0])
-    said = "the task reward collapsed: critic/score/mean went from a recent level of"
+    said = "the task reward collapsed from step 1181: critic/score/mean went from a level of"
     assert any(change.startswith(said) for change in changes), changes
     assert not [a for a in posts if a.kind == "resolved"], [alert_title(a) for a in posts]
 

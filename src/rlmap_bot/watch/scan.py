@@ -362,9 +362,9 @@ def track_shift(
     its earlier level's side of the midpoint between the two levels: the test itself stops firing
     as soon as the new level becomes the run's recent level, which is no recovery.
     """
-    from rlmap_bot.runs.signals.shifts import RULES, tail_median
+    from rlmap_bot.runs.signals.shifts import QUANTITY_OF as quantity_of
+    from rlmap_bot.runs.signals.shifts import tail_median
 
-    quantity_of = {rule.kind: q for q, rule in RULES.items()}
     fault = state.shift
     if found and (fault is None or not fault.active):
         fault = state.shift = ShiftFault(first_step=min(f.first_step for f in found))
