@@ -8,7 +8,8 @@ from typing import Any
 from rlmap_bot.diagnosis.rules import CompiledRule, plain
 from rlmap_bot.knowledge.loader import Catalog
 from rlmap_bot.knowledge.settings import DiagnosisSettings
-from rlmap_bot.results.diagnosis import Evidence, NextCheck, PaperRef, StageScore
+from rlmap_bot.results.diagnosis import Evidence, NextCheck, PaperRef, StageScore, readings_behind
+from rlmap_bot.wording import counted
 
 
 def evidence(
@@ -92,7 +93,7 @@ def summary(
     """The verdict in one paragraph: the binding stage (``title``) and on what, else why none binds
     and what would settle it."""
     if binding:
-        n = sum(1 for e in found if e.supports(binding))
+        n = len(readings_behind(found, [binding]))
         if one:
             confirm = ", ".join(confirming or []) or "a second reading of that stage"
             return (
@@ -100,16 +101,18 @@ def summary(
                 f"measurement; "
                 f"to confirm it, check: {confirm}."
             )
-        return (
-            f"{title} is the binding constraint, on {n} piece{'s' if n != 1 else ''} of evidence."
-        )
+        return f"{title} is the binding constraint, on {counted(n, 'reading')}."
     settle = ", ".join(c.signal for c in checks) or "more signals"
     if not values:
         return f"No evidence yet. Start with: {settle}."
     if all(r.score <= 0 for r in ranking):
+        # Nothing read moves a stage: no verdict and no percentage (issue 36), only what was read
+        # and the one or two readings that would settle it.
+        read = ", ".join(sorted(values))
+        first = ", ".join(c.signal for c in checks[:2]) or "more signals"
         return (
-            f"The answers so far point at no stage: on these signals no stage looks like the "
-            f"constraint. To be sure, check: {settle}."
+            f"Nothing read so far points at a stage ({counted(len(values), 'reading')}: "
+            f"{read}), so there is no verdict to be sure of. These would settle it: {first}."
         )
     lead, second = ranking[0], ranking[1]
     if lead.score >= settings.min_score and lead.score - second.score < settings.min_lead:

@@ -75,7 +75,21 @@ def verdict_headline(verdict: Any) -> str:
     if verdict.tied:
         names = " and ".join(r.title for r in verdict.ranking if r.stage in verdict.tied)
         return f"Verdict: {names} tie ({sure} sure it is one of them)"
+    if abstains(verdict):
+        return "Verdict: none yet, nothing read points at a stage"
     return f"Verdict: no single stage stands out ({sure} sure of that)"
+
+
+def abstains(verdict: Any) -> bool:
+    """No stage bound, none tied and no reading moved any stage up: then there is nothing to be
+    X% sure of, and the bot says what it read and what would settle it instead (issue 36)."""
+    ranking = getattr(verdict, "ranking", None) or []
+    return (
+        not verdict.binding_stage
+        and not verdict.tied
+        and bool(ranking)
+        and all(r.score <= 0 for r in ranking)
+    )
 
 
 def papers_heading(count: int, filters: Iterable[str], total: int, near: Iterable[str] = ()) -> str:
@@ -196,7 +210,7 @@ def first_check(result: CheckResult | None) -> str:
         return f"It paused at once: {result.problem or ''}."
     if result.status == "problem":
         return f"First check: {result.problem or 'cannot read it'}."
-    text = f"First check: {result.steps} steps read"
+    text = f"First check: {counted(result.steps, 'step')} read"
     if result.format:
         text += f" ({result.format})"
     if result.verdict is not None:

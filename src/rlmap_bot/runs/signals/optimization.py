@@ -176,7 +176,7 @@ def grad_norm_spikes(r: Readings) -> Reading:
         method=f"a spike is >= {stats.SPIKE_RATIO:g}x the median of the previous "
         f"{stats.SPIKE_WINDOW} steps "
         f"and >= {stats.SPIKE_Z:g} robust sigmas (MAD) above it",
-        detail=f"{len(found)} spike(s): {detail}" if found else "no spikes",
+        detail=f"{wording.counted(len(found), 'spike')}: {detail}" if found else "no spikes",
         start=int(steps[win.start]),
         end=int(steps[-1]),
         marks=[s.step for s in found],
