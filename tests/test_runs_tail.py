@@ -96,9 +96,10 @@ def test_a_collapse_is_said_first_in_diagnose_run_output(tmp_path, env):
     out = run_cli(["diagnose", "--run", str(_collapse(tmp_path))], env)
     assert out.returncode == 0, out.stderr
     lines = [line for line in out.stdout.splitlines() if line.strip()]
-    # The opening's first line is the fault, with its metric and step (issue 38's three lines).
     assert lines[0].startswith("Fault: the task reward collapsed"), lines[:4]
-    assert out.stdout.index("the task reward collapsed") < out.stdout.index("Then: ")
+    assert lines[2].startswith("Then: Optimization binds"), lines[:4]
+    report = out.stdout.split("Faults (fix these before reading the stage verdict):", 1)[1]
+    assert report.index("the task reward collapsed") < report.index("binding constraint")
 
 
 def test_a_gradient_norm_blowup_at_the_tail_is_a_fault(tmp_path, aliases):
@@ -157,8 +158,8 @@ def test_a_late_learning_rate_decay_bend_has_no_tail_fault(tmp_path, aliases):
 def test_the_run_card_says_the_collapse_first(tmp_path, core, aliases):
     d = _derive(_collapse(tmp_path), aliases)
     blocks, text = run_blocks(verdict_for(core.engine, d), "collapse.log")
-    first = blocks[0].to_dict()["text"]["text"]  # the card's header: the fault's line
-    assert "Fault: the task reward collapsed" in first, first
+    first = blocks[0].to_dict()["text"]["text"]
+    assert first.startswith(":rotating_light: Fault: the task reward collapsed"), first
     assert text.startswith("Fault: the task reward collapsed"), text
 
 
