@@ -22,7 +22,8 @@ from rlmap_bot.runs.verdict import verdict_for
 from rlmap_bot.wording import verdicts
 from rlmap_bot.wording.posts import alert_changes, alert_title
 from support import runlogs as rl
-from test_runs_tail import _watch
+from support.steady import steady_run
+from support.steady import watch_growing as _watch
 
 
 def _records(steps: int = 150, **bad: list[int]) -> list[rl.Record]:
@@ -118,11 +119,9 @@ def test_a_watch_names_the_metric_its_nan_alert_is_about(core, tmp_path):
 def _changed(onset: int, steps: int = 400, until: int | None = None, **change):
     """``test_runs_tail``'s steady run, each named curve set by ``change[name](rng, row)`` from
     ``onset`` (to ``until``, when given)."""
-    from test_runs_tail import _base
-
     rng = np.random.default_rng(11)
     out = []
-    for step, row in _base(seed=3, steps=steps):
+    for step, row in steady_run(seed=3, steps=steps):
         row = dict(row)
         if step >= onset and (until is None or step < until):
             for key, fn in change.items():

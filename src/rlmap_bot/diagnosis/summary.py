@@ -106,7 +106,7 @@ def summary(
     if not values:
         return f"No evidence yet. Start with: {settle}."
     if all(r.score <= 0 for r in ranking):
-        # Nothing read moves a stage: no verdict and no percentage (issue 36), only what was read
+        # Nothing read moves a stage: no verdict and no percentage, only what was read
         # and the one or two readings that would settle it.
         read = ", ".join(sorted(values))
         first = ", ".join(c.signal for c in checks[:2]) or "more signals"

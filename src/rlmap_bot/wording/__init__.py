@@ -82,7 +82,7 @@ def verdict_headline(verdict: Any) -> str:
 
 def abstains(verdict: Any) -> bool:
     """No stage bound, none tied and no reading moved any stage up: then there is nothing to be
-    X% sure of, and the bot says what it read and what would settle it instead (issue 36)."""
+    X% sure of, and the bot says what it read and what would settle it instead."""
     ranking = getattr(verdict, "ranking", None) or []
     return (
         not verdict.binding_stage

@@ -90,7 +90,7 @@ class Rule:
 #: (healthy R1-style growth doubles over hundreds of steps, a trend the steady rule leaves to
 #: the growth signal; the bank's tails at most 1.21x).  The bank's figures are in
 #: docs/measurements.md.  Falls, the mirror of the rises: a response length at most half its
-#: level (issue 36's RAGEN run: about 100 -> 10 tokens, a tenth; a length penalty or a model
+#: level (a RAGEN run's output collapse: about 100 -> 10 tokens; a length penalty or a model
 #: learning to be brief shortens responses gradually, which the steady rule leaves to the trend
 #: signals); an entropy at most a quarter of its level (stats.COLLAPSED_SHARE, Cui et al.'s
 #: collapse) or at least 3x it (the blow-up of verl-agent-opd-60 in the bank, where tiny outputs
