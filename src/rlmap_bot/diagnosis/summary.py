@@ -106,13 +106,9 @@ def summary(
     if not values:
         return f"No evidence yet. Start with: {settle}."
     if all(r.score <= 0 for r in ranking):
-        # Nothing read moves a stage: no verdict and no percentage, only what was read
-        # and the one or two readings that would settle it.
-        read = ", ".join(sorted(values))
-        first = ", ".join(c.signal for c in checks[:2]) or "more signals"
         return (
-            f"Nothing read so far points at a stage ({counted(len(values), 'reading')}: "
-            f"{read}), so there is no verdict to be sure of. These would settle it: {first}."
+            f"The answers so far point at no stage: on these signals no stage looks like the "
+            f"constraint. To be sure, check: {settle}."
         )
     lead, second = ranking[0], ranking[1]
     if lead.score >= settings.min_score and lead.score - second.score < settings.min_lead:

@@ -81,14 +81,16 @@ def verdict_headline(verdict: Any) -> str:
 
 
 def abstains(verdict: Any) -> bool:
-    """No stage bound, none tied and no reading moved any stage up: then there is nothing to be
+    """No stage bound, none tied and no reading moved any stage up: nothing to be
     X% sure of, and the bot says what it read and what would settle it instead."""
     ranking = getattr(verdict, "ranking", None) or []
+    moved = any(p > 0 for e in getattr(verdict, "evidence", []) for p in e.points.values())
     return (
         not verdict.binding_stage
         and not verdict.tied
         and bool(ranking)
         and all(r.score <= 0 for r in ranking)
+        and not moved
     )
 
 
