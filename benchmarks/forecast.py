@@ -73,7 +73,8 @@ def logs_folder() -> Path | None:
 
 
 def load_curves(logs: Path) -> list[Curve]:
-    """Every reward and held-out curve of the bank, each run of a multi-run export apart."""
+    """Every reward and held-out curve of the bank, each run of a multi-run export apart; a log
+    whose folder is not in ``logs`` (an older copy of the bank) is left out and named."""
     from rlmap_bot.runs.aliases import load_aliases
     from rlmap_bot.runs.sources import read_source
 
@@ -84,7 +85,12 @@ def load_curves(logs: Path) -> list[Curve]:
     joined = {log: name for name, logs_ in split.get("joined", {}).items() for log in logs_}
     pieces: dict[tuple[str, str], list[tuple[np.ndarray, np.ndarray]]] = {}
     meta: dict[tuple[str, str], str] = {}
+    missing = [e["name"] for e in bank if not (logs / Path(e["path"]).parts[0]).is_dir()]
+    if missing:
+        print(f"   {len(missing)} bank logs are not in {logs}, left out: {', '.join(missing)}")
     for entry in bank:
+        if entry["name"] in missing:
+            continue
         quantities = {q: m for q, m in entry["quantities"].items() if q in ("reward", "heldout")}
         run = entry.get("run") or {}
         for run_id in run.get("runs") or [None]:
