@@ -185,7 +185,14 @@ def linear(x, y, at):
 
 
 def power(x, y, at):
-    return _bootstrap(lambda xx, yy: fit_power(xx - x[0] + 1, yy), x, y, at - x[0] + 1)
+    """``a + b x^c`` with x counted from the first step seen (1 there); the fitted curve takes
+    steps, so that the bootstrap's residuals are read at the same steps as the points."""
+
+    def fit(xx, yy):
+        f = fit_power(xx - x[0] + 1, yy)
+        return None if f is None else (lambda t: f(np.asarray(t, dtype=float) - x[0] + 1))
+
+    return _bootstrap(fit, x, y, at)
 
 
 def plain_sigmoid(x, y, at):
