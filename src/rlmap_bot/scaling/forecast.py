@@ -47,7 +47,7 @@ PARAMS = {
     "min_points": 15,
     # ScaleRL leaves out the first ~1.5k GPU-hours of runs of ~16k and more: about a tenth.
     "early_share": 0.1,
-    # Chosen on the tuning part of the bank (23 curves, 2026-12-04) by `benchmarks/forecast.py
+    # Chosen on the tuning part of the bank (its 23 wider-tier curves) by `benchmarks/forecast.py
     # --tune` (the grid there, the lowest median error over five cuts of each tuning curve,
     # abstentions scored as the last value); q80 is the 80th percentile of the tuning forecasts'
     # errors in interval scales (split-conformal; leaving one run out at a time, the interval
