@@ -132,7 +132,8 @@ def test_the_cli_says_faults_before_the_verdict(env, tmp_path):
     out = run_cli(["diagnose", "--run", str(folder)], env)
     assert out.returncode == 0, out.stderr
     text = out.stdout
-    assert text.index("Faults") < text.index("Verdict:") < text.index("From the logs:")
+    assert text.startswith("Fault: not learning")
+    assert text.index("Faults (fix these") < text.index("From the logs:")
     assert "gradient norm is exactly 0" in text and "all 200 logged steps (steps 1-200)" in text
     data = json.loads(run_cli(["diagnose", "--run", str(folder), "--json"], env).stdout)
     [fault] = data["faults"]
@@ -148,11 +149,9 @@ def test_slack_says_faults_first(core, tmp_path, aliases):
     d = _derive(_trl(tmp_path, grad_norm=0.0), aliases)
     blocks, text = run_blocks(verdict_for(core.engine, d), "trainer_state.json")
     first = blocks[0].to_dict()
-    assert (
-        "Faults, before any verdict" in first["text"]["text"]
-        and "exactly 0" in first["text"]["text"]
-    )
-    assert text.startswith("not learning")
+    assert first["text"]["text"].startswith(":rotating_light: Fault: not learning")
+    assert "exactly 0" in first["text"]["text"]
+    assert text.startswith("Fault: not learning")
 
 
 def test_the_watch_opens_not_learning_once_when_a_healthy_run_stops(tmp_path, aliases):

@@ -96,9 +96,10 @@ def test_a_collapse_is_said_first_in_diagnose_run_output(tmp_path, env):
     out = run_cli(["diagnose", "--run", str(_collapse(tmp_path))], env)
     assert out.returncode == 0, out.stderr
     lines = [line for line in out.stdout.splitlines() if line.strip()]
-    assert lines[1].startswith("Faults"), lines[:4]
-    assert "the task reward collapsed" in lines[2], lines[:4]
-    assert out.stdout.index("the task reward collapsed") < out.stdout.index("Verdict:")
+    assert lines[0].startswith("Fault: the task reward collapsed"), lines[:4]
+    assert lines[2].startswith("Then: Optimization binds"), lines[:4]
+    report = out.stdout.split("Faults (fix these before reading the stage verdict):", 1)[1]
+    assert report.index("the task reward collapsed") < report.index("binding constraint")
 
 
 def test_a_gradient_norm_blowup_at_the_tail_is_a_fault(tmp_path, aliases):
@@ -158,8 +159,8 @@ def test_the_run_card_says_the_collapse_first(tmp_path, core, aliases):
     d = _derive(_collapse(tmp_path), aliases)
     blocks, text = run_blocks(verdict_for(core.engine, d), "collapse.log")
     first = blocks[0].to_dict()["text"]["text"]
-    assert "Faults, before any verdict" in first and "the task reward collapsed" in first
-    assert text.startswith("the task reward collapsed"), text
+    assert first.startswith(":rotating_light: Fault: the task reward collapsed"), first
+    assert text.startswith("Fault: the task reward collapsed"), text
 
 
 class _Recorder:
