@@ -1,10 +1,9 @@
 """`forecast` on real curves of the bank, held to expert readings written before the tool was run
 (tests/data/real_logs/forecast_readings.yaml). Skipped without the bank, as tests/test_real_logs.py
-is."""
+is, and per curve when its log's folder is not there."""
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
@@ -14,20 +13,13 @@ from rlmap_bot.runs.aliases import load_aliases
 from rlmap_bot.runs.sources import read_source
 from rlmap_bot.scaling.outlook import outlook
 from support import KNOWLEDGE
+from support.realbank import bank_log, logs_folder
 
 ROOT = Path(__file__).resolve().parent.parent
 READINGS = ROOT / "tests" / "data" / "real_logs" / "forecast_readings.yaml"
 
 
-def _logs() -> Path | None:
-    given = os.environ.get("RLMAP_REAL_LOGS")
-    if given:
-        return Path(given)
-    default = ROOT.parent / "shared" / "real_logs"
-    return default if default.is_dir() else None
-
-
-LOGS = _logs()
+LOGS = logs_folder()
 if LOGS is None:
     pytest.skip(
         "the real-log files are not here: set RLMAP_REAL_LOGS to the folder holding them "
@@ -40,9 +32,8 @@ CURVES = yaml.safe_load(READINGS.read_text(encoding="utf-8"))["curves"]
 @pytest.mark.parametrize("curve", CURVES, ids=[c["log"] for c in CURVES])
 def test_the_forecast_agrees_with_the_expert_reading(curve):
     assert LOGS is not None
-    run = read_source(
-        LOGS / curve["path"], aliases=load_aliases(KNOWLEDGE), extra_metrics=[curve["metric"]]
-    )
+    path = bank_log(LOGS, curve["log"], curve["path"])
+    run = read_source(path, aliases=load_aliases(KNOWLEDGE), extra_metrics=[curve["metric"]])
     series = run.series[curve["metric"]]
     f = outlook(
         series.steps,

@@ -62,6 +62,17 @@ def _sigmoid_residuals(params: np.ndarray, lx: np.ndarray, y: np.ndarray) -> np.
     return r0 + (a - r0) / (1.0 + np.exp(z)) - y
 
 
+def _sigmoid_jacobian(params: np.ndarray, lx: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """The residuals' derivatives in (r0, a, b, log c_mid), written out: the solver then needs no
+    finite differences (four extra evaluations an iteration), the same optimum several times
+    sooner."""
+    r0, a, b, lc = params
+    z = np.clip(b * (lc - lx), -60.0, 60.0)
+    s = 1.0 / (1.0 + np.exp(z))
+    slope = -(a - r0) * s * (1.0 - s)  # d residual / dz
+    return np.column_stack([1.0 - s, s, slope * (lc - lx), slope * b])
+
+
 def fit_sigmoid(
     x: np.ndarray, y: np.ndarray, r0: float | None = None, start: Sigmoid | None = None
 ) -> Fit | None:
@@ -100,6 +111,7 @@ def fit_sigmoid(
             res = least_squares(
                 _sigmoid_residuals,
                 start_p,
+                jac=_sigmoid_jacobian,
                 bounds=(lower, upper),
                 args=(lx, y),
                 loss="soft_l1",
@@ -131,12 +143,17 @@ def fit_power(x: np.ndarray, y: np.ndarray):
     def resid(p):
         return p[0] + p[1] * np.power(x, p[2]) - y
 
+    def jac(p):  # written out, as the sigmoid's: no finite differences
+        xc = np.power(x, p[2])
+        return np.column_stack([np.ones_like(x), xc, p[1] * xc * np.log(x)])
+
     best = None
     for c0 in (-0.5, 0.3, 1.0):
         try:
             res = least_squares(
                 resid,
                 [float(y[-1]), -span if c0 < 0 else span / max(x[-1] ** c0, 1e-9), c0],
+                jac=jac,
                 bounds=([-np.inf, -np.inf, -3.0], [np.inf, np.inf, 2.0]),
                 max_nfev=400,
             )

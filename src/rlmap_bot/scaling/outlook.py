@@ -77,8 +77,11 @@ def outlook(
     if to is not None and to < last:
         out.notes.append(f"step {to} is already behind the run (it is at step {int(last)})")
     at = level_at(seen, np.array([target]))
-    if at.abstain:
-        out.abstain = at.abstain
+    if at.abstain or not at.identified:
+        out.abstain = at.abstain or (
+            "the curve is still before its bend (the fitted midpoint lies ahead), so its ceiling "
+            "is not identified yet"
+        )
         return out
     out.saturated = at.saturated
     out.at = AtStep(step=int(target), value=at.value, low=at.low, high=at.high)
