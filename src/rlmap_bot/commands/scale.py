@@ -285,14 +285,13 @@ def _pick(
     import numpy as np
 
     from rlmap_bot.runs.aliases import QUANTITIES
+    from rlmap_bot.runs.forecast import CURVE_WORDS, default_curve
     from rlmap_bot.runs.quantities import SIGNAL_QUANTITY
-    from rlmap_bot.scaling.forecast import PARAMS
 
     def finite(steps, values):
         ok = np.isfinite(values)
         return np.asarray(steps)[ok], np.asarray(values, dtype=float)[ok]
 
-    words = {"heldout_score": "held-out score", "task_reward": "training reward"}
     if metric:
         quantity = SIGNAL_QUANTITY.get(metric, metric)
         if quantity in QUANTITIES:
@@ -300,7 +299,7 @@ def _pick(
             if q is None:
                 raise UsageError(f"{label}: no {metric} was read from this run")
             steps, values = finite(q.steps, q.values)
-            name, what = q.label, words.get(quantity, quantity.replace("_", " "))
+            name, what = q.label, CURVE_WORDS.get(quantity, quantity.replace("_", " "))
         elif metric in run.series:
             steps, values = finite(run.series[metric].steps, run.series[metric].values)
             name, what = metric, "the metric asked for"
@@ -311,22 +310,14 @@ def _pick(
                 + (f"; did you mean '{near[0]}'?" if near else "")
             )
     else:
-        held = derivation.series("heldout_score")
-        reward = derivation.series("task_reward")
-        chosen = None
-        if held is not None and finite(held.steps, held.values)[0].size >= PARAMS["min_points"]:
-            chosen = ("heldout_score", held)
-        elif reward is not None:
-            chosen = ("task_reward", reward)
-        elif held is not None:
-            chosen = ("heldout_score", held)
+        chosen = default_curve(derivation)
         if chosen is None:
             raise UsageError(
                 f"{label}: neither a held-out score nor a training reward was read from this "
                 "run; name the curve with --metric"
             )
         steps, values = finite(chosen[1].steps, chosen[1].values)
-        name, what = chosen[1].label, words[chosen[0]]
+        name, what = chosen[1].label, CURVE_WORDS[chosen[0]]
     seconds = None
     timing = derivation.series("time_step")
     if timing is not None:

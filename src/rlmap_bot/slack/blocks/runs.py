@@ -6,6 +6,7 @@ from slack_sdk.models.blocks import Block
 
 from rlmap_bot import wording
 from rlmap_bot.results.runs import RunDiagnosis
+from rlmap_bot.results.scaling import diagnosis_line
 from rlmap_bot.slack.blocks.common import SECTION_LIMIT, context, fit, section
 from rlmap_bot.slack.blocks.diagnosis import verdict_blocks
 from rlmap_bot.slack.markup import cut, escape
@@ -51,12 +52,15 @@ def run_blocks(result: RunDiagnosis, name: str) -> tuple[list[Block], str]:
         )
     if notes:
         head.append(context(cut("\n".join(notes), 2000)))
+    # The forecast of the run's curve, one line under the verdict's headline.
+    forecast: list[Block] = []
+    if result.forecast is not None:
+        forecast.append(section(escape(diagnosis_line(result.forecast))))
     text = wording.verdict_headline(result)
     if result.faults:
         text = f"{result.faults[0].title} ({result.faults[0].metric}). {text}"
-    return fit(faults + verdict_blocks(result)[:1] + head + verdict_blocks(result)[1:]), escape(
-        text
-    )
+    verdict = verdict_blocks(result)
+    return fit(faults + verdict[:1] + forecast + head + verdict[1:]), escape(text)
 
 
 def problem_blocks(name: str, problem: str) -> list[Block]:
