@@ -8,6 +8,8 @@
                                    ARGS choose: -n 0 for one process)
     python3 dev.py bench [ARGS...] the same set-up, then run the search and diagnosis benchmarks
     python3 dev.py bench-load [ARGS...]  the load benchmark (one and two replicas)
+    python3 dev.py cards [ARGS...] every Slack card from realistic inputs, as JSON and HTML
+                                   pages in build/cards/ (--shots: screenshots with Chromium)
     python3 dev.py lint            the same set-up, then ruff
     check, ruff format --check and mypy (as .ci/run does)
     python3 dev.py docs            the same set-up,
@@ -127,7 +129,7 @@ def test_env() -> dict[str, str]:
     return env
 
 
-COMMANDS = ("run", "test", "bench", "bench-load", "lint", "docs")
+COMMANDS = ("run", "test", "bench", "bench-load", "cards", "lint", "docs")
 
 
 def main(argv: list[str]) -> int:
@@ -184,7 +186,7 @@ def main(argv: list[str]) -> int:
             return ruff or layout or mypy
         if command == "docs":  # the command reference, written by cog from each command's --help
             return subprocess.call([str(PYTHON), "-m", "cogapp", "-r", *COGGED], cwd=ROOT)
-        script = "load.py" if command == "bench-load" else "run.py"
+        script = {"bench-load": "load.py", "cards": "cards.py"}.get(command, "run.py")
         return subprocess.call([str(PYTHON), str(ROOT / "benchmarks" / script), *rest], cwd=ROOT)
     except subprocess.CalledProcessError as exc:
         print(f"set-up failed: {exc}", file=sys.stderr)

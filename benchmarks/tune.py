@@ -12,9 +12,11 @@ type.  Four stages, each on what it controls:
    right entry in the top 3 + off-topic questions rejected) / 2, using the ranking of
    stage 1. How word evidence is counted (mix, discount, borrow, ...) stays as params.py
    has it; ``--cv-wide`` also chooses it from a 43,008-point grid, which overfits (below);
-3. the guess tier (guess_word_evidence): how much evidence a word needs to speak for the map, so
-   that a question the gate refuses gets its nearest entries as a guess, not "nothing"; the
-   highest threshold that shows a right entry in the top 3 to as many covered questions as any;
+3. the guess tier (guess_word_evidence, lone_everyday): how much evidence a word needs to speak
+   for the map, so that a question the gate refuses gets its nearest entries as a guess, not
+   "nothing", and whether one everyday word alone is refused; the highest threshold that shows a
+   right entry in the top 3 to as many covered questions as any, then the rule that gives the most
+   off-topic questions "nothing";
 4. how many hits are shown (keep_share): mean F1 of shown hits against the expected ids.
 
 The estimate printed as "held out" is nested: on each fold, stages 1 and 2 choose
@@ -89,6 +91,10 @@ SHARES = [0.2, 0.3, 0.4, 0.5, 0.6]
 # The guess tier's word threshold (params.guess_word_evidence). Below 0.05 everyday words speak for
 # the map ("best" 0.01); above 0.3 a word must be twice as likely in the map's language.
 GUESS_WORD = [0.05, 0.1, 0.15, 0.2, 0.25, 0.3]
+# Whether one everyday word alone, read beside a word the map never uses, is refused a guess
+# (params.lone_everyday).
+LONE_EVERYDAY = [False, True]
+GUESS_GRID = [(t, lone) for t in GUESS_WORD for lone in LONE_EVERYDAY]
 
 
 def folds(items: list[dict], k: int = FOLDS, seed: int = 7) -> list[list[int]]:
@@ -133,13 +139,16 @@ class Tuner:
         # What the guess tier and the one-borrowed-word rule read (ask's default ranking and word
         # evidence): the strongest word, a title or alias of two words or more found whole, and
         # whether the question rests on one borrowed word.
-        self.best_word, self.long_name, self.lone = [], [], []
+        # Per question, each word's evidence and whether it is read in its everyday sense (None:
+        # an arXiv id the catalog has, which speaks for the whole question).
+        self.speaking: list[list[tuple[float, bool]] | None] = []
+        self.long_name, self.lone = [], []
         for q in questions:
             analysis = self.searcher.analyse(q["q"])
-            self.best_word.append(
-                math.inf
+            self.speaking.append(
+                None
                 if math.isinf(analysis.evidence)
-                else max(analysis.word_evidence.values(), default=-math.inf)
+                else [(e, w in analysis.everyday) for w, e in analysis.word_evidence.items()]
             )
             self.long_name.append(any(m.span[1] - m.span[0] >= 2 for m in analysis.found.names))
             self.lone.append(self.searcher.lone_word(analysis))
@@ -344,23 +353,44 @@ class Tuner:
         return self.evidence(g, i) >= floor and not self.lone[i]
 
     def guessed(self, guess, i) -> bool:
-        return self.best_word[i] >= guess or self.long_name[i]
+        """Whether question ``i`` gets a guess below the floor at ``guess`` (a word threshold and
+        whether one everyday word alone is refused: Searcher.map_words); None: no guess tier."""
+        if guess is None:
+            return False
+        threshold, lone = guess
+        words = self.speaking[i]
+        if words is None or self.long_name[i]:
+            return True
+        positive = [everyday for e, everyday in words if e > 0]
+        if lone and len(positive) == 1 and positive[0]:
+            return False  # tied to the map by one everyday word alone
+        return any(e >= threshold for e, _ in words)
 
-    def choose_guess(self, rank_point, g, floor, idx) -> float:
-        """The highest word threshold that shows a right entry in the top 3 to as many covered
-        questions as any: a question about the map shown its entries first, "nothing" second."""
+    def choose_guess(self, rank_point, g, floor, idx) -> tuple[float, bool]:
+        """The guess tier's rule (GUESS_GRID): the one that shows a right entry in the top 3 to as
+        many covered questions as any (a question about the map shown its entries comes first);
+        of those, the highest threshold (the one-borrowed-word rule counts the same words, so a
+        lower one would vouch for more off-topic questions: Searcher.coherence), and then the one
+        that gives "nothing" to the most off-topic questions."""
         on = [i for i in idx if self.q[i]["expect"]]
+        off = [i for i in idx if not self.q[i]["expect"]]
 
-        def shown_right(guess):
-            return sum(
+        def score(guess):
+            shown = sum(
                 1
                 for i in on
                 if (self.confident(g, floor, i) or self.guessed(guess, i))
                 and self.right(rank_point, i)
             )
+            nothing = sum(
+                1
+                for i in off
+                if not self.confident(g, floor, i)
+                and not (self.guessed(guess, i) and self.ranked(rank_point, i))
+            )
+            return shown, nothing
 
-        top = max(shown_right(t) for t in GUESS_WORD)
-        return max(t for t in GUESS_WORD if shown_right(t) == top)
+        return max(GUESS_GRID, key=lambda t: (score(t)[0], t[0], score(t)[1]))
 
     # -- shown hits --------------------------------------------------------------------------------
     def f1(self, rank_point, share, idx) -> float:
@@ -378,7 +408,7 @@ class Tuner:
         return statistics.mean(scores)
 
     # -- end to end --------------------------------------------------------------------------------
-    def outcome(self, rank_point, g, floor, i, guess=math.inf) -> dict[str, float]:
+    def outcome(self, rank_point, g, floor, i, guess=None) -> dict[str, float]:
         ranked = [x for x, _ in self.ranked(rank_point, i)]
         confident = self.confident(g, floor, i)
         guessed = not confident and bool(ranked) and self.guessed(guess, i)
@@ -457,8 +487,8 @@ def cross_validate(store, questions: list[dict], wide: bool = False) -> dict:
         f"accuracy {score:.3f}"
     )
     print(
-        f"   guess tier: guess_word_evidence={guess} (folds: "
-        f"{', '.join(str(c[3]) for c in chosen_per_fold)})"
+        f"   guess tier: guess_word_evidence={guess[0]} lone_everyday={guess[1]} (folds: "
+        f"{', '.join(f'{c[3][0]}/{c[3][1]}' for c in chosen_per_fold)})"
     )
     print(
         f"   shown hits: keep_share={share} (F1 {tuner.f1(rank_point, share, list(range(n))):.3f})"

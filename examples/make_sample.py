@@ -22,7 +22,9 @@ SAMPLE = HERE / "grpo-run.log"
 
 def write(path: Path = SAMPLE) -> Path:
     """The sample log at ``path``: seed 0, steps 0-200, a validation score every 10 steps."""
-    return write_verl_console(path, named(curves("reward_hacking", steps=200, seed=0), "verl"), ansi=False)
+    return write_verl_console(
+        path, named(curves("reward_hacking", steps=200, seed=0), "verl"), ansi=False
+    )
 
 
 if __name__ == "__main__":

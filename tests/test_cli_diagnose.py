@@ -57,10 +57,11 @@ def test_signals_from_stdin_text_verdict(env):
 def test_bad_input_exits_2_with_one_line(env, payload, message):
     out = run_cli(["diagnose", "--signals", "-", "--json"], env, stdin=payload)
     assert out.returncode == 2
-    assert out.stdout == ""
     lines = out.stderr.strip().splitlines()
     assert len(lines) == 1 and "Traceback" not in out.stderr
     assert message in lines[0]
+    # With --json, what reads standard output is told too, as JSON (issue 38).
+    assert json.loads(out.stdout) == {"error": lines[0].removeprefix("error: "), "exit_code": 2}
 
 
 def test_missing_file_is_a_usage_error(env, tmp_path):

@@ -231,9 +231,8 @@ def test_piped_terminal_prints_provenance_and_verdict(env, tmp_path):
         and "rollout_wait_fraction" in out.stdout
         and "Verdict:" in out.stdout
     )
-    assert out.stdout.splitlines()[0].endswith(f": {path}"), (
-        "a one-file log is not also called a run of its name"
-    )
+    read = next(line for line in out.stdout.splitlines() if line.startswith("Read "))
+    assert read.endswith(f": {path}"), "a one-file log is not also called a run of its name"
 
 
 def test_the_verdict_and_the_readings_it_rests_on_come_first(built_db, tmp_path):
@@ -244,9 +243,10 @@ def test_the_verdict_and_the_readings_it_rests_on_come_first(built_db, tmp_path)
     )
     out = invoke(["diagnose", "--run", str(path)], built_db).output
     head, _, rest = out.partition("From the logs:")
-    assert (
-        "Verdict: Reward quality binds" in head and "Verdict: Reward quality binds" in rest
-    )  # and again at the end
+    # The three lines a Slack card opens with open the report: what binds, how sure, what to do.
+    first, second, third = out.splitlines()[:3]
+    assert first == "Verdict: Reward quality binds" and second.endswith("readings")
+    assert third.startswith("Do this next: ")
     on = head.split("  On:", 1)[1]
     assert "Held-out score trend = falling:" in on and "Training reward trend = rising:" in on
     assert "highest" in on.split("Training reward trend")[0], (

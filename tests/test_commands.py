@@ -194,3 +194,22 @@ def test_commands_only_buttons_run_are_never_read_from_a_typed_line_nor_listed_i
     assert [e.usage for e in help_for(REGISTRY, "slack", "curate").commands][0] == (
         "/rlmap curate here"
     )
+
+
+def test_help_in_slack_names_no_terminal_flag_nor_the_terminal():
+    """Issue 38: Slack's help said "(in the terminal: --once)" and "here: shows the candidate". What
+    each surface lists is in its own words: in Slack, every flag named is one Slack takes."""
+    import re
+
+    listing = help_for(REGISTRY, "slack")
+    entries = list(listing.commands)
+    for command in REGISTRY.all("slack"):
+        entries += help_for(REGISTRY, "slack", command.name).commands
+    slack_flags = {p.flag_name for c in REGISTRY.all("slack") for p in c.params_for("slack")}
+    for entry in entries:
+        said = entry.summary
+        assert not re.search(r"\bterminal\b|\bhere:|stdin|Ctrl-C|\bin Slack\b", said), said
+        named = set(re.findall(r"--[a-z][a-z-]*", said))
+        assert named <= slack_flags, (entry.usage, said)
+    # The terminal keeps what only it has.
+    assert "--once" in help_for(REGISTRY, "cli", "watch").commands[0].summary

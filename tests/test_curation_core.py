@@ -98,8 +98,8 @@ def test_a_paper_already_in_the_catalog_is_said_at_once_by_id_or_by_title(cli_en
         "entry_id": "ppo",
         "how": "arxiv id",
     }
-    arxiv.variant(REST, "2999.00001", title="Proximal policy optimization algorithms!")
-    by_title = json.loads(invoke(["suggest", "2999.00001", "--json"], cli_env).stdout)
+    arxiv.variant(REST, "2512.90001", title="Proximal policy optimization algorithms!")
+    by_title = json.loads(invoke(["suggest", "2512.90001", "--json"], cli_env).stdout)
     assert by_title["existing"]["entry_id"] == "ppo" and by_title["existing"]["how"].startswith(
         "title"
     )
@@ -131,11 +131,11 @@ def test_a_slow_arxiv_counts_as_down_within_the_time_out(cli_env, arxiv):
 def test_a_huge_abstract_and_markup_in_a_title_are_capped(cli_env, arxiv):
     arxiv.variant(
         REST,
-        "2999.00002",
+        "2512.90002",
         title="<!channel> *Free* <https://evil.example|click> " + "T" * 400,
         abstract="reward hacking " * 350_000,
     )  # about 5 MB
-    found = json.loads(invoke(["suggest", "2999.00002", "--json"], cli_env).stdout)
+    found = json.loads(invoke(["suggest", "2512.90002", "--json"], cli_env).stdout)
     assert len(found["record"]["title"]) <= 300 and len(found["record"]["abstract"]) <= 5000
 
 
@@ -301,3 +301,45 @@ def test_approving_syncing_and_exporting_leave_the_bundled_catalog_byte_for_byte
     assert ran.returncode == 0, ran.stderr
     assert (tmp_path / "export" / "rest-stress-testing.yaml").exists()
     assert _tree_digest(KNOWLEDGE) == before
+
+
+def test_a_paper_the_catalog_has_is_said_from_the_catalog_without_arxiv(cli_env, arxiv):
+    # Issue 38: `suggest 2402.03300` (DeepSeekMath, in the catalog) went to arXiv first and, with
+    # arXiv down, failed with a connection error. The catalog is asked first, by id and by name.
+    arxiv.down = True
+    by_id = invoke(["suggest", "2402.03300"], cli_env)
+    assert by_id.returncode == 0, by_id.stderr
+    assert "Already in the catalog as DeepSeekMath" in by_id.stdout
+    assert "(deepseekmath-grpo), on Optimization" in by_id.stdout
+    assert "`show deepseekmath-grpo`" in by_id.stdout and "Proposed stages" not in by_id.stdout
+    found = json.loads(invoke(["suggest", "--json", "arXiv:2402.03300v2"], cli_env).stdout)
+    assert found["existing"]["entry_id"] == "deepseekmath-grpo"
+    assert found["existing"]["where"] == ["Optimization"]
+    for name in ("DeepSeekMath", "proximal policy optimization algorithms"):
+        ran = invoke(["suggest", *name.split()], cli_env)
+        assert ran.returncode == 0 and "Already in the catalog as" in ran.stdout, ran.stderr
+
+
+@pytest.mark.parametrize(
+    "text, says",
+    [
+        ("2402.0330", "ids from 2015 on have 5 digits"),  # was accepted
+        ("1412.69801", "ids before 2015 have 4 digits"),
+        ("2413.00001", "year and month"),
+        ("0612.1234", "year and month"),  # new-style ids start in April 2007
+    ],
+)
+def test_an_id_of_the_wrong_shape_is_refused_before_arxiv(text, says):
+    with pytest.raises(UsageError) as caught:
+        parse_reference(text)
+    assert says in str(caught.value)
+
+
+def test_json_errors_are_json(cli_env, arxiv):
+    ran = invoke(["suggest", "--json", "2402.0330"], cli_env)
+    assert ran.returncode == 2 and "error: " in ran.stderr
+    said = json.loads(ran.stdout)
+    assert said["exit_code"] == 2 and "5 digits" in said["error"]
+    arxiv.down = True
+    down = invoke(["suggest", "--json", REST], cli_env)
+    assert down.returncode == 3 and "arXiv is not answering" in json.loads(down.stdout)["error"]

@@ -159,7 +159,7 @@ def test_suggest_approve_live_on_the_other_replica_then_in_the_digest_once(
     b.command(f"suggest {REST}", user="U3", channel="C1", respond_as="again")
     # Replica b has merged the paper (asked above), so it says where the paper is in the catalog.
     said = reply(standin, "again")
-    assert "REST: Stress Testing" in said and "is already in the catalog (`" in said, said
+    assert "REST: Stress Testing" in said and "is already in the catalog as " in said, said
     assert len(standin.of("chat.postMessage")) == 2  # the card and the digest: nothing more
 
 
@@ -249,12 +249,12 @@ def test_a_title_with_markup_and_a_huge_abstract_reach_the_card_escaped_and_capp
 ):
     arxiv.variant(
         REST,
-        "2999.00003",
+        "2512.90003",
         title="<!channel> *Free* <https://evil.example|click here> RL",
         abstract="reward hacking " * 350_000,
     )
     a = replicas("a")
-    a.command("suggest 2999.00003", user="U1", channel="C1", respond_as="suggest")
+    a.command("suggest 2512.90003", user="U1", channel="C1", respond_as="suggest")
     thanks = reply(
         standin, "suggest"
     )  # the title, escaped, beside a real link to the curators' channel
@@ -405,3 +405,14 @@ def test_one_click_delivered_to_both_replicas_decides_once(replicas, standin, pg
         assert len(state.curation.additions("live")) == 1
     finally:
         state.close()
+
+
+def test_a_paper_the_catalog_has_is_said_in_slack_without_arxiv(cbot, standin, arxiv):
+    # Issue 38: by its id or its name, where it is in the catalog, and arXiv is not asked.
+    arxiv.down = True
+    cbot.slack.command("suggest 2402.03300", user="U1", respond_as="byid")
+    said = reply(standin, "byid")
+    assert "already in the catalog as" in said and "deepseekmath-grpo" in said
+    assert "on Optimization" in said
+    cbot.slack.command("suggest DeepSeekMath", user="U1", respond_as="byname")
+    assert "already in the catalog as" in reply(standin, "byname")

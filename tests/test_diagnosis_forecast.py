@@ -91,6 +91,6 @@ def test_a_log_dropped_in_a_diagnosis_thread_says_the_forecast_line(bot, standin
         }
     )
     posted = standin.wait_for(
-        "chat.postMessage", lambda c: "From the logs" in text_of(blocks_of(c)), timeout=60
+        "chat.postMessage", lambda c: "Forecast" in text_of(blocks_of(c)), timeout=60
     )[0]
     assert LINE.search(" ".join(text_of(blocks_of(posted)).split())), text_of(blocks_of(posted))

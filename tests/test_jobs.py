@@ -205,7 +205,7 @@ def test_housekeeping_expires_idle_diagnoses_and_forgets_old_finished_claims(cor
     idle = core.flow.start(user="U1").session
     lease = dt.timedelta(minutes=1)
     for key in ("done-1", "working-1"):
-        outcome, _ = core.state.events.claim(key, "event", "T1", {}, owner="o", lease=lease)
+        outcome, _ = core.state.events.claim(key, "event", "T1", None, owner="o", lease=lease)
         assert outcome == "new"
     assert core.state.events.finish("done-1", "o")
     housekeeping = Housekeeping(core)
@@ -221,4 +221,6 @@ def test_housekeeping_expires_idle_diagnoses_and_forgets_old_finished_claims(cor
     housekeeping.run(soon_after + core.session_ttl + CLAIMS_KEPT)
     assert core.state.sessions.get(idle.id).status == "expired"
     assert core.state.events.owner_of("working-1") == "o", "a claim being worked on is kept"
-    assert core.state.events.claim("done-1", "event", "T1", {}, owner="p", lease=lease)[0] == "new"
+    assert (
+        core.state.events.claim("done-1", "event", "T1", None, owner="p", lease=lease)[0] == "new"
+    )

@@ -186,13 +186,15 @@ def test_a_verdict_on_one_measurement_says_so_everywhere(core):
     dicts = to_dicts(blocks)
     slack = json.dumps(dicts)
     terminal = render.text(verdict)
-    assert (
-        dicts[0]["text"]["text"]
-        == "Verdict: Rollout generation binds (39% sure, on one measurement)"
-    )
+    assert dicts[0]["text"]["text"] == "Verdict: Rollout generation binds"
+    confirm = verdict.next_checks[0]
+    assert verdict.next_step is not None and verdict.next_step.kind == "check"
+    assert verdict.next_step.text == confirm.question, "the next step confirms it first"
     for said in (" ".join(slack.split()), " ".join(terminal.split())):  # the terminal wraps lines
-        assert "on one measurement" in said and "rests on one measurement" in said
-        assert "generation_utilization" in said, "what would confirm it"
+        assert "39% sure, on one measurement: a second reading would confirm it" in said
+        assert f"Check next: {confirm.question}" in said.replace("*", ""), "what would confirm it"
+    flat = " ".join(terminal.split())
+    assert "rests on one measurement" in flat and "generation_utilization" in flat
     firm = core.diagnose({"rollout_wait_fraction": 0.8, "generation_utilization": 0.9})
     assert not firm.one_measurement and "one measurement" not in render.text(firm)
 
@@ -247,7 +249,8 @@ def test_a_line_of_parts_is_plain_in_the_terminal_and_escaped_markup_in_slack():
         == "<!channel> *Free* by @U0CUR in #C0CUR: kb-id <@U999> & more@not-an-id##general"
     )
     slack = mrkdwn(said)
-    assert slack.startswith(":no_entry_sign: *&lt;!channel&gt; *Free**")
+    # the title's own stars are fenced (zero-width spaces): only the bold around it is markup
+    assert slack.startswith(":no_entry_sign: *&lt;!channel&gt; \u200b*\u200bFree\u200b*\u200b*")
     assert " by <@U0CUR> in <#C0CUR>: `kb-id` &lt;@U999&gt; &amp; more" in slack
     assert slack.endswith("someone#general"), "only real ids become mentions and channel links"
 
@@ -300,14 +303,24 @@ def test_every_follow_up_button_runs_a_slack_command_and_its_view_shows_somethin
 
     # No follow-up reads a run; a Slack invocation still carries a workspace's access.
     ctx = Invocation.of(
-        core, "slack", run_access=lambda: workspace_access(core.settings, core.state, "T1")
+        core,
+        "slack",
+        team="T1",
+        workspace="T1",
+        run_access=lambda: workspace_access(core.settings, core.state, "T1"),
     )
+    verdict = core.diagnose({"proxy_reward_trend": "rising", "heldout_score_trend": "falling"})
+    # A stage's card: its brief view cuts a long section short, so its whole view differs; a
+    # verdict's details are what its card leaves out.
+    samples = {
+        "show": "environments",
+        "details": core.state.details.keep("T1", "Verdict", verdict.model_dump_json()),
+    }
     for action, follow_up in FOLLOW_UPS.items():
         command = REGISTRY.get(follow_up.command)
         assert command is not None and "slack" in command.surfaces, action
         if follow_up.view == BRIEF:
             continue
-        # A stage's card: its brief view cuts a long section short, so its whole view differs.
-        result = command.handler(ctx, **follow_up.args("environments"))
+        result = command.handler(ctx, **follow_up.args(samples[follow_up.command]))
         brief, view = shown(result, Place()), shown(result, Place(view=follow_up.view))
         assert json.dumps(to_dicts(view[0])) != json.dumps(to_dicts(brief[0])), action

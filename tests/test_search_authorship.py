@@ -89,3 +89,41 @@ def test_a_name_the_catalog_writes_is_one_word_of_the_map(core, question, expect
 def test_a_name_next_to_another_fields_words_is_not_enough_for_a_confident_answer(core, question):
     answer = core.ask(question)
     assert answer.tier != "confident" and not answer.results, [h.id for h in answer.results]
+
+
+@pytest.mark.parametrize(
+    "question, expected",
+    [
+        # Issue 38: an organisation by its short form or whole, its words together or apart.
+        ("papers by DeepSeek", {"deepseek-r1", "deepseekmath-grpo"}),
+        ("papers by deepseek ai", {"deepseek-r1", "deepseekmath-grpo"}),
+        ("who wrote deepseek ai papers", {"deepseek-r1", "deepseekmath-grpo"}),
+        ("papers from DeepSeek", {"deepseek-r1", "deepseekmath-grpo"}),
+        ("anything from zai", {"glm-5", "glm-5-2"}),
+        ("papers from Moonshot AI", {"kimi-k3"}),
+    ],
+)
+def test_an_organisation_asked_for_gets_its_papers_first(core, question, expected):
+    answer = core.ask(question)
+    first = [h.id for h in answer.results[: len(expected)]]
+    assert set(first) == expected, [h.id for h in answer.results]
+    scores = [h.score for h in answer.results]
+    assert scores == sorted(scores, reverse=True)  # the list still reads best first
+
+
+def test_a_later_word_of_an_organisations_name_cites_no_one(core):
+    # "AI" of DeepSeek-AI and of Sea AI Lab: "deepseek ai" cites DeepSeek-AI, not every "AI" byline.
+    answer = core.ask("papers by deepseek ai")
+    assert not any("Sea AI Lab" in why for h in answer.results for why in h.why)
+    lexicon = core.searcher.lexicon
+    assert not lexicon.names_alone("zurich", "zurich")
+    assert not lexicon.names_alone("ai", "ai")
+    assert lexicon.names_alone("deepseek", "deepseek") and lexicon.names_alone("hafner", "hafner")
+    assert lexicon.names_alone("deepmind", "deepmind")  # of Google DeepMind too: a name elsewhere
+    # Names are compared as written, not as stems: "Ilya" is not the byline's "Ilyas".
+    assert not lexicon.names_alone("ilya", "ilya") and lexicon.names_alone("ilya", "ilyas")
+    assert "implementation-matters" not in {
+        h.id for h in core.ask("papers by Ilya Sutskever").shown
+    }
+    # The whole name still cites it.
+    assert core.ask("stuff from ETH Zurich").results[0].id == "reasoning-language-models-blueprint"

@@ -35,3 +35,16 @@ def test_a_long_question_is_cut_between_words_and_the_cut_word_is_not_corrected(
     answer = core.ask(question)
     assert not answer.corrections, answer.corrections
     assert cap(question).split()[-1] == "the"  # "rewa" is dropped, not searched
+
+
+def test_a_line_of_junk_longer_than_the_cap_is_shown_cut_not_as_an_empty_question(core):
+    # Issue 38: a 20,000-character line with no space was answered `Nothing in the map is relevant
+    # to “”.`: the only word ran past the cut and was dropped, leaving nothing to show.
+    rng = random.Random(5)
+    junk = "".join(
+        rng.choice("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ") for _ in range(20000)
+    )
+    answer = core.ask(junk)
+    assert answer.tier == "nothing" and not answer.shown and not answer.corrections
+    assert answer.query.startswith(junk[:100]) and answer.query.endswith("…")
+    assert len(answer.query) <= QUERY_ECHO

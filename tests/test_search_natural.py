@@ -59,6 +59,16 @@ def test_a_quantity_in_words_counts_like_one_in_digits(core):
     assert off.tier == "nothing"
 
 
+def test_a_quantity_in_words_leaves_the_other_words_their_sense(core):
+    # "percent" is a word the catalog never writes; as a quantity it counts for nothing, and it
+    # does not make "score" and "climbing" everyday words beside it either (they kept a quarter of
+    # their evidence, and the question fell below the floor).
+    with_word = core.searcher.analyse("our score stopped climbing at 97 percent")
+    without = core.searcher.analyse("our score stopped climbing at 97")
+    assert with_word.word_evidence["score"] == without.word_evidence["score"] > 0
+    assert with_word.evidence == without.evidence and not with_word.everyday
+
+
 @pytest.mark.parametrize(
     "question",
     [

@@ -33,6 +33,9 @@ TIERS_LOCKED = yaml.safe_load(
 SIXTH_LOCKED = yaml.safe_load(
     (HERE / "questions_locked_r6.yaml").read_text()
 )  # plainly worded, a third about scaling; scored only
+SEVENTH_LOCKED = yaml.safe_load(
+    (HERE / "questions_locked_r7.yaml").read_text()
+)  # bylines, generic-word and plainly unrelated questions (issue 38); scored only
 sys.path.insert(0, str(HERE.parent / "benchmarks"))
 
 
@@ -98,8 +101,8 @@ def test_tuning_set_is_big_and_varied():
 
 @pytest.mark.parametrize(
     "items",
-    [QUESTIONS, LOCKED, NEW_LOCKED, TIERS_LOCKED],
-    ids=["tuning", "echo", "locked", "tiers"],
+    [QUESTIONS, LOCKED, NEW_LOCKED, TIERS_LOCKED, SIXTH_LOCKED, SEVENTH_LOCKED],
+    ids=["tuning", "echo", "locked", "tiers", "sixth", "seventh"],
 )
 def test_expected_ids_exist(core, items):
     missing = sorted({e for item in items for e in item["expect"] if core.get(e) is None})
@@ -204,18 +207,46 @@ def _outsider() -> list[dict] | None:
 # The figures reached (docs/measurements.md). The locked set's top-3 fell 0.995 -> 0.985 when the
 # catalog's everyday questions came in and a word must speak for the map (0.2) to get a guess: one
 # covered question now gets nothing; the plainly worded and sixth locked sets are guarded too.
+# Lowered on purpose (issue 38): a question tied to the map by one everyday word alone gets nothing
+# (params.lone_everyday), which the issue asks for; one covered locked question has that shape and
+# lost its right guess (top-3 0.985 -> 0.980, MRR 0.941 -> 0.936), while 7 more of its 40 off-topic
+# questions get nothing (docs/measurements.md).
 REACHED = {
-    "locked": {"top3": 0.985, "mrr": 0.941},
+    "locked": {"top3": 0.980, "mrr": 0.936},
     "plain": {"top3": 0.960, "mrr": 0.939},
     "sixth": {"top3": 0.958, "mrr": 0.911},
+    # The seventh (issue 38), scored first when it arrived: its MRR is below BM25 alone's (0.765),
+    # and 13 of its 69 off-topic questions are answered confidently, most of them questions that
+    # share only the field's generic words with an entry (docs/measurements.md, "Generic words").
+    "seventh": {"top3": 0.879, "mrr": 0.738},
     "outsider": {"top3": 0.983, "mrr": 0.914},
 }
-CONFIDENT_OFF_TOPIC = {"locked": 0.025, "plain": 0.019, "sixth": 0.045, "outsider": 0.0}
+CONFIDENT_OFF_TOPIC = {
+    "locked": 0.025,
+    "plain": 0.019,
+    "sixth": 0.045,
+    "seventh": 0.189,
+    "outsider": 0.0,
+}
+# Off-topic questions given nothing, at least: a question tied to the map by one everyday word
+# alone gets nothing (issue 38; params.lone_everyday).
+NOTHING_OFF_TOPIC = {
+    "locked": 0.425,
+    "plain": 0.509,
+    "sixth": 0.577,
+    "seventh": 0.347,
+    "outsider": 0.166,
+}
 
 
-@pytest.mark.parametrize("name", ["locked", "plain", "sixth", "outsider"])
+@pytest.mark.parametrize("name", ["locked", "plain", "sixth", "seventh", "outsider"])
 def test_honest_sets_do_not_lose_ground(core, name):
-    items = {"locked": NEW_LOCKED, "plain": TIERS_LOCKED, "sixth": SIXTH_LOCKED}.get(name)
+    items = {
+        "locked": NEW_LOCKED,
+        "plain": TIERS_LOCKED,
+        "sixth": SIXTH_LOCKED,
+        "seventh": SEVENTH_LOCKED,
+    }.get(name)
     items = items if items is not None else _outsider()
     if items is None:
         pytest.skip(
@@ -231,8 +262,12 @@ def test_honest_sets_do_not_lose_ground(core, name):
         f", off-topic answered confidently {confident:.3f} (reached "
         f"{CONFIDENT_OFF_TOPIC[name]:.3f})"
     )
+    report += (
+        f", off-topic given nothing {f['nothing']:.3f} (reached {NOTHING_OFF_TOPIC[name]:.3f})"
+    )
     assert all(f[k] >= v - 0.0005 for k, v in REACHED[name].items()), report
     assert confident <= CONFIDENT_OFF_TOPIC[name] + 0.0005, report
+    assert f["nothing"] >= NOTHING_OFF_TOPIC[name] - 0.0005, report
 
 
 @pytest.mark.parametrize(

@@ -86,6 +86,32 @@ def test_a_question_with_no_map_word_gets_nothing(core, question):
     assert answer.known_topics  # what the bot knows about, instead
 
 
+@pytest.mark.parametrize(
+    "question",
+    [
+        # Issue 38: each opened the guess tier on one everyday word of the catalog ("zurich",
+        # "reset", "recipe", "learn", "validating"), read beside words the map never uses.
+        "weather in zurich next week",
+        "how do i reset my vpn password",
+        "good sourdough starter recipe?",
+        "I want to learn guitar",
+        "validating my parking ticket",
+    ],
+)
+def test_one_everyday_word_alone_ties_nothing_to_the_map(core, question):
+    answer = core.ask(question)
+    assert answer.tier == "nothing" and not answer.guesses, [h.id for h in answer.guesses]
+
+
+def test_two_everyday_words_or_one_the_map_owns_still_make_a_guess(core):
+    # "batch" and "size" together are the map's batch size in another kitchen: shown as a guess; one
+    # word only the map uses ("GRPO") is not an everyday word at all.
+    assert core.ask("the optimal batch size for cookies").tier == "guess"
+    assert core.ask("is GRPO still worth using these days").tier == "guess"
+    # An everyday word with no word the map never uses beside it keeps its weight.
+    assert core.ask("what's the recipe").tier != "nothing"
+
+
 def test_one_borrowed_map_word_is_a_guess_not_vouched_for(core):
     # Enough evidence for the floor, all of it from one word: the rest of the question may be about
     # a game ("dota") or be chat around a lookup ("GRPO"); the map cannot tell, so neither is

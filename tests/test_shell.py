@@ -111,3 +111,23 @@ def test_a_close_call_shows_two_then_the_rest_apart(core):
         and "3. [" not in head
     )
     assert "3. [" in rest, "the third fit is shown, after the two"
+
+
+def test_a_question_mark_after_a_paused_diagnosis_is_help_not_a_question(core):
+    # Issue 38: "?" skips a question inside a guided diagnosis; typed on once the diagnosis paused
+    # (three "don't know"s), it was searched as a question: `Nothing in the map is relevant to “?”`.
+    out = shell(core, "diagnose", *["?"] * 6, "stages", "?", "quit")
+    assert "(paused: measure one of these" in out
+    assert "Nothing in the map is relevant to “?”" not in out
+    after = out.split("(paused: measure one of these", 1)[1]
+    assert "is paused. Measure one of the checks above, then `diagnose --resume " in after
+    assert "Ask anything (any line that is not a command is a question)" in after
+    # Once another command ran, "?" is the commands' help alone.
+    last = out.rsplit("The five stages", 1)[1]
+    assert "is paused" not in last and "Ask anything (any line" in last
+
+
+def test_a_question_mark_alone_is_help(core):
+    out = shell(core, "?", "quit")
+    assert "Ask anything (any line that is not a command is a question)" in out
+    assert "Nothing in the map is relevant" not in out

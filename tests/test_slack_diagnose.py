@@ -44,7 +44,8 @@ def test_full_diagnosis_by_clicks_and_typed_numbers(bot, standin):
     assert card.signal is None, f"still asking after {seen}"
     text = text_of(card.blocks)
     assert "Verdict: Reward quality binds" in json.dumps(card.blocks, ensure_ascii=False)
-    assert "*Evidence*" in text and "*Read*" in text
+    # three lines, a few readings, and the rest behind Details (tests/test_slack_details.py)
+    assert "*Do this next:* " in text and "details_show" in card.buttons
     read = [b for b in card.buttons.values() if b["action_id"].startswith("entry_show")]
     assert "reward-model-overoptimization" in {b["value"] for b in read}
     # One card, updated in place: no new messages in the thread apart from it.
@@ -474,4 +475,4 @@ def test_a_ticked_complaint_answers_what_it_says_on_the_card(bot, standin):
     assert card.signal is None and "proxy_reward_trend" not in seen, seen
     shown = json.dumps(card.blocks, ensure_ascii=False)
     assert "Verdict: Reward quality binds" in shown
-    assert "From what you said: Training reward trend: rising." in shown
+    assert "(1 from what you said)" in shown, "the card says the verdict rests on it"

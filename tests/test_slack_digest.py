@@ -168,8 +168,53 @@ def test_announced_update_is_shown_apart(kbot, standin):
     edit_yaml(kbot.knowledge / "papers" / "dapo.yaml", summary="Quietly edited.")  # not announced
     kbot.front.core.reload()
     text = text_of(command(kbot, standin, "preview")["blocks"])
-    assert "*Updated*" in text and "Proximal Policy Optimization" in text
+    assert "*Updated in the catalog*" in text and "Proximal Policy Optimization" in text
     assert "DAPO" not in text
+
+
+def _paper(slug: str, title: str, year: int, arxiv: str, author: str) -> str:
+    return f"""id: {slug}
+kind: paper
+title: "{title}"
+summary: A made-up test entry, dated by its arXiv id.
+authors: [{author}, Someone Else]
+year: {year}
+arxiv: "{arxiv}"
+verification: verified
+stages: [reward]
+added: {dt.date.today().isoformat()}
+"""
+
+
+def test_a_digest_tells_papers_out_in_its_period_from_older_ones_new_to_the_catalog(kbot, standin):
+    """Issue 38: DPO (2023) was "New" because it entered the catalog. A paper's arXiv month says
+    when it came out; every paper shows its year; its title is its link (no URL as text)."""
+    today = dt.date.today()
+    command(kbot, standin, "subscribe")
+    before = flush(kbot, standin)
+    add_entry(
+        kbot,
+        _paper("zz-fresh", "Fresh Quokka RL", today.year, f"{today:%y%m}.00001", "Ada Quokka"),
+        "zz-fresh.yaml",
+    )
+    add_entry(
+        kbot, _paper("zz-old", "Old Wombat RL", 2019, "1905.00002", "Bo Wombat"), "zz-old.yaml"
+    )
+    command(kbot, standin, "now")
+    [post] = digests_posted(standin)[before:]
+    blocks = (
+        json.loads(post.args["blocks"])
+        if isinstance(post.args["blocks"], str)
+        else (post.args["blocks"])
+    )
+    text = "\n".join(b["text"]["text"] for b in blocks if b["type"] == "section")
+    new, _, added = text.partition("*Added to the catalog*")
+    assert "*New papers, out in this period*" in new and "Fresh Quokka RL" in new
+    assert "Old Wombat RL" not in new and "Old Wombat RL" in added
+    assert f"({today.year}, Ada Quokka et al.)" in text and "(2019, Bo Wombat et al.)" in text
+    assert "<https://arxiv.org/abs/1905.00002|Old Wombat RL>" in text
+    assert "|https://" not in text, "a URL is never a link's text"
+    assert "1 new paper, 1 more added to the catalog" in post.args["text"]
 
 
 def test_restart_does_not_repeat_and_unsubscribe_stops(standin, knowledge_copy, tmp_path):

@@ -48,12 +48,26 @@ def test_a_log_in_a_diagnosis_thread_is_read_and_answered_with_the_chart(bot, st
         bot, standin, card, "run.log.gz", gzip.compress(verl_log(tmp_path, "reward_hacking"))
     )
     posted = standin.wait_for(
-        "chat.postMessage", lambda c: "From the logs" in text_of(blocks_of(c)), timeout=30
+        "chat.postMessage", lambda c: "run.log.gz" in text_of(blocks_of(c)), timeout=30
     )[0]
     assert posted.args["thread_ts"] == card.thread and posted.args["channel"] == card.channel
     text = text_of(blocks_of(posted))
-    assert "Verdict:" in text and "proxy_reward_trend" in text and "heldout_score_trend" in text
+    assert "Verdict: Reward quality binds" in text and "*Do this next:*" in text
     assert "/tmp" not in json.dumps(posted.args), "the server's temporary path is never shown"
+    # every reading, behind the card's Details button
+    details = next(
+        e
+        for b in blocks_of(posted)
+        if b["type"] == "actions"
+        for e in b["elements"]
+        if e["action_id"] == "details_show"
+    )
+    bot.slack.click("details_show", details["value"], channel=card.channel, thread_ts=card.thread)
+    view = standin.wait_for("views.open", timeout=30)[0].args["view"]
+    view = json.loads(view) if isinstance(view, str) else view
+    shown = text_of(view["blocks"])
+    assert "proxy_reward_trend" in shown and "heldout_score_trend" in shown
+    assert "/tmp" not in json.dumps(view)
     # Downloaded with the bot token; the chart went up through
     # the three-step external upload, into the thread.
     assert standin.downloads == [{"file": file["id"], "token": BOT_TOKEN}]

@@ -17,7 +17,7 @@ from prometheus_client import REGISTRY
 
 from rlmap_bot.watch.schedule import last_slot
 from support import runlogs as rl
-from support.slackio import blocks_of, is_watch_alert, slash, text_of
+from support.slackio import blocks_of, details_of, is_watch_alert, slash, text_of
 from support.watching import Clock, launch, tick, watch_posts
 
 HACKING = rl.named(
@@ -100,15 +100,16 @@ def test_a_run_that_goes_bad_alerts_once_then_resolves_once(
             and meta["kind"] == "alert"
         )
         text = text_of(blocks_of(alert))
+        assert "Reward quality started to bind" in text and "*Do this next:* " in text
+        # every reading and where in the logs it came from, behind the card's Details button
+        details = details_of(bot, standin, alert)
+        assert "Verdict: Reward quality binds" in details
         assert (
-            "Reward quality started to bind" in text and "Binding stage:* *Reward quality*" in text
+            "proxy_reward_trend" in details
+            and "heldout_score_trend" in details
+            and "critic/score/mean" in details
         )
-        assert (
-            "proxy_reward_trend" in text
-            and "heldout_score_trend" in text
-            and "critic/score/mean" in text
-        )
-        assert "Check next" in text
+        assert "Check next" in details
         alert_ts = next(m["ts"] for m in standin.messages["C1"] if is_watch_alert(m))
         complete = standin.wait_for("files.completeUploadExternal", timeout=30)[0]
         upload = next(u for u in standin.uploads.values() if u["completed"])
@@ -199,7 +200,8 @@ def test_quiet_watch_posts_a_nan_fault_and_its_recovery_only(wbot, standin, root
     assert meta["condition"] == "fault:nan" and meta["conditions"] == ["fault:nan"]
     text = text_of(blocks_of(alert))
     assert "NaN/inf" in text and "from step 501" in text and "actor/pg_loss" in text
-    assert "Optimization" in text and "loss_divergence" in text
+    details = details_of(wbot, standin, alert)
+    assert "Optimization" in details and "loss_divergence" in details
     log.grow(540)  # 30 finite steps: not yet over
     assert tick(wbot, clock, 30).alerts == [] and len(watch_posts(standin)) == 1
     log.grow(570)  # 60 finite steps since the last NaN
@@ -227,9 +229,9 @@ def test_a_tie_between_two_stages_is_posted_once_naming_both(wbot, standin, root
     assert meta["kind"] == "alert" and meta["condition"] == "tie:environments+optimization"
     text = text_of(blocks_of(alert))
     assert "Optimization and Environments both have strong evidence" in text, text
-    assert (
-        "no single stage binds" in text and "entropy_trend" in text and "task_repeat_epochs" in text
-    )
+    assert "no single stage does" in text
+    details = details_of(wbot, standin, alert)
+    assert "entropy_trend" in details and "task_repeat_epochs" in details
     assert result.open_conditions == ["tie:environments+optimization"]
     # The tie settles on one of its own stages: already named, nothing new to post.
     log.grow(600)

@@ -147,3 +147,20 @@ def test_a_path_outside_the_run_roots_is_refused(tmp_path):
     (outside / "x.csv").write_text("step,critic/score/mean\n1,0.1\n")
     with pytest.raises(RunReadError, match="outside the folders"):
         open_source(parse_source(str(outside / "x.csv")), Access(run_roots=(inside,)))
+
+
+@pytest.mark.parametrize("what", ["empty folder", "folder of notes", "notes file"])
+def test_nothing_readable_says_where_else_a_run_can_be(tmp_path, keep, what):
+    """The error names W&B run folders and the tracker sources beside the log formats, so a
+    person who pointed at the wrong place learns what to point at (issue 36)."""
+    folder = tmp_path / "exp"
+    folder.mkdir()
+    if what != "empty folder":
+        (folder / "notes.txt").write_text("meeting notes\nbuy GPUs\n")
+    target = folder / "notes.txt" if what == "notes file" else folder
+    with pytest.raises(RunReadError) as caught:
+        _open(target).read_all(keep)
+    message = str(caught.value)
+    assert "\n" not in message
+    for named in ("run-<id>.wandb", "wandb:", "mlflow:", "trackio:"):
+        assert named in message, message

@@ -81,17 +81,42 @@ def _write(
     )
 
 
+def _same_second(root: Path, run_id: str, seconds: int = 240) -> list[Path]:
+    """Empty folders named as a run of ``run_id`` starting in each of the next ``seconds``: a
+    process resuming the run meanwhile finds its folder's name taken, as when it starts in the
+    same second as the folder before it, and the SDK adds ``-1`` (``set_sync_dir_suffix`` in
+    wandb_init).  The caller removes them once the run is written."""
+    now = time.time()
+    made = []
+    for i in range(-2, seconds):
+        stamp = time.strftime("%Y%m%d_%H%M%S", time.localtime(now + i))
+        folder = root / "wandb" / f"offline-run-{stamp}-{run_id}"
+        if not folder.exists():
+            folder.mkdir(parents=True)
+            made.append(folder)
+    return made
+
+
 def _write_runs(folder: Path) -> None:
-    finished, resumed = folder / "finished", folder / "resumed"
-    finished.mkdir()
-    resumed.mkdir()
-    jobs = [_write(finished, "fin1", 0, 120), _write(resumed, "res1", 0, 60)]
+    finished, resumed, suffixed = folder / "finished", folder / "resumed", folder / "suffixed"
+    for f in (finished, resumed, suffixed):
+        f.mkdir()
+    jobs = [
+        _write(finished, "fin1", 0, 120),
+        _write(resumed, "res1", 0, 60),
+        _write(suffixed, "res2", 0, 60),
+    ]
     for job in jobs:
         assert job.wait(timeout=300) == 0
     time.sleep(1.1)  # the second folder's name carries the start second: a resume starts later
     # Offline, the resumed process starts again at step
     # 0: steps 0-39 are logged again, with new values.
-    assert _write(resumed, "res1", 0, 40, scale=2.0).wait(timeout=300) == 0
+    placeholders = _same_second(suffixed, "res2")
+    jobs = [_write(resumed, "res1", 0, 40, scale=2.0), _write(suffixed, "res2", 0, 40, scale=2.0)]
+    for job in jobs:
+        assert job.wait(timeout=300) == 0
+    for empty in placeholders:
+        empty.rmdir()
 
 
 @pytest.fixture(scope="session")
@@ -99,7 +124,7 @@ def runs(tmp_path_factory):
     """{"finished": wandb dir, "resumed": wandb dir} written by the SDK, in parallel processes,
     once for the whole test run (support/shared.py); the tests only read them."""
     folder, _ = once_per_run(tmp_path_factory, "wandb-runs", _write_runs)
-    return {"finished": folder / "finished" / "wandb", "resumed": folder / "resumed" / "wandb"}
+    return {name: folder / name / "wandb" for name in ("finished", "resumed", "suffixed")}
 
 
 def _keep(name: str) -> bool:
@@ -142,6 +167,52 @@ def test_a_resumed_run_reads_both_folders_and_keeps_the_latest_value_of_a_repeat
     assert run.restart_count == 1 and any("resumed run: 2 folders" in w for w in run.warnings)
     first_folder = wf.read_records(sorted(root.glob("offline-run-*-res1"))[0] / "run-res1.wandb")
     assert first_folder.records and not first_folder.corrupt
+
+
+def test_a_resumed_run_whose_second_folder_wandb_suffixed_is_read_whole(runs):
+    """wandb names a resumed run's folder ``offline-run-<time>-<id>-1`` when its name is taken
+    (a resume in the same second): the folder is the same run, joined by its run-<id>.wandb."""
+    root = runs["suffixed"]
+    assert [p.name.endswith("-res2-1") for p in sorted(root.glob("offline-run-*"))] == [
+        False,
+        True,
+    ]
+    for where in (root, root / "latest-run", next(root.glob("offline-run-*-res2-1"))):
+        run = _open(str(where)).read_all(_keep)
+        assert run.run_id == "res2"
+        reward = run.series[REWARD]
+        assert reward.steps.tolist() == list(range(60)), where
+        assert reward.values[:40].tolist() == pytest.approx([2.0 * i / 100 for i in range(40)])
+        assert reward.values[40:].tolist() == pytest.approx([i / 100 for i in range(40, 60)])
+
+
+@pytest.mark.parametrize("name", ["latest-run", "from-the-cluster"])
+def test_a_run_folder_copied_with_scp_is_read_whatever_its_name(runs, tmp_path, name):
+    """``scp -r host:wandb/latest-run .`` copies the folder the link points to, under the link's
+    name (or one of the user's choosing)."""
+    import shutil
+
+    copy = shutil.copytree(runs["finished"] / "latest-run", tmp_path / name)
+    assert not copy.is_symlink() and (copy / "run-fin1.wandb").is_file()
+    for where in (copy, copy / "run-fin1.wandb"):
+        run = _open(str(where)).read_all(_keep)
+        assert run.format == "wandb-run" and run.run_id == "fin1"
+        assert run.series[REWARD].steps.tolist() == list(range(120))
+
+
+def test_a_wandb_folder_unpacked_from_an_archive_reads_each_folder_once(runs, tmp_path):
+    """An archive made with ``zip -r`` stores ``latest-run`` as a copy of its target: unpacked,
+    the run is two folders holding the same log, and the resume a third."""
+    import shutil
+
+    root = shutil.copytree(runs["resumed"], tmp_path / "wandb", symlinks=False)
+    assert (root / "latest-run").is_dir() and not (root / "latest-run").is_symlink()
+    for where in (root, root / "latest-run"):
+        run = _open(str(where)).read_all(_keep)
+        reward = run.series[REWARD]
+        assert run.run_id == "res1" and reward.steps.tolist() == list(range(60))
+        assert reward.values[:40].tolist() == pytest.approx([2.0 * i / 100 for i in range(40)])
+        assert run.restart_count == 1 and any("resumed run: 2 folders" in w for w in run.warnings)
 
 
 def test_diagnose_reads_a_local_wandb_run(runs, built_db):

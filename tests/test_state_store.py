@@ -92,3 +92,16 @@ def test_subscriptions_ledger_and_runs(state_url):
         and store.subscriptions.get("T2", "C1") is not None
     )
     store.close()
+
+
+def test_card_details_are_kept_per_workspace_and_forgotten_after_a_while(state_url):
+    store = StateStore(state_url)
+    kept = store.details.keep("T1", "RunDiagnosis", '{"binding_stage": "reward"}')
+    assert store.details.get("T1", kept) == ("RunDiagnosis", '{"binding_stage": "reward"}')
+    assert store.details.get("T2", kept) is None, "another workspace never reads them"
+    assert store.details.get("T1", "nope") is None
+    assert store.details.forget(dt.datetime.now(dt.UTC) - dt.timedelta(days=1)) == 0
+    assert store.details.forget(dt.datetime.now(dt.UTC) + dt.timedelta(seconds=1)) == 1
+    assert store.details.get("T1", kept) is None
+    assert store.forget_team("T1").get("card_details", 0) == 0
+    store.close()

@@ -165,3 +165,19 @@ def metadata_of(call_or_message) -> dict:
 
 def is_watch_alert(call_or_message) -> bool:
     return metadata_of(call_or_message).get("event_type") == "rlmap_watch"
+
+
+def details_of(bot, standin, call, channel: str = "C1") -> str:
+    """Click the Details button of the card a call posted; the text of the modal it opens."""
+    [value] = [
+        e["value"]
+        for b in blocks_of(call)
+        if b["type"] == "actions"
+        for e in b["elements"]
+        if e["action_id"] == "details_show"
+    ]
+    before = len(standin.of("views.open"))
+    bot.slack.click("details_show", value, channel=channel)
+    view = standin.wait_for("views.open", count=before + 1, timeout=30)[-1].args["view"]
+    view = json.loads(view) if isinstance(view, str) else view
+    return text_of(view["blocks"])

@@ -5,11 +5,13 @@ each comes from :mod:`rlmap_bot.commands.parser` (the parser chat lines use too)
 This module adds the group, the terminal-only commands (serve, shell, key) and a
 callback that runs the command and hands the result to the terminal presenter
 (text, or JSON with ``--json``). Problems are one line on standard error with the error's
-exit code (2 for bad input or usage), never a traceback.
+exit code (2 for bad input or usage), never a traceback; with ``--json``, also a JSON object
+(``error``, ``exit_code``) on standard output, so what reads the JSON is told too.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 from pathlib import Path
@@ -111,6 +113,8 @@ def _make(command: Command, name: str) -> click.Command:
 
             Terminal(ctx, say=click.echo, ask=terminal_prompt, prefix="rlmap-bot ").show(result)
         except RlmapError as exc:
+            if ctx.json:  # what reads the JSON gets the error as JSON too (and the exit code)
+                click.echo(json.dumps({"error": str(exc), "exit_code": exc.exit_code}))
             fail(str(exc), exc.exit_code)
 
     return click_command(command, "cli", name=name, callback=callback)

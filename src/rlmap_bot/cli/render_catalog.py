@@ -62,7 +62,7 @@ def stages_text(result: StageList) -> str:
 
 @text.register
 def papers_text(result: PaperList) -> str:
-    lines = [wording.papers_heading(len(result.papers), result.filters, result.total)]
+    lines = [wording.papers_heading(len(result.papers), result.filters, result.total, result.near)]
     for paper in result.papers:
         who = f"{paper.byline}, " if paper.byline else ""
         label = wording.verification_label(paper.verification)

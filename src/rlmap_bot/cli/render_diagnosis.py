@@ -13,13 +13,23 @@ from rlmap_bot.cli.render import list_item, text, wrapped
 from rlmap_bot.results.diagnosis import Question, Simulation, Step, Verdict, format_value
 from rlmap_bot.results.runs import RunDiagnosis
 from rlmap_bot.results.scaling import diagnosis_line
+from rlmap_bot.wording import verdicts
+
+
+def opening_text(verdict: Verdict) -> str:
+    """The three lines a verdict opens with, as a Slack card opens with them."""
+    return "\n".join(list_item(line, "", "  ") for line in verdicts.opening(verdict))
 
 
 @text.register
 def verdict_text(verdict: Verdict) -> str:
+    return opening_text(verdict) + "\n\n" + verdict_body(verdict)
 
+
+def verdict_body(verdict: Verdict) -> str:
+    """Everything after the three lines: the summary, the stages' points, every reading, the
+    checks, what to read."""
     lines = [
-        wording.verdict_headline(verdict) + ".",
         wrapped(verdict.summary, "  "),
         "",
         "Stages by score:",
@@ -96,10 +106,11 @@ def run_text(result: RunDiagnosis, with_verdict: bool = True) -> str:
     run = result.run
     span = f"steps {run.first_step}-{run.last_step}" if run.first_step is not None else "no steps"
     framework = f", {run.framework} metric names" if run.framework else ""
-    lines = [
+    lines = [opening_text(result), ""] if with_verdict else []
+    lines.append(
         f"Read {run.steps} steps ({span}) of a {run.format} log{framework}: {run.path}"
         + (f" (run {run.run_id})" if run.run_id and run.run_id != Path(run.path).name else "")
-    ]
+    )
     if (
         result.faults
     ):  # before anything else: no stage verdict means much on a run that does not learn
@@ -111,7 +122,7 @@ def run_text(result: RunDiagnosis, with_verdict: bool = True) -> str:
     if forecast and not with_verdict:
         lines += ["", wrapped(forecast, "")]
     if with_verdict:  # the conclusion and the readings it rests on first; how each was read after
-        lines += ["", wording.verdict_headline(result) + ".", wrapped(result.summary, "  ")]
+        lines += ["", wrapped(result.summary, "  ")]
         if forecast:
             lines.append(wrapped(forecast, "  "))
         decided = _deciding_signals(result)
@@ -162,7 +173,7 @@ def run_text(result: RunDiagnosis, with_verdict: bool = True) -> str:
     if result.chart:
         lines.append(f"Chart: {result.chart}")
     if with_verdict:
-        lines += ["", verdict_text(result)]
+        lines += ["", verdict_body(result)]
     return "\n".join(lines)
 
 

@@ -10,7 +10,7 @@ from rlmap_bot.cli.render import list_item, text, wrapped
 from rlmap_bot.results.curation import AdditionList, Candidate
 from rlmap_bot.results.digest import Digest
 from rlmap_bot.results.watch import Alert, CheckResult, Watching
-from rlmap_bot.wording.posts import alert_changes, alert_title
+from rlmap_bot.wording.posts import alert_changes, alert_opening, alert_title
 
 
 @text.register
@@ -21,8 +21,11 @@ def digest_text(digest: Digest) -> str:
     for group in digest.groups:
         lines += ["", f"{group.title}:"]
         for item in group.items:
+            status = "updated" if item.status == "updated" else "new" if item.recent else "added"
             lines.append(
-                f"  - [{item.status}] {item.title} ({item.id})"
+                f"  - [{status}] {item.title}"
+                + (f" ({item.year})" if item.year else "")
+                + f" [{item.id}]"
                 + (f" · {item.byline}" if item.byline else "")
             )
             lines.append(wrapped(item.one_line, "      "))
@@ -38,8 +41,11 @@ def digest_text(digest: Digest) -> str:
 
 
 def alert_text(alert: Alert) -> str:
-    """One watch post as the terminal shows it (what Slack would get, without the markup)."""
+    """One watch post as the terminal shows it (what Slack would get, without the markup): its
+    title, then an alert's three lines, as its card opens with them."""
     lines = [f"[{alert.kind}] {alert_title(alert)}"]
+    if alert.kind == "alert":
+        lines += [list_item(line, "  ", "    ") for line in alert_opening(alert)]
     lines += [list_item(c) for c in alert_changes(alert)]
     if alert.kind == "alert":
         if alert.verdict_headline:
@@ -110,10 +116,13 @@ def candidate_text(candidate: Candidate) -> str:
     if candidate.existing is not None:
         found = candidate.existing
         if found.status == "in_catalog":
+            where = f", on {' and '.join(found.where)}" if found.where else ""
             lines.append(
-                f"  Already in the catalog as {found.title} ({found.entry_id}), matched by "
-                f"{found.how}."
+                f"  Already in the catalog as {found.title} ({found.entry_id}){where}, matched by "
+                f"{found.how}; `show {found.entry_id}` shows it."
             )
+            if not candidate.stages and not candidate.subtopics:
+                return "\n".join(lines)  # told from the catalog: nothing to propose
         elif found.status == "rejected":
             lines.append(
                 f"  Rejected before by {found.by}" + (f": {found.reason}" if found.reason else ".")

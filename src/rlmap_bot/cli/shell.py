@@ -2,7 +2,8 @@
 
 Like Hubot's shell adapter or Errbot's text backend, it is where a newcomer tries
 everything without a workspace. A line is a command only when its arguments fit
-the command's declaration; any other line is a question. Errors are one line;
+the command's declaration; any other line is a question, except "?" alone, which asks for
+help (after a guided diagnosis paused: how to go on with it). Errors are one line;
 unexpected ones are logged with their traceback to ``shell.log`` in RLMAP_HOME.
 Ctrl-C cancels the line being typed; Ctrl-D or ``quit`` leaves.
 """
@@ -24,6 +25,9 @@ log = logging.getLogger(__name__)
 INTRO = """rlmap-bot shell: the RL Scaling Bottleneck Map, locally.
 Ask anything (e.g. "why does my reward go up while evals drop?"), or type `help`."""
 QUIT = {"quit", "exit", "bye", "q", ":q"}
+# A line of question marks alone asks for help: "?" skips a question inside a guided diagnosis, and
+# typed on after that diagnosis pauses it asks what now (it was searched as a question).
+ASKS_HELP = {"?", "??", "???"}
 PROMPT = "rlmap> "
 
 
@@ -32,6 +36,7 @@ class Shell:
         self.core = core
         self.stdin = stdin
         self.stdout = stdout or sys.stdout
+        self.paused: str | None = None  # a guided diagnosis the last line left open
 
     def say(self, text: str) -> None:
         self.stdout.write(text.rstrip() + "\n")
@@ -95,8 +100,40 @@ class Shell:
             charts=self.core.settings.data_dir / "charts",
             run_access=local_access,
         )
+        show = Terminal(ctx, say=self.say, ask=self.read).show
+        if line.strip() in ASKS_HELP:
+            self.help(ctx, show)
+            return
+        self.paused = None
         result = run(REGISTRY.read(line, "shell", self.core), ctx)
-        Terminal(ctx, say=self.say, ask=self.read).show(result)
+        show(result)
+        self.paused = self.left_open(result)
+
+    def help(self, ctx: Invocation, show) -> None:
+        """ "?": after a diagnosis paused, how to go on with it; then the commands."""
+        if self.paused is not None:
+            short = self.paused[:8]
+            self.say(
+                f"Diagnosis {short} is paused. Measure one of the checks above, then "
+                f"`diagnose --resume {short}` picks the readings you have from a list; "
+                "`diagnose --list` shows every open diagnosis."
+            )
+        show(run(REGISTRY.read("help", "shell", self.core), ctx))
+
+    def left_open(self, result) -> str | None:
+        """The id of the guided diagnosis ``result`` started or resumed, when its conversation
+        ended with it still open (paused, or input ended), else None."""
+        from rlmap_bot.results.diagnosis import Step
+        from rlmap_bot.results.guided import GuidedRun
+
+        step = result.step if isinstance(result, GuidedRun) else result
+        if not isinstance(step, Step):
+            return None
+        try:
+            session = self.core.flow.load(step.session.id)
+        except RlmapError:
+            return None  # nothing answered, so nothing kept
+        return session.id if session.status == "open" else None
 
 
 def log_path(core: Core) -> Path:

@@ -18,6 +18,7 @@ from rlmap_bot.commands import (
     catalog,
     credentials,
     curate,
+    details,
     diagnose,
     digest,
     scale,
@@ -33,7 +34,7 @@ TERMINAL_ONLY = frozenset({"serve", "shell", "key"})
 
 def build_registry() -> Registry:
     registry = Registry()
-    for module in (catalog, diagnose, scale, digest, watch, curate, admin, credentials):
+    for module in (catalog, diagnose, scale, digest, watch, curate, admin, credentials, details):
         module.register(registry)
     registry.terminal_only |= TERMINAL_ONLY
     return registry

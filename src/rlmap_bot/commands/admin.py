@@ -78,9 +78,11 @@ def help_for(
             )
         entries = []
         for c in found:
-            entries.append(HelpEntry(usage=prefix + c.usage(surface), summary=c.summary))
+            entries.append(
+                HelpEntry(usage=prefix + c.usage(surface), summary=c.summary_on(surface))
+            )
             entries += [
-                HelpEntry(usage=p.shown, summary=p.help, kind="option")
+                HelpEntry(usage=p.shown, summary=p.help_on(surface), kind="option")
                 for p in c.params_for(surface)
             ]
             entries += [
@@ -89,6 +91,7 @@ def help_for(
             ]
         return Help(surface=surface, command=wanted, commands=entries, problem=problem)
     entries = [
-        HelpEntry(usage=prefix + c.usage(surface), summary=c.summary) for c in registry.all(surface)
+        HelpEntry(usage=prefix + c.usage(surface), summary=c.summary_on(surface))
+        for c in registry.all(surface)
     ]
     return Help(surface=surface, commands=entries, problem=problem)

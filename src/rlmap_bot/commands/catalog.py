@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING, Any
 
 from rlmap_bot import wording
 from rlmap_bot.commands.context import Invocation
+from rlmap_bot.commands.declare import Said
 from rlmap_bot.commands.registry import ALL, Param, Registry
 from rlmap_bot.errors import NotFoundError, UsageError
 
@@ -31,7 +32,10 @@ def register(registry: Registry) -> None:
         "search the map: stages, topics, papers and diagnosis signals",
         Param(
             "question",
-            "what you want to know ('-' in the terminal: one question per line on stdin)",
+            Said(
+                slack="what you want to know",
+                terminal="what you want to know ('-': one question per line on stdin)",
+            ),
             kind="rest",
             required=True,
             metavar="QUESTION",
@@ -54,7 +58,10 @@ def register(registry: Registry) -> None:
         "a whole entry with its links, by id, title or alias",
         Param(
             "entry",
-            "an id, a title or an alias (quote titles with spaces in the shell)",
+            Said(
+                slack="an id, a title or an alias",
+                terminal="an id, a title or an alias (quote titles with spaces in the shell)",
+            ),
             kind="rest",
             required=True,
             metavar="ID",
@@ -174,14 +181,20 @@ def papers(
         topic_id = _pick(topic, subtopics, "subtopic")
         found = [p for p in found if topic_id in p.subtopics]
         filters.append(f"on {subtopics[topic_id]}")
+    near: list[str] = []
     if by:
-        narrowed = [p for p in found if _written_by(p, by)]
-        near = _near_bylines(by, found) if not narrowed else []
-        if near:  # a given name bylines leave out, or a letter off: read as the byline, and say so
-            narrowed = [p for p in found if _written_by(p, near[0])]
-            filters.append(f"by {near[0]} (for “{by}”)")
+        asked = _name_words(by)
+        known = _known_names(everything)
+        narrowed = [p for p in found if _written_by(p, asked, known)]
+        meant = _meant_byline(asked, found) if not narrowed else None
+        if meant is not None:  # a given name bylines leave out, or a letter off: read as the byline
+            shown, words = meant
+            narrowed = [p for p in found if _written_by(p, words, known)]
+            filters.append(f"by {shown} (for “{by}”)")
         else:
             filters.append(f"by {by}")
+            if not narrowed:
+                near = _near_names(asked, everything)
         found = narrowed
     rows = [
         PaperRow(
@@ -195,7 +208,7 @@ def papers(
         )
         for p in found
     ]
-    return PaperList(papers=rows, filters=filters, total=len(everything))
+    return PaperList(papers=rows, filters=filters, total=len(everything), near=near)
 
 
 def _pick(value: str, known: dict[str, str], what: str) -> str:
@@ -223,30 +236,35 @@ def _pick(value: str, known: dict[str, str], what: str) -> str:
     raise UsageError(f"unknown {what} {value!r}; {hint}known: {', '.join(known)}")
 
 
-def _byline(paper: Any) -> str:
-    """A paper's authors and organisation, as one text."""
-    return " ".join([*paper.authors, paper.organisation or ""])
-
-
-def _split_names(text: str) -> list[str]:
-    return text.replace(".", " ").replace(",", " ").split()
-
-
-def _byline_words(text: str) -> list[str]:
-    from rlmap_bot.text import fold
-
-    return [fold(w).lower() for w in _split_names(text)]
+def _labels(paper: Any) -> list[tuple[str, bool]]:
+    """A paper's byline labels: each author (a person) and its organisation line."""
+    people = [(a, True) for a in paper.authors]
+    return people + ([(paper.organisation, False)] if paper.organisation else [])
 
 
 def _name_words(who: str) -> list[str]:
-    """The words of a name asked for ("Lambert et al": lambert)."""
-    return [w for w in _byline_words(who) if w not in {"et", "al"}]
+    """The words of a name asked for, as bylines are read ("Lambert et al": lambert; "Z.ai": z
+    ai)."""
+    from rlmap_bot.text import words
+
+    return [w for w in words(who) if w not in ("et", "al")]
 
 
-def _written_by(paper: Any, who: str) -> bool:
-    wanted = _name_words(who)
-    names = _byline_words(_byline(paper))
-    return bool(wanted) and all(w in names for w in wanted)
+def _known_names(papers: list[Any]) -> frozenset[str]:
+    """Every whole name in the papers' bylines, each as one string (search/bylines.py)."""
+    from rlmap_bot.search.bylines import whole_names
+
+    return whole_names(lp for paper in papers for lp in _labels(paper))
+
+
+def _written_by(paper: Any, asked: list[str], known: frozenset[str] = frozenset()) -> bool:
+    """Whether a name of the paper's byline is ``asked``, its words written together or apart
+    (search/bylines.py): "deepseek ai" and "DeepSeek" are DeepSeek-AI, "deepseek research" and "AI"
+    are not; "DeepMind" is also Google DeepMind, since the catalog writes it as a name of its own
+    (``known``)."""
+    from rlmap_bot.search.bylines import cites
+
+    return any(cites(asked, label, person, known) for label, person in _labels(paper))
 
 
 # How close a misspelt name must be to a byline's word to be read as it (rapidfuzz ratio, 0-100),
@@ -255,59 +273,98 @@ def _written_by(paper: Any, who: str) -> bool:
 # and "Yang", "Kim" and "Kimi" are different bylines). Judgement, checked on those examples.
 _NEAR_NAME = 85
 _NEAR_NAME_LETTERS = 6
+# Bylines offered beside "no papers by X": how alike (rapidfuzz WRatio of the folded names) and how
+# many. judgement: 70 keeps "Ling Team" and "Ziniu Li" for "Lin" and leaves out names that share a
+# letter or two; three is a line.
+_OFFERED = 70
+_OFFERED_MOST = 3
 
 
 def names_someone(core: Any, args: dict[str, Any]) -> bool:
     """In chat, `papers by X` is the papers list when X is a name: one word (as ever), a byline's
-    name as written ("Google Brain"), or a first name before a byline's surname ("John Schulman").
-    A line that runs on past the name ("papers by DeepMind using world models", "papers by the
-    DeepSeek team") is a question, and search answers it."""
+    name in any spelling ("Google Brain", "deepseek ai"), a letter off ("deepseek-ia"), or a first
+    name before a byline's surname ("John Schulman"). A line that runs on past the name ("papers
+    by DeepMind using world models", "papers by the DeepSeek team") is a question, and search
+    answers it."""
     who = str(args.get("by") or "")
-    wanted = _name_words(who)
-    if len(wanted) <= 1:
-        return True
+    asked = _name_words(who)
+    if len(who.split()) <= 1:
+        return True  # one word as typed ("nobody-at-all", "DeepSeek-AI")
     papers = core.papers()
-    return any(_written_by(p, who) for p in papers) or (
-        len(wanted) == 2 and any(_written_by(p, wanted[1]) for p in papers)
+    known = _known_names(papers)
+    return (
+        any(_written_by(p, asked, known) for p in papers)
+        or _meant_byline(asked, papers) is not None
     )
 
 
-def _near_bylines(who: str, papers: list[Any]) -> list[str]:
-    """The byline meant by a name no paper carries: a first name before a byline's surname is left
-    out ("John Schulman": Schulman), a long word a letter
-    off a byline's is read as it ("Schulmann")."""
+def _people(papers: list[Any]) -> list[tuple[str, tuple[str, ...], bool]]:
+    """Every name in the papers' bylines, as written, as its words, and whether it is a person's;
+    people first."""
+    from rlmap_bot.search.bylines import written
+
+    out: dict[tuple[str, ...], tuple[str, bool]] = {}
+    for paper in papers:
+        for label, person in sorted(_labels(paper), key=lambda lp: not lp[1]):
+            for text, ws in written(label, person):
+                out.setdefault(ws, (text, person))
+    return [(text, ws, person) for ws, (text, person) in out.items()]
+
+
+def _given_name(asked: list[str], papers: list[Any]) -> tuple[str, list[str]] | None:
+    """ "John Schulman" where bylines write "Schulman": two words, the second a person's surname."""
+    from rlmap_bot.search.bylines import as_written, written
+
+    if len(asked) != 2:
+        return None
+    for paper in papers:
+        for label in paper.authors:
+            for text, ws in written(label, True):
+                if ws[-1] == asked[1]:
+                    return as_written(text, ws[-1:]), asked[1:]
+    return None
+
+
+def _meant_byline(asked: list[str], papers: list[Any]) -> tuple[str, list[str]] | None:
+    """The byline meant by a name no paper carries, as it writes it, with the words to read: a
+    first name before a byline's surname is left out ("John Schulman": Schulman), a name of six
+    letters or more a letter off a byline's name or one of its words is read as it ("Schulmann",
+    "deepmnd", "deepseek-ia")."""
     from rapidfuzz import fuzz, process
 
-    from rlmap_bot.text import fold
+    from rlmap_bot.search.bylines import as_written, compact
 
-    # Each byline word as matched, and as the byline writes it ("deepmind": "DeepMind").
-    cased = {fold(w).lower(): w for p in papers for w in _split_names(_byline(p))}
-    known = sorted(cased)
-    wanted = _name_words(who)
-    typed = list(wanted)
-    if len(wanted) == 2:
-        wanted = wanted[
-            1:
-        ]  # no paper has both words (else this is not asked): bylines give surnames
-    fixed = []
-    for word in wanted:
-        near = (
-            (word, 100, 0)
-            if word in known
-            else (
-                process.extractOne(word, known, scorer=fuzz.ratio, score_cutoff=_NEAR_NAME)
-                if len(word) >= _NEAR_NAME_LETTERS
-                else None
-            )
-        )
-        if near is None:
-            return []
-        fixed.append(near[0])
-    if not fixed or fixed == typed:
-        return []
-    if not any(_written_by(p, " ".join(fixed)) for p in papers):
-        return []
-    return [" ".join(cased[w] for w in fixed)]
+    given = _given_name(asked, papers)
+    if given is not None:
+        return given
+    wanted = compact(asked)
+    if len(wanted) < _NEAR_NAME_LETTERS:
+        return None
+    forms: dict[str, tuple[str, tuple[str, ...]]] = {}
+    for text, ws, person in _people(papers):
+        for i in range(len(ws) if person else 1):  # as a name may be cited (bylines.runs)
+            for j in range(i + 1, len(ws) + 1):
+                forms.setdefault(compact(ws[i:j]), (text, ws[i:j]))
+    near = process.extractOne(wanted, list(forms), scorer=fuzz.ratio, score_cutoff=_NEAR_NAME)
+    if near is None:
+        return None
+    text, ws = forms[near[0]]
+    return as_written(text, ws), list(ws)
+
+
+def _near_names(asked: list[str], papers: list[Any]) -> list[str]:
+    """Bylines like a name no paper carries, as they are written: offered, not read as it."""
+    from rapidfuzz import fuzz, process
+
+    names = {text: " ".join(ws) for text, ws, _ in _people(papers)}
+    found = process.extract(
+        " ".join(asked),
+        names,
+        scorer=fuzz.WRatio,
+        limit=_OFFERED_MOST,
+        score_cutoff=_OFFERED,
+    )
+    return [text for _, _, text in found]
 
 
 def kb_build(ctx: Invocation) -> KbBuilt:

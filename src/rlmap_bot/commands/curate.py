@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 from rlmap_bot.commands.context import Invocation
+from rlmap_bot.commands.declare import Said
 from rlmap_bot.commands.registry import Param, Registry
 from rlmap_bot.errors import UsageError
 
@@ -18,15 +19,21 @@ if TYPE_CHECKING:
 
 CLI = frozenset({"cli"})
 SLACK = frozenset({"slack"})
-REFERENCE = "an arXiv id, an arxiv.org abs or pdf URL, or arXiv's DOI (10.48550/arXiv.ID)"
+REFERENCE = (
+    "an arXiv id, an arxiv.org abs or pdf URL, or arXiv's DOI (10.48550/arXiv.ID); a paper the "
+    "catalog has (by its id, or its title) is said at once"
+)
 
 
 def register(registry: Registry) -> None:
     registry.command(
         "suggest",
-        "propose an arXiv paper for the catalog (in Slack: to the curators; here: shows the "
-        "candidate)",
-        Param("reference", REFERENCE, kind="arg", required=True, metavar="ARXIV"),
+        Said(
+            slack="propose an arXiv paper for the catalog: the curators decide",
+            terminal="show an arXiv paper as a candidate for the catalog, with the stages it "
+            "would get (in Slack, `/rlmap suggest` sends it to the curators)",
+        ),
+        Param("reference", REFERENCE, kind="rest", required=True, metavar="ARXIV"),
         surfaces=frozenset({"cli", "slack"}),
         json=True,
         strict=True,

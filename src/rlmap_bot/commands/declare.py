@@ -21,6 +21,24 @@ CHAT: frozenset[str] = frozenset({"shell", "slack"})
 
 
 @dataclass(frozen=True)
+class Said:
+    """Words that differ by surface: what Slack says, and what the terminal (the command line and
+    the shell) says. Help in Slack names no terminal flag ("--once") and no "here"; the terminal's
+    names what only it has."""
+
+    slack: str
+    terminal: str
+
+    def on(self, surface: str) -> str:
+        return self.slack if surface == "slack" else self.terminal
+
+
+def said(text: str | Said, surface: str) -> str:
+    """``text`` as ``surface`` says it."""
+    return text.on(surface) if isinstance(text, Said) else text
+
+
+@dataclass(frozen=True)
 class Param:
     """One parameter. ``kind``: ``arg`` (one word), ``rest``
     (the rest of the line), ``option`` or ``flag``.
@@ -34,7 +52,7 @@ class Param:
     """
 
     name: str
-    help: str
+    help: str | Said
     kind: Literal["arg", "rest", "option", "flag"] = "option"
     type: Literal["str", "int", "path", "file", "date"] = "str"
     choices: tuple[str, ...] = ()
@@ -47,6 +65,9 @@ class Param:
     metavar: str | None = None
     surfaces: frozenset[str] = ALL
     range: tuple[int | None, int | None] | None = None
+
+    def help_on(self, surface: str) -> str:
+        return said(self.help, surface)
 
     @property
     def flag_name(self) -> str:
@@ -86,7 +107,7 @@ class Command:
     """
 
     name: str  # "ask", or "digest subscribe" for a sub-command
-    summary: str
+    summary: str | Said
     handler: Callable[..., Any]
     params: tuple[Param, ...] = ()
     surfaces: frozenset[str] = ALL
@@ -113,6 +134,9 @@ class Command:
     @property
     def words(self) -> tuple[str, ...]:
         return tuple(self.name.split())
+
+    def summary_on(self, surface: str) -> str:
+        return said(self.summary, surface)
 
     def params_for(self, surface: str) -> list[Param]:
         return [p for p in self.params if surface in p.surfaces]

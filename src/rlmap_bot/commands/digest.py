@@ -7,6 +7,7 @@ import uuid
 from typing import TYPE_CHECKING
 
 from rlmap_bot.commands.context import Channel, Invocation
+from rlmap_bot.commands.declare import Said
 from rlmap_bot.commands.registry import Param, Registry
 from rlmap_bot.errors import UsageError
 
@@ -41,7 +42,10 @@ def register(registry: Registry) -> None:
     )(list_subscriptions)
     registry.command(
         "digest preview",
-        "what the next digest says (in the terminal: entries added since DATE)",
+        Said(
+            slack="what this channel's next digest says",
+            terminal="what a digest of the entries added since DATE says",
+        ),
         Param(
             "since",
             "entries added on or after this day (default: 7 days ago)",

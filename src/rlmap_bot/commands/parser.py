@@ -187,7 +187,7 @@ def _click_params(command: Command, surface: str, open_files: bool = True) -> li
         elif p.kind == "flag":
             out.append(
                 click.Option(
-                    [p.flag_name, p.name], is_flag=True, required=p.required, help=_help(p)
+                    [p.flag_name, p.name], is_flag=True, required=p.required, help=_help(p, surface)
                 )
             )
         else:
@@ -199,7 +199,7 @@ def _click_params(command: Command, surface: str, open_files: bool = True) -> li
                     default=p.default,
                     multiple=p.multiple,
                     metavar=p.metavar,
-                    help=_help(p),
+                    help=_help(p, surface),
                     show_default=p.default is not None,
                 )
             )
@@ -210,18 +210,18 @@ def _click_params(command: Command, surface: str, open_files: bool = True) -> li
     return out
 
 
-def _help(param: Param) -> str:
+def _help(param: Param, surface: str) -> str:
     """An option's help, with its chat form when it has
     one (`rlmap-bot papers by Schulman` works too).
     """
     if not param.word:
-        return param.help
+        return param.help_on(surface)
     form = (
         param.word
         if param.kind == "flag"
         else f"{param.word} {param.metavar or param.name.upper()}"
     )
-    return f"{param.help} (or: {form})"
+    return f"{param.help_on(surface)} (or: {form})"
 
 
 def click_command(
@@ -235,7 +235,8 @@ def click_command(
 
     ``open_files=False`` reads a file option as its name (to check an example without the file).
     """
-    summary = command.summary[:1].upper() + command.summary[1:] + "."
+    said = command.summary_on(surface)
+    summary = said[:1].upper() + said[1:] + "."
     return DeclaredCommand(
         command,
         surface,
@@ -316,7 +317,7 @@ def parse_words(
         example = f", e.g. `{prefix}{examples[0]}`" if examples else ""
         raise UsageError(
             f"`{prefix}{command.name}` needs {param.metavar or param.name.upper()} "
-            f"({param.help}){example}. {usage}"
+            f"({param.help_on(surface)}){example}. {usage}"
         ) from None
     except click.ClickException as exc:
         raise UsageError(f"{exc.format_message().rstrip('.')}. {usage}") from None

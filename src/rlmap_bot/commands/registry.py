@@ -24,6 +24,7 @@ from rlmap_bot.commands.declare import (
     CHAT,
     Command,
     Param,
+    Said,
     Surface,
     command_usage,
     surface_prefix,
@@ -73,7 +74,7 @@ class Registry:
         return command
 
     def command(
-        self, name: str, summary: str, *params: Param, **options: Any
+        self, name: str, summary: str | Said, *params: Param, **options: Any
     ) -> Callable[[Callable], Callable]:
         """Decorator: declare the function as the handler of command ``name``."""
 

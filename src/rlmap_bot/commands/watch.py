@@ -6,6 +6,7 @@ import uuid
 from typing import TYPE_CHECKING
 
 from rlmap_bot.commands.context import Channel, Invocation
+from rlmap_bot.commands.declare import Said
 from rlmap_bot.commands.registry import Param, Registry
 from rlmap_bot.errors import UsageError
 
@@ -27,9 +28,12 @@ if TYPE_CHECKING:
 def register(registry: Registry) -> None:
     registry.command(
         "watch",
-        "check a training log every 15 minutes; post here when a stage starts to bind, the binding "
-        "stage "
-        "changes, or the loss goes NaN or diverges (in the terminal: --once)",
+        Said(
+            slack="check a training log every 15 minutes; post here when a stage starts to bind, "
+            "the binding stage changes, or the loss goes NaN or diverges",
+            terminal="follow a training log until Ctrl-C, printing each alert, or check it once "
+            "(--once) and print what a watch in Slack would post",
+        ),
         Param(
             "path",
             "a training log or run folder under RLMAP_RUN_ROOTS",

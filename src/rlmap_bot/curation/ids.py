@@ -13,8 +13,13 @@ from urllib.parse import urlparse
 
 from rlmap_bot.errors import UsageError
 
-NEW_ID = re.compile(r"^(\d{4}\.\d{4,5})(v\d+)?$")
-OLD_ID = re.compile(r"^[a-z-]+(\.[A-Z]{2})?/\d{7}(v\d+)?$")
+# arXiv's identifier scheme (arxiv.org/help/arxiv_identifier): new-style ids are YYMM.NNNN from
+# April 2007 (0704) to December 2014, YYMM.NNNNN from January 2015 (1501), each optionally with a
+# version (v2); old-style ids are archive(.SUBJECT)/YYMMNNN, from August 1991 to March 2007.
+NEW_SHAPE = re.compile(r"^(\d{4})\.(\d{4,5})(v\d+)?$")
+OLD_ID = re.compile(r"^[a-z-]+(\.[A-Za-z]{2})?/(\d{2})(\d{2})\d{3}(v\d+)?$")
+NEW_STYLE_FROM = 704  # April 2007, as YYMM
+FIVE_DIGITS_FROM = 1501  # January 2015: the number after the dot has five digits from then
 ARXIV_DOI = re.compile(r"^10\.48550/arxiv\.(.+)$", re.IGNORECASE)
 ARXIV_HOSTS = {"arxiv.org", "www.arxiv.org", "export.arxiv.org"}
 SHOWN = 80  # how much of a bad reference is echoed back: enough to recognise it
@@ -71,13 +76,33 @@ def parse_reference(text: str) -> str:
         candidate = doi.group(1)
     if candidate.lower().startswith("arxiv:"):
         candidate = candidate[6:].strip()
-    found = NEW_ID.match(candidate)
+    found = NEW_SHAPE.match(candidate)
     if found:
-        return found.group(1)
-    if OLD_ID.match(candidate):
+        return _checked(found.group(1), found.group(2))
+    old = OLD_ID.match(candidate)
+    if old and 1 <= int(old.group(3)) <= 12:
         raise UsageError(
             f"{shown(candidate)!r} is an arXiv id from before April 2007; the catalog takes "
-            f"new-style "
-            "ids (YYMM.NNNNN) only"
+            "new-style ids (YYMM.NNNNN) only"
         )
     raise UsageError(f"{shown(raw)!r} is not an arXiv id; give {EXAMPLE}")
+
+
+def _checked(yymm: str, number: str) -> str:
+    """A new-style id whose month exists and whose number has the digits of its time: four before
+    2015, five from then ("2402.0330" is a digit short; "1412.00001" a digit long)."""
+    arxiv_id = f"{yymm}.{number}"
+    month = int(yymm[2:])
+    if not 1 <= month <= 12 or int(yymm) < NEW_STYLE_FROM:
+        raise UsageError(
+            f"{arxiv_id!r} is not an arXiv id: its first four digits are the year and month "
+            f"(YYMM, from 0704); give {EXAMPLE}"
+        )
+    digits = 5 if int(yymm) >= FIVE_DIGITS_FROM else 4
+    if len(number) != digits:
+        era = "from 2015 on" if digits == 5 else "before 2015"
+        raise UsageError(
+            f"{arxiv_id!r} is not an arXiv id: ids {era} have {digits} digits after the dot "
+            f"(YYMM.{'N' * digits}), e.g. {'2305.18290' if digits == 5 else '1412.6980'}"
+        )
+    return arxiv_id

@@ -17,9 +17,8 @@ from typing import TYPE_CHECKING, Protocol
 from pydantic import BaseModel
 
 from rlmap_bot.curation.arxiv_source import ArxivSource, ArxivUnavailable
-from rlmap_bot.curation.dedupe import in_catalog
+from rlmap_bot.curation.dedupe import from_catalog, in_catalog, known_reference, placed
 from rlmap_bot.curation.entry import paper_data, slug
-from rlmap_bot.curation.ids import parse_reference
 from rlmap_bot.curation.propose import propose
 from rlmap_bot.errors import NotFoundError, UsageError
 from rlmap_bot.parts import Part, code, emoji, line, title
@@ -80,6 +79,11 @@ def _now() -> dt.datetime:
     return dt.datetime.now(dt.UTC)
 
 
+def _and(items: list[str]) -> str:
+    """ "A", "A and B", "A, B and C"."""
+    return " and ".join(filter(None, [", ".join(items[:-1]), items[-1]])) if items else ""
+
+
 def _when(moment: str | None) -> str:
     return (
         dt.datetime.fromisoformat(moment).strftime("%d %b %Y").lstrip("0") if moment else "earlier"
@@ -111,7 +115,7 @@ class Curation:
         it is known already (catalog, then decisions).
         """
         stages, subtopics = propose(self.core.searcher, record)
-        existing = in_catalog(self.core.store.catalog.papers, record)
+        existing = placed(self.core, in_catalog(self.core.store.catalog.papers, record))
         if existing is None and with_state:
             existing = self._decided(record.arxiv_id)
         return Candidate(record=record, stages=stages, subtopics=subtopics, existing=existing)
@@ -132,7 +136,9 @@ class Curation:
         """The terminal's `suggest`: the candidate, nothing
         stored (decisions are read when a state store exists).
         """
-        arxiv_id = parse_reference(reference)
+        arxiv_id, existing = known_reference(self.core.store.catalog.papers, reference)
+        if existing is not None:  # the catalog has it: said without asking arXiv
+            return from_catalog(self.core, existing)
         record = self.source.fetch(arxiv_id)
         if record is None:
             raise NotFoundError(f"no paper {arxiv_id} on arXiv")
@@ -144,7 +150,11 @@ class Curation:
         return self.core.state.curation.channel(team) or self.default_channel
 
     def suggest(self, reference: str, team: str, channel: str, user: str, cards: Cards) -> Outcome:
-        arxiv_id = parse_reference(reference)
+        arxiv_id, existing = known_reference(self.core.store.catalog.papers, reference)
+        if existing is not None:  # the catalog has it, by its id or its title: arXiv is not asked
+            return Outcome(
+                ok=False, text=self.known_text(None, placed(self.core, existing), arxiv_id)
+            )
         state = self.core.state.curation
         known = self._known_before_fetch(arxiv_id)
         if known is not None:
@@ -196,15 +206,7 @@ class Curation:
         )
 
     def _known_before_fetch(self, arxiv_id: str) -> Outcome | None:
-        """Already in the catalog by id, or suggested before: said without asking arXiv."""
-        for paper in self.core.store.catalog.papers:
-            if paper.arxiv == arxiv_id:
-                return Outcome(
-                    ok=False,
-                    text=line(
-                        title(paper.title), " is already in the catalog (", code(paper.id), ")."
-                    ),
-                )
+        """Suggested before: said without asking arXiv."""
         found = self._decided(arxiv_id)
         if found is None:
             return None
@@ -218,14 +220,22 @@ class Curation:
         name: Part | str = title(candidate.record.title) if candidate else arxiv_id
         when = _when(existing.when.isoformat() if existing.when else None)
         if existing.status == "in_catalog":
-            how = "" if existing.how == "arxiv id" else f" (by its title, {existing.how})"
+            how = "" if existing.how == "arxiv id" else f", found by {existing.how}"
+            where = f", on {_and(existing.where)}" if existing.where else ""
+            if not arxiv_id and candidate is None:  # named by its title: the title says it once
+                return line(
+                    title(existing.title or ""),
+                    " is already in the catalog as ",
+                    code(existing.entry_id or ""),
+                    f"{where}{how}.",
+                )
             return line(
                 name,
                 " is already in the catalog as ",
                 title(existing.title or ""),
                 " (",
                 code(existing.entry_id or ""),
-                f"){how}.",
+                f"){where}{how}.",
             )
         if existing.status == "approved":
             return line(name, f" was approved on {when}; it is in the catalog.")

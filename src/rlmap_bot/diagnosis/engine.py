@@ -15,7 +15,7 @@ from typing import Any
 
 from rapidfuzz import process
 
-from rlmap_bot.diagnosis import summary
+from rlmap_bot.diagnosis import levers, summary
 from rlmap_bot.diagnosis.questions import Questions
 from rlmap_bot.diagnosis.rules import RuleSet, candidate_values, plain
 from rlmap_bot.diagnosis.scoring import Evaluation, Scoring
@@ -153,6 +153,7 @@ class Engine:
             next_checks=checks,
             papers=summary.papers(self.catalog, self.stages, binding, tied, evidence),
             signals={k: plain(v) for k, v in values.items()},
+            next_step=levers.for_verdict(self.catalog, binding, evidence, checks, one),
         )
 
     def _about_the_verdict(

@@ -35,7 +35,8 @@ from typing import Any, Iterable
 from rlmap_bot.diagnosis.engine import Engine
 from rlmap_bot.diagnosis.rules import OneOf, known
 from rlmap_bot.diagnosis.said import offered, stated
-from rlmap_bot.knowledge.schema import Complaint, Preset, Signal
+from rlmap_bot.knowledge.schema import Preset, Signal
+from rlmap_bot.knowledge.settings import Complaint
 from rlmap_bot.results.diagnosis import NextCheck, Session
 
 COMPLAINT = "complaint"  # the opening question's id in a session (never a signal id)

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from rlmap_bot.diagnosis.guide import COMPLAINT, READINGS, answer_hint
-from rlmap_bot.knowledge.schema import Complaint
+from rlmap_bot.knowledge.settings import Complaint
 from rlmap_bot.results.diagnosis import NextCheck, PresetView, Question
 
 COMPLAINT_HELP = (

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from rlmap_bot.knowledge.schema import DiagnosisSettings
+from rlmap_bot.knowledge.settings import DiagnosisSettings
 from rlmap_bot.text import normalize
 
 # Words a person types instead of an answer, in the terminal or in a Slack thread.

@@ -13,7 +13,8 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from rlmap_bot.diagnosis.rules import OneOf, plain
-from rlmap_bot.knowledge.schema import Complaint, Preset, Signal
+from rlmap_bot.knowledge.schema import Preset, Signal
+from rlmap_bot.knowledge.settings import Complaint
 from rlmap_bot.results.diagnosis import Verdict, format_value
 
 

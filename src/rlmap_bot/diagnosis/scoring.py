@@ -18,7 +18,7 @@ from functools import lru_cache
 from typing import Any
 
 from rlmap_bot.diagnosis.rules import MEMO_SIZE, CompiledRule, RuleSet, known
-from rlmap_bot.knowledge.schema import DiagnosisSettings
+from rlmap_bot.knowledge.settings import DiagnosisSettings
 
 # What :meth:`Scoring.evaluate` returns: the fired rules, those kept, and each stage's score.
 Evaluation = tuple[list[CompiledRule], list[CompiledRule], dict[str, float]]

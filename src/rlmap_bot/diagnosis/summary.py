@@ -7,7 +7,7 @@ from typing import Any
 
 from rlmap_bot.diagnosis.rules import CompiledRule, plain
 from rlmap_bot.knowledge.loader import Catalog
-from rlmap_bot.knowledge.schema import DiagnosisSettings
+from rlmap_bot.knowledge.settings import DiagnosisSettings
 from rlmap_bot.results.diagnosis import Evidence, NextCheck, PaperRef, StageScore
 
 
@@ -22,7 +22,11 @@ def evidence(
     for compiled in kept:
         rule = compiled.rule
         source = catalog.entries.get(rule.source)
-        ref = PaperRef(id=rule.source, title=source.title if source else rule.source)
+        ref = PaperRef(
+            id=rule.source,
+            title=source.title if source else rule.source,
+            short=source.short_name if source else None,
+        )
         facts = getattr(source, "facts", []) if source else []
         fact = facts[rule.fact] if rule.fact is not None and rule.fact < len(facts) else None
         points = dict(rule.points)
@@ -57,7 +61,7 @@ def papers(
     """
     focus = [binding] if binding else (tied or list(stages))
     weight: dict[str, float] = {}
-    titles: dict[str, str] = {}
+    titles: dict[str, tuple[str, str]] = {}
     for ev in found:
         backing = sum(ev.points.get(s, 0.0) for s in focus if ev.points.get(s, 0.0) > 0)
         if backing <= 0:
@@ -66,10 +70,11 @@ def papers(
         if entry is None or entry.kind != "paper":
             continue
         weight[ev.source.id] = weight.get(ev.source.id, 0.0) + backing
-        titles[ev.source.id] = entry.title
+        titles[ev.source.id] = (entry.title, entry.short_name)
     ranked = sorted(weight, key=lambda pid: (-weight[pid], pid))
     return [
-        PaperRef(id=pid, title=titles[pid]) for pid in ranked[: catalog.settings.diagnosis.papers]
+        PaperRef(id=pid, title=titles[pid][0], short=titles[pid][1])
+        for pid in ranked[: catalog.settings.diagnosis.papers]
     ]
 
 

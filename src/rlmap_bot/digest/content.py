@@ -65,20 +65,42 @@ def list_item(
     entry = stored.entry
     paper = entry if isinstance(entry, Paper) else None
     suggested_by, approved_by = credit(stored.source) or (None, None)
+    month = published_month(paper) if paper else None
     return DigestItem(
+        year=paper.year or (month[0] if month else None) if paper else None,
+        month=month[1] if month else None,
         suggested_by=suggested_by,
         approved_by=approved_by,
         id=entry.id,
         kind=display_kind(entry),
         title=entry.title,
         one_line=entry.one_line,
-        byline=(paper.byline or None) if paper else None,
+        # the first author (or the organisation): a digest is read on phones
+        byline=(paper.short_byline or None) if paper else None,
         url=paper.link if paper else None,
         status=status,
         version=stored.version,
         added=entry.added,
         group=_group(store, stored, filters),
     )
+
+
+def published_month(paper: Paper) -> tuple[int, int] | None:
+    """(year, month) a paper came out, read from its arXiv id (YYMM: arXiv's scheme since April
+    2007); None without one. The month is as precise as the catalog's dates go."""
+    if not paper.arxiv:
+        return None
+    yymm = paper.arxiv.split(".", 1)[0]
+    year, month = 2000 + int(yymm[:2]), int(yymm[2:4])
+    return (year, month) if 1 <= month <= 12 else None
+
+
+def _in_period(item: DigestItem, since: dt.date | None, today: dt.date) -> bool:
+    """Whether a paper came out in the period: its arXiv month is the month the period starts in,
+    or later. A paper dated by its year alone, or a period with no start, says nothing of it."""
+    if since is None or item.year is None or item.month is None:
+        return False
+    return (since.year, since.month) <= (item.year, item.month) <= (today.year, today.month)
 
 
 def select_items(
@@ -121,14 +143,21 @@ def build_digest(
     filters: list[str] | None = None,
     more: int = 0,
 ) -> Digest:
-    """Group items (new before updated, newest first) under stage or subtopic headings."""
+    """Group items (new before updated, newest first) under stage or subtopic headings; a paper
+    that came out in the period is told apart from an older one the catalog took in."""
     groups: dict[str, list[DigestItem]] = {}
+    items = [i.model_copy(update={"recent": _in_period(i, since, today)}) for i in items]
     for item in sorted(items, key=lambda i: (i.status != "new", -i.added.toordinal(), i.title)):
         groups.setdefault(item.group, []).append(item)
-    n_new = sum(1 for i in items if i.status == "new")
-    n_upd = len(items) - n_new
-    parts = [f"{n_new} new" if n_new else "", f"{n_upd} updated" if n_upd else ""]
-    title = "RL Map digest: " + (" and ".join(p for p in parts if p) or "nothing new")
+    recent = sum(1 for i in items if i.status == "new" and i.recent)
+    added = sum(1 for i in items if i.status == "new" and not i.recent)
+    updated = len(items) - recent - added
+    parts = [
+        f"{recent} new paper{'' if recent == 1 else 's'}" if recent else "",
+        f"{added} {'more ' if recent else ''}added to the catalog" if added else "",
+        f"{updated} updated" if updated else "",
+    ]
+    title = "RL Map digest: " + (", ".join(p for p in parts if p) or "nothing new")
     return Digest(
         title=title,
         period_start=since,

@@ -12,7 +12,7 @@ from rlmap_bot.results.cards import Card, Link, Section
 
 
 def link(entry: Entry) -> Link:
-    return Link(id=entry.id, kind=display_kind(entry), title=entry.title)
+    return Link(id=entry.id, kind=display_kind(entry), title=entry.title, short=entry.short_name)
 
 
 def card_for(store: KnowledgeStore, entry: Entry) -> Card:
@@ -54,7 +54,7 @@ def card_for(store: KnowledgeStore, entry: Entry) -> Card:
             Section(heading="What it covers", text=entry.covers),
             Section(heading="Signs it is the binding constraint", items=list(entry.symptoms)),
             Section(heading="What to measure", items=list(entry.measure)),
-            Section(heading="Levers", items=list(entry.levers)),
+            Section(heading="Levers", items=entry.lever_texts),
         ]
     elif isinstance(entry, Topic):
         parent = store.get(entry.parent) if entry.parent else None

@@ -6,14 +6,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from rlmap_bot.errors import RlmapError
-from rlmap_bot.knowledge.schema import (
-    CatalogSettings,
-    Entry,
-    Paper,
-    Signal,
-    Stage,
-    Topic,
-)
+from rlmap_bot.knowledge.schema import Entry, Paper, Signal, Stage, Topic
+from rlmap_bot.knowledge.settings import CatalogSettings
 
 
 class KnowledgeError(RlmapError, ValueError):

@@ -4,6 +4,8 @@ field."""
 
 from __future__ import annotations
 
+import typing
+
 from rlmap_bot.knowledge.catalog import Catalog, KnowledgeError, collect_errors
 from rlmap_bot.knowledge.expr import ExprError, ValueType
 from rlmap_bot.knowledge.schema import (
@@ -14,6 +16,7 @@ from rlmap_bot.knowledge.schema import (
     Stage,
     Topic,
 )
+from rlmap_bot.results.faults import NotLearningKind, TailShiftKind
 
 
 def _expect(
@@ -85,6 +88,40 @@ def _check_entry_links(
                 )
     if isinstance(entry, Signal):
         check_rules(catalog, entry, signal_ids)
+    if isinstance(entry, Stage):
+        check_levers(catalog, entry)
+
+
+def check_levers(catalog: Catalog, stage: Stage) -> None:
+    """Each reading a lever answers is a signal, a rule of one, or a fault's kind, that exists."""
+    for i, lever in enumerate(stage.levers):
+        for ref in getattr(lever, "answers", []):
+            if ref.startswith("fault:"):
+                if ref[len("fault:") :] not in FAULT_KINDS:
+                    raise KnowledgeError(
+                        catalog.sources[stage.id],
+                        stage.id,
+                        f"levers[{i}].answers",
+                        f"no fault '{ref}'; faults are {', '.join(sorted(FAULT_KINDS))}",
+                    )
+                continue
+            owner, _, rid = ref.partition(".")
+            target = catalog.entries.get(owner)
+            known = isinstance(target, Signal) and (not rid or rid in {r.id for r in target.rules})
+            if not known:
+                raise KnowledgeError(
+                    catalog.sources[stage.id],
+                    stage.id,
+                    f"levers[{i}].answers",
+                    f"no signal or rule '{ref}' for this lever to answer",
+                )
+
+
+# The faults a lever may answer (``fault:KIND``): a run's, as diagnose --run finds them, and a
+# watch's, as its posts tell them (results/faults.py).
+FAULT_KINDS = frozenset(
+    {"nan", "divergence", *typing.get_args(NotLearningKind), *typing.get_args(TailShiftKind)}
+)
 
 
 # The guided flow's opening question and its readings list at a pause are stored under these ids,

@@ -14,12 +14,8 @@ from typing import Any, Iterable, cast
 from pydantic import ConfigDict, TypeAdapter, ValidationError
 
 from rlmap_bot.knowledge.catalog import Catalog, KnowledgeError, collect_errors, raise_all
-from rlmap_bot.knowledge.schema import (
-    KINDS,
-    STAGE_IDS,
-    CatalogSettings,
-    Entry,
-)
+from rlmap_bot.knowledge.schema import KINDS, STAGE_IDS, Entry
+from rlmap_bot.knowledge.settings import CatalogSettings
 
 # Any kind of entry, by its 'kind'. Entry is an annotated union, which TypeAdapter takes though
 # its stub asks for a class. Built when the first catalog file is validated (defer_build, as every

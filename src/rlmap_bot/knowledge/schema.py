@@ -34,6 +34,10 @@ ArxivId = Annotated[str, StringConstraints(pattern=r"^\d{4}\.\d{4,5}$")]
 # Validation context for entries read back from a built knowledge store, which checked them all.
 BUILT = "from_built_store"
 
+# A lever's answers: a signal id, signal.rule, or fault:KIND (schema.Lever).
+ANSWERS = r"^(fault:[a-z_]+|[a-z0-9_-]+(\.[a-z0-9_-]+)?)$"
+SHORT_NAME = 48  # the longest name a button shows whole (EntryBase.short_name)
+
 STAGE_IDS = ("environments", "rollouts", "reward", "optimization", "evaluation")
 StageId = Literal["environments", "rollouts", "reward", "optimization", "evaluation"]
 
@@ -70,6 +74,25 @@ class EntryBase(BaseModel):
         return value
 
     @property
+    def short_name(self) -> str:
+        """A name short enough for a button (Slack cuts a label at 75 characters): the title when
+        it fits in 48; else the part before its colon ("SWE-bench"); else the first alias when it
+        is written as a name ("ScaleRL", "Cui et al. 2025": curators list the name people use
+        first); else the title cut after a whole word. 48 is a judgement: it keeps every stage's,
+        signal's and topic's title whole and lets two such buttons share a phone's row."""
+        title = " ".join(self.title.split())
+        if len(title) <= SHORT_NAME:
+            return title
+        head = title.split(": ", 1)[0]
+        if head != title and 3 <= len(head) <= SHORT_NAME:
+            return head
+        for alias in self.aliases[:1]:
+            if len(alias) <= SHORT_NAME and (alias[:1].isupper() or alias[:1].isdigit()):
+                return alias
+        words = title[: SHORT_NAME + 1].rsplit(" ", 1)[0].rstrip(" ,;:-")
+        return words + "…"
+
+    @property
     def one_line(self) -> str:
         """The first sentence of the summary, for lists and search hits."""
         text = self.summary.strip()
@@ -80,6 +103,20 @@ class EntryBase(BaseModel):
         return text if len(text) <= 240 else text[:237].rstrip() + "..."
 
 
+class Lever(BaseModel):
+    """What relieves a stage's constraint, and the readings it answers: when a diagnosis names
+    the stage on one of them, this is the one thing it says to do next."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
+
+    text: Text
+    answers: list[Annotated[str, StringConstraints(pattern=ANSWERS)]] = Field(
+        default_factory=list,
+        description="The readings it answers: a signal's id (any of its rules), 'signal.rule' "
+        "(that rule only), or 'fault:KIND' (a fault read from a run's logs).",
+    )
+
+
 class Stage(EntryBase):
     """One of the five stages of the map; the unit a diagnosis points at."""
 
@@ -88,8 +125,18 @@ class Stage(EntryBase):
     covers: Text
     symptoms: list[Text] = Field(min_length=1, description="Measurable signs this stage binds.")
     measure: list[Text] = Field(min_length=1, description="What to measure to tell.")
-    levers: list[Text] = Field(min_length=1, description="What relieves the constraint.")
+    levers: list[Text | Lever] = Field(
+        min_length=1, description="What relieves the constraint (with the readings each answers)."
+    )
     subtopics: list[Slug] = Field(default_factory=list)
+
+    @property
+    def lever_texts(self) -> list[str]:
+        return [lever if isinstance(lever, str) else lever.text for lever in self.levers]
+
+    @property
+    def answering_levers(self) -> list[Lever]:
+        return [lever for lever in self.levers if isinstance(lever, Lever)]
 
     @field_validator("id")
     @classmethod
@@ -140,6 +187,14 @@ class Paper(EntryBase):
     def link(self) -> str | None:
         """Where to read it: the curated URL, else the arXiv page."""
         return self.url or (f"https://arxiv.org/abs/{self.arxiv}" if self.arxiv else None)
+
+    @property
+    def short_byline(self) -> str:
+        """The first author and "et al." when there are more, else the organisation."""
+        if not self.authors:
+            return self.organisation or ""
+        more = self.et_al or len(self.authors) > 1
+        return self.authors[0] + (" et al." if more else "")
 
     @property
     def byline(self) -> str:
@@ -231,7 +286,6 @@ class Rule(BaseModel):
 
 
 Cost = Literal["dashboard", "logs", "audit", "experiment"]
-_COST_WEIGHTS: dict[Cost, float] = {"dashboard": 1.0, "logs": 0.85, "audit": 0.6, "experiment": 0.5}
 _PERCENT = ("%",)
 _TIMES = ("x", "×")
 
@@ -388,106 +442,3 @@ def display_kind(entry: Entry) -> str:
     if isinstance(entry, Topic) and entry.parent:
         return "subtopic"
     return entry.kind
-
-
-class Complaint(BaseModel):
-    """Something a team sees that opens a guided diagnosis ("training has stalled").
-
-    ``signals`` are the readings that tell its causes apart: the flow asks them first, and a
-    verdict whose evidence reads none of them leaves the complaint unexplained, so the flow keeps
-    asking them. ``states`` is what its words say of some of them outright, so choosing it is
-    evidence: a single value answers the signal (it is never asked), a list of choices narrows
-    it (it is asked, if at all, with only those choices, and counts as "one of these" meanwhile).
-    """
-
-    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
-
-    id: Slug
-    label: Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=60)]
-    signals: list[Slug] = Field(min_length=1)
-    # numbers are read too, so that kb check can say why a complaint cannot state one
-    states: dict[Slug, bool | int | float | str | list[str]] = Field(
-        default_factory=dict,
-        description="What the complaint's words say of a listed choice or yes/no signal: its "
-        "value, or the choices it leaves.",
-    )
-
-
-class Precedence(BaseModel):
-    """Two readings of different stages where the literature says which comes first: when
-    ``first`` fires, the readings in ``explains`` follow from it and do not count.  A bare
-    signal id stands for each of its rules that adds points to a stage (so a new state of
-    that signal is covered without listing it)."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
-
-    first: Annotated[str, StringConstraints(pattern=r"^[a-z0-9_-]+\.[a-z0-9_-]+$")]
-    explains: list[Annotated[str, StringConstraints(pattern=r"^[a-z0-9_-]+(\.[a-z0-9_-]+)?$")]] = (
-        Field(
-            min_length=1,
-            description="Rules (signal.rule), or a signal id: each of its rules that adds points "
-            "to a stage.",
-        )
-    )
-    source: Slug
-    why: str
-
-
-class DiagnosisSettings(BaseModel):
-    """How rule points become a verdict; see knowledge/catalog.yaml for each value's reason."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
-
-    none_score: float = 2.0
-    min_score: float = Field(default=3.0, gt=0)
-    tentative_score: float = Field(default=2.0, gt=0)
-    min_lead: float = Field(default=1.25, ge=0)
-    corroboration: float = Field(default=0.25, ge=0, le=1)
-    temperature: float = Field(default=1.0, gt=0)
-    stop_confidence: float = Field(default=0.7, gt=0, le=1)
-    max_asked: int = Field(default=12, ge=1)
-    stop_after_unknowns: int = Field(default=4, ge=1)
-    pause_after_unknowns: int = Field(default=3, ge=1)
-    pause_checks: int = Field(default=3, ge=1)
-    readings_listed: int = Field(default=26, ge=1, le=26)
-    min_gain: float = Field(default=0.001, ge=0)
-    cost_weights: dict[Cost, float] = Field(default_factory=lambda: _COST_WEIGHTS.copy())
-    next_checks: int = Field(default=3, ge=0)
-    papers: int = Field(default=5, ge=0)
-    answer_words: dict[
-        Slug,
-        list[Annotated[str, StringConstraints(strip_whitespace=True, to_lower=True, min_length=1)]],
-    ] = Field(
-        default_factory=dict,
-        description="Words typed for a choice answer, read as that choice ('going up': rising).",
-    )
-
-    def said_as(self, choice: str) -> list[str]:
-        """How a person may say a choice: its name and its answer_words, each read as text.normalize
-        reads what they type (so a reply and a question are matched against them the same way)."""
-        from rlmap_bot.text import normalize
-
-        return [normalize(w) for w in (choice, *self.answer_words.get(choice, ()))]
-
-    complaints: list[Complaint] = Field(default_factory=list)
-    precedence: list[Precedence] = Field(
-        default_factory=list,
-        description="Cross-stage readings the literature orders: the first explains the rest.",
-    )
-
-    @model_validator(mode="after")
-    def _unique_complaints(self) -> DiagnosisSettings:
-        ids = [c.id for c in self.complaints]
-        dupes = sorted({i for i in ids if ids.count(i) > 1})
-        if dupes:
-            raise ValueError(f"complaint id '{dupes[0]}' is listed twice")
-        return self
-
-
-class CatalogSettings(BaseModel):
-    """Catalog-wide settings from ``knowledge/catalog.yaml``."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
-
-    search_floor: float = Field(default=0.37, ge=0, le=1)
-    diagnosis: DiagnosisSettings = Field(default_factory=DiagnosisSettings)

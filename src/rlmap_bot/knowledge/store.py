@@ -23,16 +23,8 @@ from typing import Any, Callable, Iterable, Sequence
 from rlmap_bot.errors import ConfigError
 from rlmap_bot.files import ensure_folder, is_sqlite_file
 from rlmap_bot.knowledge.loader import Catalog, knowledge_files, load_catalog
-from rlmap_bot.knowledge.schema import (
-    BUILT,
-    ENTRY_MODELS,
-    CatalogSettings,
-    Entry,
-    Paper,
-    Signal,
-    Stage,
-    Topic,
-)
+from rlmap_bot.knowledge.schema import BUILT, ENTRY_MODELS, Entry, Paper, Signal, Stage, Topic
+from rlmap_bot.knowledge.settings import CatalogSettings
 from rlmap_bot.text import normalize
 
 # 2: surface-word columns split for explanations, porter FTS, search
@@ -102,7 +94,7 @@ def search_fields(entry: Entry) -> dict[str, str]:
             names.append(entry.arxiv)
         body += [*entry.facts, entry.venue or "", str(entry.year or "")]
     elif isinstance(entry, Stage):
-        body += [entry.covers, *entry.symptoms, *entry.measure, *entry.levers]
+        body += [entry.covers, *entry.symptoms, *entry.measure, *entry.lever_texts]
     elif isinstance(entry, Topic):
         body.append(entry.body)
     elif isinstance(entry, Signal):

@@ -19,6 +19,9 @@ class Hit(BaseModel):
     kind: str
     id: str
     title: str
+    short: str | None = Field(
+        default=None, description="A name short enough for a button (the catalog's short name)."
+    )
     score: float = Field(ge=0, le=1)
     one_line: str
     why: list[str] = Field(default_factory=list)

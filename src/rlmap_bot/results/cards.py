@@ -11,6 +11,7 @@ class Link(BaseModel):
     id: str
     kind: str
     title: str
+    short: str | None = Field(default=None, description="A name short enough for a button.")
 
 
 class Section(BaseModel):

@@ -61,6 +61,9 @@ class Existing(BaseModel):
     by: str | None = Field(default=None, description="Who decided (a Slack user id) or suggested.")
     reason: str | None = None
     when: dt.datetime | None = None
+    where: list[str] = Field(
+        default_factory=list, description="In the catalog: the stages the entry is on, by title."
+    )
 
 
 class Candidate(BaseModel):

@@ -29,6 +29,9 @@ def format_value(value: Any) -> str:
 class PaperRef(BaseModel):
     id: str
     title: str
+    short: str | None = Field(
+        default=None, description="A name short enough for a button (the catalog's short name)."
+    )
 
 
 class Evidence(BaseModel):
@@ -78,6 +81,22 @@ class NextCheck(BaseModel):
     )
 
 
+class NextStep(BaseModel):
+    """The one thing a verdict says to do next, taken from the catalog (diagnosis/levers.py)."""
+
+    kind: Literal["lever", "check"] = Field(
+        description="lever: a stage's lever, for what the verdict rests on; check: no stage is "
+        "named, so the check that would tell most."
+    )
+    text: str = Field(description="The lever, or the check's question, as the catalog words it.")
+    stage: str | None = Field(default=None, description="The stage whose lever it is.")
+    reading: str | None = Field(
+        default=None,
+        description="What it answers: the rule (signal.rule), signal or fault:KIND it was picked "
+        "for; None for a stage's first lever taken when no lever answers the evidence.",
+    )
+
+
 class Verdict(BaseModel):
     """What the engine concludes; ``binding_stage`` is None when nothing is singled out."""
 
@@ -109,6 +128,9 @@ class Verdict(BaseModel):
         default_factory=dict,
         description="Those taken from the complaints the team chose rather than asked: a value, "
         "or the list of values the complaint leaves (the summary says 'from what you said').",
+    )
+    next_step: NextStep | None = Field(
+        default=None, description="The one thing to do next (a lever, or the check to make)."
     )
 
 

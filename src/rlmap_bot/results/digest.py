@@ -19,6 +19,15 @@ class DigestItem(BaseModel):
     version: str
     added: dt.date
     group: str
+    year: int | None = Field(default=None, description="For papers: the year it came out.")
+    month: int | None = Field(
+        default=None, description="For papers on arXiv: the month it came out (from its id)."
+    )
+    recent: bool = Field(
+        default=False,
+        description="A paper that came out in the digest's period (as far as its arXiv month "
+        "tells), not an older paper the catalog took in.",
+    )
     suggested_by: str | None = Field(
         default=None, description="Slack user id of who suggested it (an addition)."
     )
@@ -49,6 +58,20 @@ class Digest(BaseModel):
     @property
     def empty(self) -> bool:
         return not self.groups
+
+    @property
+    def recent(self) -> list[DigestItem]:
+        """New papers that came out in the period."""
+        return [i for i in self.items if i.status == "new" and i.recent]
+
+    @property
+    def added(self) -> list[DigestItem]:
+        """New to the catalog, published before the period (or when, it cannot tell)."""
+        return [i for i in self.items if i.status == "new" and not i.recent]
+
+    @property
+    def updated(self) -> list[DigestItem]:
+        return [i for i in self.items if i.status == "updated"]
 
     def period(self) -> str:
         end = self.period_end.strftime("%d %b %Y").lstrip("0")

@@ -41,6 +41,10 @@ class PaperList(BaseModel):
         default_factory=list, description="What the list was narrowed to, in words."
     )
     total: int = Field(description="Papers in the catalog before filtering.")
+    near: list[str] = Field(
+        default_factory=list,
+        description="When no paper is by the name asked for: bylines like it, as written.",
+    )
 
 
 class SessionRow(BaseModel):

@@ -14,6 +14,7 @@ from pydantic import (
     model_serializer,
 )
 
+from rlmap_bot.results.diagnosis import NextStep
 from rlmap_bot.results.faults import WatchFault
 
 
@@ -34,6 +35,7 @@ class EvidenceLine(BaseModel):
     signals: dict[str, str]
     why: str
     source: str = Field(description="The catalog paper the rule rests on.")
+    source_short: str | None = Field(None, description="That paper's short name.")
     provenance: list[str] = Field(
         default_factory=list, description="metric, window and reading per signal"
     )
@@ -146,8 +148,12 @@ class Alert(BaseModel):
     ranking: list[tuple[str, float]] = Field(
         default_factory=list, description="(stage title, points), top first"
     )
+    confidence: float = Field(0.0, description="How sure the verdict it stands on is.")
     evidence: list[EvidenceLine] = Field(default_factory=list)
     next_checks: list[str] = Field(default_factory=list)
+    next_step: NextStep | None = Field(
+        None, description="The one thing to do next: the catalog's lever for what it tells."
+    )
     reply_to: str | None = Field(
         None, description="The alert a resolved note answers (its message ts)."
     )

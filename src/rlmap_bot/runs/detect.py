@@ -20,6 +20,14 @@ from rlmap_bot.runs.formats.lines import ANSI_ESCAPE, RUN_COLUMNS, STEP_KEYS, VE
 from rlmap_bot.runs.helptext import FORMATS, LOOKED_FOR
 from rlmap_bot.runs.textio import GZIP_MAGIC, HEAD, SQLITE_MAGIC, open_binary, read_head
 
+#: Where else a run can be, said after the log formats when nothing at a path could be read: a
+#: person who pointed at the wrong place learns what to point at.
+ELSEWHERE = (
+    "a W&B run folder (any folder holding run-<id>.wandb, or the wandb/ folder above it), "
+    "or a tracker's run: wandb:ENTITY/PROJECT/RUN_ID, mlflow:RUN_ID, trackio:PROJECT/RUN_NAME"
+)
+LOOKED_EVERYWHERE = f"looked for {LOOKED_FOR}; or give {ELSEWHERE}"
+
 #: How far into a text file to look for verl console lines.  Judgement: a verl log opens
 #: with the config and model printout, often a few hundred KB before the first step line.
 VERL_SCAN = 8 << 20
@@ -59,7 +67,7 @@ def _claims_text(path: Path, head: bytes) -> list[str]:
     if odd > BINARY_SHARE * max(len(text), 1):
         raise RunReadError(
             f"{path}: binary content ({odd} control or non-UTF-8 bytes in the first "
-            f"{len(head):,}), not a text log; looked for {LOOKED_FOR}"
+            f"{len(head):,}), not a text log; {LOOKED_EVERYWHERE}"
         )
     claims: list[str] = []
     lines = text.splitlines()
@@ -176,7 +184,7 @@ def detect_file(path: Path) -> str:
         raise RunReadError(f"{path}: empty file; nothing was logged yet")
     claims = _claims_text(path, head)
     if not claims:
-        raise RunReadError(f"{path}: not a training log this reader knows; looked for {LOOKED_FOR}")
+        raise RunReadError(f"{path}: not a training log this reader knows; {LOOKED_EVERYWHERE}")
     if len(claims) > 1:
         raise RunReadError(
             f"{path}: ambiguous format, it reads as {' and as '.join(claims)}; "
@@ -252,7 +260,7 @@ def discover(path: Path, format: str | None = None) -> list[Candidate]:
         found.extend(_file_candidates(child, fmt, path))
     if not found:
         what = f"no {format} run" if format else "no training log"
-        raise RunReadError(f"{path}: {what} found in this folder; looked for {LOOKED_FOR}")
+        raise RunReadError(f"{path}: {what} found in this folder; {LOOKED_EVERYWHERE}")
     return found
 
 

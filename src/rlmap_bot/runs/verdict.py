@@ -20,12 +20,18 @@ def verdict_for(
 ) -> RunDiagnosis:
     """The engine's verdict on the derived signals (plus ``extra`` answers), with the provenance
     and the forecast of the run's curve."""
+    from rlmap_bot.diagnosis.levers import for_fault
     from rlmap_bot.runs.forecast import run_forecast
 
     verdict = engine.diagnose({**derivation.signals, **(extra or {})})
     read = [engine.signals[s] for s in derivation.signal_sources if s in engine.signals]
+    # A fault comes before any stage verdict, and so does what to do about it (when a lever answers
+    # it; else the verdict's own).
+    fixes = [for_fault(engine.catalog, f.kind) for f in derivation.faults]
+    next_step = next((f for f in fixes if f is not None), verdict.next_step)
     return RunDiagnosis(
-        **verdict.model_dump(),
+        **verdict.model_dump(exclude={"next_step"}),
+        next_step=next_step,
         run=derivation.run,
         faults=derivation.faults,
         levels=derivation.levels,

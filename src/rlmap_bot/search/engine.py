@@ -53,6 +53,9 @@ class Analysis:
     ranked: list[tuple[str, float]]  # (entry id, fused score), best first
     evidence: float
     word_evidence: dict[str, float]
+    # The words read in their everyday sense (offtopic.evidence): common English words of the
+    # catalog beside a word the map never uses ("reset" in "reset my vpn password").
+    everyday: frozenset[str] = frozenset()
 
 
 class Searcher:
@@ -85,8 +88,12 @@ class Searcher:
         params = params or self.params
         query = parse(question, self.lexicon)
         found = recall(query, self.lexicon, self.store, params)
-        total, per_word = evidence(query, self.lexicon, params, bool(found.arxiv), found.names)
-        return Analysis(query, found, self.rank(query, found, params), total, per_word)
+        everyday: set[str] = set()
+        total, per_word = evidence(
+            query, self.lexicon, params, bool(found.arxiv), found.names, everyday
+        )
+        ranked = self.rank(query, found, params)
+        return Analysis(query, found, ranked, total, per_word, frozenset(everyday))
 
     def rank(self, query: Query, found: Recall, params: Params) -> list[tuple[str, float]]:
         """The fused ranking of what recall found (no floor)."""
@@ -96,12 +103,10 @@ class Searcher:
             candidates = {i for ids in found.lists.values() for i in ids}
             if any(self._kind(i) == "paper" for i in candidates):
                 allowed = lambda i: self._kind(i) == "paper"  # noqa: E731
-        return _whole_name_first(
-            _keep_named(fuse(found.lists, params, allowed, found.ties), found.named, allowed),
-            query,
-            found,
-            allowed,
-        )
+        fused = fuse(found.lists, params, allowed, found.ties)
+        if query.authorship and found.authors:
+            fused = _bylined_first(fused, found.authors.keys())
+        return _whole_name_first(_keep_named(fused, found.named, allowed), query, found, allowed)
 
     def _kind(self, entry_id: str) -> str | None:
         entry = self.store.get(entry_id)
@@ -247,9 +252,13 @@ class Searcher:
         if math.isinf(analysis.evidence):
             return [w.surface for w in analysis.query.words]
         words = [w for w, e in analysis.word_evidence.items() if e >= params.guess_word_evidence]
+        named = False
         for m in analysis.found.names:
             if m.span[1] - m.span[0] >= 2:
+                named = True
                 words += [w.surface for w in analysis.query.words[m.span[0] : m.span[1]]]
+        if params.lone_everyday and not named and _tied_by_one_everyday_word(analysis):
+            return []  # "how do i reset my vpn password": about the vpn, not the map
         return list(dict.fromkeys(words))
 
     def _column_stems(self, entry_id: str) -> dict[str, frozenset[str]]:
@@ -302,6 +311,7 @@ class Searcher:
                     "kind": display_kind(entry),
                     "id": entry.id,
                     "title": entry.title,
+                    "short": entry.short_name,
                     "one_line": entry.one_line,
                     "byline": (paper.byline or None) if paper is not None else None,
                     "url": paper.link if paper is not None else None,
@@ -367,6 +377,14 @@ class Searcher:
         return list(self._known)
 
 
+def _tied_by_one_everyday_word(analysis: Analysis) -> bool:
+    """The question's one word of positive evidence is a common English word read in its everyday
+    sense beside a word the map never uses ("reset" in "how do i reset my vpn password", "recipe"
+    beside "sourdough"): params.lone_everyday."""
+    positive = [w for w, e in analysis.word_evidence.items() if e > 0]
+    return len(positive) == 1 and positive[0] in analysis.everyday
+
+
 def _named_alike(
     a: str, b: str, rows: dict[str, dict[str, frozenset[str]]], analysis: Analysis
 ) -> bool:
@@ -409,6 +427,18 @@ def _whole_name_first(
         return ranked
     top = ranked[0][1]
     return [(entry_id, top)] + [p for p in ranked if p[0] != entry_id]
+
+
+def _bylined_first(ranked: list[tuple[str, float]], bylined) -> list[tuple[str, float]]:
+    """A question asking who wrote something, or for someone's papers ("papers by DeepSeek"), gets
+    the entries its name is in the byline of first, in their order; another entry that ranks
+    higher on the question's other words ("GLM-5" mentions DeepSeek) scores at most the last of
+    them, so scores still fall down the list."""
+    first = [p for p in ranked if p[0] in bylined]
+    if not first or len(first) == len(ranked) or ranked[: len(first)] == first:
+        return ranked
+    floor = first[-1][1]
+    return first + [(i, min(s, floor)) for i, s in ranked if i not in bylined]
 
 
 def _keep_named(

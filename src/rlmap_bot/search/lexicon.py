@@ -27,6 +27,7 @@ from collections import Counter
 from collections.abc import Iterable
 
 from rlmap_bot.knowledge.schema import Entry, Paper
+from rlmap_bot.search import bylines
 from rlmap_bot.search.params import ENGLISH_TABLE_MIN, MARKER_MAX_ENGLISH_ZIPF, MARKER_TOP
 from rlmap_bot.text import content_tokens, content_words, normalize, normalize_content, stem, words
 
@@ -215,10 +216,25 @@ class Lexicon:
                 self.run_together.setdefault(joined, parts)
         self.max_name_tokens = max((len(k.split()) for k in self.names), default=1)
         self.authors: dict[str, list[tuple[str, str, bool, float]]] = {}
+        organisations: set[str] = set()
         for s, entry_id, label, person, zipf in conn.execute(
             "select stem, id, label, person, zipf from search_authors"
         ):
             self.authors.setdefault(s, []).append((entry_id, label, bool(person), zipf))
+            if not person:
+                organisations.add(label)
+        # Organisations' names of one word ("DeepMind", "NUS", "Ai2"): such a word names its
+        # organisation inside a longer name too ("Google DeepMind"; search/bylines.py).
+        self.one_word_orgs: frozenset[str] = frozenset(
+            ws[0] for label in organisations for ws in bylines.names(label, False) if len(ws) == 1
+        )
+        # An organisation's name of two words or more typed as one ("zai", "deepseekai"): its words.
+        for label in organisations:
+            for joined, ws in bylines.whole_forms(label, False).items():
+                if joined not in self.vocab_df and joined.isalnum():
+                    self.run_together.setdefault(joined, list(ws))
+        self._citing: dict[tuple[str, bool], tuple[frozenset[str], tuple[frozenset[str], ...]]] = {}
+        self._names_alone: dict[str, bool] = {}
         self.arxiv: dict[str, str] = dict(conn.execute("select arxiv, id from search_arxiv"))
         self.markers: frozenset[str] = frozenset(
             w for (w,) in conn.execute("select word from search_markers")
@@ -268,6 +284,44 @@ class Lexicon:
                 for entry_id_, label_, _, zipf in self.authors.get(stem_, ())
             }
         return index.get((entry_id, label))
+
+    def citing(self, label: str, person: bool) -> tuple[frozenset[str], tuple[frozenset[str], ...]]:
+        """The words that cite a byline label alone (search/bylines.citable, and a later word of an
+        organisation's name that is an organisation's whole name elsewhere: "deepmind"), and the
+        words of each of its names (cited whole when all of them are in a question). Words as
+        written, not stems: "Ilya" is not "Ilyas"."""
+        key = (label, person)
+        found = self._citing.get(key)
+        if found is None:
+            named = bylines.names(label, person)
+            alone = set(bylines.citable(label, person))
+            if not person:
+                alone |= {w for ws in named for w in ws[1:] if w in self.one_word_orgs}
+            found = (frozenset(alone), tuple(frozenset(ws) for ws in named))
+            if len(self._citing) < CACHE_WORDS:
+                self._citing[key] = found
+        return found
+
+    def cites(self, label: str, person: bool, word: str, words) -> bool:
+        """Whether the question word ``word`` cites a byline label, the question's words being
+        ``words``: alone (a person's word, an organisation's first word), or with the rest of a
+        name it is part of ("eth zurich"); "zurich" or "ai" alone cite no one."""
+        alone, whole = self.citing(label, person)
+        return word in alone or any(word in n and n <= words for n in whole)
+
+    def names_alone(self, stem_: str, word: str) -> bool:
+        """Whether the byline word ``word`` (of stem ``stem_``) cites someone by itself on some
+        byline (``cites``, alone)."""
+        key = f"{stem_} {word}"
+        found = self._names_alone.get(key)
+        if found is None:
+            found = any(
+                word in self.citing(label, person)[0]
+                for _, label, person, _ in self.authors.get(stem_, ())
+            )
+            if len(self._names_alone) < CACHE_WORDS:
+                self._names_alone[key] = found
+        return found
 
     def knows(self, stem_: str) -> bool:
         return stem_ in self.terms

@@ -36,14 +36,13 @@ evidence is shared by its words (``name_tokens``).
 
 from __future__ import annotations
 
-import functools
 import math
-import re
 
+from rlmap_bot.search import bylines
 from rlmap_bot.search.params import EN_FLOOR_ZIPF, ENTITY_ZIPF, Params
 from rlmap_bot.search.query import ASKS_AUTHOR, Query
 from rlmap_bot.search.recall import byline_rows
-from rlmap_bot.text import NUMBER_WORDS, content_words, stem
+from rlmap_bot.text import NUMBER_WORDS, stem
 
 _NO_TERM = (0, 0, 0.0)  # a stem the catalog never uses: no uses, no documents, no English Zipf
 
@@ -83,14 +82,21 @@ def _log_odds(ratio: float, mix: float, borrow: float) -> float:
 
 
 def evidence(
-    query: Query, lexicon, params: Params, arxiv_hit: bool, names=()
+    query: Query, lexicon, params: Params, arxiv_hit: bool, names=(), everyday: set | None = None
 ) -> tuple[float, dict[str, float]]:
     """Total evidence that the question is about the map, and each word's share of it.
 
-    ``names`` are the titles and aliases recall found whole in the question (recall.NameMatch).
+    ``names`` are the titles and aliases recall found whole in the question (recall.NameMatch);
+    ``everyday``, when given, receives the words read in their everyday sense: catalog words common
+    in English, beside a foreign word, whose evidence was scaled down (``everyday_weight``).
     """
     kinds = [_kind(w, query, params) for w in query.words]
-    foreign = any(k == "foreign" for k in kinds)
+    # A quantity in words counts for nothing (number_words_neutral), so it tells no other word's
+    # sense either: "percent" beside "score" is how a run is told, not another subject.
+    foreign = any(
+        k == "foreign" and not (params.number_words_neutral and w.surface in NUMBER_WORDS)
+        for w, k in zip(query.words, kinds, strict=True)
+    )
     # Words in a phrase the catalog uses ("chain of thought", "gradient descent") are in its sense.
     in_phrase: set[int] = set()
     phrases = 0
@@ -127,6 +133,8 @@ def evidence(
             and not (params.phrase_keep and i in in_phrase)
         ):
             e *= params.everyday_weight
+            if everyday is not None:
+                everyday.add(w.surface)
         per_word[w.surface] = e
     if arxiv_hit:
         return math.inf, per_word
@@ -136,25 +144,12 @@ def evidence(
             share = _log_odds(ratio, params.mix, params.borrow) / len(parts)
             for part in parts:
                 per_word[part] = share  # the name counts once, shared by its words
+                if everyday is not None:
+                    everyday.discard(part)  # a name's words are not read in an everyday sense
     total = sum(per_word.values()) + params.phrase_evidence * min(phrases, 2)
     if params.name_evidence and any(m.span[1] - m.span[0] >= 2 for m in names):
         total += params.name_evidence  # a title or alias of two words or more, found whole
     return total, per_word
-
-
-# An organisation label may list several ("Meta and UT Austin", "Sea AI Lab / NUS", "Allen Institute
-# for AI (Ai2)", "Shanghai AI Lab et al."): each is a name of its own.
-_ORG_PARTS = re.compile(r"\s*(?:[,/()]|\band\b|\bet al\b\.?)\s*")
-
-
-@functools.lru_cache(maxsize=4096)
-def _name_parts(label: str, person: bool) -> tuple[tuple[str, ...], ...]:
-    """The names of two words or more in a byline label, as their words (an initial left out)."""
-    parts = [label] if person else _ORG_PARTS.split(label)
-    found = [
-        tuple(w for w in content_words(part) if len(w) >= 2 and not w.isdigit()) for part in parts
-    ]
-    return tuple(ws for ws in found if len(ws) >= 2)
 
 
 def name_stems(query: Query, lexicon) -> list[frozenset[str]]:
@@ -187,7 +182,9 @@ def _find_name_tokens(query: Query, lexicon) -> list[tuple[str, list[str], int, 
     for s in by_stem:
         rows = byline_rows(lexicon, s)
         for entry_id, label, person, _zipf in rows:
-            for ws in _name_parts(label, person):
+            for ws in bylines.names(label, person):
+                if len(ws) < 2:
+                    continue  # a name of one word is a word of the question, counted as such
                 name = " ".join(ws)
                 stems = {stem(w) for w in ws}
                 if name in found or s not in stems or not stems <= by_stem.keys():
@@ -228,11 +225,16 @@ def _product(zipfs) -> float:
 
 
 def _entity(lexicon, word, zipf: float) -> bool:
-    """A byline word or one-word name that is no everyday English word (wordfreq Zipf under 4);
+    """A byline word that names someone alone, or a one-word name, that is no everyday English word
+    (wordfreq Zipf under 4);
     ``zipf``: the word's English Zipf as the lexicon has it."""
     if word.kind != "known":
         return False
-    return zipf < ENTITY_ZIPF and (word.stem in lexicon.authors or word.stem in lexicon.names)
+    # A byline word that names no one alone ("Zürich" of ETH Zürich, "AI" of DeepSeek-AI) is a word
+    # like any other (search/bylines.py).
+    return zipf < ENTITY_ZIPF and (
+        lexicon.names_alone(word.stem, word.surface) or word.stem in lexicon.names
+    )
 
 
 def _kind(word, query: Query, params: Params) -> str:

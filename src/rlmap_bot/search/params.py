@@ -140,6 +140,17 @@ class Params:
     # 0.05 everyday words count ("best" 0.01 and "near" 0.02 in "best pizza near the office"). The
     # one-borrowed-word rule (engine.coherence) counts the same words as speaking for the map.
     guess_word_evidence: float = 0.2
+    # One everyday word is not enough: when the question's only word of positive evidence is a
+    # common English word read beside a word the map never uses (its evidence scaled by
+    # everyday_weight: "reset" in "how do i reset my vpn password", "recipe" beside "sourdough"),
+    # the question is about the other thing and gets nothing. Two such words still make a guess
+    # ("batch size for cookies"), as does any word that speaks for the map in its own right.
+    # Chosen on the tuning set with guess_word_evidence (benchmarks/tune.py, stage 3, grid: the
+    # six thresholds x on/off): on 497 questions the whole set and four folds of five chose 0.2
+    # with it on (one 0.25 with it on); in sample it shows as many covered questions a right
+    # entry and gives 30 more off-topic questions nothing. Costs one covered answer of the locked
+    # set (docs/measurements.md, "Bylines as names, one everyday word, generic words").
+    lone_everyday: bool = True
     # -- one borrowed word (engine.py) -------------------------------------------------------------
     # A question of at least this many content words (numbers aside) is answered with confidence
     # only when two of its words that speak for the map meet in one of the nearest entries. One

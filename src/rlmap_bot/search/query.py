@@ -22,6 +22,7 @@ from typing import Any
 from rlmap_bot.search.params import (
     CORRECTION_SIMILARITY,
     ENGLISH_ZIPF,
+    ENTITY_ZIPF,
     MARKER_SHARE,
     MIN_CORRECTABLE,
     MIN_MARKERS,
@@ -141,15 +142,17 @@ _LAST_WORD = re.compile(r"\s\S*$")
 
 def cap(question: str) -> str:
     """The question's first MAX_CHARS characters, cut after a whole word: a word cut in two is
-    neither searched nor "corrected"."""
+    neither searched nor "corrected". A first word longer than the cap (a pasted blob) is cut
+    where the cap falls: it is no word of the map either way, and the answer still shows what was
+    asked, cut to a length, not an empty question."""
     text = question.strip()
     if len(text) <= MAX_CHARS:
         return text
     head = text[:MAX_CHARS]
     if not text[MAX_CHARS].isspace():
-        # The last word runs past the cut: drop it (one word longer than the cap leaves nothing).
+        # The last word runs past the cut: drop it, unless it is the only one.
         last = _LAST_WORD.search(head)
-        head = head[: last.start()] if last else ""
+        head = head[: last.start()] if last else head
     return head.rstrip()
 
 
@@ -274,8 +277,19 @@ def _split_run_together(ws: list[str], lexicon) -> list[str]:
 
 
 def _by_someone(all_words: list[str], lexicon) -> bool:
-    """ "papers by Schulman", "by DeepSeek": "by" right before a byline word."""
-    return "by" in all_words and any(
-        a == "by" and lexicon.is_byline_word(stem(b))
-        for a, b in zip(all_words, all_words[1:], strict=False)
-    )
+    """ "papers by Schulman", "by DeepSeek": "by" right before a byline word; "papers from
+    DeepSeek", "anything from z.ai": "from" right before a byline name that no English text writes
+    (search/bylines.py: a person's word or an organisation's first, rarer in English than a name
+    must be, params.ENTITY_ZIPF), so "learning from human feedback" asks for no one."""
+    if "by" not in all_words and "from" not in all_words:
+        return False
+    for a, b in zip(all_words, all_words[1:], strict=False):
+        if a == "by" and lexicon.is_byline_word(stem(b)):
+            return True
+        if (
+            a == "from"
+            and lexicon.names_alone(stem(b), b)
+            and lexicon.english_zipf(b) < ENTITY_ZIPF
+        ):
+            return True
+    return False

@@ -14,7 +14,8 @@ import re
 from dataclasses import dataclass
 from typing import Iterable
 
-from rlmap_bot.knowledge.schema import DiagnosisSettings, Signal
+from rlmap_bot.knowledge.schema import Signal
+from rlmap_bot.knowledge.settings import DiagnosisSettings
 from rlmap_bot.search.params import MODERATE, STRONG
 from rlmap_bot.text import content_tokens
 

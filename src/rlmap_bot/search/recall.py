@@ -4,7 +4,8 @@
   details, curated questions), the list that finds natural descriptions;
 * ``names``: titles and aliases that appear whole in the question, longest
   first; a question naming two entries puts both here;
-* ``authors``: entries whose byline shares a word with the question;
+* ``authors``: entries whose byline the question cites: a name whole, a person by a word of the
+  name, an organisation by its first word (search/bylines.py);
 * ``questions``: BM25 over the curators' example questions only;
 * ``near``: BM25 over entries where two neighbouring words of the question stand
   near each other ("bigger model", "compute goes up"): word order says what a bag of
@@ -201,14 +202,17 @@ def byline_rows(lexicon, stem_: str) -> list[tuple[str, str, bool, float]]:
 
 def _authors(query: Query, lexicon, params: Params) -> dict[str, list[str]]:
     out: dict[str, list[str]] = {}
+    surfaces = {w.surface for w in query.words if w.kind == "known"}
     for w in query.words:
         if w.kind != "known":
             continue  # a guessed word is no evidence of a person
         # A very common byline word (on more entries than a list holds) gives nothing here; BM25
         # still ranks it through the byline column.
-        for entry_id, label, _person, zipf in byline_rows(lexicon, w.stem):
+        for entry_id, label, person, zipf in byline_rows(lexicon, w.stem):
             if zipf >= params.author_zipf and not query.authorship:
                 continue  # "team", "brain", "pan": a byline word only when the question asks who
+            if not lexicon.cites(label, person, w.surface, surfaces):
+                continue  # "AI" of DeepSeek-AI, "Zürich" of ETH Zürich: no one's name alone
             labels = out.setdefault(entry_id, [])
             if label not in labels:
                 labels.append(label)

@@ -26,7 +26,7 @@ from rlmap_bot.slack.client import make_client
 from rlmap_bot.slack.curation import SlackCuration
 from rlmap_bot.slack.diagnosis import DiagnosisThreads
 from rlmap_bot.slack.digests import SlackPoster
-from rlmap_bot.slack.dispatch import SlackCommands
+from rlmap_bot.slack.dispatch import SlackCommands, keeper
 from rlmap_bot.slack.middleware import EventClaims
 from rlmap_bot.slack.runfiles import RunFiles
 from rlmap_bot.slack.watches import SlackWatchPoster
@@ -78,7 +78,9 @@ class SlackFrontEnd:
             core, access=workspace_access_for(settings, core.state), settings=settings
         )
         self.watches = ScheduledWatches(
-            service, lambda team: SlackWatchPoster(self.client_for(team)), self.jobs
+            service,
+            lambda team: SlackWatchPoster(self.client_for(team), keep=keeper(core, team)),
+            self.jobs,
         )
         self.commands.watch_service = service
         self.curation = SlackCuration(core, settings, self.client_for)

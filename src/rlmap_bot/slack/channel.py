@@ -15,8 +15,16 @@ from rlmap_bot.slack.render import message
 class SlackChannel:
     """Implements :class:`rlmap_bot.commands.context.Channel` for one channel and one user."""
 
-    def __init__(self, client: WebClient, channel: str, user: str, respond: Callable | None = None):
+    def __init__(
+        self,
+        client: WebClient,
+        channel: str,
+        user: str,
+        respond: Callable | None = None,
+        keep: Callable[[BaseModel], str] | None = None,
+    ):
         self.client, self.channel, self.user, self.respond = client, channel, user, respond
+        self.keep = keep  # keeps a post's result for its Details button
 
     def announce(self, news: BaseModel) -> bool:
         said = message(news)
@@ -65,4 +73,4 @@ class SlackChannel:
     def watch_poster(self):
         from rlmap_bot.slack.watches import SlackWatchPoster
 
-        return SlackWatchPoster(self.client)
+        return SlackWatchPoster(self.client, keep=self.keep)

@@ -25,10 +25,11 @@ from slack_sdk.models.views import View
 from rlmap_bot.errors import RlmapError
 from rlmap_bot.slack import posting
 from rlmap_bot.slack.blocks.common import FALLBACK_LIMIT, fit, plain, section, to_dicts
+from rlmap_bot.slack.blocks.verdicts import DETAILS_ACTION
 from rlmap_bot.slack.diagnosis import DiagnosisThreads
 from rlmap_bot.slack.dispatch import Reply, RespondReply
-from rlmap_bot.slack.markup import cut, escape
-from rlmap_bot.slack.render import BRIEF, FULL, RELATED, SHARED, Message
+from rlmap_bot.slack.markup import cut, prose
+from rlmap_bot.slack.render import BRIEF, DETAILS, FULL, RELATED, SHARED, Message
 from rlmap_bot.wording import sentence
 
 log = logging.getLogger(__name__)
@@ -38,12 +39,14 @@ log = logging.getLogger(__name__)
 class FollowUp:
     """A button that shows a result: the command it runs (the button's value is its argument
     ``arg``, if any), the view of the result it shows (:class:`~rlmap_bot.slack.render.Place`),
-    and the modal's title when the command refuses."""
+    the modal's title when the command refuses, and whether it always opens a modal (``modal``:
+    a card's details, read beside the card rather than below it)."""
 
     command: str
     title: str
     arg: str | None = None
     view: str = BRIEF
+    modal: bool = False
 
     def args(self, value: str) -> dict[str, Any]:
         return {self.arg: value} if self.arg else {}
@@ -56,6 +59,7 @@ FOLLOW_UPS: dict[str | re.Pattern, FollowUp] = {
     re.compile(r"^entry_related(_\d+)?$"): FollowUp("show", "Not found", arg="entry", view=RELATED),
     "stages_show": FollowUp("stages", "The five stages"),
     "help_show": FollowUp("help", "How to use rlmap"),
+    DETAILS_ACTION: FollowUp("details", "Details", arg="id", view=DETAILS, modal=True),
 }
 
 
@@ -65,9 +69,9 @@ def _channel(body: dict) -> str:
 
 class ButtonReply(Reply):
     """A button's result: a modal when clicked in App Home or inside a modal (no response_url
-    there), else a private reply beside the message whose button was clicked (in its thread).
-    ``view`` is the view of the result the button asked for; ``title`` names the modal when the
-    result brings no title of its own, and when the command refuses."""
+    there) or when ``modal``, else a private reply beside the message whose button was clicked (in
+    its thread). ``view`` is the view of the result the button asked for; ``title`` names the
+    modal when the result brings no title of its own, and when the command refuses."""
 
     def __init__(
         self,
@@ -77,21 +81,24 @@ class ButtonReply(Reply):
         threads: DiagnosisThreads,
         title: str,
         view: str = BRIEF,
+        modal: bool = False,
     ):
         super().__init__(client, _channel(body), body.get("user", {}).get("id", ""), threads)
         self.body, self.respond, self.title, self.view = body, respond, title, view
+        self.modal = modal
 
     def send(self, message: Message) -> None:
         self.show(message.blocks, message.text, message.title or self.title)
 
     def problem(self, exc: RlmapError) -> None:
-        told = escape(sentence(exc))
+        told = prose(sentence(exc))
         self.show([section(told)], told, self.title)
 
     def show(self, blocks: list, text: str, title: str) -> None:
         body, respond = self.body, self.respond
         assert respond is not None
-        if body.get("container", {}).get("type") == "view" or not body.get("response_url"):
+        in_view = body.get("container", {}).get("type") == "view"
+        if self.modal or in_view or not body.get("response_url"):
             view = View(type="modal", title=plain(cut(title, 24), 24), blocks=fit(blocks, 100))
             if (body.get("view") or {}).get("type") == "modal":  # a click inside a modal
                 self.client.views_push(trigger_id=body["trigger_id"], view=view)
@@ -125,7 +132,7 @@ class BesideReply(RespondReply):
 
     def problem(self, exc: RlmapError) -> None:
         assert self.respond is not None
-        self.respond(response_type="ephemeral", replace_original=False, text=escape(sentence(exc)))
+        self.respond(response_type="ephemeral", replace_original=False, text=prose(sentence(exc)))
 
 
 class ShareReply(BesideReply):

@@ -19,7 +19,7 @@ from rlmap_bot.results.diagnosis import Session, Step
 from rlmap_bot.slack import posting
 from rlmap_bot.slack.blocks import diagnosis as cards
 from rlmap_bot.slack.blocks.common import FALLBACK_LIMIT
-from rlmap_bot.slack.markup import cut, escape
+from rlmap_bot.slack.markup import cut, escape, prose
 from rlmap_bot.state.models import ConflictError
 
 log = logging.getLogger(__name__)
@@ -149,7 +149,7 @@ class DiagnosisThreads:
                 client,
                 channel,
                 user,
-                f"{escape(exc)}. Use the buttons, or type a value, '?', 'back', 'help' or 'stop'.",
+                f"{prose(exc)}. Use the buttons, or type a value, '?', 'back', 'help' or 'stop'.",
                 thread_ts=thread_ts,
             )
             return True
@@ -158,7 +158,7 @@ class DiagnosisThreads:
                 client,
                 channel,
                 user,
-                f"How to measure *{escape(step.question.title)}*: {escape(step.help)}",
+                f"How to measure *{escape(step.question.title)}*: {prose(step.help)}",
                 thread_ts=thread_ts,
             )
             return True
@@ -176,8 +176,14 @@ class DiagnosisThreads:
         by: str | None = None,
         thread_ts: str | None = None,
     ) -> None:
-        """Update the diagnosis card in place (post a new one if it is gone)."""
-        blocks = cards.step_blocks(step, note, by)
+        """Update the diagnosis card in place (post a new one if it is gone); a verdict's card
+        gets its Details button, its verdict kept for it."""
+        details = None
+        if step.verdict is not None:
+            details = self.core.state.details.keep(
+                step.session.team, "Verdict", step.verdict.model_dump_json()
+            )
+        blocks = cards.step_blocks(step, note, by, details)
         text = escape(cards.step_text(step))
         if ts:
             try:

@@ -18,7 +18,7 @@ from rlmap_bot.jobs import NotPosted
 from rlmap_bot.results.digest import Digest
 from rlmap_bot.slack.blocks.common import context, fallback
 from rlmap_bot.slack.blocks.digest import digest_blocks, digest_text
-from rlmap_bot.slack.markup import escape
+from rlmap_bot.slack.markup import prose
 from rlmap_bot.slack.posting import CANNOT_POST, find_by_metadata
 
 
@@ -47,7 +47,7 @@ class SlackPoster:
         return response["ts"]
 
     def post_note(self, channel: str, text: str) -> None:
-        self.client.chat_postMessage(channel=channel, text=text, blocks=[context(escape(text))])
+        self.client.chat_postMessage(channel=channel, text=text, blocks=[context(prose(text))])
 
     def find(self, channel: str, digest_id: str, since: dt.datetime) -> str | None:
         return find_by_metadata(self.client, channel, METADATA_EVENT, "digest_id", digest_id, since)

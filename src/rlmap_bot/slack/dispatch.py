@@ -30,7 +30,7 @@ from rlmap_bot.slack.blocks import help as help_blocks
 from rlmap_bot.slack.blocks.common import FALLBACK_LIMIT, to_dicts
 from rlmap_bot.slack.channel import SlackChannel
 from rlmap_bot.slack.diagnosis import DiagnosisThreads
-from rlmap_bot.slack.markup import cut, escape
+from rlmap_bot.slack.markup import cut, prose
 from rlmap_bot.slack.render import BRIEF, Message, Place, render
 from rlmap_bot.wording import sentence
 
@@ -57,13 +57,14 @@ class Reply:
     trigger_id: str | None = None
     private = True  # what is sent is seen by the asker alone
     view = BRIEF  # the view of the result a button asked for
+    keep: Callable[[Any], str] | None = None  # keeps a result for its card's Details button
 
     def __init__(self, client: WebClient, channel: str, user: str, threads: DiagnosisThreads):
         self.client, self.channel, self.user, self.threads = client, channel, user, threads
 
     @property
     def place(self) -> Place:
-        return Place(private=self.private, user=self.user, view=self.view)
+        return Place(private=self.private, user=self.user, view=self.view, keep=self.keep)
 
     def result(self, result: Any) -> None:
         for out in render(result, self.place):
@@ -108,14 +109,14 @@ class SlashReply(RespondReply):
 
     def problem(self, exc: RlmapError) -> None:
         assert self.respond is not None
-        self.respond(response_type="ephemeral", text=escape(sentence(exc)))
+        self.respond(response_type="ephemeral", text=prose(sentence(exc)))
 
     def usage(self, exc: UsageError) -> None:
         assert self.respond is not None
         usage = help_for(REGISTRY, "slack", problem=str(exc))
         self.respond(
             response_type="ephemeral",
-            text=escape(sentence(exc)),
+            text=prose(sentence(exc)),
             blocks=to_dicts(help_blocks.help_blocks(usage)),
         )
 
@@ -149,8 +150,16 @@ class ThreadReply(Reply):
 
     def problem(self, exc: RlmapError) -> None:
         posting.tell(
-            self.client, self.channel, self.user, escape(sentence(exc)), thread_ts=self.thread_ts
+            self.client, self.channel, self.user, prose(sentence(exc)), thread_ts=self.thread_ts
         )
+
+
+def keeper(core: Core, team: str) -> Callable[[Any], str]:
+    """Keeps a result (a pydantic model) for its card's Details button, in ``team``'s workspace;
+    returns the id the button carries."""
+    return lambda result: core.state.details.keep(
+        team, type(result).__name__, result.model_dump_json()
+    )
 
 
 class SlackCommands:
@@ -228,7 +237,7 @@ class SlackCommands:
             thread_ts=anchor_ts,
             # Asked of Slack only for a command that needs it (users.info, kept a while).
             admin=parsed.command.admin and self.admins.allows(client, team, user),
-            io=SlackChannel(client, channel, user, reply.respond),
+            io=SlackChannel(client, channel, user, reply.respond, keep=keeper(self.core, team)),
             workspace=team,
             watch_service=self.watch_service,
             curation=self.curation,
@@ -243,6 +252,7 @@ class SlackCommands:
         except RlmapError as exc:
             reply.problem(exc)
             return
+        reply.keep = keeper(self.core, team)
         reply.result(result)
 
     def slash(

@@ -51,6 +51,7 @@ from rlmap_bot.results.general import (
 from rlmap_bot.results.guided import GuidedRun
 from rlmap_bot.results.runs import RunDiagnosis
 from rlmap_bot.results.watch import (
+    Alert,
     CheckResult,
     Following,
     Unwatched,
@@ -59,10 +60,10 @@ from rlmap_bot.results.watch import (
     WatchNow,
     WatchSet,
 )
-from rlmap_bot.slack.blocks import ask, curate, diagnosis, digest, entries, help, runs
+from rlmap_bot.slack.blocks import ask, curate, diagnosis, digest, entries, help, runs, verdicts
 from rlmap_bot.slack.blocks import watch as watch_blocks
 from rlmap_bot.slack.blocks.common import section
-from rlmap_bot.slack.markup import by, escape, mrkdwn
+from rlmap_bot.slack.markup import by, code, escape, mrkdwn, prose
 from rlmap_bot.wording import watch_interval, watching
 
 if TYPE_CHECKING:
@@ -76,6 +77,7 @@ BRIEF = "brief"
 FULL = "full"  # an entry whole, no section cut short
 RELATED = "related"  # the entries linked to an entry, as buttons
 SHARED = "shared"  # an answer shared in the channel by the person who asked it privately
+DETAILS = "details"  # what a verdict's card leaves out (its Details button)
 
 
 @dataclass(frozen=True)
@@ -83,12 +85,18 @@ class Place:
     """What a rendering may know of where it is shown.
 
     ``private``: what is sent to the asker is seen by them alone (`/rlmap`, a button), not by the
-    channel (a mention's thread); ``user``: who asked; ``view``: the view a button asked for.
+    channel (a mention's thread); ``user``: who asked; ``view``: the view a button asked for;
+    ``keep``: keeps a result for its card's Details button and returns the id the button carries
+    (None where nothing can be kept).
     """
 
     private: bool = True
     user: str = ""
     view: str = BRIEF
+    keep: Callable[[Any], str] | None = None
+
+    def kept(self, result: Any) -> str | None:
+        return self.keep(result) if self.keep is not None else None
 
 
 class Surface(Protocol):
@@ -237,7 +245,7 @@ def _(result: PaperList, place: Place = Place()) -> Outs:
 @render.register
 def _(result: Help, place: Place = Place()) -> Outs:
     title = "How to use rlmap"
-    return [Message(help.help_blocks(result), escape(result.problem or title), title=title)]
+    return [Message(help.help_blocks(result), prose(result.problem or title), title=title)]
 
 
 @render.register
@@ -248,12 +256,18 @@ def _(result: KbStats, place: Place = Place()) -> Outs:
 # -- diagnosis ------------------------------------------------------------------------------------
 @render.register
 def _(result: Verdict, place: Place = Place()) -> Outs:
-    return [Message(diagnosis.verdict_blocks(result), escape(diagnosis.verdict_text(result)))]
+    if place.view == DETAILS:
+        return [Message(verdicts.details_blocks(result), "Details", title="Details")]
+    blocks = diagnosis.verdict_blocks(result, details=place.kept(result))
+    return [Message(blocks, escape(diagnosis.verdict_text(result)))]
 
 
 @render.register
 def _(result: RunDiagnosis, place: Place = Place()) -> Outs:
-    blocks, text = runs.run_blocks(result, result.run.run_id or result.run.path)
+    name = result.run.run_id or result.run.path
+    if place.view == DETAILS:
+        return [Message(runs.run_details_blocks(result, name), "Details", title="Details")]
+    blocks, text = runs.run_blocks(result, name, details=place.kept(result))
     return [Message(blocks, text)]
 
 
@@ -293,6 +307,15 @@ def _(result: Notice, place: Place = Place()) -> Outs:
 
 # -- watching runs --------------------------------------------------------------------------------
 @render.register
+def _(result: Alert, place: Place = Place()) -> Outs:
+    """A watch post as its Details button shows it (the post itself goes out through the watch's
+    poster, slack/watches.py)."""
+    if place.view == DETAILS:
+        return [Message(watch_blocks.alert_details_blocks(result), "Details", title="Details")]
+    return [Message(watch_blocks.alert_blocks(result), escape(watch_blocks.alert_text(result)))]
+
+
+@render.register
 def _(result: CheckResult, place: Place = Place()) -> Outs:
     return said(watch_blocks.result_line(result))
 
@@ -300,7 +323,7 @@ def _(result: CheckResult, place: Place = Place()) -> Outs:
 @render.register
 def _(result: Following, place: Place = Place()) -> Outs:
     return said(
-        f"Following `{escape(result.source)}` here means a terminal that stays open: in Slack, "
+        f"Following {code(result.source)} here means a terminal that stays open: in Slack, "
         "`/rlmap watch` posts its alerts to the channel instead."
     )
 
@@ -328,7 +351,7 @@ def _(result: WatchSet, place: Place = Place()) -> Outs:
 
 @render.register
 def _(result: Watching, place: Place = Place()) -> Outs:
-    return said(escape(watching(result)))
+    return said(prose(watching(result)))
 
 
 @render.register
@@ -418,6 +441,7 @@ def _(result: Decision, place: Place = Place()) -> Outs:
 
 __all__ = [
     "BRIEF",
+    "DETAILS",
     "FULL",
     "RELATED",
     "SHARED",

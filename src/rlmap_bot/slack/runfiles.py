@@ -25,7 +25,7 @@ from rlmap_bot.settings import Settings
 from rlmap_bot.slack import posting
 from rlmap_bot.slack.blocks import runs as run_blocks
 from rlmap_bot.slack.diagnosis import DiagnosisThreads, card_of
-from rlmap_bot.slack.markup import escape
+from rlmap_bot.slack.markup import prose
 from rlmap_bot.wording import sentence
 
 log = logging.getLogger(__name__)
@@ -96,11 +96,12 @@ class RunFiles:
                     channel,
                     user,
                     blocks=run_blocks.problem_blocks(name, problem),
-                    text=escape(f"I could not read {name}: {sentence(problem)}"),
+                    text=prose(f"I could not read {name}: {sentence(problem)}"),
                     thread_ts=thread,
                 )
                 return
-            blocks, text = run_blocks.run_blocks(result, name)
+            details = self.core.state.details.keep(team, "RunDiagnosis", result.model_dump_json())
+            blocks, text = run_blocks.run_blocks(result, name, details=details)
             posting.post(client, channel, user, blocks=blocks, text=text, thread_ts=thread)
             if chart:
                 posting.upload_chart(client, channel, thread, chart, "run.png", name)

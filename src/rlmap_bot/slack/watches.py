@@ -10,6 +10,7 @@ from __future__ import annotations
 import datetime as dt
 import logging
 from pathlib import Path
+from typing import Callable
 
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
@@ -29,10 +30,11 @@ METADATA_EVENT = "rlmap_watch"
 
 
 class SlackWatchPoster:
-    """Posts watch alerts with chat.postMessage and finds them again by their metadata."""
+    """Posts watch alerts with chat.postMessage and finds them again by their metadata; ``keep``
+    keeps an alert for its card's Details button (None: the card has none)."""
 
-    def __init__(self, client: WebClient):
-        self.client = client
+    def __init__(self, client: WebClient, keep: Callable[[Alert], str] | None = None):
+        self.client, self.keep = client, keep
 
     def post_alert(self, channel: str, alert: Alert) -> str:
         payload = {
@@ -46,7 +48,7 @@ class SlackWatchPoster:
             response = self.client.chat_postMessage(
                 channel=channel,
                 text=fallback(alert_text(alert)),
-                blocks=to_dicts(alert_blocks(alert)),
+                blocks=to_dicts(alert_blocks(alert, details=self._details(alert))),
                 metadata=Metadata(event_type=METADATA_EVENT, event_payload=payload),
                 unfurl_links=False,
                 unfurl_media=False,
@@ -58,6 +60,12 @@ class SlackWatchPoster:
             raise NotPosted(code, CANNOT_POST.get(code), what="post the watch alert") from None
         metrics.WATCH_POSTS.inc()
         return response["ts"]
+
+    def _details(self, alert: Alert) -> str | None:
+        """The id an alert's Details button carries: only an alert's card has one."""
+        if self.keep is None or alert.kind != "alert":
+            return None
+        return self.keep(alert)
 
     def attach_chart(self, channel: str, ts: str, chart: Path, alert: Alert) -> None:
         upload_chart(self.client, channel, ts, str(chart), "watch.png", Path(alert.path).name)

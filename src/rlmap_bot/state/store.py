@@ -5,7 +5,7 @@ One database (see :mod:`rlmap_bot.state.db`), one small repository per aggregate
 ``subscriptions`` and ``digests`` (digest runs and the ledger), ``watches``
 (watched runs, check claims and the alert ledger), ``curation`` (suggested papers, approved
 additions, the curators' channel, scout slots), ``credentials`` (a workspace's tracker keys,
-sealed). Nothing else in
+sealed), ``details`` (what a card leaves out, for its Details button). Nothing else in
 the project knows which engine is behind it.
 """
 
@@ -24,6 +24,7 @@ from rlmap_bot.state.db import (
     safe_url,
     utcnow,
 )
+from rlmap_bot.state.details import DetailsRepository
 from rlmap_bot.state.digests import DigestRepository
 from rlmap_bot.state.events import EventRepository
 from rlmap_bot.state.health import StateHealth
@@ -47,6 +48,7 @@ class StateStore:
         self.watches = WatchRepository(self.engine)
         self.curation = CurationRepository(self.engine)
         self.credentials = CredentialRepository(self.engine)
+        self.details = DetailsRepository(self.engine)
 
     def close(self) -> None:
         self.engine.dispose()

@@ -267,6 +267,19 @@ encryption_check = sa.Table(
     sa.Column("set_at", sa.String(40), nullable=False),
 )
 
+# What a card leaves out, kept for its Details button: the card's result as JSON, by an id the
+# button carries; forgotten after a while (state/details.py, DETAILS_KEPT).
+card_details = sa.Table(
+    "card_details",
+    metadata,
+    sa.Column("id", sa.String(64), primary_key=True),
+    sa.Column("team", sa.String(64), nullable=False),
+    sa.Column("kind", sa.String(40), nullable=False),  # the result's type: RunDiagnosis, Alert, ...
+    sa.Column("body", sa.Text, nullable=False),
+    sa.Column("created_at", sa.String(40), nullable=False),
+    sa.Index("ix_card_details_created", "created_at"),
+)
+
 # Tables that hold a workspace's data, for uninstall.
 PER_TEAM = (
     subscriptions,
@@ -282,4 +295,5 @@ PER_TEAM = (
     curator_channels,
     workspace_credentials,
     watch_backoff,
+    card_details,
 )

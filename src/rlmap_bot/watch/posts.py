@@ -161,6 +161,7 @@ def _alert(watch: Watch, outcome: Outcome, transitions: list[Transition]) -> Ale
                 signals={k: format_value(v) for k, v in ev.signals.items()},
                 why=ev.why,
                 source=ev.source.title,
+                source_short=ev.source.short,
                 provenance=provenance,
             )
         )
@@ -175,6 +176,7 @@ def _alert(watch: Watch, outcome: Outcome, transitions: list[Transition]) -> Ale
         ranking=[(r.title, r.score) for r in verdict.ranking[:3]],
         evidence=evidence[:4],
         next_checks=[f"{c.title}: {c.question}" for c in verdict.next_checks[:3]],
+        next_step=verdict.next_step,
         chart=True,
     )
 
@@ -201,6 +203,7 @@ def _post(
         steps=_steps(outcome),
         binding_stage=verdict.binding_stage,
         binding_title=verdict.binding_title,
+        confidence=verdict.confidence,
         verdict_headline=outcome.tracking.last_verdict.headline
         if outcome.tracking.last_verdict
         else None,

@@ -49,11 +49,14 @@ def verdict_headline(verdict: Any) -> str:
     return f"Verdict: no single stage stands out ({sure} sure of that)"
 
 
-def papers_heading(count: int, filters: Iterable[str], total: int) -> str:
-    """ "3 papers by Schulman in the catalog, newest first:", or that there are none."""
+def papers_heading(count: int, filters: Iterable[str], total: int, near: Iterable[str] = ()) -> str:
+    """ "3 papers by Schulman in the catalog, newest first:", or that there are none (and the
+    bylines like the name asked for)."""
     narrowed = "".join(f" {f}" for f in filters)
     if not count:
-        return f"No papers{narrowed} in the catalog ({total} papers in all)."
+        close = list(near)
+        offered = f" Bylines like it: {', '.join(close)}." if close else ""
+        return f"No papers{narrowed} in the catalog ({total} papers in all).{offered}"
     return f"{count} paper{'' if count == 1 else 's'}{narrowed} in the catalog, newest first:"
 
 

@@ -24,6 +24,8 @@ from rlmap_bot.results.watch import (
     Unreadable,
     WatchPaused,
 )
+from rlmap_bot.wording import sentence
+from rlmap_bot.wording.verdicts import next_step_line
 
 PAUSE_TITLES = {
     "stalled": "stopped growing",
@@ -262,13 +264,39 @@ def _(change: Readable) -> list[str]:
 
 # -- a post ----------------------------------------------------------------------------------------
 def alert_title(alert: Alert) -> str:
-    """A watch post's title: what it raises, resolves or notices."""
-    titles = [t for t in map(change_title, alert.changes) if t is not None]
+    """A watch post's title: what it raises, resolves or notices; a fault before any stage."""
+    faults_first = sorted(alert.changes, key=lambda c: not isinstance(c, FaultOpened))
+    titles = [t for t in map(change_title, faults_first) if t is not None]
     if alert.changes and isinstance(alert.changes[0], (WatchPaused, Unreadable, Readable)):
         return titles[0]  # a notice is its one change
     if alert.kind == "resolved":
         return "Resolved: " + "; ".join(titles)
     return " · ".join(titles)
+
+
+def alert_opening(alert: Alert) -> list[str]:
+    """What an alert says first, in three lines as a verdict does: what broke (a fault first, with
+    its metric and step) or what changed, how sure the verdict it stands on is, and the one thing
+    to do next."""
+    faults = [c for c in alert.changes if isinstance(c, FaultOpened)]
+    stages = [c for c in alert.changes if isinstance(c, (StageStarted, StageChanged))]
+    sure = f"{alert.confidence:.0%} sure"
+    binds = f"{alert.binding_title} binds" if alert.binding_title else "no single stage binds"
+    if faults:
+        first = sentence(fault_sentence(faults[0].fault))
+        if len(faults) > 1:
+            first += f"; and {len(faults) - 1} more fault{'s' if len(faults) > 2 else ''}"
+        second = f"Then: {binds} ({sure})"
+    elif stages:
+        first = change_title(stages[0]) or alert_title(alert)
+        step = stages[0].step
+        if stages[0].kind in ("tie", "change_tie"):
+            sure += " one of them binds; no single stage does"
+        second = sentence(f"{sure}, on the run up to step {step}" if step is not None else sure)
+    else:
+        return [alert_title(alert)]
+    step_line = next_step_line(alert.next_step)
+    return [first, second] + ([step_line] if step_line else [])
 
 
 def alert_changes(alert: Alert) -> list[str]:

@@ -20,9 +20,14 @@ package is not needed at run time, and offers no supported reader of this file).
 
 A run still writing leaves a half-written last record: reading stops before it, and the cursor
 (a byte offset at a record boundary, per folder) resumes there.  A chunk whose CRC fails is
-skipped with the rest of its block, with a warning (LevelDB's own recovery).  A resumed run is
-several folders with one run id: read in order of their start time.  ``_step`` is the step; a
-step logged again keeps its latest value.
+skipped with the rest of its block, with a warning (LevelDB's own recovery).  ``_step`` is the
+step; a step logged again keeps its latest value.
+
+A run folder is any folder holding ``run-<id>.wandb``, whatever its name: ``scp -r`` and archives
+copy the ``latest-run`` link as a folder, and people rename folders.  A resumed run is several
+sibling folders holding the same ``run-<id>.wandb``, read in order of the start time in their
+names (``offline-run-<time>-<id>``, with ``-1``, ``-2`` added by the SDK when the name is taken),
+else of their log's last write; two folders holding copies of one log are read once.
 """
 
 from __future__ import annotations
@@ -32,6 +37,7 @@ import mmap
 import os
 import re
 import struct
+import time
 import zlib
 from dataclasses import dataclass
 from pathlib import Path
@@ -45,8 +51,12 @@ BLOCK = 32 * 1024
 CHUNK_HEADER = 7
 FILE_HEADER = b":W&B" + struct.pack("<H", 0xBEE1)
 FULL, FIRST, MIDDLE, LAST = 1, 2, 3, 4
-#: ``run-20250101_120000-abc123`` or ``offline-run-...``: the start time and the run id.
+#: ``run-20250101_120000-abc123`` or ``offline-run-...``, maybe with ``-1``: the start time, then
+#: the run id and that suffix (told apart by the run id of the log inside).
 RUN_FOLDER = re.compile(r"^(?:offline-)?run-(\d{8}_\d{6})-(.+)$")
+#: Bytes compared to tell a copy of a log from another log of the same run: a log opens with the
+#: run's record (its id and start time), so two logs with the same first 64 KiB are one log.
+SAME_HEAD = 64 * 1024
 FORMAT = "wandb-run"
 
 
@@ -66,46 +76,72 @@ def _log_of(folder: Path) -> Path | None:
     return logs[0] if logs else None
 
 
+def run_id_of(log: Path) -> str:
+    return log.stem.removeprefix("run-")
+
+
+def _started(folder: Path, run_id: str, log: Path) -> tuple[str, int, int, str]:
+    """When a folder of a run began: the start time in its name and the SDK's suffix, or for a
+    folder named otherwise (a copy, a rename) its log's last write, after named ones."""
+    m = RUN_FOLDER.match(folder.name)
+    rest = m.group(2) if m else ""
+    if m and (
+        rest == run_id or rest.startswith(f"{run_id}-") and rest[len(run_id) + 1 :].isdigit()
+    ):
+        return m.group(1), 0, int(rest[len(run_id) + 1 :] or 0), folder.name
+    stamp = time.strftime("%Y%m%d_%H%M%S", time.localtime(log.stat().st_mtime))
+    return stamp, 1, 0, folder.name
+
+
+def _head(log: Path) -> bytes:
+    with open(log, "rb") as f:
+        return f.read(SAME_HEAD)
+
+
 def run_files(root: Path, run_id: str) -> tuple[Path, ...]:
-    """Every transaction log of ``run_id`` under ``root``, in order of the folders' start times."""
-    found = []
+    """Every transaction log of ``run_id`` in the folders under ``root``, oldest first; of
+    several copies of one log (same head), the longest."""
+    found: dict[bytes, tuple[tuple, Path]] = {}
     for child in root.iterdir() if root.is_dir() else ():
-        m = RUN_FOLDER.match(child.name)
-        if m and m.group(2) == run_id and child.is_dir() and not child.is_symlink():
-            log = _log_of(child)
-            if log is not None:
-                found.append((m.group(1), child.name, log))
-    return tuple(log for _, _, log in sorted(found))
+        log = child / f"run-{run_id}.wandb"
+        if child.is_symlink() or not child.is_dir() or not log.is_file():
+            continue
+        try:
+            key, size = _head(log), log.stat().st_size
+        except OSError:
+            continue
+        kept = found.get(key)
+        if kept is None or size > kept[1].stat().st_size:
+            found[key] = (_started(child, run_id, log), log)
+    return tuple(log for _, log in sorted(found.values()))
 
 
 def locate(path: Path) -> WandbRun | None:
     """The W&B run ``path`` names, or None when it is no W&B run folder (the file readers take it).
 
-    A ``.wandb`` file, a run folder (``run-...``, ``offline-run-...``, ``latest-run``), or the
-    ``wandb/`` folder itself: its ``latest-run``, else its newest run folder.
+    A ``.wandb`` file, a folder holding one (a run folder, whatever its name), or the ``wandb/``
+    folder above run folders: its ``latest-run``, else its newest run folder.
     """
     if path.is_file() and path.suffix == ".wandb":
-        folder = path.parent.resolve()
-        m = RUN_FOLDER.match(folder.name)
-        if m is None:
-            return WandbRun(folder, path.stem.removeprefix("run-"), (path,))
-        return WandbRun(folder.parent, m.group(2), run_files(folder.parent, m.group(2)) or (path,))
+        folder, run_id = path.parent.resolve(), run_id_of(path)
+        return WandbRun(folder.parent, run_id, run_files(folder.parent, run_id) or (path,))
     if not path.is_dir():
         return None
     folder = path.resolve()
-    m = RUN_FOLDER.match(folder.name)
-    if m is not None and _log_of(folder) is not None:
-        return WandbRun(folder.parent, m.group(2), run_files(folder.parent, m.group(2)))
+    log = _log_of(folder)
+    if log is not None:
+        run_id = run_id_of(log)
+        return WandbRun(folder.parent, run_id, run_files(folder.parent, run_id) or (log,))
     latest = folder / "latest-run"
-    if latest.is_dir():
-        return locate(latest)
+    if latest.is_dir() and (found := locate(latest)) is not None:
+        return found
     runs = sorted(
-        (m.group(1), child.name, m.group(2))
+        (_started(child, run_id_of(log), log), run_id_of(log))
         for child in folder.iterdir()
-        if (m := RUN_FOLDER.match(child.name)) and child.is_dir() and _log_of(child) is not None
+        if child.is_dir() and not child.is_symlink() and (log := _log_of(child)) is not None
     )
     if runs:
-        return WandbRun(folder, runs[-1][2], run_files(folder, runs[-1][2]))
+        return WandbRun(folder, runs[-1][1], run_files(folder, runs[-1][1]))
     return None
 
 

@@ -10,7 +10,7 @@ from rlmap_bot import wording
 from rlmap_bot.commands.declare import surface_prefix
 from rlmap_bot.results.ask import Answer, Hit
 from rlmap_bot.slack.blocks.common import actions, button, context, fit, section
-from rlmap_bot.slack.markup import cut, escape, mention
+from rlmap_bot.slack.markup import cut, escape, link, mention, prose
 
 DIAGNOSE = surface_prefix("slack") + "diagnose"  # as Slack spells the command (`/rlmap diagnose`)
 # The button under no answer or a guess: the guided diagnosis, one click.
@@ -28,12 +28,12 @@ def _hit(hit: Hit, index: int) -> list[Block]:
         lines[0] += f"  ·  _{label}_"
     if hit.byline:
         lines.append(escape(hit.byline))
-    lines.append(escape(hit.one_line))
+    lines.append(prose(hit.one_line))
     if hit.url:
-        lines.append(f"<{escape(hit.url)}|{escape(hit.url)}>")
+        lines.append(link(hit.url, hit.url))
     out: list[Block] = [section("\n".join(lines))]
     if hit.points_to:  # a signal: what the map reads into it
-        out.append(context("Points to " + escape(hit.points_to)))
+        out.append(context("Points to " + prose(hit.points_to)))
     if hit.why:
         out.append(context("Matched on: " + escape("; ".join(hit.why))))
     out.append(
@@ -68,13 +68,12 @@ def answer_blocks(
         answer.tier == "guess"
     ):  # one compact card: heading, entries, their buttons, "Diagnose a run"
         listing = "\n".join(
-            f"• *{escape(h.title)}* ({escape(h.kind)}): {escape(h.one_line)}"
-            for h in answer.guesses
+            f"• *{escape(h.title)}* ({escape(h.kind)}): {prose(h.one_line)}" for h in answer.guesses
         )
         blocks.append(section(escape(wording.GUESS) + "\n" + listing))
         blocks.append(context(wording.about_your_run(DIAGNOSE)))
         entries = [
-            button(cut(h.title, 70), f"entry_show_{10 + i}", h.id)
+            button(h.short or h.title, f"entry_show_{10 + i}", h.id)
             for i, h in enumerate(answer.guesses)
         ]
         blocks.append(actions(entries + [_diagnose_button()], block_id="diagnose"))
@@ -110,7 +109,7 @@ def answer_blocks(
         blocks.append(
             actions(
                 [
-                    button(cut(h.title, 70), f"entry_show_{10 + i}", h.id)
+                    button(h.short or h.title, f"entry_show_{10 + i}", h.id)
                     for i, h in enumerate(others[:5])
                 ]
             )

@@ -14,7 +14,7 @@ from slack_sdk.models.blocks import (
     SectionBlock,
 )
 
-from rlmap_bot.slack.markup import cut, escape
+from rlmap_bot.slack.markup import cut, cut_words, escape
 
 MAX_BLOCKS = 50
 MAX_HOME_BLOCKS = 100
@@ -42,7 +42,7 @@ def context(mrkdwn: str) -> ContextBlock:
 
 def button(text: str, action_id: str, value: str, style: str | None = None) -> ButtonElement:
     return ButtonElement(
-        text=plain(text, BUTTON_TEXT_LIMIT),
+        text=PlainTextObject(text=cut_words(str(text), BUTTON_TEXT_LIMIT), emoji=False),
         action_id=action_id,
         value=value[:BUTTON_VALUE_LIMIT],
         style=style,

@@ -36,9 +36,9 @@ def home_blocks(names: list[tuple[str, str, str]]) -> list[Block]:
     for _, label, name in TRACKERS:
         if name in set_:
             by, at = set_[name]
-            lines.append(f"• {label}: set by {mention(by)} on {escape(at[:10])}")
+            lines.append(f"• {escape(label)}: set by {mention(by)} on {escape(at[:10])}")
         else:
-            lines.append(f"• {label}: not set")
+            lines.append(f"• {escape(label)}: not set")
     return [
         section(
             f"*{TITLE}*\n" + "\n".join(lines),

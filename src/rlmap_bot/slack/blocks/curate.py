@@ -16,7 +16,7 @@ from slack_sdk.models.views import View
 
 from rlmap_bot.results.curation import AdditionList, Candidate
 from rlmap_bot.slack.blocks.common import actions, button, context, plain, section
-from rlmap_bot.slack.markup import cut, escape, mention
+from rlmap_bot.slack.markup import code, cut, escape, link, mention
 
 APPROVE, EDIT, REJECT = "curate_approve", "curate_edit", "curate_reject"
 EDIT_VIEW, REJECT_VIEW = "curate_edit_view", "curate_reject_view"
@@ -32,8 +32,7 @@ def _about(candidate: Candidate) -> list[Block]:
     authors = ", ".join(record.authors[:6]) + (
         " et al." if len(record.authors) > 6 or record.more_authors else ""
     )
-    title = escape(cut(record.title, 280))
-    head = f"*<{record.url}|{title}>*\n{escape(authors or 'no authors given')}"
+    head = f"*{link(record.url, cut(record.title, 280))}*\n{escape(authors or 'no authors given')}"
     head += f" · {record.year or 'year unknown'} · arXiv {escape(record.arxiv_id)}"
     if record.categories:
         head += f" · {escape(', '.join(record.categories[:6]))}"
@@ -184,7 +183,7 @@ def additions_blocks(result: AdditionList) -> list[Block]:
     if not result.additions:
         return [section("No papers approved from Slack are live in the catalog.")]
     lines = [
-        f"• `{escape(a.id)}` *{escape(cut(a.title, 150))}* (arXiv {escape(a.arxiv)}), suggested by "
+        f"• {code(a.id)} *{escape(cut(a.title, 150))}* (arXiv {escape(a.arxiv)}), suggested by "
         f"{'the weekly scan' if a.suggested_by == 'scout' else mention(a.suggested_by)}, approved "
         f"by "
         f"{mention(a.approved_by)} on {escape(a.added)}"

@@ -7,9 +7,10 @@ import json
 from slack_sdk.models.blocks import ActionsBlock, Block, CheckboxesElement, HeaderBlock, Option
 
 from rlmap_bot import wording
-from rlmap_bot.results.diagnosis import StageScore, Step, Verdict, format_value
-from rlmap_bot.slack.blocks.common import actions, button, context, fit, plain, section
-from rlmap_bot.slack.markup import cut, escape, mention
+from rlmap_bot.results.diagnosis import Step, Verdict
+from rlmap_bot.slack.blocks import verdicts
+from rlmap_bot.slack.blocks.common import actions, button, context, plain, section
+from rlmap_bot.slack.markup import escape, mention, prose
 
 PICK_BLOCK = "diag_pick_block"
 PICK_ACTION = "diag_pick"
@@ -47,16 +48,16 @@ def question_blocks(step: Step, note: str | None = None, by: str | None = None) 
     answered = len(step.session.answers)
     blocks: list[Block] = [
         HeaderBlock(text=plain(f"Diagnosis · {q.progress or f'question {q.number}'}")),
-        section(f"*{escape(q.title)}*\n{escape(q.text)}"),
-        context(f"How to measure: {escape(q.how_to_measure)}"),
+        section(f"*{escape(q.title)}*\n{prose(q.text)}"),
+        context(f"How to measure: {prose(q.how_to_measure)}"),
     ]
     # it stopped asking: what would tell most comes first, the question stays answerable
     if step.paused:
         checks = "\n".join(
-            f"{i}. *{escape(c.title)}*: {escape(c.how_to_measure)}"
+            f"{i}. *{escape(c.title)}*: {prose(c.how_to_measure)}"
             for i, c in enumerate(step.paused, 1)
         )
-        blocks[1:1] = [section(f"{escape(wording.PAUSED)}\n{checks}")]
+        blocks[1:1] = [section(f"{prose(wording.PAUSED)}\n{checks}")]
     if q.multiple:  # several may apply: tick boxes, then Continue
         options = [Option(text=plain(p.label, 75), value=str(p.value)) for p in q.presets]
         groups = [options[i : i + PICK_GROUP] for i in range(0, len(options), PICK_GROUP)]
@@ -115,7 +116,7 @@ def question_blocks(step: Step, note: str | None = None, by: str | None = None) 
             f" Leaning: {escape(leaning.ranking[0].title)} ({leaning.ranking[0].score:g} points)."
         )
     if note:
-        status = f"{mention(by) + ': ' if by else ''}{escape(note)} · {status}"
+        status = f"{mention(by) + ': ' if by else ''}{prose(note)} · {status}"
     blocks.append(context(status))
     return blocks
 
@@ -125,58 +126,26 @@ def question_text(step: Step) -> str:
     return f"Diagnosis question {q.number}: {q.text}" if q else "Diagnosis"
 
 
-def verdict_blocks(verdict: Verdict, note: str | None = None, by: str | None = None) -> list[Block]:
-    """The verdict card: binding stage, confidence, evidence, next checks, papers."""
-    blocks: list[Block] = [
-        HeaderBlock(text=plain(wording.verdict_headline(verdict))),
-        section(escape(verdict.summary)),
-    ]
-
-    def bold_if_binding(r: StageScore) -> str:
-        mark = "*" if r.stage == verdict.binding_stage else ""
-        return f"{mark}{escape(r.title)}{mark}"
-
-    ranking = "\n".join(f"{bold_if_binding(r)}: {r.score:g} points" for r in verdict.ranking)
-    blocks.append(section("*Stages by score*\n" + ranking))
-    if verdict.evidence:
-        lines = []
-        for ev in verdict.evidence[:8]:
-            seen = ", ".join(
-                f"`{escape(k)}` = {escape(format_value(v))}" for k, v in ev.signals.items()
-            )
-            moves = ", ".join(f"{escape(s)} {p:+g}" for s, p in ev.points.items())
-            lines.append(f"• {seen} ({moves}): {escape(ev.why)} _[{escape(ev.source.title)}]_")
-        if len(verdict.evidence) > 8:
-            lines.append(f"…and {len(verdict.evidence) - 8} more")
-        blocks.append(section("*Evidence*\n" + "\n".join(lines)))
-    if verdict.next_checks:
-        checks = "\n".join(
-            f"• *{escape(c.title)}* (`{escape(c.signal)}`): {escape(c.question)}"
-            for c in verdict.next_checks
-        )
-        blocks.append(section("*Check next*\n" + checks))
-    if verdict.papers:
-        blocks.append(section("*Read*"))
-        blocks.append(
-            actions(
-                [
-                    button(cut(p.title, 70), f"entry_show_{i}", p.id)
-                    for i, p in enumerate(verdict.papers[:10])
-                ]
-            )
-        )
-    if note:
-        blocks.append(context(f"{mention(by) + ': ' if by else ''}{escape(note)}"))
-    return fit(blocks)
+def verdict_blocks(
+    verdict: Verdict,
+    note: str | None = None,
+    by: str | None = None,
+    details: str | None = None,
+) -> list[Block]:
+    """The verdict card (:mod:`rlmap_bot.slack.blocks.verdicts`): three lines, a few readings and
+    the Details button carrying ``details``."""
+    return verdicts.brief_blocks(verdict, details=details, note=note, by=by)
 
 
 def verdict_text(verdict: Verdict) -> str:
     return verdict.summary
 
 
-def step_blocks(step: Step, note: str | None = None, by: str | None = None) -> list[Block]:
+def step_blocks(
+    step: Step, note: str | None = None, by: str | None = None, details: str | None = None
+) -> list[Block]:
     return (
-        verdict_blocks(step.verdict, note, by)
+        verdict_blocks(step.verdict, note, by, details)
         if step.verdict is not None
         else question_blocks(step, note, by)
     )

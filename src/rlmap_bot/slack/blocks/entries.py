@@ -16,31 +16,31 @@ from rlmap_bot.slack.blocks.common import (
     plain,
     section,
 )
-from rlmap_bot.slack.markup import cut, escape
+from rlmap_bot.slack.markup import code, cut, escape, link, prose
 
 
 def card_blocks(card: Card, full: bool = False) -> list[Block]:
     """A whole entry; long sections are cut unless ``full``, with a button for the rest."""
     limit = SECTION_LIMIT if full else 900
     blocks: list[Block] = [HeaderBlock(text=plain(card.title))]
-    sub = f"_{escape(card.kind)}_ · `{escape(card.id)}`"
+    sub = f"_{escape(card.kind)}_ · {code(card.id)}"
     if card.subtitle:
         sub += f" · {escape(card.subtitle)}"
     if card.url:
-        sub += f" · <{escape(card.url)}|link>"
+        sub += f" · {link(card.url, 'link')}"
     blocks.append(context(sub))
-    blocks.append(section(cut(escape(card.summary), limit)))
+    blocks.append(section(cut(prose(card.summary), limit)))
     truncated = False
     for sec in card.sections:
         body = f"*{escape(sec.heading)}*\n"
         if sec.text:
-            body += escape(sec.text) + "\n"
-        body += "\n".join(f"• {escape(item)}" for item in sec.items)
+            body += prose(sec.text) + "\n"
+        body += "\n".join(f"• {prose(item)}" for item in sec.items)
         if len(body) > limit:
             truncated = True
         blocks.append(section(cut(body, limit)))
     if card.links:
-        names = ", ".join(f"{escape(link.title)} (`{escape(link.id)}`)" for link in card.links[:15])
+        names = ", ".join(f"{escape(link.title)} ({code(link.id)})" for link in card.links[:15])
         more = f" and {len(card.links) - 15} more" if len(card.links) > 15 else ""
         blocks.append(context(f"Linked: {names}{more}"))
     buttons = [button("Related", "entry_related_0", card.id)]
@@ -60,7 +60,9 @@ def related_blocks(title: str, links) -> list[Block]:
             actions(
                 [
                     button(
-                        cut(f"{link.title} ({link.kind})", 70), f"entry_show_{start + i}", link.id
+                        f"{link.short or link.title} ({link.kind})",
+                        f"entry_show_{start + i}",
+                        link.id,
                     )
                     for i, link in enumerate(chunk)
                 ]
@@ -74,7 +76,7 @@ def stages_blocks(result: StageList) -> list[Block]:
     for stage in result.stages:
         blocks.append(
             section(
-                f"*{stage.order}. {escape(stage.title)}*\n{escape(stage.one_line)}",
+                f"*{stage.order}. {escape(stage.title)}*\n{prose(stage.one_line)}",
                 accessory=button("Open", f"entry_show_{stage.order}", stage.id),
             )
         )

@@ -7,7 +7,7 @@ from slack_sdk.models.blocks import Block
 from rlmap_bot import wording
 from rlmap_bot.results.general import Help, HelpEntry, KbStats, PaperList, SessionList
 from rlmap_bot.slack.blocks.common import fit, section
-from rlmap_bot.slack.markup import escape
+from rlmap_bot.slack.markup import code, escape, prose
 
 #: What a listing of every command says before and after it in Slack (the bot's own mrkdwn).
 INTRO = (
@@ -24,7 +24,7 @@ OUTRO = "Anything else after `/rlmap` is a question."
 def help_blocks(result: Help) -> list[Block]:
     blocks: list[Block] = []
     if result.problem:
-        blocks.append(section(f":warning: {escape(result.problem)}"))
+        blocks.append(section(f":warning: {prose(result.problem)}"))
     listing = result.command is None
     lines = [INTRO] if listing else []
     lines += [_line(e) for e in result.commands]
@@ -35,15 +35,17 @@ def help_blocks(result: Help) -> list[Block]:
 
 
 def _line(entry: HelpEntry) -> str:
-    usage = f"`{escape(entry.usage)}`"
-    summary = f": {escape(entry.summary)}" if entry.summary else ""
+    usage = f"{code(entry.usage)}"
+    summary = f": {prose(entry.summary)}" if entry.summary else ""
     if entry.kind == "example":
         return f"      e.g. {usage}"
     return f"      ◦ {usage}{summary}" if entry.kind == "option" else f"• {usage}{summary}"
 
 
 def papers_blocks(result: PaperList) -> list[Block]:
-    heading = escape(wording.papers_heading(len(result.papers), result.filters, result.total))
+    heading = escape(
+        wording.papers_heading(len(result.papers), result.filters, result.total, result.near)
+    )
     if not result.papers:
         return [section(heading)]
     lines = []
@@ -51,7 +53,7 @@ def papers_blocks(result: PaperList) -> list[Block]:
         label = wording.verification_label(paper.verification)
         who = f", {escape(paper.byline)}" if paper.byline else ""
         lines.append(
-            f"• *{escape(paper.title)}* ({paper.year or 'n.d.'}{who}) `{escape(paper.id)}`"
+            f"• *{escape(paper.title)}* ({paper.year or 'n.d.'}{who}) {code(paper.id)}"
             + (f" _{label}_" if label else "")
         )
     more = len(result.papers) - 40
@@ -71,8 +73,7 @@ def sessions_blocks(result: SessionList) -> list[Block]:
     return [
         section(
             "\n".join(
-                f"• `{s.id[:8]}` {escape(s.user)}: {s.answers} answered, next "
-                f"`{escape(s.next or '-')}`"
+                f"• `{s.id[:8]}` {escape(s.user)}: {s.answers} answered, next {code(s.next or '-')}"
                 for s in result.sessions[:20]
             )
         )

@@ -7,26 +7,67 @@ of the log is shown beyond metric names and values.
 
 from __future__ import annotations
 
-from slack_sdk.models.blocks import Block, HeaderBlock
+from slack_sdk.models.blocks import Block, HeaderBlock, PlainTextObject
 
-from rlmap_bot.results.watch import Alert, CheckResult, WatchList, WatchNow, WatchRow
-from rlmap_bot.slack.blocks.common import SECTION_LIMIT, context, fit, plain, section
-from rlmap_bot.slack.markup import cut, escape
-from rlmap_bot.wording.posts import alert_changes, alert_title
+from rlmap_bot.results.watch import (
+    Alert,
+    CheckResult,
+    FaultOpened,
+    FaultOver,
+    Readable,
+    StageChanged,
+    StageCleared,
+    StageStarted,
+    Unreadable,
+    WatchList,
+    WatchNow,
+    WatchPaused,
+    WatchRow,
+)
+from rlmap_bot.slack.blocks.common import (
+    HEADER_LIMIT,
+    SECTION_LIMIT,
+    actions,
+    button,
+    context,
+    fit,
+    section,
+)
+from rlmap_bot.slack.blocks.verdicts import DETAILS_ACTION
+from rlmap_bot.slack.markup import code, cut, cut_words, escape, prose
+from rlmap_bot.wording.posts import alert_changes, alert_opening, alert_title
+from rlmap_bot.wording.verdicts import evidence_line
 
 HOME_ROWS = 15
-ICONS = {
-    "alert": ":rotating_light:",
-    "resolved": ":white_check_mark:",
-    "paused": ":double_vertical_bar:",
+READINGS_SHOWN = 3
+# One icon vocabulary for everything a watch posts: an alarm is a fault's alone.
+FAULT_ICON = ":rotating_light:"
+ICONS: dict[type, str] = {
+    FaultOpened: FAULT_ICON,
+    StageStarted: ":large_orange_diamond:",
+    StageChanged: ":twisted_rightwards_arrows:",
+    StageCleared: ":white_check_mark:",
+    FaultOver: ":white_check_mark:",
+    WatchPaused: ":double_vertical_bar:",
+    Unreadable: ":warning:",
+    Readable: ":arrow_forward:",
 }
 
 
+def icon(alert: Alert) -> str:
+    """The post's icon: a fault's if it tells one, else its first change's."""
+    kinds = [type(c) for c in alert.changes]
+    if FaultOpened in kinds:
+        return FAULT_ICON
+    return next((ICONS[k] for k in kinds if k in ICONS), "")
+
+
 def _where(alert: Alert) -> str:
-    parts = [f"`{escape(alert.path)}`"]
+    """Where the post comes from, said once: the log, the steps read, the watch."""
+    parts = [code(alert.path)]
     if alert.steps:
         parts.append(escape(alert.steps))
-    parts.append(f"watch `{escape(alert.watch_id[:8])}`")
+    parts.append(f"watch {code(alert.watch_id[:8])}")
     return " · ".join(parts)
 
 
@@ -35,47 +76,78 @@ def alert_text(alert: Alert) -> str:
     return f"{alert_title(alert)} ({alert.path})"
 
 
-def alert_blocks(alert: Alert) -> list[Block]:
+def alert_blocks(alert: Alert, details: str | None = None) -> list[Block]:
+    """A watch post. An alert reads as a verdict card: three lines (what broke or changed, how
+    sure, what to do next), at most three readings, where it comes from (once) and the Details
+    button carrying ``details``; a resolved note or a pause notice says its change in a line or
+    two."""
+    if alert.kind != "alert" or not alert.evidence and alert.next_step is None:
+        return _notice(alert)
+    first, *rest = alert_opening(alert)
+    said = [escape(rest[0])] if rest else []
+    if len(rest) > 1:
+        head, _, lever = rest[1].partition(": ")
+        said.append(f"*{escape(head)}:* {prose(lever)}")
+    header = f"{icon(alert)} {first}".strip()
+    blocks: list[Block] = [
+        HeaderBlock(text=PlainTextObject(text=cut(header, HEADER_LIMIT), emoji=True))
+    ]
+    if said:
+        blocks.append(section("\n".join(said)))
+    readings = [evidence_line(e) for e in alert.evidence[:READINGS_SHOWN]]
+    if readings:
+        blocks.append(section("\n".join(f"• {prose(cut_words(r, 160))}" for r in readings)))
+    chart = " · the chart is in the thread" if alert.chart else ""
+    unwatch = code("/rlmap unwatch " + alert.watch_id[:8])
+    blocks.append(context(f"{_where(alert)}{chart} · {unwatch} stops it"))
+    if details:
+        blocks.append(
+            actions([button("Details", DETAILS_ACTION, details, style="primary")], "alert")
+        )
+    return fit(blocks)
+
+
+def _notice(alert: Alert) -> list[Block]:
     title, changes = alert_title(alert), alert_changes(alert)
-    if alert.kind != "alert":
-        changed = "\n".join(escape(c) for c in changes)
-        blocks: list[Block] = [
-            section(cut(f"{ICONS[alert.kind]} *{escape(title)}*\n{changed}", SECTION_LIMIT))
-        ]
-        foot = _where(alert)
-        if alert.kind == "resolved" and alert.verdict_headline:
-            foot += f" · now: {escape(alert.verdict_headline)}"
-        if alert.kind == "paused":
-            foot += (
-                f" · `/rlmap watch {escape(alert.path)}` resumes it, "
-                f"`/rlmap unwatch {escape(alert.watch_id[:8])}` removes it"
-            )
-        blocks.append(context(foot))
-        return blocks
-    blocks = [HeaderBlock(text=plain(f"Watch: {title}")), context(_where(alert))]
+    changed = "\n".join(escape(c) for c in changes)
+    blocks: list[Block] = [
+        section(cut(f"{icon(alert)} *{escape(title)}*\n{changed}", SECTION_LIMIT))
+    ]
+    foot = _where(alert)
+    if alert.kind == "resolved" and alert.verdict_headline:
+        foot += f" · now: {escape(alert.verdict_headline)}"
+    if alert.kind == "paused":
+        foot += (
+            f" · {code('/rlmap watch ' + alert.path)} resumes it, "
+            f"{code('/rlmap unwatch ' + alert.watch_id[:8])} removes it"
+        )
+    blocks.append(context(foot))
+    return blocks
+
+
+def alert_details_blocks(alert: Alert) -> list[Block]:
+    """What an alert's card leaves out: everything it said changed, the verdict and the stages'
+    points, every reading with where in the logs it came from, the checks to make."""
+    blocks: list[Block] = [context(_where(alert))]
     blocks.append(
         section(
             cut(
-                "*What changed*\n" + "\n".join(f"• {escape(c)}" for c in changes),
+                "*What changed*\n" + "\n".join(f"• {escape(c)}" for c in alert_changes(alert)),
                 SECTION_LIMIT,
             )
         )
     )
     if alert.verdict_headline:
         ranking = ", ".join(f"{escape(t)} {s:g}" for t, s in alert.ranking)
-        binding = f"*{escape(alert.binding_title)}*" if alert.binding_title else "No single stage"
         blocks.append(
-            section(
-                f"{ICONS['alert']} *Binding stage:* {binding}. {escape(alert.verdict_headline)}"
-                + (f"\n_Points: {ranking}_" if ranking else "")
-            )
+            section(escape(alert.verdict_headline) + (f"\n_Points: {ranking}_" if ranking else ""))
         )
     if alert.evidence:
         lines = []
         for ev in alert.evidence:
-            seen = ", ".join(f"`{escape(k)}` = *{escape(v)}*" for k, v in ev.signals.items())
+            seen = ", ".join(f"{code(k)} = *{escape(v)}*" for k, v in ev.signals.items())
             lines.append(
-                f"• {seen} ({escape(ev.stage)} {ev.points:+g}): {escape(ev.why)} "
+                f"• {seen} ({escape(ev.stage)} {ev.points:+g}): {prose(ev.why)} "
                 f"_[{escape(ev.source)}]_"
             )
             lines += [
@@ -86,27 +158,19 @@ def alert_blocks(alert: Alert) -> list[Block]:
         blocks.append(
             section(
                 cut(
-                    "*Check next*\n" + "\n".join(f"• {escape(c)}" for c in alert.next_checks),
+                    "*Check next*\n" + "\n".join(f"• {prose(c)}" for c in alert.next_checks),
                     SECTION_LIMIT,
                 )
             )
         )
-    blocks.append(
-        context(
-            f"The chart is in the thread. Posted once for this condition. "
-            f"`/rlmap unwatch {escape(alert.watch_id[:8])}` stops the watch."
-        )
-    )
-    return fit(blocks)
+    return fit(blocks, 100)
 
 
 # -- listings
 #  ----------------------------------------------------------------------------------------
 def _row(row: WatchRow, with_channel: bool = False) -> str:
     head = (
-        f"`{escape(row.id)}` "
-        + (f"<#{escape(row.channel)}> " if with_channel else "")
-        + f"`{escape(row.path)}`"
+        f"{code(row.id)} " + (f"<#{escape(row.channel)}> " if with_channel else "") + code(row.path)
     )
     how = f"every {escape(row.every)}" + (", faults only" if row.quiet else "")
     if row.status != "active":
@@ -131,18 +195,18 @@ def watch_list_blocks(result: WatchList) -> list[Block]:
         blocks = [section(f"*Watches in {escape(result.scope)}*")]
         blocks += [section(cut(_row(r), SECTION_LIMIT)) for r in result.watches]
     if result.note:
-        blocks.append(context(escape(result.note)))
+        blocks.append(context(prose(result.note)))
     return fit(blocks)
 
 
 def result_line(result: CheckResult) -> str:
-    head = f"`{escape(result.path)}`: "
+    head = f"{code(result.path)}: "
     if result.status in {"busy", "duplicate"}:
         return head + "a check of it was running already; nothing more was posted."
     if result.status == "paused":
-        return head + f"paused ({escape(result.problem or '')})."
+        return head + f"paused ({prose(result.problem or '')})."
     if result.status in {"problem", "waiting"}:
-        return head + f"{escape(result.problem or 'cannot read it')}."
+        return head + f"{prose(result.problem or 'cannot read it')}."
     text = head + (f"{result.new_steps} new steps" if result.new_steps else "nothing new")
     if result.verdict:
         text += f"; {escape(result.verdict.headline)}"
@@ -166,7 +230,7 @@ def watch_now_blocks(result: WatchNow) -> list[Block]:
 
 def home_blocks(rows: list[WatchRow], note: str | None) -> list[Block]:
     if note:
-        return [section(f"*Watched runs in your channels*\n{escape(note)}")]
+        return [section(f"*Watched runs in your channels*\n{prose(note)}")]
     if not rows:
         return [
             section(

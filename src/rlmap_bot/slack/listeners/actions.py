@@ -21,7 +21,7 @@ from rlmap_bot.slack.blocks import ask
 from rlmap_bot.slack.blocks import diagnosis as cards
 from rlmap_bot.slack.clicks import FOLLOW_UPS, ButtonReply, CardReply, FollowUp, ShareReply
 from rlmap_bot.slack.dispatch import Reply, SlashReply, ThreadReply
-from rlmap_bot.slack.markup import escape
+from rlmap_bot.slack.markup import prose
 from rlmap_bot.state.models import utcnow
 
 if TYPE_CHECKING:
@@ -91,7 +91,13 @@ def register(front_end: FrontEnd) -> None:
             ack()
             with front_end.after_ack(context, respond):
                 reply = ButtonReply(
-                    client, body, respond, front_end.threads, shown.title, view=shown.view
+                    client,
+                    body,
+                    respond,
+                    front_end.threads,
+                    shown.title,
+                    view=shown.view,
+                    modal=shown.modal,
                 )
                 press(shown.command, shown.args(action.get("value", "")), body, client, reply)
 
@@ -162,7 +168,7 @@ def register(front_end: FrontEnd) -> None:
                 data = cards.parse_action_value(action.get("value", ""))
                 args = {"session": str(data["s"]), "signal": str(data["q"]), "move": move}
             except (ValueError, KeyError, TypeError) as exc:  # not a card this version wrote
-                respond(response_type="ephemeral", replace_original=False, text=escape(exc))
+                respond(response_type="ephemeral", replace_original=False, text=prose(exc))
                 return
             args["value"] = cards.picked(body) if move == "choose" else [str(data.get("v", ""))]
             press(

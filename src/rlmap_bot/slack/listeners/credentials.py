@@ -19,7 +19,7 @@ from rlmap_bot.slack.blocks import credentials as blocks
 from rlmap_bot.slack.blocks.common import section
 from rlmap_bot.slack.clicks import ButtonReply
 from rlmap_bot.slack.dispatch import Reply
-from rlmap_bot.slack.markup import escape
+from rlmap_bot.slack.markup import prose
 from rlmap_bot.slack.render import Message
 from rlmap_bot.wording import sentence
 
@@ -38,7 +38,7 @@ class ModalReply(Reply):
         self.blocks = message.blocks
 
     def problem(self, exc: RlmapError) -> None:
-        self.blocks = [section(escape(sentence(exc)))]
+        self.blocks = [section(prose(sentence(exc)))]
 
 
 def _team(body: dict) -> str:
