@@ -23,7 +23,6 @@ if TYPE_CHECKING:
     from rlmap_bot.runs.model import RunData
     from rlmap_bot.runs.signals import Derivation
 
-TERMINAL = frozenset({"cli", "shell"})
 CLI = frozenset({"cli"})
 AXES = ("steps", "tokens", "hours")
 METRIC_HELP = (
@@ -72,8 +71,8 @@ def register(registry: Registry) -> None:
             metavar="FILE.png",
             surfaces=CLI,
         ),
-        surfaces=TERMINAL,
         json=True,
+        charts=True,
         order=6,
         examples=(
             "forecast runs/exp42/train.log",
@@ -105,8 +104,8 @@ def register(registry: Registry) -> None:
             metavar="FILE.png",
             surfaces=CLI,
         ),
-        surfaces=TERMINAL,
         json=True,
+        charts=True,
         order=7,
         examples=(
             "compare runs/a/train.log runs/b/train.log",
@@ -253,16 +252,18 @@ def _read(
     from rlmap_bot.runs.aliases import load_aliases
     from rlmap_bot.runs.signals import derive_signals
     from rlmap_bot.runs.sources import read_source
-    from rlmap_bot.runs.sources.access import local_access
+    from rlmap_bot.runs.sources.access import check_source, local_access
 
     access = ctx.run_access() if ctx.run_access is not None else local_access()
     aliases = load_aliases(ctx.core.knowledge_root)
     extra = [metric] if metric else []
-    first = read_source(source, aliases, format, run_id, extra_metrics=extra, access=access)
+    # A chat workspace reads paths under RLMAP_RUN_ROOTS only, as diagnose --run does.
+    where = check_source(source, access)
+    first = read_source(where, aliases, format, run_id, extra_metrics=extra, access=access)
     runs: list[RunData] = [first]
     if every_run and len(first.runs) > 1 and run_id is None:
         runs = [
-            read_source(source, aliases, format, rid, extra_metrics=extra, access=access)
+            read_source(where, aliases, format, rid, extra_metrics=extra, access=access)
             for rid in first.runs
         ]
     out = []

@@ -50,6 +50,7 @@ from rlmap_bot.results.general import (
 )
 from rlmap_bot.results.guided import GuidedRun
 from rlmap_bot.results.runs import RunDiagnosis
+from rlmap_bot.results.scaling import Comparison, Forecast
 from rlmap_bot.results.watch import (
     Alert,
     CheckResult,
@@ -60,7 +61,17 @@ from rlmap_bot.results.watch import (
     WatchNow,
     WatchSet,
 )
-from rlmap_bot.slack.blocks import ask, curate, diagnosis, digest, entries, help, runs, verdicts
+from rlmap_bot.slack.blocks import (
+    ask,
+    curate,
+    diagnosis,
+    digest,
+    entries,
+    help,
+    runs,
+    scaling,
+    verdicts,
+)
 from rlmap_bot.slack.blocks import watch as watch_blocks
 from rlmap_bot.slack.blocks.common import section
 from rlmap_bot.slack.markup import by, code, escape, mrkdwn, prose
@@ -110,6 +121,8 @@ class Surface(Protocol):
     trigger_id: str | None  # lets a click open a modal
 
     def send(self, message: Message) -> None: ...
+
+    def chart(self, chart: Chart) -> None: ...
 
 
 @dataclass
@@ -171,7 +184,23 @@ class CardUpdate:
         )
 
 
-Out = Message | Form | FirstCard | CardUpdate
+@dataclass
+class Chart:
+    """A result's chart (a PNG the command drew), uploaded after its card where the asker sees
+    the answer: the answer's thread, or the asker's DM with the bot when the answer is theirs
+    alone (a file cannot be private in a channel)."""
+
+    path: str
+    filename: str
+    name: str  # the run or runs it shows
+    title: str
+    alt: str
+
+    def to(self, reply: Surface) -> None:
+        reply.chart(self)
+
+
+Out = Message | Form | FirstCard | CardUpdate | Chart
 Outs = list[Out]
 
 
@@ -269,6 +298,37 @@ def _(result: RunDiagnosis, place: Place = Place()) -> Outs:
         return [Message(runs.run_details_blocks(result, name), "Details", title="Details")]
     blocks, text = runs.run_blocks(result, name, details=place.kept(result))
     return [Message(blocks, text)]
+
+
+# -- what more compute buys ------------------------------------------------------------------------
+@render.register
+def _(result: Forecast, place: Place = Place()) -> Outs:
+    blocks, text = scaling.forecast_blocks(result, chart_where=_chart_where(result.chart, place))
+    outs: Outs = [Message(blocks, text)]
+    if result.chart:
+        title = f"{result.source}: {result.quantity}, its fit and forecast"
+        alt = "The curve so far, the fitted sigmoid, its 80% band and the forecast ahead"
+        outs.append(Chart(result.chart, "forecast.png", result.source, title, alt))
+    return outs
+
+
+@render.register
+def _(result: Comparison, place: Place = Place()) -> Outs:
+    blocks, text = scaling.comparison_blocks(result, chart_where=_chart_where(result.chart, place))
+    outs: Outs = [Message(blocks, text)]
+    if result.chart:
+        names = ", ".join(result.labels)
+        title = f"{names}: {result.metric} side by side, with each run's forecast"
+        alt = "Each run's curve and its fitted forecast, aligned on " + result.axis
+        outs.append(Chart(result.chart, "compare.png", names, title, alt))
+    return outs
+
+
+def _chart_where(chart: str | None, place: Place) -> str | None:
+    """Where the chart follows the card: the asker's DM when the card is theirs alone."""
+    if not chart:
+        return None
+    return "the chart is in your DM with me" if place.private else "the chart follows below"
 
 
 @render.register
