@@ -360,10 +360,28 @@ def _tokens(run: RunData, steps, label: str):
 
 def _differences(picked: list[Picked]):
     """Readings that differ between the runs, from each run's own derivation (the same readings
-    ``diagnose --run`` gives): a trend read one way in one run and another way in another."""
+    ``diagnose --run`` gives): first a fault found in some runs and not in others, with the step
+    it began at ("entropy collapse: B from step 300; A none"), then a trend read one way in one
+    run and another way in another."""
     from rlmap_bot.results.scaling import Difference
 
     found = []
+    kinds = dict.fromkeys(f.kind for p in picked for f in p.derivation.faults)
+    for kind in kinds:
+        seen = {
+            p.label: next((f for f in p.derivation.faults if f.kind == kind), None) for p in picked
+        }
+        if all(f is not None for f in seen.values()):
+            continue  # in every run: no difference between them
+        title = next(f.title for f in seen.values() if f is not None)
+        when = {
+            label: "none"
+            if f is None
+            else ("on every step" if f.throughout else f"from step {f.first_step}")
+            + f" ({f.metric})"
+            for label, f in seen.items()
+        }
+        found.append(Difference(reading=title, values=when))
     signals = sorted({s for p in picked for s in p.derivation.signals})
     for signal in signals:
         values = {p.label: p.derivation.signals.get(signal) for p in picked}
