@@ -32,8 +32,6 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 
-from support.population import HELDOUT_SEED, TUNING_SEED, make_run  # noqa: E402
-
 from rlmap_bot.runs.aliases import default_aliases  # noqa: E402
 from rlmap_bot.runs.forecast import CURVE_WORDS, default_curve, finite  # noqa: E402
 from rlmap_bot.runs.signals import derive_signals  # noqa: E402
@@ -42,6 +40,7 @@ from rlmap_bot.scaling.outlook import outlook  # noqa: E402
 from rlmap_bot.watch.conditions import Evaluation  # noqa: E402
 from rlmap_bot.watch.model import Tracking  # noqa: E402
 from rlmap_bot.watch.stopping import advise  # noqa: E402
+from support.population import HELDOUT_SEED, TUNING_SEED, make_run  # noqa: E402
 
 CLASSES = ("rising", "saturating", "late_collapse", "output_collapse")
 CUTS = [round(0.2 + 0.1 * i, 1) for i in range(9)]
