@@ -236,7 +236,10 @@ def test_a_tie_between_two_stages_is_posted_once_naming_both(wbot, standin, root
     # The tie settles on one of its own stages: already named, nothing new to post.
     log.grow(600)
     settled = tick(wbot, clock)
-    assert settled.alerts == [] and settled.open_conditions == ["binds:optimization"]
+    # (a solved pool and a collapsed entropy also level the reward off: the advice to stop,
+    # stop:reached, may open beside it, and is held by tests/test_watch_stopping.py)
+    opened = [c for c in settled.open_conditions if not c.startswith("stop:")]
+    assert settled.alerts == [] and opened == ["binds:optimization"]
     assert len(watch_posts(standin)) == 1
 
 

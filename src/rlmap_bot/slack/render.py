@@ -61,17 +61,8 @@ from rlmap_bot.results.watch import (
     WatchNow,
     WatchSet,
 )
-from rlmap_bot.slack.blocks import (
-    ask,
-    curate,
-    diagnosis,
-    digest,
-    entries,
-    help,
-    runs,
-    scaling,
-    verdicts,
-)
+from rlmap_bot.slack.blocks import ask, curate, diagnosis, digest, entries, help, runs, verdicts
+from rlmap_bot.slack.blocks import scaling as scaling_blocks
 from rlmap_bot.slack.blocks import watch as watch_blocks
 from rlmap_bot.slack.blocks.common import section
 from rlmap_bot.slack.markup import by, code, escape, mrkdwn, prose
@@ -187,8 +178,7 @@ class CardUpdate:
 @dataclass
 class Chart:
     """A result's chart (a PNG the command drew), uploaded after its card where the asker sees
-    the answer: the answer's thread, or the asker's DM with the bot when the answer is theirs
-    alone (a file cannot be private in a channel)."""
+    the answer: its thread, or the asker's DM when the answer is theirs alone."""
 
     path: str
     filename: str
@@ -303,25 +293,18 @@ def _(result: RunDiagnosis, place: Place = Place()) -> Outs:
 # -- what more compute buys ------------------------------------------------------------------------
 @render.register
 def _(result: Forecast, place: Place = Place()) -> Outs:
-    blocks, text = scaling.forecast_blocks(result, chart_where=_chart_where(result.chart, place))
-    outs: Outs = [Message(blocks, text)]
-    if result.chart:
-        title = f"{result.source}: {result.quantity}, its fit and forecast"
-        alt = "The curve so far, the fitted sigmoid, its 80% band and the forecast ahead"
-        outs.append(Chart(result.chart, "forecast.png", result.source, title, alt))
-    return outs
+    blocks, text = scaling_blocks.forecast_blocks(result, _chart_where(result.chart, place))
+    return [Message(blocks, text), *_chart(result)]
 
 
 @render.register
 def _(result: Comparison, place: Place = Place()) -> Outs:
-    blocks, text = scaling.comparison_blocks(result, chart_where=_chart_where(result.chart, place))
-    outs: Outs = [Message(blocks, text)]
-    if result.chart:
-        names = ", ".join(result.labels)
-        title = f"{names}: {result.metric} side by side, with each run's forecast"
-        alt = "Each run's curve and its fitted forecast, aligned on " + result.axis
-        outs.append(Chart(result.chart, "compare.png", names, title, alt))
-    return outs
+    blocks, text = scaling_blocks.comparison_blocks(result, _chart_where(result.chart, place))
+    return [Message(blocks, text), *_chart(result)]
+
+
+def _chart(result: Forecast | Comparison) -> list[Chart]:
+    return [Chart(result.chart, *scaling_blocks.chart_caption(result))] if result.chart else []
 
 
 def _chart_where(chart: str | None, place: Place) -> str | None:

@@ -1,4 +1,4 @@
-"""When to stop a watched run, from its forecast (issue 37, item 3): said once each.
+"""When to stop a watched run, from its forecast: said once each.
 
 Every check's verdict carries the forecast of the run's curve (:mod:`rlmap_bot.runs.forecast`:
 the held-out score when logged densely enough, else the training reward), so a watch reads it

@@ -131,3 +131,15 @@ def comparison_blocks(c: Comparison, chart_where: str | None = None) -> tuple[li
         notes.append(escape(chart_where))
     blocks.append(context(" · ".join(notes)))
     return fit(blocks), escape(cut(comparison_title(c) + ". " + c.verdict, 2900))
+
+
+def chart_caption(result: Forecast | Comparison) -> tuple[str, str, str, str]:
+    """A chart's file name, the run or runs it shows, its title and its alt text."""
+    if isinstance(result, Forecast):
+        title = f"{result.source}: {result.quantity}, its fit and forecast"
+        alt = "The curve so far, the fitted sigmoid, its 80% band and the forecast ahead"
+        return "forecast.png", result.source, title, alt
+    names = ", ".join(result.labels)
+    title = f"{names}: {result.metric} side by side, with each run's forecast"
+    alt = f"Each run's curve and its fitted forecast, aligned on {result.axis}"
+    return "compare.png", names, title, alt
