@@ -121,6 +121,8 @@ class Standing:
         for post in posts:
             if post.kind == "alert":
                 for key in post.conditions:
+                    if key.startswith("stop:"):
+                        continue  # when to stop (issue 37) is advice, not a verdict or a fault
                     if key.startswith(("binds:", "tie:")):
                         self.open = [c for c in self.open if not c.startswith(("binds:", "tie:"))]
                     if key not in self.open:

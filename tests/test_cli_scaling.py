@@ -118,3 +118,25 @@ def test_forecast_of_an_export_holding_two_runs_says_which_and_how_to_see_the_ot
     assert out.exit_code == 0, out.output
     notes = " ".join(json.loads(out.output)["notes"])
     assert "holds 2 runs" in notes and "--run-id" in notes and "compare" in notes
+
+
+def test_compare_says_first_a_fault_found_in_one_run_and_not_the_other(built_db, tmp_path):
+    # Expected before running: B's loss goes NaN from step 201 for 20 steps, A's never: the
+    # first reading that differs is that fault, with B from step 201 and A none; B's entropy
+    # stays as A's.
+    from support import runlogs as rl
+
+    a = rl.write_verl_console(tmp_path / "A.log", rl.named(rl.phased([("healthy", 300)]), "verl"))
+    b = rl.write_verl_console(
+        tmp_path / "B.log",
+        rl.named(rl.phased([("healthy", 200), ("nan", 20), ("healthy", 80)]), "verl"),
+    )
+    out = CliRunner().invoke(
+        cli,
+        ["--knowledge", str(KNOWLEDGE), "--db", str(built_db), "compare", str(a), str(b), "--json"],
+    )
+    assert out.exit_code == 0, out.output
+    first = json.loads(out.output)["differences"][0]
+    assert "NaN" in first["reading"] or "nan" in first["reading"].lower(), first
+    assert first["values"]["A.log"] == "none"
+    assert first["values"]["B.log"].startswith("from step 20"), first

@@ -1,6 +1,6 @@
 """The forecast and comparison blocks: the terminal's sentences as Block Kit, names from logs
-escaped, within Slack's limits. (Registered on the Slack dispatch once it lands; rendered here
-directly.)"""
+escaped, within Slack's limits (rendered here directly; tests/test_slack_scaling.py drives them
+through the Slack app)."""
 
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ def test_a_forecast_card_says_the_forecast_and_escapes_the_run_name():
     blocks, text = forecast_blocks(f)
     dumped = json.dumps(to_dicts(blocks))
     assert "<!channel>" not in dumped and "&lt;!channel&gt;" in dumped
-    assert "Forecast: ceiling near" in dumped and text.startswith("Forecast:")
+    assert "Ceiling near" in dumped and text.startswith("Forecast:")
 
 
 def test_a_too_short_run_card_says_why_there_is_no_forecast():

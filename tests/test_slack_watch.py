@@ -239,8 +239,11 @@ def test_a_tie_between_two_stages_is_posted_once_naming_both(wbot, standin, root
     # the entropy's collapse, now down to a quarter of its level: a fault, named with its step.
     log.grow(600)
     settled = tick(wbot, clock)
+    # (a solved pool and a collapsed entropy also level the reward off: the advice to stop,
+    # stop:reached, may open beside it, and is held by tests/test_watch_stopping.py)
     assert [a.conditions for a in settled.alerts] == [["fault:shift"]]
-    assert settled.open_conditions == ["binds:optimization", "fault:shift"]
+    opened = [c for c in settled.open_conditions if not c.startswith("stop:")]
+    assert opened == ["binds:optimization", "fault:shift"]
     assert len(watch_posts(standin)) == 2
 
 

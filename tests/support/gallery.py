@@ -346,6 +346,7 @@ def _watches(s: Scenes) -> Iterator[Shot]:
         ("resolved", "no_longer"): ("alert-resolved", "Watch: resolved"),
         ("resolved", "fault_over"): ("alert-fault-over", "Watch: a fault is over"),
         ("paused", "paused"): ("alert-paused", "Watch: paused (the log stopped growing)"),
+        ("alert", "stop"): ("alert-stop", "Watch alert: when to stop (the forecast ceiling)"),
     }
     seen: set[str] = set()
     plans = [
@@ -355,6 +356,8 @@ def _watches(s: Scenes) -> Iterator[Shot]:
             [300, 450, 600, 800, 900, 1000],
         ),
         ("nan", [("healthy", 300), ("nan", 10), ("healthy", 200)], [300, 310, 400]),
+        # a pool that gets solved: the reward levels off, and the watch says when to stop
+        ("level", [("healthy", 300), ("saturation", 300)], [300, 375, 450, 525, 600]),
         (
             "turn",
             [("healthy", 200), ("reward_hacking", 250), ("rollout_bound", 400)],
@@ -479,7 +482,28 @@ def _curation(s: Scenes) -> Iterator[Shot]:
     )
 
 
-SCENES = (_ask, _help, _guided, _digest, _home, _credentials, _curation, _watches)
+def _scaling(s: Scenes) -> Iterator[Shot]:
+    """`/rlmap forecast` and `/rlmap compare` on real logs when the bank is here (else on the
+    example log and a copy of it cut short)."""
+    logs = real_logs()
+    if logs is not None:
+        one = _copy_log(s, next((logs / "easyr1-geo3k-161").glob("*.jsonl")), "geo3k")
+        pair = []
+        for name in ("verl-tb-asyncreward-q3b-fsdp-base", "verl-tb-asyncreward-q3b-fsdp-off-ppl"):
+            dest = s.roots / name
+            shutil.copytree(logs / name / "runs", dest / "runs", dirs_exist_ok=True)
+            pair.append(f"{name}/runs")
+        compare = f"compare {pair[0]} {pair[1]} --metric task_reward"
+    else:
+        one = _copy_log(s, ROOT / "examples" / "grpo-run.log", "grpo")
+        compare = f"compare {one} {one}"
+    call = s.command(f"forecast {one}")
+    yield Shot("forecast", "A run's forecast", "scaling", f"/rlmap forecast {one}", _message(call))
+    call = s.command(compare)
+    yield Shot("compare", "Two runs compared", "scaling", f"/rlmap {compare}", _message(call))
+
+
+SCENES = (_ask, _help, _guided, _digest, _home, _credentials, _curation, _watches, _scaling)
 
 
 def make(work: Path | None = None, db: Path | None = None) -> Gallery:

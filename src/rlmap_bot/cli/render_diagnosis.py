@@ -19,6 +19,7 @@ from rlmap_bot.results.diagnosis import (
     readings_behind,
 )
 from rlmap_bot.results.runs import RunDiagnosis
+from rlmap_bot.results.scaling import diagnosis_line
 from rlmap_bot.wording import verdicts
 
 
@@ -124,8 +125,14 @@ def run_text(result: RunDiagnosis, with_verdict: bool = True) -> str:
         lines += ["", "Faults (fix these before reading the stage verdict):"]
         for fault in result.faults:
             lines.append(list_item(f"{fault.title}: {fault.detail}", "  ! ", "    "))
+    # The forecast line: under the verdict, or on its own before the questions a prompt asks.
+    forecast = diagnosis_line(result.forecast) if result.forecast else None
+    if forecast and not with_verdict:
+        lines += ["", wrapped(forecast, "")]
     if with_verdict:  # the conclusion and the readings it rests on first; how each was read after
         lines += ["", wrapped(result.summary, "  ")]
+        if forecast:
+            lines.append(wrapped(forecast, "  "))
         decided = _deciding_signals(result)
         if decided:
             lines.append("  On:")

@@ -124,6 +124,10 @@ class Command:
     examples: tuple[str, ...] = ()
     help: str = ""
     order: int = 100
+    #: Its result carries a chart, drawn into the folder the front-end lends
+    #: (``Invocation.charts``): a chat front-end lends a temporary one for the request and uploads
+    #: the chart from it.
+    charts: bool = False
 
     @property
     def returns(self) -> tuple[type, ...]:

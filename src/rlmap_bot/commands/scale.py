@@ -23,7 +23,6 @@ if TYPE_CHECKING:
     from rlmap_bot.runs.model import RunData
     from rlmap_bot.runs.signals import Derivation
 
-TERMINAL = frozenset({"cli", "shell"})
 CLI = frozenset({"cli"})
 AXES = ("steps", "tokens", "hours")
 METRIC_HELP = (
@@ -72,8 +71,8 @@ def register(registry: Registry) -> None:
             metavar="FILE.png",
             surfaces=CLI,
         ),
-        surfaces=TERMINAL,
         json=True,
+        charts=True,
         order=6,
         examples=(
             "forecast runs/exp42/train.log",
@@ -105,8 +104,8 @@ def register(registry: Registry) -> None:
             metavar="FILE.png",
             surfaces=CLI,
         ),
-        surfaces=TERMINAL,
         json=True,
+        charts=True,
         order=7,
         examples=(
             "compare runs/a/train.log runs/b/train.log",
@@ -253,16 +252,18 @@ def _read(
     from rlmap_bot.runs.aliases import load_aliases
     from rlmap_bot.runs.signals import derive_signals
     from rlmap_bot.runs.sources import read_source
-    from rlmap_bot.runs.sources.access import local_access
+    from rlmap_bot.runs.sources.access import check_source, local_access
 
     access = ctx.run_access() if ctx.run_access is not None else local_access()
     aliases = load_aliases(ctx.core.knowledge_root)
     extra = [metric] if metric else []
-    first = read_source(source, aliases, format, run_id, extra_metrics=extra, access=access)
+    # A chat workspace reads paths under RLMAP_RUN_ROOTS only, as diagnose --run does.
+    where = check_source(source, access)
+    first = read_source(where, aliases, format, run_id, extra_metrics=extra, access=access)
     runs: list[RunData] = [first]
     if every_run and len(first.runs) > 1 and run_id is None:
         runs = [
-            read_source(source, aliases, format, rid, extra_metrics=extra, access=access)
+            read_source(where, aliases, format, rid, extra_metrics=extra, access=access)
             for rid in first.runs
         ]
     out = []
@@ -285,14 +286,13 @@ def _pick(
     import numpy as np
 
     from rlmap_bot.runs.aliases import QUANTITIES
+    from rlmap_bot.runs.forecast import CURVE_WORDS, default_curve
     from rlmap_bot.runs.quantities import SIGNAL_QUANTITY
-    from rlmap_bot.scaling.forecast import PARAMS
 
     def finite(steps, values):
         ok = np.isfinite(values)
         return np.asarray(steps)[ok], np.asarray(values, dtype=float)[ok]
 
-    words = {"heldout_score": "held-out score", "task_reward": "training reward"}
     if metric:
         quantity = SIGNAL_QUANTITY.get(metric, metric)
         if quantity in QUANTITIES:
@@ -300,7 +300,7 @@ def _pick(
             if q is None:
                 raise UsageError(f"{label}: no {metric} was read from this run")
             steps, values = finite(q.steps, q.values)
-            name, what = q.label, words.get(quantity, quantity.replace("_", " "))
+            name, what = q.label, CURVE_WORDS.get(quantity, quantity.replace("_", " "))
         elif metric in run.series:
             steps, values = finite(run.series[metric].steps, run.series[metric].values)
             name, what = metric, "the metric asked for"
@@ -311,22 +311,14 @@ def _pick(
                 + (f"; did you mean '{near[0]}'?" if near else "")
             )
     else:
-        held = derivation.series("heldout_score")
-        reward = derivation.series("task_reward")
-        chosen = None
-        if held is not None and finite(held.steps, held.values)[0].size >= PARAMS["min_points"]:
-            chosen = ("heldout_score", held)
-        elif reward is not None:
-            chosen = ("task_reward", reward)
-        elif held is not None:
-            chosen = ("heldout_score", held)
+        chosen = default_curve(derivation)
         if chosen is None:
             raise UsageError(
                 f"{label}: neither a held-out score nor a training reward was read from this "
                 "run; name the curve with --metric"
             )
         steps, values = finite(chosen[1].steps, chosen[1].values)
-        name, what = chosen[1].label, words[chosen[0]]
+        name, what = chosen[1].label, CURVE_WORDS[chosen[0]]
     seconds = None
     timing = derivation.series("time_step")
     if timing is not None:
@@ -368,10 +360,28 @@ def _tokens(run: RunData, steps, label: str):
 
 def _differences(picked: list[Picked]):
     """Readings that differ between the runs, from each run's own derivation (the same readings
-    ``diagnose --run`` gives): a trend read one way in one run and another way in another."""
+    ``diagnose --run`` gives): first a fault found in some runs and not in others, with the step
+    it began at ("entropy collapse: B from step 300; A none"), then a trend read one way in one
+    run and another way in another."""
     from rlmap_bot.results.scaling import Difference
 
     found = []
+    kinds = dict.fromkeys(f.kind for p in picked for f in p.derivation.faults)
+    for kind in kinds:
+        seen = {
+            p.label: next((f for f in p.derivation.faults if f.kind == kind), None) for p in picked
+        }
+        if all(f is not None for f in seen.values()):
+            continue  # in every run: no difference between them
+        title = next(f.title for f in seen.values() if f is not None)
+        when = {
+            label: "none"
+            if f is None
+            else ("on every step" if f.throughout else f"from step {f.first_step}")
+            + f" ({f.metric})"
+            for label, f in seen.items()
+        }
+        found.append(Difference(reading=title, values=when))
     signals = sorted({s for p in picked for s in p.derivation.signals})
     for signal in signals:
         values = {p.label: p.derivation.signals.get(signal) for p in picked}

@@ -11,6 +11,7 @@ from pydantic import BaseModel, Field
 
 from rlmap_bot.results.diagnosis import Verdict, format_value
 from rlmap_bot.results.faults import Fault
+from rlmap_bot.results.scaling import Forecast
 
 
 class SignalSource(BaseModel):
@@ -85,6 +86,11 @@ class RunDiagnosis(Verdict):
     )
     signal_units: dict[str, str] = Field(
         default_factory=dict, description="Each signal read that has a unit: the unit."
+    )
+    forecast: Forecast | None = Field(
+        None,
+        description="The forecast of the run's held-out score (or training reward) against its "
+        "steps, or why there is none yet; None when the logs have neither curve.",
     )
 
     def title_of(self, signal: str) -> str:

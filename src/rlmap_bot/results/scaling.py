@@ -155,6 +155,17 @@ def forecast_line(f: Forecast) -> str:
     return "Forecast: " + "; ".join(parts) + "."
 
 
+def diagnosis_line(f: Forecast) -> str:
+    """The forecast in a diagnosis, one line: :func:`forecast_line`, or the abstention in a few
+    words (its first clause: "only 12 points so far", "the curve is still before its bend")."""
+    if not f.abstain:
+        return forecast_line(f)
+    import re
+
+    reason = re.split(r"[;:(,]", f.abstain, maxsplit=1)[0].strip()
+    return f"Forecast: none yet ({reason or f.abstain})."
+
+
 def forecast_sentences(f: Forecast) -> list[str]:
     """What a forecast says, in order, for a card or the terminal."""
     if f.abstain:

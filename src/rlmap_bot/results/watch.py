@@ -16,6 +16,7 @@ from pydantic import (
 
 from rlmap_bot.results.diagnosis import NextStep
 from rlmap_bot.results.faults import WatchFault
+from rlmap_bot.results.scaling import AtStep, Estimate
 
 
 class VerdictSummary(BaseModel):
@@ -113,6 +114,27 @@ class Readable(BaseModel):
     kind: Literal["readable"] = "readable"
 
 
+class StopAdvised(BaseModel):
+    """The run's forecast says when to stop, once a watch: it has reached 95% of its forecast
+    ceiling, so more steps buy little (``reached``); or its forecast ceiling fell sharply below an
+    earlier forecast, a run bending down before it collapses (``falling``)."""
+
+    kind: Literal["stop"] = "stop"
+    reason: Literal["reached", "falling"]
+    metric: str = Field(description="The curve forecast (its logged name).")
+    quantity: str = Field(description="What it measures: held-out score or training reward.")
+    step: int | None = Field(None, description="The last step the check read.")
+    ceiling: Estimate = Field(description="The forecast ceiling now, with its 80% interval.")
+    now: float = Field(description="The curve's recent level.")
+    reached: float | None = Field(None, description="Share of the gain to the ceiling reached.")
+    more: float | None = Field(
+        None, description="reached: the most more steps buy (the interval's far end, less now)"
+    )
+    earlier: AtStep | None = Field(
+        None, description="falling: the highest ceiling forecast before, and at which step"
+    )
+
+
 #: One thing a watch post tells, as data; :mod:`rlmap_bot.wording.posts` words each type the same
 #: for Slack and the terminal.
 Change = Annotated[
@@ -124,7 +146,8 @@ Change = Annotated[
     | FaultOver
     | WatchPaused
     | Unreadable
-    | Readable,
+    | Readable
+    | StopAdvised,
     Field(discriminator="kind"),
 ]
 

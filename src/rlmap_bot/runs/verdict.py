@@ -1,6 +1,8 @@
 """A run's verdict: the diagnosis engine's verdict on the signals derived from its logs, with
 where each came from (:class:`~rlmap_bot.results.runs.RunDiagnosis`).  ``diagnose --run``, a log
-dropped in a Slack thread and every watch check judge a run through :func:`verdict_for`."""
+dropped in a Slack thread and every watch check judge a run through :func:`verdict_for`, which also
+forecasts the run's curve (:mod:`rlmap_bot.runs.forecast`), so each of them says the same
+forecast line."""
 
 from __future__ import annotations
 
@@ -17,8 +19,10 @@ if TYPE_CHECKING:
 def verdict_for(
     engine: Engine, derivation: Derivation, extra: dict[str, Any] | None = None
 ) -> RunDiagnosis:
-    """The engine's verdict on the derived signals (plus ``extra`` answers), with the provenance."""
+    """The engine's verdict on the derived signals (plus ``extra`` answers), with the provenance
+    and the forecast of the run's curve."""
     from rlmap_bot.diagnosis.levers import for_fault
+    from rlmap_bot.runs.forecast import run_forecast
 
     verdict = engine.diagnose({**derivation.signals, **(extra or {})})
     read = [engine.signals[s] for s in derivation.signal_sources if s in engine.signals]
@@ -50,4 +54,5 @@ def verdict_for(
         warnings=derivation.warnings,
         signal_titles={s.id: s.title for s in read},
         signal_units={s.id: s.unit for s in read if s.unit and s.unit != "x"},
+        forecast=run_forecast(derivation),
     )

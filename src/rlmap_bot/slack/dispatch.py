@@ -13,6 +13,8 @@ Problems a person can act on are told privately in one line; anything else is lo
 from __future__ import annotations
 
 import logging
+import tempfile
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
 from slack_sdk import WebClient
@@ -27,11 +29,11 @@ from rlmap_bot.settings import Settings
 from rlmap_bot.slack import posting
 from rlmap_bot.slack.admins import WorkspaceAdmins
 from rlmap_bot.slack.blocks import help as help_blocks
-from rlmap_bot.slack.blocks.common import FALLBACK_LIMIT, to_dicts
+from rlmap_bot.slack.blocks.common import FALLBACK_LIMIT, section, to_dicts
 from rlmap_bot.slack.channel import SlackChannel
 from rlmap_bot.slack.diagnosis import DiagnosisThreads
 from rlmap_bot.slack.markup import cut, prose
-from rlmap_bot.slack.render import BRIEF, Message, Place, render
+from rlmap_bot.slack.render import BRIEF, Chart, Message, Place, render
 from rlmap_bot.wording import sentence
 
 if TYPE_CHECKING:
@@ -58,6 +60,7 @@ class Reply:
     private = True  # what is sent is seen by the asker alone
     view = BRIEF  # the view of the result a button asked for
     keep: Callable[[Any], str] | None = None  # keeps a result for its card's Details button
+    thread_ts: str | None = None  # the thread the answer is in (ThreadReply)
 
     def __init__(self, client: WebClient, channel: str, user: str, threads: DiagnosisThreads):
         self.client, self.channel, self.user, self.threads = client, channel, user, threads
@@ -72,6 +75,20 @@ class Reply:
 
     def send(self, message: Message) -> None:
         raise NotImplementedError
+
+    def chart(self, chart: Chart) -> None:
+        """A result's chart, uploaded where the answer is seen: in its thread (a DM's own
+        conversation when there is none)."""
+        posting.upload_chart(
+            self.client,
+            self.channel,
+            self.thread_ts,
+            chart.path,
+            chart.filename,
+            chart.name,
+            title=chart.title,
+            alt=chart.alt,
+        )
 
     def problem(self, exc: RlmapError) -> None:
         raise NotImplementedError
@@ -110,6 +127,26 @@ class SlashReply(RespondReply):
     def problem(self, exc: RlmapError) -> None:
         assert self.respond is not None
         self.respond(response_type="ephemeral", text=prose(sentence(exc)))
+
+    def chart(self, chart: Chart) -> None:
+        """The answer is the asker's alone, and a file in a channel is everyone's (Slack has no
+        private file in a channel): the chart goes to the asker's DM with the bot, under a line
+        that says what it is (chat.postMessage to a user's id posts there)."""
+        line = prose(chart.title)
+        posted = posting.post(
+            self.client, self.user, self.user, [section(line)], line, respond=self.respond
+        )
+        if posted is not None:
+            posting.upload_chart(
+                self.client,
+                posted["channel"],
+                posted["ts"],
+                chart.path,
+                chart.filename,
+                chart.name,
+                title=chart.title,
+                alt=chart.alt,
+            )
 
     def usage(self, exc: UsageError) -> None:
         assert self.respond is not None
@@ -228,6 +265,25 @@ class SlackCommands:
         anchor_ts: str | None,
         reply: Reply,
     ) -> None:
+        if not parsed.command.charts:
+            self._run(client, parsed, team, channel, user, anchor_ts, reply, None)
+            return
+        # A command whose result carries a chart draws it here; the reply uploads it, and the
+        # folder goes with the request.
+        with tempfile.TemporaryDirectory(prefix="rlmap-chart-") as charts:
+            self._run(client, parsed, team, channel, user, anchor_ts, reply, Path(charts))
+
+    def _run(
+        self,
+        client: WebClient,
+        parsed: Parsed,
+        team: str,
+        channel: str,
+        user: str,
+        anchor_ts: str | None,
+        reply: Reply,
+        charts: Path | None,
+    ) -> None:
         ctx = Invocation.of(
             self.core,
             "slack",
@@ -243,6 +299,7 @@ class SlackCommands:
             curation=self.curation,
             curator_cards=self.curator_cards,
             run_access=lambda: self._run_access(team),
+            charts=charts,
         )
         try:
             result = run_command(parsed, ctx)

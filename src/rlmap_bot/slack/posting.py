@@ -133,19 +133,25 @@ def find_by_metadata(
 
 
 def upload_chart(
-    client: WebClient, channel: str, thread_ts: str, chart: str, filename: str, name: str
+    client: WebClient,
+    channel: str,
+    thread_ts: str | None,
+    chart: str,
+    filename: str,
+    name: str,
+    title: str | None = None,
+    alt: str = "Training curves with the judged windows shaded, and stage scores",
 ) -> None:
-    """A run's chart into a thread under the post it
-    belongs to; a refusal is logged, the post stands.
-    """
+    """A run's chart into a thread under the post it belongs to (``title``: what it shows, by
+    default the curves behind a verdict); a refusal is logged, the post stands."""
     try:
         client.files_upload_v2(
             channel=channel,
             thread_ts=thread_ts,
             file=chart,
             filename=filename,
-            title=f"{name}: the curves behind the verdict",
-            alt_txt="Training curves with the judged windows shaded, and stage scores",
+            title=title or f"{name}: the curves behind the verdict",
+            alt_txt=alt,
         )
     except SlackApiError as exc:
         log.info("could not upload the chart %s: %s", filename, exc.response.get("error"))

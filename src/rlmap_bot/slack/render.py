@@ -50,6 +50,7 @@ from rlmap_bot.results.general import (
 )
 from rlmap_bot.results.guided import GuidedRun
 from rlmap_bot.results.runs import RunDiagnosis
+from rlmap_bot.results.scaling import Comparison, Forecast
 from rlmap_bot.results.watch import (
     Alert,
     CheckResult,
@@ -61,6 +62,7 @@ from rlmap_bot.results.watch import (
     WatchSet,
 )
 from rlmap_bot.slack.blocks import ask, curate, diagnosis, digest, entries, help, runs, verdicts
+from rlmap_bot.slack.blocks import scaling as scaling_blocks
 from rlmap_bot.slack.blocks import watch as watch_blocks
 from rlmap_bot.slack.blocks.common import section
 from rlmap_bot.slack.markup import by, code, escape, mrkdwn, prose
@@ -110,6 +112,8 @@ class Surface(Protocol):
     trigger_id: str | None  # lets a click open a modal
 
     def send(self, message: Message) -> None: ...
+
+    def chart(self, chart: Chart) -> None: ...
 
 
 @dataclass
@@ -171,7 +175,22 @@ class CardUpdate:
         )
 
 
-Out = Message | Form | FirstCard | CardUpdate
+@dataclass
+class Chart:
+    """A result's chart (a PNG the command drew), uploaded after its card where the asker sees
+    the answer: its thread, or the asker's DM when the answer is theirs alone."""
+
+    path: str
+    filename: str
+    name: str  # the run or runs it shows
+    title: str
+    alt: str
+
+    def to(self, reply: Surface) -> None:
+        reply.chart(self)
+
+
+Out = Message | Form | FirstCard | CardUpdate | Chart
 Outs = list[Out]
 
 
@@ -269,6 +288,30 @@ def _(result: RunDiagnosis, place: Place = Place()) -> Outs:
         return [Message(runs.run_details_blocks(result, name), "Details", title="Details")]
     blocks, text = runs.run_blocks(result, name, details=place.kept(result))
     return [Message(blocks, text)]
+
+
+# -- what more compute buys ------------------------------------------------------------------------
+@render.register
+def _(result: Forecast, place: Place = Place()) -> Outs:
+    blocks, text = scaling_blocks.forecast_blocks(result, _chart_where(result.chart, place))
+    return [Message(blocks, text), *_chart(result)]
+
+
+@render.register
+def _(result: Comparison, place: Place = Place()) -> Outs:
+    blocks, text = scaling_blocks.comparison_blocks(result, _chart_where(result.chart, place))
+    return [Message(blocks, text), *_chart(result)]
+
+
+def _chart(result: Forecast | Comparison) -> list[Chart]:
+    return [Chart(result.chart, *scaling_blocks.chart_caption(result))] if result.chart else []
+
+
+def _chart_where(chart: str | None, place: Place) -> str | None:
+    """Where the chart follows the card: the asker's DM when the card is theirs alone."""
+    if not chart:
+        return None
+    return "the chart is in your DM with me" if place.private else "the chart follows below"
 
 
 @render.register

@@ -9,6 +9,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field, field_validator
 
 from rlmap_bot.errors import RlmapError
+from rlmap_bot.results.scaling import AtStep
 from rlmap_bot.results.watch import VerdictSummary  # a check's result, kept with its watch
 
 
@@ -148,4 +149,14 @@ class Tracking(BaseModel):
     last_check_at: dt.datetime | None = None
     last_growth_at: dt.datetime | None = None
     last_verdict: VerdictSummary | None = None
+    reached_since: int | None = Field(
+        None,
+        description="the step from which every check's forecast has said the run reached its "
+        "ceiling (watch/stopping.py says so once it still holds 10% more steps on)",
+    )
+    ceiling_peak: AtStep | None = Field(
+        None,
+        description="the highest ceiling the run's forecast gave so far, and at which step "
+        "(a sharp fall below it is said once: watch/stopping.py)",
+    )
     bytes_read: int = Field(0, description="bytes read from the log over every check")

@@ -42,6 +42,7 @@ from rlmap_bot.watch.judge import headline, judge
 from rlmap_bot.watch.model import Tracking, VerdictSummary, Watch
 from rlmap_bot.watch.scan import FaultState
 from rlmap_bot.watch.series import KeptRun
+from rlmap_bot.watch.stopping import advise
 
 if TYPE_CHECKING:
     from rlmap_bot.diagnosis.engine import Engine
@@ -338,6 +339,8 @@ def _judged(
         last_step=kept.last_step,
         tied=verdict.tied,
     )
+    # When to stop, from the forecast the verdict carries: said once each (watch/stopping.py).
+    advise(evaluation, verdict.forecast, tracking, now)
     return Outcome(
         "checked",
         tracking,

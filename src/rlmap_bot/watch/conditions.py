@@ -12,6 +12,8 @@ Conditions are keyed so the ledger can say "already announced":
 * ``fault:NAME`` (``nan``, ``divergence``, and any fault the scan opens): from the
   full-resolution scan (:mod:`rlmap_bot.watch.scan`), which also decides when they
   are over.
+* ``stop:reached`` and ``stop:falling``: the run's forecast says when to stop
+  (:mod:`rlmap_bot.watch.stopping`); each opens at most once a watch and is never resolved.
 
 Each opening is an *episode* (numbered per watch and key); an episode is
 announced once and, if it was announced, resolved once.  A condition that
@@ -55,8 +57,9 @@ def stages_of(key: str) -> set[str]:
 
 @dataclass
 class Transition:
-    """One change a check found: ``start``, ``change``, ``fault`` (announce), ``resolved``, or
-    ``narrowed`` (a tie settled on one of its announced stages: kept, not announced again)."""
+    """One change a check found: ``start``, ``change``, ``fault``, ``stop`` (announce),
+    ``resolved``, or ``narrowed`` (a tie settled on one of its announced stages: kept, not
+    announced again)."""
 
     kind: str
     condition: ConditionState
@@ -71,7 +74,7 @@ class Evaluation:
     transitions: list[Transition] = field(default_factory=list)
 
 
-def _open(
+def open_condition(
     key: str, episodes: dict[str, int], now: dt.datetime, step: int | None, **detail
 ) -> ConditionState:
     episodes[key] = episodes.get(key, 0) + 1
@@ -100,7 +103,7 @@ def evaluate(
     if key is not None and (current is None or current.key != key):
         if current is not None:
             del conditions[current.key]
-        new = _open(key, episodes, now, last_step)
+        new = open_condition(key, episodes, now, last_step)
         conditions[new.key] = new
         if current is not None and current.announced and stages_of(key) < stages_of(current.key):
             new.announced, new.alert_ts = True, current.alert_ts
@@ -125,7 +128,7 @@ def evaluate(
         active = bool(getattr(fault, "active", False))
         if name in opened_faults and key not in conditions:
             step = getattr(fault, "first_step", None) or getattr(fault, "step", None)
-            new = _open(key, episodes, now, step)
+            new = open_condition(key, episodes, now, step)
             out.transitions.append(Transition("fault", new, transient=not active))
             if active:
                 conditions[key] = new
@@ -146,5 +149,6 @@ def pending_announcements(
         if cond.announced or key in named:
             continue
         if key.startswith("fault:") or not quiet:
-            out.append(Transition("fault" if key.startswith("fault:") else "start", cond))
+            kind = key.split(":", 1)[0]
+            out.append(Transition({"fault": "fault", "stop": "stop"}.get(kind, "start"), cond))
     return out

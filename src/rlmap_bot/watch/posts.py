@@ -20,6 +20,7 @@ from rlmap_bot.results.watch import (
     StageChanged,
     StageCleared,
     StageStarted,
+    StopAdvised,
     TieSummary,
     Unreadable,
     WatchPaused,
@@ -50,12 +51,15 @@ def plan(
     # stays unannounced, so pending_announcements brings it up then). A stage that opens in the same
     # check as the fault shares its post.
     broken = any(k.startswith("fault:") and c.announced for k, c in evaluation.conditions.items())
+    # When to stop (stop:...) is advice, not a fault: a quiet watch withholds it, and it waits
+    # while a fault is open, as a stage does.
+    advice = {"start", "change", "stop"}
     for t in transitions:
-        if t.kind in {"start", "change"} and watch.quiet:
+        if t.kind in advice and watch.quiet:
             withheld.append(t.condition.key)
-        elif t.kind in {"start", "change"} and broken:
+        elif t.kind in advice and broken:
             continue
-        elif t.kind in {"start", "change", "fault"}:
+        elif t.kind in advice | {"fault"}:
             announce.append(t)
     resolved = [
         t
@@ -128,12 +132,18 @@ def _alert(watch: Watch, outcome: Outcome, transitions: list[Transition]) -> Ale
             found = _finding(outcome, key)
             if found is not None:
                 changes.append(FaultOpened(fault=found, transient=t.transient))
+        elif t.kind == "stop":
+            changes.append(StopAdvised.model_validate(t.condition.detail))
     if verdict.tied and any(t.condition.key.startswith("tie:") for t in transitions):
         changes.append(TieSummary(message=verdict.summary))
     # The evidence shown is the binding stage's, or the tied stages'; for a fault with no stage
     # binding, optimization's (NaN and divergence are optimisation failures first, as the
     # loss_divergence rule says).
     only_faults = all(t.kind == "fault" for t in transitions)
+    if all(t.kind == "stop" for t in transitions):
+        # Advice on when to stop stands on the forecast, which its own lines say; the stage
+        # verdict's readings and lever would answer another question.
+        return _post(watch, outcome, "alert", transitions, changes, chart=True)
     shown = (
         [verdict.binding_stage]
         if verdict.binding_stage

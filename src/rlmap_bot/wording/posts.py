@@ -12,6 +12,7 @@ from functools import singledispatch
 
 from rlmap_bot.results.faults import FAULT_TITLES as CAUSES
 from rlmap_bot.results.faults import DivergenceFinding, NanFinding, ShiftFinding, StallFinding
+from rlmap_bot.results.scaling import number
 from rlmap_bot.results.watch import (
     Alert,
     FaultOpened,
@@ -20,6 +21,7 @@ from rlmap_bot.results.watch import (
     StageChanged,
     StageCleared,
     StageStarted,
+    StopAdvised,
     TieSummary,
     Unreadable,
     WatchPaused,
@@ -183,6 +185,13 @@ def _(change: TieSummary) -> None:
 
 
 @change_title.register
+def _(change: StopAdvised) -> str:
+    if change.reason == "reached":
+        return "Time to stop: at 95% of its forecast ceiling"
+    return "Forecast ceiling fell sharply"
+
+
+@change_title.register
 def _(change: WatchPaused) -> str:
     return f"Watch paused: the log {PAUSE_TITLES.get(change.reason, change.reason)}"
 
@@ -269,6 +278,74 @@ def _(change: Readable) -> list[str]:
     return ["The source answers again; checks go on as before."]
 
 
+@change_sentences.register
+def _(change: StopAdvised) -> list[str]:
+    c = change.ceiling
+    ceiling = f"{_n(change, c.value)} ({_n(change, c.low)}-{_n(change, c.high)})"
+    curve = f"The {change.quantity} ({change.metric})"
+    up_to = f", on the run up to step {change.step:,}" if change.step is not None else ""
+    if change.reason == "reached":
+        share = f", {change.reached:.0%} of the way from its start" if change.reached else ""
+        return [
+            f"{curve} is at {_n(change, change.now)}{share} to a forecast ceiling of "
+            f"{ceiling}{up_to}."
+        ]
+    e = change.earlier
+    before = (
+        f", down from {_n(change, e.value)} ({_n(change, e.low)}-{_n(change, e.high)}) forecast "
+        f"at step {e.step:,}"
+        if e is not None
+        else ""
+    )
+    return [
+        f"The forecast ceiling of the {change.quantity} ({change.metric}) is {ceiling} "
+        f"now{before}; the curve has turned down ({_n(change, change.now)} now){up_to}."
+    ]
+
+
+# -- when to stop (watch/stopping.py) --------------------------------------------------------------
+def _n(change: StopAdvised, value: float) -> str:
+    """A value with the decimals the ceiling's interval needs."""
+    return number(value, change.ceiling.low, change.ceiling.high)
+
+
+def stop_first_line(change: StopAdvised) -> str:
+    """What a stop alert says first: the run has reached its ceiling, or its ceiling fell."""
+    if change.reason == "reached":
+        more = _n(change, change.more or 0.0)
+        return f"Reached 95% of its forecast ceiling: more steps buy less than +{more}"
+    earlier = change.earlier
+    since = f" at step {earlier.step:,}" if earlier is not None else ""
+    was = f" from {_n(change, earlier.value)}{since}" if earlier is not None else ""
+    return f"Forecast ceiling fell sharply, to {_n(change, change.ceiling.value)}{was}"
+
+
+def stop_interval_line(change: StopAdvised) -> str:
+    """How sure, on what: the ceiling's 80% interval, the curve and the steps it rests on."""
+    c = change.ceiling
+    up_to = f" up to step {change.step:,}" if change.step is not None else ""
+    return (
+        f"80% sure the ceiling lies in {_n(change, c.low)}-{_n(change, c.high)}; the "
+        f"{change.quantity} ({change.metric}) is at {_n(change, change.now)} now, on the "
+        f"run{up_to}"
+    )
+
+
+def stop_next_line(change: StopAdvised) -> str:
+    """The one thing to do next. Reached: more steps buy little, and only the recipe moves a
+    ceiling (ScaleRL: knobs that change the efficiency leave the asymptote where it is;
+    domain-facts, "the fitted sigmoid asymptote A lies below the target"). Falling: keep what the
+    run had before the fall and read what turned."""
+    if change.reason == "reached":
+        return (
+            "Do this next: stop it here and spend the compute elsewhere; only a change of recipe "
+            "or data raises the ceiling, more steps do not"
+        )
+    step = change.earlier.step if change.earlier is not None else None
+    keep = f"keep the checkpoint from step {step:,}, before the fall, and " if step else ""
+    return f"Check next: {keep}read what turned (entropy, KL, length) with `diagnose --run`"
+
+
 # -- a post ----------------------------------------------------------------------------------------
 def alert_title(alert: Alert) -> str:
     """A watch post's title: what it raises, resolves or notices; a fault before any stage."""
@@ -287,6 +364,7 @@ def alert_opening(alert: Alert) -> list[str]:
     to do next."""
     faults = [c for c in alert.changes if isinstance(c, FaultOpened)]
     stages = [c for c in alert.changes if isinstance(c, (StageStarted, StageChanged))]
+    stops = [c for c in alert.changes if isinstance(c, StopAdvised)]
     sure = f"{alert.confidence:.0%} sure"
     binds = f"{alert.binding_title} binds" if alert.binding_title else "no single stage binds"
     if faults:
@@ -300,6 +378,10 @@ def alert_opening(alert: Alert) -> list[str]:
         if stages[0].kind in ("tie", "change_tie"):
             sure += " one of them binds; no single stage does"
         second = sentence(f"{sure}, on the run up to step {step}" if step is not None else sure)
+    elif stops:
+        return [stop_first_line(stops[0]), sentence(stop_interval_line(stops[0]))] + [
+            stop_next_line(stops[0])
+        ]
     else:
         return [alert_title(alert)]
     step_line = next_step_line(alert.next_step)

@@ -8,6 +8,7 @@ from slack_sdk.models.blocks import Block
 
 from rlmap_bot import wording
 from rlmap_bot.results.runs import RunDiagnosis
+from rlmap_bot.results.scaling import diagnosis_line
 from rlmap_bot.slack.blocks.common import SECTION_LIMIT, context, fit, section
 from rlmap_bot.slack.blocks.verdicts import brief_blocks, details_blocks
 from rlmap_bot.slack.markup import code, cut, escape, prose
@@ -31,7 +32,8 @@ def run_blocks(
     result: RunDiagnosis, name: str, details: str | None = None
 ) -> tuple[list[Block], str]:
     """The card for a verdict read from ``name``, and its notification text."""
-    blocks = brief_blocks(result, details=details, where=_where(result, name))
+    forecast = diagnosis_line(result.forecast) if result.forecast is not None else None
+    blocks = brief_blocks(result, details=details, where=_where(result, name), aside=forecast)
     return fit(blocks), run_text(result)
 
 

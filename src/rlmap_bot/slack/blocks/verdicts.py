@@ -50,9 +50,11 @@ def brief_blocks(
     where: str | None = None,
     note: str | None = None,
     by: str | None = None,
+    aside: str | None = None,
 ) -> list[Block]:
-    """The card: the three lines, the readings, ``where`` it was read from (said once), and the
-    Details button carrying ``details`` (the id its result is kept under) when there is one."""
+    """The card: the three lines, the readings, ``aside`` (one more line of the result's own, such
+    as a run's forecast), ``where`` it was read from (said once), and the Details button carrying
+    ``details`` (the id its result is kept under) when there is one."""
     lines = wording.opening(verdict)
     said = [escape(lines[1])]
     if len(lines) > 2:
@@ -62,6 +64,8 @@ def brief_blocks(
     shown = readings(verdict)
     if shown:
         blocks.append(section("\n".join(f"• {prose(cut_words(r, 160))}" for r in shown)))
+    if aside:
+        blocks.append(context(prose(aside)))
     if where:
         blocks.append(context(where))
     buttons = []

@@ -18,6 +18,7 @@ from rlmap_bot.results.watch import (
     StageChanged,
     StageCleared,
     StageStarted,
+    StopAdvised,
     Unreadable,
     WatchList,
     WatchNow,
@@ -42,6 +43,9 @@ HOME_ROWS = 15
 READINGS_SHOWN = 3
 # One icon vocabulary for everything a watch posts: an alarm is a fault's alone.
 FAULT_ICON = ":rotating_light:"
+FALLING_ICON = (
+    ":chart_with_downwards_trend:"  # a forecast ceiling that fell: a warning, not a fault
+)
 ICONS: dict[type, str] = {
     FaultOpened: FAULT_ICON,
     StageStarted: ":large_orange_diamond:",
@@ -51,6 +55,7 @@ ICONS: dict[type, str] = {
     WatchPaused: ":double_vertical_bar:",
     Unreadable: ":warning:",
     Readable: ":arrow_forward:",
+    StopAdvised: ":checkered_flag:",
 }
 
 
@@ -59,6 +64,9 @@ def icon(alert: Alert) -> str:
     kinds = [type(c) for c in alert.changes]
     if FaultOpened in kinds:
         return FAULT_ICON
+    falls = [c for c in alert.changes if isinstance(c, StopAdvised) and c.reason == "falling"]
+    if falls and not any(k in (StageStarted, StageChanged) for k in kinds):
+        return FALLING_ICON
     return next((ICONS[k] for k in kinds if k in ICONS), "")
 
 
@@ -81,7 +89,8 @@ def alert_blocks(alert: Alert, details: str | None = None) -> list[Block]:
     sure, what to do next), at most three readings, where it comes from (once) and the Details
     button carrying ``details``; a resolved note or a pause notice says its change in a line or
     two."""
-    if alert.kind != "alert" or not alert.evidence and alert.next_step is None:
+    advice = any(isinstance(c, StopAdvised) for c in alert.changes)
+    if alert.kind != "alert" or not alert.evidence and alert.next_step is None and not advice:
         return _notice(alert)
     first, *rest = alert_opening(alert)
     said = [escape(rest[0])] if rest else []
