@@ -122,11 +122,10 @@ def test_a_run_that_goes_bad_alerts_once_then_resolves_once(
         assert tick(bot, clock).status == "unchanged"
         log.grow(600)
         again = tick(bot, clock)
-        assert (
-            again.status == "checked"
-            and again.alerts == []
-            and again.open_conditions == ["binds:reward"]
-        )
+        # (a held-out score falling away is also when to stop, stop:falling: advice, held apart
+        # by tick and by tests/test_watch_stopping.py)
+        opened = [c for c in again.open_conditions if not c.startswith("stop:")]
+        assert again.status == "checked" and again.alerts == [] and opened == ["binds:reward"]
         assert len(watch_posts(standin)) == 1
     finally:
         bot.stop()

@@ -161,8 +161,14 @@ def advise(
         and step is not None
         and step >= tracking.reached_since * (1 + AGAIN)
     )
+    # A run with a fault open (announced before, or opened by this very check) has not levelled
+    # off, it broke: "reached its ceiling" beside a collapse would read as all is well, so that
+    # advice waits until the fault is over. A falling ceiling is the bend a fault may follow: said.
+    broken = any(key.startswith("fault:") for key in evaluation.conditions)
     for key in (FALLING_KEY, REACHED_KEY):
         advice = found[key]
+        if key == REACHED_KEY and broken:
+            continue
         # A run told it is bending down is not told after that it has reached its ceiling.
         if advice is None or key in evaluation.episodes:
             continue
