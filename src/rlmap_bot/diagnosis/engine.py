@@ -97,14 +97,19 @@ class Engine:
 
     # -- verdicts -------------------------------------------------------------------------
     def diagnose(
-        self, raw: Mapping[str, Any], exclude: Iterable[str] = (), validated: bool = False
+        self,
+        raw: Mapping[str, Any],
+        exclude: Iterable[str] = (),
+        validated: bool = False,
+        margins: Mapping[str, float | None] | None = None,
     ) -> Verdict:
-        """The verdict for these signal values (validated first unless told they are)."""
+        """The verdict for these signal values (validated first unless told they are);
+        ``margins``: how far past its noise band each reading read from a run's logs is."""
         values = dict(raw) if validated else self.validate(raw)
         scoring = self.scoring
-        fired, kept, scores = scoring.evaluate(values)
+        fired, kept, scores, weights = scoring.weighed(values, margins)
         probs, none_prob = scoring.probabilities(scores)
-        binding = scoring.binding(scores, values, kept)
+        binding = scoring.binding(scores, values, kept, weights)
         ranking = sorted(
             (
                 StageScore(
@@ -117,7 +122,7 @@ class Engine:
             ),
             key=lambda r: (-r.score, self.stages.index(r.stage)),
         )
-        evidence = summary.evidence(self.catalog, fired, kept, values)
+        evidence = summary.evidence(self.catalog, fired, kept, values, weights)
         ranked = [c for c in self.information(values, exclude) if c.gain > self.settings.min_gain]
         tied = [] if binding else scoring.tied(scores)
         backing = [e for e in evidence if binding and e.supports(binding)]

@@ -24,6 +24,34 @@ from rlmap_bot.knowledge.settings import DiagnosisSettings
 Evaluation = tuple[list[CompiledRule], list[CompiledRule], dict[str, float]]
 
 
+def margin_weight(settings: DiagnosisSettings, margin: float | None) -> float:
+    """How much a reading counts for, by its margin past its noise band (in bands): none inside
+    the band, ``margin_weight`` at its edge, rising linearly to full at ``margin_full`` bands
+    (None: a reading with no band, a person's answer, counts in full)."""
+    if margin is None:
+        return 1.0
+    if margin < 1:
+        return 0.0
+    low, full = settings.margin_weight, settings.margin_full
+    return min(1.0, low + (1 - low) * (margin - 1) / (full - 1))
+
+
+def rule_weights(
+    settings: DiagnosisSettings, fired: Iterable[CompiledRule], margins: Mapping[str, float | None]
+) -> dict[int, float]:
+    """Each fired rule's weight under the margins of the readings it is weighed by (the weakest
+    decides: a comparison of two curves is as sure as its less sure curve); rules at 1 left out."""
+    out: dict[int, float] = {}
+    for c in fired:
+        w = min(
+            (margin_weight(settings, margins[s]) for s in c.rule.weighed_by if s in margins),
+            default=1.0,
+        )
+        if w < 1.0:
+            out[c.index] = w
+    return out
+
+
 class Scoring:
     """Scores stages for a set of signal values, and says which binds."""
 
@@ -39,15 +67,19 @@ class Scoring:
         dropped = set().union(*(c.overrides for c in fired)) if fired else set()
         return [c for c in fired if c.key not in dropped] if dropped else fired
 
-    def scores(self, kept: Iterable[CompiledRule]) -> dict[str, float]:
+    def scores(
+        self, kept: Iterable[CompiledRule], weights: Mapping[int, float] | None = None
+    ) -> dict[str, float]:
         """Strongest reading in full, the others at the
-        corroboration weight (see the module doc).
+        corroboration weight (see the module doc); ``weights``: rule index -> the share of its
+        points a reading's margin leaves it (:func:`rule_weights`).
         """
         readings: dict[str, list[float]] = {s: [] for s in self.stages}
         for compiled in kept:
+            w = weights.get(compiled.index, 1.0) if weights else 1.0
             for target, points in compiled.rule.points.items():
                 if target in readings:
-                    readings[target].append(points)
+                    readings[target].append(points * w)
         k = self.settings.corroboration
         scores: dict[str, float] = {}
         for stage, pts in readings.items():
@@ -58,10 +90,25 @@ class Scoring:
             scores[stage] = top + k * (sum(pts) - top)
         return scores
 
-    def evaluate(self, values: Mapping[str, Any]) -> Evaluation:
+    def evaluate(
+        self, values: Mapping[str, Any], margins: Mapping[str, float | None] | None = None
+    ) -> Evaluation:
+        """Fired and kept rules and the stage scores (see :meth:`weighed`)."""
+        fired, kept, scores, _ = self.weighed(values, margins)
+        return fired, kept, scores
+
+    def weighed(
+        self, values: Mapping[str, Any], margins: Mapping[str, float | None] | None = None
+    ) -> tuple[list[CompiledRule], list[CompiledRule], dict[str, float], dict[int, float]]:
+        """Fired and kept rules, the stage scores and the rules' weights: ``margins`` (signal ->
+        its margin past its noise band, for readings from a run's logs) weigh the rules that say
+        so, and a rule weighed to nothing (a reading inside its band) has not fired."""
         fired = self.rules.fired(values)
+        weights = rule_weights(self.settings, fired, margins) if margins else {}
+        if weights:
+            fired = [c for c in fired if weights.get(c.index, 1.0) > 0]
         kept = self.kept(fired)
-        return fired, kept, self.scores(kept)
+        return fired, kept, self.scores(kept, weights), weights
 
     def probabilities(self, scores: Mapping[str, float]) -> tuple[dict[str, float], float]:
         """Each stage's probability of binding, and that of "no single stage" (a softmax)."""
@@ -106,7 +153,11 @@ class Scoring:
         return tuple(self.distribution(self.scores(kept)))
 
     def binding(
-        self, scores: Mapping[str, float], values: Mapping[str, Any], kept: list[CompiledRule]
+        self,
+        scores: Mapping[str, float],
+        values: Mapping[str, Any],
+        kept: list[CompiledRule],
+        weights: Mapping[int, float] | None = None,
     ) -> str | None:
         """The stage that binds, or None.
 
@@ -120,11 +171,19 @@ class Scoring:
             return None
         if scores[top] >= self.settings.min_score:
             return top
-        if scores[top] >= self.settings.tentative_score and self.confirmable(top, values, kept):
+        if scores[top] >= self.settings.tentative_score and self.confirmable(
+            top, values, kept, weights
+        ):
             return top
         return None
 
-    def confirmable(self, stage: str, values: Mapping[str, Any], kept: list[CompiledRule]) -> bool:
+    def confirmable(
+        self,
+        stage: str,
+        values: Mapping[str, Any],
+        kept: list[CompiledRule],
+        weights: Mapping[int, float] | None = None,
+    ) -> bool:
         """Whether a moderate reading of ``stage`` still stands alone rather than unconfirmed.
 
         A strong reading stands (readings against other mechanisms of the stage may pull its
@@ -134,7 +193,9 @@ class Scoring:
         the evidence says; once they are known and none confirmed it, it was checked and found
         wanting, and the verdict abstains.
         """
-        if max((c.points_to(stage) for c in kept), default=0.0) >= self.settings.min_score:
+        w = weights or {}
+        strongest = max((c.points_to(stage) * w.get(c.index, 1.0) for c in kept), default=0.0)
+        if strongest >= self.settings.min_score:
             return (
                 True  # a strong reading, only weighed down by healthy readings of other mechanisms
             )

@@ -77,6 +77,8 @@ class DiagnosisSettings(BaseModel):
     min_lead: float = Field(default=1.25, ge=0)
     corroboration: float = Field(default=0.25, ge=0, le=1)
     temperature: float = Field(default=1.0, gt=0)
+    margin_full: float = Field(default=3.0, gt=1)
+    margin_weight: float = Field(default=0.5, ge=0, le=1)
     stop_confidence: float = Field(default=0.7, gt=0, le=1)
     max_asked: int = Field(default=12, ge=1)
     stop_after_unknowns: int = Field(default=4, ge=1)
