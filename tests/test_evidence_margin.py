@@ -188,3 +188,52 @@ def test_weighed_by_must_name_a_signal_the_rule_reads(knowledge_copy):
     path.write_text(text.replace(old, "weighed_by: [entropy_trend]", 1))
     with pytest.raises(KnowledgeError, match=r"weighed_by.*does not read 'entropy_trend'"):
         load_catalog(knowledge_copy)
+
+
+# -- how sure a verdict on a run says it is (item 1) -----------------------------------------------
+
+
+def test_the_calibration_map_is_read_and_applied_to_verdicts_on_runs(knowledge_copy, tmp_path):
+    """knowledge/calibration.yaml maps the engine's probability of what a verdict states to how
+    often such verdicts were right; a verdict on a run is said through it, a person's answers
+    keep the engine's own probability."""
+    from rlmap_bot.diagnosis.engine import Engine
+
+    (knowledge_copy / "calibration.yaml").write_text(
+        "method: test\nfitted_on: test\ncommand: test\n"
+        "knots:\n  stage: [[0.5, 0.3], [0.9, 0.6]]\n  none: [[0.4, 0.8]]\n"
+    )
+    engine = Engine(load_catalog(knowledge_copy))
+    values = {"proxy_reward_trend": "rising", "heldout_score_trend": "falling"}
+    answered = engine.diagnose(values)
+    on_a_run = engine.diagnose(values, margins={})
+    assert answered.binding_stage == on_a_run.binding_stage == "reward"
+    raw = answered.confidence
+    assert 0.5 < raw < 0.99
+    expected = 0.3 + 0.3 * (min(raw, 0.9) - 0.5) / 0.4
+    assert on_a_run.confidence == pytest.approx(expected, abs=1e-3)
+    nothing = engine.diagnose({"entropy_trend": "stable"}, margins={})
+    assert nothing.binding_stage is None and nothing.confidence == pytest.approx(0.8)
+
+
+def test_a_calibration_map_must_be_monotone(knowledge_copy):
+    (knowledge_copy / "calibration.yaml").write_text(
+        "method: test\nfitted_on: test\ncommand: test\nknots:\n  stage: [[0.5, 0.7], [0.9, 0.6]]\n"
+    )
+    with pytest.raises(KnowledgeError, match="non-decreasing"):
+        load_catalog(knowledge_copy)
+
+
+def test_pool_adjacent_violators_gives_a_monotone_map_that_never_says_certain():
+    import sys
+
+    sys.path.insert(0, str(KNOWLEDGE.parent / "benchmarks"))
+    from calibrate import isotonic
+
+    # stated 0.4 and right 9 in 10; stated 0.9 and right 7 in 10: one pooled block, 16/20
+    pairs = [(0.4, i < 9) for i in range(10)] + [(0.9, i < 7) for i in range(10)]
+    knots = isotonic(pairs)
+    assert len(knots) == 1 and knots[0][1] == pytest.approx(16.5 / 21, abs=1e-4)
+    rising = isotonic([(0.2, False)] * 5 + [(0.5, i < 3) for i in range(5)] + [(0.8, True)] * 5)
+    ys = [y for _, y in rising]
+    assert ys == sorted(ys) and 0 < ys[0] and ys[-1] < 1

@@ -103,8 +103,12 @@ class Engine:
         validated: bool = False,
         margins: Mapping[str, float | None] | None = None,
     ) -> Verdict:
-        """The verdict for these signal values (validated first unless told they are);
-        ``margins``: how far past its noise band each reading read from a run's logs is."""
+        """The verdict for these signal values (validated first unless told they are).
+
+        ``margins``: for signals read from a run's logs, how far past its noise band each
+        reading is; given (even empty), the verdict is one on a run, and its confidence is said
+        through the calibration map fitted on runs with known truth (:meth:`Scoring.stated`).
+        A person's answers are not what that map was measured on, so theirs is the engine's own."""
         values = dict(raw) if validated else self.validate(raw)
         scoring = self.scoring
         fired, kept, scores, weights = scoring.weighed(values, margins)
@@ -143,6 +147,8 @@ class Engine:
         confidence = (
             probs[binding] if binding else (sum(probs[s] for s in tied) if tied else none_prob)
         )
+        if margins is not None:  # read from a run's logs: said as such verdicts were found right
+            confidence = scoring.stated(confidence, "stage" if binding or tied else "none")
         title = self.stage_titles.get(binding, binding) if binding else None
         return Verdict(
             binding_stage=binding,

@@ -15,7 +15,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping
 from functools import lru_cache
-from typing import Any
+from typing import Any, Literal
 
 from rlmap_bot.diagnosis.rules import MEMO_SIZE, CompiledRule, RuleSet, known
 from rlmap_bot.knowledge.settings import DiagnosisSettings
@@ -119,6 +119,13 @@ class Scoring:
         total = sum(exps)
         probs = {s: exps[i] / total for i, s in enumerate(self.stages)}
         return probs, exps[-1] / total
+
+    def stated(self, probability: float, kind: Literal["stage", "none"]) -> float:
+        """How sure a verdict says it is: the probability of what it states, through the
+        calibration map fitted on runs with known truth (``knowledge/calibration.yaml``), so that
+        of verdicts said at X%, about X% are right; the probability itself when there is none."""
+        calibration = self.settings.calibration
+        return probability if calibration is None else calibration.stated(probability, kind)
 
     def distribution(self, scores: Mapping[str, float]) -> list[float]:
         probs, none = self.probabilities(scores)
