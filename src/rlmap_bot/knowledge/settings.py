@@ -8,6 +8,7 @@ used (``defer_build``).
 
 from __future__ import annotations
 
+import itertools
 from typing import Annotated, Literal
 
 from pydantic import (
@@ -99,7 +100,7 @@ class Calibration(BaseModel):
             return probability
         if probability <= knots[0][0]:
             return knots[0][1]
-        for (x0, y0), (x1, y1) in zip(knots, knots[1:]):
+        for (x0, y0), (x1, y1) in itertools.pairwise(knots):
             if probability <= x1:
                 return y0 if x1 == x0 else y0 + (y1 - y0) * (probability - x0) / (x1 - x0)
         return knots[-1][1]
