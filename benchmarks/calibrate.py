@@ -101,6 +101,21 @@ def write(knots: dict[str, list[tuple[float, float]]], counts: dict[str, int], p
     path.write_text(head + yaml.safe_dump(body, sort_keys=False, width=100))
 
 
+def reliability(pairs: list[tuple[float, bool]], width: int = 40) -> str:
+    """The reliability table (markdown) and its diagram in text: per 10% bin of what was stated,
+    how many, the mean stated and how often right, a bar for each (``=`` stated, ``#`` right)."""
+    cal = bench.calibration(pairs)
+    rows = ["| stated | verdicts | mean stated | right |", "|---|---|---|---|"]
+    art = [f"ECE {cal['ece']:.3f} over {cal['n']} verdicts; bars: = stated, # right, | = 100%"]
+    for b in cal["table"]:
+        rows.append(f"| {b['bin']} | {b['n']} | {b['stated']:.0%} | {b['right']:.0%} |")
+        art.append(
+            f"{b['bin']:>8} {b['n']:>4}  stated {'=' * round(width * b['stated']):<{width}}|"
+        )
+        art.append(f"{'':>15}right  {'#' * round(width * b['right']):<{width}}|")
+    return "\n".join(rows) + "\n\n```text\n" + "\n".join(art) + "\n```"
+
+
 def _said(row: dict) -> dict:
     """A Said as the benchmark's JSON keeps it (tuples as lists)."""
     return {k: tuple(v) if isinstance(v, list) else v for k, v in row.items()}
@@ -117,7 +132,30 @@ def main(argv: list[str] | None = None) -> int:
         help="fit on a 'population.py --seed tuning --json PATH' taken with no calibration.yaml "
         "instead of reading the runs again",
     )
+    ap.add_argument(
+        "--report",
+        metavar="PATH",
+        help="print the reliability table and diagram of a 'population.py --json PATH' (its "
+        "first seed, as the map states it), and fit nothing",
+    )
     args = ap.parse_args(argv)
+    if args.report:
+        import json
+
+        dump = json.loads(Path(args.report).read_text())["said"]
+        label, said = next(iter(dump.items()))
+        seed = pop.TUNING_SEED if label == "tuning" else pop.HELDOUT_SEED
+        result = {
+            "population": pop.population(seed, args.per_class),
+            "said": {n: [bench.Said(**_said(s)) for s in v] for n, v in said.items()},
+        }
+        by_kind = pairs_by_kind(result)
+        print(f"{label} seed {seed}, all verdicts:")
+        print(reliability([p for v in by_kind.values() for p in v]))
+        for kind, pairs in by_kind.items():
+            print(f"\n{kind} ({len(pairs)}):")
+            print(reliability(pairs))
+        return 0
     if args.from_json:
         import json
 
