@@ -136,6 +136,20 @@ def test_a_held_out_score_rising_inside_a_small_sets_noise_is_not_overoptimizati
     assert [s for s in said if s[1] == "reward"] == [], said
 
 
+@pytest.mark.parametrize("problems, level", [(30, 0.03), (40, 0.04), (30, 0.06)])
+def test_a_held_out_score_at_the_floor_of_a_small_set_has_not_collapsed(
+    core, tmp_path, problems, level
+):
+    """A hard set where the model solves one problem or none (AIME at 3%): a level at a quarter
+    of the first one is one problem less, inside the set's noise, not a fall past a peak."""
+    said = []
+    for seed in range(5):
+        records = _run(seed, problems, lambda x: 0.2 + 0.4 * np.asarray(x), lambda x: level)
+        d = _diagnose(core, tmp_path / f"f{seed}", records)
+        said.append((seed, d.binding_stage, d.signals.get("heldout_score_trend")))
+    assert [s for s in said if s[1] == "reward"] == [], said
+
+
 def test_a_held_out_score_far_past_its_peak_is_overoptimization_and_says_so(core, tmp_path):
     """Gao et al.'s shape on a 500-problem set: the proxy rises to the end, the held-out peaks
     halfway and loses 30 points; the verdict is reward, the evidence line says how far past."""

@@ -34,9 +34,10 @@ PEAK_RUN = 3
 #: within LATTICE_TOL of a multiple (printed floats), with at least LATTICE_MIN distinct scores
 #: (LATTICE_MIN_LARGE past LATTICE_LARGE trials).  Measured by the odds of a chance fit: scores
 #: off any lattice fit a given N with odds of about 2 * LATTICE_TOL * N each, so over every N up
-#: to 200 three scores fit by chance about 4 times in 10,000, and six up to 2,000 about 2 in 100.
+#: to 200 two scores fit by chance about 3 times in 100 (and then the noise is that of at most 200
+#: trials, too large rather than too small), and six up to 2,000 about 2 in 100.
 LATTICE_MAX, LATTICE_LARGE, LATTICE_TOL = 2000, 200, 5e-5
-LATTICE_MIN, LATTICE_MIN_LARGE = 3, 6
+LATTICE_MIN, LATTICE_MIN_LARGE = 2, 6
 
 
 def trials_of(values: np.ndarray) -> int | None:
@@ -160,7 +161,16 @@ def heldout_score_trend(r: Readings) -> Reading:
     lv = stats.level(values)  # against the first evaluation after the dropped one
     if lv is not None:
         detail += "; " + lv.describe(steps)
-        if lv.collapsed() and direction != "falling":
+        counts = (
+            lv.first_slice.stop - lv.first_slice.start,
+            lv.last_slice.stop - lv.last_slice.start,
+        )
+        # a fall to a quarter of the start counts only past the noise (one AIME problem is not it)
+        if (
+            lv.collapsed()
+            and direction != "falling"
+            and lv.first - lv.last > EVAL_Z * _median_se(sigma, *counts)
+        ):
             direction, margin = "falling", math.inf
             detail += (
                 f"; read as falling: now at most {stats.COLLAPSED_SHARE:.0%} of its first level"
