@@ -84,7 +84,9 @@ def isotonic(pairs: list[tuple[float, bool]]) -> list[tuple[float, float]]:
     return knots
 
 
-def write(knots: dict[str, list[tuple[float, float]]], counts: dict[str, int], path: Path) -> None:
+def write(
+    knots: dict[str, list[tuple[float, float]]], counts: dict[str, int], path: Path, on: str = ""
+) -> None:
     import yaml
 
     body = {
@@ -94,7 +96,7 @@ def write(knots: dict[str, list[tuple[float, float]]], counts: dict[str, int], p
         "fitted_on": f"benchmarks/population.py, tuning seed {pop.TUNING_SEED}: every scored "
         f"diagnose at 50% and 100% of each run, read with no calibration map "
         f"({counts.get('stage', 0)} stating a stage or a tie, {counts.get('none', 0)} stating "
-        f"no single stage)",
+        f"no single stage)" + (f"; the product at {on}" if on else ""),
         "command": ".venv/bin/python benchmarks/calibrate.py",
         "knots": {k: [list(p) for p in v] for k, v in knots.items()},
     }
@@ -144,6 +146,7 @@ def main(argv: list[str] | None = None) -> int:
         help="print the reliability table and diagram of a 'population.py --json PATH' (its "
         "first seed, as the map states it), and fit nothing",
     )
+    ap.add_argument("--on", default="", help="the code fitted on, for the record (a commit)")
     ap.add_argument(
         "--save-json", metavar="PATH", help="also keep the reading fitted on, for --from-json"
     )
@@ -195,7 +198,7 @@ def main(argv: list[str] | None = None) -> int:
             + ", ".join(f"{x:.3f}->{y:.3f}" for x, y in fitted)
         )
     if not args.dry_run:
-        write(knots, counts, OUT)
+        write(knots, counts, OUT, args.on)
         print(f"wrote {OUT.relative_to(bench.ROOT)}")
     return 0
 
