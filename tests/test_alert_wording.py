@@ -46,7 +46,7 @@ def test_a_stage_change_and_a_fault_read_as_one_title_and_a_sentence_each():
     )
     # issue 38: the fault first, whatever order the check found them in
     assert alert_title(alert) == (
-        "Fault: NaN/inf in the loss · Binding stage changed: Optimization → Reward quality"
+        "Fault: NaN/inf in loss · Binding stage changed: Optimization → Reward quality"
     )
     assert alert_changes(alert) == [
         "Optimization no longer binds; Reward quality does now (the verdict is 80% sure).",

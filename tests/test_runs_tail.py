@@ -11,8 +11,6 @@ bend (TRL).  The watch raises one alert for the collapse, not one per check.
 
 from __future__ import annotations
 
-import datetime as dt
-
 import numpy as np
 
 from rlmap_bot.runs.signals import derive_signals
@@ -22,35 +20,10 @@ from rlmap_bot.slack.blocks.runs import run_blocks
 from rlmap_bot.wording.posts import alert_changes, alert_title
 from support import runlogs as rl
 from support.cli import run_cli
+from support.steady import steady_run as _base
+from support.steady import watch_growing as _watch
 
 STEPS, TAIL_FROM = 1300, 1181
-
-
-def _base(seed: int = 1, steps: int = STEPS) -> list[rl.Record]:
-    """A healthy long run: reward steady near 0.7, every curve with step-to-step noise."""
-    rng = np.random.default_rng(seed)
-    records: list[rl.Record] = []
-    for step in range(1, steps + 1):
-        records.append(
-            (
-                step,
-                {
-                    "reward": 0.7 + rng.normal(0, 0.03),
-                    "entropy": 0.45 + rng.normal(0, 0.01),
-                    "length": 520 + rng.normal(0, 12),
-                    "truncation": 0.01,
-                    "gen_time": 30 + rng.normal(0, 1),
-                    "step_time": 100 + rng.normal(0, 3),
-                    "grad_norm": float(0.4 * np.exp(rng.normal(0, 0.15))),
-                    "clip": 0.01,
-                    "pg_loss": rng.normal(0, 0.02),
-                    "kl": 0.003,
-                    "kl_coef": 0.001,
-                    "lr": 1e-6,
-                },
-            )
-        )
-    return records
 
 
 def _tail(records: list[rl.Record], seed: int = 2, **change) -> list[rl.Record]:
@@ -96,9 +69,10 @@ def test_a_collapse_is_said_first_in_diagnose_run_output(tmp_path, env):
     out = run_cli(["diagnose", "--run", str(_collapse(tmp_path))], env)
     assert out.returncode == 0, out.stderr
     lines = [line for line in out.stdout.splitlines() if line.strip()]
-    assert lines[1].startswith("Faults"), lines[:4]
-    assert "the task reward collapsed" in lines[2], lines[:4]
-    assert out.stdout.index("the task reward collapsed") < out.stdout.index("Verdict:")
+    assert lines[0].startswith("Fault: the task reward collapsed"), lines[:4]
+    assert lines[2].startswith("Then: Optimization binds"), lines[:4]
+    report = out.stdout.split("Faults (fix these before reading the stage verdict):", 1)[1]
+    assert report.index("the task reward collapsed") < report.index("binding constraint")
 
 
 def test_a_gradient_norm_blowup_at_the_tail_is_a_fault(tmp_path, aliases):
@@ -158,52 +132,8 @@ def test_the_run_card_says_the_collapse_first(tmp_path, core, aliases):
     d = _derive(_collapse(tmp_path), aliases)
     blocks, text = run_blocks(verdict_for(core.engine, d), "collapse.log")
     first = blocks[0].to_dict()["text"]["text"]
-    assert "Faults, before any verdict" in first and "the task reward collapsed" in first
-    assert text.startswith("the task reward collapsed"), text
-
-
-class _Recorder:
-    """The front-end side of a watch (what Slack implements): keeps what would be posted."""
-
-    def __init__(self) -> None:
-        self.posts: list = []
-
-    def post_alert(self, channel, alert) -> str:
-        self.posts.append(alert)
-        return f"{len(self.posts)}.0"
-
-    def attach_chart(self, channel, ts, chart, alert) -> None:
-        assert chart.exists()
-
-    def find_alert(self, channel, alert_id, since):
-        return None
-
-
-def _watch(core, tmp_path, records, cuts) -> list:
-    from rlmap_bot.runs.sources.access import workspace_access_for
-    from rlmap_bot.watch.model import Watch
-    from rlmap_bot.watch.service import WatchService
-
-    t0 = dt.datetime(2026, 3, 2, 9, 0, tzinfo=dt.UTC)
-    clock = [t0]
-    settings = core.settings.model_copy(update={"rlmap_run_roots": str(tmp_path)})
-    service = WatchService(
-        core,
-        access=workspace_access_for(settings, core.state),
-        clock=lambda: clock[0],
-        settings=settings,
-    )
-    log = tmp_path / "grow.log"
-    watch = service.repo.save(
-        Watch(team="T", channel="C", path=str(log.resolve()), created_at=t0, updated_at=t0)
-    )
-    poster = _Recorder()
-    for n, cut in enumerate(cuts):
-        rl.write_verl_console(log, [r for r in records if r[0] <= cut])
-        clock[0] += dt.timedelta(minutes=15)
-        result = service.run(watch.id, f"at:{n}", poster)
-        assert result is not None and result.status == "checked", (cut, result)
-    return poster.posts
+    assert first.startswith(":rotating_light: Fault: the task reward collapsed"), first
+    assert text.startswith("Fault: the task reward collapsed"), text
 
 
 def test_a_watch_of_a_collapsing_run_alerts_once(core, tmp_path):
@@ -213,7 +143,7 @@ def test_a_watch_of_a_collapsing_run_alerts_once(core, tmp_path):
     raised = [a for a in posts if a.kind == "alert" and "fault:shift" in a.conditions]
     assert len(raised) == 1, [(alert_title(a), a.conditions) for a in posts]
     changes = alert_changes(raised[0])
-    said = "the task reward collapsed: critic/score/mean went from a recent level of"
+    said = "the task reward collapsed from step 1181: critic/score/mean went from a level of"
     assert any(change.startswith(said) for change in changes), changes
     assert not [a for a in posts if a.kind == "resolved"], [alert_title(a) for a in posts]
 

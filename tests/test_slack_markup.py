@@ -52,7 +52,7 @@ def test_a_question_with_markup_is_echoed_as_typed(bot, standin):
 def test_an_arxiv_title_with_markup_reaches_the_reply_and_the_curators_card_as_written(
     standin, built_db, tmp_path, arxiv
 ):
-    arxiv.variant(REST, "2999.00077", title=f"Q*: {MARKED}")
+    arxiv.variant(REST, "2611.00077", title=f"Q*: {MARKED}")
     bot = start_bot(
         standin,
         built_db,
@@ -64,7 +64,7 @@ def test_an_arxiv_title_with_markup_reaches_the_reply_and_the_curators_card_as_w
         rlmap_arxiv_timeout_seconds=5,
     )
     try:
-        bot.slack.command("suggest 2999.00077", respond_as="suggest")
+        bot.slack.command("suggest 2611.00077", respond_as="suggest")
         [reply] = standin.wait_for("response_url", lambda c: c.target == "suggest", timeout=30)
         [card] = standin.wait_for(
             "chat.postMessage", lambda c: c.args["channel"] == "CCUR", timeout=30

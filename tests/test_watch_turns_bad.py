@@ -56,6 +56,12 @@ GOES_BAD = {
     "not_learning": ("not_learning", {"fault:not_learning"}),
 }
 
+#: Runs whose collapse is also a fault (issue 36: an entropy collapse is named as a fault with
+#: the step it began); the fault shows once the entropy is down to a quarter of its level, a
+#: check after the stage verdict (which reads the falling trend) may already have been posted, so
+#: the one alert naming the run may be followed by one alert naming the fault, and nothing else.
+THEN_FAULT = {"entropy_collapse": "fault:shift", "saturated_and_collapsed": "fault:shift"}
+
 # : Healthy runs: different seeds, lengths, evaluation
 # cadences and noise, none of which should alert.
 HEALTHY = {
@@ -130,6 +136,12 @@ def test_a_run_that_goes_bad_gets_exactly_one_alert_naming_it(service, tmp_path,
         _cuts(HEALTHY_START + BAD_STRETCH, HEALTHY_START),
     )
     alerts = [a for a in posts if a.kind == "alert"]
+    then = THEN_FAULT.get(name)
+    if then is not None and len(alerts) == 2:
+        assert alerts[1].conditions == [then], [(alert_title(a), a.conditions) for a in alerts]
+        alerts = alerts[:1]
+    elif then is not None:
+        assert then in alerts[0].conditions, [(alert_title(a), a.conditions) for a in alerts]
     assert len(alerts) == 1, [(alert_title(a), a.conditions) for a in alerts]
     [alert] = alerts
     assert expected <= set(alert.conditions), (alert_title(alert), alert.conditions)

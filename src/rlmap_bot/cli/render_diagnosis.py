@@ -10,7 +10,14 @@ from pathlib import Path
 
 from rlmap_bot import wording
 from rlmap_bot.cli.render import list_item, text, wrapped
-from rlmap_bot.results.diagnosis import Question, Simulation, Step, Verdict, format_value
+from rlmap_bot.results.diagnosis import (
+    Question,
+    Simulation,
+    Step,
+    Verdict,
+    format_value,
+    readings_behind,
+)
 from rlmap_bot.results.runs import RunDiagnosis
 from rlmap_bot.wording import verdicts
 
@@ -107,7 +114,8 @@ def run_text(result: RunDiagnosis, with_verdict: bool = True) -> str:
     framework = f", {run.framework} metric names" if run.framework else ""
     lines = [opening_text(result), ""] if with_verdict else []
     lines.append(
-        f"Read {run.steps} steps ({span}) of a {run.format} log{framework}: {run.path}"
+        f"Read {wording.counted(run.steps, 'step')} ({span}) of a {run.format} log{framework}: "
+        f"{run.path}"
         + (f" (run {run.run_id})" if run.run_id and run.run_id != Path(run.path).name else "")
     )
     if (
@@ -175,11 +183,7 @@ def _deciding_signals(result: RunDiagnosis) -> list[str]:
     for the verdict's stage (or tied stages).
     """
     stages = {result.binding_stage} if result.binding_stage else set(result.tied)
-    out: list[str] = []
-    for ev in result.evidence:
-        if any(ev.supports(stage) for stage in stages):
-            out += [s for s in ev.signals if s in result.signal_sources and s not in out]
-    return out
+    return [s for s in readings_behind(result.evidence, stages) if s in result.signal_sources]
 
 
 _UNUSED_SHOWN = 12
@@ -205,6 +209,6 @@ def simulation_text(result: Simulation) -> str:
     asked = ", ".join(result.asked) or "nothing"
     n = len(result.asked)
     return (
-        f"Asked {n} signal question{'' if n == 1 else 's'} ({result.questions} in all, the opening "
+        f"Asked {wording.counted(n, 'signal question')} ({result.questions} in all, the opening "
         f"one included): {asked}\n\n" + verdict_text(result)
     )

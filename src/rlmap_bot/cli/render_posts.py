@@ -81,7 +81,7 @@ def check_text(result: CheckResult) -> str:
     )
     how = "incrementally" if result.mode == "lines" else "whole"
     lines = [
-        f"Checked {result.path}: {result.steps} steps ({span}), "
+        f"Checked {result.path}: {wording.counted(result.steps, 'step')} ({span}), "
         f"{result.format or 'unknown format'}, "
         f"read {how} ({result.bytes_read:,} bytes)."
     ]
@@ -147,7 +147,7 @@ def additions_text(result: AdditionList) -> str:
             "No papers approved from Slack are live (exported ones retire once their file is in "
             "knowledge/)."
         )
-    lines = [f"{len(result.additions)} paper(s) approved from Slack:"]
+    lines = [f"{wording.counted(len(result.additions), 'paper')} approved from Slack:"]
     for a in result.additions:
         lines.append(
             f"  {a.id}  {a.title} (arXiv {a.arxiv}; suggested by {a.suggested_by}, approved by "

@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
+from rlmap_bot import wording
 from rlmap_bot.commands.context import Invocation
 from rlmap_bot.commands.declare import Said
 from rlmap_bot.commands.registry import Param, Registry
@@ -259,6 +260,6 @@ def kb_additions(ctx: Invocation, action: str, target: str | None = None) -> Add
 
     written = export(repo.additions("live"), Path(target))
     return Notice(
-        text=f"Wrote {len(written)} knowledge file(s) to {target}"
+        text=f"Wrote {wording.counted(len(written), 'knowledge file')} to {target}"
         + "".join(f"\n  {p}" for p in written)
     )

@@ -8,7 +8,8 @@ from typing import Any
 from rlmap_bot.diagnosis.rules import CompiledRule, plain
 from rlmap_bot.knowledge.loader import Catalog
 from rlmap_bot.knowledge.settings import DiagnosisSettings
-from rlmap_bot.results.diagnosis import Evidence, NextCheck, PaperRef, StageScore
+from rlmap_bot.results.diagnosis import Evidence, NextCheck, PaperRef, StageScore, readings_behind
+from rlmap_bot.wording import counted
 
 
 def evidence(
@@ -98,7 +99,7 @@ def summary(
     """The verdict in one paragraph: the binding stage (``title``) and on what, else why none binds
     and what would settle it."""
     if binding:
-        n = sum(1 for e in found if e.supports(binding))
+        n = len(readings_behind(found, [binding]))
         if one:
             confirm = ", ".join(confirming or []) or "a second reading of that stage"
             return (
@@ -106,9 +107,7 @@ def summary(
                 f"measurement; "
                 f"to confirm it, check: {confirm}."
             )
-        return (
-            f"{title} is the binding constraint, on {n} piece{'s' if n != 1 else ''} of evidence."
-        )
+        return f"{title} is the binding constraint, on {counted(n, 'reading')}."
     settle = ", ".join(c.signal for c in checks) or "more signals"
     if not values:
         return f"No evidence yet. Start with: {settle}."

@@ -58,6 +58,17 @@ class Evidence(BaseModel):
         return self.points.get(stage, 0.0) > 0
 
 
+def readings_behind(evidence: list[Evidence], stages: list[str] | set[str]) -> list[str]:
+    """The readings (signal values, read or answered) behind the evidence for ``stages``, each
+    once, strongest evidence first: what "on N readings" counts and the terminal lists under it,
+    so the count and the list never disagree (two rules reading one value are one reading)."""
+    out: list[str] = []
+    for ev in evidence:
+        if any(ev.supports(stage) for stage in stages):
+            out += [s for s in ev.signals if s not in out]
+    return out
+
+
 class StageScore(BaseModel):
     stage: str
     title: str

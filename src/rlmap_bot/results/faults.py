@@ -27,8 +27,16 @@ from pydantic import BaseModel, Field
 NotLearningKind = Literal[
     "zero_gradient", "constant_gradient", "zero_loss", "zero_variance", "no_update", "zero_entropy"
 ]
-#: A sharp change at the run's tail against its own recent level (runs/signals/shifts.py).
-TailShiftKind = Literal["reward_collapse", "grad_norm_blowup", "length_explosion"]
+#: A sharp change against the run's own level before it, held since (runs/signals/shifts.py):
+#: a collapse or a blow-up, wherever in the run it began.
+TailShiftKind = Literal[
+    "reward_collapse",
+    "grad_norm_blowup",
+    "length_explosion",
+    "length_collapse",
+    "entropy_collapse",
+    "entropy_blowup",
+]
 
 #: What each fault of a run means, first thing said about it.
 FAULT_TITLES = {
@@ -41,12 +49,14 @@ FAULT_TITLES = {
     "changes",
     "zero_entropy": "the entropy is exactly 0: not measured, or sampling is greedy (nothing is "
     "explored)",
-    "reward_collapse": "the task reward collapsed at the tail of the run, against its own recent "
-    "level",
-    "grad_norm_blowup": "the gradient norm blew up at the tail of the run, against its own recent "
-    "level",
-    "length_explosion": "the response length exploded at the tail of the run, against its own "
-    "recent level",
+    "reward_collapse": "the task reward collapsed, against the run's own level before it",
+    "grad_norm_blowup": "the gradient norm blew up, against the run's own level before it",
+    "length_explosion": "the response length exploded, against the run's own level before it",
+    "length_collapse": "the response length collapsed: the policy answers in a fraction of the "
+    "tokens it used",
+    "entropy_collapse": "the entropy collapsed: the policy samples nearly one answer, nothing is "
+    "explored",
+    "entropy_blowup": "the entropy blew up: the policy samples near random tokens",
 }
 
 
@@ -71,9 +81,13 @@ class RunFault(BaseModel):
 
 
 class NonFinite(RunFault):
-    """NaN or inf logged in a loss, gradient norm, KL loss, entropy or the task reward."""
+    """NaN or inf logged in a loss, gradient norm, KL loss, entropy or the task reward, on every
+    step from ``first_step`` on (``sustained``) or on many scattered steps (``recurring``); a
+    step or two the trainer skipped is a note, not this fault (runs/signals/faults.py)."""
 
     kind: Literal["nan"] = "nan"
+    quantity: str | None = Field(None, description="the quantity it was read as (grad_norm, ...)")
+    pattern: Literal["sustained", "recurring"] = "sustained"
 
 
 class NotLearning(RunFault):
@@ -83,7 +97,8 @@ class NotLearning(RunFault):
 
 
 class TailShift(RunFault):
-    """A quantity whose most recent points left the run's own recent level."""
+    """A quantity whose level left the run's own level before it, from ``first_step`` on (its
+    name is older than the rule: the change may be anywhere in the run, not only at its tail)."""
 
     kind: TailShiftKind
     before: float = Field(description="The run's recent level before the tail (a median).")

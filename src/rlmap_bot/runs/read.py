@@ -10,6 +10,7 @@ import zlib
 from pathlib import Path
 from typing import Callable, Iterable
 
+from rlmap_bot import wording
 from rlmap_bot.runs.aliases import AliasTable
 from rlmap_bot.runs.detect import Candidate
 from rlmap_bot.runs.errors import RunReadError
@@ -61,7 +62,7 @@ def read_lines(
     finally:
         stream.close()
     if overlong[0]:
-        c.warnings.append(f"{overlong[0]} overlong line(s) skipped")
+        c.warnings.append(f"{wording.counted(overlong[0], 'overlong line')} skipped")
     return position, counter.count, partial
 
 

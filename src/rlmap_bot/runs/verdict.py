@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from rlmap_bot.results.runs import RunDiagnosis
+from rlmap_bot.wording import abstains, counted
 
 if TYPE_CHECKING:
     from rlmap_bot.diagnosis.engine import Engine
@@ -29,8 +30,20 @@ def verdict_for(
     # it; else the verdict's own).
     fixes = [for_fault(engine.catalog, f.kind) for f in derivation.faults]
     next_step = next((f for f in fixes if f is not None), verdict.next_step)
+    summary = verdict.summary
+    if abstains(verdict):
+        # Read from logs, not answered: say what was read and the one or two readings that would
+        # settle it, with no percentage (there is no evidence to be sure of).
+        names = sorted(derivation.signals)
+        settle = ", ".join(c.signal for c in verdict.next_checks[:2]) or "more signals"
+        summary = (
+            f"Nothing read from the logs points at a stage ({counted(len(names), 'reading')}"
+            + (f": {', '.join(names)}" if names else "")
+            + f"), so there is no verdict to be sure of. These would settle it: {settle}."
+        )
     return RunDiagnosis(
-        **verdict.model_dump(exclude={"next_step"}),
+        **verdict.model_dump(exclude={"next_step", "summary"}),
+        summary=summary,
         next_step=next_step,
         run=derivation.run,
         faults=derivation.faults,

@@ -98,7 +98,7 @@ class Outcome:
             problem=self.message,
             format=self.format,
             mode=self.tracking.mode,
-            steps=kept.points,
+            steps=kept.steps,
             first_step=kept.first_step,
             last_step=kept.last_step,
             new_steps=self.new_points,

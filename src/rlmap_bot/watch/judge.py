@@ -9,6 +9,7 @@ from rlmap_bot.results.runs import SignalSource
 from rlmap_bot.runs.signals import Derivation, derive_signals
 from rlmap_bot.watch.scan import FaultState
 from rlmap_bot.watch.series import KeptRun
+from rlmap_bot.wording import counted
 
 if TYPE_CHECKING:
     from rlmap_bot.diagnosis.engine import Engine
@@ -32,7 +33,7 @@ def judge(
 
     run = kept.to_run()
     derivation = derive_signals(run, aliases)
-    derivation.run.steps = kept.points
+    derivation.run.steps = kept.steps
     derivation.run.first_step, derivation.run.last_step = kept.first_step, kept.last_step
     stride = kept.largest_stride
     if stride > 1:
@@ -74,7 +75,8 @@ def judge(
                 window="every logged step after warm-up, as it arrived",
                 method="a spike is >= 4x the median of the previous 25 steps and >= 6 robust "
                 "sigmas (MAD) above it",
-                detail=f"{faults.spikes} spike(s), latest at steps {shown}"
+                detail=f"{counted(faults.spikes, 'spike')}, latest at "
+                f"{'step' if len(faults.spike_steps[-5:]) == 1 else 'steps'} {shown}"
                 if faults.spikes
                 else "no spikes",
                 marks=faults.spike_steps,

@@ -9,9 +9,10 @@ keeps a small state between checks (:class:`FaultState`).  The rules are the der
 fault is *over*.  Each open or closed fault gives the typed finding a post carries
 (:mod:`rlmap_bot.results.faults`, its ``finding()``):
 
-* NaN/inf in a loss, gradient norm, KL loss or entropy opens ``nan``; it clears
-  after :data:`CLEAR_FINITE` finite steps in a row (a run resumed from a
-  checkpoint, or a loss scaler that skipped a few batches).
+* NaN/inf in a loss, gradient norm, KL loss or entropy opens ``nan`` by the deriver's rule
+  (``runs.signals.faults``): on ``SUSTAINED_MIN`` steps in a row, or on ``RECURRING_SHARE`` of
+  the steps; a step or two the trainer skipped (finite again after) opens nothing.  It clears
+  after :data:`CLEAR_FINITE` finite steps in a row (a run resumed from a checkpoint).
 * A jump beyond the spike rule held for ``JUMP_RUN`` steps opens ``divergence``,
   remembering the level before it; it clears when the median of the last
   ``SPIKE_WINDOW`` points since the jump is back inside the band the jump broke.
@@ -40,7 +41,12 @@ from rlmap_bot.runs import stats
 from rlmap_bot.runs.aliases import AliasTable
 from rlmap_bot.runs.model import RunData, Series
 from rlmap_bot.runs.quantities import resolve
-from rlmap_bot.runs.signals.faults import not_learning
+from rlmap_bot.runs.signals.faults import (
+    RECURRING_MIN,
+    RECURRING_SHARE,
+    SUSTAINED_MIN,
+    not_learning,
+)
 
 #: What counts for NaN/inf: the quantities the loss_divergence signal looks at.
 NAN_QUANTITIES = ("loss", "policy_loss", "grad_norm", "kl_loss", "entropy")
@@ -149,8 +155,21 @@ class ShiftFault(BaseModel):
         )
 
 
+class NanCount(BaseModel):
+    """Every NaN/inf step seen so far, and the stretch in a row now: what decides whether they
+    are a fault or steps the trainer skipped."""
+
+    steps: int = Field(0, description="steps scanned (any loss-like metric logged)")
+    bad: int = 0
+    first_bad: int | None = None
+    streak: int = 0
+    streak_start: int | None = None
+    metrics: list[str] = Field(default_factory=list)
+
+
 class FaultState(BaseModel):
     nan: NanFault | None = None
+    nan_count: NanCount = Field(default_factory=NanCount)
     shift: ShiftFault | None = None
     divergence: JumpFault | None = None
     not_learning: StallFault | None = None
@@ -237,10 +256,16 @@ def scan(
                 names.setdefault(int(i), set()).add(q.label)
         bad_at = np.flatnonzero(bad)
         end = int(bad_at[-1]) + 1 if bad_at.size else 0
-        for i in range(
-            int(bad_at[0]) if bad_at.size else 0, end
-        ):  # only the stretch that holds bad steps
+        start = int(bad_at[0]) if bad_at.size else 0
+        state.nan_count.steps += start
+        if start > 0:
+            state.nan_count.streak = 0  # finite steps came before this chunk's first bad one
+        for i in range(start, end):  # only the stretch that holds bad steps
+            state.nan_count.steps += 1
             _nan_step(state, int(steps[i]), bool(bad[i]), names.get(i, set()), opened)
+        state.nan_count.steps += int(steps.size) - end
+        if steps.size > end:
+            state.nan_count.streak = 0
         fault = state.nan
         if (
             fault is not None and fault.active and steps.size > end
@@ -337,9 +362,9 @@ def track_shift(
     its earlier level's side of the midpoint between the two levels: the test itself stops firing
     as soon as the new level becomes the run's recent level, which is no recovery.
     """
-    from rlmap_bot.runs.signals.shifts import RULES, tail_median
+    from rlmap_bot.runs.signals.shifts import QUANTITY_OF as quantity_of
+    from rlmap_bot.runs.signals.shifts import tail_median
 
-    quantity_of = {rule.kind: q for q, rule in RULES.items()}
     fault = state.shift
     if found and (fault is None or not fault.active):
         fault = state.shift = ShiftFault(first_step=min(f.first_step for f in found))
@@ -366,15 +391,34 @@ def track_shift(
 
 
 def _nan_step(state: FaultState, step: int, bad: bool, names: set[str], opened: set[str]) -> None:
-    fault = state.nan
+    fault, count = state.nan, state.nan_count
     if bad:
+        count.bad += 1
+        count.first_bad = step if count.first_bad is None else count.first_bad
+        count.streak += 1
+        count.streak_start = step if count.streak == 1 else count.streak_start
+        count.metrics = sorted(set(count.metrics) | names)[:NAN_NAMES]
         if fault is None or not fault.active:
-            fault = state.nan = NanFault(first_step=step, last_bad_step=step)
+            sustained = count.streak >= SUSTAINED_MIN
+            recurring = count.bad >= RECURRING_MIN and count.bad >= RECURRING_SHARE * count.steps
+            if not (sustained or recurring):
+                return  # a step the trainer skipped, so far: a note, not a fault
+            first = count.streak_start if sustained else count.first_bad
+            assert first is not None
+            fault = state.nan = NanFault(
+                first_step=first,
+                last_bad_step=step,
+                metrics=count.metrics,
+                bad_steps=count.streak if sustained else count.bad,
+            )
             opened.add("nan")
+            return
         fault.last_bad_step, fault.finite_run = step, 0
         fault.bad_steps += 1
         fault.metrics = sorted(set(fault.metrics) | names)[:NAN_NAMES]
-    elif fault is not None and fault.active:
-        fault.finite_run += 1
-        if fault.finite_run >= CLEAR_FINITE:
-            fault.active, fault.cleared_step = False, step
+    else:
+        count.streak = 0
+        if fault is not None and fault.active:
+            fault.finite_run += 1
+            if fault.finite_run >= CLEAR_FINITE:
+                fault.active, fault.cleared_step = False, step

@@ -91,6 +91,7 @@ class KeptRun:
         self.path: str = ""
         self.restart_count = 0
         self.records = 0
+        self.step_count = 0
 
     # -- growing ----------------------------------------------------------------------------------
     def absorb(self, chunk: RunData) -> int:
@@ -102,6 +103,7 @@ class KeptRun:
         self.names.update(chunk.metrics)
         self.restart_count += chunk.restart_count
         self.records += chunk.records
+        before = self.last_step
         added = 0
         for name, series in chunk.series.items():
             metric = self.metrics.get(name)
@@ -109,7 +111,23 @@ class KeptRun:
                 metric = self.metrics[name] = _Metric()
             metric.absorb(series.steps, series.values)
             added = max(added, len(series))
+        self._count_steps(chunk, before)
         return added
+
+    def _count_steps(self, chunk: RunData, before: int | None) -> None:
+        """Keep :attr:`steps` as ``diagnose --run`` counts a run: its distinct logged steps, any
+        metric's (a verl run's step 0 holds only the evaluation before training, and is one)."""
+        logged = [s.steps for s in chunk.series.values() if len(s)]
+        if not logged:
+            return
+        union = np.unique(np.concatenate(logged))
+        if before is None or union[0] >= before:
+            self.step_count += int(np.sum(union > before)) if before is not None else union.size
+            return
+        # A restart logged steps again from union[0]: the steps kept before it, and the new ones
+        # (exact while the sample is the run; counted by the sample's stride after that).
+        kept = np.unique(np.concatenate([m.steps for m in self.metrics.values()]))
+        self.step_count = int(np.sum(kept < union[0])) * self.largest_stride + union.size
 
     # -- reading -----------------------------------------------------------------------------------
     @property
@@ -125,6 +143,11 @@ class KeptRun:
     def first_step(self) -> int | None:
         firsts = [int(m.steps[0]) for m in self.metrics.values() if m.steps.size]
         return min(firsts) if firsts else None
+
+    @property
+    def steps(self) -> int:
+        """Distinct logged steps over every metric: the run's length as every surface says it."""
+        return self.step_count
 
     @property
     def points(self) -> int:
@@ -179,6 +202,7 @@ class KeptRun:
             "path": self.path,
             "restart_count": self.restart_count,
             "records": self.records,
+            "steps": self.step_count,
             "metrics": [
                 [name, self.metrics[name].stride, self.metrics[name].seen] for name in order
             ],
@@ -210,4 +234,6 @@ class KeptRun:
                 m.steps, m.values = npz[f"s{i}"], npz[f"v{i}"]
                 m.tail_steps, m.tail_values = npz[f"ts{i}"], npz[f"tv{i}"]
                 kept.metrics[name] = m
+        # A watch stored before the distinct count was kept: its densest metric's points.
+        kept.step_count = int(meta.get("steps", kept.points))
         return kept

@@ -29,6 +29,35 @@ def sentence(text: object) -> str:
     return text[:1].upper() + text[1:]
 
 
+#: Nouns whose plural is not the noun plus "s" or "es" (the few the bot counts).
+IRREGULAR = {"analysis": "analyses", "person": "people"}
+
+
+def plural(noun: str) -> str:
+    """The plural of a noun the bot counts, by the regular English rules (its last word)."""
+    head, _, last = noun.rpartition(" ")
+    if last in IRREGULAR:
+        word = IRREGULAR[last]
+    elif last.endswith(("s", "x", "z", "ch", "sh")):
+        word = last + "es"
+    elif last.endswith("y") and last[-2:-1] not in ("a", "e", "i", "o", "u"):
+        word = last[:-1] + "ies"
+    else:
+        word = last + "s"
+    return f"{head} {word}" if head else word
+
+
+def counted(count: float, noun: str, plural_form: str | None = None) -> str:
+    """A count and its noun, agreeing: "1 step", "2 steps", "1.5 passes", "0 readings".
+
+    One helper for every place a count meets a noun, so the terminal, JSON and Slack say the
+    same; written here rather than taken from ``inflect`` because the bot counts a handful of
+    regular nouns, which three rules cover (``plural_form`` for any other)."""
+    shown = f"{count:g}" if isinstance(count, float) else f"{count:,}"
+    word = noun if count == 1 else (plural_form or plural(noun))
+    return f"{shown} {word}"
+
+
 def verification_label(status: str | None) -> str | None:
     """A short label for papers that are not fully verified; None for verified ones."""
     if status in {"partial", "unverified"}:
@@ -46,7 +75,23 @@ def verdict_headline(verdict: Any) -> str:
     if verdict.tied:
         names = " and ".join(r.title for r in verdict.ranking if r.stage in verdict.tied)
         return f"Verdict: {names} tie ({sure} sure it is one of them)"
+    if abstains(verdict):
+        return "Verdict: none yet, nothing read points at a stage"
     return f"Verdict: no single stage stands out ({sure} sure of that)"
+
+
+def abstains(verdict: Any) -> bool:
+    """No stage bound, none tied and no reading moved any stage up: nothing to be
+    X% sure of, and the bot says what it read and what would settle it instead."""
+    ranking = getattr(verdict, "ranking", None) or []
+    moved = any(p > 0 for e in getattr(verdict, "evidence", []) for p in e.points.values())
+    return (
+        not verdict.binding_stage
+        and not verdict.tied
+        and bool(ranking)
+        and all(r.score <= 0 for r in ranking)
+        and not moved
+    )
 
 
 def papers_heading(count: int, filters: Iterable[str], total: int, near: Iterable[str] = ()) -> str:
@@ -167,7 +212,7 @@ def first_check(result: CheckResult | None) -> str:
         return f"It paused at once: {result.problem or ''}."
     if result.status == "problem":
         return f"First check: {result.problem or 'cannot read it'}."
-    text = f"First check: {result.steps} steps read"
+    text = f"First check: {counted(result.steps, 'step')} read"
     if result.format:
         text += f" ({result.format})"
     if result.verdict is not None:

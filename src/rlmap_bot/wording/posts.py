@@ -24,7 +24,7 @@ from rlmap_bot.results.watch import (
     Unreadable,
     WatchPaused,
 )
-from rlmap_bot.wording import sentence
+from rlmap_bot.wording import counted, sentence
 from rlmap_bot.wording.verdicts import next_step_line
 
 PAUSE_TITLES = {
@@ -43,7 +43,8 @@ def fault_title(fault: object) -> str:
 
 @fault_title.register
 def _(fault: NanFinding) -> str:
-    return "NaN/inf in the loss"
+    # The metrics the body names, so the title never says "the loss" over a gradient norm.
+    return f"NaN/inf in {_metrics(fault.metrics)}"
 
 
 @fault_title.register
@@ -93,11 +94,17 @@ def fault_sentence(fault: object) -> str:
     raise TypeError(f"no sentence for {type(fault).__name__}")
 
 
+def _metrics(names: list[str]) -> str:
+    if not names:
+        return "a loss-like metric"
+    return ", ".join(names[:2]) + (f" and {len(names) - 2} more" if len(names) > 2 else "")
+
+
 @fault_sentence.register
 def _(fault: NanFinding) -> str:
     text = f"NaN/inf in {', '.join(fault.metrics) or 'a loss'} from step {fault.first_step}"
     if fault.last_step != fault.first_step:
-        text += f" (last at step {fault.last_step}, {fault.bad_steps} steps)"
+        text += f" (last at step {fault.last_step}, {counted(fault.bad_steps, 'step')})"
     if not fault.active and fault.cleared_step is not None:
         text += f"; finite again for {fault.clear_after} steps by step {fault.cleared_step}"
     return text
@@ -285,7 +292,7 @@ def alert_opening(alert: Alert) -> list[str]:
     if faults:
         first = sentence(fault_sentence(faults[0].fault))
         if len(faults) > 1:
-            first += f"; and {len(faults) - 1} more fault{'s' if len(faults) > 2 else ''}"
+            first += f"; and {counted(len(faults) - 1, 'more fault')}"
         second = f"Then: {binds} ({sure})"
     elif stages:
         first = change_title(stages[0]) or alert_title(alert)

@@ -10,7 +10,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from rlmap_bot.wording import sentence
+from rlmap_bot.results.diagnosis import readings_behind
+from rlmap_bot.wording import abstains, counted, sentence
 
 
 def what_binds(verdict: Any) -> str:
@@ -20,6 +21,8 @@ def what_binds(verdict: Any) -> str:
     if verdict.tied:
         names = " and ".join(r.title for r in verdict.ranking if r.stage in verdict.tied)
         return f"{names} tie"
+    if abstains(verdict):
+        return "None yet, nothing read points at a stage"
     return "No single stage binds"
 
 
@@ -29,12 +32,14 @@ def how_sure(verdict: Any) -> str:
     said = getattr(verdict, "said", None) or {}
     told = f" ({len(said)} from what you said)" if said else ""
     if verdict.binding_stage:
-        readings = sum(1 for e in verdict.evidence if e.points.get(verdict.binding_stage, 0) > 0)
+        readings = readings_behind(verdict.evidence, [verdict.binding_stage])
         if getattr(verdict, "one_measurement", False):
             return f"{sure}, on one measurement: a second reading would confirm it"
-        return f"{sure}, on {readings} reading{'' if readings == 1 else 's'}{told}"
+        return f"{sure}, on {counted(len(readings), 'reading')}{told}"
     if verdict.tied:
         return f"{sure} it is one of them"
+    if abstains(verdict):
+        return "no percentage: nothing read bears on a stage yet"
     return f"{sure} of that"
 
 
@@ -63,9 +68,7 @@ def opening(verdict: Any) -> list[str]:
     step = next_step_line(getattr(verdict, "next_step", None))
     if faults:
         more = len(faults) - 1
-        first = fault_line(faults[0]) + (
-            f"; and {more} more fault{'s' if more > 1 else ''}" if more else ""
-        )
+        first = fault_line(faults[0]) + (f"; and {counted(more, 'more fault')}" if more else "")
         second = f"Then: {what_binds(verdict)}, {how_sure(verdict)}"
     else:
         first, second = f"Verdict: {what_binds(verdict)}", sentence(how_sure(verdict))

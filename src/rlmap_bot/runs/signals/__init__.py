@@ -15,7 +15,7 @@ from typing import Any, Callable, Mapping
 
 from pydantic import BaseModel, Field, PrivateAttr
 
-from rlmap_bot.results.faults import Fault
+from rlmap_bot.results.faults import Fault, NonFinite
 from rlmap_bot.results.runs import RunInfo, SignalSource
 from rlmap_bot.runs.aliases import AliasTable, default_aliases
 from rlmap_bot.runs.errors import RunReadError
@@ -23,7 +23,7 @@ from rlmap_bot.runs.model import RunData
 from rlmap_bot.runs.quantities import QuantitySeries, resolve
 from rlmap_bot.runs.signals import environments, evaluation, optimization, reward, rollouts
 from rlmap_bot.runs.signals.base import Missing, Reading, Readings
-from rlmap_bot.runs.signals.faults import find_faults
+from rlmap_bot.runs.signals.faults import find_faults, nonfinite_notes
 from rlmap_bot.runs.signals.levels import LevelReading, readings
 
 #: Signals one run's logs cannot give, and why (the team notes, "What can be derived").
@@ -158,7 +158,12 @@ def derive_signals(
     for signal, why in NOT_FROM_LOGS.items():
         out.missing.append(signal)
         out.missing_reasons[signal] = why
+    notes = nonfinite_notes(resolution.series)
+    out.warnings += notes
+    told = [f.metric for f in out.faults if isinstance(f, NonFinite)] + notes
     for metric, steps in sorted(run.nonfinite.items()):
+        if any(metric in said for said in told):
+            continue  # said above, as a fault or as a note
         out.warnings.append(
             f"NaN/inf in {metric} at step {steps[0]}"
             + (f" and {len(steps) - 1} more" if len(steps) > 1 else "")

@@ -58,6 +58,7 @@ class Readings:
     def __init__(self, series: dict[str, QuantitySeries], window, faults: Sequence[RunFault] = ()):
         self.q, self.window = series, window
         self.faults = {f.kind: f for f in faults}
+        self.all_faults = tuple(faults)
 
     def need(self, quantity: str, what: str) -> QuantitySeries:
         q = self.q.get(quantity)

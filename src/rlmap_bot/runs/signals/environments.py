@@ -8,6 +8,7 @@ import numpy as np
 
 from rlmap_bot.results.runs import SignalSource
 from rlmap_bot.runs.signals.base import Reading, Readings
+from rlmap_bot.wording import counted
 
 
 def task_repeat_epochs(r: Readings) -> Reading:
@@ -18,7 +19,7 @@ def task_repeat_epochs(r: Readings) -> Reading:
             metric=q.label,
             window=f"step {int(steps[-1])}",
             method="last logged (fractional) epoch",
-            detail=f"{last:.3g} passes over the prompts",
+            detail=f"{counted(float(f'{last:.3g}'), 'pass')} over the prompts",
             start=int(steps[-1]),
             end=int(steps[-1]),
         )
@@ -39,7 +40,7 @@ def task_repeat_epochs(r: Readings) -> Reading:
         value = last + 1.0
         how = (
             f"epoch index {last:.0f} and no epoch boundary seen: an upper bound of "
-            f"{last + 1:.0f} pass(es)"
+            f"{counted(int(last + 1), 'pass')}"
         )
     return round(value, 3), SignalSource(
         metric=q.label,

@@ -14,7 +14,9 @@ from typing import Mapping
 
 import numpy as np
 
+from rlmap_bot import wording
 from rlmap_bot.results.faults import Fault, NonFinite, NotLearning, NotLearningKind
+from rlmap_bot.runs import stats
 from rlmap_bot.runs.model import RunData
 from rlmap_bot.runs.quantities import QuantitySeries
 
@@ -124,32 +126,105 @@ def not_learning(series: Mapping[str, QuantitySeries]) -> list[NotLearning]:
     return found
 
 
-def nonfinite(run: RunData, series: Mapping[str, QuantitySeries]) -> list[NonFinite]:
-    """NaN/inf in a loss, gradient norm, entropy or reward, with the steps it happened at."""
-    found: list[NonFinite] = []
-    for quantity in NAN_QUANTITIES:
-        q = series.get(quantity)
-        if q is None:
-            continue
-        bad = ~np.isfinite(q.values)
-        if not bad.any():
-            continue
-        steps = q.steps[bad]
-        kinds = sorted({"NaN" if np.isnan(x) else "inf" for x in q.values[bad][:STEPS_LISTED]})
-        found.append(
-            NonFinite(
-                metric=q.label,
-                steps=[int(s) for s in steps[:STEPS_LISTED]],
-                count=int(steps.size),
-                first_step=int(steps[0]),
-                last_step=int(steps[-1]),
-                throughout=bool(bad.all()),
-                detail=f"{q.label} logs {'/'.join(kinds)} at {int(steps.size)} step(s), first at "
-                f"step "
-                f"{int(steps[0])}" + (f", last at step {int(steps[-1])}" if steps.size > 1 else ""),
-            )
+#: Non-finite points in a row that make a fault: the persistence the sustained-jump rule asks of
+#: a loss (stats.JUMP_RUN, RLDK's "for 3 updates").  Why a shorter stretch followed by finite
+#: points is not one: verl's actor (dp_actor, ``_optimizer_step``) zeroes the gradients and
+#: skips the update when the gradient norm is not finite, and logs that norm; the weights are
+#: untouched, so the next step is finite again.  Weights that went NaN never log a finite loss
+#: again, so every later step is non-finite; three skips in a row are no accident either.
+SUSTAINED_MIN = stats.JUMP_RUN
+#: Scattered non-finite points become a fault when at least this many (and this share of the
+#: logged points) are non-finite: a run that skips one update in ten loses a tenth of its
+#: budget and has a numerical problem to fix, though each skip alone is harmless. Judgement:
+#: 3, as SUSTAINED_MIN; a tenth, the share a step-level problem must reach to be no accident.
+RECURRING_MIN, RECURRING_SHARE = 3, 0.10
+
+
+def _nan_kinds(values: np.ndarray) -> str:
+    return "/".join(sorted({"NaN" if np.isnan(x) else "inf" for x in values[:STEPS_LISTED]}))
+
+
+def _stretches(bad: np.ndarray) -> list[tuple[int, int]]:
+    """The runs of True in ``bad`` as (start, stop) index pairs."""
+    edges = np.diff(np.concatenate([[0], bad.astype(np.int8), [0]]))
+    starts, stops = np.flatnonzero(edges == 1).tolist(), np.flatnonzero(edges == -1).tolist()
+    return list(zip(starts, stops, strict=True))
+
+
+def classify_nonfinite(quantity: str, q: QuantitySeries) -> tuple[NonFinite | None, str | None]:
+    """A quantity's NaN/inf as a fault (:data:`SUSTAINED_MIN` steps in a row, or recurring), or
+    as a note (a step or a few the trainer skipped); ``(None, None)`` when all are finite."""
+    bad = ~np.isfinite(q.values)
+    n, count = int(bad.size), int(bad.sum())
+    if not count:
+        return None, None
+    steps = q.steps[bad]
+    kinds = _nan_kinds(q.values[bad])
+    long = [(a, b) for a, b in _stretches(bad) if b - a >= SUSTAINED_MIN or b - a == n]
+    if long:
+        a, b = long[0]
+        run = q.steps[a:b]
+        throughout = b - a == n
+        to_end = bool(bad[-1]) and long[-1][1] == n
+        others = count - (b - a)
+        detail = (
+            f"{q.label} logs {kinds} on all {wording.counted(n, 'logged step')}"
+            if throughout
+            else f"{q.label} logs {kinds} on every step from step {int(run[0])} to step "
+            f"{int(run[-1])} ({wording.counted(b - a, 'step')} in a row); "
+            + ("still at the last logged step" if to_end else "finite again after")
+            + (f", and {wording.counted(others, 'other step')}" if others else "")
         )
-    return found
+        return NonFinite(
+            metric=q.label,
+            quantity=quantity,
+            pattern="sustained",
+            steps=[int(s) for s in steps[:STEPS_LISTED]],
+            count=count,
+            first_step=int(run[0]),
+            last_step=int(steps[-1]),
+            throughout=throughout,
+            detail=detail,
+        ), None
+    if count >= RECURRING_MIN and count >= RECURRING_SHARE * n:
+        return NonFinite(
+            metric=q.label,
+            quantity=quantity,
+            pattern="recurring",
+            steps=[int(s) for s in steps[:STEPS_LISTED]],
+            count=count,
+            first_step=int(steps[0]),
+            last_step=int(steps[-1]),
+            throughout=False,
+            detail=f"{q.label} logs {kinds} at {wording.counted(count, 'step')} of {n} "
+            f"({count / n:.0%}), first at step {int(steps[0])}, last at step {int(steps[-1])}, "
+            f"finite between: updates skipped again and again",
+        ), None
+    shown = ", ".join(str(int(s)) for s in steps[:5])
+    at = f"step {shown}" if count == 1 else f"steps {shown}"
+    if bad[-1]:
+        return None, (
+            f"{q.label} logs {kinds} at {at} of {n}, the last logged: not yet a divergence (a "
+            f"trainer such as verl skips such an update; {SUSTAINED_MIN} in a row would be one)"
+        )
+    return None, (
+        f"{q.label} logs {kinds} at {at} only ({count} of {n} logged steps), finite after: "
+        f"an update the trainer skipped (verl's actor skips a step whose gradient norm is not "
+        f"finite), a note, not a divergence"
+    )
+
+
+def nonfinite(run: RunData, series: Mapping[str, QuantitySeries]) -> list[NonFinite]:
+    """NaN/inf that is a fault: in a loss, gradient norm, entropy or reward, sustained from a step
+    to the last one or recurring (:func:`classify_nonfinite`)."""
+    found = [classify_nonfinite(k, series[k])[0] for k in NAN_QUANTITIES if k in series]
+    return [f for f in found if f is not None]
+
+
+def nonfinite_notes(series: Mapping[str, QuantitySeries]) -> list[str]:
+    """NaN/inf that is a note: a step or a few the trainer skipped."""
+    found = [classify_nonfinite(k, series[k])[1] for k in NAN_QUANTITIES if k in series]
+    return [n for n in found if n is not None]
 
 
 def find_faults(run: RunData, series: Mapping[str, QuantitySeries]) -> list[Fault]:

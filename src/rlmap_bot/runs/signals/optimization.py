@@ -7,6 +7,8 @@ from typing import Callable
 
 import numpy as np
 
+from rlmap_bot import wording
+from rlmap_bot.results.faults import NonFinite
 from rlmap_bot.results.runs import SignalSource
 from rlmap_bot.runs import stats
 from rlmap_bot.runs.quantities import align
@@ -19,6 +21,7 @@ from rlmap_bot.runs.signals.base import (
     steps_text,
     with_level,
 )
+from rlmap_bot.runs.signals.faults import RECURRING_SHARE, SUSTAINED_MIN
 
 #: Entropy collapse, judged against the run's first level and the early level after warm-up.
 #: "Lost most of its starting value and still falling" (the entropy_trend signal): at most half
@@ -173,39 +176,48 @@ def grad_norm_spikes(r: Readings) -> Reading:
         method=f"a spike is >= {stats.SPIKE_RATIO:g}x the median of the previous "
         f"{stats.SPIKE_WINDOW} steps "
         f"and >= {stats.SPIKE_Z:g} robust sigmas (MAD) above it",
-        detail=f"{len(found)} spike(s): {detail}" if found else "no spikes",
+        detail=f"{wording.counted(len(found), 'spike')}: {detail}" if found else "no spikes",
         start=int(steps[win.start]),
         end=int(steps[-1]),
         marks=[s.step for s in found],
     )
 
 
+#: The quantities whose NaN/inf fault reads as a diverged loss (the reward's is the reward's).
+DIVERGENCE_QUANTITIES = ("loss", "policy_loss", "grad_norm", "kl_loss", "entropy")
+
+
 def loss_divergence(r: Readings) -> Reading:
+    """Diverged: a NaN/inf fault (sustained or recurring: runs/signals/faults.py; a step the
+    trainer skipped is a note, not this), or a finite loss that jumped and held."""
     stalled = r.faults.get("zero_loss") or r.faults.get("zero_gradient")
-    present = [k for k in ("loss", "policy_loss", "grad_norm", "kl_loss", "entropy") if k in r.q]
-    if stalled is not None and not any((~np.isfinite(r.q[k].values)).any() for k in present):
+    present = [k for k in DIVERGENCE_QUANTITIES if k in r.q]
+    nan = [
+        f
+        for f in r.all_faults
+        if isinstance(f, NonFinite) and (f.quantity in DIVERGENCE_QUANTITIES)
+    ]
+    if stalled is not None and not nan:
         raise Missing(
             f"{stalled.detail}: nothing moves, so a finite loss says nothing about stability"
         )
     if not any(k in r.q for k in ("loss", "policy_loss", "grad_norm")):
         raise Missing("no loss or gradient norm logged")
-    bad: list[tuple[str, int]] = []
-    for k in present:
-        q = r.q[k]
-        idx = np.flatnonzero(~np.isfinite(q.values))
-        bad += [(q.label, int(q.steps[i])) for i in idx[:20]]
-    marks = sorted({s for _, s in bad})
-    if bad:
-        shown = ", ".join(f"{m} at step {s}" for m, s in bad[:4])
+    if nan:
+        marks = sorted({s for f in nan for s in f.steps})
         return True, SignalSource(
-            metric=", ".join(sorted({m for m, _ in bad})),
+            metric=", ".join(sorted({f.metric for f in nan})),
             window="the whole run",
-            method="NaN or inf in a loss, gradient norm or entropy",
-            detail=f"non-finite: {shown}",
-            start=marks[0],
-            end=marks[-1],
+            method=f"NaN or inf in a loss, gradient norm or entropy on every step from one on "
+            f"({SUSTAINED_MIN} or more in a row to the last), or on {RECURRING_SHARE:.0%} of "
+            f"the steps; a step the trainer skipped is a note",
+            detail="; ".join(f.detail for f in nan[:3]),
+            start=min(f.first_step for f in nan),
+            end=max(f.last_step for f in nan),
             marks=marks,
         )
+    skipped = len({int(s) for k in present for s in r.q[k].steps[~np.isfinite(r.q[k].values)]})
+    note = f"{wording.counted(skipped, 'non-finite step')} skipped (a note); " if skipped else ""
     loss = r.q.get("loss") or r.q.get("policy_loss")
     if loss is not None:
         steps, values = finite_points(loss)
@@ -213,9 +225,9 @@ def loss_divergence(r: Readings) -> Reading:
         src = SignalSource(
             metric=loss.label,
             window="the whole run after warm-up",
-            method=f"NaN/inf, or a jump beyond the spike rule held for {stats.JUMP_RUN} steps "
-            f"in a row",
-            detail="no NaN/inf; "
+            method=f"NaN/inf on every step from one on, or a jump beyond the spike rule held "
+            f"for {stats.JUMP_RUN} steps in a row",
+            detail=(note or "no NaN/inf; ")
             + (f"sustained jump from step {jump}" if jump is not None else "no sustained jump"),
             marks=[jump] if jump is not None else [],
         )
@@ -223,8 +235,8 @@ def loss_divergence(r: Readings) -> Reading:
     return False, SignalSource(
         metric=", ".join(r.q[k].label for k in present),
         window="the whole run",
-        method="NaN or inf in a loss, gradient norm or entropy",
-        detail="all finite",
+        method="NaN or inf in a loss, gradient norm or entropy on every step from one on",
+        detail=note + "no sustained NaN/inf" if note else "all finite",
     )
 
 

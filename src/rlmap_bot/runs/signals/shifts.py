@@ -1,27 +1,32 @@
-"""Sharp changes at the tail: a quantity whose recent level left the run's own recent level.
+"""Sharp changes: a quantity whose level left the run's own level before it, and stayed there.
 
 The trend signals compare the last quarter with the quarter before and the levels compare the
-first and last fifths, so a collapse inside the last tenth of a long run is averaged away.  Here
-the most recent points are compared with the points just before them, the run's own recent
-level, with the statistics the team notes say hold up on autocorrelated curves: medians and a
-robust spread (MAD), an effect size that must be large, not a p-value.
+first and last fifths, so a collapse inside the last tenth of a long run is averaged away, and
+one 60% of the way through is averaged into "the run's level" once the run has gone on.  Here
+every stretch of the run is compared with the points just before it, with the statistics the team
+notes say hold up on autocorrelated curves: medians and a robust spread (MAD), an effect size that
+must be large, not a p-value.
 
-For a tail of ``k`` points (two sizes, :data:`TAIL_SHARES`, so a change that filled the last
-twentieth and one that filled the last tenth are both seen) against the ``REFERENCE_FACTOR * k``
-points before it (after warm-up):
+For a window of ``k`` points (two sizes, :data:`TAIL_SHARES`, so a change that filled a
+twentieth of the run and one that filled a tenth are both seen) starting at a split point, against
+the ``REFERENCE_FACTOR * k`` points before it (after warm-up):
 
-* the tail's median is at least :data:`SHIFT_Z` robust sigmas of the reference's points away
-  from the reference's median (the typical recent point lies outside the reference's spread);
+* the window's median is at least :data:`SHIFT_Z` robust sigmas of the reference's points away
+  from the reference's median (the typical point after the split lies outside the spread before);
 * and the change is large for its quantity (:data:`RULES`): the task reward fell by a share of
-  its scale, the gradient norm or the response length rose by a factor;
-* and the reference was a level, not a slope: its own drift (the median of its later half minus
-  its earlier half's) is at most :data:`STEADY_SHARE` of the change (a curve already climbing
-  into the tail is a trend, which the trend and growth signals read);
-* and at least :data:`HELD_SHARE` of the tail's points lie on the far side of the midpoint
-  between the two medians (the change held; a few wild points do not make it).
+  its scale, the gradient norm, the response length or the entropy rose or fell by a factor;
+* and the reference and the window were levels, not a slope: the drift of each (the median of
+  its later half minus its earlier half's) is at most :data:`STEADY_SHARE` of the change (a curve
+  moving into the change, or still moving through it, is a trend, which the trend and growth
+  signals read);
+* and it held: at least :data:`HELD_SHARE` of the points from the split to the last logged one
+  lie on the far side of the midpoint between the two medians (a few wild points, or a dip the
+  run came back from, do not make it).
 
-Each finding is a :class:`~rlmap_bot.results.faults.TailShift` (``reward_collapse``,
-``grad_norm_blowup``, ``length_explosion``), said before any stage verdict.
+The split points are tried from the start of the run on, so the change is named with the step it
+began (the first point past the midpoint after the earliest split that passes), wherever in the
+run it happened.  Each finding is a :class:`~rlmap_bot.results.faults.TailShift` (its kind names
+the quantity and the direction), said before any stage verdict, the earliest first.
 """
 
 from __future__ import annotations
@@ -59,9 +64,10 @@ SHIFT_Z = 4.0
 #: change most of the tail shows, where a median alone is carried by half the points.
 HELD_SHARE = 2 / 3
 
-#: The reference's own drift, at most this share of the change.  Judgement: a level already moving
-#: by a quarter of the change is a trend; the planted late length growth of the test logs (a
-#: smooth ramp over the last 30%) drifts by a third of its tail change inside its reference.
+#: The reference's (and the window's) own drift, at most this share of the change.  Judgement:
+#: a level already moving by a quarter of the change is a trend; the planted late length growth
+#: of the test logs (a smooth ramp over the last 30%) drifts by a third of its change inside its
+#: reference at the tail, and by more inside the window where the reference is still flat.
 STEADY_SHARE = 0.25
 
 
@@ -81,27 +87,43 @@ class Rule:
 #: runs long enough to judge move their reward tails by at most 11% of that scale.  Gradient
 #: norm: at least 3x (a sustained level, where the spike rule asks 4x of a single point; the
 #: issue's blow-up is 10x; the bank's tails at most 1.13x).  Response length: at least 1.5x
-#: (healthy R1-style growth doubles over hundreds of steps; the bank's tails at most 1.21x).
-#: The bank's figures are in docs/measurements.md.
-RULES: dict[str, Rule] = {
-    "task_reward": Rule("reward_collapse", -1, share=0.30, what="the task reward collapsed"),
-    "grad_norm": Rule("grad_norm_blowup", +1, factor=3.0, what="the gradient norm blew up"),
-    "response_length": Rule(
-        "length_explosion", +1, factor=1.5, what="the response length exploded"
+#: (healthy R1-style growth doubles over hundreds of steps, a trend the steady rule leaves to
+#: the growth signal; the bank's tails at most 1.21x).  The bank's figures are in
+#: docs/measurements.md.  Falls, the mirror of the rises: a response length at most half its
+#: level (a RAGEN run's output collapse: about 100 -> 10 tokens; a length penalty or a model
+#: learning to be brief shortens responses gradually, which the steady rule leaves to the trend
+#: signals); an entropy at most a quarter of its level (stats.COLLAPSED_SHARE, Cui et al.'s
+#: collapse) or at least 3x it (the blow-up of verl-agent-opd-60 in the bank, where tiny outputs
+#: are sampled near uniformly; 3x, the gradient norm's factor).  A gradient norm that falls to 0
+#: is the not-learning fault's (runs/signals/faults.py).  Judgement, each checked against the
+#: bank and the population (docs/measurements.md).
+RULES: dict[str, tuple[Rule, ...]] = {
+    "task_reward": (Rule("reward_collapse", -1, share=0.30, what="the task reward collapsed"),),
+    "grad_norm": (Rule("grad_norm_blowup", +1, factor=3.0, what="the gradient norm blew up"),),
+    "response_length": (
+        Rule("length_explosion", +1, factor=1.5, what="the response length exploded"),
+        Rule("length_collapse", -1, factor=0.5, what="the response length collapsed"),
+    ),
+    "entropy": (
+        Rule("entropy_collapse", -1, factor=stats.COLLAPSED_SHARE, what="the entropy collapsed"),
+        Rule("entropy_blowup", +1, factor=3.0, what="the entropy blew up"),
     ),
 }
+#: The quantity each kind is read on.
+QUANTITY_OF: dict[str, str] = {r.kind: q for q, rules in RULES.items() for r in rules}
 
 
 @dataclass
 class Shift:
     quantity: str
     kind: TailShiftKind
+    what: str
     metric: str
     before: float
     after: float
     sigma: float
     z: float
-    first_step: int  # the tail's first step
+    first_step: int  # the first step past the midpoint: where the change began
     last_step: int
     reference: tuple[int, int]
     steps: list[int]
@@ -110,58 +132,87 @@ class Shift:
     def detail(self) -> str:
         ratio = f" ({self.after / self.before:.2g}x)" if self.before > 0 and self.after >= 0 else ""
         return (
-            f"{RULES[self.quantity].what}: {self.metric} went from a recent level of "
-            f"{self.before:.3g} (median of steps "
-            f"{self.reference[0]}-{self.reference[1]}) to {self.after:.3g}{ratio} over steps "
-            f"{self.first_step}-{self.last_step}, {self.z:.0f} robust sigmas away"
+            f"{self.what} from step {self.first_step}: {self.metric} went from a level of "
+            f"{self.before:.3g} (median of steps {self.reference[0]}-{self.reference[1]}) to "
+            f"{self.after:.3g}{ratio} over steps {self.first_step}-{self.last_step}, "
+            f"{self.z:.0f} robust sigmas away"
         )
+
+
+def _large(rule: Rule, m0: float, m1: float, lo: float, hi: float) -> bool:
+    if rule.factor is not None:
+        if m0 <= 0:
+            return False
+        ratio = m1 / m0
+        return ratio >= rule.factor if rule.direction > 0 else ratio <= rule.factor
+    return abs(m1 - m0) >= (rule.share or 0.0) * max(abs(m0), hi - lo)
+
+
+def _drift(values: np.ndarray) -> float:
+    """How far a stretch moves: the median of its later half minus its earlier half's."""
+    half = values.size // 2
+    return abs(float(np.median(values[half:]) - np.median(values[:half])))
 
 
 def _one(q: QuantitySeries, rule: Rule) -> Shift | None:
     ok = np.isfinite(q.values)
     steps, values = q.steps[ok], q.values[ok]
-    start = stats.warmup(values.size)
-    if values.size - start < MIN_POINTS:
+    n = values.size
+    start = stats.warmup(n)
+    if n - start < MIN_POINTS:
         return None
-    lo, hi = np.percentile(values[start:], [5, 95])
-    best: Shift | None = None
+    lo, hi = (float(x) for x in np.percentile(values[start:], [5, 95]))
+    found: Shift | None = None
     for share in TAIL_SHARES:
-        k = max(TAIL_MIN, math.ceil(share * (values.size - start)))
-        ref_start = max(start, values.size - k - REFERENCE_FACTOR * k)
-        ref, tail = values[ref_start : values.size - k], values[values.size - k :]
-        if ref.size < TAIL_MIN:
-            continue
-        m0, m1 = float(np.median(ref)), float(np.median(tail))
-        sigma = max(stats.robust_sigma(ref), 1e-12)
-        change = m1 - m0
-        z = abs(change) / sigma
-        if np.sign(change) != rule.direction or z < SHIFT_Z:
-            continue
-        if rule.factor is not None:
-            large = m0 > 0 and m1 / m0 >= rule.factor
-        else:
-            large = abs(change) >= (rule.share or 0.0) * max(abs(m0), float(hi - lo))
-        held = float(np.mean(np.sign(tail - (m0 + m1) / 2) == rule.direction)) >= HELD_SHARE
-        half = ref.size // 2
-        drift = abs(float(np.median(ref[half:]) - np.median(ref[:half])))
-        steady = drift <= STEADY_SHARE * abs(change)
-        if large and held and steady and (best is None or z > best.z):
-            tail_steps = steps[values.size - k :]
-            best = Shift(
+        k = max(TAIL_MIN, math.ceil(share * (n - start)))
+        stride = max(1, k // 4)  # a quarter window: the onset is refined point by point below
+        last = n - k
+        splits = list(range(start + TAIL_MIN, last, stride)) + [last]
+        for t in splits:
+            if found is not None and t >= found.points:
+                break  # only an earlier start can replace what the other size found
+            ref_start = max(start, t - REFERENCE_FACTOR * k)
+            ref, window = values[ref_start:t], values[t : t + k]
+            if ref.size < TAIL_MIN:
+                continue
+            m0, m1 = float(np.median(ref)), float(np.median(window))
+            sigma = max(stats.robust_sigma(ref), 1e-12)
+            change = m1 - m0
+            z = abs(change) / sigma
+            if np.sign(change) != rule.direction or z < SHIFT_Z:
+                continue
+            if not _large(rule, m0, m1, lo, hi):
+                continue
+            mid = (m0 + m1) / 2
+            since = values[t:]
+            if float(np.mean(np.sign(since - mid) == rule.direction)) < HELD_SHARE:
+                continue  # it did not hold to the last logged point
+            if _drift(ref) > STEADY_SHARE * abs(change) or _drift(window) > STEADY_SHARE * abs(
+                change
+            ):
+                continue  # a slope on either side: a trend, not a step from one level to another
+            past = np.flatnonzero(np.sign(window - mid) == rule.direction)
+            onset = t + int(past[0])
+            after = steps[onset:]
+            found = Shift(
                 q.quantity,
                 rule.kind,
+                rule.what,
                 q.label,
                 m0,
-                m1,
+                float(np.median(values[onset:])),
                 sigma,
                 z,
-                int(tail_steps[0]),
-                int(tail_steps[-1]),
-                (int(steps[ref_start]), int(steps[values.size - k - 1])),
-                [int(s) for s in tail_steps[:20]],
-                int(k),
+                int(after[0]),
+                int(after[-1]),
+                (int(steps[ref_start]), int(steps[t - 1])),
+                [int(s) for s in after[:20]],
+                onset,  # the index, while searching; the count of points once found
             )
-    return best
+            break
+    if found is not None:
+        found.points = n - found.points
+    return found
 
 
 def tail_median(q: QuantitySeries) -> float | None:
@@ -174,15 +225,17 @@ def tail_median(q: QuantitySeries) -> float | None:
 
 
 def shifts(series: Mapping[str, QuantitySeries]) -> list[Shift]:
-    """The sharp tail changes of the run's quantities (see the module docstring)."""
+    """The sharp changes of the run's quantities, the earliest first (see the module
+    docstring); at most one a quantity (its earliest)."""
     found = []
-    for quantity, rule in RULES.items():
+    for quantity, rules in RULES.items():
         q = series.get(quantity)
-        if q is not None:
-            hit = _one(q, rule)
-            if hit is not None:
-                found.append(hit)
-    return found
+        if q is None:
+            continue
+        hits = [h for h in (_one(q, rule) for rule in rules) if h is not None]
+        if hits:
+            found.append(min(hits, key=lambda h: h.first_step))
+    return sorted(found, key=lambda h: h.first_step)
 
 
 def shift_faults(series: Mapping[str, QuantitySeries]) -> list[TailShift]:

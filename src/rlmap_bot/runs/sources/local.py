@@ -26,6 +26,7 @@ from typing import Callable, Iterator
 
 import numpy as np
 
+from rlmap_bot import wording
 from rlmap_bot.runs.detect import Candidate, choose, discover, several_runs_note
 from rlmap_bot.runs.errors import RunReadError
 from rlmap_bot.runs.formats.lines import LINE_FORMATS
@@ -147,7 +148,8 @@ class LocalSource:
             total += n
         if data.get("files") and fresh:
             c.warnings.append(
-                f"new event file(s) since the last check: {', '.join(fresh)} (a restarted run)"
+                f"new {wording.plural('event file') if len(fresh) > 1 else 'event file'} since the "
+                f"last check: {', '.join(fresh)} (a restarted run)"
             )
         run = c.finish(path=str(folder), format="tensorboard", run_id=folder.name, bytes_read=total)
         cursor = {

@@ -43,6 +43,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterator
 
+from rlmap_bot import wording
 from rlmap_bot.runs.errors import RunReadError
 from rlmap_bot.runs.model import Collector, RunData, to_float
 from rlmap_bot.runs.sources import Cursor, SourceRef
@@ -457,8 +458,8 @@ class WandbFileSource:
             corrupt += got.corrupt
         if corrupt:
             c.warnings.append(
-                f"{corrupt} corrupt chunk(s) failed their checksum; the rest of each such block "
-                f"was skipped"
+                f"{wording.counted(corrupt, 'corrupt chunk')} failed the checksum; the rest of "
+                f"each such block was skipped"
             )
         if len(files) > 1 and cursor is None:
             c.warnings.append(

@@ -14,6 +14,7 @@ from slack_sdk.models.blocks import (
 )
 from slack_sdk.models.views import View
 
+from rlmap_bot import wording
 from rlmap_bot.results.curation import AdditionList, Candidate
 from rlmap_bot.slack.blocks.common import actions, button, context, plain, section
 from rlmap_bot.slack.markup import code, cut, escape, link, mention
@@ -189,7 +190,7 @@ def additions_blocks(result: AdditionList) -> list[Block]:
         f"{mention(a.approved_by)} on {escape(a.added)}"
         for a in result.additions
     ]
-    out: list[Block] = [section(f"*{len(lines)} paper(s) approved from Slack*")]
+    out: list[Block] = [section(f"*{wording.counted(len(lines), 'paper')} approved from Slack*")]
     for start in range(0, len(lines), 10):
         out.append(section("\n".join(lines[start : start + 10])))
     return out[:50]

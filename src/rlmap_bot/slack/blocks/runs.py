@@ -19,7 +19,7 @@ def _where(result: RunDiagnosis, name: str) -> str:
     span = f"steps {run.first_step}-{run.last_step}" if run.first_step is not None else "no steps"
     framework = f", {escape(run.framework)} metric names" if run.framework else ""
     log = f"a {escape(run.format)} log{framework}"
-    return f"Read {run.steps} steps ({span}) of {code(name)}, {log}."
+    return f"Read {wording.counted(run.steps, 'step')} ({span}) of {code(name)}, {log}."
 
 
 def run_text(result: RunDiagnosis) -> str:

@@ -1,0 +1,177 @@
+"""Faults exact (issue 36, item 3): which metric, which steps, how many; a step the trainer
+skipped is a note; a collapse is named with the step it began, wherever in the run.
+
+The NaN family: one NaN/inf gradient norm (or loss) among finite ones is an update verl's actor
+skipped (``dp_actor``: zero_grad instead of step), read as "Loss divergence = yes" and
+"Optimization binds (92%)" and posted by the watch as ``fault:nan``, under a title that said "the
+loss" over a body that said grad_norm.  Members: one inf gradient norm late in a 150-step run; one
+NaN loss mid-run; two NaN steps far apart.  The faults beside them: NaN on every step from one on
+(sustained), NaN on one step in five (recurring).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from rlmap_bot.runs.signals import derive_signals
+from rlmap_bot.runs.sources import read_source
+from rlmap_bot.runs.verdict import verdict_for
+from rlmap_bot.wording import verdicts
+from rlmap_bot.wording.posts import alert_changes, alert_title
+from support import runlogs as rl
+from support.steady import steady_run
+from support.steady import watch_growing as _watch
+
+
+def _records(steps: int = 150, **bad: list[int]) -> list[rl.Record]:
+    """A healthy verl run with the named neutral curves NaN (or inf) at the listed steps."""
+    out = []
+    for step, row in rl.curves("healthy", steps=steps, seed=4):
+        row = dict(row)
+        for key, at in bad.items():
+            if step in at:
+                row[key] = math.inf if key == "grad_norm" else math.nan
+        out.append((step, row))
+    return rl.named(out, "verl")
+
+
+def _derive(path, aliases):
+    return derive_signals(read_source(path, aliases=aliases), aliases)
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        {"grad_norm": [138]},  # the issue's: one inf gradient norm at step 138 of 150
+        {"pg_loss": [70]},  # one NaN loss mid-run
+        {"grad_norm": [40, 121]},  # two, far apart
+    ],
+)
+def test_a_step_the_trainer_skipped_is_a_note_not_divergence(bad, tmp_path, aliases, core):
+    clean = _derive(rl.write_verl_jsonl(tmp_path / "clean.jsonl", _records()), aliases)
+    d = _derive(rl.write_verl_jsonl(tmp_path / "run.jsonl", _records(**bad)), aliases)
+    assert [f for f in d.faults if f.kind == "nan"] == []
+    assert d.signals["loss_divergence"] is False
+    assert "skipped (a note)" in d.signal_sources["loss_divergence"].detail
+    steps = sorted(s for at in bad.values() for s in at)
+    [note] = [w for w in d.warnings if "skipped" in w]
+    assert all(str(s) in note for s in steps) and "not a divergence" in note, note
+    # The verdict is the one the run gets without the skipped step.
+    mine, theirs = verdict_for(core.engine, d), verdict_for(core.engine, clean)
+    assert (mine.binding_stage, mine.tied) == (theirs.binding_stage, theirs.tied)
+    assert mine.binding_stage != "optimization"
+
+
+def test_nan_on_every_step_from_one_on_is_a_fault_named_with_its_metric_and_step(tmp_path, aliases):
+    late = list(range(100, 151))
+    d = _derive(
+        rl.write_verl_jsonl(tmp_path / "run.jsonl", _records(grad_norm=late, pg_loss=late)),
+        aliases,
+    )
+    nan = {f.metric: f for f in d.faults if f.kind == "nan"}
+    assert set(nan) == {"actor/grad_norm", "actor/pg_loss"}
+    grad = nan["actor/grad_norm"]
+    assert (grad.first_step, grad.last_step, grad.count, grad.pattern) == (
+        100,
+        150,
+        51,
+        "sustained",
+    )
+    assert "from step 100" in grad.detail and not grad.throughout
+    assert d.signals["loss_divergence"] is True
+
+
+def test_nan_on_one_step_in_five_is_a_recurring_fault(tmp_path, aliases):
+    every_fifth = list(range(5, 151, 5))
+    path = rl.write_verl_jsonl(tmp_path / "run.jsonl", _records(grad_norm=every_fifth))
+    d = _derive(path, aliases)
+    [fault] = [f for f in d.faults if f.kind == "nan"]
+    assert fault.pattern == "recurring" and fault.count == len(every_fifth)
+    assert fault.first_step == 5 and fault.last_step == 150
+    assert d.signals["loss_divergence"] is True
+
+
+def test_a_watch_posts_nothing_for_a_skipped_step(core, tmp_path):
+    records = _records(grad_norm=[138])
+    posts = _watch(core, tmp_path, records, [60, 100, 137, 139, 150])
+    assert [p.conditions for p in posts if any("nan" in c for c in p.conditions)] == []
+
+
+def test_a_watch_names_the_metric_its_nan_alert_is_about(core, tmp_path):
+    """Only the gradient norm goes NaN: the title names it, as the body does (not "the loss")."""
+    late = list(range(110, 151))
+    posts = _watch(core, tmp_path, _records(grad_norm=late), [60, 100, 120, 150])
+    [alert] = [p for p in posts if "fault:nan" in p.conditions]
+    title, body = alert_title(alert), " ".join(alert_changes(alert))
+    assert "actor/grad_norm" in title and "loss" not in title, title
+    assert "actor/grad_norm" in body and "from step 110" in body, body
+
+
+# -- collapses, wherever in the run -------------------------------------------------------------
+# The family: an output collapse (length about 100 -> 10 tokens, entropy to ~0, a RAGEN run) 55-70%
+# of the way through a run that logs on is never named once the run has gone on, and the sharp-
+# change check looked only for length going up.  Members: a length collapse at 60% (verl JSONL),
+# an entropy blow-up at 45% (verl console), a reward collapse at 40% of a run that logs on twice
+# as long (TRL), and a dip the run came back from, which must stay quiet.
+def _changed(onset: int, steps: int = 400, until: int | None = None, **change):
+    """``test_runs_tail``'s steady run, each named curve set by ``change[name](rng, row)`` from
+    ``onset`` (to ``until``, when given)."""
+    rng = np.random.default_rng(11)
+    out = []
+    for step, row in steady_run(seed=3, steps=steps):
+        row = dict(row)
+        if step >= onset and (until is None or step < until):
+            for key, fn in change.items():
+                row[key] = float(fn(rng, row))
+        out.append((step, row))
+    return out
+
+
+def _short_answers():
+    return {
+        "length": lambda g, r: 10 + g.normal(0, 1),
+        "entropy": lambda g, r: 0.01 + abs(g.normal(0, 0.002)),
+    }
+
+
+def test_an_output_collapse_at_60_percent_is_named_with_its_first_step(tmp_path, aliases, core):
+    records = rl.named(_changed(241, **_short_answers()), "verl")
+    d = _derive(rl.write_verl_jsonl(tmp_path / "run.jsonl", records), aliases)
+    kinds = {f.kind: f for f in d.faults}
+    assert {"length_collapse", "entropy_collapse"} <= set(kinds), [f.detail for f in d.faults]
+    length = kinds["length_collapse"]
+    assert length.first_step == 241 and length.last_step == 400, length.detail
+    assert "from step 241" in length.detail and length.metric == "response_length/mean"
+    first = verdicts.opening(verdict_for(core.engine, d))[0]
+    assert first.startswith("Fault: the") and "from step 241" in first, first
+
+
+def test_an_entropy_blowup_is_named_too(tmp_path, aliases):
+    records = rl.named(_changed(181, entropy=lambda g, r: 2.4 + g.normal(0, 0.05)), "verl")
+    d = _derive(rl.write_verl_console(tmp_path / "run.log", records), aliases)
+    [fault] = [f for f in d.faults if f.kind == "entropy_blowup"]
+    assert fault.first_step == 181 and fault.metric == "actor/entropy"
+
+
+def test_a_reward_collapse_long_before_the_end_is_still_named(tmp_path, aliases):
+    records = rl.named(_changed(321, steps=800, reward=lambda g, r: g.uniform(0.05, 0.2)), "trl")
+    d = _derive(rl.write_trl_output(tmp_path / "out", records), aliases)
+    [fault] = [f for f in d.faults if f.kind == "reward_collapse"]
+    assert fault.first_step == 321 and fault.last_step == 800
+
+
+def test_a_dip_the_run_came_back_from_is_no_fault(tmp_path, aliases):
+    records = rl.named(_changed(200, until=230, **_short_answers()), "verl")
+    d = _derive(rl.write_verl_jsonl(tmp_path / "run.jsonl", records), aliases)
+    assert [f.detail for f in d.faults] == []
+
+
+def test_a_watch_checking_once_after_a_late_collapse_names_it(core, tmp_path):
+    """`watch --once` on a run that collapsed at 60% and logged on to its end."""
+    records = rl.named(_changed(241, **_short_answers()), "verl")
+    [alert] = [p for p in _watch(core, tmp_path, records, [400]) if "fault:shift" in p.conditions]
+    assert alert_title(alert).startswith("Fault: "), alert_title(alert)
+    assert "from step 241" in " ".join(alert_changes(alert)), alert_changes(alert)
