@@ -85,6 +85,9 @@ def test_the_number_of_trials_is_read_from_the_scores():
     assert trials_of(mean_at_8) == 240
     assert trials_of(rng.uniform(0.2, 0.6, 12)) is None  # a mean reward on no lattice
     assert trials_of(np.array([1.5, 2.5, 3.0, 4.0])) is None  # not a 0-1 pass rate
+    # printed to 3 decimals: on the lattice of 1/1000 whatever the set, so no size is read
+    assert trials_of(np.round(rng.uniform(0.5, 0.8, 12), 3)) is None
+    assert trials_of(rng.binomial(500, 0.7, 12) / 500) == 500  # MATH-500: 3 decimals, its own
     sigma, words = eval_noise(aime, 0.25)
     # one problem of 30 is 3.3 points; the binomial standard error at 25% is 7.9 points
     assert sigma == pytest.approx(math.sqrt(0.25 * 0.75 / 30)) and "30 trials" in words

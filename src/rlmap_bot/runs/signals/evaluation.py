@@ -46,10 +46,19 @@ def trials_of(values: np.ndarray) -> int | None:
     distinct = np.unique(np.round(values, 9))
     if distinct.size < LATTICE_MIN or distinct.min() < -UNIT_TOL or distinct.max() > 1 + UNIT_TOL:
         return None
+    # Scores printed to d decimals sit on the lattice of 10^-d whatever the set: when that is the
+    # lattice found, it is the printing's and says nothing about the trials (a set of 500 or 400
+    # has a lattice of its own, coarser than its printing).
+    printed = next(
+        (10**d for d in range(1, 7) if np.allclose(distinct * 10**d, np.round(distinct * 10**d))),
+        None,
+    )
     n = np.arange(1, LATTICE_MAX + 1, dtype=float)[:, None]
     scaled = distinct[None, :] * n
     fits = np.all(np.abs(scaled - np.round(scaled)) <= LATTICE_TOL * n, axis=1)
     for count in np.flatnonzero(fits) + 1:
+        if count == printed:
+            return None
         if count <= LATTICE_LARGE or distinct.size >= LATTICE_MIN_LARGE:
             return int(count)
     return None
