@@ -185,7 +185,13 @@ def test_a_reading_counts_by_its_margin(core):
     far, _ = reward_score({"proxy_reward_trend": 4.0, "heldout_score_trend": 3.5})
     edge, weak = reward_score({"proxy_reward_trend": 4.0, "heldout_score_trend": 1.0})
     assert full == far > edge > 0
-    assert said.binding_stage == "reward" and weak.confidence < said.confidence
+
+    # the engine's own probability of the stage falls with the weight (the confidence said on a
+    # run goes through the calibration map, a person's does not, so those two are not compared)
+    def p_reward(v):
+        return next(r.probability for r in v.ranking if r.stage == "reward")
+
+    assert said.binding_stage == "reward" and p_reward(weak) < p_reward(said)
     rule = next(e for e in weak.evidence if e.rule == "heldout_score_trend.overoptimization")
     assert rule.points["reward"] < 5  # the evidence carries what it counted for
     # a held-out score that did not fall short of following the reward: the onset rule is unfired
