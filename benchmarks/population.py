@@ -160,7 +160,7 @@ class Standing:
 _WORKER: dict = {}
 
 
-def _start_worker(db: str, home: str) -> None:
+def _start_worker(db: str, home: str, knowledge: str = str(KNOWLEDGE)) -> None:
     """Each process opens its own core (knowledge store built once by the parent)."""
     os.environ["RLMAP_HOME"] = home
     os.environ.pop("RLMAP_RUN_ROOTS", None)
@@ -169,14 +169,21 @@ def _start_worker(db: str, home: str) -> None:
     from rlmap_bot.watch.service import WatchService
 
     folder = Path(tempfile.mkdtemp(prefix="rlmap-pop-", dir=home))
-    core = Core(KNOWLEDGE, Path(db), state_url=folder / "state.db")
+    core = Core(Path(knowledge), Path(db), state_url=folder / "state.db")
     clock = [T0]
     settings = core.settings.model_copy(update={"rlmap_run_roots": str(folder)})
     access = local_access()  # a terminal's, as `rlmap-bot watch FILE` and `diagnose` read
     service = WatchService(
         core, access=lambda _team: access, clock=lambda: clock[0], settings=settings
     )
-    _WORKER.update(core=core, service=service, clock=clock, folder=folder, access=access)
+    _WORKER.update(
+        core=core,
+        service=service,
+        clock=clock,
+        folder=folder,
+        access=access,
+        knowledge=Path(knowledge),
+    )
 
 
 class _Poster:
@@ -217,7 +224,7 @@ def check(kind: str, index: int, seed: int) -> tuple[str, list[Said], float]:
 
     def diagnose(share: float) -> None:
         try:
-            d = diagnose_run(core.engine, KNOWLEDGE, path, access=_WORKER["access"])
+            d = diagnose_run(core.engine, _WORKER["knowledge"], path, access=_WORKER["access"])
             said.append(said_of(d, cuts[at[0]], share))
         except Exception as exc:  # noqa: BLE001 - a reading that fails is a result to report
             said.append(Said("diagnose", cuts[at[0]], share, note=f"error: {exc}"))
@@ -495,7 +502,9 @@ def check_bank_log(name: str, rel: str, folder: str) -> tuple[str, list[Said]]:
 def _diagnosed(diagnose_run, core, path: Path, share: float) -> Said:
     try:
         return said_of(
-            diagnose_run(core.engine, KNOWLEDGE, path, access=_WORKER["access"]), 0, share
+            diagnose_run(core.engine, _WORKER["knowledge"], path, access=_WORKER["access"]),
+            0,
+            share,
         )
     except Exception as exc:  # noqa: BLE001 - a log that cannot be read is reported as such
         return Said("diagnose", 0, share, note=f"error: {str(exc)[:120]}")
@@ -552,23 +561,25 @@ def measure(
     jobs: int = 2,
     bank: bool = False,
     home: Path | None = None,
+    knowledge: Path = KNOWLEDGE,
 ) -> dict:
     """Check every run of ``seed`` (and the bank) through the product, in ``jobs`` processes,
-    and score it: the figures :func:`report` prints."""
+    and score it: the figures :func:`report` prints.  ``knowledge``: the catalog to use (the
+    calibration's fit reads the product's verdicts with no calibration map)."""
     from rlmap_bot.core import Core
 
     with tempfile.TemporaryDirectory(prefix="rlmap-population-") as tmp:
         home = home or Path(tmp)
         db = home / "kb.db"
         if not db.exists():
-            Core(KNOWLEDGE, db, state_url=home / "parent-state.db")  # builds the store once
+            Core(knowledge, db, state_url=home / "parent-state.db")  # builds the store once
         runs = pop.population(seed, per_class)
         started = time.perf_counter()
         cpu = _cpu()
         said: dict[str, list[Said]] = {}
         seconds: list[float] = []
         bank_said: dict[str, list[Said]] = {}
-        start = (str(db), str(home))
+        start = (str(db), str(home), str(knowledge))
         with ProcessPoolExecutor(jobs, initializer=_start_worker, initargs=start) as ex:
             futures = [ex.submit(check, r.kind, int(r.name.rsplit("-", 1)[1]), seed) for r in runs]
             logs = bank_folder() if bank else None

@@ -97,14 +97,23 @@ class Engine:
 
     # -- verdicts -------------------------------------------------------------------------
     def diagnose(
-        self, raw: Mapping[str, Any], exclude: Iterable[str] = (), validated: bool = False
+        self,
+        raw: Mapping[str, Any],
+        exclude: Iterable[str] = (),
+        validated: bool = False,
+        margins: Mapping[str, float | None] | None = None,
     ) -> Verdict:
-        """The verdict for these signal values (validated first unless told they are)."""
+        """The verdict for these signal values (validated first unless told they are).
+
+        ``margins``: for signals read from a run's logs, how far past its noise band each
+        reading is; given (even empty), the verdict is one on a run, and its confidence is said
+        through the calibration map fitted on runs with known truth (:meth:`Scoring.stated`).
+        A person's answers are not what that map was measured on, so theirs is the engine's own."""
         values = dict(raw) if validated else self.validate(raw)
         scoring = self.scoring
-        fired, kept, scores = scoring.evaluate(values)
+        fired, kept, scores, weights = scoring.weighed(values, margins)
         probs, none_prob = scoring.probabilities(scores)
-        binding = scoring.binding(scores, values, kept)
+        binding = scoring.binding(scores, values, kept, weights)
         ranking = sorted(
             (
                 StageScore(
@@ -117,7 +126,7 @@ class Engine:
             ),
             key=lambda r: (-r.score, self.stages.index(r.stage)),
         )
-        evidence = summary.evidence(self.catalog, fired, kept, values)
+        evidence = summary.evidence(self.catalog, fired, kept, values, weights)
         ranked = [c for c in self.information(values, exclude) if c.gain > self.settings.min_gain]
         tied = [] if binding else scoring.tied(scores)
         backing = [e for e in evidence if binding and e.supports(binding)]
@@ -138,6 +147,8 @@ class Engine:
         confidence = (
             probs[binding] if binding else (sum(probs[s] for s in tied) if tied else none_prob)
         )
+        if margins is not None:  # read from a run's logs: said as such verdicts were found right
+            confidence = scoring.stated(confidence, "stage" if binding or tied else "none")
         title = self.stage_titles.get(binding, binding) if binding else None
         return Verdict(
             binding_stage=binding,

@@ -15,13 +15,41 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping
 from functools import lru_cache
-from typing import Any
+from typing import Any, Literal
 
 from rlmap_bot.diagnosis.rules import MEMO_SIZE, CompiledRule, RuleSet, known
 from rlmap_bot.knowledge.settings import DiagnosisSettings
 
 # What :meth:`Scoring.evaluate` returns: the fired rules, those kept, and each stage's score.
 Evaluation = tuple[list[CompiledRule], list[CompiledRule], dict[str, float]]
+
+
+def margin_weight(settings: DiagnosisSettings, margin: float | None) -> float:
+    """How much a reading counts for, by its margin past its noise band (in bands): none inside
+    the band, ``margin_weight`` at its edge, rising linearly to full at ``margin_full`` bands
+    (None: a reading with no band, a person's answer, counts in full)."""
+    if margin is None:
+        return 1.0
+    if margin < 1:
+        return 0.0
+    low, full = settings.margin_weight, settings.margin_full
+    return min(1.0, low + (1 - low) * (margin - 1) / (full - 1))
+
+
+def rule_weights(
+    settings: DiagnosisSettings, fired: Iterable[CompiledRule], margins: Mapping[str, float | None]
+) -> dict[int, float]:
+    """Each fired rule's weight under the margins of the readings it is weighed by (the weakest
+    decides: a comparison of two curves is as sure as its less sure curve); rules at 1 left out."""
+    out: dict[int, float] = {}
+    for c in fired:
+        w = min(
+            (margin_weight(settings, margins[s]) for s in c.rule.weighed_by if s in margins),
+            default=1.0,
+        )
+        if w < 1.0:
+            out[c.index] = w
+    return out
 
 
 class Scoring:
@@ -39,15 +67,19 @@ class Scoring:
         dropped = set().union(*(c.overrides for c in fired)) if fired else set()
         return [c for c in fired if c.key not in dropped] if dropped else fired
 
-    def scores(self, kept: Iterable[CompiledRule]) -> dict[str, float]:
+    def scores(
+        self, kept: Iterable[CompiledRule], weights: Mapping[int, float] | None = None
+    ) -> dict[str, float]:
         """Strongest reading in full, the others at the
-        corroboration weight (see the module doc).
+        corroboration weight (see the module doc); ``weights``: rule index -> the share of its
+        points a reading's margin leaves it (:func:`rule_weights`).
         """
         readings: dict[str, list[float]] = {s: [] for s in self.stages}
         for compiled in kept:
+            w = weights.get(compiled.index, 1.0) if weights else 1.0
             for target, points in compiled.rule.points.items():
                 if target in readings:
-                    readings[target].append(points)
+                    readings[target].append(points * w)
         k = self.settings.corroboration
         scores: dict[str, float] = {}
         for stage, pts in readings.items():
@@ -58,10 +90,25 @@ class Scoring:
             scores[stage] = top + k * (sum(pts) - top)
         return scores
 
-    def evaluate(self, values: Mapping[str, Any]) -> Evaluation:
+    def evaluate(
+        self, values: Mapping[str, Any], margins: Mapping[str, float | None] | None = None
+    ) -> Evaluation:
+        """Fired and kept rules and the stage scores (see :meth:`weighed`)."""
+        fired, kept, scores, _ = self.weighed(values, margins)
+        return fired, kept, scores
+
+    def weighed(
+        self, values: Mapping[str, Any], margins: Mapping[str, float | None] | None = None
+    ) -> tuple[list[CompiledRule], list[CompiledRule], dict[str, float], dict[int, float]]:
+        """Fired and kept rules, the stage scores and the rules' weights: ``margins`` (signal ->
+        its margin past its noise band, for readings from a run's logs) weigh the rules that say
+        so, and a rule weighed to nothing (a reading inside its band) has not fired."""
         fired = self.rules.fired(values)
+        weights = rule_weights(self.settings, fired, margins) if margins else {}
+        if weights:
+            fired = [c for c in fired if weights.get(c.index, 1.0) > 0]
         kept = self.kept(fired)
-        return fired, kept, self.scores(kept)
+        return fired, kept, self.scores(kept, weights), weights
 
     def probabilities(self, scores: Mapping[str, float]) -> tuple[dict[str, float], float]:
         """Each stage's probability of binding, and that of "no single stage" (a softmax)."""
@@ -72,6 +119,13 @@ class Scoring:
         total = sum(exps)
         probs = {s: exps[i] / total for i, s in enumerate(self.stages)}
         return probs, exps[-1] / total
+
+    def stated(self, probability: float, kind: Literal["stage", "none"]) -> float:
+        """How sure a verdict says it is: the probability of what it states, through the
+        calibration map fitted on runs with known truth (``knowledge/calibration.yaml``), so that
+        of verdicts said at X%, about X% are right; the probability itself when there is none."""
+        calibration = self.settings.calibration
+        return probability if calibration is None else calibration.stated(probability, kind)
 
     def distribution(self, scores: Mapping[str, float]) -> list[float]:
         probs, none = self.probabilities(scores)
@@ -106,7 +160,11 @@ class Scoring:
         return tuple(self.distribution(self.scores(kept)))
 
     def binding(
-        self, scores: Mapping[str, float], values: Mapping[str, Any], kept: list[CompiledRule]
+        self,
+        scores: Mapping[str, float],
+        values: Mapping[str, Any],
+        kept: list[CompiledRule],
+        weights: Mapping[int, float] | None = None,
     ) -> str | None:
         """The stage that binds, or None.
 
@@ -120,11 +178,19 @@ class Scoring:
             return None
         if scores[top] >= self.settings.min_score:
             return top
-        if scores[top] >= self.settings.tentative_score and self.confirmable(top, values, kept):
+        if scores[top] >= self.settings.tentative_score and self.confirmable(
+            top, values, kept, weights
+        ):
             return top
         return None
 
-    def confirmable(self, stage: str, values: Mapping[str, Any], kept: list[CompiledRule]) -> bool:
+    def confirmable(
+        self,
+        stage: str,
+        values: Mapping[str, Any],
+        kept: list[CompiledRule],
+        weights: Mapping[int, float] | None = None,
+    ) -> bool:
         """Whether a moderate reading of ``stage`` still stands alone rather than unconfirmed.
 
         A strong reading stands (readings against other mechanisms of the stage may pull its
@@ -134,7 +200,9 @@ class Scoring:
         the evidence says; once they are known and none confirmed it, it was checked and found
         wanting, and the verdict abstains.
         """
-        if max((c.points_to(stage) for c in kept), default=0.0) >= self.settings.min_score:
+        w = weights or {}
+        strongest = max((c.points_to(stage) * w.get(c.index, 1.0) for c in kept), default=0.0)
+        if strongest >= self.settings.min_score:
             return (
                 True  # a strong reading, only weighed down by healthy readings of other mechanisms
             )

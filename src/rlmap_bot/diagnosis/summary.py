@@ -13,10 +13,15 @@ from rlmap_bot.wording import counted
 
 
 def evidence(
-    catalog: Catalog, fired: list[CompiledRule], kept: list[CompiledRule], values: Mapping[str, Any]
+    catalog: Catalog,
+    fired: list[CompiledRule],
+    kept: list[CompiledRule],
+    values: Mapping[str, Any],
+    weights: Mapping[int, float] | None = None,
 ) -> list[Evidence]:
     """The kept readings, each with its source's fact
-    and what it explained away, strongest first.
+    and what it explained away, strongest first; a reading weighed by its margin carries the
+    points it counted for.
     """
     fired_keys = {c.key for c in fired}
     out: list[Evidence] = []
@@ -30,7 +35,8 @@ def evidence(
         )
         facts = getattr(source, "facts", []) if source else []
         fact = facts[rule.fact] if rule.fact is not None and rule.fact < len(facts) else None
-        points = dict(rule.points)
+        w = (weights or {}).get(compiled.index, 1.0)
+        points = {st: round(p * w, 3) for st, p in rule.points.items()}
         main = max(points, key=lambda st: (abs(points[st]), points[st]))
         out.append(
             Evidence(

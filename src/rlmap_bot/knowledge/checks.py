@@ -172,6 +172,11 @@ def check_rules(catalog: Catalog, signal: Signal, signal_ids: set[str]) -> None:
                 f"rules[{i}].fact",
                 f"'{rule.source}' has {have}; there is no fact {rule.fact}",
             )
+        for sid in rule.weighed_by:
+            if sid not in rule.expr.names:
+                raise KnowledgeError(
+                    where, signal.id, f"rules[{i}].weighed_by", f"the rule does not read '{sid}'"
+                )
         for ref in rule.overrides:
             owner, _, rid = ref.rpartition(".")
             target = catalog.entries.get(owner or signal.id)

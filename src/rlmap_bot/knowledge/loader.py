@@ -24,6 +24,8 @@ ENTRY: TypeAdapter[Entry] = TypeAdapter(cast(Any, Entry), config=ConfigDict(defe
 
 
 SETTINGS_FILE = "catalog.yaml"
+#: The verdicts' calibration map, generated (benchmarks/calibrate.py) and kept beside the settings.
+CALIBRATION_FILE = "calibration.yaml"
 
 
 @cache
@@ -252,8 +254,13 @@ def _load_settings(root: Path) -> CatalogSettings:
     loaded = _read_yaml(path, shown)
     if loaded is not None and not isinstance(loaded, dict):
         raise KnowledgeError(shown, None, None, "must be a mapping of settings")
+    loaded = dict(loaded or {})
+    calibration = root / CALIBRATION_FILE
+    if calibration.exists():
+        fitted = _read_yaml(calibration, _relative(calibration, root))
+        loaded["diagnosis"] = {**(loaded.get("diagnosis") or {}), "calibration": fitted}
     try:
-        return CatalogSettings.model_validate(loaded or {})
+        return CatalogSettings.model_validate(loaded)
     except ValidationError as exc:
         first = exc.errors()[0]
         problem = (

@@ -250,6 +250,12 @@ class Rule(BaseModel):
             description="Rules ('signal.rule', or 'rule' in this file) this one explains away.",
         )
     )
+    weighed_by: list[Slug] = Field(
+        default_factory=list,
+        description="Signals this rule reads whose margin past their noise weighs it, when they "
+        "are read from a run's logs: a reading just past its band counts for about half, one far "
+        "past it in full, one inside it not at all (see diagnosis.margin_full).",
+    )
 
     @field_validator("when")
     @classmethod

@@ -8,7 +8,8 @@ used (``defer_build``).
 
 from __future__ import annotations
 
-from typing import Annotated
+import itertools
+from typing import Annotated, Literal
 
 from pydantic import (
     BaseModel,
@@ -66,6 +67,45 @@ class Precedence(BaseModel):
     why: str
 
 
+class Calibration(BaseModel):
+    """The map from the engine's probability of what a verdict states to the frequency with which
+    such verdicts were right (``knowledge/calibration.yaml``, written by the command it names).
+
+    One map per kind of statement, as they are different claims: ``stage`` (a stage binds, or a
+    tie) and ``none`` (no single stage).  Each is a non-decreasing list of knots (probability,
+    how often right), read between knots by straight lines and flat beyond the ends.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
+
+    method: str
+    fitted_on: str
+    command: str
+    knots: dict[Literal["stage", "none"], list[tuple[float, float]]]
+
+    @model_validator(mode="after")
+    def _monotone(self) -> Calibration:
+        for kind, knots in self.knots.items():
+            xs, ys = [k[0] for k in knots], [k[1] for k in knots]
+            if not knots or xs != sorted(xs) or ys != sorted(ys):
+                raise ValueError(f"the {kind} map's knots must be non-empty and non-decreasing")
+            if min(xs + ys) < 0 or max(xs + ys) > 1:
+                raise ValueError(f"the {kind} map's knots must lie in 0-1")
+        return self
+
+    def stated(self, probability: float, kind: Literal["stage", "none"]) -> float:
+        """How sure to say a verdict of this kind is, at this probability."""
+        knots = self.knots.get(kind)
+        if not knots:
+            return probability
+        if probability <= knots[0][0]:
+            return knots[0][1]
+        for (x0, y0), (x1, y1) in itertools.pairwise(knots):
+            if probability <= x1:
+                return y0 if x1 == x0 else y0 + (y1 - y0) * (probability - x0) / (x1 - x0)
+        return knots[-1][1]
+
+
 class DiagnosisSettings(BaseModel):
     """How rule points become a verdict; see knowledge/catalog.yaml for each value's reason."""
 
@@ -77,6 +117,11 @@ class DiagnosisSettings(BaseModel):
     min_lead: float = Field(default=1.25, ge=0)
     corroboration: float = Field(default=0.25, ge=0, le=1)
     temperature: float = Field(default=1.0, gt=0)
+    margin_full: float = Field(default=3.0, gt=1)
+    margin_weight: float = Field(default=0.5, ge=0, le=1)
+    calibration: Calibration | None = Field(
+        default=None, description="knowledge/calibration.yaml: how sure a verdict is said to be"
+    )
     stop_confidence: float = Field(default=0.7, gt=0, le=1)
     max_asked: int = Field(default=12, ge=1)
     stop_after_unknowns: int = Field(default=4, ge=1)

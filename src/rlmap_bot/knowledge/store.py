@@ -40,7 +40,9 @@ _READ_BACK = {BUILT: True}  # see schema.BUILT: what the build checked is not ch
 
 
 def _catalog_files(root: Path) -> list[Path]:
-    return knowledge_files(root) + [p for p in [root / "catalog.yaml"] if p.exists()]
+    return knowledge_files(root) + [
+        p for p in [root / "catalog.yaml", root / "calibration.yaml"] if p.exists()
+    ]
 
 
 def catalog_fingerprint(root: Path) -> str:

@@ -32,6 +32,12 @@ class SignalSource(BaseModel):
     first_start: int | None = None
     first_end: int | None = None
     level: float | None = Field(None, description="the level now (median of the last points)")
+    margin: float | None = Field(
+        None,
+        description="how far past its noise band the reading is, in bands (a trend's change over "
+        "its flat band; a held-out score that stopped following the training reward, its "
+        "shortfall): just past 1 is weak evidence, 3 or more strong; None when it does not apply",
+    )
 
 
 class LevelReading(BaseModel):

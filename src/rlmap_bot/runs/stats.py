@@ -200,6 +200,22 @@ def windows(steps: np.ndarray, window: int | float | None) -> Windows | None:
     return Windows(w, early, previous, recent)
 
 
+#: How far past its flat band a change is, in words (the margin: |change| / band).  Judgement:
+#: within a quarter of a band beyond it, one more noisy point could undo the call ("just past
+#: it"); at three bands a noise-only change is far-fetched (with the band at about one noise
+#: sigma, three sigma is the usual bar), so the reading is strong ("far past it").
+MARGIN_JUST, MARGIN_FAR = 1.25, 3.0
+
+
+def margin_words(margin: float) -> str:
+    """The margin of a change against its band, as a reader says it."""
+    if margin < 1:
+        return "inside it"
+    if margin < MARGIN_JUST:
+        return "just past it"
+    return "far past it" if margin >= MARGIN_FAR else "past it"
+
+
 @dataclass
 class Trend:
     direction: str  # rising / flat / falling
@@ -208,11 +224,22 @@ class Trend:
     band: float
     slope: float
 
+    @property
+    def change(self) -> float:
+        return self.after - self.before
+
+    @property
+    def margin(self) -> float:
+        """The change in flat bands: past 1 a direction is called, the further the stronger."""
+        return abs(self.change) / self.band if self.band > 0 else math.inf
+
     def describe(self, fmt: str = "{:.3g}") -> str:
-        change = self.after - self.before
+        margin = self.margin
+        times = f", {margin:.1f} bands" if math.isfinite(margin) and margin >= MARGIN_JUST else ""
         return (
-            f"{fmt.format(self.before)} -> {fmt.format(self.after)} ({change:+.3g}; flat within "
-            f"+/-{self.band:.3g}); Sen's slope {self.slope:+.3g}/step"
+            f"{fmt.format(self.before)} -> {fmt.format(self.after)}, {self.change:+.3g} against a "
+            f"flat band of \u00b1{self.band:.3g}: {margin_words(margin)}{times}; Sen's slope "
+            f"{self.slope:+.3g}/step"
         )
 
 
@@ -222,14 +249,18 @@ def judge_trend(
     steps_after: np.ndarray,
     after: np.ndarray,
     scale_values: np.ndarray,
+    noise: float | None = None,
 ) -> Trend:
-    """Rising, flat or falling: medians of two windows, a flat band, and Sen's slope agreeing."""
+    """Rising, flat or falling: medians of two windows, a flat band, and Sen's slope agreeing.
+
+    ``noise``: the band's noise term when the caller knows it better than the windows' own
+    step-to-step noise (a held-out score's, from its evaluation set's size)."""
     m0, m1 = float(np.median(before)), float(np.median(after))
     both_steps = np.concatenate([steps_before, steps_after])
     both = np.concatenate([before, after])
     lo, hi = np.percentile(scale_values, [5, 95]) if scale_values.size else (0.0, 0.0)
     scale = max(abs(m0), float(hi - lo))
-    band = max(FLAT_REL * scale, FLAT_NOISE * step_noise(both))
+    band = max(FLAT_REL * scale, FLAT_NOISE * step_noise(both) if noise is None else noise)
     slope = sen_slope(both_steps, both)
     change = m1 - m0
     direction = "flat"

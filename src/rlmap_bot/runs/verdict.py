@@ -24,7 +24,11 @@ def verdict_for(
     from rlmap_bot.diagnosis.levers import for_fault
     from rlmap_bot.runs.forecast import run_forecast
 
-    verdict = engine.diagnose({**derivation.signals, **(extra or {})})
+    extra = extra or {}
+    # A reading's margin past its noise band weighs the rules that say so; a person's answer has
+    # no band and counts in full.
+    margins = {s: src.margin for s, src in derivation.signal_sources.items() if s not in extra}
+    verdict = engine.diagnose({**derivation.signals, **extra}, margins=margins)
     read = [engine.signals[s] for s in derivation.signal_sources if s in engine.signals]
     # A fault comes before any stage verdict, and so does what to do about it (when a lever answers
     # it; else the verdict's own).

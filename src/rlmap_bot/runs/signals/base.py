@@ -126,6 +126,7 @@ class Readings:
             method="median of the recent window against the window before; flat within max(5% of "
             "the series' scale, 1 step-to-step noise sigma); Sen's slope must agree in sign",
             detail=t.describe(),
+            margin=round(t.margin, 3) if t.direction != "flat" else None,
             start=a,
             end=b,
             baseline_start=c,
@@ -143,5 +144,6 @@ class Readings:
             src.detail += (
                 f"; read as falling: now at most {stats.COLLAPSED_SHARE:.0%} of its first level"
             )
+            src.margin = None  # a fall to a quarter of the start is no call at the band's edge
             return "falling", src
         return t.direction, src

@@ -13,6 +13,7 @@ def proxy_reward_trend(r: Readings) -> Reading:
     collapse = r.faults.get("reward_collapse")  # the tail's collapse, not the quarter's median
     if collapse is not None and direction != "falling":
         direction, src.detail = "falling", src.detail + f"; read as falling: {collapse.detail}"
+        src.margin = None  # a collapse is no call at the band's edge
     return direction, src
 
 
