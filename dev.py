@@ -72,8 +72,7 @@ def _install(extras: str) -> None:
     # s for the first install, once per pyproject change.
     print(
         f"installing rlmap-bot{f'[{extras}]' if extras else ''} into .venv/ (about a minute; only "
-        f"when "
-        "pyproject.toml changes) ...",
+        f"when pyproject.toml changes) ...",
         flush=True,
     )
     target = f".[{extras}]" if extras else "."

@@ -90,21 +90,21 @@ def write(
     import yaml
 
     body = {
-        "method": "isotonic regression (pool-adjacent-violators) per kind of statement, each "
-        f"block shrunk by {PRIOR} right and {PRIOR} wrong verdicts (Jeffreys' prior), none "
-        f"above {MAX_STATED}",
+        "method": f"isotonic regression (pool-adjacent-violators) per kind of statement, each "
+        f"block shrunk by {PRIOR} right and {PRIOR} wrong verdicts (Jeffreys' prior), none above "
+        f"{MAX_STATED}",
         "fitted_on": f"benchmarks/population.py, tuning seed {pop.TUNING_SEED}: every scored "
         f"diagnose at 50% and 100% of each run, read with no calibration map "
-        f"({counts.get('stage', 0)} stating a stage or a tie, {counts.get('none', 0)} stating "
-        f"no single stage)" + (f"; the product at {on}" if on else ""),
+        f"({counts.get('stage', 0)} stating a stage or a tie, {counts.get('none', 0)} stating no "
+        f"single stage)" + (f"; the product at {on}" if on else ""),
         "command": ".venv/bin/python benchmarks/calibrate.py",
         "knots": {k: [list(p) for p in v] for k, v in knots.items()},
     }
     head = (
-        "# How sure a verdict says it is: the engine's probability of what it states, mapped to\n"
-        "# how often such verdicts were right on runs with known truth. Generated; do not edit:\n"
-        "# refit with the command below after any change to the rules or the signals, and\n"
-        "# report the held-out seed (docs/measurements.md, 'Verdicts on a population of runs').\n"
+        "# How sure a verdict says it is: the engine's probability of what it states, mapped to\n# "
+        "how often such verdicts were right on runs with known truth. Generated; do not edit:\n# "
+        "refit with the command below after any change to the rules or the signals, and\n# report "
+        "the held-out seed (docs/measurements.md, 'Verdicts on a population of runs').\n"
     )
     path.write_text(head + yaml.safe_dump(body, sort_keys=False, width=100))
 
@@ -143,8 +143,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument(
         "--report",
         metavar="PATH",
-        help="print the reliability table and diagram of a 'population.py --json PATH' (its "
-        "first seed, as the map states it), and fit nothing",
+        help="print the reliability table and diagram of a 'population.py --json PATH' (its first "
+        "seed, as the map states it), and fit nothing",
     )
     ap.add_argument("--on", default="", help="the code fitted on, for the record (a commit)")
     ap.add_argument(

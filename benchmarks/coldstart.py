@@ -100,8 +100,7 @@ def report(runs: int = 15, count_instructions: bool = False) -> dict[str, float]
                 counted[name] = instructions(commands[name], env)
     print(
         f"Cold start, fresh processes, byte code cached, median of {runs} ({build_runs} for kb "
-        f"build; "
-        "seconds, wall and CPU); targets: --help < 0.25, ask < 0.25, kb build < 20"
+        f"build; seconds, wall and CPU); targets: --help < 0.25, ask < 0.25, kb build < 20"
     )
     base = times["python -c pass"][0]
     for name, (value, cpu) in times.items():

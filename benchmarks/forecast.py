@@ -313,9 +313,9 @@ def compare_figure(count: int = 60) -> None:
     both = sum(right.values()) / sum(total.values())
     print(
         f"   compare on {count} generated pairs (ceiling 0.2 higher, or midpoint 3x later; 400 "
-        f"steps, noise 0.02): right winner and kind {100 * both:.0f}% "
-        f"(ceiling {right['ceiling']}/{total['ceiling']}, "
-        f"efficiency {right['efficiency']}/{total['efficiency']})"
+        f"steps, noise 0.02): right winner and kind {100 * both:.0f}% (ceiling "
+        f"{right['ceiling']}/{total['ceiling']}, efficiency "
+        f"{right['efficiency']}/{total['efficiency']})"
     )
 
 

@@ -357,13 +357,11 @@ def main(argv: list[str]) -> int:
         backend = "PostgreSQL" if args.pg else "SQLite file shared on this host (no --pg given)"
         print(
             f"Load: {args.rate:g} DM events/s for {args.seconds:g} s over loopback; 1 in 10 "
-            f"retried to the other "
-            f"replica; state store: {backend}"
+            f"retried to the other replica; state store: {backend}"
         )
         print(
             f"   {'replicas':>8} {'scenario':>12} {'sent':>6} {'answered':>9} {'p50 ms':>8} "
-            f"{'p99 ms':>8} {'lost':>5} "
-            f"{'duplicated':>11} {'last answer after kill':>23}"
+            f"{'p99 ms':>8} {'lost':>5} {'duplicated':>11} {'last answer after kill':>23}"
         )
         rows = []
         plan = [(1, False), (2, False)] + ([] if args.no_kill else [(2, True)])
@@ -385,8 +383,8 @@ def main(argv: list[str]) -> int:
             after = f"{row['recovered']:.1f} s" if row["recovered"] is not None else "-"
             print(
                 f"   {row['replicas']:>8} {row['scenario']:>12} {row['sent']:>6} "
-                f"{row['answered']:>9} {row['p50']:>8.1f} "
-                f"{row['p99']:>8.1f} {row['lost']:>5} {row['duplicated']:>11} {after:>23}",
+                f"{row['answered']:>9} {row['p50']:>8.1f} {row['p99']:>8.1f} {row['lost']:>5} "
+                f"{row['duplicated']:>11} {after:>23}",
                 flush=True,
             )
         if rows[0]["p50"] == rows[0]["p50"]:
@@ -398,14 +396,12 @@ def main(argv: list[str]) -> int:
             killed = rows[-1]
             print(
                 f"   kill scenario: a burst of {args.burst} mentions at {args.burst_rate:g}/s, one "
-                f"replica killed "
-                f"halfway; a post takes {args.api_latency:g} s at the stand-in (half before it is "
-                f"made, half after); "
-                f"the survivor took over {killed['taken_over']} unfinished events "
-                f"({killed['found']} replies found "
+                f"replica killed halfway; a post takes {args.api_latency:g} s at the stand-in "
+                f"(half before it is made, half after); the survivor took over "
+                f"{killed['taken_over']} unfinished events ({killed['found']} replies found "
                 f"already posted, by their metadata) and every claim was finished "
-                f"{killed['finished']:.1f} s after "
-                "the kill; lease and sweep as configured (default 30 s and 5 s)"
+                f"{killed['finished']:.1f} s after the kill; lease and sweep as configured "
+                f"(default 30 s and 5 s)"
             )
         cut_ok = True
         if args.pg and args.outage_seconds > 0:

@@ -658,8 +658,8 @@ def report(out: dict, label: str) -> dict:
     )
     by_view = ", ".join(f"{v} {sum(c.alarm_by_view.get(v, 0) for c in healthy)}" for v in views)
     print(
-        f"  healthy and rollout-bound runs with a false alarm: {_pct(h_alarm, h_runs)} "
-        f"(goal <= {100 * GOALS['false_alarms']:.0f}%); by view: {by_view}"
+        f"  healthy and rollout-bound runs with a false alarm: {_pct(h_alarm, h_runs)} (goal <= "
+        f"{100 * GOALS['false_alarms']:.0f}%); by view: {by_view}"
     )
     print(f"  faulty runs' checks before onset that spoke: {_pct(*pre)}")
     line = ", ".join(f"{v} {_pct(*caught(v))}" for v in views)
@@ -670,8 +670,7 @@ def report(out: dict, label: str) -> dict:
     )
     print(
         f"  calibration: ECE {cal['ece']:.3f} over {cal['n']} stated verdicts (goal <= "
-        f"{GOALS['ece']}); stated >= 90%: right {100 * cal['right_at_90']:.0f}% "
-        f"of {cal['n_at_90']}"
+        f"{GOALS['ece']}); stated >= 90%: right {100 * cal['right_at_90']:.0f}% of {cal['n_at_90']}"
     )
     only = [c for c in healthy if c.group == "healthy"]
     print(

@@ -307,8 +307,7 @@ def print_quality(
             results.setdefault(system.name, {})[name] = row
             print(
                 f"   {name:14} {system.name:20} {row['top3']:7.3f} {row['mrr']:7.3f} "
-                f"{row['off_shown']:9.3f} "
-                f"{row['both5']:7.3f}"
+                f"{row['off_shown']:9.3f} {row['both5']:7.3f}"
             )
         if name == "tuning" and nested is not None:
             held = nested["held"]
@@ -327,8 +326,7 @@ def print_quality(
     )
     print(
         f"   {'set':14} {'on conf':>7} {'on guess':>8} {'on none':>7} {'guess ok':>8} "
-        f"{'off conf':>8} "
-        f"{'off guess':>9} {'off none':>8} {'no map word: nothing':>20}"
+        f"{'off conf':>8} {'off guess':>9} {'off none':>8} {'no map word: nothing':>20}"
     )
     for name, qs in sets:
         t = tiers(ours.searcher, qs)
@@ -336,8 +334,8 @@ def print_quality(
         print(
             f"   {name:14} {t['on_confident']:7.3f} {t['on_guess']:8.3f} {t['on_nothing']:7.3f} "
             f"{int(t['guess_right']):>3}/{int(t['guesses']):<4} {t['off_confident']:8.3f} "
-            f"{t['off_guess']:9.3f} "
-            f"{t['off_nothing']:8.3f} {int(t['wordless_nothing']):>13}/{int(t['wordless']):<6}"
+            f"{t['off_guess']:9.3f} {t['off_nothing']:8.3f} "
+            f"{int(t['wordless_nothing']):>13}/{int(t['wordless']):<6}"
         )
         if name == "tuning" and nested is not None:
             held = nested["held"]
@@ -354,8 +352,8 @@ def print_quality(
         print("      of those a close call (both must be 0: a guess or nothing)")
         for name, t in generic_sets:
             print(
-                f"   {name:14} confident {int(t['generic_confident'])}/{int(t['generic'])}, "
-                f"close calls {int(t['generic_close'])}"
+                f"   {name:14} confident {int(t['generic_confident'])}/{int(t['generic'])}, close "
+                f"calls {int(t['generic_close'])}"
             )
     return results
 
@@ -373,8 +371,8 @@ distillation imitation pretraining finetuning alignment safety robustness genera
 transfer meta lifelong continual memory world dynamics latent imagination hierarchical
 option skill intrinsic curiosity novelty count density calibration uncertainty ensemble""".split()
 FIRST = (
-    "Alex Sam Jordan Taylor Morgan Casey Robin Jamie Avery Quinn Riley Parker Drew Kai Noor "
-    "Lena Ivan Mei"
+    "Alex Sam Jordan Taylor Morgan Casey Robin Jamie Avery Quinn Riley Parker Drew Kai Noor Lena "
+    "Ivan Mei"
 ).split()
 LAST = """Okafor Lindqvist Moreau Tanaka Ivanova Haddad Kowalski Nguyen Bianchi Fischer Sato Costa
 Novak Ahmed Larsen Petrov Garcia Kim Mensah Rossi Weber Silva Dubois Yilmaz Horvat Jensen""".split()
@@ -554,8 +552,8 @@ def diagnosis_report(baseline: str | None) -> None:
         "through the"
     )
     print(
-        "   simulation against the --signals one, and against the expected one; questions put, "
-        "the opening one included: mean and most,"
+        "   simulation against the --signals one, and against the expected one; questions put, the "
+        "opening one included: mean and most,"
     )
     print(
         "   and the mean over the profiles that name a complaint, and over healthy runs: those "
@@ -675,8 +673,8 @@ def main(argv: list[str]) -> int:
                 continue  # the nested-CV row has no BM25 beside it: see the tuning row
             print(
                 f"   {name} set, ask - BM25 alone: top-3 "
-                f"{100 * (ours[name]['top3'] - r['top3']):+.1f} points, "
-                f"MRR {100 * (ours[name]['mrr'] - r['mrr']):+.1f} points"
+                f"{100 * (ours[name]['top3'] - r['top3']):+.1f} points, MRR "
+                f"{100 * (ours[name]['mrr'] - r['mrr']):+.1f} points"
             )
         if args.quality_only:
             return 0
@@ -696,9 +694,8 @@ def main(argv: list[str]) -> int:
         )
         print(
             f"   {'entries':>8} {'ask p50':>8} {'ask p99':>8} {'pruned p50':>10} "
-            f"{'pruned p99':>10} {'BM25 p50':>9} "
-            f"{'WRatio p50':>10} {'ask/pruned':>10} {'ask/BM25':>9} {'ask CPU':>8} "
-            f"{'pruned CPU':>10}"
+            f"{'pruned p99':>10} {'BM25 p50':>9} {'WRatio p50':>10} {'ask/pruned':>10} "
+            f"{'ask/BM25':>9} {'ask CPU':>8} {'pruned CPU':>10}"
         )
         p50s = {}
         for size in args.sizes:

@@ -55,8 +55,8 @@ def main() -> None:
         seal = timeit.timeit(lambda b=body: cipher.seal(json.dumps(b)), number=n) / n * 1e6
         back = timeit.timeit(lambda s=sealed: json.loads(cipher.open(s, kept) or ""), number=n)
         print(
-            f"{name:<14}{len(text):>7}{dumps:>10.1f}{seal:>15.1f}{back / n * 1e6:>15.1f}"
-            f"   stored {len(sealed)} bytes"
+            f"{name:<14}{len(text):>7}{dumps:>10.1f}{seal:>15.1f}{back / n * 1e6:>15.1f}   stored "
+            f"{len(sealed)} bytes"
         )
 
 

@@ -284,8 +284,8 @@ def main() -> None:
         print(
             f"{name}: {summary['modules']} modules in {summary['packages']} packages "
             f"({', '.join(summary['package_names'])}); {summary['hops']} hops, "
-            f"{summary['package_hops']} between packages, {summary['middle_hops']} of them "
-            f"in the middle"
+            f"{summary['package_hops']} between packages, {summary['middle_hops']} of them in the "
+            f"middle"
         )
         if args.edges:
             for module in summary["module_names"]:

@@ -474,17 +474,15 @@ def cross_validate(store, questions: list[dict], wide: bool = False) -> dict:
     ranking_only = {k_: statistics.mean(o[k_] for o in held_rank) for k_ in ("top3", "mrr")}
     print(
         f"   ranking chosen on the whole set: columns={cols} question_list={ql} name_zipf={nz} "
-        f"author_zipf={az} "
-        f"rrf_k={k} w_names={wn} w_authors={wa} w_questions={wq} w_near={wr}"
+        f"author_zipf={az} rrf_k={k} w_names={wn} w_authors={wa} w_questions={wq} w_near={wr}"
     )
     print(
         f"   gate chosen on the whole set: mix={mix} discount={disc} everyday_zipf={ez} "
-        f"everyday_weight={ew} "
-        f"borrow={borrow} unknown_foreign_zipf={uf} common_foreign=({cz}, {cw}, known {ck}) "
-        f"form_neutral={form} rare_zero={rz} name_evidence={ne} entity_undiscounted={ent} "
-        f"phrase_keep={pk} phrase_evidence={pe} "
-        f"evidence floor={floor:.3f} (search_floor {evidence_to_score(floor):.3f}); balanced "
-        f"accuracy {score:.3f}"
+        f"everyday_weight={ew} borrow={borrow} unknown_foreign_zipf={uf} common_foreign=({cz}, "
+        f"{cw}, known {ck}) form_neutral={form} rare_zero={rz} name_evidence={ne} "
+        f"entity_undiscounted={ent} phrase_keep={pk} phrase_evidence={pe} evidence "
+        f"floor={floor:.3f} (search_floor {evidence_to_score(floor):.3f}); balanced accuracy "
+        f"{score:.3f}"
     )
     print(
         f"   guess tier: guess_word_evidence={guess[0]} lone_everyday={guess[1]} (folds: "
@@ -495,8 +493,7 @@ def cross_validate(store, questions: list[dict], wide: bool = False) -> dict:
     )
     print(
         f"   held out (nested, pooled over folds), ranking alone: top-3 "
-        f"{ranking_only['top3']:.3f}, "
-        f"MRR {ranking_only['mrr']:.3f}"
+        f"{ranking_only['top3']:.3f}, MRR {ranking_only['mrr']:.3f}"
     )
     for label, row in (
         ("held out (nested, pooled over folds), whole ask", held),
@@ -505,8 +502,8 @@ def cross_validate(store, questions: list[dict], wide: bool = False) -> dict:
     ):
         print(
             f"   {label}: top-3 shown {row['top3']:.3f}, MRR {row['mrr']:.3f}, off-topic answered "
-            f"confidently {row['confident']:.3f}, off-topic nothing {row['nothing']:.3f}, "
-            f"both in top 5 {row['both5']:.3f}"
+            f"confidently {row['confident']:.3f}, off-topic nothing {row['nothing']:.3f}, both in "
+            f"top 5 {row['both5']:.3f}"
         )
     stable = (
         sum(1 for c in chosen_per_fold if c[0] == rank_point),

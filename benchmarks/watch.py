@@ -79,9 +79,8 @@ def main() -> int:
             write("verl-console", path, steps - probe, args.metrics, start=probe + 1, mode="a")
         size = path.stat().st_size
         print(
-            f"log: {size / 1e6:,.0f} MB, {steps:,} steps x {args.metrics} metrics "
-            f"({per_step:,.0f} bytes a step), written in {time.perf_counter() - t0:.0f} s; "
-            f"{os.cpu_count()} cores"
+            f"log: {size / 1e6:,.0f} MB, {steps:,} steps x {args.metrics} metrics ({per_step:,.0f} "
+            f"bytes a step), written in {time.perf_counter() - t0:.0f} s; {os.cpu_count()} cores"
         )
 
         from rlmap_bot.core import Core
@@ -148,8 +147,8 @@ def main() -> int:
         _, blob, _ = core.state.watches.load_state(watch.id)
         print(
             f"stored state: {len(blob or b'') / 1e3:,.0f} KB of kept series; peak memory "
-            f"{first_peak:,.0f} MB "
-            f"after the first check; posts made: {len(poster.posts)} {poster.posts[:3]}"
+            f"{first_peak:,.0f} MB after the first check; posts made: {len(poster.posts)} "
+            f"{poster.posts[:3]}"
         )
     return 0
 

@@ -267,8 +267,8 @@ def report(
     os.environ.setdefault("RLMAP_HOME", tempfile.mkdtemp(prefix="rlmap-bench-home-"))
     print(
         f"Watch check cost by source kind: {GROWTH} new steps read at 1k and at {steps:,} logged "
-        f"steps (verl logs {metrics} metrics a step, trackers 4; median of {repeat} checks; "
-        f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores)"
+        f"steps (verl logs {metrics} metrics a step, trackers 4; median of {repeat} checks; load "
+        f"average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores)"
     )
     print(
         f"   {'source':>18} {'1k s':>8} {'big s':>8} {'steps':>9} {'ratio':>6} {'read KB':>8} "

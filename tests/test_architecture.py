@@ -135,8 +135,8 @@ def test_the_contracts_pass_a_tree_that_keeps_its_layers(tmp_path):
         ),
         (
             {
-                "toy/commands/run.py": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n"
-                "    from toy.slack.app import App\n",
+                "toy/commands/run.py": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    "
+                "from toy.slack.app import App\n",
                 "toy/slack/app.py": "",
             },
             "toy.commands is not allowed to import toy.slack",

@@ -46,8 +46,10 @@ SEED_TITLES = [
     "Kimi K3: Open Frontier Intelligence",
     "LLMs are (still) mostly powered by imitative learning, not RL",
     "GLM-5.2: Built for Long-Horizon Tasks",
-    "Ling and Ring 2.6 Technical Report: Efficient and Instant Agentic Intelligence at "
-    "Trillion-Parameter Scale",
+    (
+        "Ling and Ring 2.6 Technical Report: Efficient and Instant Agentic Intelligence at "
+        "Trillion-Parameter Scale"
+    ),
     "MiniMax-M3: Native Multimodal Intelligence at 1M Context",
     "Some Interesting Papers on RLVR",
     "The MiniMax-M2 Series: Mini Activations Unleashing Max Real-World Intelligence",

@@ -95,9 +95,10 @@ def test_a_large_unrelated_folder_is_not_crawled(tmp_path):
     assert out.exit_code == 1
     lines = [line for line in out.output.splitlines() if line]
     assert lines == [
-        f"error: {big}: not a knowledge folder: no catalog.yaml (a knowledge folder holds "
-        f"catalog.yaml "
-        "and the folders stages/, topics/, papers/, signals/)"
+        (
+            f"error: {big}: not a knowledge folder: no catalog.yaml (a knowledge folder holds "
+            f"catalog.yaml and the folders stages/, topics/, papers/, signals/)"
+        )
     ]
 
 

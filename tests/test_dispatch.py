@@ -93,8 +93,7 @@ def test_shell_answers_commands_it_does_not_run_and_unknown_help_topics(core):
     )
     assert (
         "error: `watch` is not a command here; it works in Slack (`/rlmap watch`) and from the "
-        "command line "
-        "(`rlmap-bot watch`)"
+        "command line (`rlmap-bot watch`)"
     ) in said
     assert "error: no command 'nosuch'; `help` lists them" in said
     assert "error: no command 'stagse'; did you mean `stages`?" in said

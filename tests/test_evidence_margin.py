@@ -223,8 +223,8 @@ def test_the_calibration_map_is_read_and_applied_to_verdicts_on_runs(knowledge_c
     from rlmap_bot.diagnosis.engine import Engine
 
     (knowledge_copy / "calibration.yaml").write_text(
-        "method: test\nfitted_on: test\ncommand: test\n"
-        "knots:\n  stage: [[0.5, 0.3], [0.9, 0.6]]\n  none: [[0.4, 0.8]]\n"
+        "method: test\nfitted_on: test\ncommand: test\nknots:\n  stage: [[0.5, 0.3], [0.9, "
+        "0.6]]\n  none: [[0.4, 0.8]]\n"
     )
     engine = Engine(load_catalog(knowledge_copy))
     values = {"proxy_reward_trend": "rising", "heldout_score_trend": "falling"}

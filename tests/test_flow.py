@@ -412,8 +412,8 @@ def test_notes_name_questions_as_the_card_does(core):
     complaint = core.engine.settings.complaints[0]
     # what the complaint answers is said with it, by the questions' titles
     assert step.note == (
-        f"you see: {complaint.label} (taken as Training reward trend: rising; "
-        "Held-out score trend: flat or falling)"
+        f"you see: {complaint.label} (taken as Training reward trend: rising; Held-out score "
+        f"trend: flat or falling)"
     )
     asked = core.engine.signals[step.question.signal]
     skipped = flow.reply(step.session.id, "?")

@@ -191,21 +191,27 @@ def private_uses(source: str) -> list[tuple[int, str]]:
 # -- the checker finds what it looks for ------------------------------------------------------
 PLANTED = {
     "a private attribute of a library object": (
-        "import arxiv\nclass Source:\n    def __init__(self):\n"
-        "        self.client = arxiv.Client()\n"
-        "        self.client._session = None\n",
+        (
+            "import arxiv\nclass Source:\n    def __init__(self):\n        self.client = "
+            "arxiv.Client()\n        self.client._session = None\n"
+        ),
         ["self.client._session"],
     ),
     "a clone through __new__ and __dict__": (
-        "from slack_sdk import WebClient\nclass Copy(WebClient):\n    @classmethod\n"
-        "    def around(cls, base: WebClient):\n        client = cls.__new__(cls)\n"
-        "        client.__dict__.update(vars(base))\n        return client\n",
+        (
+            "from slack_sdk import WebClient\nclass Copy(WebClient):\n    @classmethod\n    def "
+            "around(cls, base: WebClient):\n        client = cls.__new__(cls)\n        "
+            "client.__dict__.update(vars(base))\n        return client\n"
+        ),
         ["cls.__new__", "client.__dict__", "vars(base)"],
     ),
     "a subclass reaching into its base's private state": (
-        "from slack_sdk import WebClient\nclass Mine(WebClient):\n    def __init__(self):\n"
-        "        super().__init__()\n        self.mine = 1\n    def f(self):\n"
-        "        return self._perform_urllib_http_request, super()._logger, self.mine\n",
+        (
+            "from slack_sdk import WebClient\nclass Mine(WebClient):\n    def "
+            "__init__(self):\n        super().__init__()\n        self.mine = 1\n    def "
+            "f(self):\n        return self._perform_urllib_http_request, super()._logger, "
+            "self.mine\n"
+        ),
         ["self._perform_urllib_http_request", "super()._logger"],
     ),
     "an internal of an app's listener runner": (
@@ -224,13 +230,12 @@ def test_the_checker_finds_each_planted_private_use(case):
 
 def test_the_checker_leaves_public_use_and_the_projects_own_private_names_alone():
     source = (
-        "from slack_sdk import WebClient\nclass Mine(WebClient):\n"
-        "    def __init__(self, base: WebClient):\n"
-        "        super().__init__(token=base.token, retry_handlers=list(base.retry_handlers))\n"
-        "        self._own = 1\n    def f(self):\n        return self._own, self.base_url\n"
-        "class Ours:\n    def __init__(self):\n        self._state = {}\n"
-        "    def g(self, other: 'Ours'):\n"
-        "        return other._state, self._state\n"
+        "from slack_sdk import WebClient\nclass Mine(WebClient):\n    def __init__(self, base: "
+        "WebClient):\n        super().__init__(token=base.token, "
+        "retry_handlers=list(base.retry_handlers))\n        self._own = 1\n    def "
+        "f(self):\n        return self._own, self.base_url\nclass Ours:\n    def "
+        "__init__(self):\n        self._state = {}\n    def g(self, other: 'Ours'):\n        "
+        "return other._state, self._state\n"
     )
     assert private_uses(source) == []
 

@@ -71,19 +71,19 @@ DISAGREE = {
     (
         "grpo-trl-countdown-49",
         "loss",
-    ): "a -30% move of a signed surrogate loss between 10-point medians is inside "
-    "the medians' standard error (1.25 sigma sqrt(2/k)); the tool says flat",
+    ): "a -30% move of a signed surrogate loss between 10-point medians is inside the medians' "
+    "standard error (1.25 sigma sqrt(2/k)); the tool says flat",
     (
         "verl-old-logic-9",
         "loss",
-    ): "9 points: the 20% windows are 2-point medians, whose difference is inside their "
-    "standard error; the tool says flat",
+    ): "9 points: the 20% windows are 2-point medians, whose difference is inside their standard "
+    "error; the tool says flat",
     (
         "easyr1-geo3k-resumed-36",
         "loss",
-    ): "the loss sits at +0.017 from the first fifth on, against -0.0017 over the "
-    "first 3 points: the run's largest change is at its start, so the tool "
-    "reads rising where the 20% windows alone read falling",
+    ): "the loss sits at +0.017 from the first fifth on, against -0.0017 over the first 3 points: "
+    "the run's largest change is at its start, so the tool reads rising where the 20% windows "
+    "alone read falling",
 }
 
 

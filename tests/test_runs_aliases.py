@@ -109,8 +109,7 @@ def test_file_level_problems(metrics_copy):
     )
     bad.write_text(
         "framework: bad\ntitle: Bad\nsources: [x]\naliases:\n  - {metric: a, quantity: entropy, "
-        "unit: nats}\n"
-        "  - {metric: a, quantity: entropy, unit: nats}\n"
+        "unit: nats}\n  - {metric: a, quantity: entropy, unit: nats}\n"
     )
     with pytest.raises(KnowledgeError) as err:
         load_aliases(metrics_copy)

@@ -53,11 +53,9 @@ def test_verl_console_handles_ansi_ray_prefixes_and_numpy_reprs(tmp_path, aliase
     path = tmp_path / "train.log"
     path.write_text(
         "\x1b[2m(TaskRunner pid=77)\x1b[0m step:1 - critic/score/mean:np.float64(0.25) - "
-        "actor/entropy:0.6 - "
-        "actor/grad_norm:tensor(0.5, device='cuda:0') - other:text\n"
-        "(TaskRunner pid=77) \x1b[32mstep:2 - critic/score/mean:nan - actor/entropy:inf - "
-        "actor/grad_norm:-inf\x1b[0m\n"
-        "some warning line with step: in it\n"
+        "actor/entropy:0.6 - actor/grad_norm:tensor(0.5, device='cuda:0') - "
+        "other:text\n(TaskRunner pid=77) \x1b[32mstep:2 - critic/score/mean:nan - "
+        "actor/entropy:inf - actor/grad_norm:-inf\x1b[0m\nsome warning line with step: in it\n"
     )
     run = read_source(path, aliases=aliases)
     assert run.series[REWARD].values[0] == 0.25

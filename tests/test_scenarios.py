@@ -75,8 +75,8 @@ def test_every_profile_through_signals(engine, bank):
         if verdict.binding_stage != p["expect"]:
             scores = ", ".join(f"{r.stage} {r.score:g}" for r in verdict.ranking if r.score)
             misses.append(
-                f"  {p['id']} [{p['family']}]: expected {p['expect']}, got {verdict.binding_stage}"
-                f" (tied {verdict.tied}; {scores or 'no points'})"
+                f"  {p['id']} [{p['family']}]: expected {p['expect']}, got {verdict.binding_stage} "
+                f"(tied {verdict.tied}; {scores or 'no points'})"
             )
     print(f"\n{bank} bank through --signals: {len(items) - len(misses)}/{len(items)}")
     assert not misses, f"{len(misses)} of {len(items)} {bank} profiles missed:" + _table(misses)
@@ -94,14 +94,14 @@ def test_guided_flow_reaches_the_signals_verdict(engine, bank):
             unasked = [s for s in p["signals"] if s not in result["asked"]]
             misses.append(
                 f"  {p['id']} [{p['family']}]: --signals {expected}, guided "
-                f"{result['binding_stage']}"
-                f" after {len(result['asked'])} questions; never asked {unasked}"
+                f"{result['binding_stage']} after {len(result['asked'])} questions; never asked "
+                f"{unasked}"
             )
     share = 1 - len(misses) / len(items)
     mean = sum(asked) / len(asked)
     print(
-        f"\n{bank} bank, guided: {len(items) - len(misses)}/{len(items)} ({share:.1%}), "
-        f"mean {mean:.2f} questions, at most {max(asked)}" + _table(misses)
+        f"\n{bank} bank, guided: {len(items) - len(misses)}/{len(items)} ({share:.1%}), mean "
+        f"{mean:.2f} questions, at most {max(asked)}" + _table(misses)
     )
     assert share >= GUIDED_FLOOR[bank], (
         f"guided matches --signals on {share:.1%} of the {bank} bank:" + _table(misses)

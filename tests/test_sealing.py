@@ -36,8 +36,8 @@ def put_raw(store: StateStore, team: str, name: str, value: str) -> None:
     with store.engine.begin() as conn:
         conn.execute(
             sa.text(
-                "insert into workspace_credentials (team, name, value, set_by, set_at) "
-                "values (:t, :n, :v, 'someone', '2026-01-01T00:00:00+00:00')"
+                "insert into workspace_credentials (team, name, value, set_by, set_at) values (:t, "
+                ":n, :v, 'someone', '2026-01-01T00:00:00+00:00')"
             ),
             {"t": team, "n": name, "v": value},
         )
@@ -170,9 +170,9 @@ def test_a_store_from_before_markers_is_migrated_and_plain_rows_are_not_trusted(
             )
         conn.execute(
             sa.text(
-                "insert into event_claims (key, kind, team, status, owner, attempts, "
-                "lease_until, body, replies, claimed_at) values ('command:1', 'command', 'T1', "
-                "'working', 'gone', 1, '2000-01-01', :b, '{}', '2000-01-01')"
+                "insert into event_claims (key, kind, team, status, owner, attempts, lease_until, "
+                "body, replies, claimed_at) values ('command:1', 'command', 'T1', 'working', "
+                "'gone', 1, '2000-01-01', :b, '{}', '2000-01-01')"
             ),
             {"b": '{"text": "credentials set wandb ' + KEY_T1 + '"}'},
         )

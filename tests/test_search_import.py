@@ -8,8 +8,8 @@ def _cli_in_a_fresh_process(args: list[str], report: str, imports: str = "") -> 
     """(stdout, stderr) of the command line run in a new interpreter; ``report`` prints, to
     stderr, what the start-up loaded or built, after the command has run or failed."""
     code = (
-        f"import sys\nfrom rlmap_bot.cli.main import cli\n{imports}"
-        f"try:\n    cli({args!r}, standalone_mode=False)\nfinally:\n"
+        f"import sys\nfrom rlmap_bot.cli.main import cli\n{imports}try:\n    cli({args!r}, "
+        f"standalone_mode=False)\nfinally:\n"
         + "".join(f"    {line}\n" for line in report.splitlines())
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
@@ -70,13 +70,12 @@ def test_a_plain_ask_validates_only_the_kinds_of_entry_it_shows(built_db):
     build or a failure needs, are never imported."""
     out, err = _cli_in_a_fresh_process(
         ["--db", str(built_db), "ask", QUESTION],
-        "built = [m.__pydantic_complete__ for m in (Signal, Stage, Paper, Topic, Unanswered)]\n"
-        "loaded = [m in sys.modules for m in ('rlmap_bot.knowledge.expr',\n"
-        "          'rlmap_bot.knowledge.checks', 'logging')]\n"
-        "print(*built, ENTRY.pydantic_complete, *loaded, file=sys.stderr)",
-        imports="from rlmap_bot.knowledge.loader import ENTRY\n"
-        "from rlmap_bot.knowledge.schema import Paper, Signal, Stage, Topic\n"
-        "from rlmap_bot.results.ask import Unanswered\n",
+        "built = [m.__pydantic_complete__ for m in (Signal, Stage, Paper, Topic, "
+        "Unanswered)]\nloaded = [m in sys.modules for m in ('rlmap_bot.knowledge.expr',\n          "
+        "'rlmap_bot.knowledge.checks', 'logging')]\nprint(*built, ENTRY.pydantic_complete, "
+        "*loaded, file=sys.stderr)",
+        imports="from rlmap_bot.knowledge.loader import ENTRY\nfrom rlmap_bot.knowledge.schema "
+        "import Paper, Signal, Stage, Topic\nfrom rlmap_bot.results.ask import Unanswered\n",
     )
     assert "[signal] Held-out score trend" in out, out
     assert err.split() == ["True", "True"] + ["False"] * 7, err

@@ -75,8 +75,7 @@ def test_sighup_reloads_the_catalog(serve_env, standin, knowledge_copy, tmp_path
     try:
         (knowledge_copy / "papers" / "zz-quokka.yaml").write_text(
             "id: zz-quokka\nkind: paper\ntitle: Quokka Policy Gradients\nsummary: Quokkas learn "
-            "fast.\n"
-            "verification: verified\nstages: [optimization]\nadded: 2026-12-02\n"
+            "fast.\nverification: verified\nstages: [optimization]\nadded: 2026-12-02\n"
         )
         proc.send_signal(signal.SIGHUP)
         deadline = time.time() + 20

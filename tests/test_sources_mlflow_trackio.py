@@ -198,8 +198,7 @@ def test_mlflow_sqlite_read_is_an_index_range_scan(sqlite_store):
         str(r[-1])
         for r in conn.execute(
             "explain query plan select step, value, is_nan from metrics where run_uuid = ? and key "
-            "= ? and step > ? "
-            "order by step, timestamp",
+            "= ? and step > ? order by step, timestamp",
             ("x", "k", 5),
         )
     )
@@ -301,11 +300,9 @@ def test_trackio_unknown_project_and_run_are_one_line_each(trackio_dir):
 
 def test_reading_tracker_modules_imports_no_tracker_client():
     code = (
-        "import sys\n"
-        "import rlmap_bot.runs.sources.mlflow, rlmap_bot.runs.sources.trackio, "
-        "rlmap_bot.runs.sources.wandb_api\n"
-        "import rlmap_bot.runs.sources.access\n"
-        "print(*(m in sys.modules for m in ('mlflow', 'trackio', 'wandb')))"
+        "import sys\nimport rlmap_bot.runs.sources.mlflow, rlmap_bot.runs.sources.trackio, "
+        "rlmap_bot.runs.sources.wandb_api\nimport rlmap_bot.runs.sources.access\nprint(*(m in "
+        "sys.modules for m in ('mlflow', 'trackio', 'wandb')))"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.split() == ["False"] * 3

@@ -58,8 +58,8 @@ def test_a_database_from_before_alembic_is_stamped_not_rebuilt(state_url):
         )
         conn.exec_driver_sql("insert into schema_migrations values (1, 'x'), (2, 'x'), (3, 'x')")
         conn.exec_driver_sql(
-            "create table processed_events (event_id varchar(128) primary key, "
-            "team varchar(64) not null, seen_at varchar(40) not null)"
+            "create table processed_events (event_id varchar(128) primary key, team varchar(64) "
+            "not null, seen_at varchar(40) not null)"
         )
         for table in (
             tables.sessions,
@@ -151,18 +151,16 @@ def test_runs_and_checks_claimed_before_0007_keep_the_lease_their_claim_gave_the
         for digest_id, channel, age in [("old", "C1", 10), ("fresh", "C2", 0)]:
             conn.execute(
                 sa.text(
-                    "insert into digest_runs (digest_id, team, channel, slot, status, "
-                    "entries, created_at) "
-                    "values (:d, 'T1', :c, 'at:1', 'claimed', '[]', :at)"
+                    "insert into digest_runs (digest_id, team, channel, slot, status, entries, "
+                    "created_at) values (:d, 'T1', :c, 'at:1', 'claimed', '[]', :at)"
                 ),
                 {"d": digest_id, "c": channel, "at": iso(now - dt.timedelta(minutes=age))},
             )
         for check_id, watch_id, age in [("stale", "W1", 11), ("running", "W2", 5)]:
             conn.execute(
                 sa.text(
-                    "insert into watch_checks (check_id, watch_id, team, slot, "
-                    "status, owner, created_at) "
-                    "values (:k, :w, 'T1', 'at:1', 'claimed', 'elsewhere:1:x', :at)"
+                    "insert into watch_checks (check_id, watch_id, team, slot, status, owner, "
+                    "created_at) values (:k, :w, 'T1', 'at:1', 'claimed', 'elsewhere:1:x', :at)"
                 ),
                 {"k": check_id, "w": watch_id, "at": iso(now - dt.timedelta(minutes=age))},
             )

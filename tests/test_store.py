@@ -34,8 +34,7 @@ def test_history_survives_rebuilds_and_marks_changes(knowledge_copy, tmp_path):
     path.write_text(path.read_text().replace("summary: ", "summary: Updated. ", 1))
     (knowledge_copy / "papers" / "zz-new.yaml").write_text(
         "id: zz-new\nkind: paper\ntitle: A New Paper\nsummary: Something new.\nverification: "
-        "verified\n"
-        "stages: [reward]\nadded: 2026-11-08\n"
+        "verified\nstages: [reward]\nadded: 2026-11-08\n"
     )
     build_store(knowledge_copy, db, now=t1)
     store = KnowledgeStore(db)
@@ -117,8 +116,7 @@ def test_reload_swaps_in_new_entries(knowledge_copy, tmp_path):
     assert core.get("zz-new") is None
     (knowledge_copy / "papers" / "zz-new.yaml").write_text(
         "id: zz-new\nkind: paper\ntitle: Quokka Scaling\nsummary: Quokkas scale "
-        "well.\nverification: verified\n"
-        "stages: [reward]\nadded: 2026-12-01\n"
+        "well.\nverification: verified\nstages: [reward]\nadded: 2026-12-01\n"
     )
     counts = core.reload()
     assert counts["paper"] >= 1

@@ -242,6 +242,6 @@ def wrong_key(unopened: list[UnopenedError]) -> WrongKeyError:
     )
     return WrongKeyError(
         f"RLMAP_ENCRYPTION_KEY opens nothing sealed in the state store "
-        f"({said or 'not even the key check sealed at the last start'}); start with the key "
-        f"they were sealed under ({ROTATE_HINT})"
+        f"({said or 'not even the key check sealed at the last start'}); start with the key they "
+        f"were sealed under ({ROTATE_HINT})"
     )

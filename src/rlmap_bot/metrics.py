@@ -22,14 +22,14 @@ EVENTS_ANSWERED = Counter(
 )
 EVENTS_DEDUPLICATED = Counter(
     "rlmap_events_deduplicated",
-    "Requests acked without acting: finished already, "
-    "or another replica holds a live lease on them",
+    "Requests acked without acting: finished already, or another replica holds a live lease on "
+    "them",
     ["kind"],
 )
 EVENTS_TAKEN_OVER = Counter(
     "rlmap_events_taken_over",
-    "Unfinished requests whose lease ran out and that this "
-    "replica took over, by who found them: Slack's retry or the sweeper",
+    "Unfinished requests whose lease ran out and that this replica took over, by who found them: "
+    "Slack's retry or the sweeper",
     ["kind", "by"],
 )
 EVENTS_FAILED = Counter(

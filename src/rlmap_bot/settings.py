@@ -88,8 +88,7 @@ class Settings(BaseSettings):
     rlmap_run_roots: str | None = Field(
         default=None,
         description="folders whose training logs may be watched, separated like PATH (':' on "
-        "Linux); "
-        "unset: watching is off",
+        "Linux); unset: watching is off",
     )
     rlmap_wandb_entities: str = Field(
         default="",
@@ -98,8 +97,8 @@ class Settings(BaseSettings):
     )
     rlmap_mlflow_hosts: str = Field(
         default="",
-        description="comma-separated MLflow tracking-server hosts (HOST or HOST:PORT; `*`: any) "
-        "a workspace may read; unset: none",
+        description="comma-separated MLflow tracking-server hosts (HOST or HOST:PORT; `*`: any) a "
+        "workspace may read; unset: none",
     )
     # An hour: a step takes seconds to minutes, but an
     # evaluation pass or a checkpoint save can keep a
@@ -141,8 +140,8 @@ class Settings(BaseSettings):
     )
     rlmap_curator_channel: str | None = Field(
         default=None,
-        description="the Slack channel id suggestions go to "
-        "(`/rlmap curate here` sets one per workspace)",
+        description="the Slack channel id suggestions go to (`/rlmap curate here` sets one per "
+        "workspace)",
     )
     rlmap_curators: str = Field(
         default="", description="comma-separated Slack user ids who approve, edit and reject"
@@ -287,8 +286,7 @@ class Settings(BaseSettings):
             raise ValueError(
                 f"RLMAP_SWEEP_SECONDS ({self.rlmap_sweep_seconds:g}) must be at most a third of "
                 f"RLMAP_CLAIM_LEASE_SECONDS ({self.rlmap_claim_lease_seconds:g}): leases are "
-                f"renewed "
-                "at each sweep"
+                f"renewed at each sweep"
             )
         return self
 
@@ -297,8 +295,8 @@ class Settings(BaseSettings):
     def _is_url(cls, value: SecretStr | None) -> SecretStr | None:
         if value is not None and "://" not in value.get_secret_value():
             raise ValueError(
-                "must be a URL such as postgresql+psycopg://user:password@host/db; "
-                "for a SQLite file set RLMAP_STATE_DB instead"
+                "must be a URL such as postgresql+psycopg://user:password@host/db; for a SQLite "
+                "file set RLMAP_STATE_DB instead"
             )
         return value
 

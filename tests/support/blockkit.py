@@ -292,8 +292,8 @@ def block_html(block: dict) -> str:
         hint = _text_html(block.get("hint"))
         element = _element_html(block.get("element") or {})
         return (
-            f'<div class="inputblock"><div class="label">{label}</div>{element}'
-            f'<div class="hint">{hint}</div></div>'
+            f'<div class="inputblock"><div class="label">{label}</div>{element}<div '
+            f'class="hint">{hint}</div></div>'
         )
     if kind == "section":
         body = f'<div class="text">{_text_html(block.get("text"))}</div>'
@@ -378,8 +378,8 @@ def surface_html(surface: dict[str, Any]) -> str:
                 )
             foot = f'<div class="view-foot">{" ".join(buttons)}</div>'
         return (
-            f'<div class="view-title"><span>{title}</span><span>rlmap</span></div>'
-            f'<div class="view-body">{blocks}</div>{foot}'
+            f'<div class="view-title"><span>{title}</span><span>rlmap</span></div><div '
+            f'class="view-body">{blocks}</div>{foot}'
         )
     blocks = "".join(block_html(b) for b in surface.get("blocks") or [])
     if not blocks:  # a text-only message
@@ -388,9 +388,9 @@ def surface_html(surface: dict[str, Any]) -> str:
         )
     note = '<div class="ephemeral">👁 Only visible to you</div>' if surface.get("ephemeral") else ""
     return (
-        '<div class="message"><div class="avatar">RL</div><div class="content">'
-        '<span class="name">rlmap</span><span class="app">APP</span>'
-        f'<span class="time">10:42 AM</span>{note}{blocks}</div></div>'
+        f'<div class="message"><div class="avatar">RL</div><div class="content"><span '
+        f'class="name">rlmap</span><span class="app">APP</span><span class="time">10:42 '
+        f"AM</span>{note}{blocks}</div></div>"
     )
 
 

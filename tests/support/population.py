@@ -119,11 +119,11 @@ CLASSES: dict[str, Kind] = {
             visible=0.0,
             frameworks=("verl",),
             source=(
-                "A healthy run with a small batch (noisier curves), two to four isolated "
-                "gradient spikes and one step whose gradient norm was NaN or inf: verl's actor "
-                "skips that update (dp_actor: 'grad_norm is not finite', zero_grad instead of "
-                "step) and goes on, so it is a note, not divergence (issue 36; "
-                "training-logs.md: spikes are judged against a rolling median)."
+                "A healthy run with a small batch (noisier curves), two to four isolated gradient "
+                "spikes and one step whose gradient norm was NaN or inf: verl's actor skips that "
+                "update (dp_actor: 'grad_norm is not finite', zero_grad instead of step) and goes "
+                "on, so it is a note, not divergence (issue 36; training-logs.md: spikes are "
+                "judged against a rolling median)."
             ),
         ),
         Kind(
@@ -137,9 +137,9 @@ CLASSES: dict[str, Kind] = {
             frameworks=("verl",),
             source=(
                 "Learning is healthy but generation takes 55-85% of every synchronous step, the "
-                "trainer idle meanwhile: OpenRLHF's 'about 80% of the time on sample "
-                "generation' (domain-facts B13); the catalog's rollout_wait_fraction rule reads "
-                "half or more as the rollouts stage."
+                "trainer idle meanwhile: OpenRLHF's 'about 80% of the time on sample generation' "
+                "(domain-facts B13); the catalog's rollout_wait_fraction rule reads half or more "
+                "as the rollouts stage."
             ),
         ),
         Kind(
@@ -152,8 +152,8 @@ CLASSES: dict[str, Kind] = {
             visible=0.15,
             frameworks=("verl", "trl"),
             source=(
-                "The training (proxy) reward keeps rising while the held-out score peaks and "
-                "then falls, in Gao et al.'s best-of-n form d(a - b d) in the proxy's progress "
+                "The training (proxy) reward keeps rising while the held-out score peaks and then "
+                "falls, in Gao et al.'s best-of-n form d(a - b d) in the proxy's progress "
                 "(domain-facts A12 and 'Proxy reward keeps rising while gold or held-out reward "
                 "peaks and then falls'); the KL to the reference grows faster. Onset: the peak."
             ),
@@ -169,8 +169,8 @@ CLASSES: dict[str, Kind] = {
             frameworks=("verl", "trl"),
             source=(
                 "Entropy falls to 1-5% of its level within a tenth of the run while reward and "
-                "held-out stop improving: Cui et al. 2025 (catalog: entropy-mechanism, R = -a "
-                "e^H + b) and DAPO's clip-higher (domain-facts 'Entropy collapses early while "
+                "held-out stop improving: Cui et al. 2025 (catalog: entropy-mechanism, R = -a e^H "
+                "+ b) and DAPO's clip-higher (domain-facts 'Entropy collapses early while "
                 "validation plateaus'). Onset: where the fall starts."
             ),
         ),
@@ -186,8 +186,8 @@ CLASSES: dict[str, Kind] = {
             source=(
                 "Responses grow 3-6x and more of them hit the length limit while reward and "
                 "held-out stall: Dr. GRPO's length bias and DAPO's overlong truncation "
-                "(domain-facts 'Incorrect responses grow steadily longer; truncation rates "
-                "rise'). Onset: where the growth starts."
+                "(domain-facts 'Incorrect responses grow steadily longer; truncation rates rise'). "
+                "Onset: where the growth starts."
             ),
         ),
         Kind(
@@ -200,11 +200,11 @@ CLASSES: dict[str, Kind] = {
             visible=0.03,
             frameworks=("verl", "trl"),
             source=(
-                "Within a few steps responses shrink to a tenth (about 100 to 10 tokens), "
-                "entropy goes to about 0 (or jumps on the tiny outputs), reward and held-out "
-                "fall to the floor and the gradient vanishes: the RAGEN run of issue 36 (length "
-                "100 -> 10 at step 336, entropy 1.3 -> 0.02) and the bank's verl-agent-opd-60 "
-                "and -262. Onset: the collapse's first step."
+                "Within a few steps responses shrink to a tenth (about 100 to 10 tokens), entropy "
+                "goes to about 0 (or jumps on the tiny outputs), reward and held-out fall to the "
+                "floor and the gradient vanishes: the RAGEN run of issue 36 (length 100 -> 10 at "
+                "step 336, entropy 1.3 -> 0.02) and the bank's verl-agent-opd-60 and -262. Onset: "
+                "the collapse's first step."
             ),
         ),
         Kind(
@@ -232,8 +232,8 @@ CLASSES: dict[str, Kind] = {
             frameworks=("verl", "trl"),
             source=(
                 "From one step on the loss and gradient norm are NaN at every step: under verl "
-                "every update is skipped and learning stops; under TRL the weights go NaN and "
-                "the reward falls to 0. The catalog's loss_divergence reading (optimization, "
+                "every update is skipped and learning stops; under TRL the weights go NaN and the "
+                "reward falls to 0. The catalog's loss_divergence reading (optimization, "
                 "decisive). Onset: the first NaN step."
             ),
         ),
@@ -247,10 +247,10 @@ CLASSES: dict[str, Kind] = {
             visible=0.1,
             frameworks=("verl", "trl"),
             source=(
-                "Train solve rate 0.93-0.99 over many passes, most groups all-correct: DAPO "
-                "drops such groups, ScaleRL stops re-drawing mastered prompts (domain-facts "
-                "'The share of tasks that are all-solved or never-solved rises'; the catalog's "
-                "saturated and exhausted rules). Onset: where the solve rate passes 0.9."
+                "Train solve rate 0.93-0.99 over many passes, most groups all-correct: DAPO drops "
+                "such groups, ScaleRL stops re-drawing mastered prompts (domain-facts 'The share "
+                "of tasks that are all-solved or never-solved rises'; the catalog's saturated and "
+                "exhausted rules). Onset: where the solve rate passes 0.9."
             ),
         ),
         Kind(
@@ -264,8 +264,8 @@ CLASSES: dict[str, Kind] = {
             frameworks=("verl", "trl"),
             source=(
                 "Train solve rate under 0.04 throughout, nearly every group all-wrong, a small "
-                "gradient: DAPO's all-0 groups, the catalog's too_hard and beyond_reach rules "
-                "(the bank's trl-tb-countdown never earns its task reward)."
+                "gradient: DAPO's all-0 groups, the catalog's too_hard and beyond_reach rules (the "
+                "bank's trl-tb-countdown never earns its task reward)."
             ),
         ),
     )
@@ -368,8 +368,8 @@ class PopRun:
     def _head(self) -> str:
         if self.format == "verl-console":
             return (
-                "(TaskRunner pid=2817) Using LocalLogger is deprecated.\n"
-                f"(TaskRunner pid=2817) {{'trainer': {{'total_training_steps': {self.steps}}}}}\n"
+                f"(TaskRunner pid=2817) Using LocalLogger is deprecated.\n(TaskRunner pid=2817) "
+                f"{{'trainer': {{'total_training_steps': {self.steps}}}}}\n"
             )
         if self.format == "wandb-csv":
             buf = io.StringIO()

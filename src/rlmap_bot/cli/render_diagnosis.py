@@ -77,8 +77,8 @@ def question_text(question: Question) -> str:
     back = "'back' for the previous question, " if question.can_go_back else ""
     lines.append(
         wrapped(
-            f"{pick}, {typed}'?' for don't know, {back}'help' for how to measure it, "
-            "'stop' for the verdict now.",
+            f"{pick}, {typed}'?' for don't know, {back}'help' for how to measure it, 'stop' for "
+            f"the verdict now.",
             "  ",
         )
     )
@@ -173,8 +173,7 @@ def run_text(result: RunDiagnosis, with_verdict: bool = True) -> str:
                 wrapped(
                     "Logged but read for no signal: "
                     + ", ".join(unused)
-                    + "; if one of them measures "
-                    "a signal above, name it with --map SIGNAL=METRIC.",
+                    + "; if one of them measures a signal above, name it with --map SIGNAL=METRIC.",
                     "",
                 )
             )

@@ -81,9 +81,10 @@ def check_text(result: CheckResult) -> str:
     )
     how = "incrementally" if result.mode == "lines" else "whole"
     lines = [
-        f"Checked {result.path}: {wording.counted(result.steps, 'step')} ({span}), "
-        f"{result.format or 'unknown format'}, "
-        f"read {how} ({result.bytes_read:,} bytes)."
+        (
+            f"Checked {result.path}: {wording.counted(result.steps, 'step')} ({span}), "
+            f"{result.format or 'unknown format'}, read {how} ({result.bytes_read:,} bytes)."
+        )
     ]
     if result.problem:
         lines.append(wrapped(f"Problem: {result.problem}", ""))

@@ -22,8 +22,8 @@ def forecast_text(f: Forecast) -> str:
     if f.early_rule and not f.abstain:
         lines.append(
             wrapped(
-                f"How: ScaleRL's sigmoid fitted against {f.axis}; {f.early_rule}; "
-                "intervals are 80%, calibrated on real runs.",
+                f"How: ScaleRL's sigmoid fitted against {f.axis}; {f.early_rule}; intervals are "
+                f"80%, calibrated on real runs.",
                 "  ",
             )
         )
@@ -34,14 +34,16 @@ def forecast_text(f: Forecast) -> str:
 
 def batch_text(b: BatchDecision) -> list[str]:
     lines = [
-        f"Batch {b.batch_small:g} ({b.small}) against {b.batch_large:g} ({b.large}), "
-        f"to the common target {b.target:.3g}:"
+        (
+            f"Batch {b.batch_small:g} ({b.small}) against {b.batch_large:g} ({b.large}), to the "
+            f"common target {b.target:.3g}:"
+        )
     ]
     if b.steps_small is not None and b.steps_large is not None:
         lines.append(
             list_item(
-                f"{b.steps_small:,} steps at {b.batch_small:g}, "
-                f"{b.steps_large:,} at {b.batch_large:g}"
+                f"{b.steps_small:,} steps at {b.batch_small:g}, {b.steps_large:,} at "
+                f"{b.batch_large:g}"
             )
         )
     if b.speedup is not None:

@@ -114,9 +114,9 @@ class Shell:
         if self.paused is not None:
             short = self.paused[:8]
             self.say(
-                f"Diagnosis {short} is paused. Measure one of the checks above, then "
-                f"`diagnose --resume {short}` picks the readings you have from a list; "
-                "`diagnose --list` shows every open diagnosis."
+                f"Diagnosis {short} is paused. Measure one of the checks above, then `diagnose "
+                f"--resume {short}` picks the readings you have from a list; `diagnose --list` "
+                f"shows every open diagnosis."
             )
         show(run(REGISTRY.read("help", "shell", self.core), ctx))
 

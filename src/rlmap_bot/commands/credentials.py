@@ -104,8 +104,8 @@ def credentials(
         )
     if settings.rlmap_encryption_key is None:
         raise UsageError(
-            "Tracker credentials are sealed at rest: set RLMAP_ENCRYPTION_KEY first "
-            "(`rlmap-bot key new` makes one); nothing was stored."
+            "Tracker credentials are sealed at rest: set RLMAP_ENCRYPTION_KEY first (`rlmap-bot "
+            "key new` makes one); nothing was stored."
         )
     store.set(ctx.team, name, value, _cipher(settings), ctx.user)
     return Notice(

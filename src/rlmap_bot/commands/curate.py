@@ -31,8 +31,8 @@ def register(registry: Registry) -> None:
         "suggest",
         Said(
             slack="propose an arXiv paper for the catalog: the curators decide",
-            terminal="show an arXiv paper as a candidate for the catalog, with the stages it "
-            "would get (in Slack, `/rlmap suggest` sends it to the curators)",
+            terminal="show an arXiv paper as a candidate for the catalog, with the stages it would "
+            "get (in Slack, `/rlmap suggest` sends it to the curators)",
         ),
         Param("reference", REFERENCE, kind="rest", required=True, metavar="ARXIV"),
         surfaces=frozenset({"cli", "slack"}),

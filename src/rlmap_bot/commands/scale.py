@@ -26,13 +26,13 @@ if TYPE_CHECKING:
 CLI = frozenset({"cli"})
 AXES = ("steps", "tokens", "hours")
 METRIC_HELP = (
-    "the curve: a signal id (heldout_score_trend, proxy_reward_trend), a quantity "
-    "(heldout_score, task_reward) or a logged column name; default the held-out score when "
-    "logged densely enough, else the training reward"
+    "the curve: a signal id (heldout_score_trend, proxy_reward_trend), a quantity (heldout_score, "
+    "task_reward) or a logged column name; default the held-out score when logged densely enough, "
+    "else the training reward"
 )
 AXIS_HELP = (
-    "the x axis: steps (default), tokens (cumulative tokens, when logged) or hours "
-    "(wall-clock, from logged step times)"
+    "the x axis: steps (default), tokens (cumulative tokens, when logged) or hours (wall-clock, "
+    "from logged step times)"
 )
 
 
@@ -42,8 +42,8 @@ def register(registry: Registry) -> None:
         "forecast a run's ceiling: where it is heading, how much of it is reached, when to stop",
         Param(
             "source",
-            "the run: a log file or folder, a W&B run folder, wandb:ENTITY/PROJECT/"
-            "RUN_ID, mlflow:RUN_ID or trackio:PROJECT/RUN",
+            "the run: a log file or folder, a W&B run folder, wandb:ENTITY/PROJECT/RUN_ID, "
+            "mlflow:RUN_ID or trackio:PROJECT/RUN",
             kind="arg",
             required=True,
             metavar="SOURCE",
@@ -314,8 +314,8 @@ def _pick(
         chosen = default_curve(derivation)
         if chosen is None:
             raise UsageError(
-                f"{label}: neither a held-out score nor a training reward was read from this "
-                "run; name the curve with --metric"
+                f"{label}: neither a held-out score nor a training reward was read from this run; "
+                f"name the curve with --metric"
             )
         steps, values = finite(chosen[1].steps, chosen[1].values)
         name, what = chosen[1].label, CURVE_WORDS[chosen[0]]
@@ -353,8 +353,8 @@ def _tokens(run: RunData, steps, label: str):
         if np.isfinite(values).all() and np.all(np.diff(values) >= 0):
             return values
     raise UsageError(
-        f"{label}: no token count is logged (num_tokens, env/all/total_ac_tokens), so there is "
-        "no tokens axis"
+        f"{label}: no token count is logged (num_tokens, env/all/total_ac_tokens), so there is no "
+        f"tokens axis"
     )
 
 

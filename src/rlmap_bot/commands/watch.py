@@ -63,8 +63,8 @@ def register(registry: Registry) -> None:
         ),
         Param(
             "follow",
-            "follow the run until Ctrl-C, printing each alert (the default when the output is "
-            "a terminal)",
+            "follow the run until Ctrl-C, printing each alert (the default when the output is a "
+            "terminal)",
             kind="flag",
             surfaces=CLI,
         ),
@@ -74,12 +74,10 @@ def register(registry: Registry) -> None:
         order=30,
         help=(
             "Follow a run (a log, a W&B run folder, wandb:, mlflow: or trackio:) and print each "
-            "alert until "
-            "Ctrl-C (--follow when the output is piped), or check it once and print what a watch's "
-            "check "
-            "would post (--once). Paths must lie under RLMAP_RUN_ROOTS; nothing is stored. "
-            "Watching in a "
-            "channel runs in Slack: /rlmap watch SOURCE [every DURATION] [quiet]."
+            "alert until Ctrl-C (--follow when the output is piped), or check it once and print "
+            "what a watch's check would post (--once). Paths must lie under RLMAP_RUN_ROOTS; "
+            "nothing is stored. Watching in a channel runs in Slack: /rlmap watch SOURCE [every "
+            "DURATION] [quiet]."
         ),
         examples=(
             "watch runs/exp42/train.log every 30m",
@@ -131,8 +129,8 @@ def _service(ctx: Invocation) -> WatchService:
 def _need_channel(ctx: Invocation) -> Channel:
     if ctx.io is None:
         raise UsageError(
-            "watches post to Slack channels; use `/rlmap watch PATH` there "
-            "(in the terminal, `rlmap-bot watch PATH --once`)"
+            "watches post to Slack channels; use `/rlmap watch PATH` there (in the terminal, "
+            "`rlmap-bot watch PATH --once`)"
         )
     return ctx.io
 
@@ -154,8 +152,8 @@ def _need_roots(service: WatchService, path: str | None = None) -> None:
         )  # a watch's path is read under a root, not from here
         folder = target if target.is_dir() else target.parent
         raise PathRefused(
-            f"{WATCHING_OFF}; for example: RLMAP_RUN_ROOTS={shlex.quote(str(folder))} "
-            f"rlmap-bot watch {shlex.quote(str(target))} --once"
+            f"{WATCHING_OFF}; for example: RLMAP_RUN_ROOTS={shlex.quote(str(folder))} rlmap-bot "
+            f"watch {shlex.quote(str(target))} --once"
         )
 
 

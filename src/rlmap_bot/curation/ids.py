@@ -70,8 +70,7 @@ def parse_reference(text: str) -> str:
         if doi is None:
             raise UsageError(
                 f"{shown(candidate)!r} is not a DOI arXiv registered (those start "
-                f"10.48550/arXiv.); "
-                "give the paper's arXiv id instead"
+                f"10.48550/arXiv.); give the paper's arXiv id instead"
             )
         candidate = doi.group(1)
     if candidate.lower().startswith("arxiv:"):
@@ -95,8 +94,8 @@ def _checked(yymm: str, number: str) -> str:
     month = int(yymm[2:])
     if not 1 <= month <= 12 or int(yymm) < NEW_STYLE_FROM:
         raise UsageError(
-            f"{arxiv_id!r} is not an arXiv id: its first four digits are the year and month "
-            f"(YYMM, from 0704); give {EXAMPLE}"
+            f"{arxiv_id!r} is not an arXiv id: its first four digits are the year and month (YYMM, "
+            f"from 0704); give {EXAMPLE}"
         )
     digits = 5 if int(yymm) >= FIVE_DIGITS_FROM else 4
     if len(number) != digits:

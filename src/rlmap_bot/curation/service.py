@@ -37,8 +37,8 @@ LEASE = dt.timedelta(
     minutes=2
 )  # a replica trying arXiv for a waiting suggestion owns that try this long
 NO_CHANNEL = (
-    "no curators' channel is set: set RLMAP_CURATOR_CHANNEL, or have a workspace admin run "
-    "`/rlmap curate here` in it"
+    "no curators' channel is set: set RLMAP_CURATOR_CHANNEL, or have a workspace admin run `/rlmap "
+    "curate here` in it"
 )
 
 
@@ -174,8 +174,7 @@ class Curation:
                 suggestion_id=kept.id,
                 text=line(
                     f"arXiv is not answering right now, so I kept your suggestion of {arxiv_id} "
-                    f"and will try again "
-                    "shortly; I'll tell you here when it reaches the curators."
+                    f"and will try again shortly; I'll tell you here when it reaches the curators."
                 ),
             )
         if record is None:
@@ -328,8 +327,7 @@ class Curation:
                 suggestion.user,
                 line(
                     f"arXiv answered, but your suggestion of {record.arxiv_id} could not reach the "
-                    f"curators: "
-                    f"{exc}"
+                    f"curators: {exc}"
                 ),
             )
             return

@@ -50,8 +50,8 @@ def readings_question(offered: Sequence[NextCheck], common: dict[str, Any]) -> Q
         kind="readings",
         signal=READINGS,
         title="Which of these can you read?",
-        text="Rather than ask each in turn: which of these readings can you give now? Pick any "
-        "you have, or none.",
+        text="Rather than ask each in turn: which of these readings can you give now? Pick any you "
+        "have, or none.",
         type="readings",
         choices=[c.signal for c in offered],
         presets=[PresetView(label=c.title, value=c.signal) for c in offered],

@@ -104,8 +104,7 @@ def summary(
             confirm = ", ".join(confirming or []) or "a second reading of that stage"
             return (
                 f"{title} is the likeliest binding constraint, but the verdict rests on one "
-                f"measurement; "
-                f"to confirm it, check: {confirm}."
+                f"measurement; to confirm it, check: {confirm}."
             )
         return f"{title} is the binding constraint, on {counted(n, 'reading')}."
     settle = ", ".join(c.signal for c in checks) or "more signals"
@@ -120,12 +119,11 @@ def summary(
     if lead.score >= settings.min_score and lead.score - second.score < settings.min_lead:
         return (
             f"{lead.title} and {second.title} both have strong evidence ({lead.score:g} and "
-            f"{second.score:g} "
-            f"points): no single stage binds; both may. These would tell them apart: {settle}."
+            f"{second.score:g} points): no single stage binds; both may. These would tell them "
+            f"apart: {settle}."
         )
     points = "point" if lead.score == 1 else "points"
     return (
         f"No single stage stands out yet ({lead.title} leads with {lead.score:g} {points}, not "
-        f"enough). "
-        f"These would settle it: {settle}."
+        f"enough). These would settle it: {settle}."
     )

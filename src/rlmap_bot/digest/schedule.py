@@ -178,8 +178,8 @@ class DigestSchedule:
                 return None
         except UnavailableError:
             log.warning(
-                "digest %s at %s not run: state store unavailable (a missed slot is caught up "
-                "at start)",
+                "digest %s at %s not run: state store unavailable (a missed slot is caught up at "
+                "start)",
                 sub_id,
                 due.isoformat(),
             )

@@ -101,8 +101,8 @@ class DigestService:
                 if sub.on_empty == "note":
                     poster.post_note(
                         sub.channel,
-                        "Nothing new in the RL Scaling Bottleneck Map since the last "
-                        f"digest ({digest.period()}).",
+                        f"Nothing new in the RL Scaling Bottleneck Map since the last digest "
+                        f"({digest.period()}).",
                     )
                     return RunResult(status="noted", recovered=recovered)
                 return RunResult(status="empty", recovered=recovered)

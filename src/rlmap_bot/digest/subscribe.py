@@ -37,8 +37,7 @@ DAYS = {
 }
 USAGE = (
     "/rlmap digest subscribe [weekly|daily] [DAY] [HH:MM] [TIMEZONE] [stage:ID] [topic:ID] "
-    "[note-empty]; "
-    "/rlmap digest unsubscribe | list | preview | now"
+    "[note-empty]; /rlmap digest unsubscribe | list | preview | now"
 )
 
 

@@ -78,8 +78,8 @@ def check_folder(root: Path) -> None:
             root,
             None,
             None,
-            f"not a knowledge folder: no {SETTINGS_FILE} (a knowledge folder "
-            f"holds {SETTINGS_FILE} and the folders {', '.join(f + '/' for f in KIND_FOLDERS)})",
+            f"not a knowledge folder: no {SETTINGS_FILE} (a knowledge folder holds {SETTINGS_FILE} "
+            f"and the folders {', '.join(f + '/' for f in KIND_FOLDERS)})",
         )
     if not (root / "stages").is_dir():
         raise KnowledgeError(
@@ -141,8 +141,8 @@ def parse_entry(raw: object, shown: str, index: int, folder_kind: str | None = N
             shown,
             label,
             "kind",
-            f"a {raw['kind']} in the {folder_kind}s' folder; "
-            f"move the file to {folder}/ or correct the kind",
+            f"a {raw['kind']} in the {folder_kind}s' folder; move the file to {folder}/ or correct "
+            f"the kind",
         )
     try:
         return ENTRY.validate_python(raw)

@@ -122,8 +122,8 @@ class Verdict(BaseModel):
         default=False,
         description=(
             "The verdict rests on one reading (one measurement, or the one comparison a mechanism "
-            "is defined "
-            "by), below the firm bar: a second reading of the same stage would confirm it."
+            "is defined by), below the firm bar: a second reading of the same stage would confirm "
+            "it."
         ),
     )
     summary: str
@@ -137,8 +137,8 @@ class Verdict(BaseModel):
     )
     said: dict[str, Any] = Field(
         default_factory=dict,
-        description="Those taken from the complaints the team chose rather than asked: a value, "
-        "or the list of values the complaint leaves (the summary says 'from what you said').",
+        description="Those taken from the complaints the team chose rather than asked: a value, or "
+        "the list of values the complaint leaves (the summary says 'from what you said').",
     )
     next_step: NextStep | None = Field(
         default=None, description="The one thing to do next (a lever, or the check to make)."
@@ -222,8 +222,8 @@ class Session(BaseModel):
     )
     moves: list[str] = Field(
         default_factory=list,
-        description="Keys of the latest moves applied (a typed reply's "
-        "message), so a move handled again after a crash is not applied twice.",
+        description="Keys of the latest moves applied (a typed reply's message), so a move handled "
+        "again after a crash is not applied twice.",
     )
     version: int = 0
     started_at: dt.datetime = Field(default_factory=lambda: dt.datetime.now(dt.UTC))

@@ -110,8 +110,8 @@ class Notice(BaseModel):
     actor: str | None = None
     parts: list[Part] | None = Field(
         None,
-        description="The same line with the names in it (titles, channels, "
-        "people) as parts, for a surface that shows them its way.",
+        description="The same line with the names in it (titles, channels, people) as parts, for a "
+        "surface that shows them its way.",
     )
 
 

@@ -141,8 +141,8 @@ def forecast_line(f: Forecast) -> str:
     if f.past_peak and f.now is not None:
         now = number(f.now, f.asymptote.low, f.asymptote.high)
         return (
-            f"Forecast: past its best; the fit expects it to settle near "
-            f"{interval(f.asymptote)}, below the {now} it is at now."
+            f"Forecast: past its best; the fit expects it to settle near {interval(f.asymptote)}, "
+            f"below the {now} it is at now."
         )
     parts = [f"ceiling near {interval(f.asymptote)}"]
     if f.reached is not None:
@@ -181,8 +181,8 @@ def forecast_sentences(f: Forecast) -> list[str]:
             )
     if f.saturated:
         out.append(
-            "More steps buy nothing measurable: the last half of the curve is flat within "
-            "its noise."
+            "More steps buy nothing measurable: the last half of the curve is flat within its "
+            "noise."
         )
     if f.at is not None and f.last_step is not None and f.at.step > f.last_step:
         out.append(f"At step {f.at.step:,}: {interval(f.at)}.")

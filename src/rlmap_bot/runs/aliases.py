@@ -157,8 +157,8 @@ class MetricAlias(BaseModel):
             allowed = {"fraction"}  # a ratio of two like quantities is a plain share
         if allowed and self.unit not in allowed:
             raise ValueError(
-                f"unit '{self.unit}' does not fit quantity '{self.quantity}'; "
-                f"use {' or '.join(sorted(allowed))}"
+                f"unit '{self.unit}' does not fit quantity '{self.quantity}'; use "
+                f"{' or '.join(sorted(allowed))}"
             )
         if self.complement and self.quantity not in SHARE_QUANTITIES:
             raise ValueError("complement only applies to share quantities")

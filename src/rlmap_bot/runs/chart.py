@@ -104,10 +104,8 @@ def render_chart(
         0.5,
         0.005,
         "blue band: the recent window judged   grey band: its baseline   green band, dots: the "
-        "first "
-        "points, their level   grey dots: the level now\norange dashes: a quarter of the first "
-        "level "
-        "(collapsed below it)   red dashes: gradient spikes, NaN/inf steps",
+        "first points, their level   grey dots: the level now\norange dashes: a quarter of the "
+        "first level (collapsed below it)   red dashes: gradient spikes, NaN/inf steps",
         ha="center",
         va="bottom",
         fontsize=7.5,

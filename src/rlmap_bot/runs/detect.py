@@ -23,8 +23,8 @@ from rlmap_bot.runs.textio import GZIP_MAGIC, HEAD, SQLITE_MAGIC, open_binary, r
 #: Where else a run can be, said after the log formats when nothing at a path could be read: a
 #: person who pointed at the wrong place learns what to point at.
 ELSEWHERE = (
-    "a W&B run folder (any folder holding run-<id>.wandb, or the wandb/ folder above it), "
-    "or a tracker's run: wandb:ENTITY/PROJECT/RUN_ID, mlflow:RUN_ID, trackio:PROJECT/RUN_NAME"
+    "a W&B run folder (any folder holding run-<id>.wandb, or the wandb/ folder above it), or a "
+    "tracker's run: wandb:ENTITY/PROJECT/RUN_ID, mlflow:RUN_ID, trackio:PROJECT/RUN_NAME"
 )
 LOOKED_EVERYWHERE = f"looked for {LOOKED_FOR}; or give {ELSEWHERE}"
 
@@ -187,8 +187,8 @@ def detect_file(path: Path) -> str:
         raise RunReadError(f"{path}: not a training log this reader knows; {LOOKED_EVERYWHERE}")
     if len(claims) > 1:
         raise RunReadError(
-            f"{path}: ambiguous format, it reads as {' and as '.join(claims)}; "
-            f"pass --format, one of {', '.join(claims)}"
+            f"{path}: ambiguous format, it reads as {' and as '.join(claims)}; pass --format, one "
+            f"of {', '.join(claims)}"
         )
     return claims[0]
 
@@ -316,8 +316,10 @@ def several_runs_note(
     if run_id is not None or len(candidates) < 2:
         return []
     return [
-        f"this file holds {len(candidates)} runs ({_listing(candidates)}); read the first, "
-        f"{chosen.run_id}: pick another with --run-id"
+        (
+            f"this file holds {len(candidates)} runs ({_listing(candidates)}); read the first, "
+            f"{chosen.run_id}: pick another with --run-id"
+        )
     ]
 
 

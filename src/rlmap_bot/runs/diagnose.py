@@ -59,8 +59,8 @@ def parse_mapping(pairs: Iterable[str]) -> dict[str, str]:
             )
         if SIGNAL_QUANTITY.get(name, name) not in QUANTITIES:
             raise UsageError(
-                f"--map {pair}: '{name}' is neither a signal read from logs nor a quantity; "
-                f"one of {', '.join(sorted(SIGNAL_QUANTITY))}"
+                f"--map {pair}: '{name}' is neither a signal read from logs nor a quantity; one of "
+                f"{', '.join(sorted(SIGNAL_QUANTITY))}"
             )
         out[name] = metric
     return out

@@ -131,8 +131,8 @@ RULES: tuple[Rule, ...] = (
         "task_reward",
         _SCORE,
         _NOT_SCORE | HELDOUT,
-        "a reward, score, accuracy, performance or success word: "
-        "a reward-like level of the training rollouts",
+        "a reward, score, accuracy, performance or success word: a reward-like level of the "
+        "training rollouts",
     ),
     Rule(
         "response_length",
@@ -233,8 +233,8 @@ class Guess:
         other = f" (also fitting: {', '.join(self.others[:3])})" if self.others else ""
         return (
             f"read '{self.metric}' as {self.quantity.replace('_', ' ')} by its name "
-            f"({self.rule.reason})"
-            f"{other}; if that is wrong, give --map {SIGNAL_FOR[self.quantity]}=METRIC"
+            f"({self.rule.reason}){other}; if that is wrong, give --map "
+            f"{SIGNAL_FOR[self.quantity]}=METRIC"
         )
 
 

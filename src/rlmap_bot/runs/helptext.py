@@ -25,6 +25,6 @@ LOOKED_FOR = (
 # The default recent window is the deriver's: the last 25% of logged points, at least 20
 # (runs/stats.py, RECENT_SHARE and RECENT_MIN).
 WINDOW_HELP = (
-    "the recent window trends are judged on: N steps, or a share like 25% "
-    "(default: the last 25% of logged points, at least 20)"
+    "the recent window trends are judged on: N steps, or a share like 25% (default: the last 25% "
+    "of logged points, at least 20)"
 )

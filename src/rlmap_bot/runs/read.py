@@ -128,8 +128,7 @@ def check_read(run: RunData, aliases: AliasTable) -> RunData:
         more = len(run.metrics) - NAMES_SHOWN
         raise RunReadError(
             f"{where}: none of its {len(run.metrics)} metrics is in the alias table or reads as a "
-            f"reward, "
-            f"score, length, entropy, KL, loss or gradient norm by its name: {shown}"
+            f"reward, score, length, entropy, KL, loss or gradient norm by its name: {shown}"
             + (f" and {more} more" if more > 0 else "")
             + "; map one with --map SIGNAL=METRIC, or add the names to knowledge/metrics/"
         )

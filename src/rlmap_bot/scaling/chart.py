@@ -62,8 +62,8 @@ def draw_forecasts(
     fig.text(
         0.5,
         0.005,
-        "dots: logged   line: fit and forecast   band: 80% interval   dashes: ceiling   "
-        "grey: early part left out",
+        "dots: logged   line: fit and forecast   band: 80% interval   dashes: ceiling   grey: "
+        "early part left out",
         ha="center",
         va="bottom",
         fontsize=7.5,

@@ -161,8 +161,8 @@ def level_at(seen: Seen, at: np.ndarray, params: dict | None = None) -> Level:
         gain = float(np.mean(seen.fit.curve(at + seen.shift))) - now
         if abs(gain) > p["max_reach"] * max(seen.seen_range, seen.noise):
             return Level(
-                abstain="the fitted ceiling is not pinned down yet: the curve is still far "
-                "from bending"
+                abstain="the fitted ceiling is not pinned down yet: the curve is still far from "
+                "bending"
             )
         saturated = False
     weight = gain_weight(seen, p) if saturated or identified else float(p["bend_weight"])

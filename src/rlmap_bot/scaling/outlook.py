@@ -35,8 +35,8 @@ DRAWN = 120
 def early_rule(params: dict | None = None) -> str:
     p = {**PARAMS, **(params or {})}
     return (
-        f"the first {round(100 * p['early_share'])}% of the steps seen are left out before "
-        "fitting (ScaleRL leaves out each run's early, noisy part)"
+        f"the first {round(100 * p['early_share'])}% of the steps seen are left out before fitting "
+        f"(ScaleRL leaves out each run's early, noisy part)"
     )
 
 

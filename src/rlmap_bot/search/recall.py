@@ -111,8 +111,8 @@ def common_limit(lexicon) -> float:
 def _fts(store, match: str, weights: tuple[float, ...]) -> list[str]:
     # Rowids only: the store maps the few returned to entry ids (KnowledgeStore.doc_ids).
     sql = (
-        "select rowid from docs_fts where docs_fts match ? "
-        f"order by bm25(docs_fts, {', '.join(str(w) for w in weights)}) limit ?"
+        f"select rowid from docs_fts where docs_fts match ? order by bm25(docs_fts, "
+        f"{', '.join(str(w) for w in weights)}) limit ?"
     )
     try:
         rowids = [r[0] for r in store.conn.execute(sql, (match, RECALL))]

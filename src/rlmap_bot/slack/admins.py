@@ -47,8 +47,8 @@ def parse_admins(text: str) -> dict[str, frozenset[str]]:
         team, _, user = entry.rpartition(":")
         if not all(_SLACK_ID.fullmatch(part) for part in ([team, user] if team else [user])):
             raise ConfigError(
-                f"RLMAP_ADMINS: {entry!r} is not WORKSPACE:USER (T0123:U0456, Slack's ids) "
-                "or a user id"
+                f"RLMAP_ADMINS: {entry!r} is not WORKSPACE:USER (T0123:U0456, Slack's ids) or a "
+                f"user id"
             )
         found.setdefault(team, set()).add(user)
     return {team: frozenset(users) for team, users in found.items()}

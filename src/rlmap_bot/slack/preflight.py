@@ -36,15 +36,14 @@ def require(settings: Settings, http: bool) -> Settings:
     if settings.oauth:
         if not http:
             raise ConfigError(
-                "the OAuth install flow (SLACK_CLIENT_ID) needs HTTP mode: run `rlmap-bot "
-                "serve --http`"
+                "the OAuth install flow (SLACK_CLIENT_ID) needs HTTP mode: run `rlmap-bot serve "
+                "--http`"
             )
         if not settings.slack_client_secret:
             missing.append("SLACK_CLIENT_SECRET (Basic Information > App Credentials)")
         if not settings.rlmap_encryption_key:
             missing.append(
-                "RLMAP_ENCRYPTION_KEY (encrypts every workspace's bot token in the state "
-                "store; "
+                "RLMAP_ENCRYPTION_KEY (encrypts every workspace's bot token in the state store; "
                 "make one with `rlmap-bot key new`)"
             )
     elif not settings.slack_bot_token:
@@ -53,10 +52,8 @@ def require(settings: Settings, http: bool) -> Settings:
         # Neither way in is set: name both, Socket Mode first (no public URL needed).
         missing.append(
             "SLACK_APP_TOKEN (an app-level token with connections:write, xapp-...) for Socket "
-            "Mode, "
-            "which needs no public URL, or SLACK_SIGNING_SECRET (Basic Information > App "
-            "Credentials) "
-            "for HTTP mode with `rlmap-bot serve --http`"
+            "Mode, which needs no public URL, or SLACK_SIGNING_SECRET (Basic Information > App "
+            "Credentials) for HTTP mode with `rlmap-bot serve --http`"
         )
     elif http and not settings.slack_signing_secret:
         missing.append("SLACK_SIGNING_SECRET (from Basic Information > App Credentials)")
@@ -131,8 +128,8 @@ def check_bot_token(settings: Settings, client) -> None:
         raise refused(
             "SLACK_BOT_TOKEN",
             exc,
-            "copy the Bot User OAuth Token (xoxb-...) again from OAuth & "
-            "Permissions, reinstalling the app if it was revoked",
+            "copy the Bot User OAuth Token (xoxb-...) again from OAuth & Permissions, reinstalling "
+            "the app if it was revoked",
         ) from None
     except (urllib.error.URLError, OSError) as exc:
         raise unreachable(settings, exc) from None
@@ -151,8 +148,8 @@ def check_app_token(settings: Settings, client) -> None:
         raise refused(
             "SLACK_APP_TOKEN",
             exc,
-            "make an app-level token with connections:write (xapp-...) under "
-            "Basic Information > App-Level Tokens",
+            "make an app-level token with connections:write (xapp-...) under Basic Information > "
+            "App-Level Tokens",
         ) from None
     except (urllib.error.URLError, OSError) as exc:
         raise unreachable(settings, exc) from None

@@ -366,8 +366,8 @@ def _(result: CheckResult, place: Place = Place()) -> Outs:
 @render.register
 def _(result: Following, place: Place = Place()) -> Outs:
     return said(
-        f"Following {code(result.source)} here means a terminal that stays open: in Slack, "
-        "`/rlmap watch` posts its alerts to the channel instead."
+        f"Following {code(result.source)} here means a terminal that stays open: in Slack, `/rlmap "
+        f"watch` posts its alerts to the channel instead."
     )
 
 
@@ -386,8 +386,8 @@ def _(result: WatchSet, place: Place = Place()) -> Outs:
     return said(
         by(
             result.by,
-            f"{verb} `{result.path}` here, {watch_interval(result.every, result.quiet)}. "
-            f"I'll post {what}, once each. `/rlmap unwatch {result.short_id}` stops it.",
+            f"{verb} `{result.path}` here, {watch_interval(result.every, result.quiet)}. I'll post "
+            f"{what}, once each. `/rlmap unwatch {result.short_id}` stops it.",
         )
     )
 
@@ -421,8 +421,8 @@ def _(result: SubscriptionSet, place: Place = Place()) -> Outs:
     return said(
         by(
             result.by,
-            f"subscribed this channel to the RL Map digest, {result.when}{filters}. "
-            f"Next: {result.next_run.strftime('%a %d %b %H:%M %Z')}.",
+            f"subscribed this channel to the RL Map digest, {result.when}{filters}. Next: "
+            f"{result.next_run.strftime('%a %d %b %H:%M %Z')}.",
         )
     )
 

@@ -131,8 +131,7 @@ class RunFiles:
         if size > self.limit:
             raise LogTooBig(
                 f"the file is {size / 2**20:.0f} MB; the limit is {self.settings.rlmap_max_log_mb} "
-                f"MB "
-                "(RLMAP_MAX_LOG_MB)"
+                f"MB (RLMAP_MAX_LOG_MB)"
             )
         target = folder / Path(str(file.get("name") or "log")).name
         request = urllib.request.Request(url, headers={"Authorization": f"Bearer {client.token}"})

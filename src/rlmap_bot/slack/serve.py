@@ -116,8 +116,7 @@ def serve_from_env(terminal, http: bool, host: str = "127.0.0.1", port: int = 30
         server = make_server(front_end.app, host, port, health=health, ready=front_end.ready)
         log.info(
             "serving Slack over HTTP at http://%s:%s/slack/events (health: /healthz, readiness: "
-            "/readyz, "
-            "metrics: /metrics)",
+            "/readyz, metrics: /metrics)",
             host,
             server.effective_port,
         )

@@ -102,8 +102,7 @@ def watches_for_user(
         log.info("cannot list %s's channels: %s", user, exc.response.get("error"))
         return [], (
             "I cannot tell which channels you are in (the app needs channels:read and "
-            "groups:read); "
-            "`/rlmap watch list` in a channel shows its watches."
+            "groups:read); `/rlmap watch list` in a channel shows its watches."
         )
     return service.rows([w for w in watches if w.channel in channels]), None
 

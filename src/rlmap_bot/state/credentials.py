@@ -35,8 +35,8 @@ def secret(team: str, name: str) -> Secret:
     return Secret(
         kind,
         team,
-        "an admin of that workspace sets it again "
-        f"(`/rlmap credentials set {tracker or 'TRACKER'} KEY`)",
+        f"an admin of that workspace sets it again (`/rlmap credentials set {tracker or 'TRACKER'} "
+        f"KEY`)",
     )
 
 

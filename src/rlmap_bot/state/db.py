@@ -131,8 +131,8 @@ def _check_state_file(path: Path) -> None:
         if "?" not in tables:
             reason = "it is another program's database"
     raise StateStoreError(
-        f"{path} is not a state store ({reason}), so it is left as it is; "
-        "name a new file or an existing state store"
+        f"{path} is not a state store ({reason}), so it is left as it is; name a new file or an "
+        f"existing state store"
     )
 
 

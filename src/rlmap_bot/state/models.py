@@ -119,8 +119,8 @@ class Tracking(BaseModel):
     mode: Literal["lines", "whole", "source"] | None = Field(
         None,
         description=(
-            "'source': read through the run source's read_new; 'lines' and "
-            "'whole': a watch stored before, carried on from its reader's position"
+            "'source': read through the run source's read_new; 'lines' and 'whole': a watch stored "
+            "before, carried on from its reader's position"
         ),
     )
     source: str | None = Field(None, description="The file read (the chosen log, for a folder).")
@@ -156,7 +156,7 @@ class Tracking(BaseModel):
     )
     ceiling_peak: AtStep | None = Field(
         None,
-        description="the highest ceiling the run's forecast gave so far, and at which step "
-        "(a sharp fall below it is said once: watch/stopping.py)",
+        description="the highest ceiling the run's forecast gave so far, and at which step (a "
+        "sharp fall below it is said once: watch/stopping.py)",
     )
     bytes_read: int = Field(0, description="bytes read from the log over every check")

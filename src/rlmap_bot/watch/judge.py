@@ -38,8 +38,8 @@ def judge(
     stride = kept.largest_stride
     if stride > 1:
         derivation.warnings.append(
-            f"judged on every {stride}th logged point at most (a bounded sample of the "
-            f"whole run); NaN/inf, divergence and spikes on every point"
+            f"judged on every {stride}th logged point at most (a bounded sample of the whole run); "
+            f"NaN/inf, divergence and spikes on every point"
         )
     if faults.loss_seen:
         _set(
@@ -50,8 +50,7 @@ def judge(
                 metric=_fault_metrics(faults),
                 window="every logged step, as it arrived",
                 method="NaN or inf in a loss, gradient norm or entropy, until 50 finite steps "
-                "follow; or a jump "
-                "beyond the spike rule held for 3 steps, until the level is back",
+                "follow; or a jump beyond the spike rule held for 3 steps, until the level is back",
                 detail=_fault_detail(faults),
                 marks=[
                     f.first_step if hasattr(f, "first_step") else f.step

@@ -78,7 +78,7 @@ def parse_interval(text: str) -> int:
         minutes += int(number) * factor
     if not MIN_INTERVAL <= minutes <= MAX_INTERVAL:
         raise UsageError(
-            f"`every` must be from {MIN_INTERVAL} minutes to {MAX_INTERVAL // 60} hours, "
-            f"not {format_interval(minutes)}"
+            f"`every` must be from {MIN_INTERVAL} minutes to {MAX_INTERVAL // 60} hours, not "
+            f"{format_interval(minutes)}"
         )
     return minutes

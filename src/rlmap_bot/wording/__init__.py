@@ -168,8 +168,7 @@ def reply_superseded(text: str) -> str:
     """A typed answer that reached the bot after a later one had been applied (already escaped)."""
     return (
         f"Your reply \u201c{text}\u201d arrived after a later one and was not used: the card shows "
-        f"the "
-        "question being asked now. Type 'back' to change an earlier answer."
+        f"the question being asked now. Type 'back' to change an earlier answer."
     )
 
 

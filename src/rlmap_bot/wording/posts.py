@@ -115,8 +115,8 @@ def _(fault: NanFinding) -> str:
 @fault_sentence.register
 def _(fault: DivergenceFinding) -> str:
     text = (
-        f"{fault.metric} jumped at step {fault.step} from a level of {fault.baseline:.3g} "
-        f"(sigma {fault.sigma:.3g}) and held for {fault.held}+ steps"
+        f"{fault.metric} jumped at step {fault.step} from a level of {fault.baseline:.3g} (sigma "
+        f"{fault.sigma:.3g}) and held for {fault.held}+ steps"
     )
     if fault.level is not None:
         text += f"; the last {fault.window} steps' median is {fault.level:.3g}"
@@ -217,8 +217,10 @@ def _(change: StageStarted) -> list[str]:
     sure = f"{change.confidence or 0:.0%} sure"
     if change.kind == "tie":
         return [
-            f"{change.stage} both have strong evidence on the run up to step {change.step}: no "
-            f"single stage binds, both may ({sure} it is one of them)."
+            (
+                f"{change.stage} both have strong evidence on the run up to step {change.step}: no "
+                f"single stage binds, both may ({sure} it is one of them)."
+            )
         ]
     return [
         f"{change.stage} binds now, on the run up to step {change.step} (the verdict is {sure})."
@@ -230,8 +232,10 @@ def _(change: StageChanged) -> list[str]:
     sure = f"{change.confidence or 0:.0%} sure"
     if change.kind == "change_tie":
         return [
-            f"{change.stage} now both have strong evidence; no single stage binds "
-            f"({sure} it is one of them)."
+            (
+                f"{change.stage} now both have strong evidence; no single stage binds ({sure} it "
+                f"is one of them)."
+            )
         ]
     old = change.previous or "another stage"
     return [f"{old} no longer binds; {change.stage} does now (the verdict is {sure})."]
@@ -250,8 +254,10 @@ def _(change: TieSummary) -> list[str]:
 @change_sentences.register
 def _(change: StageCleared) -> list[str]:
     return [
-        f"{change.checks} checks in a row with new steps, up to step {change.step}, no "
-        f"longer name {change.stage}."
+        (
+            f"{change.checks} checks in a row with new steps, up to step {change.step}, no longer "
+            f"name {change.stage}."
+        )
     ]
 
 
@@ -287,19 +293,23 @@ def _(change: StopAdvised) -> list[str]:
     if change.reason == "reached":
         share = f", {change.reached:.0%} of the way from its start" if change.reached else ""
         return [
-            f"{curve} is at {_n(change, change.now)}{share} to a forecast ceiling of "
-            f"{ceiling}{up_to}."
+            (
+                f"{curve} is at {_n(change, change.now)}{share} to a forecast ceiling of "
+                f"{ceiling}{up_to}."
+            )
         ]
     e = change.earlier
     before = (
-        f", down from {_n(change, e.value)} ({_n(change, e.low)}-{_n(change, e.high)}) forecast "
-        f"at step {e.step:,}"
+        f", down from {_n(change, e.value)} ({_n(change, e.low)}-{_n(change, e.high)}) forecast at "
+        f"step {e.step:,}"
         if e is not None
         else ""
     )
     return [
-        f"The forecast ceiling of the {change.quantity} ({change.metric}) is {ceiling} "
-        f"now{before}; the curve has turned down ({_n(change, change.now)} now){up_to}."
+        (
+            f"The forecast ceiling of the {change.quantity} ({change.metric}) is {ceiling} "
+            f"now{before}; the curve has turned down ({_n(change, change.now)} now){up_to}."
+        )
     ]
 
 
@@ -326,8 +336,7 @@ def stop_interval_line(change: StopAdvised) -> str:
     up_to = f" up to step {change.step:,}" if change.step is not None else ""
     return (
         f"80% sure the ceiling lies in {_n(change, c.low)}-{_n(change, c.high)}; the "
-        f"{change.quantity} ({change.metric}) is at {_n(change, change.now)} now, on the "
-        f"run{up_to}"
+        f"{change.quantity} ({change.metric}) is at {_n(change, change.now)} now, on the run{up_to}"
     )
 
 

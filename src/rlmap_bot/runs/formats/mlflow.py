@@ -60,10 +60,9 @@ def db_runs(path: Path) -> list[MlflowRun]:
         try:
             rows = conn.execute(
                 "select r.run_uuid, coalesce(r.name, r.run_uuid), coalesce(e.name, "
-                "r.experiment_id) "
-                "from runs r left join experiments e on e.experiment_id = r.experiment_id "
-                "where coalesce(r.lifecycle_stage, 'active') != 'deleted' order by r.start_time, "
-                "r.run_uuid"
+                "r.experiment_id) from runs r left join experiments e on e.experiment_id = "
+                "r.experiment_id where coalesce(r.lifecycle_stage, 'active') != 'deleted' order by "
+                "r.start_time, r.run_uuid"
             ).fetchall()
         except sqlite3.Error:  # a store without the runs table: name runs by their uuid
             rows = [

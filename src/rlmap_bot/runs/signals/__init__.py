@@ -120,8 +120,8 @@ def derive_signals(
     )
     if isinstance(window, int) and window >= length:
         raise RunReadError(
-            f"--window {window} covers the whole run (steps {run.first_step}-{run.last_step}); "
-            f"a trend needs points before the window: give fewer steps, or a share like 25%"
+            f"--window {window} covers the whole run (steps {run.first_step}-{run.last_step}); a "
+            f"trend needs points before the window: give fewer steps, or a share like 25%"
         )
     resolution = resolve(run, aliases, mapping)
     info = RunInfo(

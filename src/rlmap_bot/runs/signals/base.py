@@ -83,8 +83,8 @@ class Readings:
         value = float(np.mean(values[win.recent]))
         if share and not (-UNIT_TOL <= value <= 1 + UNIT_TOL):
             raise Missing(
-                f"{q.label} averages {value:.3g}, outside 0-1: is it a percent or a count? "
-                f"map a 0-1 share with --map"
+                f"{q.label} averages {value:.3g}, outside 0-1: is it a percent or a count? map a "
+                f"0-1 share with --map"
             )
         if share:
             value = min(max(value, 0.0), 1.0)

@@ -200,11 +200,11 @@ def heldout_score_trend(r: Readings) -> Reading:
     return direction, SignalSource(
         metric=q.label,
         window=f"the last {k} evaluations, steps {int(rs[0])}-{int(rs[-1])}",
-        method="sparse validation: first evaluation dropped, the later half of the recent "
-        "evaluations against the earlier half, flat within max(5% of the scale, "
-        f"{EVAL_Z:g} standard errors of the difference) with Sen's slope agreeing; falling "
-        "too when past its peak (the highest median of 3 evaluations) by more than such a "
-        "band; a level at most a quarter of the first evaluations' reads falling",
+        method=f"sparse validation: first evaluation dropped, the later half of the recent "
+        f"evaluations against the earlier half, flat within max(5% of the scale, {EVAL_Z:g} "
+        f"standard errors of the difference) with Sen's slope agreeing; falling too when past its "
+        f"peak (the highest median of 3 evaluations) by more than such a band; a level at most a "
+        f"quarter of the first evaluations' reads falling",
         detail=detail,
         margin=round(margin, 3) if math.isfinite(margin) else None,
         start=int(rs[half]),
@@ -232,8 +232,8 @@ def eval_improvement(r: Readings) -> Reading:
     return value, SignalSource(
         metric=q.label,
         window=f"step {int(steps[0])} vs steps {int(steps[-EVAL_LAST])}-{int(steps[-1])}",
-        method=f"median of the last {EVAL_LAST} evaluations minus the evaluation before "
-        f"training, in {unit}",
+        method=f"median of the last {EVAL_LAST} evaluations minus the evaluation before training, "
+        f"in {unit}",
         detail=f"{base:.3g} -> {last:.3g}",
         start=int(steps[-EVAL_LAST]),
         end=int(steps[-1]),

@@ -208,8 +208,8 @@ def classify_nonfinite(quantity: str, q: QuantitySeries) -> tuple[NonFinite | No
             f"trainer such as verl skips such an update; {SUSTAINED_MIN} in a row would be one)"
         )
     return None, (
-        f"{q.label} logs {kinds} at {at} only ({count} of {n} logged steps), finite after: "
-        f"an update the trainer skipped (verl's actor skips a step whose gradient norm is not "
+        f"{q.label} logs {kinds} at {at} only ({count} of {n} logged steps), finite after: an "
+        f"update the trainer skipped (verl's actor skips a step whose gradient norm is not "
         f"finite), a note, not a divergence"
     )
 

@@ -64,20 +64,17 @@ def entropy_trend(r: Readings) -> Reading:
     src.baseline_start, src.baseline_end = c, d
     src.window = (
         f"{steps_text(steps, win.recent)} against the first level, "
-        f"{steps_text(steps, lv.first_slice)}, "
-        f"and the early level, {steps_text(steps, win.early)}"
+        f"{steps_text(steps, lv.first_slice)}, and the early level, {steps_text(steps, win.early)}"
     )
     src.method = (
-        f"collapsed at <= {stats.COLLAPSED_SHARE:.0%} of the first level (or of the early "
-        f"level), "
-        "whatever the trend; collapsing at <= 50% and still falling; rising at >= 1.2x the "
-        "early "
+        f"collapsed at <= {stats.COLLAPSED_SHARE:.0%} of the first level (or of the early level), "
+        f"whatever the trend; collapsing at <= 50% and still falling; rising at >= 1.2x the early "
         f"level and rising, or >= 2x; otherwise declined at <= {DECLINED_SHARE:.0%}"
     )
     src.detail = (
-        f"first level {lv.first:.3g} -> {lv.last:.3g} now ({of_first:.0%} of the first); "
-        f"early level {early:.3g} -> recent {recent:.3g} ({ratio:.0%}); recent trend "
-        f"{t.direction} ({t.describe()})"
+        f"first level {lv.first:.3g} -> {lv.last:.3g} now ({of_first:.0%} of the first); early "
+        f"level {early:.3g} -> recent {recent:.3g} ({ratio:.0%}); recent trend {t.direction} "
+        f"({t.describe()})"
     )
     with_level(src, steps, lv)
     return value, src
@@ -158,8 +155,8 @@ def grad_norm_spikes(r: Readings) -> Reading:
     q, steps, values, win = r.dense("grad_norm", "the gradient norm")
     if steps.size < stats.SPIKE_WINDOW + win.start + 1:
         raise Missing(
-            f"{q.label} has {steps.size} points; {stats.SPIKE_WINDOW + win.start + 1} needed "
-            f"for a rolling baseline"
+            f"{q.label} has {steps.size} points; {stats.SPIKE_WINDOW + win.start + 1} needed for a "
+            f"rolling baseline"
         )
     found = stats.spikes(steps, values, win.start)
     detail = (
@@ -174,8 +171,7 @@ def grad_norm_spikes(r: Readings) -> Reading:
         metric=q.label,
         window=f"steps {int(steps[win.start])}-{int(steps[-1])} (after warm-up)",
         method=f"a spike is >= {stats.SPIKE_RATIO:g}x the median of the previous "
-        f"{stats.SPIKE_WINDOW} steps "
-        f"and >= {stats.SPIKE_Z:g} robust sigmas (MAD) above it",
+        f"{stats.SPIKE_WINDOW} steps and >= {stats.SPIKE_Z:g} robust sigmas (MAD) above it",
         detail=f"{wording.counted(len(found), 'spike')}: {detail}" if found else "no spikes",
         start=int(steps[win.start]),
         end=int(steps[-1]),
@@ -209,8 +205,8 @@ def loss_divergence(r: Readings) -> Reading:
             metric=", ".join(sorted({f.metric for f in nan})),
             window="the whole run",
             method=f"NaN or inf in a loss, gradient norm or entropy on every step from one on "
-            f"({SUSTAINED_MIN} or more in a row to the last), or on {RECURRING_SHARE:.0%} of "
-            f"the steps; a step the trainer skipped is a note",
+            f"({SUSTAINED_MIN} or more in a row to the last), or on {RECURRING_SHARE:.0%} of the "
+            f"steps; a step the trainer skipped is a note",
             detail="; ".join(f.detail for f in nan[:3]),
             start=min(f.first_step for f in nan),
             end=max(f.last_step for f in nan),
@@ -225,8 +221,8 @@ def loss_divergence(r: Readings) -> Reading:
         src = SignalSource(
             metric=loss.label,
             window="the whole run after warm-up",
-            method=f"NaN/inf on every step from one on, or a jump beyond the spike rule held "
-            f"for {stats.JUMP_RUN} steps in a row",
+            method=f"NaN/inf on every step from one on, or a jump beyond the spike rule held for "
+            f"{stats.JUMP_RUN} steps in a row",
             detail=(note or "no NaN/inf; ")
             + (f"sustained jump from step {jump}" if jump is not None else "no sustained jump"),
             marks=[jump] if jump is not None else [],

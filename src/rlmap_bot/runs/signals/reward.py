@@ -22,8 +22,8 @@ def train_solve_rate(r: Readings) -> Reading:
     lo, hi = float(values.min()), float(values.max())
     if lo < -UNIT_TOL or hi > 1 + UNIT_TOL:
         raise Missing(
-            f"{q.label} ranges {lo:.3g} to {hi:.3g}, not a 0-1 pass rate; "
-            f"map a success-rate metric with --map train_solve_rate=METRIC"
+            f"{q.label} ranges {lo:.3g} to {hi:.3g}, not a 0-1 pass rate; map a success-rate "
+            f"metric with --map train_solve_rate=METRIC"
         )
     value, src = r.recent_mean(
         "task_reward",
@@ -36,9 +36,8 @@ def train_solve_rate(r: Readings) -> Reading:
 def zero_advantage_fraction(r: Readings) -> Reading:
     if "zero_std_fraction" not in r.q and "zero_std_count" in r.q:
         raise Missing(
-            f"{r.q['zero_std_count'].label} counts zero-spread groups but the number of "
-            f"groups "
-            f"per step is not logged; divide by your rollout batch size and map it"
+            f"{r.q['zero_std_count'].label} counts zero-spread groups but the number of groups per "
+            f"step is not logged; divide by your rollout batch size and map it"
         )
     return r.recent_mean(
         "zero_std_fraction",

@@ -28,8 +28,7 @@ def length_growth(r: Readings) -> Reading:
         window=f"{steps_text(steps, lv.last_slice)} against the first logged, "
         f"{steps_text(steps, lv.first_slice)}",
         method="the last level (median of the last tenth of the points, or of the window you "
-        "chose) over "
-        "the first level (median of the first 3 logged points)",
+        "chose) over the first level (median of the first 3 logged points)",
         detail=f"{lv.first:.4g} -> {lv.last:.4g} tokens",
         start=a,
         end=b,

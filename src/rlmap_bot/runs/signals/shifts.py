@@ -134,8 +134,8 @@ class Shift:
         return (
             f"{self.what} from step {self.first_step}: {self.metric} went from a level of "
             f"{self.before:.3g} (median of steps {self.reference[0]}-{self.reference[1]}) to "
-            f"{self.after:.3g}{ratio} over steps {self.first_step}-{self.last_step}, "
-            f"{self.z:.0f} robust sigmas away"
+            f"{self.after:.3g}{ratio} over steps {self.first_step}-{self.last_step}, {self.z:.0f} "
+            f"robust sigmas away"
         )
 
 

@@ -138,9 +138,9 @@ def allowed(name: str, allow: Iterable[str]) -> bool:
 
 # -- run roots -------------------------------------------------------------------------------------
 WATCHING_OFF = (
-    "Watching runs is off: it needs RLMAP_RUN_ROOTS, the folders whose logs may be watched "
-    f"(several separated by '{os.pathsep}'), in the environment the bot runs in (a bot "
-    "already serving Slack sees it after a restart)"
+    f"Watching runs is off: it needs RLMAP_RUN_ROOTS, the folders whose logs may be watched "
+    f"(several separated by '{os.pathsep}'), in the environment the bot runs in (a bot already "
+    f"serving Slack sees it after a restart)"
 )
 
 
@@ -164,8 +164,8 @@ def check_path(path: Path, access: Access) -> None:
     one of its run roots (none set: no limit)."""
     if not access.paths:
         raise RunReadError(
-            f"{path}: files on the bot's machine are read only inside the folders "
-            "RLMAP_RUN_ROOTS names, and it names none; nothing is read"
+            f"{path}: files on the bot's machine are read only inside the folders RLMAP_RUN_ROOTS "
+            f"names, and it names none; nothing is read"
         )
     if access.run_roots and not under_roots(path, access.run_roots):
         raise RunReadError(
@@ -202,8 +202,8 @@ def resolve_run_path(text: str, roots: list[Path]) -> Path:
     if not inside:
         shown = os.pathsep.join(str(r) for r in roots)
         raise PathRefused(
-            f"{raw} is outside the folders this bot may watch (RLMAP_RUN_ROOTS: {shown}); "
-            "nothing is watched"
+            f"{raw} is outside the folders this bot may watch (RLMAP_RUN_ROOTS: {shown}); nothing "
+            f"is watched"
         )
     for path in inside:
         try:
@@ -223,8 +223,8 @@ def check_folder(folder: Path, roots: list[Path]) -> None:
             entry = Path(dirpath) / name
             if entry.is_symlink() and not within(entry.resolve(strict=False), roots):
                 raise PathRefused(
-                    f"{folder} holds a link that leads outside RLMAP_RUN_ROOTS; watch a log "
-                    "file, or a folder without such links"
+                    f"{folder} holds a link that leads outside RLMAP_RUN_ROOTS; watch a log file, "
+                    f"or a folder without such links"
                 )
 
 
@@ -240,9 +240,9 @@ def check_source(source: str, access: Access) -> str:
     roots = list(access.run_roots)
     if not roots:
         raise UsageError(
-            "Files on the bot's machine are not read from chat: an admin names the folders "
-            "runs may be read from in RLMAP_RUN_ROOTS. A tracker run (wandb:, mlflow:, "
-            "trackio:) or a log uploaded to the thread works without it."
+            "Files on the bot's machine are not read from chat: an admin names the folders runs "
+            "may be read from in RLMAP_RUN_ROOTS. A tracker run (wandb:, mlflow:, trackio:) or a "
+            "log uploaded to the thread works without it."
         )
     path = resolve_run_path(source, roots)
     if path.is_dir():

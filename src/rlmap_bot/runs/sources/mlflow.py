@@ -54,8 +54,8 @@ def open_mlflow(ref: SourceRef, access: Access) -> RunSource:
     run_id = ref.target.strip()
     if not uri:
         raise RunReadError(
-            f"{ref.text}: set MLFLOW_TRACKING_URI to the tracking server "
-            "(http://HOST:PORT) or the store (sqlite:///mlflow.db) the run is in"
+            f"{ref.text}: set MLFLOW_TRACKING_URI to the tracking server (http://HOST:PORT) or the "
+            f"store (sqlite:///mlflow.db) the run is in"
         )
     if uri.startswith(("http://", "https://")):
         host, port = host_of(uri)
@@ -205,8 +205,7 @@ class MlflowStore:
                     continue
                 rows = conn.execute(
                     "select step, value, is_nan from metrics where run_uuid = ? and key = ? and "
-                    "step > ? "
-                    "order by step, timestamp",
+                    "step > ? order by step, timestamp",
                     (self.run_id, key, done.get(key, -(2**63))),
                 )
                 for step, value, is_nan in rows:
@@ -217,8 +216,8 @@ class MlflowStore:
                     done[key] = max(done.get(key, int(step)), int(step))
         except sqlite3.Error as exc:
             raise RunReadError(
-                f"{self.ref.text}: cannot read the MLflow store {self.path} ({exc}); "
-                "the read can be retried"
+                f"{self.ref.text}: cannot read the MLflow store {self.path} ({exc}); the read can "
+                f"be retried"
             ) from None
         finally:
             conn.close()

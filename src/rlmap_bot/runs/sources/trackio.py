@@ -114,8 +114,8 @@ class TrackioRun:
                         c.add(key, int(step), value)
         except sqlite3.Error as exc:
             raise RunReadError(
-                f"{self.ref.text}: cannot read the Trackio store {self.path} ({exc}); "
-                "the read can be retried"
+                f"{self.ref.text}: cannot read the Trackio store {self.path} ({exc}); the read can "
+                f"be retried"
             ) from None
         finally:
             conn.close()

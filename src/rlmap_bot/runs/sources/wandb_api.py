@@ -56,8 +56,8 @@ def open_wandb(ref: SourceRef, access: Access) -> RunSource:
         raise RunReadError(f"{ref.text}: {access.unopened['WANDB_API_KEY']}")
     if not key:
         raise RunReadError(
-            f"{ref.text}: no W&B API key; an admin sets one (`/rlmap credentials set wandb`), "
-            "or set WANDB_API_KEY in a terminal"
+            f"{ref.text}: no W&B API key; an admin sets one (`/rlmap credentials set wandb`), or "
+            f"set WANDB_API_KEY in a terminal"
         )
     base = (access.environ.get("WANDB_BASE_URL") or DEFAULT_BASE_URL).rstrip("/")
     return WandbRun(ref, entity, project, run_id, key, base)
@@ -114,8 +114,8 @@ class WandbRun:
                 import wandb
             except ModuleNotFoundError:
                 raise RunReadError(
-                    f"{self.ref.text}: reading W&B runs needs the wandb client: "
-                    "pip install 'rlmap-bot[wandb]'"
+                    f"{self.ref.text}: reading W&B runs needs the wandb client: pip install "
+                    f"'rlmap-bot[wandb]'"
                 ) from None
             self._api = wandb.Api(
                 api_key=self._key, overrides={"base_url": self.base}, timeout=API_TIMEOUT_SECONDS
@@ -188,8 +188,8 @@ class WandbRun:
         ):
             self._api = None
             return RunReadError(
-                f"{self.ref.text}: {self.what} refused the API key; an admin sets it per "
-                "workspace (`/rlmap credentials set wandb`)"
+                f"{self.ref.text}: {self.what} refused the API key; an admin sets it per workspace "
+                f"(`/rlmap credentials set wandb`)"
             )
         if "not found" in lowered or "could not find" in lowered:
             return RunReadError(f"{self.ref.text}: {self.what} has no run {self.path}")

@@ -186,8 +186,7 @@ def additions_blocks(result: AdditionList) -> list[Block]:
     lines = [
         f"• {code(a.id)} *{escape(cut(a.title, 150))}* (arXiv {escape(a.arxiv)}), suggested by "
         f"{'the weekly scan' if a.suggested_by == 'scout' else mention(a.suggested_by)}, approved "
-        f"by "
-        f"{mention(a.approved_by)} on {escape(a.added)}"
+        f"by {mention(a.approved_by)} on {escape(a.added)}"
         for a in result.additions
     ]
     out: list[Block] = [section(f"*{wording.counted(len(lines), 'paper')} approved from Slack*")]

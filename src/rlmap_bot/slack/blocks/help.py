@@ -13,10 +13,10 @@ from rlmap_bot.slack.markup import code, escape, prose
 INTRO = (
     "*Ask* me about the five stages of an RL system, the Scaling Laws topic and the papers on "
     "them: mention me in a channel (I answer in a thread), send me a DM, or use `/rlmap ask "
-    "QUESTION` for a private answer with a button to share it. *Diagnose* a run with "
-    "`/rlmap diagnose`: answer in the thread with the buttons or by typing values. *Watch* a "
-    "run's log with `/rlmap watch PATH`: I post here when a stage starts to bind or the loss goes "
-    "NaN. Commands:"
+    "QUESTION` for a private answer with a button to share it. *Diagnose* a run with `/rlmap "
+    "diagnose`: answer in the thread with the buttons or by typing values. *Watch* a run's log "
+    "with `/rlmap watch PATH`: I post here when a stage starts to bind or the loss goes NaN. "
+    "Commands:"
 )
 OUTRO = "Anything else after `/rlmap` is a question."
 

@@ -61,7 +61,7 @@ def _sessions(sessions) -> list[Block]:
             f"<#{escape(session.channel)}>" if session.channel.startswith(("C", "G")) else "a DM"
         )
         lines.append(
-            f"• In {where}: {len(session.answers)} answered, next "
-            f"{code(session.current or '-')}, updated {session.updated_at:%Y-%m-%d %H:%M} UTC"
+            f"• In {where}: {len(session.answers)} answered, next {code(session.current or '-')}, "
+            f"updated {session.updated_at:%Y-%m-%d %H:%M} UTC"
         )
     return [section("*Your open diagnoses*\n" + "\n".join(lines))]

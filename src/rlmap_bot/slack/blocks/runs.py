@@ -48,8 +48,8 @@ def run_details_blocks(result: RunDiagnosis, name: str) -> list[Block]:
     for signal, source in result.signal_sources.items():
         lines.append(
             f"• {escape(result.title_of(signal))} ({code(signal)}) = "
-            f"*{escape(result.value_text(signal))}*: "
-            f"{escape(source.detail)} _({escape(source.metric)}, {escape(source.window)})_"
+            f"*{escape(result.value_text(signal))}*: {escape(source.detail)} "
+            f"_({escape(source.metric)}, {escape(source.window)})_"
         )
     # a section holds 3,000 characters: the readings go in as many as they need
     chunk = "*From the logs*"

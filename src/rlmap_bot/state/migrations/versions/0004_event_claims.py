@@ -56,10 +56,8 @@ def upgrade() -> None:
     op.create_index("ix_event_claims_status_lease", "event_claims", ["status", "lease_until"])
     op.execute(
         "INSERT INTO event_claims (key, kind, team, status, owner, attempts, lease_until, body, "
-        "replies, "
-        "claimed_at, finished_at) SELECT 'event:' || event_id, 'event', team, 'done', '', 1, "
-        "seen_at, NULL, "
-        "'{}', seen_at, seen_at FROM processed_events"
+        "replies, claimed_at, finished_at) SELECT 'event:' || event_id, 'event', team, 'done', '', "
+        "1, seen_at, NULL, '{}', seen_at, seen_at FROM processed_events"
     )
     op.drop_table("processed_events")
 

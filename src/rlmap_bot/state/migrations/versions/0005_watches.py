@@ -49,8 +49,8 @@ def upgrade() -> None:
     # At most one check of a watch in progress: a `now`,
     # a scheduled slot and another replica take turns.
     op.execute(
-        "CREATE UNIQUE INDEX IF NOT EXISTS uq_watch_checks_open ON watch_checks (watch_id) "
-        "WHERE status = 'claimed'"
+        "CREATE UNIQUE INDEX IF NOT EXISTS uq_watch_checks_open ON watch_checks (watch_id) WHERE "
+        "status = 'claimed'"
     )
     op.create_table(
         "watch_alerts",

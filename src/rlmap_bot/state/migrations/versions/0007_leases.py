@@ -49,8 +49,8 @@ def upgrade() -> None:
         key = KEYS[table]
         rows = bind.execute(
             sa.text(
-                f"SELECT {key}, created_at FROM {table} "
-                "WHERE status = 'claimed' AND lease_until IS NULL"
+                f"SELECT {key}, created_at FROM {table} WHERE status = 'claimed' AND lease_until "
+                f"IS NULL"
             )
         ).all()
         for row_key, created in rows:

@@ -59,8 +59,8 @@ def upgrade() -> None:
             continue
         for column in columns:
             op.execute(
-                f"UPDATE {table} SET {column} = '{LEGACY}' || {column} "
-                f"WHERE {column} IS NOT NULL AND {column} <> '' AND {column} NOT LIKE 'rlmap:%'"
+                f"UPDATE {table} SET {column} = '{LEGACY}' || {column} WHERE {column} IS NOT NULL "
+                f"AND {column} <> '' AND {column} NOT LIKE 'rlmap:%'"
             )
     in_clear = "body IS NOT NULL AND body NOT LIKE 'rlmap:%'"
     op.execute(f"UPDATE event_claims SET body = NULL WHERE {in_clear}")
@@ -75,8 +75,8 @@ def downgrade() -> None:
         for column in columns:
             for marker in (SEALED, LEGACY):
                 op.execute(
-                    f"UPDATE {table} SET {column} = substr({column}, {len(marker) + 1}) "
-                    f"WHERE {column} LIKE '{marker}%'"
+                    f"UPDATE {table} SET {column} = substr({column}, {len(marker) + 1}) WHERE "
+                    f"{column} LIKE '{marker}%'"
                 )
     op.execute("UPDATE event_claims SET body = NULL WHERE body IS NOT NULL")
     op.drop_table("encryption_check")
