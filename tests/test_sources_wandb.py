@@ -268,7 +268,7 @@ def test_a_corrupt_chunk_is_skipped_with_a_warning(runs, tmp_path):
     )
     (folder / "run-bad1.wandb").write_bytes(bytes(data))
     run = _open(str(folder)).read_all(_keep)
-    assert any("failed their checksum" in w for w in run.warnings)
+    assert any("1 corrupt chunk failed the checksum" in w for w in run.warnings), run.warnings
     steps = run.series[REWARD].steps.tolist()
     assert (
         steps[0] == 0 and steps[-1] == 119 and len(steps) < 120

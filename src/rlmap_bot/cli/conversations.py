@@ -7,7 +7,10 @@ them on ``Terminal.show`` (:mod:`rlmap_bot.cli.terminal`) by result type.
 
 from __future__ import annotations
 
-import time
+import contextlib
+import signal
+import threading
+from collections.abc import Callable, Iterator
 from typing import Any, Protocol
 
 from rlmap_bot.cli import render
@@ -62,10 +65,38 @@ def following(self: Presenter, result: Following) -> None:
     try:
         access = self.ctx.run_access()
         service = WatchService(self.ctx.core, access=lambda _team: access)
-        follow(service, result.source, access, said, time.sleep, result.seconds)
+        with _stops_between_checks() as sleep:
+            follow(service, result.source, access, said, sleep, result.seconds)
     except KeyboardInterrupt:
         if not self.ctx.json:
             self.say("Stopped following.")
+
+
+@contextlib.contextmanager
+def _stops_between_checks() -> Iterator[Callable[[float], None]]:
+    """A sleep that Ctrl-C (or SIGTERM) ends, raising KeyboardInterrupt there, between checks.
+
+    Python raises KeyboardInterrupt wherever the signal lands; landing inside a finaliser or a
+    library's cleanup it is printed as ignored and the loop follows on, so the process outlives
+    the Ctrl-C meant to stop it. The signal only marks the stop; the check under way finishes.
+    """
+    stop = threading.Event()
+
+    def sleep(seconds: float) -> None:
+        if stop.wait(seconds):
+            raise KeyboardInterrupt
+
+    if threading.current_thread() is not threading.main_thread():
+        yield sleep  # signal handlers belong to the main thread; elsewhere Ctrl-C is not ours
+        return
+    previous = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
+    for sig in previous:
+        signal.signal(sig, lambda *_: stop.set())
+    try:
+        yield sleep
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
 
 
 def register(show: Any) -> None:
