@@ -106,3 +106,26 @@ def test_watch_of_a_source_it_cannot_read_says_so_in_one_line(env, tmp_path):
     assert len(run.stderr.strip().splitlines()) == 1 and run.stderr.startswith("error: "), (
         run.stderr
     )
+
+
+def test_sigterm_stops_following_between_checks_as_ctrl_c_does(env, tmp_path):
+    """The stop is marked by the signal and taken at the next sleep: the check under way ends,
+    the process says so and exits cleanly (before, SIGTERM killed it mid-check without a word)."""
+    records = rl.named(rl.phased([("healthy", 200)]), "verl")
+    log = tmp_path / "runs" / "train.log"
+    rl.write_verl_console(log, records)
+    proc, lines = _start(env, log, tmp_path / "runs")
+    try:
+        _until(lines, "Checked")
+        proc.send_signal(signal.SIGTERM)
+        out, err = proc.communicate(timeout=WAIT)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    rest = []  # what the follower printed last, up to the end of its output (the pump's None)
+    while (item := lines.get(timeout=WAIT)) is not None:
+        rest.append(item)
+    assert proc.returncode in (0, 130), (proc.returncode, err)
+    assert "Traceback" not in err, err
+    printed = "".join(rest) + (out or "")  # communicate reads what the pump had not yet
+    assert "Stopped following." in printed, printed[-1000:]

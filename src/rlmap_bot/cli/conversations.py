@@ -78,7 +78,8 @@ def _stops_between_checks() -> Iterator[Callable[[float], None]]:
 
     Python raises KeyboardInterrupt wherever the signal lands; landing inside a finaliser or a
     library's cleanup it is printed as ignored and the loop follows on, so the process outlives
-    the Ctrl-C meant to stop it. The signal only marks the stop; the check under way finishes.
+    the Ctrl-C meant to stop it. The first signal only marks the stop and the check under way
+    finishes; a second one stops at once.
     """
     stop = threading.Event()
 
@@ -89,9 +90,15 @@ def _stops_between_checks() -> Iterator[Callable[[float], None]]:
     if threading.current_thread() is not threading.main_thread():
         yield sleep  # signal handlers belong to the main thread; elsewhere Ctrl-C is not ours
         return
+
+    def mark(*_: object) -> None:
+        if stop.is_set():  # a second Ctrl-C does not wait: a tracker slow to answer is left
+            raise KeyboardInterrupt
+        stop.set()
+
     previous = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
     for sig in previous:
-        signal.signal(sig, lambda *_: stop.set())
+        signal.signal(sig, mark)
     try:
         yield sleep
     finally:
