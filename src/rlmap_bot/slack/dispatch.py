@@ -12,6 +12,7 @@ Problems a person can act on are told privately in one line; anything else is lo
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import tempfile
 from pathlib import Path
@@ -265,52 +266,43 @@ class SlackCommands:
         anchor_ts: str | None,
         reply: Reply,
     ) -> None:
-        if not parsed.command.charts:
-            self._run(client, parsed, team, channel, user, anchor_ts, reply, None)
-            return
-        # A command whose result carries a chart draws it here; the reply uploads it, and the
-        # folder goes with the request.
-        with tempfile.TemporaryDirectory(prefix="rlmap-chart-") as charts:
-            self._run(client, parsed, team, channel, user, anchor_ts, reply, Path(charts))
-
-    def _run(
-        self,
-        client: WebClient,
-        parsed: Parsed,
-        team: str,
-        channel: str,
-        user: str,
-        anchor_ts: str | None,
-        reply: Reply,
-        charts: Path | None,
-    ) -> None:
-        ctx = Invocation.of(
-            self.core,
-            "slack",
-            user=user,
-            team=team,
-            channel=channel,
-            thread_ts=anchor_ts,
-            # Asked of Slack only for a command that needs it (users.info, kept a while).
-            admin=parsed.command.admin and self.admins.allows(client, team, user),
-            io=SlackChannel(client, channel, user, reply.respond, keep=keeper(self.core, team)),
-            workspace=team,
-            watch_service=self.watch_service,
-            curation=self.curation,
-            curator_cards=self.curator_cards,
-            run_access=lambda: self._run_access(team),
-            charts=charts,
+        # A command whose result carries a chart draws it into a folder lent here; the reply
+        # uploads it, and the folder goes with the request.
+        lent = (
+            tempfile.TemporaryDirectory(prefix="rlmap-chart-")
+            if parsed.command.charts
+            else contextlib.nullcontext(None)
         )
-        try:
-            result = run_command(parsed, ctx)
-        except UnavailableError:
-            # not the person's doing: the listener says the bot is briefly unavailable, or retries
-            raise
-        except RlmapError as exc:
-            reply.problem(exc)
-            return
-        reply.keep = keeper(self.core, team)
-        reply.result(result)
+        with lent as folder:
+            charts = Path(folder) if folder is not None else None
+            ctx = Invocation.of(
+                self.core,
+                "slack",
+                user=user,
+                team=team,
+                channel=channel,
+                thread_ts=anchor_ts,
+                # Asked of Slack only for a command that needs it (users.info, kept a while).
+                admin=parsed.command.admin and self.admins.allows(client, team, user),
+                io=SlackChannel(client, channel, user, reply.respond, keep=keeper(self.core, team)),
+                workspace=team,
+                watch_service=self.watch_service,
+                curation=self.curation,
+                curator_cards=self.curator_cards,
+                run_access=lambda: self._run_access(team),
+                charts=charts,
+            )
+            try:
+                result = run_command(parsed, ctx)
+            except UnavailableError:
+                # not the person's doing: the listener says the bot is briefly unavailable, or
+                # retries
+                raise
+            except RlmapError as exc:
+                reply.problem(exc)
+                return
+            reply.keep = keeper(self.core, team)
+            reply.result(result)
 
     def slash(
         self, client: WebClient, text: str, team: str, channel: str, user: str, respond: Callable
