@@ -488,12 +488,13 @@ def _scaling(s: Scenes) -> Iterator[Shot]:
     logs = real_logs()
     if logs is not None:
         one = _copy_log(s, next((logs / "easyr1-geo3k-161").glob("*.jsonl")), "geo3k")
-        pair = []
-        for name in ("verl-tb-asyncreward-q3b-fsdp-base", "verl-tb-asyncreward-q3b-fsdp-off-ppl"):
-            dest = s.roots / name
-            shutil.copytree(logs / name / "runs", dest / "runs", dirs_exist_ok=True)
-            pair.append(f"{name}/runs")
-        compare = f"compare {pair[0]} {pair[1]} --metric task_reward"
+        # Two repeats of verl's PPO benchmark (data parallel, then Ulysses sequence parallel):
+        # both in the bank CI has since its first 22 logs.
+        pair = [
+            _copy_log(s, next((logs / name).glob("*.csv")), name)
+            for name in ("verl-csv-ppo-dp2-116", "verl-csv-ppo-ulysses-116")
+        ]
+        compare = f"compare {pair[0]} {pair[1]}"
     else:
         one = _copy_log(s, ROOT / "examples" / "grpo-run.log", "grpo")
         compare = f"compare {one} {one}"
