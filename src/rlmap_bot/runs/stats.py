@@ -101,8 +101,17 @@ class Level:
     def describe(self, steps: np.ndarray) -> str:
         ratio = self.ratio
         a, b = int(steps[self.first_slice][0]), int(steps[self.first_slice][-1])
-        share = f" ({ratio:.0%} of it)" if ratio is not None else ""
-        return f"first level {self.first:.3g} (steps {a}-{b}), now {self.last:.3g}{share}"
+        return f"first level {self.first:.3g} (steps {a}-{b}), now {self.last:.3g}{_share(ratio)}"
+
+
+def _share(ratio: float | None) -> str:
+    """Where a level is against its first, as a reader takes it in: a share up to twice, then
+    times ("70 times it", not "7000% of it", for a reward that started near zero)."""
+    if ratio is None:
+        return ""
+    if ratio < 2:
+        return f" ({ratio:.0%} of it)"
+    return f" ({ratio:.1f} times it)" if ratio < 10 else f" ({ratio:,.0f} times it)"
 
 
 def level(values: np.ndarray, recent: slice | None = None) -> Level | None:
