@@ -43,10 +43,21 @@ PRIOR = 0.5
 MAX_STATED = 0.95
 
 
+#: Verdicts on one measurement are left out of the fit and never raised by the map
+#: (``Engine.diagnose``).  On the population they are the rollout-bound class, whose truth is
+#: that one reading itself (generation at half the step or more, the rule's own line): right
+#: every time by construction, they measure the generator, not how often such a verdict is right
+#: on a real run, and the rule marks its reading as moderate until a second one places it.  Fitted
+#: with them, the whole stage map was one block at 95%, and a verdict the engine gives 40% on one
+#: real reading was said at 95%.
+SKIP_ONE = True
+
+
 def pairs_by_kind(result: dict) -> dict[str, list[tuple[float, bool]]]:
     """Each scored diagnose's (probability stated, right), split by what it states; scored as
-    ``population.score`` scores calibration (a check just after onset is not scored)."""
-    out: dict[str, list[tuple[float, bool]]] = {"stage": [], "none": []}
+    ``population.score`` scores calibration (a check just after onset is not scored); verdicts
+    on one measurement apart, as ``one`` (see :data:`SKIP_ONE`)."""
+    out: dict[str, list[tuple[float, bool]]] = {"stage": [], "none": [], "one": []}
     for run in result["population"]:
         for said in result["said"].get(run.name, []):
             if said.view != "diagnose" or said.confidence is None:
@@ -54,7 +65,7 @@ def pairs_by_kind(result: dict) -> dict[str, list[tuple[float, bool]]]:
             state = run.truth.at(said.step)
             if state == "early":
                 continue
-            kind = "stage" if said.stages else "none"
+            kind = "one" if SKIP_ONE and said.one else "stage" if said.stages else "none"
             out[kind].append((float(said.confidence), bench.stated_right(run.truth, state, said)))
     return out
 
@@ -84,8 +95,19 @@ def isotonic(pairs: list[tuple[float, bool]]) -> list[tuple[float, float]]:
     return knots
 
 
+def support(pairs: list[tuple[float, bool]]) -> tuple[float, float]:
+    """The lowest and highest probability fitted on: below it the map has seen no verdict and
+    never raises one (:class:`rlmap_bot.knowledge.settings.Calibration`)."""
+    xs = [x for x, _ in pairs]
+    return (round(min(xs), 4), round(max(xs), 4))
+
+
 def write(
-    knots: dict[str, list[tuple[float, float]]], counts: dict[str, int], path: Path, on: str = ""
+    knots: dict[str, list[tuple[float, float]]],
+    counts: dict[str, int],
+    path: Path,
+    on: str = "",
+    ranges: dict[str, tuple[float, float]] | None = None,
 ) -> None:
     import yaml
 
@@ -96,9 +118,11 @@ def write(
         "fitted_on": f"benchmarks/population.py, tuning seed {pop.TUNING_SEED}: every scored "
         f"diagnose at 50% and 100% of each run, read with no calibration map "
         f"({counts.get('stage', 0)} stating a stage or a tie, {counts.get('none', 0)} stating no "
-        f"single stage)" + (f"; the product at {on}" if on else ""),
+        f"single stage; {counts.get('one', 0)} on one measurement left out, as calibrate.py's "
+        f"SKIP_ONE says why)" + (f"; the product at {on}" if on else ""),
         "command": ".venv/bin/python benchmarks/calibrate.py",
         "knots": {k: [list(p) for p in v] for k, v in knots.items()},
+        "support": {k: list(v) for k, v in (ranges or {}).items() if k in knots},
     }
     head = (
         "# How sure a verdict says it is: the engine's probability of what it states, mapped to\n# "
@@ -165,6 +189,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{label} seed {seed}, all verdicts:")
         print(reliability([p for v in by_kind.values() for p in v]))
         for kind, pairs in by_kind.items():
+            if not pairs:
+                continue
             print(f"\n{kind} ({len(pairs)}):")
             print(reliability(pairs))
         return 0
@@ -188,17 +214,18 @@ def main(argv: list[str] | None = None) -> int:
             said = {n: [asdict(x) for x in v] for n, v in result["said"].items()}
             Path(args.save_json).write_text(json.dumps({"said": {"tuning": said}}, indent=1))
     by_kind = pairs_by_kind(result)
-    knots = {k: isotonic(v) for k, v in by_kind.items() if len(v) >= MIN_VERDICTS}
+    knots = {k: isotonic(v) for k, v in by_kind.items() if k != "one" and len(v) >= MIN_VERDICTS}
+    ranges = {k: support(v) for k, v in by_kind.items() if k in knots}
     counts = {k: len(v) for k, v in by_kind.items()}
     before = bench.calibration([p for v in by_kind.values() for p in v])
     print(f"tuning seed, no map: ECE {before['ece']:.3f} over {before['n']} verdicts")
     for kind, fitted in knots.items():
         print(
-            f"  {kind} ({counts[kind]} verdicts): "
+            f"  {kind} ({counts[kind]} verdicts, {ranges[kind][0]:.3f}-{ranges[kind][1]:.3f}): "
             + ", ".join(f"{x:.3f}->{y:.3f}" for x, y in fitted)
         )
     if not args.dry_run:
-        write(knots, counts, OUT, args.on)
+        write(knots, counts, OUT, args.on, ranges)
         print(f"wrote {OUT.relative_to(bench.ROOT)}")
     return 0
 

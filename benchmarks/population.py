@@ -74,6 +74,7 @@ class Said:
     stage: str | None = None  # the binding stage stated
     tied: tuple[str, ...] = ()  # the stages named as a tie
     confidence: float | None = None  # diagnose: the stated "X% sure"
+    one: bool = False  # diagnose: the verdict rests on one measurement
     faults: tuple[str, ...] = ()  # fault names (diagnose: kinds; watch: fault:NAME conditions)
     alerts: tuple[str, ...] = ()  # watch: the conditions of alerts posted at this check
     note: str = ""
@@ -103,6 +104,7 @@ def said_of(result, step: int, share: float) -> Said:
         stage=data.get("binding_stage"),
         tied=tuple(data.get("tied") or ()),
         confidence=data.get("confidence"),
+        one=bool(data.get("one_measurement")),
         faults=faults,
         note=str(data.get("summary", ""))[:160],
     )
@@ -323,6 +325,7 @@ def score(runs: list[pop.PopRun], said: dict[str, list[Said]]) -> dict:
     """Per class and overall figures, and the calibration pairs, from what each check said."""
     classes: dict[str, ClassScore] = {}
     pairs: list[tuple[float, bool]] = []
+    ones: list[tuple[float, bool]] = []  # of those, verdicts on one measurement (not calibrated)
     #: framework and format -> [healthy runs alarmed, healthy runs, faults caught at 100%, faults]
     formats: dict[str, list[int]] = {}
     for run in runs:
@@ -346,6 +349,8 @@ def score(runs: list[pop.PopRun], said: dict[str, list[Said]]) -> dict:
                         cs.claims[claim] = cs.claims.get(claim, 0) + 1
             if s.view == "diagnose" and state != "early" and s.confidence is not None:
                 pairs.append((float(s.confidence), stated_right(run.truth, state, s)))
+                if s.one:
+                    ones.append(pairs[-1])
             if state == "healthy":
                 continue
             hit = right_call(kind, s)
@@ -380,6 +385,7 @@ def score(runs: list[pop.PopRun], said: dict[str, list[Said]]) -> dict:
         "classes": classes,
         "calibration": calibration(pairs),
         "pairs": pairs,
+        "one_measurement": ones,
         "formats": formats,
     }
 
@@ -672,6 +678,17 @@ def report(out: dict, label: str) -> dict:
         f"  calibration: ECE {cal['ece']:.3f} over {cal['n']} stated verdicts (goal <= "
         f"{GOALS['ece']}); stated >= 90%: right {100 * cal['right_at_90']:.0f}% of {cal['n_at_90']}"
     )
+    ones = out["one_measurement"]
+    if ones:
+        rest = list(out["pairs"])
+        for pair in ones:
+            rest.remove(pair)
+        print(
+            f"    of which on one measurement (said at the engine's own probability, "
+            f"{min(c for c, _ in ones):.0%}-{max(c for c, _ in ones):.0%}): {len(ones)}, right "
+            f"{sum(ok for _, ok in ones)}; the others (through the map): ECE "
+            f"{calibration(rest)['ece']:.3f} over {len(rest)}"
+        )
     only = [c for c in healthy if c.group == "healthy"]
     print(
         f"  the issue's healthy classes alone (no rollout-bound): "

@@ -224,7 +224,7 @@ def test_the_calibration_map_is_read_and_applied_to_verdicts_on_runs(knowledge_c
 
     (knowledge_copy / "calibration.yaml").write_text(
         "method: test\nfitted_on: test\ncommand: test\nknots:\n  stage: [[0.5, 0.3], [0.9, "
-        "0.6]]\n  none: [[0.4, 0.8]]\n"
+        "0.6]]\n  none: [[0.4, 0.8]]\nsupport:\n  stage: [0.0, 1.0]\n  none: [0.0, 1.0]\n"
     )
     engine = Engine(load_catalog(knowledge_copy))
     values = {"proxy_reward_trend": "rising", "heldout_score_trend": "falling"}
@@ -237,6 +237,58 @@ def test_the_calibration_map_is_read_and_applied_to_verdicts_on_runs(knowledge_c
     assert on_a_run.confidence == pytest.approx(expected, abs=1e-3)
     nothing = engine.diagnose({"entropy_trend": "stable"}, margins={})
     assert nothing.binding_stage is None and nothing.confidence == pytest.approx(0.8)
+
+
+def test_below_what_it_was_fitted_on_the_map_never_raises_a_verdict(knowledge_copy):
+    """A map fitted on plain verdicts only (the engine said 0.80 or more of each) has seen no
+    verdict on one weak reading: one the engine gives 40% is said at 40%, not at the 95% of the
+    block above (a rollouts verdict on one measurement read as 95% before)."""
+    from rlmap_bot.knowledge.settings import Calibration
+
+    fitted = Calibration(
+        method="test",
+        fitted_on="test",
+        command="test",
+        knots={"stage": [(0.9, 0.95)], "none": [(0.5, 0.4)]},
+        support={"stage": (0.8, 0.99), "none": (0.3, 0.7)},
+    )
+    assert fitted.stated(0.40, "stage") == pytest.approx(0.40)
+    assert fitted.stated(0.85, "stage") == pytest.approx(0.95)  # inside: the block's frequency
+    assert fitted.stated(0.99, "stage") == pytest.approx(0.95)
+    # below its support a map whose first block is surer than right says its block, not more
+    assert fitted.stated(0.2, "none") == pytest.approx(0.2)
+    assert fitted.stated(0.35, "none") == pytest.approx(0.4)
+    assert fitted.stated(0.29, "none") == pytest.approx(0.29)
+    with pytest.raises(ValueError, match="support must hold its knots"):
+        Calibration(
+            method="t",
+            fitted_on="t",
+            command="t",
+            knots={"stage": [(0.5, 0.6)]},
+            support={"stage": (0.6, 0.9)},
+        )
+
+
+def test_a_verdict_on_one_measurement_is_never_raised_by_the_map(knowledge_copy):
+    """The verl PPO benchmark's one reading (the trainer waits for rollouts 60% of each step) is a
+    verdict the engine gives about 40%; a map fitted on plain verdicts said it at 95%. A verdict
+    on one measurement keeps the engine's own probability; one on two readings goes through the
+    map."""
+    from rlmap_bot.diagnosis.engine import Engine
+
+    (knowledge_copy / "calibration.yaml").write_text(
+        "method: test\nfitted_on: test\ncommand: test\nknots:\n  stage: [[0.3, 0.95]]\n"
+        "support:\n  stage: [0.0, 1.0]\n"
+    )
+    engine = Engine(load_catalog(knowledge_copy))
+    one = {"rollout_wait_fraction": 0.6}
+    by_a_person, on_a_run = engine.diagnose(one), engine.diagnose(one, margins={})
+    assert on_a_run.binding_stage == "rollouts" and on_a_run.one_measurement
+    assert on_a_run.confidence == by_a_person.confidence < 0.6
+    two = {"rollout_wait_fraction": 0.6, "length_tail_ratio": 6}
+    firm = engine.diagnose(two, margins={})
+    assert firm.binding_stage == "rollouts" and not firm.one_measurement
+    assert firm.confidence == pytest.approx(0.95)
 
 
 def test_a_calibration_map_must_be_monotone(knowledge_copy):
@@ -260,3 +312,19 @@ def test_pool_adjacent_violators_gives_a_monotone_map_that_never_says_certain():
     rising = isotonic([(0.2, False)] * 5 + [(0.5, i < 3) for i in range(5)] + [(0.8, True)] * 5)
     ys = [y for _, y in rising]
     assert ys == sorted(ys) and 0 < ys[0] and ys[-1] < 1
+
+
+def test_a_level_far_above_its_start_is_said_in_times_not_thousands_of_percent():
+    """A reward that started near zero and rose to 0.55 read "now 0.547 (7000% of it)"."""
+    import numpy as np
+
+    from rlmap_bot.runs import stats
+
+    steps = np.arange(1, 101)
+    far = stats.level(np.linspace(0.008, 0.55, 100))
+    near = stats.level(np.linspace(0.5, 0.6, 100))
+    assert far is not None and near is not None
+    said = far.describe(steps)
+    assert "times it)" in said and "%" not in said, said
+    assert f"({far.ratio:,.0f} times it)" in said
+    assert near.describe(steps).endswith(f"({near.ratio:.0%} of it)")

@@ -147,7 +147,11 @@ class Engine:
         confidence = (
             probs[binding] if binding else (sum(probs[s] for s in tied) if tied else none_prob)
         )
-        if margins is not None:  # read from a run's logs: said as such verdicts were found right
+        # Read from a run's logs: said as such verdicts were found right on runs with known
+        # truth.  Not a verdict on one measurement: the map was fitted on verdicts that rest on
+        # two readings or more (benchmarks/calibrate.py says why), so it never raises one of
+        # those: it is said at the engine's own probability.
+        if margins is not None and not one:
             confidence = scoring.stated(confidence, "stage" if binding or tied else "none")
         title = self.stage_titles.get(binding, binding) if binding else None
         return Verdict(

@@ -73,7 +73,12 @@ class Calibration(BaseModel):
 
     One map per kind of statement, as they are different claims: ``stage`` (a stage binds, or a
     tie) and ``none`` (no single stage).  Each is a non-decreasing list of knots (probability,
-    how often right), read between knots by straight lines and flat beyond the ends.
+    how often right), read between knots by straight lines and flat beyond the top one.
+
+    Below the lowest probability a map was fitted on (``support``) it has seen no verdict, so it
+    never raises one there: such a verdict is said at its own probability, or lower if the map's
+    first block is.  Stretching the first block's frequency downwards would say a verdict on one
+    weak reading as sure as the plain ones the map was fitted on (a run's 40% read as 95%).
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
@@ -82,6 +87,10 @@ class Calibration(BaseModel):
     fitted_on: str
     command: str
     knots: dict[Literal["stage", "none"], list[tuple[float, float]]]
+    support: dict[Literal["stage", "none"], tuple[float, float]] = Field(
+        default_factory=dict,
+        description="each map's lowest and highest probability fitted on; none: the knots' ends",
+    )
 
     @model_validator(mode="after")
     def _monotone(self) -> Calibration:
@@ -91,6 +100,9 @@ class Calibration(BaseModel):
                 raise ValueError(f"the {kind} map's knots must be non-empty and non-decreasing")
             if min(xs + ys) < 0 or max(xs + ys) > 1:
                 raise ValueError(f"the {kind} map's knots must lie in 0-1")
+            low, high = self.support.get(kind, (xs[0], xs[-1]))
+            if not 0 <= low <= xs[0] <= xs[-1] <= high <= 1:
+                raise ValueError(f"the {kind} map's support must hold its knots, within 0-1")
         return self
 
     def stated(self, probability: float, kind: Literal["stage", "none"]) -> float:
@@ -98,6 +110,9 @@ class Calibration(BaseModel):
         knots = self.knots.get(kind)
         if not knots:
             return probability
+        lowest = self.support.get(kind, (knots[0][0], knots[-1][0]))[0]
+        if probability < lowest:
+            return min(probability, knots[0][1])
         if probability <= knots[0][0]:
             return knots[0][1]
         for (x0, y0), (x1, y1) in itertools.pairwise(knots):
