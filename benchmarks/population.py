@@ -594,9 +594,16 @@ def measure(
                 import yaml
 
                 listing = yaml.safe_load((ROOT / "tests/data/real_logs/bank.yaml").read_text())
+                # A copy of the bank may hold fewer logs than bank.yaml lists (CI's holds the
+                # first 22): the missing ones are said and left out, not a crash at the end.
+                here = [e for e in listing["logs"] if (logs / Path(e["path"]).parts[0]).exists()]
+                if len(here) < len(listing["logs"]):
+                    print(
+                        f"  the bank at {logs} holds {len(here)} of bank.yaml's "
+                        f"{len(listing['logs'])} logs; the others are left out"
+                    )
                 bank_futures = [
-                    ex.submit(check_bank_log, e["name"], e["path"], str(logs))
-                    for e in listing["logs"]
+                    ex.submit(check_bank_log, e["name"], e["path"], str(logs)) for e in here
                 ]
             for f in futures:
                 name, got, secs = f.result()
