@@ -9,6 +9,7 @@ from rlmap_bot.results.scaling import (
     Forecast,
     forecast_sentences,
     interval,
+    reached_words,
 )
 
 
@@ -72,7 +73,7 @@ def comparison_text(c: Comparison) -> str:
         if f.abstain:
             lines.append(list_item(f"{label}: not enough to forecast yet ({f.abstain})"))
         elif f.asymptote is not None:
-            reached = f", {round(100 * f.reached)}% reached" if f.reached is not None else ""
+            reached = f", {reached_words(f)}" if reached_words(f) else ""
             lines.append(list_item(f"{label}: ceiling {interval(f.asymptote)}{reached}"))
     if c.differences:
         lines.append("Readings that differ:")
