@@ -180,14 +180,16 @@ def compare(
     chart = _chart_file(ctx, chart, names[0])
     picked: list[Picked] = []
     if len(names) == 1:
-        picked = _read(ctx, names[0], metric, None, None, axis or "steps", every_run=True)
+        picked = _read(
+            ctx, names[0], metric, None, None, axis or "steps", every_run=True, command="compare"
+        )
         if len(picked) < 2:
             raise UsageError(
                 f"{names[0]} holds one run: give two runs or more to compare (compare A B)"
             )
     else:
         for name in names:
-            picked += _read(ctx, name, metric, None, None, axis or "steps")
+            picked += _read(ctx, name, metric, None, None, axis or "steps", command="compare")
     for p, label in zip(picked, short_labels([p.label for p in picked]), strict=False):
         p.label = label
     metrics = {p.metric for p in picked}
@@ -247,6 +249,7 @@ def _read(
     run_id: str | None,
     axis: str,
     every_run: bool = False,
+    command: str = "forecast",
 ) -> list[Picked]:
     """The chosen curve of the run at ``source`` (of every run it holds, with ``every_run``)."""
     from rlmap_bot.runs.aliases import load_aliases
@@ -258,7 +261,7 @@ def _read(
     aliases = load_aliases(ctx.core.knowledge_root)
     extra = [metric] if metric else []
     # A chat workspace reads paths under RLMAP_RUN_ROOTS only, as diagnose --run does.
-    where = check_source(source, access)
+    where = check_source(source, access, command)
     first = read_source(where, aliases, format, run_id, extra_metrics=extra, access=access)
     runs: list[RunData] = [first]
     if every_run and len(first.runs) > 1 and run_id is None:
