@@ -78,9 +78,7 @@ def comparison_text(c: Comparison) -> str:
     if c.differences:
         lines.append("Readings that differ:")
         for d in c.differences:
-            lines.append(
-                list_item(f"{d.reading}: " + "; ".join(f"{k} {v}" for k, v in d.values.items()))
-            )
+            lines.append(list_item(d.said))
     if c.batch is not None:
         lines += batch_text(c.batch)
     if c.chart:

@@ -174,6 +174,7 @@ def compare(
     batch: str | None = None,
     chart: Path | None = None,
 ) -> Comparison:
+    from rlmap_bot.commands.differences import differences
     from rlmap_bot.scaling.compare import RunCurve, batch_decision, compare_runs
 
     names = sources.split() if isinstance(sources, str) else list(sources)
@@ -200,7 +201,7 @@ def compare(
         quantity=picked[0].quantity,
         axis=picked[0].axis,
     )
-    result.differences = _differences(picked)
+    result.differences = differences(picked, ctx.core.engine.signals)
     if batch is not None:
         sizes = _batches(batch, len(picked))
         if len(picked) != 2:
@@ -359,57 +360,6 @@ def _tokens(run: RunData, steps, label: str):
         f"{label}: no token count is logged (num_tokens, env/all/total_ac_tokens), so there is no "
         f"tokens axis"
     )
-
-
-def _differences(picked: list[Picked]):
-    """Readings that differ between the runs, from each run's own derivation (the same readings
-    ``diagnose --run`` gives): first a fault found in some runs and not in others, with the step
-    it began at ("entropy collapse: B from step 300; A none"), then a trend read one way in one
-    run and another way in another."""
-    from rlmap_bot.results.scaling import Difference
-
-    found = []
-    kinds = dict.fromkeys(f.kind for p in picked for f in p.derivation.faults)
-    for kind in kinds:
-        seen = {
-            p.label: next((f for f in p.derivation.faults if f.kind == kind), None) for p in picked
-        }
-        if all(f is not None for f in seen.values()):
-            continue  # in every run: no difference between them
-        title = next(f.title for f in seen.values() if f is not None)
-        when = {
-            label: "none"
-            if f is None
-            else ("on every step" if f.throughout else f"from step {f.first_step}")
-            + f" ({f.metric})"
-            for label, f in seen.items()
-        }
-        found.append(Difference(reading=title, values=when))
-    signals = sorted({s for p in picked for s in p.derivation.signals})
-    for signal in signals:
-        values = {p.label: p.derivation.signals.get(signal) for p in picked}
-        shown = {k: _shown(v) for k, v in values.items() if v is not None}
-        if len(shown) < 2 or len(set(shown.values())) == 1:
-            continue
-        if all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values.values()):
-            nums = [float(v) for v in values.values() if v is not None]
-            top = max(abs(n) for n in nums) or 1.0
-            if (max(nums) - min(nums)) / top < 0.25:  # judgement: under a quarter apart is alike
-                continue
-        for p in picked:
-            src = p.derivation.signal_sources.get(signal)
-            if src is not None and p.label in shown and src.start is not None:
-                shown[p.label] += f" (steps {src.start}-{src.end})"
-        found.append(Difference(reading=signal, values=shown))
-    return found
-
-
-def _shown(value) -> str:
-    if isinstance(value, float):
-        return f"{value:.3g}"
-    if isinstance(value, list):
-        return ", ".join(str(v) for v in value) or "none"
-    return str(value)
 
 
 def _chart_file(ctx: Invocation, chart: Path | None, source: str) -> Path | None:

@@ -67,8 +67,17 @@ class Forecast(BaseModel):
 class Difference(BaseModel):
     """A reading that differs between two runs (from each run's own diagnosis)."""
 
-    reading: str
+    reading: str = Field(description="what differs, in words: a signal's title, a fault's")
+    signal: str | None = Field(None, description="the signal's id; None for a fault")
     values: dict[str, str] = Field(description="run label -> what the reading is there")
+    window: str | None = Field(None, description="the steps it was read over, when alike in all")
+
+    @property
+    def said(self) -> str:
+        """"Trainer wait for rollouts: A 5%, B 9% (steps 750-1000)"; a fault's runs by ";"."""
+        sep = "; " if self.signal is None else ", "
+        line = f"{self.reading}: " + sep.join(f"{k} {v}" for k, v in self.values.items())
+        return line + (f" ({self.window})" if self.window else "")
 
 
 class BatchDecision(BaseModel):

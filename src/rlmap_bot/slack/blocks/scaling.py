@@ -115,11 +115,7 @@ def comparison_blocks(c: Comparison, chart_where: str | None = None) -> tuple[li
     blocks.append(section(cut("\n".join(rows), SECTION_LIMIT)))
     if c.differences:
         shown = c.differences[:DIFFERENCES_SHOWN]
-        lines = [
-            f"• {escape(d.reading)}: "
-            + "; ".join(f"{escape(k)} {escape(v)}" for k, v in d.values.items())
-            for d in shown
-        ]
+        lines = [f"• {escape(d.said)}" for d in shown]
         if len(c.differences) > len(shown):
             lines.append(
                 f"…and {len(c.differences) - len(shown)} more (`compare --json` lists all)"
