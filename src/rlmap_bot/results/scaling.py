@@ -74,7 +74,7 @@ class Difference(BaseModel):
 
     @property
     def said(self) -> str:
-        """"Trainer wait for rollouts: A 5%, B 9% (steps 750-1000)"; a fault's runs by ";"."""
+        """The line said: "Trainer wait for rollouts: A 5%, B 9% (steps 750-1000)"."""
         sep = "; " if self.signal is None else ", "
         line = f"{self.reading}: " + sep.join(f"{k} {v}" for k, v in self.values.items())
         return line + (f" ({self.window})" if self.window else "")
