@@ -81,6 +81,7 @@ def comparison_text(c: Comparison) -> str:
             lines.append(list_item(d.said))
     if c.batch is not None:
         lines += batch_text(c.batch)
+    lines += [wrapped(note) for note in c.notes]
     if c.chart:
         lines.append(f"Chart: {c.chart}")
     return "\n".join(lines)

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from rlmap_bot.commands.context import Invocation
+from rlmap_bot.commands.projects import collection, one_run, run_access, runs_to_compare, unique
 from rlmap_bot.commands.registry import Param, Registry
 from rlmap_bot.errors import ConfigError, UsageError
 from rlmap_bot.runs.helptext import FORMATS
@@ -145,6 +146,7 @@ def forecast(
     from rlmap_bot.scaling.outlook import outlook
 
     chart = _chart_file(ctx, chart, source)
+    one_run(ctx, source)
     picked = _read(ctx, source, metric, format, run_id, axis or "steps")[0]
     if to is not None and picked.axis != "steps":
         raise UsageError("--to is a step: it goes with the steps axis")
@@ -180,7 +182,17 @@ def compare(
     names = sources.split() if isinstance(sources, str) else list(sources)
     chart = _chart_file(ctx, chart, names[0])
     picked: list[Picked] = []
-    if len(names) == 1:
+    notes: list[str] = []
+    if any(collection(name) for name in names):
+        runs: list[tuple[str, str | None]] = []
+        for name in names:
+            listed, note = runs_to_compare(ctx, name, alone=len(names) == 1)
+            runs += listed
+            notes += [note] if note else []
+        for name, label in unique(runs):
+            picked += _read(ctx, name, metric, None, None, axis or "steps", command="compare")
+            picked[-1].label = label
+    elif len(names) == 1:
         picked = _read(
             ctx, names[0], metric, None, None, axis or "steps", every_run=True, command="compare"
         )
@@ -191,8 +203,9 @@ def compare(
     else:
         for name in names:
             picked += _read(ctx, name, metric, None, None, axis or "steps", command="compare")
-    for p, label in zip(picked, short_labels([p.label for p in picked]), strict=False):
-        p.label = label
+    if not notes and not any(collection(name) for name in names):
+        for p, label in zip(picked, short_labels([p.label for p in picked]), strict=False):
+            p.label = label
     metrics = {p.metric for p in picked}
     curves = [RunCurve(p.label, p.x, p.y, p.seconds) for p in picked]
     result = compare_runs(
@@ -202,6 +215,7 @@ def compare(
         axis=picked[0].axis,
     )
     result.differences = differences(picked, ctx.core.engine.signals)
+    result.notes = notes
     if batch is not None:
         sizes = _batches(batch, len(picked))
         if len(picked) != 2:
@@ -256,9 +270,9 @@ def _read(
     from rlmap_bot.runs.aliases import load_aliases
     from rlmap_bot.runs.signals import derive_signals
     from rlmap_bot.runs.sources import read_source
-    from rlmap_bot.runs.sources.access import check_source, local_access
+    from rlmap_bot.runs.sources.access import check_source
 
-    access = ctx.run_access() if ctx.run_access is not None else local_access()
+    access = run_access(ctx)
     aliases = load_aliases(ctx.core.knowledge_root)
     extra = [metric] if metric else []
     # A chat workspace reads paths under RLMAP_RUN_ROOTS only, as diagnose --run does.

@@ -114,6 +114,9 @@ class Comparison(BaseModel):
     verdict: str = ""
     differences: list[Difference] = Field(default_factory=list)
     batch: BatchDecision | None = None
+    notes: list[str] = Field(
+        default_factory=list, description="what was left out: older runs of a project, ..."
+    )
     chart: str | None = None
 
 

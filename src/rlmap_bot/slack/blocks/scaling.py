@@ -127,6 +127,7 @@ def comparison_blocks(c: Comparison, chart_where: str | None = None) -> tuple[li
             section(cut(f"*{escape(b[0])}*\n" + "\n".join(escape(x) for x in b[1:]), SECTION_LIMIT))
         )
     notes = [f"{code(c.metric)}, aligned on {escape(c.axis)}"]
+    notes += [escape(note) for note in c.notes]
     if chart_where:
         notes.append(escape(chart_where))
     blocks.append(context(" · ".join(notes)))
