@@ -136,7 +136,7 @@ def _server_runs(
     try:
         found = http.get("/api/2.0/mlflow/experiments/get-by-name", {"experiment_name": name})
     except RunReadError as exc:
-        if "RESOURCE_DOES_NOT_EXIST" not in str(exc) and "HTTP 404" not in str(exc):
+        if exc.status != 404:
             raise
         if not name.isdigit():
             raise RunReadError(f"{ref.text}: {http.what} has no experiment {name!r}") from None

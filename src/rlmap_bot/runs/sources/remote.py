@@ -131,7 +131,9 @@ class Http:
             text = f"{self.what}: {message}"
         else:
             text = f"{self.what} answered HTTP {exc.code}" + (f": {message}" if message else "")
-        return RunReadError(scrub(" ".join(str(text).split())[:300], self.secrets))
+        error = RunReadError(scrub(" ".join(str(text).split())[:300], self.secrets))
+        error.status = exc.code  # a caller may tell "no such thing" (404) from the rest
+        return error
 
 
 def bearer_or_basic(token: str | None, user: str | None, password: str | None) -> dict[str, str]:
