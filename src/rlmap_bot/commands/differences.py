@@ -9,7 +9,7 @@ in the knowledge store and written in its own unit ("Trainer wait for rollouts: 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Mapping, Protocol
+from typing import TYPE_CHECKING, Any, Mapping, Protocol, Sequence
 
 if TYPE_CHECKING:
     from rlmap_bot.knowledge.schema import Signal
@@ -26,7 +26,7 @@ class Compared(Protocol):
     derivation: Derivation
 
 
-def differences(picked: list[Compared], signals: Mapping[str, Signal]) -> list[Difference]:
+def differences(picked: Sequence[Compared], signals: Mapping[str, Signal]) -> list[Difference]:
     """The readings that differ between the runs ``picked``, faults first; ``signals`` is the
     knowledge store's signals by id (their titles, types and units)."""
     from rlmap_bot.results.scaling import Difference

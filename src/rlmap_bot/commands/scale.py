@@ -191,7 +191,7 @@ def compare(
             notes += [note] if note else []
         for name, label in unique(runs):
             picked += _read(ctx, name, metric, None, None, axis or "steps", command="compare")
-            picked[-1].label = label
+            picked[-1].label = label or picked[-1].label
     elif len(names) == 1:
         picked = _read(
             ctx, names[0], metric, None, None, axis or "steps", every_run=True, command="compare"
