@@ -92,7 +92,8 @@ def shown_value(value: Any, signal: Signal | None) -> str:
     if isinstance(value, bool):
         return "yes" if value else "no"
     if isinstance(value, (int, float)) and kind == "fraction":
-        return f"{100 * float(value):.0f}%" if abs(value) >= 0.01 else f"{100 * float(value):.1g}%"
+        percent = 100 * float(value)  # two figures under 10% (1.4% and 2.1%, not 1% and 2%)
+        return f"{percent:.0f}%" if abs(percent) >= 10 else f"{percent:.2g}%"
     if isinstance(value, float):
         text = f"{value:.3g}"
     elif isinstance(value, list):

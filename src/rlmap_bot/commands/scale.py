@@ -86,7 +86,10 @@ def register(registry: Registry) -> None:
         "compare runs: which has the higher ceiling, which is only faster, what else differs",
         Param(
             "sources",
-            "two runs or more, or one source that holds several runs",
+            "two runs or more, or one source that holds several: a CSV with a run column, a W&B "
+            "project (wandb:ENTITY/PROJECT) or group (wandb:ENTITY/PROJECT/group:NAME), an MLflow "
+            "experiment (mlflow:experiment:NAME), a Trackio project (trackio:PROJECT); of those, "
+            "the 8 most recent finished or running runs",
             kind="rest",
             required=True,
             metavar="SOURCE",
@@ -112,6 +115,8 @@ def register(registry: Registry) -> None:
             "compare runs/a/train.log runs/b/train.log",
             "compare runs/b256.log runs/b512.log --batch 256,512",
             "compare exports/wandb_runs.csv --metric train/reward",
+            "compare wandb:my-team/grpo/group:lr-sweep",
+            "compare mlflow:experiment:grpo-kl",
         ),
     )(compare)
 
