@@ -300,5 +300,10 @@ def test_slash_compare_a_trackio_project_under_the_run_roots(
         blocks = reply["blocks"]
         blocks = json.loads(blocks) if isinstance(blocks, str) else blocks
         assert blocks[0]["text"]["text"].startswith(":scales: *")
+        # A watch follows one run: a whole project is refused in one line, and nothing is kept.
+        refused = said(slash(bot, standin, "watch trackio:sweep every 5m"))
+        assert "names the Trackio project sweep, not one run" in refused, refused
+        assert "trackio:PROJECT/RUN_NAME" in refused and "Traceback" not in refused
+        assert bot.front.core.state.watches.list() == []
     finally:
         bot.stop()
