@@ -120,7 +120,11 @@ def test_compare_a_wandb_group_and_a_group_of_one_run_is_one_line(wandb, built_d
         "finished or running run (grpo-8: wandb:team/grpo/run8id); compare takes two runs or more"
     )
     empty = invoke(built_db, "compare", "wandb:team/nosuch")
-    assert empty.exit_code == 2 and "W&B" in one_line(empty.output)
+    assert empty.exit_code == 2, empty.output
+    assert (
+        "W&B at http://127.0.0.1" in one_line(empty.output)
+        and "has no project team/nosuch" in empty.output
+    )
 
 
 def test_forecast_of_a_wandb_project_names_its_runs_and_points_to_compare(
