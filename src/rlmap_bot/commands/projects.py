@@ -34,18 +34,15 @@ def collection(source: str) -> bool:
 
 
 def _runs_of(ctx: Invocation, source: str) -> RunList:
-    """The most recent runs of the project, group or experiment ``source`` names (RunList)."""
-    from rlmap_bot.runs.errors import RunReadError
+    """The most recent runs of the project, group or experiment ``source`` names (a RunReadError,
+    one line, when they cannot be listed)."""
     from rlmap_bot.runs.sources import list_runs, parse_source
 
-    try:
-        return list_runs(parse_source(source), run_access(ctx))
-    except RunReadError as exc:
-        raise UsageError(str(exc)) from None
+    return list_runs(parse_source(source), run_access(ctx))
 
 
 def _counted(listed: RunList) -> str:
-    """ "3 finished or running runs", "one run", "no run" of a RunList."""
+    """How many runs ``listed`` holds, in words: "3 finished or running runs", "no run"."""
     which = f"{listed.which} " if listed.which else ""
     if listed.total == 0:
         return f"no {which}run"
