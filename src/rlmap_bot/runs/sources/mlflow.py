@@ -99,8 +99,9 @@ def _where(ref: SourceRef, access: Access) -> tuple[str, Path | None]:
 
 #: MLflow's run statuses worth comparing: a failed or killed run's curve stops early.
 LISTED_STATUSES = ("FINISHED", "RUNNING")
-#: Runs a listing reads to count them (runs/search's own page cap is 50,000; judgement: an
-#: experiment past a thousand runs is said as "1,000 or more").
+#: Runs a listing reads to count them, newest first (runs/search allows 50,000 a page). Judgement:
+#: one page is enough for a count said beside eight runs; an experiment past a thousand runs is
+#: counted as a thousand (a known undercount, said here).
 COUNTED = 1000
 
 
