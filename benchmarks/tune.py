@@ -151,7 +151,11 @@ class Tuner:
                 else [(e, w in analysis.everyday) for w, e in analysis.word_evidence.items()]
             )
             self.long_name.append(any(m.span[1] - m.span[0] >= 2 for m in analysis.found.names))
-            self.lone.append(self.searcher.lone_word(analysis))
+            # A question held back from a confident answer: one borrowed word, or a setting's
+            # value the catalog does not hold (Searcher.asks_for_setting).
+            self.lone.append(
+                self.searcher.lone_word(analysis) or self.searcher.asks_for_setting(analysis)
+            )
 
     # -- ranking ---------------------------------------------------------------------------------
     def _recalls(self) -> None:

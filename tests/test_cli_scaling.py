@@ -140,3 +140,49 @@ def test_compare_says_first_a_fault_found_in_one_run_and_not_the_other(built_db,
     assert "NaN" in first["reading"] or "nan" in first["reading"].lower(), first
     assert first["values"]["A.log"] == "none"
     assert first["values"]["B.log"].startswith("from step 20"), first
+
+
+def test_a_run_at_its_forecast_ceiling_is_said_in_words_and_its_json_keeps_the_figures(
+    built_db, tmp_path
+):
+    # Expected before running: the bend is at step 10 of 1,000, so the run is at its ceiling
+    # (about 0.75) and 1,000 more steps buy under 0.001: said so, never "100% ... +0.000".
+    x, y = run(Truth(0.75, 1.5, 10), 1000, noise=0.01, seed=3)
+    log = write_log(tmp_path / "run.jsonl", x, y)
+    out = invoke(["forecast", str(log)], built_db)
+    assert out.exit_code == 0, out.output
+    said = " ".join(out.output.split())
+    assert "100% of it reached" not in said and "+0.000" not in said, said
+    assert "at its forecast ceiling, near 0.75" in said, said
+    assert "more steps buy almost nothing (less than 0.001 per 1,000 steps)" in said, said
+    data = json.loads(invoke(["forecast", str(log), "--json"], built_db).output)
+    assert data["reached"] > 0.995 and 0 <= data["per_1000_steps"] < 0.0005
+
+
+def test_a_signal_that_differs_is_named_by_its_title_in_its_unit_and_its_id_kept_in_json(
+    built_db, tmp_path
+):
+    # Expected before running: B's trainer waits for rollouts over its second half, A's never
+    # does: the reading that differs is the knowledge store's "Trainer wait for rollouts", as
+    # percentages, A low and B high, over the same recent steps said once.
+    from support import runlogs as rl
+
+    a = rl.write_verl_console(tmp_path / "A.log", rl.named(rl.phased([("healthy", 300)]), "verl"))
+    b = rl.write_verl_console(
+        tmp_path / "B.log",
+        rl.named(rl.phased([("healthy", 150), ("rollout_bound", 150)]), "verl"),
+    )
+    out = invoke(["compare", str(a), str(b)], built_db)
+    assert out.exit_code == 0, out.output
+    said = " ".join(out.output.split())
+    assert "rollout_wait_fraction" not in said, said
+    import re
+
+    line = re.search(
+        r"Trainer wait for rollouts: A\.log (\d+)%, B\.log (\d+)% \(steps \d+-300\)", said
+    )
+    assert line is not None, said
+    assert int(line.group(1)) < 30 < int(line.group(2))
+    data = json.loads(invoke(["compare", str(a), str(b), "--json"], built_db).output)
+    [wait] = [d for d in data["differences"] if d["signal"] == "rollout_wait_fraction"]
+    assert wait["reading"] == "Trainer wait for rollouts"

@@ -72,7 +72,9 @@ def test_a_quantity_in_words_leaves_the_other_words_their_sense(core):
 @pytest.mark.parametrize(
     "question",
     [
-        "how many GPUs do I need",
+        # Once "how many GPUs do I need" (0.65 and 0.43), now a guess: it asks for a setting's
+        # value no entry gives (tests/test_search_settings.py).
+        "why are my GPUs idle half the time",
         "the model started writing really long answers and never stops",
         "the score jumped 10 points overnight, suspicious",
     ],

@@ -81,8 +81,13 @@ def test_a_run_outside_the_roots_is_refused_in_one_line(standin, built_db, tmp_p
     outside = write_log(tmp_path / "secret.jsonl", *run(Truth(0.8, 1.5, 60), 300))
     bot = start_bot(standin, built_db, tmp_path / "state.db", rlmap_run_roots=str(roots))
     try:
-        said = shown(slash(bot, standin, f"compare a/train.jsonl {outside}"))
+        said = " ".join(shown(slash(bot, standin, f"compare a/train.jsonl {outside}")).split())
         assert "RLMAP_RUN_ROOTS" in said and "Traceback" not in said, said
+        # The refusal names the command used, not watch's words.
+        assert "the folders compare may read runs from" in said and "nothing is compared" in said
+        assert "watch" not in said, said
+        said = " ".join(shown(slash(bot, standin, f"forecast {outside}")).split())
+        assert "the folders forecast may read runs from" in said and "watch" not in said, said
         assert not standin.uploads
     finally:
         bot.stop()

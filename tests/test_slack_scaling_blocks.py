@@ -40,3 +40,20 @@ def test_a_comparison_card_names_the_higher_ceiling():
     dumped = json.dumps(to_dicts(blocks))
     assert "has the higher ceiling" in dumped and "<@U123>" not in dumped
     assert len(text) <= 3000
+
+
+def test_a_run_at_its_forecast_ceiling_is_said_in_words_not_as_100_percent_and_plus_zero():
+    # A curve whose bend is at step 10, read to step 1,000: the fit has it at its ceiling, and
+    # 1,000 more steps buy far less than the third decimal the ceiling is written with.
+    x, y = run(Truth(0.75, 1.5, 10), 1000, noise=0.01, seed=3)
+    f = outlook(x, y, source="r", metric="reward", quantity="training reward")
+    blocks, text = forecast_blocks(f)
+    dumped = " ".join(json.dumps(to_dicts(blocks)).split())
+    for said in (dumped, text):
+        assert "100%" not in said and "+0.000" not in said, said
+    assert "At its forecast ceiling, near 0.75" in dumped, dumped
+    assert "more steps buy almost nothing (less than 0.001 per 1,000 steps)" in text, text
+    other = RunCurve("b", *run(Truth(0.55, 1.5, 40), 300, seed=2))
+    c = compare_runs([RunCurve("a", x, y), other], "reward", "training reward")
+    card = json.dumps(to_dicts(comparison_blocks(c)[0]))
+    assert "at its ceiling" in card and "100% reached" not in card, card

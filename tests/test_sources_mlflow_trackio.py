@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from rlmap_bot.runs.errors import RunReadError
-from rlmap_bot.runs.sources import open_source, parse_source
+from rlmap_bot.runs.sources import list_runs, open_source, parse_source
 from rlmap_bot.runs.sources.access import Access
 from support import python_says
 from support.mlflowserver import MlflowServer, free_port
@@ -118,6 +118,21 @@ def test_mlflow_server_reads_every_step_then_only_new_ones_unsampled_and_unknown
     missing = open_source(parse_source("mlflow:0123456789abcdef"), _server_access(mlflow_server))
     with pytest.raises(RunReadError, match="not found") as err:
         missing.read_all(KEEP_ALL)
+    assert "\n" not in str(err.value)
+
+    # An experiment's runs, listed for compare: by name (runs/search, newest first), by id (the
+    # Default experiment, 0, has none), and an unknown name in one line.
+    access = _server_access(mlflow_server)
+    grpo = list_runs(parse_source("mlflow:experiment:grpo"), access)
+    assert [(r.source, r.name, r.state) for r in grpo.runs] == [
+        (f"mlflow:{run_id}", "r1", "finished")
+    ]
+    assert grpo.total == 1 and grpo.what == "the MLflow experiment grpo"
+    long = list_runs(parse_source("mlflow:experiment:long"), access)
+    assert [(r.source, r.state) for r in long.runs] == [(f"mlflow:{long_id}", "running")]
+    assert list_runs(parse_source("mlflow:experiment:0"), access).total == 0
+    with pytest.raises(RunReadError, match="has no experiment 'nosuch'") as err:
+        list_runs(parse_source("mlflow:experiment:nosuch"), access)
     assert "\n" not in str(err.value)
 
 

@@ -2,7 +2,8 @@
 
 Found by pointing wandb 0.31's public API at a recording server: the client (through its
 wandb-core service) sends the GraphQL queries ``Viewer`` and ``GetDefaultEntity`` (logging in),
-``Run`` and ``RunHistoryKeys`` (the run and its last step), ``RunParquetHistory`` (exported
+``Run`` and ``RunHistoryKeys`` (the run and its last step), ``Runs`` (a project's runs, filtered
+and ordered, for a project or group compared), ``RunParquetHistory`` (exported
 history files and the live steps) and ``HistoryPage`` (rows between two steps), and posts its own
 telemetry to ``/sdk/otel/...``. This answers those from runs held in memory; anything else is a
 GraphQL error, so a new query the client starts sending fails the tests instead of passing unseen.
@@ -29,6 +30,7 @@ class WandbStandIn(LocalServer):
         self.api_key = api_key
         self.entity = entity
         self.runs: dict[tuple[str, str], list[dict[str, Any]]] = {}  # (project, run id) -> rows
+        self.about: dict[tuple[str, str], dict[str, Any]] = {}  # state, group, name, created
         self.queries: list[str] = []  # the operation names received, in order
         self.history_pages: list[tuple[int, int]] = []  # (minStep, maxStep) of each HistoryPage
         self.rate_limited = 0
@@ -39,10 +41,93 @@ class WandbStandIn(LocalServer):
         return self
 
     def add_run(
-        self, project: str, run_id: str, rows: list[dict[str, Any]]
+        self,
+        project: str,
+        run_id: str,
+        rows: list[dict[str, Any]],
+        state: str = "running",
+        group: str | None = None,
+        name: str | None = None,
+        created: str = "2026-01-01T00:00:00",
     ) -> list[dict[str, Any]]:
+        """A run; ``state``, ``group``, ``name`` (its display name) and ``created`` (ISO time) are
+        what a project's run list shows and filters on."""
         self.runs[(project, run_id)] = rows
+        self.about[(project, run_id)] = {
+            "state": state,
+            "group": group,
+            "name": name or run_id,
+            "created": created,
+        }
         return rows
+
+    def _node(self, project: str, run_id: str) -> dict[str, Any]:
+        """A run as the LightweightRunFragment of ``Runs`` asks for it."""
+        about = self.about[(project, run_id)]
+        return {
+            "projectId": 1,
+            "id": "UnVuOjE=",
+            "tags": [],
+            "name": run_id,
+            "displayName": about["name"],
+            "sweepName": None,
+            "state": about["state"],
+            "group": about["group"],
+            "jobType": None,
+            "commit": None,
+            "readOnly": False,
+            "createdAt": about["created"],
+            "heartbeatAt": about["created"],
+            "description": None,
+            "notes": None,
+            "historyLineCount": len(self.runs[(project, run_id)]),
+            "user": {"name": "tester", "username": "tester"},
+        }
+
+    def _listed(self, variables: dict[str, Any]) -> dict[str, Any]:
+        """``Runs``: a project's runs filtered (by state ``$in`` and group, the filters the bot
+        sends; any other filter is an error, so a new one fails the tests), ordered by creation
+        time, one page of ``perPage`` after ``cursor`` (a run's index as text)."""
+        project = str(variables["project"])
+        filters = json.loads(variables.get("filters") or "{}")
+        unknown = set(filters) - {"state", "group"}
+        if unknown:
+            raise KeyError(f"Runs filters {sorted(unknown)}")
+        ids = [rid for (p, rid) in self.runs if p == project]
+        if not ids:
+            return {"project": None}
+        states = (filters.get("state") or {}).get("$in")
+        chosen = [
+            rid
+            for rid in ids
+            if (states is None or self.about[(project, rid)]["state"] in states)
+            and ("group" not in filters or self.about[(project, rid)]["group"] == filters["group"])
+        ]
+        order = str(variables.get("order") or "+created_at")
+        chosen.sort(key=lambda rid: self.about[(project, rid)]["created"])
+        if order.startswith("-"):
+            chosen.reverse()
+        start = int(variables.get("cursor") or 0)
+        size = int(variables.get("perPage") or 50)
+        page = chosen[start : start + size]
+        edges = [
+            {"node": self._node(project, rid), "cursor": str(start + i + 1)}
+            for i, rid in enumerate(page)
+        ]
+        return {
+            "project": {
+                "internalId": "UHJvamVjdDox",
+                "runCount": len(chosen),
+                "readOnly": False,
+                "runs": {
+                    "edges": edges,
+                    "pageInfo": {
+                        "endCursor": str(start + len(page)),
+                        "hasNextPage": start + len(page) < len(chosen),
+                    },
+                },
+            }
+        }
 
     # -- answers -------------------------------------------------------------------------------
     def answer(self, name: str, variables: dict[str, Any]) -> dict[str, Any]:
@@ -59,6 +144,8 @@ class WandbStandIn(LocalServer):
             }
         if name == "GetDefaultEntity":
             return {"viewer": {"id": "VXNlcjox", "entity": self.entity}}
+        if name == "Runs":
+            return self._listed(variables)
         project = variables.get("project")
         run_id = variables.get("name") or variables.get("runName") or variables.get("run")
         rows = self.runs.get((str(project), str(run_id)))
@@ -74,11 +161,11 @@ class WandbStandIn(LocalServer):
                         "projectId": 1,
                         "tags": [],
                         "name": run_id,
-                        "displayName": run_id,
+                        "displayName": self.about[(str(project), str(run_id))]["name"],
                         "sweepName": None,
-                        "state": "running",
+                        "state": self.about[(str(project), str(run_id))]["state"],
                         "config": "{}",
-                        "group": None,
+                        "group": self.about[(str(project), str(run_id))]["group"],
                         "jobType": None,
                         "commit": None,
                         "readOnly": False,

@@ -9,6 +9,7 @@ from rlmap_bot.results.scaling import (
     Forecast,
     forecast_sentences,
     interval,
+    reached_words,
 )
 
 
@@ -72,16 +73,15 @@ def comparison_text(c: Comparison) -> str:
         if f.abstain:
             lines.append(list_item(f"{label}: not enough to forecast yet ({f.abstain})"))
         elif f.asymptote is not None:
-            reached = f", {round(100 * f.reached)}% reached" if f.reached is not None else ""
+            reached = f", {reached_words(f)}" if reached_words(f) else ""
             lines.append(list_item(f"{label}: ceiling {interval(f.asymptote)}{reached}"))
     if c.differences:
         lines.append("Readings that differ:")
         for d in c.differences:
-            lines.append(
-                list_item(f"{d.reading}: " + "; ".join(f"{k} {v}" for k, v in d.values.items()))
-            )
+            lines.append(list_item(d.said))
     if c.batch is not None:
         lines += batch_text(c.batch)
+    lines += [wrapped(note) for note in c.notes]
     if c.chart:
         lines.append(f"Chart: {c.chart}")
     return "\n".join(lines)

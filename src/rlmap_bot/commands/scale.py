@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from rlmap_bot.commands.context import Invocation
+from rlmap_bot.commands.projects import collection, one_run, run_access, runs_to_compare, unique
 from rlmap_bot.commands.registry import Param, Registry
 from rlmap_bot.errors import ConfigError, UsageError
 from rlmap_bot.runs.helptext import FORMATS
@@ -85,7 +86,10 @@ def register(registry: Registry) -> None:
         "compare runs: which has the higher ceiling, which is only faster, what else differs",
         Param(
             "sources",
-            "two runs or more, or one source that holds several runs",
+            "two runs or more, or one source that holds several: a CSV with a run column, a W&B "
+            "project (wandb:ENTITY/PROJECT) or group (wandb:ENTITY/PROJECT/group:NAME), an MLflow "
+            "experiment (mlflow:experiment:NAME), a Trackio project (trackio:PROJECT); of those, "
+            "the 8 most recent finished or running runs",
             kind="rest",
             required=True,
             metavar="SOURCE",
@@ -111,6 +115,8 @@ def register(registry: Registry) -> None:
             "compare runs/a/train.log runs/b/train.log",
             "compare runs/b256.log runs/b512.log --batch 256,512",
             "compare exports/wandb_runs.csv --metric train/reward",
+            "compare wandb:my-team/grpo/group:lr-sweep",
+            "compare mlflow:experiment:grpo-kl",
         ),
     )(compare)
 
@@ -145,6 +151,7 @@ def forecast(
     from rlmap_bot.scaling.outlook import outlook
 
     chart = _chart_file(ctx, chart, source)
+    one_run(ctx, source)
     picked = _read(ctx, source, metric, format, run_id, axis or "steps")[0]
     if to is not None and picked.axis != "steps":
         raise UsageError("--to is a step: it goes with the steps axis")
@@ -174,22 +181,36 @@ def compare(
     batch: str | None = None,
     chart: Path | None = None,
 ) -> Comparison:
+    from rlmap_bot.commands.differences import differences
     from rlmap_bot.scaling.compare import RunCurve, batch_decision, compare_runs
 
     names = sources.split() if isinstance(sources, str) else list(sources)
     chart = _chart_file(ctx, chart, names[0])
     picked: list[Picked] = []
-    if len(names) == 1:
-        picked = _read(ctx, names[0], metric, None, None, axis or "steps", every_run=True)
+    notes: list[str] = []
+    if any(collection(name) for name in names):
+        runs: list[tuple[str, str | None]] = []
+        for name in names:
+            listed, note = runs_to_compare(ctx, name, alone=len(names) == 1)
+            runs += listed
+            notes += [note] if note else []
+        for name, label in unique(runs):
+            picked += _read(ctx, name, metric, None, None, axis or "steps", command="compare")
+            picked[-1].label = label or picked[-1].label
+    elif len(names) == 1:
+        picked = _read(
+            ctx, names[0], metric, None, None, axis or "steps", every_run=True, command="compare"
+        )
         if len(picked) < 2:
             raise UsageError(
                 f"{names[0]} holds one run: give two runs or more to compare (compare A B)"
             )
     else:
         for name in names:
-            picked += _read(ctx, name, metric, None, None, axis or "steps")
-    for p, label in zip(picked, short_labels([p.label for p in picked]), strict=False):
-        p.label = label
+            picked += _read(ctx, name, metric, None, None, axis or "steps", command="compare")
+    if not notes and not any(collection(name) for name in names):
+        for p, label in zip(picked, short_labels([p.label for p in picked]), strict=False):
+            p.label = label
     metrics = {p.metric for p in picked}
     curves = [RunCurve(p.label, p.x, p.y, p.seconds) for p in picked]
     result = compare_runs(
@@ -198,7 +219,8 @@ def compare(
         quantity=picked[0].quantity,
         axis=picked[0].axis,
     )
-    result.differences = _differences(picked)
+    result.differences = differences(picked, ctx.core.engine.signals)
+    result.notes = notes
     if batch is not None:
         sizes = _batches(batch, len(picked))
         if len(picked) != 2:
@@ -247,18 +269,19 @@ def _read(
     run_id: str | None,
     axis: str,
     every_run: bool = False,
+    command: str = "forecast",
 ) -> list[Picked]:
     """The chosen curve of the run at ``source`` (of every run it holds, with ``every_run``)."""
     from rlmap_bot.runs.aliases import load_aliases
     from rlmap_bot.runs.signals import derive_signals
     from rlmap_bot.runs.sources import read_source
-    from rlmap_bot.runs.sources.access import check_source, local_access
+    from rlmap_bot.runs.sources.access import check_source
 
-    access = ctx.run_access() if ctx.run_access is not None else local_access()
+    access = run_access(ctx)
     aliases = load_aliases(ctx.core.knowledge_root)
     extra = [metric] if metric else []
     # A chat workspace reads paths under RLMAP_RUN_ROOTS only, as diagnose --run does.
-    where = check_source(source, access)
+    where = check_source(source, access, command)
     first = read_source(where, aliases, format, run_id, extra_metrics=extra, access=access)
     runs: list[RunData] = [first]
     if every_run and len(first.runs) > 1 and run_id is None:
@@ -356,57 +379,6 @@ def _tokens(run: RunData, steps, label: str):
         f"{label}: no token count is logged (num_tokens, env/all/total_ac_tokens), so there is no "
         f"tokens axis"
     )
-
-
-def _differences(picked: list[Picked]):
-    """Readings that differ between the runs, from each run's own derivation (the same readings
-    ``diagnose --run`` gives): first a fault found in some runs and not in others, with the step
-    it began at ("entropy collapse: B from step 300; A none"), then a trend read one way in one
-    run and another way in another."""
-    from rlmap_bot.results.scaling import Difference
-
-    found = []
-    kinds = dict.fromkeys(f.kind for p in picked for f in p.derivation.faults)
-    for kind in kinds:
-        seen = {
-            p.label: next((f for f in p.derivation.faults if f.kind == kind), None) for p in picked
-        }
-        if all(f is not None for f in seen.values()):
-            continue  # in every run: no difference between them
-        title = next(f.title for f in seen.values() if f is not None)
-        when = {
-            label: "none"
-            if f is None
-            else ("on every step" if f.throughout else f"from step {f.first_step}")
-            + f" ({f.metric})"
-            for label, f in seen.items()
-        }
-        found.append(Difference(reading=title, values=when))
-    signals = sorted({s for p in picked for s in p.derivation.signals})
-    for signal in signals:
-        values = {p.label: p.derivation.signals.get(signal) for p in picked}
-        shown = {k: _shown(v) for k, v in values.items() if v is not None}
-        if len(shown) < 2 or len(set(shown.values())) == 1:
-            continue
-        if all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values.values()):
-            nums = [float(v) for v in values.values() if v is not None]
-            top = max(abs(n) for n in nums) or 1.0
-            if (max(nums) - min(nums)) / top < 0.25:  # judgement: under a quarter apart is alike
-                continue
-        for p in picked:
-            src = p.derivation.signal_sources.get(signal)
-            if src is not None and p.label in shown and src.start is not None:
-                shown[p.label] += f" (steps {src.start}-{src.end})"
-        found.append(Difference(reading=signal, values=shown))
-    return found
-
-
-def _shown(value) -> str:
-    if isinstance(value, float):
-        return f"{value:.3g}"
-    if isinstance(value, list):
-        return ", ".join(str(v) for v in value) or "none"
-    return str(value)
 
 
 def _chart_file(ctx: Invocation, chart: Path | None, source: str) -> Path | None:

@@ -67,8 +67,17 @@ class Forecast(BaseModel):
 class Difference(BaseModel):
     """A reading that differs between two runs (from each run's own diagnosis)."""
 
-    reading: str
+    reading: str = Field(description="what differs, in words: a signal's title, a fault's")
+    signal: str | None = Field(None, description="the signal's id; None for a fault")
     values: dict[str, str] = Field(description="run label -> what the reading is there")
+    window: str | None = Field(None, description="the steps it was read over, when alike in all")
+
+    @property
+    def said(self) -> str:
+        """The line said: "Trainer wait for rollouts: A 5%, B 9% (steps 750-1000)"."""
+        sep = "; " if self.signal is None else ", "
+        line = f"{self.reading}: " + sep.join(f"{k} {v}" for k, v in self.values.items())
+        return line + (f" ({self.window})" if self.window else "")
 
 
 class BatchDecision(BaseModel):
@@ -105,6 +114,9 @@ class Comparison(BaseModel):
     verdict: str = ""
     differences: list[Difference] = Field(default_factory=list)
     batch: BatchDecision | None = None
+    notes: list[str] = Field(
+        default_factory=list, description="what was left out: older runs of a project, ..."
+    )
     chart: str | None = None
 
 
@@ -144,15 +156,48 @@ def forecast_line(f: Forecast) -> str:
             f"Forecast: past its best; the fit expects it to settle near {interval(f.asymptote)}, "
             f"below the {now} it is at now."
         )
+    if at_ceiling(f):
+        head = f"Forecast: at its forecast ceiling, near {interval(f.asymptote)}"
+        if f.saturated or f.per_1000_steps is None:
+            return f"{head}; the curve has stopped moving."
+        return f"{head}: more steps buy almost nothing ({gain(f)} per 1,000 {f.axis})."
     parts = [f"ceiling near {interval(f.asymptote)}"]
     if f.reached is not None:
         parts.append(f"{round(100 * f.reached)}% of it reached")
     if f.saturated:
         parts.append("the curve has stopped moving")
     elif f.per_1000_steps is not None:
-        d = _decimals(f.asymptote.low, f.asymptote.high)
-        parts.append(f"another 1,000 {f.axis} buy about {f.per_1000_steps:+.{d}f}")
+        parts.append(f"another 1,000 {f.axis} buy {gain(f)}")
     return "Forecast: " + "; ".join(parts) + "."
+
+
+def at_ceiling(f: Forecast) -> bool:
+    """Whether the run is at its forecast ceiling: the share reached rounds to 100% (a run the fit
+    expects to fall back is past its best instead, and is said so apart)."""
+    return (
+        f.asymptote is not None
+        and not f.abstain
+        and not f.past_peak
+        and f.reached is not None
+        and round(100 * f.reached) >= 100
+    )
+
+
+def gain(f: Forecast) -> str:
+    """What 1,000 more steps buy, with the decimals the ceiling's interval is written with: "about
+    +0.012", or "less than 0.001" when it rounds to nothing ("+0.000" reads as a broken figure)."""
+    assert f.per_1000_steps is not None and f.asymptote is not None
+    d = _decimals(f.asymptote.low, f.asymptote.high)
+    if round(f.per_1000_steps, d) == 0:
+        return f"less than {10.0**-d:.{d}f}"
+    return f"about {f.per_1000_steps:+.{d}f}"
+
+
+def reached_words(f: Forecast) -> str:
+    """The share of the ceiling reached, for a run's row: "92% reached", or "at its ceiling"."""
+    if at_ceiling(f):
+        return "at its ceiling"
+    return f"{round(100 * f.reached)}% reached" if f.reached is not None else ""
 
 
 def diagnosis_line(f: Forecast) -> str:

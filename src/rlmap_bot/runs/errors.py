@@ -10,5 +10,8 @@ class RunReadError(UsageError):
     a person can act on (exit code 2, bad input).
     """
 
+    #: The HTTP status a tracker answered with, when that is why (404: no such run or experiment).
+    status: int | None = None
+
     def __init__(self, message: str):
         super().__init__(" ".join(str(message).split()))

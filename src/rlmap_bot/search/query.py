@@ -27,6 +27,11 @@ from rlmap_bot.search.params import (
     MIN_CORRECTABLE,
     MIN_MARKERS,
     OTHER_SCRIPT_SHARE,
+    SETTING_ASKERS,
+    SETTING_FILLERS,
+    SETTING_GAP,
+    SETTING_PAST,
+    SETTINGS,
 )
 from rlmap_bot.text import ARXIV, NOT_EVIDENCE, STOPWORDS, fold, normalize, stem, words
 
@@ -124,6 +129,14 @@ class Query:
     arxiv: list[str] = field(default_factory=list)
     authorship: bool = False
     other_language: bool = False  # not written in English: answered with a note
+    # The setting whose value the question asks for, of those the catalog gives no value for
+    # ("learning rate" in "what learning rate for RLHF on a 7B model?"; asks_setting), whether it
+    # asks what was done ("did", "used": params.SETTING_PAST), and the word right after "does",
+    # "do" or "did" (an article skipped): whom it asks about ("verl" in "how much GPU memory does
+    # verl save").
+    setting: str = ""
+    past: bool = False
+    asked_of: str = ""
     # What later steps work out from the query alone, kept so each is worked out once per question
     # (a query is read against one lexicon, and neither changes): offtopic's cited names.
     memo: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
@@ -221,7 +234,54 @@ def parse(question: str, lexicon) -> Query:
         or _by_someone(all_words, lexicon)
         or ("et" in present and "al" in present)
     )
+    query.setting = asks_setting(all_words)
+    query.past = not present.isdisjoint(SETTING_PAST)
+    query.asked_of = _asked_of(all_words) if query.setting else ""
     return query
+
+
+def _asked_of(all_words: list[str]) -> str:
+    """The word after the first "does", "do" or "did", an article skipped ("what learning rate does
+    the PPO paper use": "ppo")."""
+    for i, w in enumerate(all_words[:-1]):
+        if w in ("does", "do", "did"):
+            rest = [x for x in all_words[i + 1 : i + 3] if x not in ("the", "a", "an")]
+            return rest[0] if rest else ""
+    return ""
+
+
+_ASKERS = [tuple(a.split()) for a in SETTING_ASKERS]
+_SETTINGS = [tuple(s.split()) for s in SETTINGS]
+
+
+def _as_setting(word: str) -> str:
+    """A word as params.SETTINGS writes it: a plural's "s" dropped ("gpus", "a100s"), British
+    "-iser" as "-izer" ("tokeniser")."""
+    if word.endswith("iser") or word.endswith("isers"):
+        word = word.replace("iser", "izer")
+    return word[:-1] if len(word) > 3 and word.endswith("s") and not word.endswith("ss") else word
+
+
+def asks_setting(all_words: list[str]) -> str:
+    """The setting whose value or recommendation the question asks for: a word that asks for one
+    (params.SETTING_ASKERS), then at most SETTING_GAP filler words, then a setting of
+    params.SETTINGS ("what's a good KL coefficient", "how many GPUs do I need", "which tokenizer
+    should I use"). "" when the question asks for none ("why does a larger learning rate ...")."""
+    if not any(_as_setting(w) in {s[0] for s in _SETTINGS} for w in all_words):
+        return ""  # most questions name no setting: no scan
+    folded = [_as_setting(w) for w in all_words]
+    for i in range(len(folded)):
+        for asker in _ASKERS:
+            if tuple(all_words[i : i + len(asker)]) != asker:
+                continue
+            j = i + len(asker)
+            for gap in range(SETTING_GAP + 1):
+                for setting in _SETTINGS:
+                    if tuple(folded[j + gap : j + gap + len(setting)]) == setting:
+                        return " ".join(setting)
+                if j + gap >= len(all_words) or all_words[j + gap] not in SETTING_FILLERS:
+                    break
+    return ""
 
 
 # Two or more capitalised words after a lower-case

@@ -27,6 +27,9 @@ if TYPE_CHECKING:
     from rlmap_bot.runs.aliases import AliasTable
 
 Kind = Literal["path", "wandb", "mlflow", "trackio"]
+#: A tracker source that names several runs: a W&B project or group, an MLflow experiment, a
+#: Trackio project (``compare`` reads them; a command that takes one run says so).
+Collection = Literal["project", "group", "experiment"]
 #: The trackers, each named by its prefix (``wandb:E/P/ID``); anything else is a path.
 TRACKERS: tuple[Kind, ...] = ("wandb", "mlflow", "trackio")
 KINDS: tuple[Kind, ...] = ("path", *TRACKERS)
@@ -44,6 +47,10 @@ class SourceRef(BaseModel):
     run_id: str | None = Field(
         None, description="path only: which run, when the path holds several"
     )
+    collection: Collection | None = Field(
+        None, description="tracker only: the source names several runs (a project, ...)"
+    )
+    group: str | None = Field(None, description="W&B only: the group named after group:")
 
     @property
     def shown(self) -> str:
@@ -90,19 +97,39 @@ def register(kind: Kind) -> Callable[[Opener], Opener]:
 
 
 def parse_source(text: str, format: str | None = None, run_id: str | None = None) -> SourceRef:
-    """``wandb:E/P/ID``, ``mlflow:ID``, ``trackio:P/NAME``, or a path (anything else).
+    """``wandb:E/P/ID``, ``mlflow:ID``, ``trackio:P/NAME``, or a path (anything else); or a
+    source of several runs: ``wandb:E/P`` (a project), ``wandb:E/P/group:G`` (a group),
+    ``mlflow:experiment:NAME`` (an experiment, by name or id), ``trackio:P`` (a project).
 
     ``format`` and ``run_id`` (``--format``, ``--run-id``) apply to paths only.
     """
     raw = text.strip()
     prefix, sep, rest = raw.partition(":")
-    if is_tracker(raw):
-        if not rest.strip():
-            raise RunReadError(
-                f"{raw}: say which run after '{prefix}:' (e.g. {_EXAMPLES[prefix.lower()]})"
-            )
-        return SourceRef(kind=prefix.lower(), target=rest.strip(), text=raw)
-    return SourceRef(kind="path", target=raw, text=raw, format=format, run_id=run_id)
+    if not is_tracker(raw):
+        return SourceRef(kind="path", target=raw, text=raw, format=format, run_id=run_id)
+    kind, rest = prefix.lower(), rest.strip()
+    if not rest:
+        raise RunReadError(f"{raw}: say which run after '{prefix}:' (e.g. {_EXAMPLES[kind]})")
+    ref = SourceRef(kind=kind, target=rest, text=raw)
+    if kind == "wandb":
+        path, marked, group = rest.partition("/group:")
+        if marked:
+            if not group.strip():
+                raise RunReadError(f"{raw}: say the group's name after 'group:'")
+            ref.target, ref.collection, ref.group = path.strip("/"), "group", group.strip()
+        elif len([p for p in rest.split("/") if p]) == 2:
+            ref.target, ref.collection = rest.strip("/"), "project"
+    elif kind == "mlflow" and rest.lower().startswith(EXPERIMENT):
+        name = rest[len(EXPERIMENT) :].strip()
+        if not name:
+            raise RunReadError(f"{raw}: say the experiment's name or id after 'experiment:'")
+        ref.target, ref.collection = name, "experiment"
+    elif kind == "trackio" and "/" not in rest:
+        ref.collection = "project"
+    return ref
+
+
+EXPERIMENT = "experiment:"
 
 
 def is_tracker(text: str) -> bool:
@@ -118,8 +145,22 @@ _EXAMPLES = {
 }
 
 
+#: How one run of each tracker is written, for a refusal of a source that names several.
+ONE_RUN = {
+    "wandb": "wandb:ENTITY/PROJECT/RUN_ID",
+    "mlflow": "mlflow:RUN_ID",
+    "trackio": "trackio:PROJECT/RUN_NAME",
+}
+
+
 def open_source(ref: SourceRef, access: Access) -> RunSource:
-    """The reader for ``ref`` (RunReadError, one line, when its kind cannot be read here)."""
+    """The reader for ``ref`` (RunReadError, one line, when its kind cannot be read here, or when
+    it names several runs)."""
+    if ref.collection is not None:
+        raise RunReadError(
+            f"{ref.text} names {describe(ref)}, not one run: give one run ({ONE_RUN[ref.kind]}); "
+            f"compare reads every run of it"
+        )
     _load_readers()
     opener = OPENERS.get(ref.kind)
     if opener is None:
@@ -209,3 +250,63 @@ def read_new(
     except Exception as exc:  # noqa: BLE001 - a tracker client's own error: one line, retried
         raise RunReadError(f"{ref.text}: cannot read: {type(exc).__name__}: {exc}") from None
     return run, after.model_dump(mode="json")
+
+
+# -- sources of several runs -----------------------------------------------------------------------
+#: Judgement: a comparison card, its chart and a terminal table stay readable with eight curves,
+#: and each run is a read of its own (a tracker's whole history): the most recent eight are read.
+MAX_RUNS = 8
+
+
+class ListedRun(BaseModel):
+    """One run of a source of several: the source that reads it alone, and its name."""
+
+    source: str = Field(description="the run as one source: wandb:E/P/ID, mlflow:ID, trackio:P/N")
+    name: str = Field(description="what the tracker shows it as (W&B's display name, ...)")
+    state: str | None = Field(None, description="running, finished, ... when the tracker says")
+
+
+class RunList(BaseModel):
+    """The runs a project, group or experiment holds: the most recent first, at most a cap."""
+
+    source: str = Field(description="the source as typed")
+    what: str = Field(description="the collection in words: the W&B project team/grpo")
+    runs: list[ListedRun]
+    total: int = Field(description="how many runs it holds that could be listed")
+    which: str = Field(description="which runs are listed: 'finished or running', 'logged'")
+
+
+Lister = Callable[[SourceRef, Access, int], RunList]
+LISTERS: dict[str, Lister] = {}
+
+
+def register_lister(kind: Kind) -> Callable[[Lister], Lister]:
+    def add(lister: Lister) -> Lister:
+        LISTERS[kind] = lister
+        return lister
+
+    return add
+
+
+def describe(ref: SourceRef) -> str:
+    """The collection ``ref`` names, in words: "the W&B project team/grpo", ..."""
+    if ref.collection == "group":
+        return f"the W&B group {ref.group} of the project {ref.target}"
+    tracker = {"wandb": "W&B", "mlflow": "MLflow", "trackio": "Trackio"}[ref.kind]
+    return f"the {tracker} {ref.collection} {ref.target}"
+
+
+def list_runs(ref: SourceRef, access: Access, limit: int = MAX_RUNS) -> RunList:
+    """The most recent runs (at most ``limit``) of the project, group or experiment ``ref`` names,
+    read with ``access`` (the same allow-lists and credentials as one run of it); RunReadError,
+    one line, when it cannot be listed."""
+    _load_readers()
+    lister = LISTERS.get(ref.kind)
+    if ref.collection is None or lister is None:
+        raise RunReadError(f"{ref.text}: not a source of several runs")
+    try:
+        return lister(ref, access, limit)
+    except (RunReadError, UsageError):
+        raise
+    except Exception as exc:  # noqa: BLE001 - a tracker client's own error: one line
+        raise RunReadError(f"{ref.text}: cannot list its runs: {type(exc).__name__}") from None

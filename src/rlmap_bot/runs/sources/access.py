@@ -183,12 +183,30 @@ def check_store(path: Path, access: Access, setting: str, source: str) -> None:
         )
 
 
-def resolve_run_path(text: str, roots: list[Path]) -> Path:
+#: What a refusal says was not done, by the command refused (a refusal names the command used).
+NOT_DONE = {
+    "watch": "watched",
+    "compare": "compared",
+    "forecast": "forecast",
+    "diagnose": "diagnosed",
+}
+
+
+def _refused_for(command: str) -> tuple[str, str]:
+    """Who may read, and what was not done: "this bot may watch ... nothing is watched" for a
+    watch, "compare may read runs from ... nothing is compared" for compare."""
+    if command == "watch":
+        return "this bot may watch", "nothing is watched"
+    return f"{command} may read runs from", f"nothing is {NOT_DONE.get(command, 'read')}"
+
+
+def resolve_run_path(text: str, roots: list[Path], command: str = "watch") -> Path:
     """The real path ``text`` names, if it lies under a root and is a file or folder.
 
     Relative paths are looked up under each root in turn.  Raises :class:`PathRefused`
-    for anything that resolves outside the roots, and :class:`UsageError` for a path
-    inside them that does not exist or is not a regular file or folder.
+    for anything that resolves outside the roots (naming ``command``, the one used), and
+    :class:`UsageError` for a path inside them that does not exist or is not a regular file or
+    folder.
     """
     if not roots:
         raise PathRefused(WATCHING_OFF)
@@ -201,9 +219,9 @@ def resolve_run_path(text: str, roots: list[Path]) -> Path:
     inside = [p for p in inside if within(p, roots)]
     if not inside:
         shown = os.pathsep.join(str(r) for r in roots)
+        who, undone = _refused_for(command)
         raise PathRefused(
-            f"{raw} is outside the folders this bot may watch (RLMAP_RUN_ROOTS: {shown}); nothing "
-            f"is watched"
+            f"{raw} is outside the folders {who} (RLMAP_RUN_ROOTS: {shown}); {undone}"
         )
     for path in inside:
         try:
@@ -216,23 +234,23 @@ def resolve_run_path(text: str, roots: list[Path]) -> Path:
     raise UsageError(f"no such file or folder under RLMAP_RUN_ROOTS: {raw}")
 
 
-def check_folder(folder: Path, roots: list[Path]) -> None:
+def check_folder(folder: Path, roots: list[Path], command: str = "watch") -> None:
     """Refuse a folder holding a link that leads outside the roots (its contents would be read)."""
     for dirpath, dirnames, filenames in os.walk(folder, followlinks=False):
         for name in dirnames + filenames:
             entry = Path(dirpath) / name
             if entry.is_symlink() and not within(entry.resolve(strict=False), roots):
                 raise PathRefused(
-                    f"{folder} holds a link that leads outside RLMAP_RUN_ROOTS; watch a log file, "
-                    f"or a folder without such links"
+                    f"{folder} holds a link that leads outside RLMAP_RUN_ROOTS; {command} a log "
+                    f"file, or a folder without such links"
                 )
 
 
-def check_source(source: str, access: Access) -> str:
+def check_source(source: str, access: Access, command: str = "diagnose") -> str:
     """A run's source as ``access`` lets it be read: a tracker run as it is (its reader checks
     the allow-lists); a path as it is where paths are not limited (a terminal), else resolved as
     a watch's is (inside RLMAP_RUN_ROOTS, links never followed out, nothing said about what lies
-    outside) and refused in one line without roots."""
+    outside) and refused in one line without roots; a refusal names ``command``, the one used."""
     from rlmap_bot.runs.sources import is_tracker
 
     if is_tracker(source) or (access.paths and not access.run_roots):
@@ -244,7 +262,7 @@ def check_source(source: str, access: Access) -> str:
             "may be read from in RLMAP_RUN_ROOTS. A tracker run (wandb:, mlflow:, trackio:) or a "
             "log uploaded to the thread works without it."
         )
-    path = resolve_run_path(source, roots)
+    path = resolve_run_path(source, roots, command)
     if path.is_dir():
-        check_folder(path, roots)
+        check_folder(path, roots, command)
     return str(path)

@@ -30,7 +30,16 @@ from typing import Callable
 
 from rlmap_bot.runs.errors import RunReadError
 from rlmap_bot.runs.model import Collector, RunData
-from rlmap_bot.runs.sources import Cursor, RunSource, SourceRef, register
+from rlmap_bot.runs.sources import (
+    Cursor,
+    ListedRun,
+    RunList,
+    RunSource,
+    SourceRef,
+    describe,
+    register,
+    register_lister,
+)
 from rlmap_bot.runs.sources.access import Access, allowed, check_store
 from rlmap_bot.runs.sources.remote import (
     Http,
@@ -50,8 +59,17 @@ HISTORY_PAGE = 25000
 
 @register("mlflow")
 def open_mlflow(ref: SourceRef, access: Access) -> RunSource:
-    uri = (access.environ.get("MLFLOW_TRACKING_URI") or "").strip()
     run_id = ref.target.strip()
+    uri, store = _where(ref, access)
+    if store is None:
+        return MlflowServer(ref, run_id, uri, access.credentials)
+    return MlflowStore(ref, run_id, store)
+
+
+def _where(ref: SourceRef, access: Access) -> tuple[str, Path | None]:
+    """The tracking URI and, for a ``sqlite:///`` store, its file, when ``access`` allows it (an
+    allowed host, a store inside the run roots); one line when not."""
+    uri = (access.environ.get("MLFLOW_TRACKING_URI") or "").strip()
     if not uri:
         raise RunReadError(
             f"{ref.text}: set MLFLOW_TRACKING_URI to the tracking server (http://HOST:PORT) or the "
@@ -68,15 +86,107 @@ def open_mlflow(ref: SourceRef, access: Access) -> RunSource:
             )
         if "MLFLOW_TRACKING_TOKEN" in access.unopened:
             raise RunReadError(f"{ref.text}: {access.unopened['MLFLOW_TRACKING_TOKEN']}")
-        return MlflowServer(ref, run_id, uri, access.credentials)
+        return uri, None
     if uri.startswith("sqlite:"):
         path = Path(urllib.parse.urlsplit(uri).path[1:] or "mlflow.db")
         check_store(path, access, "MLFLOW_TRACKING_URI", ref.text)
-        return MlflowStore(ref, run_id, path)
+        return uri, path
     raise RunReadError(
         f"{ref.text}: MLFLOW_TRACKING_URI must be an http(s):// tracking server or a sqlite:/// "
         f"store; {urllib.parse.urlsplit(uri).scheme or 'a plain path'} stores are not read here"
     )
+
+
+#: MLflow's run statuses worth comparing: a failed or killed run's curve stops early.
+LISTED_STATUSES = ("FINISHED", "RUNNING")
+#: Runs a listing reads to count them, newest first (runs/search allows 50,000 a page). Judgement:
+#: one page is enough for a count said beside eight runs; an experiment past a thousand runs is
+#: counted as a thousand (a known undercount, said here).
+COUNTED = 1000
+
+
+@register_lister("mlflow")
+def list_mlflow(ref: SourceRef, access: Access, limit: int) -> RunList:
+    """The most recent finished or running runs of an MLflow experiment, named or by id, newest
+    first (deleted runs left out), from the server's REST API or the store."""
+    uri, store = _where(ref, access)
+    if store is None:
+        found = _server_runs(ref, uri, access.credentials)
+    else:
+        found = _store_runs(ref, store)
+    listed = [
+        ListedRun(source=f"mlflow:{rid}", name=name or rid, state=status.lower())
+        for rid, name, status in found
+        if status in LISTED_STATUSES
+    ]
+    return RunList(
+        source=ref.text,
+        what=describe(ref),
+        runs=listed[:limit],
+        total=len(listed),
+        which="finished or running",
+    )
+
+
+def _server_runs(
+    ref: SourceRef, uri: str, credentials: dict[str, str]
+) -> list[tuple[str, str, str]]:
+    """(run id, run name, status) of the experiment's active runs, newest first."""
+    http = MlflowServer(ref, "", uri, credentials).http
+    name = ref.target
+    try:
+        found = http.get("/api/2.0/mlflow/experiments/get-by-name", {"experiment_name": name})
+    except RunReadError as exc:
+        if exc.status != 404:
+            raise
+        if not name.isdigit():
+            raise RunReadError(f"{ref.text}: {http.what} has no experiment {name!r}") from None
+        found = http.get("/api/2.0/mlflow/experiments/get", {"experiment_id": name})
+    experiment = found.get("experiment", {}).get("experiment_id")
+    page = http.post(
+        "/api/2.0/mlflow/runs/search",
+        {
+            "experiment_ids": [experiment],
+            "run_view_type": "ACTIVE_ONLY",
+            "order_by": ["attributes.start_time DESC"],
+            "max_results": COUNTED,
+        },
+    )
+    return [
+        (
+            r["info"]["run_id"],
+            r["info"].get("run_name") or "",
+            r["info"].get("status") or "",
+        )
+        for r in page.get("runs", [])
+    ]
+
+
+def _store_runs(ref: SourceRef, path: Path) -> list[tuple[str, str, str]]:
+    """(run id, run name, status) of the experiment's active runs in the store, newest first."""
+    conn = MlflowStore(ref, "", path).connect()
+    try:
+        # By name first; an id (digits) when no experiment has that name.
+        query = "select experiment_id from experiments where name = ? or experiment_id = ?"
+        row = conn.execute(
+            f"{query} order by name = ? desc limit 1", (ref.target, ref.target, ref.target)
+        ).fetchone()
+        if row is None:
+            raise RunReadError(
+                f"{ref.text}: no experiment {ref.target!r} in the MLflow store {path}"
+            )
+        rows = conn.execute(
+            "select run_uuid, name, status from runs where experiment_id = ? and lifecycle_stage = "
+            "'active' order by start_time desc limit ?",
+            (row[0], COUNTED),
+        )
+        return [(rid, name or "", status or "") for rid, name, status in rows]
+    except sqlite3.Error as exc:
+        raise RunReadError(
+            f"{ref.text}: cannot read the MLflow store {path} ({exc}); the read can be retried"
+        ) from None
+    finally:
+        conn.close()
 
 
 def _finish(
@@ -184,7 +294,7 @@ class MlflowStore:
     def __init__(self, ref: SourceRef, run_id: str, path: Path):
         self.ref, self.run_id, self.path = ref, run_id, path
 
-    def _connect(self) -> sqlite3.Connection:
+    def connect(self) -> sqlite3.Connection:
         if not self.path.is_file():
             raise RunReadError(
                 f"{self.ref.text}: MLFLOW_TRACKING_URI names {self.path}, which does not exist"
@@ -196,7 +306,7 @@ class MlflowStore:
 
     def read_new(self, cursor: Cursor | None, keep: Keep) -> tuple[RunData, Cursor]:
         done: dict[str, int] = dict(cursor.data.get("steps", {})) if cursor else {}
-        conn = self._connect()
+        conn = self.connect()
         c = Collector(keep)
         try:
             latest = self._latest(conn)

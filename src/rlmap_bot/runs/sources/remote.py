@@ -80,9 +80,23 @@ class Http:
 
     def get(self, path: str, params: dict[str, Any] | list[tuple[str, Any]]) -> dict:
         url = f"{self.base}{path}?{urllib.parse.urlencode(params)}"
-        request = urllib.request.Request(
-            url, headers={"Accept": "application/json", **self.headers}
+        return self._send(
+            urllib.request.Request(url, headers={"Accept": "application/json", **self.headers})
         )
+
+    def post(self, path: str, body: dict[str, Any]) -> dict:
+        """POST a JSON body (the endpoints that take one, such as MLflow's runs/search)."""
+        headers = {"Accept": "application/json", "Content-Type": "application/json"}
+        return self._send(
+            urllib.request.Request(
+                f"{self.base}{path}",
+                data=json.dumps(body).encode(),
+                headers={**headers, **self.headers},
+                method="POST",
+            )
+        )
+
+    def _send(self, request: urllib.request.Request) -> dict:
         self.requests += 1
         try:
             with urllib.request.urlopen(request, timeout=HTTP_TIMEOUT_SECONDS) as response:  # noqa: S310 - configured URL
@@ -117,7 +131,9 @@ class Http:
             text = f"{self.what}: {message}"
         else:
             text = f"{self.what} answered HTTP {exc.code}" + (f": {message}" if message else "")
-        return RunReadError(scrub(" ".join(str(text).split())[:300], self.secrets))
+        error = RunReadError(scrub(" ".join(str(text).split())[:300], self.secrets))
+        error.status = exc.code  # a caller may tell "no such thing" (404) from the rest
+        return error
 
 
 def bearer_or_basic(token: str | None, user: str | None, password: str | None) -> dict[str, str]:

@@ -23,7 +23,16 @@ from typing import Any, Callable
 
 from rlmap_bot.runs.errors import RunReadError
 from rlmap_bot.runs.model import Collector, RunData
-from rlmap_bot.runs.sources import Cursor, RunSource, SourceRef, register
+from rlmap_bot.runs.sources import (
+    Cursor,
+    ListedRun,
+    RunList,
+    RunSource,
+    SourceRef,
+    describe,
+    register,
+    register_lister,
+)
 from rlmap_bot.runs.sources.access import Access, check_store
 from rlmap_bot.runs.sources.remote import open_store, tracker_value
 
@@ -54,6 +63,35 @@ def open_trackio(ref: SourceRef, access: Access) -> RunSource:
     return TrackioRun(ref, project.strip(), name.strip(), folder / db_name(project.strip()))
 
 
+@register_lister("trackio")
+def list_trackio(ref: SourceRef, access: Access, limit: int) -> RunList:
+    """The runs of a Trackio project, the most recently logged first. Trackio's store keeps no
+    run state (finished, failed), so every run that logged a row is listed."""
+    project = ref.target.strip()
+    folder = trackio_dir(access.environ)
+    check_store(folder, access, "TRACKIO_DIR", ref.text)
+    store = TrackioRun(ref, project, "", folder / db_name(project))
+    conn = store.connect()
+    try:
+        names = [
+            name
+            for (name,) in conn.execute(
+                "select run_name from metrics group by run_name order by max(id) desc"
+            )
+        ]
+    except sqlite3.Error as exc:
+        raise RunReadError(
+            f"{ref.text}: cannot read the Trackio store {store.path} ({exc}); the read can be "
+            f"retried"
+        ) from None
+    finally:
+        conn.close()
+    listed = [ListedRun(source=f"trackio:{project}/{name}", name=name) for name in names]
+    return RunList(
+        source=ref.text, what=describe(ref), runs=listed[:limit], total=len(listed), which=""
+    )
+
+
 def _flat(prefix: str, value: Any, out: dict[str, Any]) -> None:
     if isinstance(value, dict):
         for key, inner in value.items():
@@ -66,7 +104,7 @@ class TrackioRun:
     def __init__(self, ref: SourceRef, project: str, name: str, path: Path):
         self.ref, self.project, self.name, self.path = ref, project, name, path
 
-    def _connect(self) -> sqlite3.Connection:
+    def connect(self) -> sqlite3.Connection:
         if not self.path.is_file():
             raise RunReadError(
                 f"{self.ref.text}: no Trackio project {self.project!r} in {self.path.parent} "
@@ -81,7 +119,7 @@ class TrackioRun:
         last_id = int(cursor.data.get("row", 0)) if cursor else 0
         names: set[str] = set(cursor.data.get("names", [])) if cursor else set()
         c = Collector(keep)
-        conn = self._connect()
+        conn = self.connect()
         try:
             if (
                 not last_id

@@ -13,16 +13,27 @@ handed to the client only, and scrubbed from any text an error carries.
 
 from __future__ import annotations
 
+import itertools
 import os
-from typing import Any, Callable
+from typing import Any, Callable, TypeVar
 
 from rlmap_bot.runs.errors import RunReadError
 from rlmap_bot.runs.model import Collector, RunData
-from rlmap_bot.runs.sources import Cursor, RunSource, SourceRef, register
+from rlmap_bot.runs.sources import (
+    Cursor,
+    ListedRun,
+    RunList,
+    RunSource,
+    SourceRef,
+    describe,
+    register,
+    register_lister,
+)
 from rlmap_bot.runs.sources.access import Access, allowed
 from rlmap_bot.runs.sources.remote import origin, scrub, tracker_value
 
 Keep = Callable[[str], bool]
+T = TypeVar("T")
 DEFAULT_BASE_URL = "https://api.wandb.ai"
 #: Rows a history page asks for (scan_history's own default).
 PAGE_SIZE = 1000
@@ -46,6 +57,43 @@ def open_wandb(ref: SourceRef, access: Access) -> RunSource:
             f"{ref.text}: a W&B run is wandb:ENTITY/PROJECT/RUN_ID (the run's id, from its URL)"
         )
     entity, project, run_id = parts
+    key, base = _checked(ref, access, entity)
+    return WandbRun(ref, entity, project, run_id, key, base)
+
+
+#: The states of a run worth comparing: a crashed, failed or killed run's curve stops early.
+LISTED_STATES = ("finished", "running")
+
+
+@register_lister("wandb")
+def list_wandb(ref: SourceRef, access: Access, limit: int) -> RunList:
+    """The most recent finished or running runs of a W&B project or group (``api.runs``, newest
+    first, one page of ``limit``; the server counts them all)."""
+    entity, project = ref.target.split("/", 1)
+    key, base = _checked(ref, access, entity)
+    filters: dict[str, Any] = {"state": {"$in": list(LISTED_STATES)}}
+    if ref.group:
+        filters["group"] = ref.group
+    client = WandbClient(ref, f"{entity}/{project}", key, base, thing="project")
+
+    def page() -> tuple[list[ListedRun], int]:
+        runs = client.client().runs(
+            f"{entity}/{project}", filters=filters, order="-created_at", per_page=limit
+        )
+        listed = [
+            ListedRun(source=f"wandb:{entity}/{project}/{r.id}", name=r.name or r.id, state=r.state)
+            for r in itertools.islice(runs, limit)
+        ]
+        return listed, len(runs)
+
+    listed, total = client.with_backoff(page)
+    return RunList(
+        source=ref.text, what=describe(ref), runs=listed, total=total, which="finished or running"
+    )
+
+
+def _checked(ref: SourceRef, access: Access, entity: str) -> tuple[str, str]:
+    """The API key and server for ``entity``, when the access allows it (one line when not)."""
     if not allowed(entity, access.wandb_entities):
         raise RunReadError(
             f"{ref.text}: the W&B entity {entity} is not one this workspace may read "
@@ -60,52 +108,27 @@ def open_wandb(ref: SourceRef, access: Access) -> RunSource:
             f"set WANDB_API_KEY in a terminal"
         )
     base = (access.environ.get("WANDB_BASE_URL") or DEFAULT_BASE_URL).rstrip("/")
-    return WandbRun(ref, entity, project, run_id, key, base)
+    return key, base
 
 
-class WandbRun:
-    def __init__(self, ref: SourceRef, entity: str, project: str, run_id: str, key: str, base: str):
+class WandbClient:
+    """W&B's public API for one source: the client made once and flushed before each poll, rate
+    limits and outages retried, every error one line without the key."""
+
+    def __init__(self, ref: SourceRef, path: str, key: str, base: str, thing: str = "run"):
         self.ref = ref
-        self.path = f"{entity}/{project}/{run_id}"
-        self.run_id = run_id
+        self.path = path
+        self.thing = thing  # what a "not found" names: the run, or the project
         self._key = key
         self.base = base
         self.what = f"W&B at {origin(base)}"
         self._api: Any = None
 
     def __repr__(self) -> str:  # never the key
-        return f"WandbRun({self.path!r}, {self.what!r})"
-
-    def read_all(self, keep: Keep) -> RunData:
-        return self.read_new(None, keep)[0]
-
-    def read_new(self, cursor: Cursor | None, keep: Keep) -> tuple[RunData, Cursor]:
-        last = int(cursor.data.get("step", -1)) if cursor else -1
-        names: set[str] = set(cursor.data.get("names", [])) if cursor else set()
-        rows = self._with_backoff(lambda: self._rows(last + 1))
-        c = Collector(keep)
-        for row in rows:
-            step = row.get("_step")
-            if not isinstance(step, int) or isinstance(step, bool):
-                c.skipped += 1
-                continue
-            c.records += 1
-            last = max(last, step)
-            for key, raw in row.items():
-                if key.startswith("_"):
-                    continue  # _step, _runtime, _timestamp: W&B's own bookkeeping
-                names.add(key)
-                value = tracker_value(raw)
-                if value is not None and c.wants(key):
-                    c.add(key, step, value)
-        c.names |= names
-        run = c.finish(
-            path=self.ref.text, format="wandb-api", run_id=self.run_id, runs=[self.run_id]
-        )
-        return run, Cursor(kind="wandb", data={"step": last, "names": sorted(names)})
+        return f"{type(self).__name__}({self.path!r}, {self.what!r})"
 
     # -- the client ----------------------------------------------------------------------------
-    def _client(self) -> Any:
+    def client(self) -> Any:
         if self._api is None:
             os.environ.setdefault(
                 "WANDB_SILENT", "true"
@@ -124,12 +147,7 @@ class WandbRun:
             self._api.flush()  # forget the run loaded by the last poll: its last step is fresh now
         return self._api
 
-    def _rows(self, min_step: int) -> list[dict]:
-        api = self._client()
-        run = api.run(self.path)
-        return list(run.scan_history(min_step=min_step, page_size=PAGE_SIZE, use_cache=False))
-
-    def _with_backoff(self, call: Callable[[], list[dict]]) -> list[dict]:
+    def with_backoff(self, call: Callable[[], T]) -> T:
         from tenacity import Retrying, retry_if_exception_type, stop_after_attempt, wait_exponential
 
         retrying = Retrying(
@@ -192,5 +210,43 @@ class WandbRun:
                 f"(`/rlmap credentials set wandb`)"
             )
         if "not found" in lowered or "could not find" in lowered:
-            return RunReadError(f"{self.ref.text}: {self.what} has no run {self.path}")
+            return RunReadError(f"{self.ref.text}: {self.what} has no {self.thing} {self.path}")
         return RunReadError(f"{self.ref.text}: {self.what} could not be read: {text or kind}")
+
+
+class WandbRun(WandbClient):
+    def __init__(self, ref: SourceRef, entity: str, project: str, run_id: str, key: str, base: str):
+        super().__init__(ref, f"{entity}/{project}/{run_id}", key, base)
+        self.run_id = run_id
+
+    def read_all(self, keep: Keep) -> RunData:
+        return self.read_new(None, keep)[0]
+
+    def read_new(self, cursor: Cursor | None, keep: Keep) -> tuple[RunData, Cursor]:
+        last = int(cursor.data.get("step", -1)) if cursor else -1
+        names: set[str] = set(cursor.data.get("names", [])) if cursor else set()
+        rows = self.with_backoff(lambda: self._rows(last + 1))
+        c = Collector(keep)
+        for row in rows:
+            step = row.get("_step")
+            if not isinstance(step, int) or isinstance(step, bool):
+                c.skipped += 1
+                continue
+            c.records += 1
+            last = max(last, step)
+            for key, raw in row.items():
+                if key.startswith("_"):
+                    continue  # _step, _runtime, _timestamp: W&B's own bookkeeping
+                names.add(key)
+                value = tracker_value(raw)
+                if value is not None and c.wants(key):
+                    c.add(key, step, value)
+        c.names |= names
+        run = c.finish(
+            path=self.ref.text, format="wandb-api", run_id=self.run_id, runs=[self.run_id]
+        )
+        return run, Cursor(kind="wandb", data={"step": last, "names": sorted(names)})
+
+    def _rows(self, min_step: int) -> list[dict]:
+        run = self.client().run(self.path)
+        return list(run.scan_history(min_step=min_step, page_size=PAGE_SIZE, use_cache=False))

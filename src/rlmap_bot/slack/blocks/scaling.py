@@ -10,9 +10,11 @@ from rlmap_bot.results.scaling import (
     BatchDecision,
     Comparison,
     Forecast,
+    at_ceiling,
     forecast_line,
     forecast_sentences,
     interval,
+    reached_words,
 )
 from rlmap_bot.slack.blocks.common import HEADER_LIMIT, SECTION_LIMIT, context, fit, section
 from rlmap_bot.slack.markup import code, cut, escape, prose
@@ -35,6 +37,8 @@ def forecast_title(f: Forecast) -> str:
         return f"No forecast of the {f.quantity} yet"
     if f.past_peak:
         return f"The {f.quantity} is past its best"
+    if at_ceiling(f):
+        return f"At its forecast ceiling, near {interval(f.asymptote)}"
     reached = f"; {round(100 * f.reached)}% of it reached" if f.reached is not None else ""
     return f"Ceiling near {interval(f.asymptote)}{reached}"
 
@@ -106,16 +110,12 @@ def comparison_blocks(c: Comparison, chart_where: str | None = None) -> tuple[li
         if f.abstain:
             rows.append(f"• {code(label)}: not enough to forecast yet ({escape(f.abstain)})")
         elif f.asymptote is not None:
-            reached = f", {round(100 * f.reached)}% reached" if f.reached is not None else ""
+            reached = f", {reached_words(f)}" if reached_words(f) else ""
             rows.append(f"• {code(label)}: ceiling {interval(f.asymptote)}{reached}")
     blocks.append(section(cut("\n".join(rows), SECTION_LIMIT)))
     if c.differences:
         shown = c.differences[:DIFFERENCES_SHOWN]
-        lines = [
-            f"• {escape(d.reading)}: "
-            + "; ".join(f"{escape(k)} {escape(v)}" for k, v in d.values.items())
-            for d in shown
-        ]
+        lines = [f"• {escape(d.said)}" for d in shown]
         if len(c.differences) > len(shown):
             lines.append(
                 f"…and {len(c.differences) - len(shown)} more (`compare --json` lists all)"
@@ -127,6 +127,7 @@ def comparison_blocks(c: Comparison, chart_where: str | None = None) -> tuple[li
             section(cut(f"*{escape(b[0])}*\n" + "\n".join(escape(x) for x in b[1:]), SECTION_LIMIT))
         )
     notes = [f"{code(c.metric)}, aligned on {escape(c.axis)}"]
+    notes += [escape(note) for note in c.notes]
     if chart_where:
         notes.append(escape(chart_where))
     blocks.append(context(" · ".join(notes)))
