@@ -11,6 +11,7 @@ NaN loss mid-run; two NaN steps far apart.  The faults beside them: NaN on every
 
 from __future__ import annotations
 
+import json
 import math
 
 import numpy as np
@@ -108,6 +109,56 @@ def test_a_watch_names_the_metric_its_nan_alert_is_about(core, tmp_path):
     title, body = alert_title(alert), " ".join(alert_changes(alert))
     assert "actor/grad_norm" in title and "loss" not in title, title
     assert "actor/grad_norm" in body and "from step 110" in body, body
+
+
+# -- every fault, and every burst of one, said with the same numbers everywhere -----------------
+# The family: the faults were held twice (Readings.faults, one per kind, beside all_faults), a
+# metric's second NaN burst was counted but not named ("from step 40 to step 45; still at the last
+# logged step, and 51 other steps"), the card's first line named whichever fault came first in the
+# code (the loss from step 100 above the gradient norm's from step 40), and a watch counted only
+# the burst still open (51 steps against diagnose's 57).  Members: two NaN bursts in one metric;
+# NaN in two metrics that began at different steps; a burst that is over before the one open now.
+def _two_bursts() -> list[rl.Record]:
+    return _records(grad_norm=[*range(40, 46), *range(100, 151)], pg_loss=list(range(100, 151)))
+
+
+def test_two_nan_bursts_are_one_fault_of_their_metric_named_both_and_first(
+    tmp_path, aliases, core, env
+):
+    from rlmap_bot.slack.blocks.runs import run_blocks
+    from support.cli import run_cli
+
+    path = rl.write_verl_jsonl(tmp_path / "run.jsonl", _two_bursts())
+    d = _derive(path, aliases)
+    grad, loss = d.faults  # the earliest first: the gradient norm's began at step 40
+    assert (grad.metric, grad.first_step, grad.count) == ("actor/grad_norm", 40, 57), grad.detail
+    assert "from step 40 to step 45" in grad.detail and "from step 100 to step 150" in grad.detail
+    assert "57 steps in all" in grad.detail, grad.detail
+    assert (loss.metric, loss.first_step, loss.count) == ("actor/pg_loss", 100, 51), loss.detail
+    # The terminal, the JSON and the Slack card say the same numbers.
+    first = "Fault: NaN/inf logged (actor/grad_norm, from step 40, 57 steps); and 1 more fault"
+    text = run_cli(["diagnose", "--run", str(path)], env).stdout
+    assert text.startswith(first), text[:200]
+    data = json.loads(run_cli(["diagnose", "--run", str(path), "--json"], env).stdout)
+    assert [(f["metric"], f["first_step"], f["count"]) for f in data["faults"]] == [
+        ("actor/grad_norm", 40, 57),
+        ("actor/pg_loss", 100, 51),
+    ]
+    blocks, note = run_blocks(verdict_for(core.engine, d), path.name)
+    assert note.startswith(first), note
+    assert first in json.dumps(blocks[0].to_dict()), blocks[0].to_dict()
+
+
+def test_a_watch_counts_a_burst_that_was_over_before_the_one_open_now(core, tmp_path):
+    # The first burst (40-45) is over after 50 finite steps (step 95): the check at 98 says so,
+    # the one at 150 opens the second burst.
+    posts = _watch(core, tmp_path, _two_bursts(), [30, 60, 98, 150])
+    nan = [p for p in posts if "fault:nan" in p.conditions]
+    told = [(p.kind, p.conditions, alert_changes(p)) for p in posts]
+    assert [p.kind for p in nan] == ["alert", "resolved", "alert"], told
+    body = " ".join(alert_changes(nan[-1]))
+    assert "from step 100" in body and "6 earlier steps from step 40" in body, body
+    assert "57 steps in all" in body, body
 
 
 # -- collapses, wherever in the run -------------------------------------------------------------
@@ -308,3 +359,14 @@ def test_a_healthy_run_with_few_points_or_an_early_move_has_no_collapse(records,
     path = rl.write_csv(tmp_path / "run.csv", rl.named(records, "trl"), step_key="_step")
     d = _derive(path, aliases)
     assert [f.detail for f in d.faults] == []
+
+
+def test_a_decay_by_the_same_factor_each_step_is_a_trend_not_a_collapse_step(tmp_path, aliases):
+    """Entropy x0.98 a step from step 300 of 450 (down to 0.13x): it falls to a quarter within
+    the scan's reference and window, but as a trend, which the entropy signal reads; a sharp
+    change is only named once it levels off (tests/test_slack_watch.py, the tie then the fault)."""
+    records = rl.named(rl.phased([("healthy", 300), ("saturated_collapse", 150)]), "verl")
+    d = _derive(rl.write_verl_console(tmp_path / "run.log", records), aliases)
+    assert [f.kind for f in d.faults if f.kind == "entropy_collapse"] == [], [
+        f.detail for f in d.faults
+    ]
