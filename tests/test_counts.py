@@ -111,3 +111,50 @@ def test_a_multi_run_csv_with_nothing_read_gives_no_percentage(env, tmp_path):
     assert "%" not in head.split("Read ", 1)[0], head  # the opening states no percentage
     assert "no percentage" in head.lower() and "answers so far" not in head, head
     assert "These would settle it" in head or "Start with" in head, head
+
+
+def _nothing_read(tmp_path: Path) -> Path:
+    """A run whose only curve read is a KL that moves no stage: nothing bears on a stage."""
+    rows = ["step,kl"] + [f"{step},{0.01 + 0.0001 * (step % 7):.5f}" for step in range(1, 101)]
+    path = tmp_path / "kl-only.csv"
+    path.write_text("\n".join(rows) + "\n", encoding="utf-8")
+    return path
+
+
+def test_an_abstaining_verdict_has_no_confidence_in_json_terminal_or_slack(
+    env, tmp_path, core, aliases
+):
+    """The terminal said "no percentage" while `--json` carried confidence 0.94: the model is the
+    truth now (None), and every renderer says it alike."""
+    from rlmap_bot.slack.blocks.runs import run_blocks
+
+    path = _nothing_read(tmp_path)
+    data = json.loads(run_cli(["diagnose", "--run", str(path), "--json"], env).stdout)
+    assert data["binding_stage"] is None and data["tied"] == [], data["summary"]
+    assert data["confidence"] is None, data["confidence"]
+    text = run_cli(["diagnose", "--run", str(path)], env).stdout
+    assert "no percentage" in text.lower() and "% sure" not in text, text
+    result = verdict_for(core.engine, derive_signals(read_source(path, aliases=aliases), aliases))
+    assert result.confidence is None
+    blocks, note = run_blocks(result, path.name)
+    card = json.dumps([b.to_dict() for b in blocks])
+    assert "% sure" not in card and "% sure" not in note, card
+    assert "no percentage" in card.lower(), card
+
+
+def test_an_alert_on_an_abstaining_verdict_states_no_percentage():
+    from rlmap_bot.results.faults import NanFinding
+    from rlmap_bot.results.watch import Alert, FaultOpened
+    from rlmap_bot.wording.posts import alert_opening
+
+    fault = NanFinding(first_step=40, last_step=60, metrics=["actor/pg_loss"], clear_after=5)
+    alert = Alert(
+        watch_id="w1",
+        kind="alert",
+        conditions=["fault:nan"],
+        changes=[FaultOpened(fault=fault)],
+        path="run.log",
+        confidence=None,
+    )
+    second = alert_opening(alert)[1]
+    assert "no percentage" in second and "%" not in second, second

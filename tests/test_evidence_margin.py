@@ -235,8 +235,12 @@ def test_the_calibration_map_is_read_and_applied_to_verdicts_on_runs(knowledge_c
     assert 0.5 < raw < 0.99
     expected = 0.3 + 0.3 * (min(raw, 0.9) - 0.5) / 0.4
     assert on_a_run.confidence == pytest.approx(expected, abs=1e-3)
-    nothing = engine.diagnose({"entropy_trend": "stable"}, margins={})
-    assert nothing.binding_stage is None and nothing.confidence == pytest.approx(0.8)
+    # "No single stage" said on a reading that moved a stage, though not far enough to bind; a
+    # reading that moves none abstains and states no percentage at all.
+    none = engine.diagnose({"entropy_trend": "rising"}, margins={})
+    assert none.binding_stage is None and not none.tied
+    assert none.confidence == pytest.approx(0.8)
+    assert engine.diagnose({"entropy_trend": "stable"}, margins={}).confidence is None
 
 
 def test_below_what_it_was_fitted_on_the_map_never_raises_a_verdict(knowledge_copy):

@@ -23,6 +23,7 @@ from rlmap_bot.errors import UsageError
 from rlmap_bot.knowledge.loader import Catalog
 from rlmap_bot.knowledge.schema import STAGE_IDS, Signal
 from rlmap_bot.results.diagnosis import NextCheck, StageScore, Verdict
+from rlmap_bot.wording import abstains
 
 
 class DiagnosisInputError(UsageError):
@@ -154,7 +155,7 @@ class Engine:
         if margins is not None and not one:
             confidence = scoring.stated(confidence, "stage" if binding or tied else "none")
         title = self.stage_titles.get(binding, binding) if binding else None
-        return Verdict(
+        verdict = Verdict(
             binding_stage=binding,
             binding_title=self.stage_titles.get(binding) if binding else None,
             tied=tied,
@@ -170,6 +171,9 @@ class Engine:
             signals={k: plain(v) for k, v in values.items()},
             next_step=levers.for_verdict(self.catalog, binding, evidence, checks, one),
         )
+        if abstains(verdict):  # nothing read moved a stage: no evidence, so no percentage
+            verdict.confidence = None
+        return verdict
 
     def _about_the_verdict(
         self,

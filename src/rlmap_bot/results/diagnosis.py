@@ -117,7 +117,11 @@ class Verdict(BaseModel):
         default_factory=list,
         description="Stages with strong, near-equal evidence when none binds alone.",
     )
-    confidence: float
+    confidence: float | None = Field(
+        description="How sure what is said is (0-1: the stage, one of the tied stages, or that no "
+        "single stage stands out); None when the verdict abstains, as no reading moved any stage "
+        "and there is nothing to be sure of."
+    )
     one_measurement: bool = Field(
         default=False,
         description=(

@@ -120,6 +120,10 @@ class NanFinding(BaseModel):
     last_step: int = Field(description="The last step with a NaN/inf.")
     metrics: list[str] = Field(default_factory=list)
     bad_steps: int = 0
+    earlier_steps: int = Field(
+        0, description="NaN/inf steps of earlier bursts, each over (finite again) before this one."
+    )
+    earlier_first_step: int | None = Field(None, description="Where the first of them began.")
     clear_after: int = Field(description="Finite steps in a row that end it.")
     cleared_step: int | None = None
 

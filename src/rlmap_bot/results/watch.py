@@ -25,7 +25,7 @@ class VerdictSummary(BaseModel):
     headline: str
     binding_stage: str | None = None
     binding_title: str | None = None
-    confidence: float = 0.0
+    confidence: float | None = Field(None, description="None: the verdict abstained.")
 
 
 class EvidenceLine(BaseModel):
@@ -171,7 +171,9 @@ class Alert(BaseModel):
     ranking: list[tuple[str, float]] = Field(
         default_factory=list, description="(stage title, points), top first"
     )
-    confidence: float = Field(0.0, description="How sure the verdict it stands on is.")
+    confidence: float | None = Field(
+        None, description="How sure the verdict it stands on is; None when that verdict abstains."
+    )
     evidence: list[EvidenceLine] = Field(default_factory=list)
     next_checks: list[str] = Field(default_factory=list)
     next_step: NextStep | None = Field(

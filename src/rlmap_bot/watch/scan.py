@@ -73,6 +73,10 @@ class NanFault(BaseModel):
     bad_steps: int = 0
     finite_run: int = 0
     cleared_step: int | None = None
+    #: Bursts before this one that were over (finite again): their steps and where the first began,
+    #: so a post counts every NaN/inf step of the run, as diagnose does.
+    earlier_steps: int = 0
+    earlier_first: int | None = None
 
     def finding(self) -> NanFinding:
         return NanFinding(
@@ -81,6 +85,8 @@ class NanFault(BaseModel):
             last_step=self.last_bad_step,
             metrics=self.metrics,
             bad_steps=self.bad_steps,
+            earlier_steps=self.earlier_steps,
+            earlier_first_step=self.earlier_first,
             clear_after=CLEAR_FINITE,
             cleared_step=self.cleared_step,
         )
@@ -405,11 +411,14 @@ def _nan_step(state: FaultState, step: int, bad: bool, names: set[str], opened: 
                 return  # a step the trainer skipped, so far: a note, not a fault
             first = count.streak_start if sustained else count.first_bad
             assert first is not None
+            over = fault  # a burst before, finite again since
             fault = state.nan = NanFault(
                 first_step=first,
                 last_bad_step=step,
                 metrics=count.metrics,
                 bad_steps=count.streak if sustained else count.bad,
+                earlier_steps=over.earlier_steps + over.bad_steps if over else 0,
+                earlier_first=(over.earlier_first or over.first_step) if over else None,
             )
             opened.add("nan")
             return

@@ -67,6 +67,8 @@ def verification_label(status: str | None) -> str | None:
 
 def verdict_headline(verdict: Any) -> str:
     """One line: the binding stage and how sure, the tie, or that nothing stands out."""
+    if abstains(verdict):
+        return "Verdict: none yet, nothing read points at a stage"
     sure = f"{verdict.confidence:.0%}"
     if verdict.binding_stage:
         if getattr(verdict, "one_measurement", False):
@@ -75,14 +77,16 @@ def verdict_headline(verdict: Any) -> str:
     if verdict.tied:
         names = " and ".join(r.title for r in verdict.ranking if r.stage in verdict.tied)
         return f"Verdict: {names} tie ({sure} sure it is one of them)"
-    if abstains(verdict):
-        return "Verdict: none yet, nothing read points at a stage"
     return f"Verdict: no single stage stands out ({sure} sure of that)"
 
 
 def abstains(verdict: Any) -> bool:
     """No stage bound, none tied and no reading moved any stage up: nothing to be
-    X% sure of, and the bot says what it read and what would settle it instead."""
+    X% sure of, and the bot says what it read and what would settle it instead.  The engine
+    sets such a verdict's confidence to None (the model's truth); the shape is checked too for
+    a verdict made before it did (a session kept in the state store)."""
+    if getattr(verdict, "confidence", 0.0) is None:
+        return True
     ranking = getattr(verdict, "ranking", None) or []
     moved = any(p > 0 for e in getattr(verdict, "evidence", []) for p in e.points.values())
     return (

@@ -107,6 +107,12 @@ def _(fault: NanFinding) -> str:
     text = f"NaN/inf in {', '.join(fault.metrics) or 'a loss'} from step {fault.first_step}"
     if fault.last_step != fault.first_step:
         text += f" (last at step {fault.last_step}, {counted(fault.bad_steps, 'step')})"
+    if fault.earlier_steps and fault.earlier_first_step is not None:
+        total = counted(fault.bad_steps + fault.earlier_steps, "step")
+        text += (
+            f", after {counted(fault.earlier_steps, 'earlier step')} from step "
+            f"{fault.earlier_first_step} that were finite again ({total} in all)"
+        )
     if not fault.active and fault.cleared_step is not None:
         text += f"; finite again for {fault.clear_after} steps by step {fault.cleared_step}"
     return text
@@ -374,8 +380,14 @@ def alert_opening(alert: Alert) -> list[str]:
     faults = [c for c in alert.changes if isinstance(c, FaultOpened)]
     stages = [c for c in alert.changes if isinstance(c, (StageStarted, StageChanged))]
     stops = [c for c in alert.changes if isinstance(c, StopAdvised)]
-    sure = f"{alert.confidence:.0%} sure"
-    binds = f"{alert.binding_title} binds" if alert.binding_title else "no single stage binds"
+    sure = "no percentage" if alert.confidence is None else f"{alert.confidence:.0%} sure"
+    binds = (
+        f"{alert.binding_title} binds"
+        if alert.binding_title
+        else "nothing read points at a stage"
+        if alert.confidence is None
+        else "no single stage binds"
+    )
     if faults:
         first = sentence(fault_sentence(faults[0].fault))
         if len(faults) > 1:

@@ -28,6 +28,8 @@ def what_binds(verdict: Any) -> str:
 
 def how_sure(verdict: Any) -> str:
     """How sure the verdict is, and on how many readings (those that moved a stage)."""
+    if abstains(verdict):
+        return "no percentage: nothing read bears on a stage yet"
     sure = f"{verdict.confidence:.0%} sure"
     said = getattr(verdict, "said", None) or {}
     told = f" ({len(said)} from what you said)" if said else ""
@@ -38,8 +40,6 @@ def how_sure(verdict: Any) -> str:
         return f"{sure}, on {counted(len(readings), 'reading')}{told}"
     if verdict.tied:
         return f"{sure} it is one of them"
-    if abstains(verdict):
-        return "no percentage: nothing read bears on a stage yet"
     return f"{sure} of that"
 
 

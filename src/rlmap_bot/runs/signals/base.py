@@ -52,13 +52,18 @@ def with_level(src: SignalSource, steps: np.ndarray, lv: stats.Level) -> None:
 
 
 class Readings:
-    """One run's quantities, the recent window chosen (None: the default) and the run's faults by
-    kind; every signal reader builds on these."""
+    """One run's quantities, the recent window chosen (None: the default) and the run's faults
+    (every one, as the derivation lists them); every signal reader builds on these."""
 
     def __init__(self, series: dict[str, QuantitySeries], window, faults: Sequence[RunFault] = ()):
         self.q, self.window = series, window
-        self.faults = {f.kind: f for f in faults}
-        self.all_faults = tuple(faults)
+        self.faults = tuple(faults)
+
+    def fault(self, *kinds: str) -> RunFault | None:
+        """The earliest fault of any of these kinds, or None (a kind may hold several faults:
+        NaN/inf in two metrics are two ``nan`` faults)."""
+        found = [f for f in self.faults if f.kind in kinds]
+        return min(found, key=lambda f: f.first_step) if found else None
 
     def need(self, quantity: str, what: str) -> QuantitySeries:
         q = self.q.get(quantity)

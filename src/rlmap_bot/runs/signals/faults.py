@@ -163,17 +163,23 @@ def classify_nonfinite(quantity: str, q: QuantitySeries) -> tuple[NonFinite | No
     long = [(a, b) for a, b in _stretches(bad) if b - a >= SUSTAINED_MIN or b - a == n]
     if long:
         a, b = long[0]
-        run = q.steps[a:b]
         throughout = b - a == n
         to_end = bool(bad[-1]) and long[-1][1] == n
-        others = count - (b - a)
+        others = count - sum(y - x for x, y in long)
+        # Every burst of the metric is named (two bursts at different steps are one fault of
+        # that metric, from the first, with all its steps counted), the earliest first.
+        bursts = ", and ".join(
+            f"from step {int(q.steps[x])} to step {int(q.steps[y - 1])} "
+            f"({wording.counted(y - x, 'step')} in a row)"
+            for x, y in long
+        )
         detail = (
             f"{q.label} logs {kinds} on all {wording.counted(n, 'logged step')}"
             if throughout
-            else f"{q.label} logs {kinds} on every step from step {int(run[0])} to step "
-            f"{int(run[-1])} ({wording.counted(b - a, 'step')} in a row); "
+            else f"{q.label} logs {kinds} on every step {bursts}; "
             + ("still at the last logged step" if to_end else "finite again after")
             + (f", and {wording.counted(others, 'other step')}" if others else "")
+            + (f" ({wording.counted(count, 'step')} in all)" if len(long) > 1 or others else "")
         )
         return NonFinite(
             metric=q.label,
@@ -181,7 +187,7 @@ def classify_nonfinite(quantity: str, q: QuantitySeries) -> tuple[NonFinite | No
             pattern="sustained",
             steps=[int(s) for s in steps[:STEPS_LISTED]],
             count=count,
-            first_step=int(run[0]),
+            first_step=int(q.steps[a]),
             last_step=int(steps[-1]),
             throughout=throughout,
             detail=detail,
@@ -228,8 +234,10 @@ def nonfinite_notes(series: Mapping[str, QuantitySeries]) -> list[str]:
 
 
 def find_faults(run: RunData, series: Mapping[str, QuantitySeries]) -> list[Fault]:
-    """Every fault of the run: a sharp change at its tail first (what is happening now), then
-    NaN/inf, then the signs it is not learning."""
+    """Every fault of the run, the earliest first: what went wrong first is the likeliest cause
+    of what followed, and the card's first line names it with the step it began.  Faults that
+    began at the same step keep the order sharp changes, NaN/inf, signs it is not learning."""
     from rlmap_bot.runs.signals.shifts import shift_faults
 
-    return [*shift_faults(series), *nonfinite(run, series), *not_learning(series)]
+    found: list[Fault] = [*shift_faults(series), *nonfinite(run, series), *not_learning(series)]
+    return sorted(found, key=lambda f: f.first_step)

@@ -149,7 +149,7 @@ def kl_loss_share(r: Readings) -> Reading:
 
 
 def grad_norm_spikes(r: Readings) -> Reading:
-    stalled = r.faults.get("zero_gradient") or r.faults.get("constant_gradient")
+    stalled = r.fault("zero_gradient", "constant_gradient")
     if stalled is not None:  # never read a gradient that does not move as "smooth"
         raise Missing(f"{stalled.detail}: a fault, not evidence of a stable update")
     q, steps, values, win = r.dense("grad_norm", "the gradient norm")
@@ -186,12 +186,10 @@ DIVERGENCE_QUANTITIES = ("loss", "policy_loss", "grad_norm", "kl_loss", "entropy
 def loss_divergence(r: Readings) -> Reading:
     """Diverged: a NaN/inf fault (sustained or recurring: runs/signals/faults.py; a step the
     trainer skipped is a note, not this), or a finite loss that jumped and held."""
-    stalled = r.faults.get("zero_loss") or r.faults.get("zero_gradient")
+    stalled = r.fault("zero_loss", "zero_gradient")
     present = [k for k in DIVERGENCE_QUANTITIES if k in r.q]
     nan = [
-        f
-        for f in r.all_faults
-        if isinstance(f, NonFinite) and (f.quantity in DIVERGENCE_QUANTITIES)
+        f for f in r.faults if isinstance(f, NonFinite) and (f.quantity in DIVERGENCE_QUANTITIES)
     ]
     if stalled is not None and not nan:
         raise Missing(

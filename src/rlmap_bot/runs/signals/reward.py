@@ -10,7 +10,7 @@ from rlmap_bot.runs.signals.base import UNIT_TOL, Missing, Reading, Readings
 
 def proxy_reward_trend(r: Readings) -> Reading:
     direction, src = r.leveled_trend(*r.dense("task_reward", "the training reward"))
-    collapse = r.faults.get("reward_collapse")  # the tail's collapse, not the quarter's median
+    collapse = r.fault("reward_collapse")  # the tail's collapse, not the quarter's median
     if collapse is not None and direction != "falling":
         direction, src.detail = "falling", src.detail + f"; read as falling: {collapse.detail}"
         src.margin = None  # a collapse is no call at the band's edge

@@ -25,8 +25,13 @@ the ``REFERENCE_FACTOR * k`` points before it (after warm-up):
 
 The split points are tried from the start of the run on, so the change is named with the step it
 began (the first point past the midpoint after the earliest split that passes), wherever in the
-run it happened.  Each finding is a :class:`~rlmap_bot.results.faults.TailShift` (its kind names
-the quantity and the direction), said before any stage verdict, the earliest first.
+run it happened.  A run logged fewer than :data:`MIN_POINTS` times is scanned with shorter tails
+and references (:data:`SHORT_TAIL_MIN`, :data:`SHORT_REF_MIN`); a fall that began before any
+reference could be held (inside the warm-up) is measured from the run's first points instead
+(:func:`_from_start`); and a fall to a quarter of its level may follow a reference that was
+already drifting its way (:data:`COLLAPSE_STEADY_SHARE`).  Each finding is a
+:class:`~rlmap_bot.results.faults.TailShift` (its kind names the quantity and the direction),
+said before any stage verdict, the earliest first.
 """
 
 from __future__ import annotations
@@ -52,9 +57,22 @@ TAIL_MIN = 10
 #: and MAD are stable, recent enough to be "the run's own recent level", not its start; a
 #: reference three times the tail holds a change that already spilt into it to under a quarter).
 REFERENCE_FACTOR = 3
-#: Fewest finite points after warm-up for any reading: TAIL_MIN plus its reference, 40, and
-#: room for the warm-up skip.  Below that the trend signals judge the whole run anyway.
+#: Finite points after warm-up from which the tails above are used: TAIL_MIN plus its
+#: reference, 40, and room for the warm-up skip.
 MIN_POINTS = 60
+#: A run logged fewer times (a W&B export of a TRL run averaging 5-10 steps a row holds 20-60
+#: rows; a short agentic run 50) is scanned with tails of SHORT_TAIL_MIN points and references of
+#: at least SHORT_REF_MIN.  Measured on the population's tuning seed with 30 more runs a class
+#: (indices 13-42): 10 of 60 output and late collapses went unnamed before, every one a W&B
+#: export of a TRL run with 20-45 rows; none after, and no fault before onset in 20 runs of each
+#: class checked at the watch's 8 points (docs/measurements.md).  Judgement on the sizes: a median
+#: of 5 points varies by about 0.56 sigma (1.25 / sqrt(5)), a seventh of the SHIFT_Z band; a
+#: reference of 8 gives a MAD that can be off by half, which the size rules (RULES) and
+#: HELD_SHARE, not the z alone, guard.
+SHORT_TAIL_MIN, SHORT_REF_MIN = 5, 8
+#: Fewest finite points for any reading: a short tail and its reference (5 + 3 x 5).  Below that
+#: a run holds too few points to tell a level from its noise.
+SPARSE_MIN_POINTS = SHORT_TAIL_MIN * (1 + REFERENCE_FACTOR)
 #: The tail's median against the reference: at least 4 robust sigmas of the reference's points.
 #: Judgement: beyond 4 sigma a normal reference has 0.006% of its points, so the tail's typical
 #: point is one the run did not produce at its recent level; a looser z than the spike rule's 6
@@ -69,6 +87,19 @@ HELD_SHARE = 2 / 3
 #: of the test logs (a smooth ramp over the last 30%) drifts by a third of its change inside its
 #: reference at the tail, and by more inside the window where the reference is still flat.
 STEADY_SHARE = 0.25
+#: The reference's drift allowed when the change is a collapse: a positive quantity that fell
+#: to a quarter of its level or less (stats.COLLAPSED_SHARE) within one window, and the window
+#: after it a level on its own scale (its drift at most STEADY_SHARE of its median).  A straight
+#: slope carried on from the reference explains at most 4/3 of its drift over the gap between
+#: the two medians (half a reference and half a window, a window a third of a reference), so
+#: with a drift of half the change at least a third of the fall is a break no trend accounts
+#: for.  A decay by the same factor every step (an entropy x0.98 a step, tests/test_slack_watch.py's
+#: saturated collapse) also falls to a quarter in a reference and a window, but is still falling
+#: by that factor in the window, which the window's own-scale check turns away.  Judgement,
+#: from answers eroding by a third over 20 steps and then falling to a few tokens (as the bank's
+#: verl-agent-opd-60 does; its own crash is spread over the 5 points of its window, so this
+#: does not name it yet: docs/measurements.md).
+COLLAPSE_STEADY_SHARE = 0.5
 
 
 @dataclass(frozen=True)
@@ -131,11 +162,13 @@ class Shift:
 
     def detail(self) -> str:
         ratio = f" ({self.after / self.before:.2g}x)" if self.before > 0 and self.after >= 0 else ""
+        # A level with no noise (a score pinned at its floor) puts any change infinitely many
+        # sigmas away; past 100 the figure says nothing more.
+        away = f"{self.z:.0f} robust sigmas away" if self.z < 100 else "far outside its noise"
         return (
             f"{self.what} from step {self.first_step}: {self.metric} went from a level of "
             f"{self.before:.3g} (median of steps {self.reference[0]}-{self.reference[1]}) to "
-            f"{self.after:.3g}{ratio} over steps {self.first_step}-{self.last_step}, {self.z:.0f} "
-            f"robust sigmas away"
+            f"{self.after:.3g}{ratio} over steps {self.first_step}-{self.last_step}, {away}"
         )
 
 
@@ -154,26 +187,43 @@ def _drift(values: np.ndarray) -> float:
     return abs(float(np.median(values[half:]) - np.median(values[:half])))
 
 
+def _steady_before(rule: Rule, ref: np.ndarray, window: np.ndarray, m0: float, m1: float) -> bool:
+    """The reference was a level: its drift at most :data:`STEADY_SHARE` of the change; for a
+    collapse (a fall to a quarter or less), at most :data:`COLLAPSE_STEADY_SHARE` of it when the
+    window after is a level on its own scale too (its drift at most STEADY_SHARE of its median):
+    a decay by the same factor every step is still falling by that factor in the window."""
+    change = abs(m1 - m0)
+    if _drift(ref) <= STEADY_SHARE * change:
+        return True
+    collapsed = rule.factor is not None and 0 < m1 <= stats.COLLAPSED_SHARE * m0
+    if not collapsed or _drift(ref) > COLLAPSE_STEADY_SHARE * change:
+        return False
+    return _drift(window) <= STEADY_SHARE * m1
+
+
 def _one(q: QuantitySeries, rule: Rule) -> Shift | None:
     ok = np.isfinite(q.values)
     steps, values = q.steps[ok], q.values[ok]
     n = values.size
     start = stats.warmup(n)
-    if n - start < MIN_POINTS:
+    if n - start < SPARSE_MIN_POINTS:
         return None
+    tail_min, ref_min = (
+        (TAIL_MIN, TAIL_MIN) if n - start >= MIN_POINTS else (SHORT_TAIL_MIN, SHORT_REF_MIN)
+    )
     lo, hi = (float(x) for x in np.percentile(values[start:], [5, 95]))
     found: Shift | None = None
     for share in TAIL_SHARES:
-        k = max(TAIL_MIN, math.ceil(share * (n - start)))
+        k = max(tail_min, math.ceil(share * (n - start)))
         stride = max(1, k // 4)  # a quarter window: the onset is refined point by point below
         last = n - k
-        splits = list(range(start + TAIL_MIN, last, stride)) + [last]
+        splits = list(range(start + ref_min, last, stride)) + [last]
         for t in splits:
             if found is not None and t >= found.points:
                 break  # only an earlier start can replace what the other size found
             ref_start = max(start, t - REFERENCE_FACTOR * k)
             ref, window = values[ref_start:t], values[t : t + k]
-            if ref.size < TAIL_MIN:
+            if ref.size < ref_min:
                 continue
             m0, m1 = float(np.median(ref)), float(np.median(window))
             sigma = max(stats.robust_sigma(ref), 1e-12)
@@ -187,8 +237,8 @@ def _one(q: QuantitySeries, rule: Rule) -> Shift | None:
             since = values[t:]
             if float(np.mean(np.sign(since - mid) == rule.direction)) < HELD_SHARE:
                 continue  # it did not hold to the last logged point
-            if _drift(ref) > STEADY_SHARE * abs(change) or _drift(window) > STEADY_SHARE * abs(
-                change
+            if _drift(window) > STEADY_SHARE * abs(change) or not _steady_before(
+                rule, ref, window, m0, m1
             ):
                 continue  # a slope on either side: a trend, not a step from one level to another
             past = np.flatnonzero(np.sign(window - mid) == rule.direction)
@@ -210,9 +260,86 @@ def _one(q: QuantitySeries, rule: Rule) -> Shift | None:
                 onset,  # the index, while searching; the count of points once found
             )
             break
+    if found is None:
+        found = _from_start(q, rule, steps, values, start + ref_min, (lo, hi))
     if found is not None:
         found.points = n - found.points
     return found
+
+
+#: A fall from the start is a step, not a decay, when it goes from its midpoint to this share of
+#: the way to its new level within one short tail (the scan's window, a twentieth of the run).
+#: Judgement: the scan asks its window to be a level within a quarter of the change; nine tenths
+#: of the way is that bar at the window's far end.  Seen on the bank's healthy
+#: verl-tb-asyncreward-q7b-fsdp-base, whose entropy decays 0.33 -> 0.07 over 40 steps: 22 points
+#: from its midpoint to nine tenths, where verl-agent-opd-262's collapses take 1-4.
+ARRIVED_SHARE = 0.9
+
+
+def _held_past(values: np.ndarray, line: float, rule: Rule) -> int | None:
+    """The first point past ``line`` (in the rule's direction) from which at least
+    :data:`HELD_SHARE` of the points stay past it, or None."""
+    past = np.sign(values - line) == rule.direction
+    held = np.cumsum(past[::-1])[::-1] / np.arange(values.size, 0, -1)
+    found = np.flatnonzero(past & (held >= HELD_SHARE))
+    return int(found[0]) if found.size else None
+
+
+def _from_start(
+    q: QuantitySeries,
+    rule: Rule,
+    steps: np.ndarray,
+    values: np.ndarray,
+    before: int,
+    scale: tuple[float, float],
+) -> Shift | None:
+    """A fall that began before the scan could hold a reference (index ``before``): inside the
+    warm-up it skips, or among a short run's first points.  The level before is the run's start
+    (the median of its first :data:`~rlmap_bot.runs.stats.FIRST_POINTS`, as the level readings'),
+    the level after is the last tail's; the noise is the run's step-to-step noise, as a start of
+    3 points has no spread of its own to measure.  Only falls: a rise at the very start is what a
+    warm-up does (lengths and entropy jump in the first steps, per the team's notes on training
+    logs; the gradient norm climbs with a learning-rate warm-up).  A fall by a factor must reach
+    the level readings' collapse (a quarter of the start, stats.COLLAPSED_SHARE), stricter than
+    the scan's half for length: a model learning to be brief shortens its answers most in its
+    first steps."""
+    if rule.direction > 0:
+        return None
+    first = stats.FIRST_POINTS
+    k = max(SHORT_TAIL_MIN, math.ceil(TAIL_SHARES[0] * values.size))
+    m0, m1 = float(np.median(values[:first])), float(np.median(values[-k:]))
+    if rule.factor is not None:
+        if m0 <= 0 or m1 / m0 > min(rule.factor, stats.COLLAPSED_SHARE):
+            return None
+    elif not _large(rule, m0, m1, *scale):
+        return None
+    change, sigma = m1 - m0, max(stats.step_noise(values), 1e-12)
+    if np.sign(change) != rule.direction or abs(change) / sigma < SHIFT_Z:
+        return None
+    onset, done = (
+        _held_past(values, m0 + change / 2, rule),
+        _held_past(values, m0 + ARRIVED_SHARE * change, rule),
+    )
+    if onset is None or done is None or not first <= onset < before:
+        return None  # from the first point on (no level before it), or the scan's to place
+    if done - onset > k or _drift(values[onset:]) > STEADY_SHARE * abs(change):
+        return None  # a slope through the midpoint, or still moving after it: a trend
+    after = steps[onset:]
+    return Shift(
+        q.quantity,
+        rule.kind,
+        rule.what,
+        q.label,
+        m0,
+        float(np.median(values[onset:])),
+        sigma,
+        abs(change) / sigma,
+        int(after[0]),
+        int(after[-1]),
+        (int(steps[0]), int(steps[first - 1])),
+        [int(s) for s in after[:20]],
+        onset,
+    )
 
 
 def tail_median(q: QuantitySeries) -> float | None:
