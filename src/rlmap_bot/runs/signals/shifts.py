@@ -243,22 +243,8 @@ def _one(q: QuantitySeries, rule: Rule) -> Shift | None:
                 continue  # a slope on either side: a trend, not a step from one level to another
             past = np.flatnonzero(np.sign(window - mid) == rule.direction)
             onset = t + int(past[0])
-            after = steps[onset:]
-            found = Shift(
-                q.quantity,
-                rule.kind,
-                rule.what,
-                q.label,
-                m0,
-                float(np.median(values[onset:])),
-                sigma,
-                z,
-                int(after[0]),
-                int(after[-1]),
-                (int(steps[ref_start]), int(steps[t - 1])),
-                [int(s) for s in after[:20]],
-                onset,  # the index, while searching; the count of points once found
-            )
+            reference = (int(steps[ref_start]), int(steps[t - 1]))
+            found = _shift(q, rule, steps, values, onset, m0, sigma, z, reference)
             break
     if found is None:
         found = _from_start(q, rule, steps, values, start + ref_min, (lo, hi))
@@ -324,19 +310,37 @@ def _from_start(
         return None  # from the first point on (no level before it), or the scan's to place
     if done - onset > k or _drift(values[onset:]) > STEADY_SHARE * abs(change):
         return None  # a slope through the midpoint, or still moving after it: a trend
+    reference = (int(steps[0]), int(steps[first - 1]))
+    return _shift(q, rule, steps, values, onset, m0, sigma, abs(change) / sigma, reference)
+
+
+def _shift(
+    q: QuantitySeries,
+    rule: Rule,
+    steps: np.ndarray,
+    values: np.ndarray,
+    onset: int,
+    before: float,
+    sigma: float,
+    z: float,
+    reference: tuple[int, int],
+) -> Shift:
+    """The shift that begins at index ``onset``, measured against the level ``before`` over the
+    ``reference`` steps; its ``points`` is the index while searching (the caller makes it the
+    count of points once found)."""
     after = steps[onset:]
     return Shift(
         q.quantity,
         rule.kind,
         rule.what,
         q.label,
-        m0,
+        before,
         float(np.median(values[onset:])),
         sigma,
-        abs(change) / sigma,
+        z,
         int(after[0]),
         int(after[-1]),
-        (int(steps[0]), int(steps[first - 1])),
+        reference,
         [int(s) for s in after[:20]],
         onset,
     )
