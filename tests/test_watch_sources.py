@@ -14,32 +14,24 @@ import shutil
 import pytest
 
 from rlmap_bot.errors import UsageError
-from rlmap_bot.runs.sources.access import local_access, workspace_access_for
+from rlmap_bot.runs.sources.access import local_access
 from rlmap_bot.watch.model import Watch
 from rlmap_bot.watch.service import WatchService
 from rlmap_bot.wording.posts import alert_title
 from support import runlogs as rl
 from support.poster import Recorder
+from support.watching import Clock, watch_service
 
 T0 = dt.datetime(2026, 3, 2, 9, 0, tzinfo=dt.UTC)
 
 
 @pytest.fixture
-def service(core, tmp_path):
-    clock = [T0]
-    settings = core.settings.model_copy(update={"rlmap_run_roots": str(tmp_path)})
-    svc = WatchService(
-        core,
-        access=workspace_access_for(settings, core.state),
-        clock=lambda: clock[0],
-        settings=settings,
-    )
-    svc.tick = clock  # type: ignore[attr-defined]
-    return svc
+def service(core, tmp_path) -> WatchService:
+    return watch_service(core, tmp_path, Clock(T0))
 
 
 def _check(service, watch_id: str, poster: Recorder, n: int):
-    service.tick[0] += dt.timedelta(minutes=15)
+    service.clock.now += dt.timedelta(minutes=15)
     return service.run(watch_id, f"at:{n}", poster)
 
 
@@ -65,7 +57,7 @@ def test_a_source_that_cannot_be_read_is_said_once_and_its_return_once(service, 
     shutil.move(kept, log)
     with open(log, "a", encoding="utf-8") as f:
         f.writelines(rl.verl_console_lines([r for r in records if r[0] > 100]))
-    service.tick[0] += dt.timedelta(hours=1)  # past the longest wait
+    service.clock.now += dt.timedelta(hours=1)  # past the longest wait
     assert _check(service, watch.id, poster, 4).status == "checked"
     assert _check(service, watch.id, poster, 5).status == "unchanged"
     said = [(a.kind, alert_title(a)) for a in poster.posts if "watch:unreadable" in a.conditions]

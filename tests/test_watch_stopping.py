@@ -17,30 +17,19 @@ import numpy as np
 import pytest
 
 from rlmap_bot.results.watch import Alert, StopAdvised
-from rlmap_bot.runs.sources.access import workspace_access_for
 from rlmap_bot.watch.model import Watch
 from rlmap_bot.watch.service import WatchService
 from rlmap_bot.wording.posts import alert_changes, alert_opening, alert_title
 from support.poster import Recorder
 from support.scalingcurves import Truth
+from support.watching import Clock, watch_service
 
 T0 = dt.datetime(2026, 3, 2, 9, 0, tzinfo=dt.UTC)
 
 
-class Clock:
-    def __init__(self) -> None:
-        self.now = T0
-
-    def __call__(self) -> dt.datetime:
-        return self.now
-
-
 @pytest.fixture
-def service(core, tmp_path):
-    settings = core.settings.model_copy(update={"rlmap_run_roots": str(tmp_path)})
-    return WatchService(
-        core, access=workspace_access_for(settings, core.state), clock=Clock(), settings=settings
-    )
+def service(core, tmp_path) -> WatchService:
+    return watch_service(core, tmp_path, Clock(T0))
 
 
 def _rows(x, y) -> str:

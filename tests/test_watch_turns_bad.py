@@ -15,12 +15,12 @@ from pathlib import Path
 import pytest
 
 from rlmap_bot.results.watch import Alert
-from rlmap_bot.runs.sources.access import workspace_access_for
 from rlmap_bot.watch.model import Watch
 from rlmap_bot.watch.service import WatchService
 from rlmap_bot.wording.posts import alert_changes, alert_title
 from support import runlogs as rl
 from support.poster import Recorder
+from support.watching import Clock, watch_service
 
 HEALTHY_START = 300
 BAD_STRETCH = 300
@@ -79,20 +79,9 @@ HEALTHY = {
 T0 = dt.datetime(2026, 3, 2, 9, 0, tzinfo=dt.UTC)
 
 
-class Clock:
-    def __init__(self) -> None:
-        self.now = T0
-
-    def __call__(self) -> dt.datetime:
-        return self.now
-
-
 @pytest.fixture
-def service(core, tmp_path):
-    settings = core.settings.model_copy(update={"rlmap_run_roots": str(tmp_path)})
-    return WatchService(
-        core, access=workspace_access_for(settings, core.state), clock=Clock(), settings=settings
-    )
+def service(core, tmp_path) -> WatchService:
+    return watch_service(core, tmp_path, Clock(T0))
 
 
 def watch_growing(service: WatchService, path: Path, records: list, cuts: list[int]) -> list[Alert]:

@@ -12,11 +12,11 @@ import datetime as dt
 import subprocess
 import sys
 
-from rlmap_bot.runs.sources.access import local_access, workspace_access_for
+from rlmap_bot.runs.sources.access import local_access
 from rlmap_bot.watch.model import Watch
-from rlmap_bot.watch.service import WatchService
 from support import skip_unless_installed, wandb_offline_env
 from support.poster import Recorder
+from support.watching import Clock, watch_service
 
 skip_unless_installed("wandb", "the test extra installs wandb; it writes the run this test watches")
 
@@ -43,7 +43,7 @@ T0 = dt.datetime(2026, 3, 2, 9, 0, tzinfo=dt.UTC)
 
 
 def _check(service, watch_id: str, poster: Recorder, slot: str):
-    service.tick[0] += dt.timedelta(minutes=15)
+    service.clock.now += dt.timedelta(minutes=15)
     return service.run(watch_id, slot, poster)
 
 
@@ -58,15 +58,7 @@ def test_a_watch_of_a_live_wandb_run_reads_only_the_new_steps(core, tmp_path):
     try:
         assert proc.stdout is not None and proc.stdin is not None
         assert proc.stdout.readline().strip() == "logged"
-        clock = [T0]
-        settings = core.settings.model_copy(update={"rlmap_run_roots": str(tmp_path)})
-        service = WatchService(
-            core,
-            access=workspace_access_for(settings, core.state),
-            clock=lambda: clock[0],
-            settings=settings,
-        )
-        service.tick = clock  # type: ignore[attr-defined]
+        service = watch_service(core, tmp_path, Clock(T0))
         folder = str(service.resolve(str(tmp_path / "wandb"), local_access()))
         watch = service.repo.save(
             Watch(team="T", channel="C", path=folder, created_at=T0, updated_at=T0)

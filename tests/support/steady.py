@@ -58,19 +58,12 @@ class _Recorder:
 
 
 def watch_growing(core, tmp_path, records, cuts) -> list:
-    from rlmap_bot.runs.sources.access import workspace_access_for
     from rlmap_bot.watch.model import Watch
-    from rlmap_bot.watch.service import WatchService
+    from support.watching import Clock, watch_service
 
     t0 = dt.datetime(2026, 3, 2, 9, 0, tzinfo=dt.UTC)
-    clock = [t0]
-    settings = core.settings.model_copy(update={"rlmap_run_roots": str(tmp_path)})
-    service = WatchService(
-        core,
-        access=workspace_access_for(settings, core.state),
-        clock=lambda: clock[0],
-        settings=settings,
-    )
+    clock = Clock(t0)
+    service = watch_service(core, tmp_path, clock)
     log = tmp_path / "grow.log"
     watch = service.repo.save(
         Watch(team="T", channel="C", path=str(log.resolve()), created_at=t0, updated_at=t0)
@@ -78,7 +71,7 @@ def watch_growing(core, tmp_path, records, cuts) -> list:
     poster = _Recorder()
     for n, cut in enumerate(cuts):
         rl.write_verl_console(log, [r for r in records if r[0] <= cut])
-        clock[0] += dt.timedelta(minutes=15)
+        clock.advance(15)
         result = service.run(watch.id, f"at:{n}", poster)
         assert result is not None and result.status == "checked", (cut, result)
     return poster.posts

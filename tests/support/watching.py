@@ -7,15 +7,17 @@ import datetime as dt
 import json
 from pathlib import Path
 
+from rlmap_bot.runs.sources.access import workspace_access_for
 from rlmap_bot.watch.schedule import last_slot
+from rlmap_bot.watch.service import WatchService
 from support.bot import start_bot
 
 
 class Clock:
-    """The watch clock, moved by hand."""
+    """The watch clock, moved by hand; from ``start``, or from now."""
 
-    def __init__(self) -> None:
-        self.now = dt.datetime.now(dt.UTC).replace(microsecond=0)
+    def __init__(self, start: dt.datetime | None = None) -> None:
+        self.now = start or dt.datetime.now(dt.UTC).replace(microsecond=0)
 
     def __call__(self) -> dt.datetime:
         return self.now
@@ -23,6 +25,15 @@ class Clock:
     def advance(self, minutes: float = 15) -> dt.datetime:
         self.now += dt.timedelta(minutes=minutes)
         return self.now
+
+
+def watch_service(core, roots: Path, clock: Clock) -> WatchService:
+    """A watch service over ``core`` reading runs under ``roots``, with the workspace's access and
+    ``clock``: the watch checked in process, without Slack."""
+    settings = core.settings.model_copy(update={"rlmap_run_roots": str(roots)})
+    return WatchService(
+        core, access=workspace_access_for(settings, core.state), clock=clock, settings=settings
+    )
 
 
 def launch(standin, built_db, state: Path, roots: Path | None, clock: Clock, **settings):
