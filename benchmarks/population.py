@@ -326,6 +326,7 @@ def score(runs: list[pop.PopRun], said: dict[str, list[Said]]) -> dict:
     classes: dict[str, ClassScore] = {}
     pairs: list[tuple[float, bool]] = []
     ones: list[tuple[float, bool]] = []  # of those, verdicts on one measurement (not calibrated)
+    mapped: list[tuple[float, bool]] = []  # the others, said through the calibration map
     #: framework and format -> [healthy runs alarmed, healthy runs, faults caught at 100%, faults]
     formats: dict[str, list[int]] = {}
     for run in runs:
@@ -349,8 +350,7 @@ def score(runs: list[pop.PopRun], said: dict[str, list[Said]]) -> dict:
                         cs.claims[claim] = cs.claims.get(claim, 0) + 1
             if s.view == "diagnose" and state != "early" and s.confidence is not None:
                 pairs.append((float(s.confidence), stated_right(run.truth, state, s)))
-                if s.one:
-                    ones.append(pairs[-1])
+                (ones if s.one else mapped).append(pairs[-1])
             if state == "healthy":
                 continue
             hit = right_call(kind, s)
@@ -386,6 +386,7 @@ def score(runs: list[pop.PopRun], said: dict[str, list[Said]]) -> dict:
         "calibration": calibration(pairs),
         "pairs": pairs,
         "one_measurement": ones,
+        "mapped": mapped,
         "formats": formats,
     }
 
@@ -687,14 +688,11 @@ def report(out: dict, label: str) -> dict:
     )
     ones = out["one_measurement"]
     if ones:
-        rest = list(out["pairs"])
-        for pair in ones:
-            rest.remove(pair)
         print(
             f"    of which on one measurement (said at the engine's own probability, "
             f"{min(c for c, _ in ones):.0%}-{max(c for c, _ in ones):.0%}): {len(ones)}, right "
             f"{sum(ok for _, ok in ones)}; the others (through the map): ECE "
-            f"{calibration(rest)['ece']:.3f} over {len(rest)}"
+            f"{calibration(out['mapped'])['ece']:.3f} over {len(out['mapped'])}"
         )
     only = [c for c in healthy if c.group == "healthy"]
     print(
