@@ -16,8 +16,8 @@ from rlmap_bot.results.watch import (
     StageStarted,
     WatchPaused,
 )
+from rlmap_bot.runs.growing.scan import CLEAR_FINITE, NanFault
 from rlmap_bot.slack.blocks.watch import alert_blocks
-from rlmap_bot.watch.scan import CLEAR_FINITE, NanFault
 from rlmap_bot.wording.posts import alert_changes, alert_title
 
 

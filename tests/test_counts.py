@@ -16,11 +16,11 @@ from pathlib import Path
 
 import pytest
 
+from rlmap_bot.runs.growing.kept import KeptRun
 from rlmap_bot.runs.incremental import RunReader
 from rlmap_bot.runs.signals import derive_signals
 from rlmap_bot.runs.sources import read_source
 from rlmap_bot.runs.verdict import verdict_for
-from rlmap_bot.watch.series import KeptRun
 from rlmap_bot.wording import counted
 from rlmap_bot.wording.verdicts import opening
 from support import runlogs as rl

@@ -14,14 +14,15 @@ import json
 import numpy as np
 import pytest
 
+from rlmap_bot.runs.growing import scan as fault_scan
+from rlmap_bot.runs.growing import take
+from rlmap_bot.runs.growing.kept import KeptRun
+from rlmap_bot.runs.growing.scan import FaultState
 from rlmap_bot.runs.incremental import RunReader
 from rlmap_bot.runs.signals import derive_signals
 from rlmap_bot.runs.sources import read_source
 from rlmap_bot.runs.verdict import verdict_for
 from rlmap_bot.slack.blocks.runs import run_blocks
-from rlmap_bot.watch import scan as fault_scan
-from rlmap_bot.watch.scan import FaultState
-from rlmap_bot.watch.series import KeptRun
 from rlmap_bot.wording.posts import fault_sentence
 from support import runlogs as rl
 from support.cli import run_cli
@@ -167,10 +168,7 @@ def test_the_watch_opens_not_learning_once_when_a_healthy_run_stops(tmp_path, al
     for start, upto in ((201, 201), (201, 206), (206, 231), (231, 261), (261, 301)):
         with open(path, "a", encoding="utf-8") as f:
             f.writelines(rl.verl_console_lines(stalled[start:upto]))
-        chunk = reader.read_new()
-        points = kept.points + max(len(s) for s in chunk.series.values())
-        state, opened = fault_scan.scan(state, kept.tails_run(), chunk, aliases, points, kept.empty)
-        kept.absorb(chunk)
+        state, opened, _ = take(kept, state, reader.read_new(), aliases)
         opened_each.append(opened)
     assert opened_each == [set(), set(), {"not_learning"}, set(), set()]
     fault = state.not_learning
@@ -195,14 +193,14 @@ def test_the_watch_never_reads_a_stalled_gradient_as_smooth(core, tmp_path, alia
     """The watch's verdict overrides grad_norm_spikes with
     its full-resolution count; not on a stalled gradient.
     """
-    from rlmap_bot.watch.judge import judge
+    from rlmap_bot.runs.growing.judge import judge
 
     run = read_source(_trl(tmp_path, grad_norm=0.0), aliases=aliases)
     kept = KeptRun()
     state, opened = fault_scan.scan(FaultState(), kept.tails_run(), run, aliases, 200, True)
     kept.absorb(run)
     assert state.grad_seen and "not_learning" in opened
-    derivation, verdict = judge(kept, state, core.engine, aliases)
+    derivation, verdict, _ = judge(kept, state, core.engine, aliases)
     assert (
         "grad_norm_spikes" not in derivation.signals and "grad_norm_spikes" not in verdict.signals
     )

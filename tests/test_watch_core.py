@@ -16,6 +16,9 @@ from click.testing import CliRunner
 
 from rlmap_bot.cli.main import cli
 from rlmap_bot.errors import UsageError
+from rlmap_bot.runs.growing import scan as fault_scan
+from rlmap_bot.runs.growing.kept import CAP, TAIL, KeptRun
+from rlmap_bot.runs.growing.scan import CLEAR_FINITE, FaultState
 from rlmap_bot.runs.incremental import HEAD_BYTES, RunReader
 from rlmap_bot.runs.model import RunData, Series
 from rlmap_bot.runs.signals import derive_signals
@@ -25,12 +28,9 @@ from rlmap_bot.runs.verdict import verdict_for
 from rlmap_bot.settings import parse_roots
 from rlmap_bot.state.db import ConflictError
 from rlmap_bot.state.store import StateStore
-from rlmap_bot.watch import scan as fault_scan
 from rlmap_bot.watch.check import check_run
 from rlmap_bot.watch.conditions import CLEAR_CHECKS, evaluate
 from rlmap_bot.watch.model import Tracking, Watch, parse_interval
-from rlmap_bot.watch.scan import CLEAR_FINITE, FaultState
-from rlmap_bot.watch.series import CAP, TAIL, KeptRun
 from support import runlogs as rl
 from support.cli import run_cli
 

@@ -4,13 +4,9 @@ Knows nothing of Slack: it takes plain values and returns pydantic models; a fro
 :class:`~rlmap_bot.watch.service.Poster` and the access a watch of its workspaces reads with.
 
 ``model``       Watch, Tracking (the state store's records) and interval parsing
-``series``      the bounded series kept between checks (a uniform sample plus a full-resolution
-                tail)
-``scan``        NaN/inf, divergence, spikes and a run that stops learning, at full resolution, and
-                when each is over
 ``conditions``  what opens, what changes, what clears (with hysteresis)
-``judge``       the kept run derived and judged, with the scan's readings
-``check``       one check: read what is new, scan, derive, judge
+``check``       one check: read what is new, then scan, keep and judge it
+                (:mod:`rlmap_bot.runs.growing`)
 ``posts``       what a check posts, as typed changes
 ``service``     setting watches; exactly-once checks and announcements: slot claims, the ledger,
                 recovery

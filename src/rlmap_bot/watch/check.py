@@ -11,10 +11,11 @@ past the last one read.  A W&B run folder and a tracker run (``wandb:``, ``mlflo
 ``trackio:``) are read by their own run sources (:func:`rlmap_bot.runs.sources.read_new`), from the
 cursor stored in the watch's tracking.
 
-The verdict is the engine's on signals derived from the kept sample
-(:mod:`rlmap_bot.watch.series`), except two the scan sees better at full
-resolution (:mod:`rlmap_bot.watch.scan`): ``loss_divergence`` (a NaN/inf or
-divergence still going on) and ``grad_norm_spikes`` (any spike in the run).
+What is read goes to :mod:`rlmap_bot.runs.growing`, a chunk at a time (``take``: the fault scan
+at full resolution, then the kept series), and the kept run is judged there (``judge``). The
+verdict is the engine's on signals derived from the kept sample, except two the scan sees better
+at full resolution: ``loss_divergence`` (a NaN/inf or divergence still going on) and
+``grad_norm_spikes`` (any spike in the run).
 Nothing here posts; :mod:`rlmap_bot.watch.service` decides what to announce.
 """
 
@@ -26,22 +27,21 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Iterable, NamedTuple
 
 from rlmap_bot.errors import RlmapError
-from rlmap_bot.results.faults import TailShift
 from rlmap_bot.results.watch import CheckResult
 from rlmap_bot.runs.detect import choose, discover
 from rlmap_bot.runs.errors import RunReadError
+from rlmap_bot.runs.growing import take
+from rlmap_bot.runs.growing.judge import headline, judge
+from rlmap_bot.runs.growing.kept import KeptRun
+from rlmap_bot.runs.growing.scan import FaultState
 from rlmap_bot.runs.model import RunData
 from rlmap_bot.runs.read import keeper
 from rlmap_bot.runs.signals import Derivation
 from rlmap_bot.runs.sources import Cursor, SourceRef, is_tracker, is_wandb_folder, read_new
 from rlmap_bot.runs.sources.access import Access, PathRefused, check_folder, within
 from rlmap_bot.runs.sources.local import LocalSource
-from rlmap_bot.watch import scan as fault_scan
 from rlmap_bot.watch.conditions import Evaluation, evaluate
-from rlmap_bot.watch.judge import headline, judge
 from rlmap_bot.watch.model import Tracking, VerdictSummary, Watch
-from rlmap_bot.watch.scan import FaultState
-from rlmap_bot.watch.series import KeptRun
 from rlmap_bot.watch.stopping import advise
 
 if TYPE_CHECKING:
@@ -160,10 +160,6 @@ def _path_cursor(tracking: Tracking, found: _Source) -> Cursor | None:
     return None
 
 
-def _chunk_points(chunk: RunData) -> int:
-    return max((len(s) for s in chunk.series.values()), default=0)
-
-
 def check_run(
     watch: Watch,
     tracking: Tracking,
@@ -246,16 +242,9 @@ def check_run(
         for chunk, cursor in pieces_read:
             if chunk.reset:  # rotated, truncated, rewritten, or another run: start again
                 kept = KeptRun()
-            faults, found_faults = fault_scan.scan(
-                faults,
-                kept.tails_run(),
-                chunk,
-                aliases,
-                kept.points + _chunk_points(chunk),
-                kept.empty,
-            )
+            faults, found_faults, points = take(kept, faults, chunk, aliases)
             opened |= found_faults
-            new_points += kept.absorb(chunk)
+            new_points += points
             bytes_read += chunk.bytes_read
             pieces += 1
             tracking.cursor = cursor
@@ -318,9 +307,8 @@ def _judged(
         )
         return _stalled_or(out, watch, now, stall)
     tracking.last_growth_at = now
-    derivation, verdict = judge(kept, faults, engine, aliases)
-    shifted = [f for f in derivation.faults if isinstance(f, TailShift)]
-    opened |= fault_scan.track_shift(faults, shifted, derivation.series, kept.last_step)
+    derivation, verdict, shifted = judge(kept, faults, engine, aliases)
+    opened |= shifted
     tracking.faults = faults.model_dump(mode="json")
     tracking.last_verdict = VerdictSummary(
         headline=headline(verdict),

@@ -10,7 +10,7 @@ Conditions are keyed so the ledger can say "already announced":
   so, no separate note).  A tie that settles on one of its own stages *narrows*:
   the stage was already announced in the tie, so nothing new is posted.
 * ``fault:NAME`` (``nan``, ``divergence``, and any fault the scan opens): from the
-  full-resolution scan (:mod:`rlmap_bot.watch.scan`), which also decides when they
+  full-resolution scan (:mod:`rlmap_bot.runs.growing.scan`), which also decides when they
   are over.
 * ``stop:reached`` and ``stop:falling``: the run's forecast says when to stop
   (:mod:`rlmap_bot.watch.stopping`); each opens at most once a watch and is never resolved.
@@ -25,8 +25,8 @@ from __future__ import annotations
 import datetime as dt
 from dataclasses import dataclass, field
 
+from rlmap_bot.runs.growing.scan import FaultState
 from rlmap_bot.watch.model import ConditionState
-from rlmap_bot.watch.scan import FaultState
 
 #: A binding stage is announced the first time a verdict names it.  The verdict already needs
 #: min_score points and a min_lead margin over every other stage (knowledge/catalog.yaml), at

@@ -17,9 +17,9 @@ import datetime as dt
 from typing import TYPE_CHECKING, Callable
 
 from rlmap_bot.results.watch import Alert, Said
+from rlmap_bot.runs.growing.kept import KeptRun
 from rlmap_bot.watch.backoff import BACKOFF_MAX, retry_delay
 from rlmap_bot.watch.model import Tracking, Watch
-from rlmap_bot.watch.series import KeptRun
 
 if TYPE_CHECKING:
     from rlmap_bot.runs.sources.access import Access

@@ -90,7 +90,7 @@ def _stage_title(outcome: Outcome, key: str) -> str:
 def _finding(outcome: Outcome, key: str) -> WatchFault | None:
     """The fault a condition ``fault:NAME`` stands for, as a post carries it (None: the scan holds
     none)."""
-    from rlmap_bot.watch.scan import FaultState
+    from rlmap_bot.runs.growing.scan import FaultState
 
     fault = FaultState.model_validate(outcome.tracking.faults).found(key.split(":", 1)[1])
     return fault.finding() if fault is not None else None

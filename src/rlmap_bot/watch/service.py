@@ -31,12 +31,12 @@ from typing import TYPE_CHECKING, Callable, Protocol
 from rlmap_bot import jobs
 from rlmap_bot.errors import UsageError
 from rlmap_bot.results.watch import Alert, CheckResult, Watching, WatchRow, WatchSet
+from rlmap_bot.runs.growing.kept import KeptRun
 from rlmap_bot.state import leases
 from rlmap_bot.state.db import ConflictError
 from rlmap_bot.watch import backoff
 from rlmap_bot.watch.model import Tracking, Watch, format_interval
 from rlmap_bot.watch.posts import paused_notice, plan, unreadable_notice
-from rlmap_bot.watch.series import KeptRun
 
 if TYPE_CHECKING:
     from rlmap_bot.core import Core

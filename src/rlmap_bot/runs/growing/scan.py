@@ -1,7 +1,7 @@
-"""The watch's fault scan: hard faults seen at full resolution as the points arrive (NaN/inf,
-divergence, gradient spikes), kept between checks with when each is over.
+"""The fault scan of a growing run: hard faults seen at full resolution as the points arrive
+(NaN/inf, divergence, gradient spikes), kept between checks with when each is over.
 
-The kept series (:mod:`rlmap_bot.watch.series`) is a sample, so a single NaN or
+The kept series (:mod:`rlmap_bot.runs.growing.kept`) is a sample, so a single NaN or
 spike between kept points would go unseen; this scan looks at every new point,
 with the last full-resolution points of the previous check as context, and
 keeps a small state between checks (:class:`FaultState`).  The rules are the deriver's

@@ -11,7 +11,7 @@ few dozen at most), :class:`KeptRun` holds:
   While a run has fewer than ``CAP`` points the sample *is* the run, and a check
   derives exactly what ``diagnose --run`` would;
 * the last :data:`TAIL` points at full resolution, the context the fault scan
-  (:mod:`rlmap_bot.watch.scan`) needs for the points that arrive next.
+  (:mod:`rlmap_bot.runs.growing.scan`) needs for the points that arrive next.
 
 That is at most ``(CAP + TAIL) * 16`` bytes a metric (about 34 KB), stored
 compressed in the state store.  Subsampling keeps single points as logged

@@ -1,14 +1,16 @@
-"""Judging a watched run: the bounded kept series read as a run, its signals derived, faults and
-tail shifts set, and the verdict worked out (the check itself is :mod:`rlmap_bot.watch.check`)."""
+"""Judging a growing run: the bounded kept series read as a run, its signals derived, faults and
+tail shifts set, the verdict worked out, and the tail shifts it found kept in the fault state (a
+watch's check is :mod:`rlmap_bot.watch.check`)."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from rlmap_bot.results.faults import TailShift
 from rlmap_bot.results.runs import SignalSource
+from rlmap_bot.runs.growing.kept import KeptRun
+from rlmap_bot.runs.growing.scan import FaultState, track_shift
 from rlmap_bot.runs.signals import Derivation, derive_signals
-from rlmap_bot.watch.scan import FaultState
-from rlmap_bot.watch.series import KeptRun
 from rlmap_bot.wording import counted
 
 if TYPE_CHECKING:
@@ -25,10 +27,9 @@ def headline(verdict) -> str:
 
 def judge(
     kept: KeptRun, faults: FaultState, engine: Engine, aliases: AliasTable
-) -> tuple[Derivation, RunDiagnosis]:
-    """The derivation on the kept sample, with the
-    full-resolution fault readings, and its verdict.
-    """
+) -> tuple[Derivation, RunDiagnosis, set[str]]:
+    """The derivation on the kept sample, with the full-resolution fault readings, its verdict,
+    and the faults its tail shifts opened (``faults`` keeps them, with every other fault)."""
     from rlmap_bot.runs.verdict import verdict_for
 
     run = kept.to_run()
@@ -81,7 +82,9 @@ def judge(
                 marks=faults.spike_steps,
             ),
         )
-    return derivation, verdict_for(engine, derivation)
+    verdict = verdict_for(engine, derivation)
+    shifted = [f for f in derivation.faults if isinstance(f, TailShift)]
+    return derivation, verdict, track_shift(faults, shifted, derivation.series, kept.last_step)
 
 
 #: Fault kinds under which the gradient norm says nothing about the update's stability.
