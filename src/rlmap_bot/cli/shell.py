@@ -37,6 +37,9 @@ class Shell:
         self.stdin = stdin
         self.stdout = stdout or sys.stdout
         self.paused: str | None = None  # a guided diagnosis the last line left open
+        #: Where the shell draws every run it reads: the shell's own, set when it opens (as its
+        #: log file is), so each line's invocation is handed it rather than reading settings again.
+        self.charts = core.settings.data_dir / "charts"
 
     def say(self, text: str) -> None:
         self.stdout.write(text.rstrip() + "\n")
@@ -97,7 +100,7 @@ class Shell:
             channel="local",
             admin=True,
             local=True,
-            charts=self.core.settings.data_dir / "charts",
+            charts=self.charts,
             run_access=local_access,
         )
         show = Terminal(ctx, say=self.say, ask=self.read).show
