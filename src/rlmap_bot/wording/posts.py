@@ -237,10 +237,9 @@ def _(change: StageStarted) -> list[str]:
             )
         ]
     if change.confidence is None:
-        return [
-            f"{change.stage} may bind now, on the run up to step {change.step}: the verdict rests "
-            "on one measurement, with no percentage, and a second reading would settle it."
-        ]
+        lead = f"{change.stage} may bind now, on the run up to step {change.step}"
+        settle = "a second reading would settle it"
+        return [f"{lead}: the verdict rests on one measurement, with no percentage, and {settle}."]
     return [
         f"{change.stage} binds now, on the run up to step {change.step} (the verdict is {sure})."
     ]
