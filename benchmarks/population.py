@@ -327,6 +327,7 @@ def score(runs: list[pop.PopRun], said: dict[str, list[Said]]) -> dict:
     pairs: list[tuple[float, bool]] = []
     ones: list[tuple[float, bool]] = []  # of those, verdicts on one measurement (not calibrated)
     mapped: list[tuple[float, bool]] = []  # the others, said through the calibration map
+    leads: list[bool] = []  # stages read on one measurement, said with no percentage: right?
     #: framework and format -> [healthy runs alarmed, healthy runs, faults caught at 100%, faults]
     formats: dict[str, list[int]] = {}
     for run in runs:
@@ -351,6 +352,8 @@ def score(runs: list[pop.PopRun], said: dict[str, list[Said]]) -> dict:
             if s.view == "diagnose" and state != "early" and s.confidence is not None:
                 pairs.append((float(s.confidence), stated_right(run.truth, state, s)))
                 (ones if s.one else mapped).append(pairs[-1])
+            elif s.view == "diagnose" and state != "early" and s.one:
+                leads.append(stated_right(run.truth, state, s))  # a lead: no percentage to score
             if state == "healthy":
                 continue
             hit = right_call(kind, s)
@@ -387,6 +390,7 @@ def score(runs: list[pop.PopRun], said: dict[str, list[Said]]) -> dict:
         "pairs": pairs,
         "one_measurement": ones,
         "mapped": mapped,
+        "leads": leads,
         "formats": formats,
     }
 
@@ -693,6 +697,12 @@ def report(out: dict, label: str) -> dict:
             f"{min(c for c, _ in ones):.0%}-{max(c for c, _ in ones):.0%}): {len(ones)}, right "
             f"{sum(ok for _, ok in ones)}; the others (through the map): ECE "
             f"{calibration(out['mapped'])['ece']:.3f} over {len(out['mapped'])}"
+        )
+    leads = out.get("leads", [])
+    if leads:
+        print(
+            f"    leads (a stage read on one measurement, said with no percentage; not in the "
+            f"ECE): {len(leads)}, their stage right in {sum(leads)}"
         )
     only = [c for c in healthy if c.group == "healthy"]
     print(

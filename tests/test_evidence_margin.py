@@ -273,12 +273,15 @@ def test_below_what_it_was_fitted_on_the_map_never_raises_a_verdict(knowledge_co
         )
 
 
-def test_a_verdict_on_one_measurement_is_never_raised_by_the_map(knowledge_copy):
+def test_a_verdict_on_one_measurement_read_from_a_run_states_no_percentage(knowledge_copy):
     """The verl PPO benchmark's one reading (the trainer waits for rollouts 60% of each step) is a
-    verdict the engine gives about 40%; a map fitted on plain verdicts said it at 95%. A verdict
-    on one measurement keeps the engine's own probability; one on two readings goes through the
-    map."""
+    verdict the engine gives about 40%; a map fitted on plain verdicts said it at 95%, and the
+    engine's own 40% is no measured frequency either (on generated runs such a verdict is right
+    by construction). Read from a run, it names the stage as a lead with no percentage; a
+    person's answer keeps the engine's own probability; two readings go through the map."""
     from rlmap_bot.diagnosis.engine import Engine
+    from rlmap_bot.wording import abstains, verdict_headline
+    from rlmap_bot.wording.verdicts import opening
 
     (knowledge_copy / "calibration.yaml").write_text(
         "method: test\nfitted_on: test\ncommand: test\nknots:\n  stage: [[0.3, 0.95]]\n"
@@ -288,7 +291,10 @@ def test_a_verdict_on_one_measurement_is_never_raised_by_the_map(knowledge_copy)
     one = {"rollout_wait_fraction": 0.6}
     by_a_person, on_a_run = engine.diagnose(one), engine.diagnose(one, margins={})
     assert on_a_run.binding_stage == "rollouts" and on_a_run.one_measurement
-    assert on_a_run.confidence == by_a_person.confidence < 0.6
+    assert on_a_run.confidence is None and by_a_person.confidence < 0.6
+    said = " ".join(opening(on_a_run)[:2]) + " " + verdict_headline(on_a_run)
+    assert "Rollout generation may bind" in said and "no percentage" in said and "%" not in said
+    assert not abstains(on_a_run)  # a lead, not an abstention: it names its stage
     two = {"rollout_wait_fraction": 0.6, "length_tail_ratio": 6}
     firm = engine.diagnose(two, margins={})
     assert firm.binding_stage == "rollouts" and not firm.one_measurement

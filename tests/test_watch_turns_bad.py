@@ -17,7 +17,7 @@ import pytest
 from rlmap_bot.results.watch import Alert
 from rlmap_bot.watch.model import Watch
 from rlmap_bot.watch.service import WatchService
-from rlmap_bot.wording.posts import alert_changes, alert_title
+from rlmap_bot.wording.posts import alert_changes, alert_opening, alert_title
 from support import runlogs as rl
 from support.poster import Recorder
 from support.watching import Clock, watch_service
@@ -35,8 +35,8 @@ GOES_BAD = {
     "entropy_collapse": ("entropy_collapse", {"binds:optimization"}),
     # NaN loss on every step: the fault (the verdict on it may come in the same alert).
     "nan_loss": ("nan", {"fault:nan"}),
-    # Generation's share of the step climbs to 0.8
-    # (OpenRLHF: ~80%): rollouts bind, on one measurement.
+    # Generation's share of the step climbs to 0.8 (OpenRLHF: ~80%): rollouts bind, on one
+    # measurement, said with no percentage (the test below).
     "generation_bound": ("generation_bound", {"binds:rollouts"}),
     # The pool is solved: reward ~0.97, most groups
     # zero-variance, many passes (DAPO, ScaleRL): environments.
@@ -150,3 +150,18 @@ def test_a_healthy_run_gets_no_alert(service, tmp_path, name):
     records = rl.named(rl.phased([("healthy", steps)], **shape), "verl")
     posts = watch_growing(service, tmp_path / f"{name}.log", records, _cuts(steps, steps // 3))
     assert [(a.kind, alert_title(a)) for a in posts] == []
+
+
+def test_a_stage_on_one_measurement_is_posted_with_no_percentage(service, tmp_path):
+    """The rollouts verdict of a run that becomes generation-bound rests on one measurement: no
+    frequency was measured for such verdicts, so the post names the stage as a lead with no
+    percentage (it said "0% sure" when the verdict first carried none)."""
+    records = rl.named(
+        rl.phased([("healthy", HEALTHY_START), ("generation_bound", BAD_STRETCH)]), "verl"
+    )
+    total = HEALTHY_START + BAD_STRETCH
+    posts = watch_growing(service, tmp_path / "lead.log", records, _cuts(total, HEALTHY_START))
+    [alert] = [a for a in posts if a.kind == "alert" and "binds:rollouts" in a.conditions]
+    said = " ".join(alert_opening(alert) + alert_changes(alert) + [alert_title(alert)])
+    assert alert.confidence is None and "may" in alert_title(alert)
+    assert "no percentage" in said and "% sure" not in said, said

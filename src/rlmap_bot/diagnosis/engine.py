@@ -149,17 +149,24 @@ class Engine:
             probs[binding] if binding else (sum(probs[s] for s in tied) if tied else none_prob)
         )
         # Read from a run's logs: said as such verdicts were found right on runs with known
-        # truth.  Not a verdict on one measurement: the map was fitted on verdicts that rest on
-        # two readings or more (benchmarks/calibrate.py says why), so it never raises one of
-        # those: it is said at the engine's own probability.
-        if margins is not None and not one:
-            confidence = scoring.stated(confidence, "stage" if binding or tied else "none")
+        # truth.  A verdict on one measurement has no such frequency: on generated runs its truth
+        # is that measurement itself (right by construction, so benchmarks/calibrate.py leaves it
+        # out of the map), and the real-log bank holds one.  A percentage is a measured frequency,
+        # so it is said with none: the stage it points at and the reading that would settle it.
+        # (A person's answers keep the engine's own probability: no map was measured on them.)
+        stated: float | None = round(confidence, 4)
+        if margins is not None:
+            stated = (
+                None
+                if one
+                else round(scoring.stated(confidence, "stage" if binding or tied else "none"), 4)
+            )
         title = self.stage_titles.get(binding, binding) if binding else None
         verdict = Verdict(
             binding_stage=binding,
             binding_title=self.stage_titles.get(binding) if binding else None,
             tied=tied,
-            confidence=round(confidence, 4),
+            confidence=stated,
             one_measurement=one,
             summary=summary.summary(
                 self.settings, title, ranking, evidence, checks, values, binding, one, confirming

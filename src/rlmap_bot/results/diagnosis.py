@@ -120,7 +120,8 @@ class Verdict(BaseModel):
     confidence: float | None = Field(
         description="How sure what is said is (0-1: the stage, one of the tied stages, or that no "
         "single stage stands out); None when the verdict abstains, as no reading moved any stage "
-        "and there is nothing to be sure of."
+        "and there is nothing to be sure of, and for a stage read from a run's logs on one "
+        "measurement (a lead: no frequency was measured for such verdicts)."
     )
     one_measurement: bool = Field(
         default=False,

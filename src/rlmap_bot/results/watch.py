@@ -25,7 +25,10 @@ class VerdictSummary(BaseModel):
     headline: str
     binding_stage: str | None = None
     binding_title: str | None = None
-    confidence: float | None = Field(None, description="None: the verdict abstained.")
+    confidence: float | None = Field(
+        None,
+        description="None: the verdict abstained, or names its stage on one measurement (a lead).",
+    )
 
 
 class EvidenceLine(BaseModel):
@@ -49,7 +52,9 @@ class StageStarted(BaseModel):
     kind: Literal["start", "tie"]
     stage: str = Field(description="The stage's title, or the tied ones' (A and B).")
     step: int | None = Field(None, description="The last step the check read.")
-    confidence: float | None = None
+    confidence: float | None = Field(
+        None, description="None: the stage rests on one measurement (a lead, no percentage)."
+    )
 
 
 class StageChanged(BaseModel):
@@ -172,7 +177,9 @@ class Alert(BaseModel):
         default_factory=list, description="(stage title, points), top first"
     )
     confidence: float | None = Field(
-        None, description="How sure the verdict it stands on is; None when that verdict abstains."
+        None,
+        description="How sure the verdict it stands on is; None when that verdict abstains or "
+        "names its stage on one measurement (a lead, no percentage).",
     )
     evidence: list[EvidenceLine] = Field(default_factory=list)
     next_checks: list[str] = Field(default_factory=list)

@@ -65,10 +65,19 @@ def verification_label(status: str | None) -> str | None:
     return None
 
 
+def is_lead(verdict: Any) -> bool:
+    """A stage named with no percentage: read from a run's logs on one measurement, which no
+    frequency was measured for, so the stage is a lead to confirm, not a verdict to be X% sure
+    of (``diagnosis/engine.py`` says why)."""
+    return bool(getattr(verdict, "binding_stage", None)) and verdict.confidence is None
+
+
 def verdict_headline(verdict: Any) -> str:
     """One line: the binding stage and how sure, the tie, or that nothing stands out."""
     if abstains(verdict):
         return "Verdict: none yet, nothing read points at a stage"
+    if is_lead(verdict):
+        return f"Verdict: {verdict.binding_title} may bind (one measurement, no percentage)"
     sure = f"{verdict.confidence:.0%}"
     if verdict.binding_stage:
         if getattr(verdict, "one_measurement", False):
@@ -86,7 +95,7 @@ def abstains(verdict: Any) -> bool:
     sets such a verdict's confidence to None (the model's truth); the shape is checked too for
     a verdict made before it did (a session kept in the state store)."""
     if getattr(verdict, "confidence", 0.0) is None:
-        return True
+        return not getattr(verdict, "binding_stage", None)  # a named stage is a lead: see below
     ranking = getattr(verdict, "ranking", None) or []
     moved = any(p > 0 for e in getattr(verdict, "evidence", []) for p in e.points.values())
     return (

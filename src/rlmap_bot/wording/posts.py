@@ -159,6 +159,8 @@ def change_title(change: object) -> str | None:
 def _(change: StageStarted) -> str:
     if change.kind == "tie":
         return f"{change.stage} both have strong evidence"
+    if change.confidence is None:  # a lead on one measurement (wording.is_lead)
+        return f"{change.stage} may have started to bind"
     return f"{change.stage} started to bind"
 
 
@@ -218,9 +220,15 @@ def change_sentences(change: object) -> list[str]:
     raise TypeError(f"no sentences for {type(change).__name__}")
 
 
+def _sure(confidence: float | None) -> str:
+    """How sure a stage verdict in a post is; None is a lead on one measurement (a stage named
+    with no percentage: wording.is_lead)."""
+    return "on one measurement, no percentage" if confidence is None else f"{confidence:.0%} sure"
+
+
 @change_sentences.register
 def _(change: StageStarted) -> list[str]:
-    sure = f"{change.confidence or 0:.0%} sure"
+    sure = _sure(change.confidence)
     if change.kind == "tie":
         return [
             (
@@ -228,6 +236,10 @@ def _(change: StageStarted) -> list[str]:
                 f"single stage binds, both may ({sure} it is one of them)."
             )
         ]
+    if change.confidence is None:
+        lead = f"{change.stage} may bind now, on the run up to step {change.step}"
+        settle = "a second reading would settle it"
+        return [f"{lead}: the verdict rests on one measurement, with no percentage, and {settle}."]
     return [
         f"{change.stage} binds now, on the run up to step {change.step} (the verdict is {sure})."
     ]
@@ -235,7 +247,7 @@ def _(change: StageStarted) -> list[str]:
 
 @change_sentences.register
 def _(change: StageChanged) -> list[str]:
-    sure = f"{change.confidence or 0:.0%} sure"
+    sure = _sure(change.confidence)
     if change.kind == "change_tie":
         return [
             (
@@ -244,6 +256,8 @@ def _(change: StageChanged) -> list[str]:
             )
         ]
     old = change.previous or "another stage"
+    if change.confidence is None:
+        return [f"{old} no longer binds; {change.stage} may now ({sure})."]
     return [f"{old} no longer binds; {change.stage} does now (the verdict is {sure})."]
 
 
@@ -382,7 +396,10 @@ def alert_opening(alert: Alert) -> list[str]:
     stops = [c for c in alert.changes if isinstance(c, StopAdvised)]
     sure = "no percentage" if alert.confidence is None else f"{alert.confidence:.0%} sure"
     binds = (
-        f"{alert.binding_title} binds"
+        # A stage with no percentage is a lead on one measurement (wording.is_lead).
+        f"{alert.binding_title} may bind, on one measurement"
+        if alert.binding_title and alert.confidence is None
+        else f"{alert.binding_title} binds"
         if alert.binding_title
         else "nothing read points at a stage"
         if alert.confidence is None
@@ -398,6 +415,8 @@ def alert_opening(alert: Alert) -> list[str]:
         step = stages[0].step
         if stages[0].kind in ("tie", "change_tie"):
             sure += " one of them binds; no single stage does"
+        elif alert.confidence is None:
+            sure = "one measurement, no percentage"
         second = sentence(f"{sure}, on the run up to step {step}" if step is not None else sure)
     elif stops:
         return [stop_first_line(stops[0]), sentence(stop_interval_line(stops[0]))] + [

@@ -11,11 +11,13 @@ import re
 from typing import Any
 
 from rlmap_bot.results.diagnosis import readings_behind
-from rlmap_bot.wording import abstains, counted, sentence
+from rlmap_bot.wording import abstains, counted, is_lead, sentence
 
 
 def what_binds(verdict: Any) -> str:
     """The first line when no fault comes first: what binds, the tie, or that nothing does."""
+    if is_lead(verdict):
+        return f"{verdict.binding_title} may bind"
     if verdict.binding_stage:
         return f"{verdict.binding_title} binds"
     if verdict.tied:
@@ -30,6 +32,8 @@ def how_sure(verdict: Any) -> str:
     """How sure the verdict is, and on how many readings (those that moved a stage)."""
     if abstains(verdict):
         return "no percentage: nothing read bears on a stage yet"
+    if is_lead(verdict):
+        return "no percentage: it rests on one measurement, and a second reading would settle it"
     sure = f"{verdict.confidence:.0%} sure"
     said = getattr(verdict, "said", None) or {}
     told = f" ({len(said)} from what you said)" if said else ""
