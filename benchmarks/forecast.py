@@ -361,10 +361,12 @@ SPREAD_SHARES = (0.0, 0.5, 1.0, 2.0)
 
 
 def tune(curves: list[Curve]) -> dict:
-    """The grid point with the lowest median error (ties: mean error) over the tuning curves at
-    five cuts (an abstention scored as the last value), then ``q80`` from their errors in interval
-    scales: split-conformal (residuals of forecasts, not a bootstrap), its coverage estimated by
-    leaving one run out at a time (a run's reward and held-out curves go out together)."""
+    """The grid point with the lowest mean over sources of each source's median error (ties: the
+    pooled median, then the mean) over the tuning curves at five cuts (an abstention scored as
+    the last value), then ``q80`` from their errors in interval scales: split-conformal
+    (residuals of forecasts, not a bootstrap), its coverage estimated by leaving one source out at
+    a time (a source's every run and curve go out together: the held-out part is other
+    sources)."""
     import itertools
 
     from rlmap_bot.scaling.forecast import PARAMS, interval_scale, level_at, read_curve
@@ -377,6 +379,7 @@ def tune(curves: list[Curve]) -> dict:
             fallback = last_value(c.x[seen], c.y[seen], at)[0]
             xs, ys = c.x[seen], c.y[seen]
             cases.append((c, cut, final, scale, at, read_curve(xs, ys), fallback))
+
     def score_of(params: dict) -> tuple[tuple[float, float, float], dict[float, float]]:
         errs, by_cut, by_source = [], {}, {}
         for c, cut, final, scale, at, seen, fallback in cases:

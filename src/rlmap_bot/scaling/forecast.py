@@ -11,23 +11,32 @@ The rule, in order (every constant is in ``PARAMS`` with where it comes from):
    points, times that half's span) is compared with the noise of its level. When it is inside
    ``flat_z`` standard errors the forecast is the recent level: a saturated curve is not
    extrapolated.
-4. Otherwise ScaleRL's sigmoid is fitted to the kept points, and the forecast is the recent level
-   plus a share of the gain the fit still expects between now and the target steps (the recent
-   level, not the fit's own value now, anchors it: the fit's error today is not carried forward).
-   The share is ``shrink`` (the whole gain) once the curve has passed the fitted midpoint, and
-   ``bend_weight`` (a quarter) while the midpoint still lies ahead: there the ceiling is not
-   identified, so the forecast leans on the last value and takes only part of the fitted gain
-   (a blend of the sigmoid and the last value; such a forecast is marked ``identified=False``
-   and says no ceiling).
-5. The interval: the forecast plus or minus ``q80`` times a scale known when the forecast is made
-   (the gain still expected, the noise of the recent level, and a share of the range seen times
-   how far ahead the target lies in lengths of the curve seen); ``q80`` is the 80th percentile of
-   the tuning curves' errors in that scale (split-conformal: residuals of forecasts, not a
-   bootstrap), its coverage checked by leaving one run out at a time, so the interval covers what
-   wrong shapes do, not only the fitting noise a bootstrap sees.
+4. Otherwise three candidate shapes each forecast the target: the recent level; a linear trend
+   (the recent slope) damped toward a plateau; and the sigmoid rule: ScaleRL's sigmoid fitted to
+   the kept points, the forecast being the recent level plus a share of the gain the fit still
+   expects between now and the target steps (the recent level, not the fit's own value now,
+   anchors it). The share is ``shrink`` (the whole gain) once the curve has passed the fitted
+   midpoint, and ``bend_weight`` while the midpoint still lies ahead (there the ceiling is not
+   identified: such a forecast is marked ``identified=False`` and says no ceiling).
+5. The candidates are weighed by how well each would have forecast the curve's own recent past
+   (rolling origins inside the points seen: read the curve up to a share of its kept steps,
+   forecast the mean of its last tenth, as the real forecast does further ahead); a shape that
+   missed the curve's own past counts less. The tuning sources' curves mostly saturate fast, so a
+   fixed shape chosen on them forecasts a curve still climbing straight, taking off late or bending
+   down with the wrong shape; its own past is the only evidence of its shape a forecast has.
+6. The interval: the forecast plus or minus ``q80`` times a scale known when the forecast is made
+   (the move the forecast expects, the noise of the recent level, a share of the range seen times
+   how far ahead the target lies in lengths of the curve seen, and a share of the candidates'
+   spread: when the shapes disagree, the shape is unknown); ``q80`` is the 80th percentile of the
+   tuning curves' errors in that scale (split-conformal: residuals of forecasts, not a bootstrap),
+   its coverage checked by leaving one source out at a time, so the interval covers what wrong
+   shapes do, not only the fitting noise a bootstrap sees.
 
-An unidentified fit is an abstention with its reason: fewer than ``min_points`` points, no start
-converges, or the fitted gain is larger than ``max_reach`` ranges seen.
+A level forecast abstains, with its reason, only when fewer than ``min_points`` points are seen,
+or when the curve has no look back (too short for one) and its sigmoid fits nothing or its fitted
+gain is larger than ``max_reach`` ranges seen. A sigmoid that fits nothing leaves the other
+candidates forecasting, but the ceiling (``outlook``) needs the sigmoid and says "not enough to
+forecast yet" without it.
 """
 
 from __future__ import annotations
@@ -35,12 +44,13 @@ from __future__ import annotations
 import math
 import statistics
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 import numpy as np
 
 from rlmap_bot.scaling.curves import Fit, fit_sigmoid, noise_sd
 
-PARAMS = {
+PARAMS: dict[str, Any] = {
     # Fewer points than this cannot tell a trend from noise with the fits used here. Chosen on the
     # tuning part (10, 15, 20 tried): 10 and 15 gave the same median error over five cuts (0.080
     # against 0.080 at 20 with more abstentions); 15 kept as the more cautious of the two
@@ -48,17 +58,22 @@ PARAMS = {
     "min_points": 15,
     # ScaleRL leaves out the first ~1.5k GPU-hours of runs of ~16k and more: about a tenth.
     "early_share": 0.1,
-    # Chosen on the tuning part of the bank (its 23 wider-tier curves) by `benchmarks/forecast.py
-    # --tune` (the grid there, the lowest median error over five cuts of each tuning curve,
-    # abstentions scored as the last value); q80 is the 80th percentile of the tuning forecasts'
-    # errors in interval scales (split-conformal; leaving one run out at a time, the interval
-    # covered 76% of the tuning forecasts at the 30% cut and 74% at 50%, 104 forecasts over five
-    # cuts). Figures in docs/measurements.md.
+    # Chosen on the tuning part of the bank (its 23 wider-tier curves, five sources) by
+    # `benchmarks/forecast.py --tune` on 2026-12-05: the grid there, the lowest mean over sources
+    # of each source's median error over five cuts of its curves (abstentions scored as the last
+    # value; each source counts once, so verl PR 2854's eleven fast-saturating runs do not choose
+    # the shape for all). flat_z, shrink and bend_weight kept their values of 2026-12-04.
     "flat_z": 0.5,
     "shrink": 1.0,
     "bend_weight": 0.25,
+    # q80 is the 80th percentile of the tuning forecasts' errors in interval scales
+    # (split-conformal). range_share and spread_share were chosen from (0.05, 0.1, 0.2) and (0, 0.5,
+    # 1, 2) as the pair whose coverage, leaving one source out at a time, is nearest 80% at both
+    # of the backtest's cuts (82% at 30%, 78% at 50%; 108 forecasts over five cuts). Figures in
+    # docs/measurements.md.
     "q80": 0.547,
     "range_share": 0.1,
+    "spread_share": 0.5,
     # A fitted gain beyond this many seen ranges is the fit chasing noise: judgement.
     "max_reach": 3.0,
     # A sigmoid's ceiling is identified only once the curve has passed its midpoint (its bend in
@@ -67,16 +82,22 @@ PARAMS = {
     # only ``bend_weight`` of the fitted gain. Judgement (a property of the shape), set before the
     # backtest was run with it.
     "bend_reach": 1.0,
-    # Looks back (tuned below): the shares of the kept steps the inner origins cut at (horizons
-    # of about 1.6, 0.8 and 0.3 curve lengths: the backtest's 30% cut asks about 2.2, its 50% cut
-    # 0.9), and the fewest points an inner origin needs.
-    "look_back": True,  # False: the sigmoid rule alone, as before 2026-12-05 (for the backtest)
+    # False: the sigmoid rule alone, as before 2026-12-05 (the tuning's reference).
+    "look_back": True,
+    # The shares of the kept steps the looks back cut at: target horizons of about 1.7, 0.9 and
+    # 0.4 lengths of what each look sees, spanning the backtest's own (about 2.4 at its 30% cut,
+    # 1.0 at 50%) and the shorter ones a watch asks. Judgement, set before tuning; a look with
+    # fewer than inner_points points is skipped (8: twice the sigmoid's four parameters).
     "origins": (0.35, 0.5, 0.7),
     "inner_points": 8,
+    # Chosen by the grid above: the damped trend's time constant in lengths of the curve seen
+    # (0.5, 1, 2 and no damping tried), the weights' power of the look-back error (0: equal
+    # weights, 1, 2, and the best alone tried) and whether the looks are pooled or the one of
+    # nearest horizon taken. Equal weights with an undamped line had the lowest pooled median
+    # (0.043 against 0.054) but the mean over sources was twice as high (0.258 against 0.117).
     "damping": 1.0,
     "weight_power": 1.0,
     "pool": "all",
-    "spread_share": 0.5,
 }
 
 
@@ -241,10 +262,8 @@ def _candidates(seen: Seen, at: np.ndarray, p: dict) -> tuple[dict[str, float], 
     now = float(np.mean(seen.fit.curve(seen.recent + seen.shift)))
     gain = float(np.mean(seen.fit.curve(at + seen.shift))) - now
     if abs(gain) > cap:
-        return found, Level(
-            abstain="the fitted ceiling is not pinned down yet: the curve is still far from "
-            "bending"
-        )
+        far = "the fitted ceiling is not pinned down yet: the curve is still far from bending"
+        return found, Level(abstain=far)
     weight = gain_weight(seen, p) if identified else float(p["bend_weight"])
     found["sigmoid"] = seen.level + weight * gain
     return found, Level(gain=gain, identified=identified)
