@@ -349,6 +349,7 @@ TUNE_CUTS = (0.2, 0.3, 0.4, 0.5, 0.6)
 GRID = {
     "flat_z": (0.5, 1.0, 2.0),
     "bend_weight": (0.0, 0.25, 0.5),
+    "shapes": (("level", "trend", "sigmoid"), ("level", "trend", "line", "sigmoid")),
     "damping": (0.5, 1.0, 2.0, math.inf),
     "weight_power": (0.0, 1.0, 2.0, math.inf),
     "pool": ("nearest", "all"),

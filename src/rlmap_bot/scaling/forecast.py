@@ -90,11 +90,14 @@ PARAMS: dict[str, Any] = {
     # fewer than inner_points points is skipped (8: twice the sigmoid's four parameters).
     "origins": (0.35, 0.5, 0.7),
     "inner_points": 8,
-    # Chosen by the grid above: the damped trend's time constant in lengths of the curve seen
-    # (0.5, 1, 2 and no damping tried), the weights' power of the look-back error (0: equal
-    # weights, 1, 2, and the best alone tried) and whether the looks are pooled or the one of
-    # nearest horizon taken. Equal weights with an undamped line had the lowest pooled median
-    # (0.043 against 0.054) but the mean over sources was twice as high (0.258 against 0.117).
+    # Chosen by the grid above: the candidate shapes (an undamped line beside the damped trend
+    # tried: the best with it was 0.125 by source against 0.117 without), the damped trend's time
+    # constant in lengths of the curve seen (0.5, 1, 2 and no damping tried), the weights' power
+    # of the look-back error (0: equal weights, 1, 2, and the best alone tried) and whether the
+    # looks are pooled or the one of nearest horizon taken. Equal weights over all four shapes
+    # had the lowest pooled median (0.036 against 0.054) but a mean over sources twice as high
+    # (0.261 against 0.117): it wins on the fast-saturating majority and loses on the rest.
+    "shapes": ("level", "trend", "sigmoid"),
     "damping": 1.0,
     "weight_power": 1.0,
     "pool": "all",
@@ -254,6 +257,9 @@ def _candidates(seen: Seen, at: np.ndarray, p: dict) -> tuple[dict[str, float], 
         move = float(np.mean(seen.slope * tau * -np.expm1(-ahead / tau)))
     cap = p["max_reach"] * max(seen.seen_range, seen.noise)
     found["trend"] = seen.level + float(np.clip(move, -cap, cap))
+    if "line" in p["shapes"]:  # the same slope, undamped: a run still climbing straight
+        line = float(np.mean(seen.slope * ahead))
+        found["line"] = seen.level + float(np.clip(line, -cap, cap))
     if abs(seen.change) <= p["flat_z"] * seen.change_se:
         return found, None
     if seen.fit is None:
@@ -287,7 +293,7 @@ def shape_weights(seen: Seen, at: np.ndarray, p: dict) -> dict[str, float]:
     errors: dict[str, list[float]] = {}
     for check in checks:
         got, _ = _candidates(check.seen, check.at, p)
-        for name in ("level", "trend", "sigmoid"):
+        for name in p["shapes"]:
             value = got.get(name, got["level"])
             errors.setdefault(name, []).append(abs(value - check.final) / norm)
     mean = {n: max(statistics.fmean(e), floor) for n, e in errors.items()}
