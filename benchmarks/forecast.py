@@ -409,7 +409,8 @@ def tune(curves: list[Curve]) -> dict:
         if best is None or med < best[0]:
             best = (med, params)
     params = best[1]
-    for med, values, by_cut in sorted(tried, key=lambda t: t[0])[:12]:
+    shown = None if "--all" in sys.argv else 12  # --all: every grid point
+    for med, values, by_cut in sorted(tried, key=lambda t: t[0])[:shown]:
         print(
             f"   {dict(zip(GRID, values, strict=False))}: by source {med[0]:.3f}, pooled median "
             f"{med[1]:.3f};"
