@@ -59,7 +59,7 @@ def steps_to(run: RunCurve, target: float, rising: bool = True) -> float | None:
     hit = np.nonzero(s >= target if rising else s <= target)[0]
     if hit.size:
         return float(run.x[hit[0]])
-    seen = read_curve(run.x, run.y)
+    seen = read_curve(run.x, run.y, look_back=False)
     if seen.fit is None:
         return None
     c = seen.fit.curve
