@@ -58,6 +58,7 @@ CHOICES = {
 #: The expert's quantity names -> the tool's quantities that may carry the same metric.
 QUANTITY = {
     "reward": ("task_reward",),
+    "score": ("task_pass_rate",),  # a training accuracy beside the reward (EasyR1)
     "heldout": ("heldout_score",),
     "entropy": ("entropy",),
     "length": ("response_length",),

@@ -33,6 +33,8 @@ METRICS_FOLDER = "metrics"
 #: What a metric can measure, and what each means.  Derivation code reads these names.
 QUANTITIES: dict[str, str] = {
     "task_reward": "mean task reward of training rollouts (the verifier or reward model score)",
+    "task_pass_rate": "share of training rollouts the task's own check passes (a reward's "
+    "correctness part, without a format bonus)",
     "heldout_score": "score on held-out validation data (sparse: every few steps)",
     "entropy": "mean per-token entropy of sampled responses",
     "response_length": "mean response length in tokens",
@@ -89,6 +91,7 @@ else:
 
 #: Quantities that are shares of something: the unit must say fraction or percent.
 SHARE_QUANTITIES = {
+    "task_pass_rate",
     "truncation",
     "trainer_idle",
     "env_time_share",

@@ -9,6 +9,7 @@ the most of the run's metric names wins, then the order of entries in its file
 from __future__ import annotations
 
 import difflib
+import re
 from dataclasses import dataclass, field
 from typing import Mapping, Sequence
 
@@ -18,10 +19,12 @@ from rlmap_bot.runs.aliases import QUANTITIES, SHARE_QUANTITIES, Alias, AliasTab
 from rlmap_bot.runs.errors import RunReadError
 from rlmap_bot.runs.model import RunData, Series
 
+#: Tolerance for a value to count as a 0-1 share or pass rate (float printing).
+UNIT_TOL = 1e-6
 #: Which quantity a signal id stands for when a person maps a signal to a metric.
 SIGNAL_QUANTITY = {
     "proxy_reward_trend": "task_reward",
-    "train_solve_rate": "task_reward",
+    "train_solve_rate": "task_pass_rate",
     "heldout_score_trend": "heldout_score",
     "eval_improvement": "heldout_score",
     "entropy_trend": "entropy",
@@ -147,6 +150,52 @@ def _build(alias: Alias, run: RunData) -> QuantitySeries | None:
     )
 
 
+#: A reward function's own series as TRL's GRPOTrainer logs it: ``rewards/<function>`` (with
+#: ``/mean`` since TRL 0.17; ``train/`` in front in TensorBoard and W&B).
+_REWARD_PART = re.compile(r"(?:^|/)rewards/(?P<part>[^/]+?)(?:/mean)?$")
+
+
+def reward_part(name: str) -> str | None:
+    """The reward function a metric name is the mean of (TRL's ``rewards/<function>``), or None."""
+    found = _REWARD_PART.search(name)
+    return found["part"] if found is not None else None
+
+
+def _pass_rate_from_parts(run: RunData, out: Resolution) -> None:
+    """The task's pass rate from a reward logged in parts: when every part but one is a format
+    bonus (a name with "format"), the other part is the task's own check.
+
+    Recipes add a bonus for the answer's form to the task's check (TRL's ``think_format_reward``
+    beside ``accuracy_reward``; Countdown's format and equation rewards), so the summed reward of
+    a run that never solves a task still earns the bonus now and then: its mean is no pass rate.
+    Said in a warning, with the ``--map`` that changes it; a part outside 0-1 is no pass rate."""
+    if "task_pass_rate" in out.series:
+        return
+    parts = {
+        part: run.series[name] for name in run.series if (part := reward_part(name)) is not None
+    }
+    task = [p for p in parts if "format" not in p.lower()]
+    if len(parts) < 2 or len(task) != 1:
+        return
+    series = parts[task[0]]
+    finite = series.values[np.isfinite(series.values)]
+    if finite.size == 0 or finite.min() < -UNIT_TOL or finite.max() > 1 + UNIT_TOL:
+        return
+    out.series["task_pass_rate"] = QuantitySeries(
+        "task_pass_rate",
+        series.steps,
+        series.values,
+        series.name,
+        "fraction",
+        "the reward's one part that is not a format bonus",
+    )
+    out.warnings.append(
+        f"read {series.name} as the training pass rate: the reward's other parts "
+        f"({', '.join(sorted(p for p in parts if p != task[0]))}) are format bonuses "
+        f"(--map train_solve_rate=METRIC to choose another)"
+    )
+
+
 def _by_name(
     run: RunData, hits: Mapping[str, Sequence[Alias]], out: Resolution, mapped: set[str]
 ) -> None:
@@ -203,6 +252,7 @@ def resolve(
         if built is not None:
             out.series[q] = built
     _by_name(run, hits, out, {SIGNAL_QUANTITY.get(k, k) for k in mapping or {}})
+    _pass_rate_from_parts(run, out)
     for key, metric in (mapping or {}).items():
         quantity = SIGNAL_QUANTITY.get(key, key)
         if quantity not in QUANTITIES:

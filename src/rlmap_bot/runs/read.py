@@ -18,6 +18,7 @@ from rlmap_bot.runs.formats import mlflow, tensorboard, trl
 from rlmap_bot.runs.formats.lines import LINE_FORMATS, Csv, JsonLines, LineParser
 from rlmap_bot.runs.helptext import LOOKED_FOR
 from rlmap_bot.runs.model import Collector, RunData
+from rlmap_bot.runs.quantities import reward_part
 from rlmap_bot.runs.textio import is_json_array, iter_lines, open_binary
 
 #: Above this many names the "no recognised metrics" message lists only the first ones.
@@ -25,8 +26,10 @@ NAMES_SHOWN = 25
 
 
 def keeper(aliases: AliasTable, extra_metrics: Iterable[str]) -> Callable[[str], bool]:
+    """The names a reader keeps: the alias table's, those asked for, and a reward's parts (the
+    task's pass rate may be one of them: ``quantities.reward_part``)."""
     extra = set(extra_metrics)
-    return lambda name: name in extra or aliases.wants(name)
+    return lambda name: name in extra or aliases.wants(name) or reward_part(name) is not None
 
 
 def read_lines(

@@ -42,6 +42,15 @@ SEN_POINTS = 400
 #: heavy-tailed gradient norms) and at least 4x the rolling median (RLDK's KL spike rule:
 #: 4x the running median).
 SPIKE_WINDOW, SPIKE_Z, SPIKE_RATIO = 25, 6.0, 4.0
+#: And at least SPIKE_OVER_HIGH times the third-highest of those 25 points (all but two): a spike
+#: is an update well above the largest the run has been making, not a level it keeps returning
+#: to.  A median and MAD collapse onto one level when a metric alternates between two (GRPO steps
+#: where every group has zero reward spread log a gradient norm of ~1e-4 between normal steps of
+#: ~0.2: the bank's trl-tb-countdown had a 0.16 step called a spike "588x the rolling median").
+#: Two points are left out so that a second or third true spike within 25 steps of the first is
+#: still found; twice is a judgement: clear of the top of a normal level's spread, and well
+#: under the 4x a spike already needs over the median (on one level the two rules agree).
+SPIKE_SEEN, SPIKE_OVER_HIGH = 2, 2.0
 #: A sustained jump: the spike rule holding for 3 consecutive updates (RLDK: "for 3 updates";
 #: the loss_divergence signal: a jump "that does not recover within a few steps").
 JUMP_RUN = 3
@@ -314,8 +323,22 @@ def spikes(steps: np.ndarray, values: np.ndarray, start: int = 0) -> list[Spike]
         z = (values - med) / floor
         ratio = values / np.abs(med)
     hit = (z >= SPIKE_Z) & (ratio >= SPIKE_RATIO) & np.isfinite(z)
+    hit &= values >= SPIKE_OVER_HIGH * _rolling_high(values, SPIKE_WINDOW, SPIKE_SEEN)
     hit[:start] = False
     return [Spike(int(steps[i]), float(values[i]), float(ratio[i])) for i in np.flatnonzero(hit)]
+
+
+def _rolling_high(values: np.ndarray, window: int, above: int) -> np.ndarray:
+    """Per point: the (``above`` + 1)-th highest of the ``window`` points before it (-inf for the
+    first ones, where the spike rule has no reference anyway)."""
+    high = np.full(values.size, -np.inf)
+    if values.size <= window:
+        return high
+    from numpy.lib.stride_tricks import sliding_window_view
+
+    view = sliding_window_view(values, window)[:-1]
+    high[window:] = np.sort(view, axis=1)[:, window - 1 - above]
+    return high
 
 
 def sustained_jump(steps: np.ndarray, values: np.ndarray, start: int = 0) -> int | None:

@@ -14,11 +14,7 @@ import numpy as np
 from rlmap_bot.results.faults import RunFault
 from rlmap_bot.results.runs import SignalSource
 from rlmap_bot.runs import stats
-from rlmap_bot.runs.quantities import QuantitySeries
-
-#: Tolerance for a reward to count as a 0-1 pass rate (float printing).
-UNIT_TOL = 1e-6
-
+from rlmap_bot.runs.quantities import UNIT_TOL, QuantitySeries
 
 #: What a signal reader returns: the value, in the catalog's terms, and where it came from.
 Reading = tuple[Any, SignalSource]

@@ -18,6 +18,15 @@ def proxy_reward_trend(r: Readings) -> Reading:
 
 
 def train_solve_rate(r: Readings) -> Reading:
+    """The share of training tasks solved: the task's own pass rate where the run logs it apart
+    from the reward (a reward with a format bonus earns points on tasks it never solves), else a
+    0-1 training reward."""
+    if "task_pass_rate" in r.q:
+        return r.recent_mean(
+            "task_pass_rate",
+            "the training pass rate",
+            "mean pass rate of the task's own check over the recent window (no format bonus)",
+        )
     q, steps, values, win = r.dense("task_reward", "the training reward")
     lo, hi = float(values.min()), float(values.max())
     if lo < -UNIT_TOL or hi > 1 + UNIT_TOL:
