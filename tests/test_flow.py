@@ -447,6 +447,24 @@ def test_a_lone_moderate_reading_ends_with_a_verdict_on_one_measurement(fresh):
     assert len(asked) == fresh.engine.settings.stop_after_unknowns, asked
 
 
+def test_readings_from_a_run_s_logs_are_weighed_as_a_run_s_in_the_session(fresh):
+    """A log's one reading said "may bind, no percentage" on the run card, then "39% sure" in
+    the session the same thread opened on it: read from logs (a margin given, even None), the
+    session's verdict is a verdict on a run, as diagnose --run's."""
+    read = {"rollout_wait_fraction": 0.8}
+    started = fresh.flow.start(user="U1", known=read, margins={"rollout_wait_fraction": None})
+    assert started.leaning.binding_stage == "rollouts" and started.leaning.confidence is None
+    step, _ = run_to_verdict(fresh.flow, started, {})
+    assert step.verdict.binding_stage == "rollouts" and step.verdict.confidence is None
+    typed = fresh.flow.start(user="U2")
+    dropped = fresh.flow.absorb(typed.session.id, read, margins={"rollout_wait_fraction": None})
+    assert dropped.leaning.binding_stage == "rollouts" and dropped.leaning.confidence is None
+    assert dropped.session.from_logs == {"rollout_wait_fraction": None}
+    # Typed by a person, the same value keeps the engine's own probability.
+    by_hand, _ = run_to_verdict(fresh.flow, fresh.flow.start(user="U3"), read)
+    assert by_hand.verdict.confidence is not None
+
+
 def test_a_reading_named_at_the_pause_is_asked_and_the_unnamed_are_not(fresh):
     """Told 0.80 for the trainer's wait and naming only that at the pause: the flow asks it and
     nothing the team said it cannot read, and ends with the verdict on one measurement."""

@@ -74,3 +74,22 @@ def test_a_run_that_saturated_early_is_not_dragged_up_by_a_trend(seed):
     assert now < 0.02, (now, got)
     assert got.weights["sigmoid"] > max(got.weights["level"], got.weights["trend"])
     assert got.low <= final <= got.high
+
+
+def test_a_sigmoid_that_runs_off_says_so_rather_than_before_its_bend():
+    """Far ahead of a curve that is still speeding up (an exponential climb, a late take-off), the
+    fitted sigmoid's gain runs past the range seen: the forecast's reason says the ceiling is not
+    pinned down, not the reason of a curve merely before its bend (the other shapes forecast on,
+    and their abstention used to hide the sigmoid's own reason)."""
+    from rlmap_bot.scaling.outlook import outlook
+
+    rng = np.random.default_rng(1)
+    x = np.arange(1, 121)
+    climbs = {
+        "exponential": np.exp(np.linspace(0, 4, 120)) / 55 + rng.normal(0, 0.02, 120),
+        "late take-off": np.where(x < 100, 0.05, 0.05 + 0.04 * (x - 100))
+        + rng.normal(0, 0.01, 120),
+    }
+    for name, y in climbs.items():
+        far = outlook(x, y, source="s", metric="m", quantity="task_reward", to=1000)
+        assert far.abstain is not None and "far from bending" in far.abstain, (name, far.abstain)

@@ -89,3 +89,41 @@ def test_parts_that_single_out_no_task_check_keep_the_summed_reward(core, tmp_pa
     found = diagnose_run(core.engine, KNOWLEDGE, _jsonl(tmp_path / "two.jsonl", rows))
     assert found.signal_sources["train_solve_rate"].metric == "train/reward"
     assert not any("format bonus" in w for w in found.warnings)
+
+
+def test_the_same_parts_on_the_evaluation_set_are_never_the_training_pass_rate(core, tmp_path):
+    """TRL writes its evaluation's reward parts as eval/rewards/<function>/mean in TensorBoard
+    and W&B: those are held-out rows, whatever order they come in (they used to win)."""
+    rows = _trl_rows(lambda s: 0.05, lambda s: 0.25)
+    for step in range(10, 61, 10):
+        rows.append(
+            {
+                "step": step,
+                "eval/rewards/accuracy_reward/mean": 0.6,
+                "eval/rewards/think_format_reward/mean": 0.3,
+            }
+        )
+    found = diagnose_run(core.engine, KNOWLEDGE, _jsonl(tmp_path / "with_eval.jsonl", rows))
+    source = found.signal_sources["train_solve_rate"]
+    assert source.metric == "train/rewards/accuracy_reward/mean"
+    assert abs(found.signals["train_solve_rate"] - 0.05) < 1e-9
+
+
+def test_a_penalty_beside_a_format_bonus_is_no_pass_rate(core, tmp_path):
+    """The one part that is not a format bonus is a length penalty, never applied (0): read as a
+    pass rate it would call a healthy run's pool too hard."""
+    rows = _trl_rows(lambda s: 0.0, lambda s: 0.5)
+    for r in rows:
+        r["train/rewards/length_penalty/mean"] = r.pop("train/rewards/accuracy_reward/mean")
+        r["train/reward"] = 0.5
+    found = diagnose_run(core.engine, KNOWLEDGE, _jsonl(tmp_path / "penalty.jsonl", rows))
+    assert found.signal_sources["train_solve_rate"].metric == "train/reward"
+    assert not any("format bonus" in w for w in found.warnings)
+
+
+def test_a_pass_rate_mapped_by_hand_gets_no_note_about_parts(core, tmp_path):
+    rows = _trl_rows(lambda s: 0.3, lambda s: 0.25)
+    path = _jsonl(tmp_path / "mapped.jsonl", rows)
+    found = diagnose_run(core.engine, KNOWLEDGE, path, mapping={"train_solve_rate": "train/reward"})
+    assert found.signal_sources["train_solve_rate"].metric == "train/reward"
+    assert not any("format bonus" in w for w in found.warnings)

@@ -254,7 +254,11 @@ def _from_logs(
     from rlmap_bot.results.guided import GuidedRun
 
     step = ctx.core.flow.start(
-        user=ctx.user, team=ctx.team, channel=ctx.channel, known=result.signals
+        user=ctx.user,
+        team=ctx.team,
+        channel=ctx.channel,
+        known=result.signals,
+        margins={s: src.margin for s, src in result.signal_sources.items()},
     )
     return GuidedRun(readings=result, step=step)
 

@@ -15,7 +15,7 @@ next is decided by :mod:`rlmap_bot.diagnosis.guide`.
 from __future__ import annotations
 
 import datetime as dt
-from typing import Any, Callable, Protocol
+from typing import Any, Callable, Mapping, Protocol
 
 from rlmap_bot.diagnosis.engine import DiagnosisInputError, Engine
 from rlmap_bot.diagnosis.guide import COMPLAINT, PICKS, READINGS, Guide, answer_hint
@@ -37,6 +37,8 @@ from rlmap_bot.state.models import ConflictError, utcnow
 
 EngineSource = Callable[[], Engine]
 
+Margins = Mapping[str, float | None]  # per signal read from logs, how far past its noise band
+
 
 class SessionRepo(Protocol):
     """What the flow uses of a sessions repository: the state store's, or the in-memory one."""
@@ -52,9 +54,7 @@ class SessionRepo(Protocol):
 
 
 class SessionStore(Protocol):
-    """Where the flow keeps sessions: the state store, or
-    :class:`~rlmap_bot.diagnosis.memory.MemoryState`.
-    """
+    """Where the flow keeps sessions: the state store, or :class:`.memory.MemoryState`."""
 
     @property
     def sessions(self) -> SessionRepo: ...
@@ -68,9 +68,7 @@ class FlowError(UsageError):
 
 
 class SupersededError(FlowError):
-    """A reply that reached the bot after a later one had
-    been applied: it would answer the wrong question.
-    """
+    """A reply that reached the bot after a later one had been applied: the wrong question."""
 
 
 def _retrying(move, attempts: int = 3):
@@ -144,26 +142,34 @@ class Flow:
         channel: str = "local",
         thread_ts: str | None = None,
         known: dict[str, Any] | None = None,
+        margins: Margins | None = None,
     ) -> Step:
-        """A new session; ``known`` signal values (read
-        from a run's logs) are answers already given,
-        so the flow asks only what they leave open and skips the opening complaint."""
+        """A new session; ``known`` signal values (read from a run's logs, ``margins`` as
+        :meth:`absorb`'s) are answers already given, so the flow asks only what they leave open
+        and skips the opening complaint."""
         session = Session(user=user, team=team, channel=channel, thread_ts=thread_ts)
         if known:
+            read = {s: (margins or {}).get(s) for s in known}
             session = session.model_copy(update={"answers": self.engine.validate(known)})
+            session.from_logs = read
             session = session.model_copy(update={"current": self.guide.next(session)})
         else:
             session = session.model_copy(update={"current": self.guide.first()})
         self.store.sessions.create(session)
         return self._step(session)
 
-    def absorb(self, session_id: str, known: dict[str, Any]) -> Step:
-        """Add values read from a run's logs to an open session (answers already typed are kept)."""
+    def absorb(
+        self, session_id: str, known: dict[str, Any], margins: Margins | None = None
+    ) -> Step:
+        """Add values read from a run's logs to an open session (answers already typed are kept),
+        each weighed by its ``margins`` as ``diagnose --run`` does: one reading, one wording."""
 
         def move() -> Step:
             session = self._open(session_id)
             answers = {**self.engine.validate(known), **session.answers}
+            read = {s: (margins or {}).get(s) for s in known if s not in session.answers}
             moved = session.model_copy(update={"answers": answers})
+            moved.from_logs = {**session.from_logs, **read}
             nxt = self.guide.next(moved)
             saved = self.store.sessions.save(
                 moved.model_copy(update={"current": nxt, "status": "open" if nxt else "done"})
@@ -371,9 +377,7 @@ class Flow:
         )
 
     def discard(self, session_id: str) -> None:
-        """Forget a session nobody answered (a terminal
-        whose input ended at once): nothing to resume.
-        """
+        """Forget a session nobody answered (a terminal whose input ended at once)."""
         session = self.store.sessions.get(session_id)
         if session is not None and not session.history and not session.answers:
             self.store.sessions.delete(session_id)
@@ -438,8 +442,11 @@ class Flow:
             session = self.store.sessions.save(
                 cleaned.model_copy(update={"current": self.guide.next(cleaned)})
             )
+        answers = self.guide.signal_answers(session)
+        # Read from logs: a verdict on a run (calibrated, leads), a person's answers in full.
+        logs = {s: m for s, m in session.from_logs.items() if s in answers}
         verdict = self.engine.diagnose(
-            self.guide.signal_answers(session), exclude=session.skipped, validated=True
+            answers, exclude=session.skipped, validated=True, margins=logs if logs else None
         )
         if session.status != "open" or session.current is None:
             return Step(session=session, verdict=self._with_complaints(session, verdict), note=note)

@@ -216,6 +216,11 @@ class Session(BaseModel):
     thread_ts: str | None = None
     user: str
     answers: dict[str, Any] = Field(default_factory=dict)
+    from_logs: dict[str, float | None] = Field(
+        default_factory=dict,
+        description="Answers read from a run's logs (a log dropped into the thread), each with its "
+        "margin past its noise band: weighed as a run's readings, as diagnose --run weighs them.",
+    )
     skipped: list[str] = Field(default_factory=list)
     history: list[str] = Field(
         default_factory=list, description="Signals answered or skipped, in order."

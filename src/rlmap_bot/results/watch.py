@@ -64,7 +64,9 @@ class StageChanged(BaseModel):
     stage: str
     previous: str | None = Field(None, description="The stage that bound before.")
     step: int | None = None
-    confidence: float | None = None
+    confidence: float | None = Field(
+        None, description="None: the stage rests on one measurement (a lead, no percentage)."
+    )
 
 
 class TieSummary(BaseModel):

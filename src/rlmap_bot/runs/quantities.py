@@ -150,9 +150,10 @@ def _build(alias: Alias, run: RunData) -> QuantitySeries | None:
     )
 
 
-#: A reward function's own series as TRL's GRPOTrainer logs it: ``rewards/<function>`` (with
-#: ``/mean`` since TRL 0.17; ``train/`` in front in TensorBoard and W&B).
-_REWARD_PART = re.compile(r"(?:^|/)rewards/(?P<part>[^/]+?)(?:/mean)?$")
+#: A reward function's own series on the training rollouts as TRL's GRPOTrainer logs it:
+#: ``rewards/<function>`` (with ``/mean`` since TRL 0.17; ``train/`` in front in TensorBoard and
+#: W&B).  Anchored, so ``eval/rewards/...`` (the same parts on the evaluation set) is never one.
+_REWARD_PART = re.compile(r"^(?:train/)?rewards/(?P<part>[^/]+?)(?:/mean)?$")
 
 
 def reward_part(name: str) -> str | None:
@@ -161,15 +162,16 @@ def reward_part(name: str) -> str | None:
     return found["part"] if found is not None else None
 
 
-def _pass_rate_from_parts(run: RunData, out: Resolution) -> None:
+def _pass_rate_from_parts(run: RunData, out: Resolution, mapped: set[str]) -> None:
     """The task's pass rate from a reward logged in parts: when every part but one is a format
-    bonus (a name with "format"), the other part is the task's own check.
+    bonus (a name with "format"), and that one is named as a reward (``guess.rule_for``: no
+    penalty, length or other measurement word), it is the task's own check.
 
     Recipes add a bonus for the answer's form to the task's check (TRL's ``think_format_reward``
     beside ``accuracy_reward``; Countdown's format and equation rewards), so the summed reward of
     a run that never solves a task still earns the bonus now and then: its mean is no pass rate.
     Said in a warning, with the ``--map`` that changes it; a part outside 0-1 is no pass rate."""
-    if "task_pass_rate" in out.series:
+    if "task_pass_rate" in out.series or "task_pass_rate" in mapped:
         return
     parts = {
         part: run.series[name] for name in run.series if (part := reward_part(name)) is not None
@@ -178,6 +180,11 @@ def _pass_rate_from_parts(run: RunData, out: Resolution) -> None:
     if len(parts) < 2 or len(task) != 1:
         return
     series = parts[task[0]]
+    from rlmap_bot.runs.guess import rule_for
+
+    rule = rule_for(series.name)
+    if rule is None or rule.quantity != "task_reward":
+        return  # a length penalty or another measurement is no pass rate
     finite = series.values[np.isfinite(series.values)]
     if finite.size == 0 or finite.min() < -UNIT_TOL or finite.max() > 1 + UNIT_TOL:
         return
@@ -251,8 +258,9 @@ def resolve(
         built = _build(alias, run)
         if built is not None:
             out.series[q] = built
-    _by_name(run, hits, out, {SIGNAL_QUANTITY.get(k, k) for k in mapping or {}})
-    _pass_rate_from_parts(run, out)
+    mapped = {SIGNAL_QUANTITY.get(k, k) for k in mapping or {}}
+    _by_name(run, hits, out, mapped)
+    _pass_rate_from_parts(run, out, mapped)
     for key, metric in (mapping or {}).items():
         quantity = SIGNAL_QUANTITY.get(key, key)
         if quantity not in QUANTITIES:

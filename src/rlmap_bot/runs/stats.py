@@ -51,6 +51,12 @@ SPIKE_WINDOW, SPIKE_Z, SPIKE_RATIO = 25, 6.0, 4.0
 #: still found; twice is a judgement: clear of the top of a normal level's spread, and well
 #: under the 4x a spike already needs over the median (on one level the two rules agree).
 SPIKE_SEEN, SPIKE_OVER_HIGH = 2, 2.0
+#: The spike rule in words, as a reading's method says it (diagnose and a watch alike).
+SPIKE_RULE = (
+    f"a spike is >= {SPIKE_RATIO:g}x the median of the previous {SPIKE_WINDOW} steps, "
+    f">= {SPIKE_Z:g} robust sigmas (MAD) above it and >= {SPIKE_OVER_HIGH:g}x the third-highest "
+    "of them"
+)
 #: A sustained jump: the spike rule holding for 3 consecutive updates (RLDK: "for 3 updates";
 #: the loss_divergence signal: a jump "that does not recover within a few steps").
 JUMP_RUN = 3

@@ -59,10 +59,10 @@ PARAMS: dict[str, Any] = {
     # ScaleRL leaves out the first ~1.5k GPU-hours of runs of ~16k and more: about a tenth.
     "early_share": 0.1,
     # Chosen on the tuning part of the bank (its 23 wider-tier curves, five sources) by
-    # `benchmarks/forecast.py --tune` on 2026-12-05: the grid there, the lowest mean over sources
+    # `benchmarks/forecast.py --tune`: the grid there, the lowest mean over sources
     # of each source's median error over five cuts of its curves (abstentions scored as the last
     # value; each source counts once, so verl PR 2854's eleven fast-saturating runs do not choose
-    # the shape for all). flat_z, shrink and bend_weight kept their values of 2026-12-04.
+    # the shape for all). flat_z, shrink and bend_weight kept the values the sigmoid rule had.
     "flat_z": 0.5,
     "shrink": 1.0,
     "bend_weight": 0.25,
@@ -82,7 +82,7 @@ PARAMS: dict[str, Any] = {
     # only ``bend_weight`` of the fitted gain. Judgement (a property of the shape), set before the
     # backtest was run with it.
     "bend_reach": 1.0,
-    # False: the sigmoid rule alone, as before 2026-12-05 (the tuning's reference).
+    # False: the sigmoid rule alone, before candidate shapes (the tuning's reference).
     "look_back": True,
     # The shares of the kept steps the looks back cut at: target horizons of about 1.7, 0.9 and
     # 0.4 lengths of what each look sees, spanning the backtest's own (about 2.4 at its 30% cut,
@@ -115,6 +115,7 @@ class Level:
     saturated: bool = False
     gain: float = 0.0  # what the fit still expects, before weighting
     identified: bool = True  # False: the curve is before its bend, its ceiling unknown
+    unidentified: str | None = None  # why the sigmoid gives no ceiling when its fit abstains
     move: float = 0.0  # the forecast less the recent level
     spread: float = 0.0  # how far the candidate shapes' forecasts lie apart (weighted sd)
     weights: dict[str, float] = field(default_factory=dict)
@@ -334,6 +335,7 @@ def level_at(seen: Seen, at: np.ndarray, params: dict | None = None) -> Level:
         high=value + half_width,
         gain=sigmoid.gain,
         identified=sigmoid.abstain is None and sigmoid.identified,
+        unidentified=sigmoid.abstain,
         move=move,
         spread=spread,
         weights=weights,

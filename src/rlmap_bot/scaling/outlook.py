@@ -78,9 +78,13 @@ def outlook(
         out.notes.append(f"step {to} is already behind the run (it is at step {int(last)})")
     at = level_at(seen, np.array([target]))
     if at.abstain or not at.identified:
-        out.abstain = at.abstain or (
-            "the curve is still before its bend (the fitted midpoint lies ahead), so its ceiling "
-            "is not identified yet"
+        out.abstain = (
+            at.abstain
+            or at.unidentified
+            or (
+                "the curve is still before its bend (the fitted midpoint lies ahead), so its "
+                "ceiling is not identified yet"
+            )
         )
         return out
     out.saturated = at.saturated

@@ -106,7 +106,11 @@ class RunFiles:
             if chart:
                 posting.upload_chart(client, channel, thread, chart, "run.png", name)
         try:
-            step = self.core.flow.absorb(session_id, derivation.signals)
+            step = self.core.flow.absorb(
+                session_id,
+                derivation.signals,
+                margins={s: src.margin for s, src in derivation.signal_sources.items()},
+            )
         except UnavailableError:
             raise
         except (

@@ -167,7 +167,8 @@ def _(change: StageStarted) -> str:
 @change_title.register
 def _(change: StageChanged) -> str:
     tie = " tie" if change.kind == "change_tie" else ""
-    return f"Binding stage changed: {change.previous or 'another stage'} → {change.stage}{tie}"
+    changed = "may have changed" if change.confidence is None else "changed"  # a lead: is_lead
+    return f"Binding stage {changed}: {change.previous or 'another stage'} → {change.stage}{tie}"
 
 
 @change_title.register
@@ -416,7 +417,7 @@ def alert_opening(alert: Alert) -> list[str]:
         if stages[0].kind in ("tie", "change_tie"):
             sure += " one of them binds; no single stage does"
         elif alert.confidence is None:
-            sure = "one measurement, no percentage"
+            sure = "no percentage: it rests on one measurement"
         second = sentence(f"{sure}, on the run up to step {step}" if step is not None else sure)
     elif stops:
         return [stop_first_line(stops[0]), sentence(stop_interval_line(stops[0]))] + [

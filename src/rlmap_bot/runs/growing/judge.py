@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 from rlmap_bot.results.faults import TailShift
 from rlmap_bot.results.runs import SignalSource
+from rlmap_bot.runs import stats
 from rlmap_bot.runs.growing.kept import KeptRun
 from rlmap_bot.runs.growing.scan import FaultState, track_shift
 from rlmap_bot.runs.signals import Derivation, derive_signals
@@ -73,8 +74,7 @@ def judge(
             SignalSource(
                 metric=faults.spike_metric or derivation.quantities.get("grad_norm", "grad_norm"),
                 window="every logged step after warm-up, as it arrived",
-                method="a spike is >= 4x the median of the previous 25 steps and >= 6 robust "
-                "sigmas (MAD) above it",
+                method=stats.SPIKE_RULE,
                 detail=f"{counted(faults.spikes, 'spike')}, latest at "
                 f"{'step' if len(faults.spike_steps[-5:]) == 1 else 'steps'} {shown}"
                 if faults.spikes

@@ -170,9 +170,7 @@ def grad_norm_spikes(r: Readings) -> Reading:
     return bool(found), SignalSource(
         metric=q.label,
         window=f"steps {int(steps[win.start])}-{int(steps[-1])} (after warm-up)",
-        method=f"a spike is >= {stats.SPIKE_RATIO:g}x the median of the previous "
-        f"{stats.SPIKE_WINDOW} steps, >= {stats.SPIKE_Z:g} robust sigmas (MAD) above it and "
-        f">= {stats.SPIKE_OVER_HIGH:g}x the third-highest of them",
+        method=stats.SPIKE_RULE,
         detail=f"{wording.counted(len(found), 'spike')}: {detail}" if found else "no spikes",
         start=int(steps[win.start]),
         end=int(steps[-1]),
