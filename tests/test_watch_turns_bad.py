@@ -165,3 +165,29 @@ def test_a_stage_on_one_measurement_is_posted_with_no_percentage(service, tmp_pa
     said = " ".join(alert_opening(alert) + alert_changes(alert) + [alert_title(alert)])
     assert alert.confidence is None and "may" in alert_title(alert)
     assert "no percentage" in said and "% sure" not in said, said
+
+
+def test_a_lead_that_a_second_reading_makes_firm_is_announced_again_as_binding():
+    """A watch posted "may have started to bind" on one measurement; when a later check's verdict
+    names the same stage on two readings, with a percentage, the channel is told it binds (a new
+    episode of the same condition, so the ledger posts it); a firm stage that stays firm, or a
+    lead that stays a lead, is told nothing more."""
+    from rlmap_bot.watch.conditions import evaluate
+    from rlmap_bot.runs.growing.scan import FaultState
+
+    def check(previous, episodes, lead):
+        return evaluate(
+            previous, episodes, "rollouts", FaultState(), set(), True, T0, 100, [], lead=lead
+        )
+
+    first = check({}, {}, lead=True)
+    assert [(t.kind, t.condition.key) for t in first.transitions] == [("start", "binds:rollouts")]
+    first.conditions["binds:rollouts"].announced = True
+    still = check(first.conditions, first.episodes, lead=True)
+    assert still.transitions == []
+    firm = check(first.conditions, first.episodes, lead=False)
+    assert [(t.kind, t.condition.key, t.condition.episode) for t in firm.transitions] == [
+        ("start", "binds:rollouts", 2)
+    ]
+    firm.conditions["binds:rollouts"].announced = True
+    assert check(firm.conditions, firm.episodes, lead=False).transitions == []

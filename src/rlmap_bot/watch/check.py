@@ -326,6 +326,7 @@ def _judged(
         now=now,
         last_step=kept.last_step,
         tied=verdict.tied,
+        lead=verdict.binding_stage is not None and verdict.confidence is None,
     )
     # When to stop, from the forecast the verdict carries: said once each (watch/stopping.py).
     advise(evaluation, verdict.forecast, tracking, now)

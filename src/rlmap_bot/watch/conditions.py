@@ -91,8 +91,12 @@ def evaluate(
     now: dt.datetime,
     last_step: int | None,
     tied: list[str] | None = None,
+    lead: bool = False,
 ) -> Evaluation:
-    """The conditions after a check, and the transitions to announce or resolve."""
+    """The conditions after a check, and the transitions to announce or resolve.  ``lead``: the
+    verdict names its stage on one measurement, with no percentage (``wording.is_lead``); once a
+    second reading makes it firm, the stage opens again as a new episode, so the channel that
+    was told "may bind" is told it binds, with how sure."""
     conditions = {k: v.model_copy(deep=True) for k, v in previous.items()}
     episodes = dict(episodes)
     out = Evaluation(conditions, episodes)
@@ -103,7 +107,7 @@ def evaluate(
     if key is not None and (current is None or current.key != key):
         if current is not None:
             del conditions[current.key]
-        new = open_condition(key, episodes, now, last_step)
+        new = open_condition(key, episodes, now, last_step, **({"lead": True} if lead else {}))
         conditions[new.key] = new
         if current is not None and current.announced and stages_of(key) < stages_of(current.key):
             new.announced, new.alert_ts = True, current.alert_ts
@@ -112,6 +116,11 @@ def evaluate(
             out.transitions.append(
                 Transition("change" if current is not None else "start", new, replaced=current)
             )
+    elif current is not None and key is not None and current.detail.get("lead") and not lead:
+        del conditions[current.key]
+        new = open_condition(key, episodes, now, last_step)
+        conditions[new.key] = new
+        out.transitions.append(Transition("start", new))
     elif current is not None and key is not None:
         current.misses = 0
     elif current is not None and new_data:
