@@ -207,7 +207,9 @@ def read_curve(
         fit=fit_sigmoid(xk + shift, yk),
         recent=xk[-k:],
     )
-    if not look_back:
+    if not look_back or abs(seen.change) <= p["flat_z"] * seen.change_se:
+        # A flat curve is forecast at its recent level (``_candidates``): no shape to weigh, so
+        # the looks back (three more fits, most of a forecast's time) would go unused.
         return seen
     return replace(seen, checks=_look_back(seen, p))
 
