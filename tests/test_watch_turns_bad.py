@@ -172,8 +172,8 @@ def test_a_lead_that_a_second_reading_makes_firm_is_announced_again_as_binding()
     names the same stage on two readings, with a percentage, the channel is told it binds (a new
     episode of the same condition, so the ledger posts it); a firm stage that stays firm, or a
     lead that stays a lead, is told nothing more."""
-    from rlmap_bot.watch.conditions import evaluate
     from rlmap_bot.runs.growing.scan import FaultState
+    from rlmap_bot.watch.conditions import evaluate
 
     def check(previous, episodes, lead):
         return evaluate(
