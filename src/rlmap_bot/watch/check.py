@@ -43,6 +43,7 @@ from rlmap_bot.runs.sources.local import LocalSource
 from rlmap_bot.watch.conditions import Evaluation, evaluate
 from rlmap_bot.watch.model import Tracking, VerdictSummary, Watch
 from rlmap_bot.watch.stopping import advise
+from rlmap_bot.wording import is_lead
 
 if TYPE_CHECKING:
     from rlmap_bot.diagnosis.engine import Engine
@@ -326,7 +327,7 @@ def _judged(
         now=now,
         last_step=kept.last_step,
         tied=verdict.tied,
-        lead=verdict.binding_stage is not None and verdict.confidence is None,
+        lead=is_lead(verdict),
     )
     # When to stop, from the forecast the verdict carries: said once each (watch/stopping.py).
     advise(evaluation, verdict.forecast, tracking, now)
