@@ -319,6 +319,93 @@ def compare_figure(count: int = 60) -> None:
     )
 
 
+# -- the ceiling -----------------------------------------------------------------------------------
+#: A curve whose last quarter moves by less than this share of its range has levelled off by its
+#: end: little gain is left, so its final level stands in for the ceiling a forecast names.
+#: Judgement (a tenth of the range is about the noise of a curve's final level in this bank).
+LEVELLED = 0.1
+
+
+def levelled(c: Curve) -> bool:
+    from scipy.stats import theilslopes
+
+    _final, scale, _ = target(c)
+    last = window(c.x, 0.75, 1.0)
+    move = float(theilslopes(c.y[last], c.x[last])[0]) * float(c.x[last][-1] - c.x[last][0])
+    return abs(move) <= LEVELLED * scale
+
+
+def ceiling_ours(x, y):
+    from rlmap_bot.scaling.outlook import outlook
+
+    f = outlook(x, y, source="", metric="", quantity="")
+    a = f.asymptote
+    return None if a is None else (a.value, a.low, a.high)
+
+
+def ceiling_sigmoid(x, y):
+    """The plain sigmoid's asymptote, with an 80% interval from refits to resampled residuals."""
+    keep = x >= x[0] + 0.1 * (x[-1] - x[0])
+    xs, ys = x[keep] - x[0] + 1, y[keep]
+    first = fit_sigmoid(xs, ys)
+    if first is None:
+        return None
+    base = first.curve(xs)
+    rng = np.random.default_rng(0)
+    draws = [
+        again.curve.a
+        for _ in range(BOOT)
+        if (again := fit_sigmoid(xs, base + rng.choice(ys - base, ys.size), start=first.curve))
+    ]
+    a = float(first.curve.a)
+    if len(draws) < BOOT // 2:
+        return a, a, a
+    lo, hi = np.quantile(draws, [0.1, 0.9])
+    return a, float(min(lo, a)), float(max(hi, a))
+
+
+CEILINGS = {
+    "ours": ceiling_ours,
+    "last value": lambda x, y: last_value(x, y, None),
+    "sigmoid": ceiling_sigmoid,
+}
+
+
+def print_ceilings(title: str, curves: list[Curve]) -> None:
+    """The named ceiling against the final level of the curves that levelled off by their end,
+    cut as the level forecasts are; a method that abstains is scored on the rest."""
+    flat = [c for c in curves if levelled(c)]
+    print(f"   {title}: {len(flat)} of {len(curves)} curves levelled off by their end")
+    for cut in CUTS:
+        row = []
+        for name, method in CEILINGS.items():
+            errors, covered, with_last = [], [], []
+            for c in flat:
+                final, scale, _ = target(c)
+                seen = c.x <= c.x[0] + cut * (c.x[-1] - c.x[0])
+                got = method(c.x[seen], c.y[seen])
+                if got is None:
+                    lv = last_value(c.x[seen], c.y[seen], None)[0]
+                    with_last.append(abs(lv - final) / scale)
+                    continue
+                errors.append(abs(got[0] - final) / scale)
+                with_last.append(errors[-1])
+                covered.append(got[1] <= final <= got[2])
+            if errors:
+                gone = len(flat) - len(errors)
+                row.append(
+                    f"{name} {statistics.median(errors):.3f} "
+                    f"({100 * statistics.fmean(covered):.0f}%"
+                    + (
+                        f", {gone} abstained, as last {statistics.median(with_last):.3f}"
+                        if gone
+                        else ""
+                    )
+                    + ")"
+                )
+        print(f"     cut {int(cut * 100)}%: median error / range (80% coverage): {'  '.join(row)}")
+
+
 def report() -> None:
     print("Forecast backtest (issue 37): final level forecast from the first 30% / 50% of steps")
     compare_figure()
@@ -335,6 +422,13 @@ def report() -> None:
         print(f"  {label}")
         print_table("held-out part", [c for c in chosen if c.part == "heldout"])
         print_table("tuning part", [c for c in chosen if c.part == "tuning"])
+    wide = [c for c in curves if usable(c, WIDE)]
+    print(
+        "  the ceiling, wider tier: against the final level of curves whose last quarter moves "
+        f"less than {LEVELLED:.0%} of their range"
+    )
+    print_ceilings("held-out part", [c for c in wide if c.part == "heldout"])
+    print_ceilings("tuning part", [c for c in wide if c.part == "tuning"])
 
 
 if __name__ == "__main__" and "--tune" not in sys.argv:

@@ -49,3 +49,49 @@ def test_the_forecast_agrees_with_the_expert_reading(curve):
     assert low <= f.asymptote.value <= high, f.asymptote
     assert f.reached is not None and f.reached >= expect["reached_at_least"], f.reached
     assert (f.per_1000_steps or 0.0) <= expect["per_1000_steps_at_most"], f.per_1000_steps
+
+
+@pytest.mark.parametrize("cut", [0.5, 0.7, 1.0])
+def test_no_forecast_ahead_lies_beyond_the_ceiling(cut):
+    """A verl PPO run still climbing when it is cut: the damped trend is weighed into the level
+    forecast, and the ceiling is that same rule taken far ahead, so no step's forecast passes it
+    (when the ceiling was the sigmoid's alone, step 1.5x of the cut at 50% lay 0.03 above it)."""
+    assert LOGS is not None
+    path = bank_log(
+        LOGS,
+        "verl-csv-ppo-ulysses-116",
+        "verl-csv-ppo-ulysses-116/uly_sp2_dp2_vllm_tp1_20251111_091610_parsed.csv",
+    )
+    metric = "critic/rewards/mean"
+    series = read_source(path, aliases=load_aliases(KNOWLEDGE), extra_metrics=[metric]).series[
+        metric
+    ]
+    x, y = series.steps, series.values
+    seen = x <= x[0] + cut * (x[-1] - x[0])
+    last = int(x[seen][-1])
+    for ahead in (1.5, 3.0, 10.0):
+        f = outlook(
+            x[seen],
+            y[seen],
+            source="uly",
+            metric=metric,
+            quantity="training reward",
+            to=int(ahead * last),
+        )
+        assert f.at is not None and f.asymptote is not None and f.now is not None, f.abstain
+        rising = f.asymptote.value >= f.now
+        beyond = f.at.value - f.asymptote.value if rising else f.asymptote.value - f.at.value
+        assert beyond <= 1e-9, (ahead, f.at, f.asymptote)
+        # and the step by which 95% of the rest comes is where the forecast gets that far
+        if f.step_95 is not None and f.step_95 > last:
+            at95 = outlook(
+                x[seen],
+                y[seen],
+                source="uly",
+                metric=metric,
+                quantity="training reward",
+                to=f.step_95,
+            ).at
+            assert at95 is not None
+            made = (at95.value - f.now) / (f.asymptote.value - f.now)
+            assert 0.94 <= made <= 1.0, made

@@ -5,6 +5,7 @@ exports, old and new TRL names, TRL's TensorBoard tags.
 from __future__ import annotations
 
 import csv
+import json
 
 import numpy as np
 import pytest
@@ -125,3 +126,19 @@ def test_trl_tensorboard_tags_carry_the_train_prefix(tmp_path, aliases):
     )
     assert d.signal_sources["heldout_score_trend"].metric == "eval/reward"
     assert d.signal_sources["length_growth"].metric == "train/completions/mean_length"
+
+
+def test_a_roll_metrics_jsonl_counts_its_steps_by_system_step(tmp_path, aliases):
+    # ROLL (alibaba/ROLL) writes one JSON object a step, the step under "system/step" beside
+    # slash-named metrics; a log of it was refused as unknown before this key was known.
+    path = tmp_path / "metrics.jsonl"
+    lines = [
+        {"actor/pg_loss": 0.01, "reward/selected_mean": 0.3 + 0.001 * s, "system/step": s}
+        for s in range(1, 121)
+    ]
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    run = read_source(path, aliases=aliases, extra_metrics=["reward/selected_mean"])
+    reward = run.series["reward/selected_mean"]
+    assert reward.steps.tolist() == list(range(1, 121))
+    np.testing.assert_allclose(reward.values, [0.3 + 0.001 * s for s in range(1, 121)])
+    assert "system/step" not in run.series

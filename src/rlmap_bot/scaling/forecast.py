@@ -253,24 +253,28 @@ def _horizon(seen: Seen, at: np.ndarray | None) -> float:
     return max(float(np.mean(at)) - float(seen.x[-1]), 0.0) / max(length, 1e-12)
 
 
-def _candidates(seen: Seen, at: np.ndarray, p: dict) -> tuple[dict[str, float], Level | None]:
-    """Each candidate shape's forecast of the mean level over ``at``: the recent level, a linear
-    trend damped toward a plateau, and the sigmoid rule (absent when its fit abstains); with the
-    sigmoid rule's own reading (gain, identified), or None when the curve is flat."""
+def _candidates(
+    seen: Seen, at: np.ndarray | None, p: dict
+) -> tuple[dict[str, float], Level | None]:
+    """Each candidate shape's forecast of the mean level over ``at`` (None: the level each shape
+    tends to far ahead, its limit): the recent level, a linear trend damped toward a plateau, and
+    the sigmoid rule (absent when its fit abstains); with the sigmoid rule's own reading (gain,
+    identified), or None when the curve is flat."""
     found = {"level": seen.level}
     # The damped trend: the recent slope, its increments fading with a time constant of
     # ``damping`` lengths of the curve seen (Gardner and McKenzie's damped trend, in continuous
     # steps); anchored at the recent level, which stands at the recent points' mean step.
-    ahead = np.maximum(at - float(np.mean(seen.recent)), 0.0)
+    limit = at is None
+    ahead = np.full(1, np.inf) if at is None else np.maximum(at - float(np.mean(seen.recent)), 0.0)
     if math.isinf(p["damping"]):  # no damping: the straight line
-        move = float(np.mean(seen.slope * ahead))
+        move = math.copysign(math.inf, seen.slope) if limit else float(np.mean(seen.slope * ahead))
     else:
         tau = p["damping"] * max(float(seen.x[-1] - seen.x[0]), 1e-12)
         move = float(np.mean(seen.slope * tau * -np.expm1(-ahead / tau)))
     cap = p["max_reach"] * max(seen.seen_range, seen.noise)
     found["trend"] = seen.level + float(np.clip(move, -cap, cap))
     if "line" in p["shapes"]:  # the same slope, undamped: a run still climbing straight
-        line = float(np.mean(seen.slope * ahead))
+        line = math.copysign(math.inf, seen.slope) if limit else float(np.mean(seen.slope * ahead))
         found["line"] = seen.level + float(np.clip(line, -cap, cap))
     if abs(seen.change) <= p["flat_z"] * seen.change_se:
         return found, None
@@ -278,7 +282,8 @@ def _candidates(seen: Seen, at: np.ndarray, p: dict) -> tuple[dict[str, float], 
         return found, Level(abstain="the curve fits no saturating shape yet")
     identified = seen.fit.curve.c_mid <= p["bend_reach"] * float(seen.x[-1] + seen.shift)
     now = float(np.mean(seen.fit.curve(seen.recent + seen.shift)))
-    gain = float(np.mean(seen.fit.curve(at + seen.shift))) - now
+    then = seen.fit.curve.a if at is None else float(np.mean(seen.fit.curve(at + seen.shift)))
+    gain = then - now
     if abs(gain) > cap:
         far = "the fitted ceiling is not pinned down yet: the curve is still far from bending"
         return found, Level(abstain=far)
@@ -300,7 +305,7 @@ def _looked(seen: Seen, p: dict) -> Looked:
 
 
 def shape_weights(
-    seen: Seen, at: np.ndarray, p: dict, looked: Looked | None = None
+    seen: Seen, at: np.ndarray | None, p: dict, looked: Looked | None = None
 ) -> dict[str, float]:
     """How much each candidate shape counts, by how well it forecast the curve's own recent past:
     at each look back (the one whose horizon is nearest the forecast's, or all of them:
@@ -329,12 +334,15 @@ def shape_weights(
     return {n: e ** -p["weight_power"] for n, e in mean.items()}
 
 
-def level_at(seen: Seen, at: np.ndarray, params: dict | None = None) -> Level:
-    """Steps 3 to 5 of the rule: the mean level over the steps ``at``."""
+def level_at(seen: Seen, at: np.ndarray | None, params: dict | None = None) -> Level:
+    """Steps 3 to 5 of the rule: the mean level over the steps ``at``; ``at=None``: the level the
+    rule tends to far ahead (each shape's limit, weighed as at any step, so that no step's
+    forecast lies beyond it), its interval that of one length ahead."""
     p = {**PARAMS, **(params or {})}
     if seen.abstain:
         return Level(abstain=seen.abstain)
-    at = np.atleast_1d(np.asarray(at, dtype=float))
+    if at is not None:
+        at = np.atleast_1d(np.asarray(at, dtype=float))
     found, sigmoid = _candidates(seen, at, p)
     if sigmoid is None:  # the curve has stopped moving: its recent level, not extrapolated
         half_width = p["q80"] * interval_scale(seen, 0.0, p, at)

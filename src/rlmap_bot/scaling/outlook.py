@@ -3,8 +3,9 @@ the step by which 95% of the remaining gain comes, what 1,000 more steps buy, th
 asked for, and the points to draw; or "not enough to forecast yet" and why.
 
 Built on :mod:`rlmap_bot.scaling.forecast` (the backtested rule): the level at a step is
-:func:`~rlmap_bot.scaling.forecast.level_at`, and the ceiling is the same rule taken to the
-fitted sigmoid's asymptote, its interval widened by the spread of the asymptote itself.
+:func:`~rlmap_bot.scaling.forecast.level_at`, and the ceiling is the same rule taken far ahead
+(each candidate shape at its limit, weighed as at any step), its interval widened by the spread of
+the sigmoid's asymptote itself; so no forecast at any step lies beyond the ceiling.
 """
 
 from __future__ import annotations
@@ -20,7 +21,6 @@ from rlmap_bot.scaling.forecast import (
     gain_weight,
     interval_scale,
     level_at,
-    past_miss,
     read_curve,
 )
 
@@ -29,6 +29,8 @@ from rlmap_bot.scaling.forecast import (
 REMAINING_SHARE = 0.95
 #: "Another N steps buy about ...": the issue's sentence uses 1,000 steps.
 MORE_STEPS = 1000
+#: A normal 80% interval's half-width in standard deviations, as the backtest's baselines use.
+Z80 = 1.2816
 #: Points drawn for the fitted line and its band.
 DRAWN = 120
 
@@ -90,13 +92,14 @@ def outlook(
         return out
     out.saturated = at.saturated
     out.at = AtStep(step=int(target), value=at.value, low=at.low, high=at.high)
-    ceiling = _ceiling(seen)
-    if ceiling is None:
+    found = _ceiling(seen, last)
+    if found is None:
         out.abstain = (
             "the fitted ceiling is not pinned down yet: the curve is still far from bending"
         )
         out.at = None
         return out
+    ceiling, step_95 = found
     out.asymptote = ceiling
     start = float(np.mean(y[: max(3, y.size // 10)]))
     gain = ceiling.value - start
@@ -105,7 +108,7 @@ def outlook(
     # (below it for a rising run), by more than the recent level's own 80% uncertainty, is past
     # its best: there is no share of a ceiling to reach, and no step by which the rest comes.
     back = (seen.level - ceiling.value) if made > 0 else (ceiling.value - seen.level)
-    if abs(made) > 1e-12 and not out.saturated and back > 1.2816 * seen.level_se:
+    if abs(made) > 1e-12 and not out.saturated and back > Z80 * seen.level_se:
         out.past_peak = True
     elif abs(gain) > 1e-12:
         out.reached = float(min(max(made / gain, 0.0), 1.0))
@@ -115,32 +118,39 @@ def outlook(
     # The step by which 95% of the remaining gain comes is said only when some gain remains: the
     # ceiling lies ahead of the level now by more than that level's own 80% uncertainty.
     ahead = (ceiling.value - seen.level) if made >= 0 else (seen.level - ceiling.value)
-    remains = ahead > 1.2816 * seen.level_se
-    out.step_95 = _step_95(seen, last) if remains and not out.past_peak else None
-    out.curve = _drawn(out.curve, seen, max(target, last))
+    remains = ahead > Z80 * seen.level_se
+    out.step_95 = step_95 if remains and not out.past_peak else None
+    out.curve = _drawn(out.curve, seen, max(target, last), step_95)
     return out
 
 
-def _ceiling(seen: Seen) -> Estimate | None:
-    """The ceiling: the recent level when the curve has stopped moving, else the rule's forecast
-    at the fit's asymptote. Its interval is the rule's one length ahead, widened in quadrature by
-    how far the asymptote itself moves when the fit's residuals are resampled."""
+def _ceiling(seen: Seen, last: float) -> tuple[Estimate, int | None] | None:
+    """The ceiling, and the step by which the forecast comes 95% of the way to it (None when it
+    gets no nearer within :data:`FURTHEST` lengths); None when the fitted ceiling is not pinned
+    down. The recent level when the curve has stopped moving, else the level the rule tends to
+    far ahead (every candidate shape taken to its limit and weighed as at any step, so that no
+    step's forecast lies beyond the ceiling). Its interval is the rule's one length ahead,
+    widened in quadrature by how far the sigmoid's asymptote itself moves when the fit's
+    residuals are resampled (times the sigmoid's weight: the other shapes' limits do not move
+    with it) and by how far the shapes' limits lie apart (their weighted standard deviation,
+    times :data:`Z80`): where the shapes disagree on where the run is heading, so does the
+    ceiling, and no fit of one shape sees that."""
     p = PARAMS
     if abs(seen.change) <= p["flat_z"] * seen.change_se or seen.fit is None:
         half = p["q80"] * interval_scale(seen, 0.0)
-        return Estimate(value=seen.level, low=seen.level - half, high=seen.level + half)
+        return Estimate(value=seen.level, low=seen.level - half, high=seen.level + half), int(last)
     curve = seen.fit.curve
     now = float(np.mean(curve(seen.recent + seen.shift)))
-    gain = curve.a - now
-    if abs(gain) > p["max_reach"] * max(seen.seen_range, seen.noise):
+    if abs(curve.a - now) > p["max_reach"] * max(seen.seen_range, seen.noise):
         return None
-    value = seen.level + gain_weight(seen) * gain
-    spread = _asymptote_spread(seen)
-    # The ceiling is the sigmoid rule's alone, so its interval widens by that shape's own miss of
-    # the curve's past, not the blend's.
-    past = past_miss(seen, {"sigmoid": 1.0}, p)
-    half = math.hypot(p["q80"] * interval_scale(seen, gain, past=past), spread)
-    return Estimate(value=value, low=value - half, high=value + half)
+    far = level_at(seen, None)
+    if far.abstain:
+        return None
+    step_95 = _step_95(seen, last, far.value)
+    scale = interval_scale(seen, far.move, None, None, far.spread, far.past_miss)
+    spread = far.weights.get("sigmoid", 0.0) * _asymptote_spread(seen)
+    half = math.hypot(p["q80"] * scale, spread, Z80 * far.spread)
+    return Estimate(value=far.value, low=far.value - half, high=far.value + half), step_95
 
 
 def _asymptote_spread(seen: Seen, draws: int = 20) -> float:
@@ -164,27 +174,42 @@ def _asymptote_spread(seen: Seen, draws: int = 20) -> float:
     return float(gain_weight(seen) * (hi - lo) / 2)
 
 
-def _step_95(seen: Seen, last: float) -> int | None:
-    """The step by which 95% of the gain still to come from here is reached (the last step when
-    the curve has stopped moving)."""
-    if abs(seen.change) <= PARAMS["flat_z"] * seen.change_se or seen.fit is None:
+def _step_95(seen: Seen, last: float, ceiling: float) -> int | None:
+    """The step by which the forecast has come 95% of the way from the level now to ``ceiling``
+    (None when the rule gets no nearer within :data:`FURTHEST` lengths of the curve seen). The
+    forecast's path is found on a log-spaced grid of steps ahead, then narrowed by bisection
+    between the grid's last two steps."""
+    goal = REMAINING_SHARE * (ceiling - seen.level)
+    if abs(goal) < 1e-12:
         return int(last)
-    curve = seen.fit.curve
-    now = float(np.mean(curve(seen.recent + seen.shift)))
-    whole = curve.a - curve.r0
-    if abs(whole) < 1e-12:
-        return int(last)
-    share = (now - curve.r0 + REMAINING_SHARE * (curve.a - now)) / whole
-    if not 0 < share < 1:
-        return int(last)
-    return int(math.ceil(max(curve.reach(share) - seen.shift, last)))
+
+    def there(step: float) -> bool:
+        got = level_at(seen, np.array([step]))
+        return not got.abstain and (got.value - seen.level) / goal >= 1.0
+
+    length = max(float(seen.x[-1] - seen.x[0]), 1.0)
+    before = last
+    for ahead in np.geomspace(0.01, FURTHEST, 60):
+        step = last + ahead * length
+        if there(step):
+            lo, hi = before, step
+            for _ in range(30):
+                mid = (lo + hi) / 2
+                lo, hi = (lo, mid) if there(mid) else (mid, hi)
+            return int(math.ceil(hi))
+        before = step
+    return None
 
 
-def _drawn(curve: Curve, seen: Seen, until: float) -> Curve:
+#: The furthest a step to 95% of the remaining gain is looked for, in lengths of the curve seen;
+#: a forecast further ahead than this is not one a team plans by (judgement).
+FURTHEST = 1000.0
+
+
+def _drawn(curve: Curve, seen: Seen, until: float, step95: int | None) -> Curve:
     """The fitted line and its 80% band from the kept points to ``until`` (or to 95% of the
     remaining gain, whichever is further, capped at four times the steps seen)."""
     end = until
-    step95 = _step_95(seen, float(seen.x[-1]))
     if step95 is not None:
         end = max(end, min(float(step95), 4 * float(seen.x[-1])))
     xs = np.linspace(float(seen.x[0]), max(end, float(seen.x[-1]) + 1), DRAWN)

@@ -156,7 +156,8 @@ class Tracking(BaseModel):
     )
     ceiling_peak: AtStep | None = Field(
         None,
-        description="the highest ceiling the run's forecast gave so far, and at which step (a "
-        "sharp fall below it is said once: watch/stopping.py)",
+        description="the best-established ceiling the run's forecast gave so far (the highest "
+        "low end of its 80% interval), and at which step (a sharp fall below it is said once: "
+        "watch/stopping.py)",
     )
     bytes_read: int = Field(0, description="bytes read from the log over every check")

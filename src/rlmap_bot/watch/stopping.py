@@ -10,11 +10,11 @@ as it reads the verdict, and opens one of two conditions, each at most once in a
   is at most :data:`LEFT_SHARE` of what the run has gained so far, and the forecast does not say
   the run is past its best; and all of it still holds at a check :data:`AGAIN` more steps on (the
   forecast of a noisy curve can look flat for one check).
-* ``stop:falling``: the forecast ceiling fell sharply below the highest one forecast before: the
-  two 80% intervals do not overlap, the fall is at least :data:`FALL_SHARE` of the gain that
-  earlier ceiling promised, and the curve itself has turned down (the forecast says it is past its
-  best, or its recent level is below its best by more than its noise). A run bending down before
-  it collapses.
+* ``stop:falling``: the forecast ceiling fell sharply below the best-established one forecast
+  before (the one whose 80% interval's low end was highest): the two intervals do not overlap,
+  the fall is at least :data:`FALL_SHARE` of the gain that earlier ceiling promised, and the curve
+  itself has turned down (the forecast says it is past its best, or its recent level is below its
+  best by more than its noise). A run bending down before it collapses.
 
 A condition here is never resolved: its advice is given once, and a watch that opens it stays
 quiet about it after. Both are measured on the generated population and the real-log bank
@@ -131,11 +131,14 @@ def falling(forecast: Forecast | None, peak: AtStep | None) -> StopAdvised | Non
 
 
 def new_peak(forecast: Forecast | None, peak: AtStep | None) -> AtStep | None:
-    """The highest ceiling forecast so far, with this check's forecast counted."""
+    """The best-established ceiling forecast so far, with this check's forecast counted: the one
+    whose 80% interval's low end is highest. A ceiling promised with a wide interval (a climb the
+    candidate shapes extrapolate apart) promised little, and a later, narrower forecast below its
+    middle is no fall from it."""
     if forecast is None or forecast.abstain or forecast.asymptote is None:
         return peak
     a = forecast.asymptote
-    if peak is not None and peak.value >= a.value:
+    if peak is not None and peak.low >= a.low:
         return peak
     step = forecast.last_step if forecast.last_step is not None else 0
     return AtStep(step=step, value=a.value, low=a.low, high=a.high)
@@ -146,8 +149,8 @@ def advise(
 ) -> None:
     """Open a stop condition (at most one of each kind in a watch's life) on ``evaluation`` when
     this check's forecast calls for it, with a ``stop`` transition to announce; keeps in
-    ``tracking`` the highest ceiling so far (the fall is judged against the checks before) and
-    where the run was first seen to have reached its ceiling."""
+    ``tracking`` the best-established ceiling so far (the fall is judged against the checks
+    before) and where the run was first seen to have reached its ceiling."""
     from rlmap_bot.watch.conditions import Transition, open_condition
 
     peak, step = tracking.ceiling_peak, forecast.last_step if forecast is not None else None

@@ -26,6 +26,7 @@ STEP_KEYS = (
     "train/global_step",
     "trainer/global_step",
     "training/global_step",
+    "system/step",  # ROLL (alibaba/ROLL): its pipelines log metrics["system/step"] = global_step
     "iteration",
     "iter",
     "Step",
