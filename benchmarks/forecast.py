@@ -83,13 +83,14 @@ def load_curves(logs: Path) -> list[Curve]:
     split = yaml.safe_load((BANK / "forecast_split.yaml").read_text())
     part_of = {s: "heldout" for s in split["heldout"]} | {s: "tuning" for s in split["tuning"]}
     joined = {log: name for name, logs_ in split.get("joined", {}).items() for log in logs_}
+    repeats = split.get("repeats", {})  # a log whose curves repeat another log's, value for value
     pieces: dict[tuple[str, str], list[tuple[np.ndarray, np.ndarray]]] = {}
     meta: dict[tuple[str, str], str] = {}
     missing = [e["name"] for e in bank if not (logs / Path(e["path"]).parts[0]).is_dir()]
     if missing:
         print(f"   {len(missing)} bank logs are not in {logs}, left out: {', '.join(missing)}")
     for entry in bank:
-        if entry["name"] in missing:
+        if entry["name"] in missing or entry["name"] in repeats:
             continue
         quantities = {q: m for q, m in entry["quantities"].items() if q in ("reward", "heldout")}
         run = entry.get("run") or {}

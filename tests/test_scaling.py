@@ -154,6 +154,21 @@ def test_a_run_past_its_peak_is_said_to_be_past_its_best_not_a_share_of_a_ceilin
     assert forecast_line(f).startswith("Forecast: past its best")
 
 
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_a_ceiling_a_hair_below_the_level_is_a_run_at_its_ceiling_not_past_its_best(seed):
+    """A plateau with a slight drift down over its last half, logged with little noise: the
+    forecast's ceiling lies a few ten-thousandths below the level now, beyond the level's own
+    noise but well inside the ceiling's interval. That is a run at its ceiling (the drift shows
+    in what more steps buy), not "past its best"."""
+    x, y = run(Truth(0.7, 2.0, 60), 600, noise=0.001, seed=seed)
+    y = y - 6e-5 * np.maximum(x - 300, 0)
+    f = outlook(x, y, source="drift", metric="reward", quantity="training reward")
+    assert f.asymptote is not None and f.now is not None
+    assert f.asymptote.value < f.now < f.asymptote.high
+    assert not f.past_peak and f.reached == 1.0
+    assert forecast_line(f).startswith("Forecast: at its forecast ceiling"), forecast_line(f)
+
+
 def test_no_step_for_the_rest_of_the_gain_when_no_gain_remains():
     """A run at its ceiling: the ceiling is no further ahead than the noise of the level now."""
     truth = Truth(a=0.7, b=2.0, c_mid=20)
