@@ -377,6 +377,8 @@ def print_ceilings(title: str, curves: list[Curve]) -> None:
     cut as the level forecasts are; a method that abstains is scored on the rest."""
     flat = [c for c in curves if levelled(c)]
     print(f"   {title}: {len(flat)} of {len(curves)} curves levelled off by their end")
+    if not flat:
+        return
     for cut in CUTS:
         row = []
         for name, method in CEILINGS.items():
