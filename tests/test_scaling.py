@@ -157,9 +157,9 @@ def test_a_run_past_its_peak_is_said_to_be_past_its_best_not_a_share_of_a_ceilin
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_a_ceiling_a_hair_below_the_level_is_a_run_at_its_ceiling_not_past_its_best(seed):
     """A plateau with a slight drift down over its last half, logged with little noise: the
-    forecast's ceiling lies a few ten-thousandths below the level now, beyond the level's own
-    noise but well inside the ceiling's interval. That is a run at its ceiling (the drift shows
-    in what more steps buy), not "past its best"."""
+    forecast's ceiling lies a few ten-thousandths below the level now, beyond the recent level's
+    standard error but within one point's noise, so nothing of it would show on the curve. That
+    is a run at its ceiling (the drift shows in what more steps buy), not "past its best"."""
     x, y = run(Truth(0.7, 2.0, 60), 600, noise=0.001, seed=seed)
     y = y - 6e-5 * np.maximum(x - 300, 0)
     f = outlook(x, y, source="drift", metric="reward", quantity="training reward")

@@ -167,6 +167,9 @@ class Seen:
     recent: np.ndarray = field(default_factory=lambda: np.zeros(0))
     checks: tuple[Check, ...] = ()
     abstain: str | None = None
+    # The looks back's candidate forecasts, made once per set of parameters: they do not depend on
+    # the step a forecast is asked for, and one outlook asks for hundreds (a band, a search).
+    memo: dict = field(default_factory=dict, init=False, repr=False, compare=False)
 
 
 def _theil_sen(x: np.ndarray, y: np.ndarray) -> float:
@@ -298,26 +301,20 @@ def _candidates(
     return found, Level(gain=gain, identified=identified)
 
 
-def limits(seen: Seen, params: dict | None = None) -> dict[str, float]:
-    """Each candidate shape's level far ahead (the sigmoid's absent when its fit abstains):
-    what :func:`level_at` weighs when it is asked for the level the rule tends to."""
-    p = {**PARAMS, **(params or {})}
-    found, sigmoid = _candidates(seen, None, p)
-    if sigmoid is not None and sigmoid.abstain:
-        found.pop("sigmoid", None)
-    return found
-
-
 #: Each look back with what each candidate shape forecast at it.
 Looked = list[tuple[Check, dict[str, float]]]
 
 
 def _looked(seen: Seen, p: dict) -> Looked:
     """Each look back and its candidates' forecasts: what ``shape_weights`` and ``past_miss`` both
-    read, made once for a level forecast (none when the looks back are turned off)."""
+    read, made once for a curve seen and a set of parameters (none when the looks back are turned
+    off)."""
     if not p["look_back"]:
         return []
-    return [(check, _candidates(check.seen, check.at, p)[0]) for check in seen.checks]
+    key = tuple(sorted(p.items()))
+    if key not in seen.memo:
+        seen.memo[key] = [(check, _candidates(check.seen, check.at, p)[0]) for check in seen.checks]
+    return seen.memo[key]
 
 
 def shape_weights(

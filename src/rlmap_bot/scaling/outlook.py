@@ -21,7 +21,6 @@ from rlmap_bot.scaling.forecast import (
     gain_weight,
     interval_scale,
     level_at,
-    limits,
     read_curve,
 )
 
@@ -100,19 +99,18 @@ def outlook(
         )
         out.at = None
         return out
-    ceiling, step_95, (below, above) = found
+    ceiling, step_95 = found
     out.asymptote = ceiling
     start = float(np.mean(y[: max(3, y.size // 10)]))
     gain = ceiling.value - start
     made = seen.level - start
     # A run that has climbed and whose ceiling lies on the far side of where it is now (below it
-    # for a rising run), by more than the recent level's own 80% uncertainty, with the shapes
-    # that carry most of the forecast's weight heading there too, is past its best: there is no
-    # share of a ceiling to reach, and no step by which the rest comes. A ceiling a hair below
-    # the level, from one shape's slight drift, is a run at its ceiling, not one going back.
+    # for a rising run), by more than the recent level's own 80% uncertainty and by more than one
+    # point's noise, is past its best: there is no share of a ceiling to reach, and no step by
+    # which the rest comes. A ceiling a hair below the level (one shape's slight drift), closer
+    # than the curve's own step-to-step noise, would not show on the curve: a run at its ceiling.
     back = (seen.level - ceiling.value) if made > 0 else (ceiling.value - seen.level)
-    going_back = (below if made > 0 else above) > 0.5
-    if abs(made) > 1e-12 and not out.saturated and back > Z80 * seen.level_se and going_back:
+    if abs(made) > 1e-12 and not out.saturated and back > max(Z80 * seen.level_se, seen.noise):
         out.past_peak = True
     elif abs(gain) > 1e-12:
         out.reached = float(min(max(made / gain, 0.0), 1.0))
@@ -128,14 +126,12 @@ def outlook(
     return out
 
 
-def _ceiling(seen: Seen, last: float) -> tuple[Estimate, int | None, tuple[float, float]] | None:
-    """The ceiling, the step by which the forecast comes 95% of the way to it (None when it gets
-    no nearer within :data:`FURTHEST` lengths) and the shares of the forecast's weight on shapes
-    whose limit lies below, and above, the level now by more than its 80% noise; None when the
-    fitted ceiling is not pinned down. The settled level when the curve has stopped moving, else
-    the level the rule tends to far ahead (every candidate shape taken to its limit and weighed
-    as at any step, so that no step's forecast lies beyond the ceiling). Its interval is the
-    rule's one length ahead,
+def _ceiling(seen: Seen, last: float) -> tuple[Estimate, int | None] | None:
+    """The ceiling and the step by which the forecast comes 95% of the way to it (None when it
+    gets no nearer within :data:`FURTHEST` lengths); None when the fitted ceiling is not pinned
+    down. The settled level when the curve has stopped moving, else the level the rule tends to
+    far ahead (every candidate shape taken to its limit and weighed as at any step, so that no
+    step's forecast lies beyond the ceiling). Its interval is the rule's one length ahead,
     widened in quadrature by how far the sigmoid's asymptote itself moves when the fit's
     residuals are resampled (times the sigmoid's weight: the other shapes' limits do not move
     with it) and by how far the shapes' limits lie apart (their weighted standard deviation,
@@ -146,7 +142,7 @@ def _ceiling(seen: Seen, last: float) -> tuple[Estimate, int | None, tuple[float
         half = p["q80"] * interval_scale(seen, 0.0)
         flat = abs(seen.change) <= p["flat_z"] * seen.change_se
         value = seen.settled if flat else seen.level  # as the level forecast says it
-        return Estimate(value=value, low=value - half, high=value + half), int(last), (0.0, 0.0)
+        return Estimate(value=value, low=value - half, high=value + half), int(last)
     curve = seen.fit.curve
     now = float(np.mean(curve(seen.recent + seen.shift)))
     if abs(curve.a - now) > p["max_reach"] * max(seen.seen_range, seen.noise):
@@ -158,13 +154,7 @@ def _ceiling(seen: Seen, last: float) -> tuple[Estimate, int | None, tuple[float
     scale = interval_scale(seen, far.move, None, None, far.spread, far.past_miss)
     spread = far.weights.get("sigmoid", 0.0) * _asymptote_spread(seen)
     half = math.hypot(p["q80"] * scale, spread, Z80 * far.spread)
-    ends = limits(seen)
-    total = sum(far.weights.values()) or 1.0
-    noise = Z80 * seen.level_se
-    below = sum(w for n, w in far.weights.items() if ends.get(n, seen.level) < seen.level - noise)
-    above = sum(w for n, w in far.weights.items() if ends.get(n, seen.level) > seen.level + noise)
-    estimate = Estimate(value=far.value, low=far.value - half, high=far.value + half)
-    return estimate, step_95, (below / total, above / total)
+    return Estimate(value=far.value, low=far.value - half, high=far.value + half), step_95
 
 
 def _asymptote_spread(seen: Seen, draws: int = 20) -> float:
