@@ -169,6 +169,21 @@ def test_a_ceiling_a_hair_below_the_level_is_a_run_at_its_ceiling_not_past_its_b
     assert forecast_line(f).startswith("Forecast: at its forecast ceiling"), forecast_line(f)
 
 
+@pytest.mark.parametrize("seed", [0, 1, 26])
+def test_a_run_that_gained_nothing_its_noise_can_tell_gets_no_share_of_a_ceiling(seed):
+    """A noisy run wandering around where it started (reward 0.55, noise 0.1, 200 steps): the
+    ceiling may land a hair under the start, and a share of that "gain" read "0% of it reached".
+    With no gain its noise can tell, no share is said, and nothing is past its best."""
+    x = np.arange(1, 201, dtype=float)
+    rng = np.random.default_rng(seed)
+    y = 0.55 + 0.03 * np.sin(x / 30) + rng.normal(0, 0.1, x.size)
+    f = outlook(x, y, source="wander", metric="reward", quantity="training reward")
+    assert f.abstain is None and f.asymptote is not None
+    assert f.reached is None and not f.past_peak
+    line = forecast_line(f)
+    assert line.startswith("Forecast: ceiling near") and "reached" not in line, line
+
+
 def test_no_step_for_the_rest_of_the_gain_when_no_gain_remains():
     """A run at its ceiling: the ceiling is no further ahead than the noise of the level now."""
     truth = Truth(a=0.7, b=2.0, c_mid=20)

@@ -110,9 +110,13 @@ def outlook(
     # which the rest comes. A ceiling a hair below the level (one shape's slight drift), closer
     # than the curve's own step-to-step noise, would not show on the curve: a run at its ceiling.
     back = (seen.level - ceiling.value) if made > 0 else (ceiling.value - seen.level)
-    if abs(made) > 1e-12 and not out.saturated and back > max(Z80 * seen.level_se, seen.noise):
+    # A run that has gained nothing its noise can tell since its start (the two means' own 80%
+    # uncertainty) has no share of a gain to report, and no best it went back from.
+    head = max(3, y.size // 10)
+    moved = abs(made) > Z80 * seen.noise * math.sqrt(1 / head + 1 / max(seen.recent.size, 1))
+    if moved and not out.saturated and back > max(Z80 * seen.level_se, seen.noise):
         out.past_peak = True
-    elif abs(gain) > 1e-12:
+    elif moved and abs(gain) > 1e-12:
         out.reached = float(min(max(made / gain, 0.0), 1.0))
     more = level_at(seen, np.array([last + MORE_STEPS]))
     if not more.abstain:
