@@ -172,6 +172,13 @@ class Seen:
     memo: dict = field(default_factory=dict, init=False, repr=False, compare=False)
 
 
+def stopped(seen: Seen, params: dict | None = None) -> bool:
+    """Step 3 of the rule: the curve has stopped moving (its recent change is inside ``flat_z``
+    standard errors), so it is forecast at its settled level and not extrapolated."""
+    flat_z = (params or {}).get("flat_z", PARAMS["flat_z"])
+    return abs(seen.change) <= flat_z * seen.change_se
+
+
 def _theil_sen(x: np.ndarray, y: np.ndarray) -> float:
     from scipy.stats import theilslopes
 
@@ -225,7 +232,7 @@ def read_curve(
         fit=fit_sigmoid(xk + shift, yk),
         recent=xk[-k:],
     )
-    if not look_back or abs(seen.change) <= p["flat_z"] * seen.change_se:
+    if not look_back or stopped(seen, p):
         # A flat curve is forecast at its recent level (``_candidates``): no shape to weigh, so
         # the looks back (three more fits, most of a forecast's time) would go unused.
         return seen
@@ -285,7 +292,7 @@ def _candidates(
     if "line" in p["shapes"]:  # the same slope, undamped: a run still climbing straight
         line = math.copysign(math.inf, seen.slope) if limit else float(np.mean(seen.slope * ahead))
         found["line"] = seen.level + float(np.clip(line, -cap, cap))
-    if abs(seen.change) <= p["flat_z"] * seen.change_se:
+    if stopped(seen, p):
         return found, None
     if seen.fit is None:
         return found, Level(abstain="the curve fits no saturating shape yet")

@@ -22,6 +22,7 @@ from rlmap_bot.scaling.forecast import (
     interval_scale,
     level_at,
     read_curve,
+    stopped,
 )
 
 #: The share of the remaining gain whose step is reported ("the step by which 95% of the
@@ -142,9 +143,9 @@ def _ceiling(seen: Seen, last: float) -> tuple[Estimate, int | None] | None:
     times :data:`Z80`): where the shapes disagree on where the run is heading, so does the
     ceiling, and no fit of one shape sees that."""
     p = PARAMS
-    if abs(seen.change) <= p["flat_z"] * seen.change_se or seen.fit is None:
+    flat = stopped(seen)
+    if flat or seen.fit is None:
         half = p["q80"] * interval_scale(seen, 0.0)
-        flat = abs(seen.change) <= p["flat_z"] * seen.change_se
         value = seen.settled if flat else seen.level  # as the level forecast says it
         return Estimate(value=value, low=value - half, high=value + half), int(last)
     curve = seen.fit.curve
