@@ -12,7 +12,6 @@ and the trackio SDK writing a project. The curves are ScaleRL sigmoids with know
 from __future__ import annotations
 
 import json
-import textwrap
 
 import pytest
 from click.testing import CliRunner
@@ -20,12 +19,13 @@ from click.testing import CliRunner
 from rlmap_bot.cli.main import cli
 from rlmap_bot.crypto import TokenCipher, new_key
 from rlmap_bot.state.store import StateStore
-from support import KNOWLEDGE, python_says
+from support import KNOWLEDGE
 from support.bot import start_bot
 from support.scalingcurves import Truth, run
 from support.shared import once_per_run
 from support.slackio import slash, text_of
 from support.standin import TEAM
+from support.sweeps import mlflow_experiment, trackio_project
 from support.wandb_standin import WandbStandIn
 
 KEY = "wandbkey" + "fedcba9876543210" * 2  # 40 characters, like a W&B API key
@@ -181,20 +181,6 @@ def test_slash_compare_a_wandb_project_with_the_workspaces_sealed_key(
 
 
 # -- MLflow: an experiment in a sqlite:/// store, written by MLflow's own client -------------------
-MLFLOW_SWEEP = """
-    import json, mlflow
-    from mlflow.entities import Metric
-    client = mlflow.MlflowClient()
-    exp = client.create_experiment("grpo-sweep")
-    for name, points, status in json.loads(CURVES):
-        run = client.create_run(exp, run_name=name).info.run_id
-        batch = [Metric("train/reward", v, 0, s) for s, v in points]
-        client.log_batch(run, metrics=batch)
-        client.set_terminated(run, status=status)
-    print("OUT=ok")
-"""
-
-
 def _mlflow_sweep(folder) -> str:
     """An experiment of three runs: lr-low (ceiling 0.5), lr-high (0.8), and lr-bad, failed."""
     runs = [
@@ -202,10 +188,7 @@ def _mlflow_sweep(folder) -> str:
         ("lr-high", curve(0.8, 2), "FINISHED"),
         ("lr-bad", curve(0.2, 3), "FAILED"),
     ]
-    script = textwrap.dedent(MLFLOW_SWEEP).replace(
-        "json.loads(CURVES)", f"json.loads({json.dumps(json.dumps(runs))})"
-    )
-    return python_says(script, {"MLFLOW_TRACKING_URI": f"sqlite:///{folder}/mlflow.db"})
+    return mlflow_experiment(f"sqlite:///{folder}/mlflow.db", "grpo-sweep", runs)
 
 
 @pytest.fixture(scope="session")
@@ -250,25 +233,11 @@ def test_slash_compare_an_mlflow_experiment_in_a_store_under_the_run_roots(
 
 
 # -- Trackio: a project written by the trackio SDK -------------------------------------------------
-TRACKIO_SWEEP = """
-    import json, trackio
-    for name, points in json.loads(CURVES):
-        trackio.init(project="sweep", name=name)
-        for s, v in points:
-            trackio.log({"train/reward": v}, step=s)
-        trackio.finish()
-    print("OUT=ok")
-"""
-
-
 def _trackio_sweep(folder) -> str:
     """A project of three runs, logged in this order: kl-0 (ceiling 0.6), kl-1 (0.75), kl-2
     (0.45)."""
     runs = [("kl-0", curve(0.6, 4)), ("kl-1", curve(0.75, 5)), ("kl-2", curve(0.45, 6))]
-    script = textwrap.dedent(TRACKIO_SWEEP).replace(
-        "json.loads(CURVES)", f"json.loads({json.dumps(json.dumps(runs))})"
-    )
-    return python_says(script, {"TRACKIO_DIR": str(folder / "trackio"), "HF_HUB_OFFLINE": "1"})
+    return trackio_project(folder / "trackio", "sweep", runs)
 
 
 @pytest.fixture(scope="session")

@@ -10,12 +10,10 @@ written by MLflow's own client, and a project written by the trackio SDK. Needs 
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
 import tempfile
-import textwrap
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -23,8 +21,8 @@ HERE = Path(__file__).resolve().parent
 # standard library's http package: the tests folder takes its place.
 sys.path[0] = str(HERE.parent)
 
-from support import python_says  # noqa: E402
 from support.scalingcurves import Truth, run  # noqa: E402
+from support.sweeps import mlflow_experiment, trackio_project  # noqa: E402
 from support.wandb_standin import WandbStandIn  # noqa: E402
 
 KEY = "wandbkey" + "0123456789abcdef" * 2
@@ -44,34 +42,6 @@ WANDB_RUNS = [
     ("grpo-lr5e-6", "x2k2m2", 0.70, 30, "crashed", "lr-sweep"),
     ("grpo-lr2e-6", "x3k2m3", 0.70, 50, "finished", None),
 ]
-
-MLFLOW_RUNS = """
-    import json, mlflow
-    from mlflow.entities import Metric
-    client = mlflow.MlflowClient()
-    exp = client.create_experiment("grpo-kl")
-    for name, points, status in json.loads(CURVES):
-        run = client.create_run(exp, run_name=name).info.run_id
-        client.log_batch(run, metrics=[Metric("train/reward", v, 0, s) for s, v in points])
-        client.set_terminated(run, status=status)
-    print("OUT=ok")
-"""
-
-TRACKIO_RUNS = """
-    import json, trackio
-    for name, points in json.loads(CURVES):
-        trackio.init(project="grpo-seeds", name=name)
-        for s, v in points:
-            trackio.log({"train/reward": v}, step=s)
-        trackio.finish()
-    print("OUT=ok")
-"""
-
-
-def _with(script: str, runs: list) -> str:
-    return textwrap.dedent(script).replace(
-        "json.loads(CURVES)", f"json.loads({json.dumps(json.dumps(runs))})"
-    )
 
 
 def show(args: list[str], env: dict[str, str]) -> None:
@@ -102,15 +72,10 @@ def main() -> None:
                 ("kl-0.1", curve(0.40, 45, 13), "FAILED"),
             ]
             env["MLFLOW_TRACKING_URI"] = f"sqlite:///{folder}/mlflow.db"
-            python_says(
-                _with(MLFLOW_RUNS, mlflow_runs), {"MLFLOW_TRACKING_URI": env["MLFLOW_TRACKING_URI"]}
-            )
+            mlflow_experiment(env["MLFLOW_TRACKING_URI"], "grpo-kl", mlflow_runs)
             trackio_runs = [("seed-1", curve(0.70, 45, 21)), ("seed-2", curve(0.70, 80, 22))]
             env["TRACKIO_DIR"] = str(folder / "trackio")
-            python_says(
-                _with(TRACKIO_RUNS, trackio_runs),
-                {"TRACKIO_DIR": env["TRACKIO_DIR"], "HF_HUB_OFFLINE": "1"},
-            )
+            trackio_project(folder / "trackio", "grpo-seeds", trackio_runs)
             show(["compare", "wandb:my-team/grpo"], env)
             show(["compare", "wandb:my-team/grpo/group:lr-sweep"], env)
             show(["compare", "mlflow:experiment:grpo-kl"], env)
