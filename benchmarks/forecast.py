@@ -232,13 +232,13 @@ METHODS: dict[str, Forecaster] = {
 _CACHE: dict[tuple, object] = {}
 
 
-def predict(method: str, c: Curve, cut: float):
+def predict(method: str, c: Curve, cut: float, methods=METHODS):
     """One method's forecast of one curve from its first ``cut`` of steps (memoised: both tiers
     and every table share it)."""
-    key = (method, c.name, c.quantity, cut)
+    key = (methods[method], c.name, c.quantity, cut)
     if key not in _CACHE:
         seen = c.x <= c.x[0] + cut * (c.x[-1] - c.x[0])
-        _CACHE[key] = METHODS[method](c.x[seen], c.y[seen], target(c)[2])
+        _CACHE[key] = methods[method](c.x[seen], c.y[seen], target(c)[2])
     return _CACHE[key]
 
 
@@ -249,7 +249,7 @@ def score(curves: list[Curve], cut: float, methods=METHODS) -> dict[str, dict]:
         for c in curves:
             final, scale, at = target(c)
             seen = c.x <= c.x[0] + cut * (c.x[-1] - c.x[0])
-            got = predict(name, c, cut)
+            got = predict(name, c, cut, methods)
             if got is None:
                 abstained += 1
                 lv = last_value(c.x[seen], c.y[seen], at)[0]
@@ -269,23 +269,24 @@ def score(curves: list[Curve], cut: float, methods=METHODS) -> dict[str, dict]:
     return out
 
 
+def row(res: dict[str, dict]) -> str:
+    """One cut's figures, a method each: median error (coverage, and abstentions scored as the
+    last value when there were any)."""
+    return "  ".join(
+        f"{m} {r['median']:.3f} ({100 * r['coverage']:.0f}%"
+        + (f", {r['abstained']} abstained, as last {r['with_last']:.3f}" if r["abstained"] else "")
+        + ")"
+        for m, r in res.items()
+    )
+
+
 def print_table(title: str, curves: list[Curve]) -> None:
     print(f"   {title}: {len(curves)} curves from {len({c.source for c in curves})} sources")
     if not curves:
         return
     for cut in CUTS:
-        res = score(curves, cut)
-        row = "  ".join(
-            f"{m} {r['median']:.3f} ({100 * r['coverage']:.0f}%"
-            + (
-                f", {r['abstained']} abstained, as last {r['with_last']:.3f}"
-                if r["abstained"]
-                else ""
-            )
-            + ")"
-            for m, r in res.items()
-        )
-        print(f"     cut {int(cut * 100)}%: median error / range (80% coverage): {row}")
+        figures = row(score(curves, cut))
+        print(f"     cut {int(cut * 100)}%: median error / range (80% coverage): {figures}")
 
 
 def compare_figure(count: int = 60) -> None:
@@ -336,7 +337,7 @@ def levelled(c: Curve) -> bool:
     return abs(move) <= LEVELLED * scale
 
 
-def ceiling_ours(x, y):
+def ceiling_ours(x, y, at=None):
     from rlmap_bot.scaling.outlook import outlook
 
     f = outlook(x, y, source="", metric="", quantity="")
@@ -344,7 +345,7 @@ def ceiling_ours(x, y):
     return None if a is None else (a.value, a.low, a.high)
 
 
-def ceiling_sigmoid(x, y):
+def ceiling_sigmoid(x, y, at=None):
     """The plain sigmoid's asymptote, with an 80% interval from refits to resampled residuals."""
     keep = x >= x[0] + 0.1 * (x[-1] - x[0])
     xs, ys = x[keep] - x[0] + 1, y[keep]
@@ -367,7 +368,7 @@ def ceiling_sigmoid(x, y):
 
 CEILINGS = {
     "ours": ceiling_ours,
-    "last value": lambda x, y: last_value(x, y, None),
+    "last value": last_value,
     "sigmoid": ceiling_sigmoid,
 }
 
@@ -380,33 +381,9 @@ def print_ceilings(title: str, curves: list[Curve]) -> None:
     if not flat:
         return
     for cut in CUTS:
-        row = []
-        for name, method in CEILINGS.items():
-            errors, covered, with_last = [], [], []
-            for c in flat:
-                final, scale, _ = target(c)
-                seen = c.x <= c.x[0] + cut * (c.x[-1] - c.x[0])
-                got = method(c.x[seen], c.y[seen])
-                if got is None:
-                    lv = last_value(c.x[seen], c.y[seen], None)[0]
-                    with_last.append(abs(lv - final) / scale)
-                    continue
-                errors.append(abs(got[0] - final) / scale)
-                with_last.append(errors[-1])
-                covered.append(got[1] <= final <= got[2])
-            if errors:
-                gone = len(flat) - len(errors)
-                row.append(
-                    f"{name} {statistics.median(errors):.3f} "
-                    f"({100 * statistics.fmean(covered):.0f}%"
-                    + (
-                        f", {gone} abstained, as last {statistics.median(with_last):.3f}"
-                        if gone
-                        else ""
-                    )
-                    + ")"
-                )
-        print(f"     cut {int(cut * 100)}%: median error / range (80% coverage): {'  '.join(row)}")
+        res = score(flat, cut, CEILINGS)
+        said = {m: r for m, r in res.items() if r["median"] == r["median"]}  # not all abstained
+        print(f"     cut {int(cut * 100)}%: median error / range (80% coverage): {row(said)}")
 
 
 def report() -> None:

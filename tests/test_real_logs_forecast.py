@@ -69,29 +69,21 @@ def test_no_forecast_ahead_lies_beyond_the_ceiling(cut):
     x, y = series.steps, series.values
     seen = x <= x[0] + cut * (x[-1] - x[0])
     last = int(x[seen][-1])
-    for ahead in (1.5, 3.0, 10.0):
-        f = outlook(
-            x[seen],
-            y[seen],
-            source="uly",
-            metric=metric,
-            quantity="training reward",
-            to=int(ahead * last),
+
+    def forecast(to: int):
+        return outlook(
+            x[seen], y[seen], source="uly", metric=metric, quantity="training reward", to=to
         )
+
+    for ahead in (1.5, 3.0, 10.0):
+        f = forecast(int(ahead * last))
         assert f.at is not None and f.asymptote is not None and f.now is not None, f.abstain
         rising = f.asymptote.value >= f.now
         beyond = f.at.value - f.asymptote.value if rising else f.asymptote.value - f.at.value
         assert beyond <= 1e-9, (ahead, f.at, f.asymptote)
         # and the step by which 95% of the rest comes is where the forecast gets that far
         if f.step_95 is not None and f.step_95 > last:
-            at95 = outlook(
-                x[seen],
-                y[seen],
-                source="uly",
-                metric=metric,
-                quantity="training reward",
-                to=f.step_95,
-            ).at
+            at95 = forecast(f.step_95).at
             assert at95 is not None
             made = (at95.value - f.now) / (f.asymptote.value - f.now)
             assert 0.94 <= made <= 1.0, made
