@@ -154,6 +154,40 @@ def test_a_run_past_its_peak_is_said_to_be_past_its_best_not_a_share_of_a_ceilin
     assert forecast_line(f).startswith("Forecast: past its best")
 
 
+def _fallen(shape: str, x: np.ndarray) -> np.ndarray:
+    """Rewards that come down from where they started: a sigmoid falling to a floor, a slow
+    decay still under way, and a dip that has begun to climb back (below its start still)."""
+    if shape == "falls to a floor":
+        return Truth(a=0.2, b=2.0, c_mid=80, r0=0.6)(x)
+    if shape == "still decaying":
+        return 0.3 + 0.3 * np.exp(-x / 250)
+    return 0.5 - 0.2 * np.sin(np.pi * np.minimum(x, 300) / 400)
+
+
+@pytest.mark.parametrize("shape", ["falls to a floor", "still decaying", "dips, climbs back"])
+def test_a_run_that_came_down_is_told_where_it_settles_not_a_share_of_a_ceiling(shape):
+    """A reward below where it started has no ceiling to reach: "62% of it reached" beside a
+    falling curve, or "past its best ... below the 0.36 it is at now" beside a ceiling above
+    0.36, misread it. The forecast says it came down, from what to what, and where it settles;
+    the card, the compare row and the stop advice agree."""
+    from rlmap_bot.results.scaling import run_row
+    from rlmap_bot.slack.blocks.scaling import forecast_title
+    from rlmap_bot.watch.stopping import reached
+
+    x = np.arange(1, 401, dtype=float)
+    y = _fallen(shape, x) + np.random.default_rng(5).normal(0, 0.02, x.size)
+    f = outlook(x, y, source="down", metric="reward", quantity="training reward")
+    assert f.abstain is None and f.asymptote is not None and f.start is not None
+    assert f.fell and f.reached is None and not f.past_peak
+    assert f.now < f.start
+    line = forecast_line(f)
+    assert line.startswith("Forecast: down since its start ("), line
+    assert "settle near" in line and not any(w in line for w in ("reached", "ceiling", "best"))
+    assert forecast_title(f).startswith("Down since its start; settling near"), forecast_title(f)
+    assert run_row(f).startswith("settles near"), run_row(f)
+    assert reached(f) is None
+
+
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_a_ceiling_a_hair_below_the_level_is_a_run_at_its_ceiling_not_past_its_best(seed):
     """A plateau with a slight drift down over its last half, logged with little noise: the

@@ -8,8 +8,7 @@ from rlmap_bot.results.scaling import (
     Comparison,
     Forecast,
     forecast_sentences,
-    interval,
-    reached_words,
+    run_row,
 )
 
 
@@ -73,8 +72,7 @@ def comparison_text(c: Comparison) -> str:
         if f.abstain:
             lines.append(list_item(f"{label}: not enough to forecast yet ({f.abstain})"))
         elif f.asymptote is not None:
-            reached = f", {reached_words(f)}" if reached_words(f) else ""
-            lines.append(list_item(f"{label}: ceiling {interval(f.asymptote)}{reached}"))
+            lines.append(list_item(f"{label}: {run_row(f)}"))
     if c.differences:
         lines.append("Readings that differ:")
         for d in c.differences:

@@ -46,6 +46,9 @@ class Forecast(BaseModel):
     first_step: int | None = None
     last_step: int | None = None
     now: float | None = Field(None, description="the recent level (mean of the last points)")
+    start: float | None = Field(
+        None, description="the early level (mean of the first tenth of the points, at least 3)"
+    )
     at: AtStep | None = None
     asymptote: Estimate | None = Field(None, description="the ceiling, with its 80% interval")
     reached: float | None = Field(None, description="share of the gain to the ceiling reached")
@@ -56,6 +59,11 @@ class Forecast(BaseModel):
     saturated: bool = False
     past_peak: bool = Field(
         False, description="the fit expects the curve to settle below where it is now"
+    )
+    fell: bool = Field(
+        False,
+        description="the curve is below its start by more than its noise: the forecast is where "
+        "it settles, not a ceiling to reach",
     )
     abstain: str | None = Field(None, description="why there is no forecast yet")
     early_rule: str = ""
@@ -150,6 +158,13 @@ def forecast_line(f: Forecast) -> str:
         return f"Forecast: not enough to forecast yet ({f.abstain})."
     if f.asymptote is None:
         return "Forecast: none."
+    if f.fell:
+        parts = [fell_words(f), f"the fit expects it to settle near {interval(f.asymptote)}"]
+        if f.saturated:
+            parts.append("the curve has stopped moving")
+        elif f.per_1000_steps is not None:
+            parts.append(f"another 1,000 {f.axis} move it {gain(f)}")
+        return "Forecast: " + "; ".join(parts) + "."
     if f.past_peak and f.now is not None:
         now = number(f.now, f.asymptote.low, f.asymptote.high)
         return (
@@ -193,11 +208,27 @@ def gain(f: Forecast) -> str:
     return f"about {f.per_1000_steps:+.{d}f}"
 
 
+def fell_words(f: Forecast) -> str:
+    """How far a curve that fell has come down: "down since its start (0.52 to 0.31)"."""
+    assert f.start is not None and f.now is not None
+    return f"down since its start ({number(f.start, f.now)} to {number(f.now, f.start)})"
+
+
 def reached_words(f: Forecast) -> str:
     """The share of the ceiling reached, for a run's row: "92% reached", or "at its ceiling"."""
     if at_ceiling(f):
         return "at its ceiling"
     return f"{round(100 * f.reached)}% reached" if f.reached is not None else ""
+
+
+def run_row(f: Forecast) -> str:
+    """A forecast run's row beside others: "ceiling 0.71 (0.68-0.74), 92% reached", or where a
+    run that fell settles ("settles near 0.30 (0.26-0.34), down since its start (...)")."""
+    assert f.asymptote is not None
+    if f.fell:
+        return f"settles near {interval(f.asymptote)}, {fell_words(f)}"
+    reached = f", {reached_words(f)}" if reached_words(f) else ""
+    return f"ceiling {interval(f.asymptote)}{reached}"
 
 
 def diagnosis_line(f: Forecast) -> str:
@@ -219,7 +250,12 @@ def forecast_sentences(f: Forecast) -> list[str]:
     if f.now is not None and f.asymptote is not None:
         out.append(f"Now at {number(f.now, f.asymptote.low, f.asymptote.high)} (the recent level).")
     if f.step_95 is not None and not f.saturated and not f.past_peak and f.last_step is not None:
-        if f.step_95 > f.last_step:
+        if f.step_95 > f.last_step and f.fell:
+            out.append(
+                f"95% of the fall still to come is over by step {f.step_95:,} "
+                f"({f.step_95 - f.last_step:,} more)."
+            )
+        elif f.step_95 > f.last_step:
             out.append(
                 f"95% of the gain still to come is reached by step {f.step_95:,} "
                 f"({f.step_95 - f.last_step:,} more)."

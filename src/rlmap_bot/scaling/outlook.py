@@ -110,12 +110,17 @@ def outlook(
     # point's noise, is past its best: there is no share of a ceiling to reach, and no step by
     # which the rest comes. A ceiling a hair below the level (one shape's slight drift), closer
     # than the curve's own step-to-step noise, would not show on the curve: a run at its ceiling.
-    back = (seen.level - ceiling.value) if made > 0 else (ceiling.value - seen.level)
+    back = seen.level - ceiling.value
     # A run that has gained nothing its noise can tell since its start (the two means' own 80%
-    # uncertainty) has no share of a gain to report, and no best it went back from.
+    # uncertainty) has no share of a gain to report, and no best it went back from. One that has
+    # come down by more than that has no ceiling to reach either (a falling reward has no "share
+    # of it reached"): the forecast says where it settles.
     head = max(3, y.size // 10)
     moved = abs(made) > Z80 * seen.noise * math.sqrt(1 / head + 1 / max(seen.recent.size, 1))
-    if moved and not out.saturated and back > max(Z80 * seen.level_se, seen.noise):
+    out.start = start
+    if moved and made < 0:
+        out.fell = True
+    elif moved and not out.saturated and back > max(Z80 * seen.level_se, seen.noise):
         out.past_peak = True
     elif moved and abs(gain) > 1e-12:
         out.reached = float(min(max(made / gain, 0.0), 1.0))

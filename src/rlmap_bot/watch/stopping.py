@@ -58,15 +58,6 @@ FALL_SHARE = 0.25
 TURNED_Z = 1.2816
 
 
-def _start(forecast: Forecast) -> float | None:
-    """The run's early level: the mean of the first tenth of its points (at least three), the
-    same start the forecast's share reached is counted from."""
-    if forecast.curve is None or not forecast.curve.y:
-        return None
-    y = np.asarray(forecast.curve.y, dtype=float)
-    return float(np.mean(y[: max(3, y.size // 10)]))
-
-
 def _turned_down(forecast: Forecast) -> bool:
     """The curve's recent level is below its best by more than the noise of a smoothed level."""
     from rlmap_bot.scaling.compare import smoothed
@@ -89,7 +80,7 @@ def reached(forecast: Forecast | None) -> StopAdvised | None:
         return None
     if forecast.past_peak or forecast.reached is None or forecast.reached < REACHED_SHARE:
         return None
-    start, ceiling, now = _start(forecast), forecast.asymptote, forecast.now
+    start, ceiling, now = forecast.start, forecast.asymptote, forecast.now
     if start is None or now is None or ceiling.low <= start:
         return None
     if ceiling.high - now > LEFT_SHARE * (now - start):
@@ -111,7 +102,7 @@ def falling(forecast: Forecast | None, peak: AtStep | None) -> StopAdvised | Non
     before), or None."""
     if forecast is None or forecast.asymptote is None or peak is None or forecast.now is None:
         return None
-    start, ceiling = _start(forecast), forecast.asymptote
+    start, ceiling = forecast.start, forecast.asymptote
     if start is None or peak.value <= start:
         return None
     apart = ceiling.high < peak.low

@@ -14,7 +14,7 @@ from rlmap_bot.results.scaling import (
     forecast_line,
     forecast_sentences,
     interval,
-    reached_words,
+    run_row,
 )
 from rlmap_bot.slack.blocks.common import HEADER_LIMIT, SECTION_LIMIT, context, fit, section
 from rlmap_bot.slack.markup import code, cut, escape, prose
@@ -35,6 +35,8 @@ def forecast_title(f: Forecast) -> str:
     """The card's first line: the ceiling, or that there is none yet."""
     if f.abstain or f.asymptote is None:
         return f"No forecast of the {f.quantity} yet"
+    if f.fell:
+        return f"Down since its start; settling near {interval(f.asymptote)}"
     if f.past_peak:
         return f"The {f.quantity} is past its best"
     if at_ceiling(f):
@@ -110,8 +112,7 @@ def comparison_blocks(c: Comparison, chart_where: str | None = None) -> tuple[li
         if f.abstain:
             rows.append(f"• {code(label)}: not enough to forecast yet ({escape(f.abstain)})")
         elif f.asymptote is not None:
-            reached = f", {reached_words(f)}" if reached_words(f) else ""
-            rows.append(f"• {code(label)}: ceiling {interval(f.asymptote)}{reached}")
+            rows.append(f"• {code(label)}: {escape(run_row(f))}")
     blocks.append(section(cut("\n".join(rows), SECTION_LIMIT)))
     if c.differences:
         shown = c.differences[:DIFFERENCES_SHOWN]
