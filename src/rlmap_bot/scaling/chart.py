@@ -29,7 +29,13 @@ def draw_forecasts(
     if not drawn:
         raise ValueError("nothing to draw: no forecast has points")
     labels = list(labels or [f.source for f in forecasts])
-    fig, ax = plt.subplots(figsize=(8.0, 4.6))
+    width, height = 8.0, 4.6
+    fig, ax = plt.subplots(figsize=(width, height))
+    # Margins fixed in inches (title above; axis name and key below; tick labels and axis name
+    # left) rather than measured by tight_layout, which draws the figure once more to measure it.
+    fig.subplots_adjust(
+        left=0.8 / width, right=1 - 0.2 / width, top=1 - 0.45 / height, bottom=0.7 / height
+    )
     for i, f in enumerate(forecasts):
         c = f.curve
         if c is None or not c.x:
@@ -69,7 +75,6 @@ def draw_forecasts(
         fontsize=7.5,
         color="0.3",
     )
-    fig.tight_layout(rect=(0, 0.03, 1, 1))
     out = Path(path)
     out.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(out, dpi=110)
