@@ -236,6 +236,23 @@ def test_empty_binary_and_truncated_files(tmp_path, aliases, verl):
     run = read_source(cut, aliases=aliases)
     assert run.series[REWARD].steps[-1] == 199
     assert any("last line has no newline" in w for w in run.warnings)
+    # A writer that ends its last line with no newline loses nothing when the line is a whole
+    # JSON object (one cut short would not close); a CSV row cut short can still parse, with its
+    # last value cut, so it is left out, and the warning says how to include it.
+    whole = rl.write_verl_jsonl(tmp_path / "whole.jsonl", verl)
+    whole.write_bytes(whole.read_bytes().rstrip(b"\n"))
+    run = read_source(whole, aliases=aliases)
+    assert run.series[REWARD].steps[-1] == 200
+    assert not any("newline" in w for w in run.warnings), run.warnings
+    table = tmp_path / "no-final-newline.csv"
+    table.write_text("step,reward\n1,0.1\n2,0.2\n3,0.3", encoding="utf-8")
+    run = read_source(table, aliases=aliases)
+    told = (
+        "the last line has no newline (cut short, or still being written) and was ignored; "
+        "if the file is complete, end it with a newline"
+    )
+    said = [w for w in run.warnings if "newline" in w]
+    assert said == [told], said
     # A file that is only a cut-off line has nothing to read.
     only = tmp_path / "only.jsonl"
     only.write_bytes(b'{"step": 1, "data": {"critic/score/mean": 0.')

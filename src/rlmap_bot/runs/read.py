@@ -34,9 +34,9 @@ def keeper(aliases: AliasTable, extra_metrics: Iterable[str]) -> Callable[[str],
 
 def read_lines(
     path: Path, parser: LineParser, c: Collector, offset: int = 0, max_bytes: int | None = None
-) -> tuple[int, int, bool]:
+) -> tuple[int, int, bytes | None]:
     """Feed whole lines from ``offset``; returns (offset after
-    the last whole line, bytes read, partial tail seen).
+    the last whole line, bytes read, the last line when it had no newline, else None).
 
     With ``max_bytes``, stop after the first whole line that reaches that many bytes past
     ``offset`` (a watcher reads a huge log in bounded pieces).
@@ -44,12 +44,12 @@ def read_lines(
     stream, counter = open_binary(path, offset)
     overlong = [0]
     position = offset
-    partial = False
+    partial: bytes | None = None
     try:
         feed = parser.feed
         for raw, whole in iter_lines(stream, overlong):
             if not whole:
-                partial = True
+                partial = raw
                 break
             position += len(raw)
             if feed(raw):
@@ -95,10 +95,16 @@ def read_candidate(cand: Candidate, c: Collector) -> tuple[int, list[str]]:
             parser.run = cand.extra  # one run's columns of a W&B web-UI export
         if isinstance(parser, JsonLines) and is_json_array(cand.location):
             return _read_json_array(cand.location, parser, c), warnings
-        _, nbytes, partial = read_lines(cand.location, parser, c)
-        if partial:
+        _, nbytes, tail = read_lines(cand.location, parser, c)
+        # A JSON object closes itself, so a last line that parses as one was written whole (a
+        # writer that ends no line with a newline); a CSV row or a console line cut short can
+        # still parse, with its last value cut, so those are left out and the user told why.
+        if tail is not None and isinstance(parser, JsonLines) and parser.feed(tail):
+            c.records += 1
+        elif tail is not None:
             warnings.append(
-                "the last line has no newline (cut short, or still being written) and was ignored"
+                "the last line has no newline (cut short, or still being written) and was "
+                "ignored; if the file is complete, end it with a newline"
             )
         return nbytes, warnings
     if fmt == "trl-state":
