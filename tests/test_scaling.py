@@ -188,6 +188,26 @@ def test_a_run_that_came_down_is_told_where_it_settles_not_a_share_of_a_ceiling(
     assert reached(f) is None
 
 
+def test_a_run_still_coming_down_in_a_line_says_so_with_no_level_to_settle_at():
+    """A reward falling steadily for 400 steps shows no bend, so where it settles is not
+    identified; but "not enough to forecast yet" on 400 points of a plain fall says nothing of
+    what a reader sees. The line says it came down, from what to what, and why no level is
+    forecast."""
+    from rlmap_bot.results.scaling import diagnosis_line
+    from rlmap_bot.slack.blocks.scaling import forecast_title
+
+    x = np.arange(1, 401, dtype=float)
+    y = 0.6 - 0.0006 * x + np.random.default_rng(5).normal(0, 0.02, x.size)
+    f = outlook(x, y, source="down", metric="reward", quantity="training reward")
+    assert f.abstain and f.fell and f.asymptote is None
+    line = forecast_line(f)
+    assert line.startswith("Forecast: down since its start (0.5"), line
+    assert line.endswith("with no bend yet to show where it settles."), line
+    assert diagnosis_line(f) == line
+    assert forecast_sentences(f)[1] == f"Why no level is forecast: {f.abstain}."
+    assert forecast_title(f) == "Down since its start; where it settles is not known yet"
+
+
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_a_ceiling_a_hair_below_the_level_is_a_run_at_its_ceiling_not_past_its_best(seed):
     """A plateau with a slight drift down over its last half, logged with little noise: the

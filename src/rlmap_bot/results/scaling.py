@@ -154,6 +154,8 @@ def interval(e: Estimate) -> str:
 def forecast_line(f: Forecast) -> str:
     """The one line said in a diagnosis and a watch: the ceiling, the share reached, what 1,000
     more steps buy; or why there is no forecast yet."""
+    if f.abstain and f.fell:
+        return f"Forecast: {fell_words(f)}, with no bend yet to show where it settles."
     if f.abstain:
         return f"Forecast: not enough to forecast yet ({f.abstain})."
     if f.asymptote is None:
@@ -234,7 +236,7 @@ def run_row(f: Forecast) -> str:
 def diagnosis_line(f: Forecast) -> str:
     """The forecast in a diagnosis, one line: :func:`forecast_line`, or the abstention in a few
     words (its first clause: "only 12 points so far", "the curve is still before its bend")."""
-    if not f.abstain:
+    if not f.abstain or f.fell:
         return forecast_line(f)
     import re
 
@@ -244,6 +246,8 @@ def diagnosis_line(f: Forecast) -> str:
 
 def forecast_sentences(f: Forecast) -> list[str]:
     """What a forecast says, in order, for a card or the terminal."""
+    if f.abstain and f.fell:
+        return [forecast_line(f), f"Why no level is forecast: {f.abstain}.", *f.notes]
     if f.abstain:
         return [f"Not enough to forecast yet: {f.abstain}."]
     out = [forecast_line(f)]

@@ -76,6 +76,16 @@ def outlook(
     assert out.curve is not None and out.last_step is not None
     out.curve.early_until = seen.kept_from
     out.now = seen.level
+    # A run that has gained nothing its noise can tell since its start (the two means' own 80%
+    # uncertainty) has no share of a gain to report, and no best it went back from. One that has
+    # come down by more than that has no ceiling to reach either (a falling reward has no "share
+    # of it reached"): the forecast says where it settles, or that no bend shows that yet.
+    start = float(np.mean(y[: max(3, y.size // 10)]))
+    made = seen.level - start
+    head = max(3, y.size // 10)
+    moved = abs(made) > Z80 * seen.noise * math.sqrt(1 / head + 1 / max(seen.recent.size, 1))
+    out.start = start
+    out.fell = moved and made < 0
     last = float(x[-1])
     target = float(to) if to is not None else last
     if to is not None and to < last:
@@ -102,27 +112,17 @@ def outlook(
         return out
     ceiling, step_95 = found
     out.asymptote = ceiling
-    start = float(np.mean(y[: max(3, y.size // 10)]))
     gain = ceiling.value - start
-    made = seen.level - start
     # A run that has climbed and whose ceiling lies on the far side of where it is now (below it
     # for a rising run), by more than the recent level's own 80% uncertainty and by more than one
     # point's noise, is past its best: there is no share of a ceiling to reach, and no step by
     # which the rest comes. A ceiling a hair below the level (one shape's slight drift), closer
     # than the curve's own step-to-step noise, would not show on the curve: a run at its ceiling.
     back = seen.level - ceiling.value
-    # A run that has gained nothing its noise can tell since its start (the two means' own 80%
-    # uncertainty) has no share of a gain to report, and no best it went back from. One that has
-    # come down by more than that has no ceiling to reach either (a falling reward has no "share
-    # of it reached"): the forecast says where it settles.
-    head = max(3, y.size // 10)
-    moved = abs(made) > Z80 * seen.noise * math.sqrt(1 / head + 1 / max(seen.recent.size, 1))
-    out.start = start
-    if moved and made < 0:
-        out.fell = True
-    elif moved and not out.saturated and back > max(Z80 * seen.level_se, seen.noise):
+    climbed = moved and made > 0
+    if climbed and not out.saturated and back > max(Z80 * seen.level_se, seen.noise):
         out.past_peak = True
-    elif moved and abs(gain) > 1e-12:
+    elif climbed and abs(gain) > 1e-12:
         out.reached = float(min(max(made / gain, 0.0), 1.0))
     more = level_at(seen, np.array([last + MORE_STEPS]))
     if not more.abstain:

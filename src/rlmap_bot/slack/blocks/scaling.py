@@ -33,6 +33,8 @@ def _header(icon: str, line: str) -> Block:
 
 def forecast_title(f: Forecast) -> str:
     """The card's first line: the ceiling, or that there is none yet."""
+    if f.abstain and f.fell:
+        return "Down since its start; where it settles is not known yet"
     if f.abstain or f.asymptote is None:
         return f"No forecast of the {f.quantity} yet"
     if f.fell:
@@ -48,7 +50,7 @@ def forecast_title(f: Forecast) -> str:
 def forecast_blocks(f: Forecast, chart_where: str | None = None) -> tuple[list[Block], str]:
     """The forecast card and its notification text."""
     said = forecast_sentences(f)
-    if not f.abstain and said and said[0].startswith("Forecast:"):
+    if said and said[0].startswith("Forecast:"):
         said = said[1:]  # the title says it
     blocks: list[Block] = [_header(FORECAST_ICON, forecast_title(f))]
     if said:
