@@ -135,6 +135,36 @@ def test_a_run_bending_down_is_told_once_that_its_ceiling_fell(service, tmp_path
     assert any("forecast ceiling of the" in line and "down from" in line for line in said), said
 
 
+@pytest.mark.parametrize(
+    "shape",
+    ["levels near 0.6, loses half of it in a straight line", "levels near 0.8, then sags slowly"],
+)
+def test_a_run_already_below_its_earlier_ceiling_is_told_though_its_forecast_is_wide(
+    service, tmp_path, shape
+):
+    # Expected before running: a run that levels off and then loses a large share of its gain,
+    # checked as it falls. Once its recent level is below the earlier ceiling's interval and the
+    # forecast expects it lower still, it is told once that its ceiling fell, however wide the
+    # far forecast of a curve that is turning (the shapes disagree on where a fall ends); never
+    # "reached" after the fall.
+    x = np.arange(1, 801)
+    if shape.startswith("levels near 0.6"):
+        base = Truth(0.6, 2.0, 80)(x)
+        y = noisy(base - 0.25 * np.clip((x - 400) / 150, 0, 1), 0.015, 5)
+        cuts, onset = [200, 300, 400, 450, 500, 550], 400
+    else:
+        base = Truth(0.8, 2.0, 100)(x)
+        y = noisy(base - 0.35 * np.clip((x - 450) / 250, 0, 1) ** 1.5, 0.015, 6)
+        cuts, onset = [250, 350, 450, 520, 590, 660, 700], 450
+    posts = watch_curve(service, tmp_path / "run.jsonl", y, cuts)
+    told = stops(posts)
+    reasons = [s.reason for s in told]
+    assert reasons.count("falling") == 1, [alert_title(a) for a in posts]
+    falling = next(s for s in told if s.reason == "falling")
+    assert falling.step is not None and falling.step > onset
+    assert "reached" not in reasons[reasons.index("falling") :]
+
+
 def test_a_quiet_watch_withholds_the_advice(service, tmp_path):
     y = noisy(Truth(0.75, 1.5, 50)(np.arange(1, 801)), 0.015, 1)
     withheld: list[str] = []

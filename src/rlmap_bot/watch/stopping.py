@@ -11,10 +11,12 @@ as it reads the verdict, and opens one of two conditions, each at most once in a
   the run is past its best; and all of it still holds at a check :data:`AGAIN` more steps on (the
   forecast of a noisy curve can look flat for one check).
 * ``stop:falling``: the forecast ceiling fell sharply below the best-established one forecast
-  before (the one whose 80% interval's low end was highest): the two intervals do not overlap,
-  the fall is at least :data:`FALL_SHARE` of the gain that earlier ceiling promised, and the curve
-  itself has turned down (the forecast says it is past its best, or its recent level is below its
-  best by more than its noise). A run bending down before it collapses.
+  before (the one whose 80% interval's low end was highest): the two intervals do not overlap
+  (or the run's recent level is already below the earlier interval and the forecast says it is
+  past its best), the fall is at least :data:`FALL_SHARE` of the gain that earlier ceiling
+  promised, and the curve itself has turned down (the forecast says it is past its best, or its
+  recent level is below its best by more than its noise). A run bending down before it
+  collapses.
 
 A condition here is never resolved: its advice is given once, and a watch that opens it stays
 quiet about it after. Both are measured on the generated population and the real-log bank
@@ -105,7 +107,10 @@ def falling(forecast: Forecast | None, peak: AtStep | None) -> StopAdvised | Non
     start, ceiling = forecast.start, forecast.asymptote
     if start is None or peak.value <= start:
         return None
-    apart = ceiling.high < peak.low
+    # Apart: the ceiling forecast now lies wholly below the earlier one's interval; or the run
+    # itself already does and the forecast expects it lower still (past its best), whatever the
+    # width of a far forecast of a curve that is turning, which the shapes disagree on.
+    apart = ceiling.high < peak.low or (forecast.past_peak and forecast.now < peak.low)
     sharp = peak.value - ceiling.value >= FALL_SHARE * (peak.value - start)
     if not (apart and sharp and _turned_down(forecast)):
         return None
