@@ -208,6 +208,30 @@ def test_a_run_still_coming_down_in_a_line_says_so_with_no_level_to_settle_at():
     assert forecast_title(f) == "Down since its start; where it settles is not known yet"
 
 
+def test_more_steps_that_lower_the_forecast_are_said_as_a_move_not_bought():
+    """A run whose forecast goes on down without having fallen below its start by more than its
+    noise (it rose, then turned): "another 1,000 steps buy about -0.11" reads as a gain with a
+    typo; the line says the steps move it."""
+    from rlmap_bot.results.scaling import Estimate, Forecast
+
+    f = Forecast(
+        source="r",
+        metric="reward",
+        quantity="training reward",
+        now=0.3,
+        start=0.28,
+        asymptote=Estimate(value=0.17, low=-0.06, high=0.40),
+        per_1000_steps=-0.11,
+    )
+    assert forecast_line(f) == (
+        "Forecast: ceiling near 0.17 (-0.06 to 0.40); another 1,000 steps move it about -0.11."
+    )
+    rising = f.model_copy(
+        update={"per_1000_steps": 0.02, "asymptote": Estimate(value=0.4, low=0.35, high=0.45)}
+    )
+    assert forecast_line(rising).endswith("another 1,000 steps buy about +0.02.")
+
+
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_a_ceiling_a_hair_below_the_level_is_a_run_at_its_ceiling_not_past_its_best(seed):
     """A plateau with a slight drift down over its last half, logged with little noise: the

@@ -184,7 +184,10 @@ def forecast_line(f: Forecast) -> str:
     if f.saturated:
         parts.append("the curve has stopped moving")
     elif f.per_1000_steps is not None:
-        parts.append(f"another 1,000 {f.axis} buy {gain(f)}")
+        # Steps "buy" a gain; a forecast that goes down is said as a move ("buy about -0.11"
+        # reads as a gain with a typo).
+        verb = "buy" if f.per_1000_steps >= 0 or gain(f).startswith("less") else "move it"
+        parts.append(f"another 1,000 {f.axis} {verb} {gain(f)}")
     return "Forecast: " + "; ".join(parts) + "."
 
 
