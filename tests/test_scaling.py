@@ -193,7 +193,7 @@ def test_a_run_still_coming_down_in_a_line_says_so_with_no_level_to_settle_at():
     identified; but "not enough to forecast yet" on 400 points of a plain fall says nothing of
     what a reader sees. The line says it came down, from what to what, and why no level is
     forecast."""
-    from rlmap_bot.results.scaling import diagnosis_line
+    from rlmap_bot.results.scaling import diagnosis_line, run_row
     from rlmap_bot.slack.blocks.scaling import forecast_title
 
     x = np.arange(1, 401, dtype=float)
@@ -206,6 +206,7 @@ def test_a_run_still_coming_down_in_a_line_says_so_with_no_level_to_settle_at():
     assert diagnosis_line(f) == line
     assert forecast_sentences(f)[1] == f"Why no level is forecast: {f.abstain}."
     assert forecast_title(f) == "Down since its start; where it settles is not known yet"
+    assert run_row(f) == line.removeprefix("Forecast: ").removesuffix(".")
 
 
 def test_more_steps_that_lower_the_forecast_are_said_as_a_move_not_bought():

@@ -69,10 +69,9 @@ def comparison_text(c: Comparison) -> str:
     lines = [f"Comparing {len(c.forecasts)} runs on {c.metric}, aligned on {c.axis}:"]
     lines.append(wrapped(c.verdict, "  "))
     for label, f in zip(c.labels, c.forecasts, strict=False):
-        if f.abstain:
-            lines.append(list_item(f"{label}: not enough to forecast yet ({f.abstain})"))
-        elif f.asymptote is not None:
-            lines.append(list_item(f"{label}: {run_row(f)}"))
+        row = run_row(f)
+        if row is not None:
+            lines.append(list_item(f"{label}: {row}"))
     if c.differences:
         lines.append("Readings that differ:")
         for d in c.differences:

@@ -226,10 +226,16 @@ def reached_words(f: Forecast) -> str:
     return f"{round(100 * f.reached)}% reached" if f.reached is not None else ""
 
 
-def run_row(f: Forecast) -> str:
-    """A forecast run's row beside others: "ceiling 0.71 (0.68-0.74), 92% reached", or where a
-    run that fell settles ("settles near 0.30 (0.26-0.34), down since its start (...)")."""
-    assert f.asymptote is not None
+def run_row(f: Forecast) -> str | None:
+    """A forecast run's row beside others: "ceiling 0.71 (0.68-0.74), 92% reached", where a run
+    that fell settles ("settles near 0.30 (0.26-0.34), down since its start (...)"), or why
+    there is no forecast; None when there is nothing to say."""
+    if f.abstain and f.fell:
+        return f"{fell_words(f)}, with no bend yet to show where it settles"
+    if f.abstain:
+        return f"not enough to forecast yet ({f.abstain})"
+    if f.asymptote is None:
+        return None
     if f.fell:
         return f"settles near {interval(f.asymptote)}, {fell_words(f)}"
     reached = f", {reached_words(f)}" if reached_words(f) else ""

@@ -111,10 +111,9 @@ def comparison_blocks(c: Comparison, chart_where: str | None = None) -> tuple[li
     blocks: list[Block] = [_header(COMPARE_ICON, comparison_title(c))]
     rows = [prose(c.verdict)]
     for label, f in zip(c.labels, c.forecasts, strict=False):
-        if f.abstain:
-            rows.append(f"• {code(label)}: not enough to forecast yet ({escape(f.abstain)})")
-        elif f.asymptote is not None:
-            rows.append(f"• {code(label)}: {escape(run_row(f))}")
+        row = run_row(f)
+        if row is not None:
+            rows.append(f"• {code(label)}: {escape(row)}")
     blocks.append(section(cut("\n".join(rows), SECTION_LIMIT)))
     if c.differences:
         shown = c.differences[:DIFFERENCES_SHOWN]
