@@ -244,6 +244,13 @@ def test_empty_binary_and_truncated_files(tmp_path, aliases, verl):
     run = read_source(whole, aliases=aliases)
     assert run.series[REWARD].steps[-1] == 200
     assert not any("newline" in w for w in run.warnings), run.warnings
+    # A whole JSON object that is no record (a closing summary) is skipped as any such line is:
+    # a newline would not change that, so no warning asks for one.
+    summary = tmp_path / "summary-last.jsonl"
+    summary.write_bytes(whole.read_bytes() + b'\n{"summary": "done"}')
+    run = read_source(summary, aliases=aliases)
+    assert run.series[REWARD].steps[-1] == 200
+    assert not any("newline" in w for w in run.warnings), run.warnings
     table = tmp_path / "no-final-newline.csv"
     table.write_text("step,reward\n1,0.1\n2,0.2\n3,0.3", encoding="utf-8")
     run = read_source(table, aliases=aliases)

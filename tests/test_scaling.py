@@ -3,6 +3,8 @@ generated runs whose ceiling and efficiency are known (tests/support/scalingcurv
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 
@@ -170,9 +172,8 @@ def test_a_run_that_came_down_is_told_where_it_settles_not_a_share_of_a_ceiling(
     falling curve, or "past its best ... below the 0.36 it is at now" beside a ceiling above
     0.36, misread it. The forecast says it came down, from what to what, and where it settles;
     the card, the compare row and the stop advice agree."""
-    from rlmap_bot.results.scaling import run_row
-    from rlmap_bot.slack.blocks.scaling import forecast_title
-    from rlmap_bot.watch.stopping import reached
+    from rlmap_bot.results.scaling import fell_words, run_row
+    from rlmap_bot.slack.blocks.scaling import forecast_blocks, forecast_title
 
     x = np.arange(1, 401, dtype=float)
     y = _fallen(shape, x) + np.random.default_rng(5).normal(0, 0.02, x.size)
@@ -185,7 +186,10 @@ def test_a_run_that_came_down_is_told_where_it_settles_not_a_share_of_a_ceiling(
     assert "settle near" in line and not any(w in line for w in ("reached", "ceiling", "best"))
     assert forecast_title(f).startswith("Down since its start; settling near"), forecast_title(f)
     assert run_row(f).startswith("settles near"), run_row(f)
-    assert reached(f) is None
+    # The card's title has no figures, so its body keeps the line that has them.
+    blocks, _ = forecast_blocks(f)
+    body = json.dumps([b.to_dict() for b in blocks])
+    assert fell_words(f) in body, body
 
 
 def test_a_run_still_coming_down_in_a_line_says_so_with_no_level_to_settle_at():
@@ -209,11 +213,13 @@ def test_a_run_still_coming_down_in_a_line_says_so_with_no_level_to_settle_at():
     assert run_row(f) == line.removeprefix("Forecast: ").removesuffix(".")
 
 
-def test_more_steps_that_lower_the_forecast_are_said_as_a_move_not_bought():
-    """A run whose forecast goes on down without having fallen below its start by more than its
-    noise (it rose, then turned): "another 1,000 steps buy about -0.11" reads as a gain with a
-    typo; the line says the steps move it."""
-    from rlmap_bot.results.scaling import Estimate, Forecast
+def test_a_level_below_a_run_that_gained_nothing_is_where_it_settles_not_a_ceiling():
+    """A run that has gained nothing its noise can tell (0.28 at its start, 0.30 now) and whose
+    forecast lies below it: "ceiling near 0.17" names no ceiling it could climb to, and "another
+    1,000 steps buy about -0.11" reads as a gain with a typo. It settles there, and the steps
+    move it."""
+    from rlmap_bot.results.scaling import Estimate, Forecast, run_row
+    from rlmap_bot.slack.blocks.scaling import forecast_title
 
     f = Forecast(
         source="r",
@@ -225,8 +231,11 @@ def test_more_steps_that_lower_the_forecast_are_said_as_a_move_not_bought():
         per_1000_steps=-0.11,
     )
     assert forecast_line(f) == (
-        "Forecast: ceiling near 0.17 (-0.06 to 0.40); another 1,000 steps move it about -0.11."
+        "Forecast: the fit expects it to settle near 0.17 (-0.06 to 0.40); another 1,000 steps "
+        "move it about -0.11."
     )
+    assert forecast_title(f) == "Settling near 0.17 (-0.06 to 0.40)"
+    assert run_row(f) == "settles near 0.17 (-0.06 to 0.40)"
     rising = f.model_copy(
         update={"per_1000_steps": 0.02, "asymptote": Estimate(value=0.4, low=0.35, high=0.45)}
     )
@@ -260,7 +269,8 @@ def test_a_run_that_gained_nothing_its_noise_can_tell_gets_no_share_of_a_ceiling
     assert f.abstain is None and f.asymptote is not None
     assert f.reached is None and not f.past_peak
     line = forecast_line(f)
-    assert line.startswith("Forecast: ceiling near") and "reached" not in line, line
+    said = ("Forecast: ceiling near", "Forecast: the fit expects it to settle near")
+    assert line.startswith(said) and "reached" not in line, line
 
 
 def test_no_step_for_the_rest_of_the_gain_when_no_gain_remains():

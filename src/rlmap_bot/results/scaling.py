@@ -153,20 +153,14 @@ def interval(e: Estimate) -> str:
 
 def forecast_line(f: Forecast) -> str:
     """The one line said in a diagnosis and a watch: the ceiling, the share reached, what 1,000
-    more steps buy; or why there is no forecast yet."""
+    more steps buy; for a run that came down, from what to what and where it settles; or why
+    there is no forecast yet."""
     if f.abstain and f.fell:
         return f"Forecast: {fell_words(f)}, with no bend yet to show where it settles."
     if f.abstain:
         return f"Forecast: not enough to forecast yet ({f.abstain})."
     if f.asymptote is None:
         return "Forecast: none."
-    if f.fell:
-        parts = [fell_words(f), f"the fit expects it to settle near {interval(f.asymptote)}"]
-        if f.saturated:
-            parts.append("the curve has stopped moving")
-        elif f.per_1000_steps is not None:
-            parts.append(f"another 1,000 {f.axis} move it {gain(f)}")
-        return "Forecast: " + "; ".join(parts) + "."
     if f.past_peak and f.now is not None:
         now = number(f.now, f.asymptote.low, f.asymptote.high)
         return (
@@ -178,7 +172,12 @@ def forecast_line(f: Forecast) -> str:
         if f.saturated or f.per_1000_steps is None:
             return f"{head}; the curve has stopped moving."
         return f"{head}: more steps buy almost nothing ({gain(f)} per 1,000 {f.axis})."
-    parts = [f"ceiling near {interval(f.asymptote)}"]
+    if f.fell:
+        parts = [fell_words(f), f"the fit expects it to settle near {interval(f.asymptote)}"]
+    elif settles(f):
+        parts = [f"the fit expects it to settle near {interval(f.asymptote)}"]
+    else:
+        parts = [f"ceiling near {interval(f.asymptote)}"]
     if f.reached is not None:
         parts.append(f"{round(100 * f.reached)}% of it reached")
     if f.saturated:
@@ -189,6 +188,21 @@ def forecast_line(f: Forecast) -> str:
         verb = "buy" if f.per_1000_steps >= 0 or gain(f).startswith("less") else "move it"
         parts.append(f"another 1,000 {f.axis} {verb} {gain(f)}")
     return "Forecast: " + "; ".join(parts) + "."
+
+
+def settles(f: Forecast) -> bool:
+    """Whether the forecast is a level the run settles at rather than a ceiling it climbs to:
+    the run came down from its start, or it has gained nothing measurable and the forecast lies
+    below where it is now (no ceiling above it to reach)."""
+    if f.fell:
+        return True
+    return (
+        f.asymptote is not None
+        and f.now is not None
+        and f.reached is None
+        and not f.past_peak
+        and f.asymptote.value < f.now
+    )
 
 
 def at_ceiling(f: Forecast) -> bool:
@@ -238,6 +252,8 @@ def run_row(f: Forecast) -> str | None:
         return None
     if f.fell:
         return f"settles near {interval(f.asymptote)}, {fell_words(f)}"
+    if settles(f):
+        return f"settles near {interval(f.asymptote)}"
     reached = f", {reached_words(f)}" if reached_words(f) else ""
     return f"ceiling {interval(f.asymptote)}{reached}"
 

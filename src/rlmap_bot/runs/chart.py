@@ -92,7 +92,7 @@ def render_chart(
     # Margins fixed in inches (the title above, the key below, tick labels and axis names beside
     # each panel) rather than measured by tight_layout, which draws the whole figure once more to
     # measure it: that pass was about 40% of a chart's time.
-    top, bottom, left, right, gap_x, gap_y = 0.8, 0.85, 0.7, 0.2, 1.3, 0.75
+    top, bottom, left, right, gap_x, gap_y = 0.8, 0.85, 0.85, 0.2, 1.45, 0.75
     panel_w = (width - left - right - (cols - 1) * gap_x) / cols
     panel_h = (height - top - bottom - (rows - 1) * gap_y) / rows
     fig.subplots_adjust(
@@ -179,6 +179,10 @@ def _panel(ax, derivation: Derivation, name: str, ylabel: str, quantities, signa
         ax.yaxis.set_major_formatter(FormatStrFormatter("%.2g"))
         ax.yaxis.set_minor_formatter(FormatStrFormatter("%.2g"))
         ylabel = "norm (log scale)"
+    else:
+        # Tick labels of at most about five characters (large values as 1.2 with an x1e4 above the
+        # axis), so the fixed left margin always holds them and the axis name beside them.
+        ax.ticklabel_format(axis="y", style="sci", scilimits=(-3, 4))
     if ylabel.startswith("share"):
         top = max(ax.get_ylim()[1], 0.05)
         ax.set_ylim(0, min(1.0, top * 1.15) if top < 0.9 else 1.02)

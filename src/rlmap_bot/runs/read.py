@@ -69,6 +69,15 @@ def read_lines(
     return position, counter.count, partial
 
 
+def _whole_json(raw: bytes) -> bool:
+    """Whether ``raw`` is one whole JSON value (a line a writer left without its newline)."""
+    try:
+        json.loads(raw)
+    except ValueError:
+        return False
+    return True
+
+
 def _read_json_array(path: Path, parser: JsonLines, c: Collector) -> int:
     stream, counter = open_binary(path)
     try:
@@ -101,6 +110,8 @@ def read_candidate(cand: Candidate, c: Collector) -> tuple[int, list[str]]:
         # still parse, with its last value cut, so those are left out and the user told why.
         if tail is not None and isinstance(parser, JsonLines) and parser.feed(tail):
             c.records += 1
+        elif tail is not None and isinstance(parser, JsonLines) and _whole_json(tail):
+            c.skipped += 1  # whole, but no record (a closing summary): as any such line
         elif tail is not None:
             warnings.append(
                 "the last line has no newline (cut short, or still being written) and was "

@@ -34,7 +34,7 @@ def draw_forecasts(
     # Margins fixed in inches (title above; axis name and key below; tick labels and axis name
     # left) rather than measured by tight_layout, which draws the figure once more to measure it.
     fig.subplots_adjust(
-        left=0.8 / width, right=1 - 0.2 / width, top=1 - 0.45 / height, bottom=0.7 / height
+        left=0.95 / width, right=1 - 0.2 / width, top=1 - 0.45 / height, bottom=0.7 / height
     )
     for i, f in enumerate(forecasts):
         c = f.curve
@@ -64,12 +64,15 @@ def draw_forecasts(
     ax.set_ylabel(_short(first.metric, 50))
     title = "Forecast" if len(drawn) == 1 else "Runs compared"
     ax.set_title(f"{title}: {_short(first.metric, 50)}", fontsize=11, fontweight="bold")
+    # Tick labels of at most about five characters (large values as 1.2 with an x1e4 above the
+    # axis), so the fixed left margin always holds them and the axis name beside them.
+    ax.ticklabel_format(axis="y", style="sci", scilimits=(-3, 4))
     ax.legend(fontsize=7, loc="best")
     fig.text(
         0.5,
         0.005,
-        "dots: logged   line: fit and forecast   band: 80% interval   dashes: ceiling   grey: "
-        "early part left out",
+        "dots: logged   line: fit and forecast   band: 80% interval   dashes: ceiling (or where a "
+        "falling run settles)   grey: early part left out",
         ha="center",
         va="bottom",
         fontsize=7.5,

@@ -81,6 +81,14 @@ def compare_runs(
     ]
     out = Comparison(axis=axis, metric=metric, forecasts=forecasts, labels=[r.label for r in runs])
     usable = [(r, f) for r, f in zip(runs, forecasts, strict=False) if f.asymptote is not None]
+    fell = [f.source for _, f in usable if f.fell]
+    if fell:
+        # The verdict compares the levels the fits tend to; for a run that came down that level is
+        # where it settles, not a ceiling it climbs to, and the reader should know which is which.
+        out.notes.append(
+            f"{', '.join(fell)} came down since {'its' if len(fell) == 1 else 'their'} start: "
+            "for a run that fell, its 'ceiling' here is the level it settles at"
+        )
     if len(usable) < 2:
         names = ", ".join(f"{f.source} ({f.abstain})" for f in forecasts if f.abstain)
         out.verdict = f"not enough to compare yet: {names}" if names else "not enough to compare"

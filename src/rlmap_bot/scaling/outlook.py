@@ -90,14 +90,16 @@ def outlook(
     target = float(to) if to is not None else last
     if to is not None and to < last:
         out.notes.append(f"step {to} is already behind the run (it is at step {int(last)})")
+    # What is not known yet: a rising run's ceiling, or where a falling one settles.
+    unknown = "where it settles" if out.fell else "its ceiling"
     at = level_at(seen, np.array([target]))
     if at.abstain or not at.identified:
         out.abstain = (
             at.abstain
             or at.unidentified
             or (
-                "the curve is still before its bend (the fitted midpoint lies ahead), so its "
-                "ceiling is not identified yet"
+                f"the curve is still before its bend (the fitted midpoint lies ahead), so "
+                f"{unknown} is not identified yet"
             )
         )
         return out
@@ -105,9 +107,8 @@ def outlook(
     out.at = AtStep(step=int(target), value=at.value, low=at.low, high=at.high)
     found = _ceiling(seen, last)
     if found is None:
-        out.abstain = (
-            "the fitted ceiling is not pinned down yet: the curve is still far from bending"
-        )
+        fitted = "where it settles" if out.fell else "the fitted ceiling"
+        out.abstain = f"{fitted} is not pinned down yet: the curve is still far from bending"
         out.at = None
         return out
     ceiling, step_95 = found

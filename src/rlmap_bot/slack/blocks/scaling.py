@@ -15,6 +15,7 @@ from rlmap_bot.results.scaling import (
     forecast_sentences,
     interval,
     run_row,
+    settles,
 )
 from rlmap_bot.slack.blocks.common import HEADER_LIMIT, SECTION_LIMIT, context, fit, section
 from rlmap_bot.slack.markup import code, cut, escape, prose
@@ -39,6 +40,8 @@ def forecast_title(f: Forecast) -> str:
         return f"No forecast of the {f.quantity} yet"
     if f.fell:
         return f"Down since its start; settling near {interval(f.asymptote)}"
+    if settles(f):
+        return f"Settling near {interval(f.asymptote)}"
     if f.past_peak:
         return f"The {f.quantity} is past its best"
     if at_ceiling(f):
@@ -50,7 +53,7 @@ def forecast_title(f: Forecast) -> str:
 def forecast_blocks(f: Forecast, chart_where: str | None = None) -> tuple[list[Block], str]:
     """The forecast card and its notification text."""
     said = forecast_sentences(f)
-    if said and said[0].startswith("Forecast:"):
+    if said and said[0].startswith("Forecast:") and not f.fell:  # the title lacks its figures
         said = said[1:]  # the title says it
     blocks: list[Block] = [_header(FORECAST_ICON, forecast_title(f))]
     if said:
