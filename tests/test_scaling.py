@@ -119,6 +119,24 @@ def test_a_comparison_of_one_run_too_short_says_it_cannot_compare():
     assert "short" in got.verdict
 
 
+def test_a_comparison_with_a_run_that_came_down_says_its_ceiling_is_where_it_settles():
+    """The verdict weighs the levels the fits tend to; for a run that fell that level is where it
+    settles, and the comparison says so beside its row, in the terminal and on the card."""
+    from rlmap_bot.cli.render_scaling import comparison_text
+
+    x, up = run(Truth(0.7, 2.0, 60), 400, seed=3)
+    down = Truth(0.2, 2.0, 80, r0=0.6)(x) + np.random.default_rng(4).normal(0, 0.02, x.size)
+    got = compare_runs([RunCurve("up", x, up), RunCurve("down", x, down)], "reward", "reward")
+    assert [f.fell for f in got.forecasts] == [False, True]
+    note = (
+        "down came down since its start: for a run that fell, its 'ceiling' here is the level it "
+        "settles at"
+    )
+    assert got.notes == [note]
+    said = comparison_text(got)
+    assert "- down: settles near" in said and "down since its start" in said, said
+
+
 def test_the_batch_decision_reads_the_speedup_and_the_wall_clock():
     """At 2B the generated run needs half the steps (perfect scaling) but each step takes 2.5
     times as long: fewer steps, later on the clock."""
