@@ -156,7 +156,7 @@ def forecast_line(f: Forecast) -> str:
     more steps buy; for a run that came down, from what to what and where it settles; or why
     there is no forecast yet."""
     if f.abstain and f.fell:
-        return f"Forecast: {fell_words(f)}, with no bend yet to show where it settles."
+        return f"Forecast: {run_row(f)}."
     if f.abstain:
         return f"Forecast: not enough to forecast yet ({f.abstain})."
     if f.asymptote is None:
@@ -279,15 +279,10 @@ def forecast_sentences(f: Forecast) -> list[str]:
     if f.now is not None and f.asymptote is not None:
         out.append(f"Now at {number(f.now, f.asymptote.low, f.asymptote.high)} (the recent level).")
     if f.step_95 is not None and not f.saturated and not f.past_peak and f.last_step is not None:
-        if f.step_95 > f.last_step and f.fell:
+        if f.step_95 > f.last_step:
+            what = "fall still to come is over" if f.fell else "gain still to come is reached"
             out.append(
-                f"95% of the fall still to come is over by step {f.step_95:,} "
-                f"({f.step_95 - f.last_step:,} more)."
-            )
-        elif f.step_95 > f.last_step:
-            out.append(
-                f"95% of the gain still to come is reached by step {f.step_95:,} "
-                f"({f.step_95 - f.last_step:,} more)."
+                f"95% of the {what} by step {f.step_95:,} ({f.step_95 - f.last_step:,} more)."
             )
     if f.saturated:
         out.append(

@@ -80,9 +80,9 @@ def outlook(
     # uncertainty) has no share of a gain to report, and no best it went back from. One that has
     # come down by more than that has no ceiling to reach either (a falling reward has no "share
     # of it reached"): the forecast says where it settles, or that no bend shows that yet.
-    start = float(np.mean(y[: max(3, y.size // 10)]))
-    made = seen.level - start
     head = max(3, y.size // 10)
+    start = float(np.mean(y[:head]))
+    made = seen.level - start
     moved = abs(made) > Z80 * seen.noise * math.sqrt(1 / head + 1 / max(seen.recent.size, 1))
     out.start = start
     out.fell = moved and made < 0

@@ -53,8 +53,9 @@ def forecast_title(f: Forecast) -> str:
 def forecast_blocks(f: Forecast, chart_where: str | None = None) -> tuple[list[Block], str]:
     """The forecast card and its notification text."""
     said = forecast_sentences(f)
-    if said and said[0].startswith("Forecast:") and not f.fell:  # the title lacks its figures
-        said = said[1:]  # the title says it
+    # The title says the forecast line, except a fall's figures (from what to what): kept.
+    if said and said[0].startswith("Forecast:") and not f.fell:
+        said = said[1:]
     blocks: list[Block] = [_header(FORECAST_ICON, forecast_title(f))]
     if said:
         blocks.append(section(cut("\n".join(f"• {escape(s)}" for s in said), SECTION_LIMIT)))
