@@ -260,6 +260,35 @@ def test_a_level_below_a_run_that_gained_nothing_is_where_it_settles_not_a_ceili
     assert forecast_line(rising).endswith("another 1,000 steps buy about +0.02.")
 
 
+def test_a_run_at_its_ceiling_drifting_down_is_not_said_to_buy_a_negative_gain():
+    """At its ceiling, steps that lower the forecast a measurable amount are a drift, not "almost
+    nothing (about -0.02)"; a drift that rounds to nothing, and a drift up, keep the old words."""
+    from rlmap_bot.results.scaling import Estimate, Forecast
+
+    f = Forecast(
+        source="r",
+        metric="reward",
+        quantity="training reward",
+        now=0.75,
+        start=0.3,
+        reached=1.0,
+        asymptote=Estimate(value=0.75, low=0.68, high=0.82),
+        per_1000_steps=-0.02,
+    )
+    assert forecast_line(f) == (
+        "Forecast: at its forecast ceiling, near 0.75 (0.68-0.82): more steps buy nothing (the "
+        "fit drifts about -0.02 per 1,000 steps)."
+    )
+    tiny = f.model_copy(update={"per_1000_steps": -0.001})
+    assert forecast_line(tiny).endswith(
+        "more steps buy almost nothing (less than 0.01 per 1,000 steps)."
+    )
+    up = f.model_copy(update={"per_1000_steps": 0.02})
+    assert forecast_line(up).endswith(
+        "more steps buy almost nothing (about +0.02 per 1,000 steps)."
+    )
+
+
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_a_ceiling_a_hair_below_the_level_is_a_run_at_its_ceiling_not_past_its_best(seed):
     """A plateau with a slight drift down over its last half, logged with little noise: the

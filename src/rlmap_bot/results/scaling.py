@@ -171,6 +171,10 @@ def forecast_line(f: Forecast) -> str:
         head = f"Forecast: at its forecast ceiling, near {interval(f.asymptote)}"
         if f.saturated or f.per_1000_steps is None:
             return f"{head}; the curve has stopped moving."
+        if f.per_1000_steps < 0 and not gain(f).startswith("less"):
+            # "buy almost nothing (about -0.02)" reads as a gain with a typo: a drift down is
+            # said as one.
+            return f"{head}: more steps buy nothing (the fit drifts {gain(f)} per 1,000 {f.axis})."
         return f"{head}: more steps buy almost nothing ({gain(f)} per 1,000 {f.axis})."
     if f.fell:
         parts = [fell_words(f), f"the fit expects it to settle near {interval(f.asymptote)}"]
