@@ -45,12 +45,17 @@ def _rows(x, y) -> str:
 
 
 def watch_curve(
-    service: WatchService, path: Path, y: np.ndarray, cuts: list[int], withheld: list | None = None
+    service: WatchService,
+    path: Path,
+    y: np.ndarray,
+    cuts: list[int],
+    withheld: list | None = None,
+    every: int = 1,
 ) -> list[Alert]:
-    """Write the reward curve ``y`` (steps 1..n) up to each cut in turn, appending as a trainer
-    does, and check the watch after each; the posts (``withheld``: a quiet watch, and what it
-    withheld is added there)."""
-    x = np.arange(1, y.size + 1)
+    """Write the reward curve ``y`` (one point every ``every`` steps from step 1) up to each cut
+    (a count of points) in turn, appending as a trainer does, and check the watch after each; the
+    posts (``withheld``: a quiet watch, and what it withheld is added there)."""
+    x = 1 + every * np.arange(y.size)
     watch = service.repo.save(
         Watch(
             team="T",
@@ -113,6 +118,40 @@ def test_a_run_still_rising_gets_no_stop_alert(service, tmp_path, seed):
     x = np.arange(1, 801)
     y = noisy(0.1 + 0.7 * (x / 1600) ** 0.9, 0.015, seed)
     posts = watch_curve(service, tmp_path / "run.jsonl", y, CUTS)
+    assert stops(posts) == [], [alert_title(a) for a in posts]
+
+
+@pytest.mark.parametrize(
+    "shape",
+    [
+        "a score logged every 10 steps, creeping up from 0.45",
+        "a reward logged every 20 steps, climbing in a straight line",
+        "a reward logged every 5 steps, climbing as a square root",
+    ],
+)
+def test_a_slow_climb_logged_sparsely_is_not_told_to_stop(service, tmp_path, shape):
+    # Expected before running: a run still climbing at its last check, logged so sparsely that at
+    # the early checks its last half holds ten or so points, too few to show its slope against
+    # its noise. That is no evidence it stopped, so no stop of either kind is said. (The noise
+    # seeds are ones the rule before read as flat at two checks in a row and told to stop; over
+    # 20 seeds a check's advice alone said "reached" of 6, 12 and 8 of these shapes before, of
+    # 0, 0 and 1 now.)
+    if shape.startswith("a score"):
+        every, n = 10, 40
+        s = 1 + every * np.arange(n)
+        y = noisy(0.45 + 0.15 * (s / 400) ** 0.9, 0.015, 14)
+        cuts = list(range(16, 41, 2))
+    elif shape.startswith("a reward logged every 20"):
+        every, n = 20, 30
+        s = 1 + every * np.arange(n)
+        y = noisy(0.2 + 0.15 * s / 600, 0.02, 7)
+        cuts = list(range(15, 31))
+    else:
+        every, n = 5, 80
+        s = 1 + every * np.arange(n)
+        y = noisy(0.3 + 0.25 * np.sqrt(s / 400), 0.03, 9)
+        cuts = [20, 26, 32, 40, 50, 60, 80]
+    posts = watch_curve(service, tmp_path / "run.jsonl", y, cuts, every=every)
     assert stops(posts) == [], [alert_title(a) for a in posts]
 
 

@@ -49,6 +49,11 @@ class Forecast(BaseModel):
     start: float | None = Field(
         None, description="the early level (mean of the first tenth of the points, at least 3)"
     )
+    change: Estimate | None = Field(
+        None,
+        description="how much the curve moved over the last half of its kept points (its "
+        "Theil-Sen slope times that half's span), with its 80% interval from the curve's noise",
+    )
     at: AtStep | None = None
     asymptote: Estimate | None = Field(None, description="the ceiling, with its 80% interval")
     reached: float | None = Field(None, description="share of the gain to the ceiling reached")

@@ -76,6 +76,11 @@ def outlook(
     assert out.curve is not None and out.last_step is not None
     out.curve.early_until = seen.kept_from
     out.now = seen.level
+    out.change = Estimate(
+        value=seen.change,
+        low=seen.change - Z80 * seen.change_se,
+        high=seen.change + Z80 * seen.change_se,
+    )
     # A run that has gained nothing its noise can tell since its start (the two means' own 80%
     # uncertainty) has no share of a gain to report, and no best it went back from. One that has
     # come down by more than that has no ceiling to reach either (a falling reward has no "share

@@ -7,8 +7,10 @@ as it reads the verdict, and opens one of two conditions, each at most once in a
 * ``stop:reached``: the run has reached 95% of its forecast ceiling (the issue's line), the
   ceiling's whole 80% interval lies above where the run started (it has gained something a
   forecast can measure), the most more steps could buy (the interval's far end less the level now)
-  is at most :data:`LEFT_SHARE` of what the run has gained so far, and the forecast does not say
-  the run is past its best; and all of it still holds at a check :data:`AGAIN` more steps on (the
+  is at most :data:`LEFT_SHARE` of what the run has gained so far, so is the most its last half
+  may have climbed by its own noise (a curve read as flat for want of points to show its slope has
+  not been shown to stop), and the forecast does not say the run is past its best; and all of it
+  still holds at a check :data:`AGAIN` more steps on (the
   forecast of a noisy curve can look flat for one check).
 * ``stop:falling``: the forecast ceiling fell sharply below the best-established one forecast
   before (the one whose 80% interval's low end was highest): the two intervals do not overlap
@@ -86,6 +88,11 @@ def reached(forecast: Forecast | None) -> StopAdvised | None:
     if start is None or now is None or ceiling.low <= start:
         return None
     if ceiling.high - now > LEFT_SHARE * (now - start):
+        return None
+    # A curve read as flat for want of points to show its slope is not one shown to have stopped:
+    # the most its last half may have climbed, by its own noise, must be small too (another half
+    # at that pace would buy more than LEFT_SHARE of the gain so far).
+    if forecast.change is not None and forecast.change.high > LEFT_SHARE * (now - start):
         return None
     return StopAdvised(
         reason="reached",
