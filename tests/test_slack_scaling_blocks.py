@@ -62,3 +62,23 @@ def test_a_run_at_its_forecast_ceiling_is_said_in_words_not_as_100_percent_and_p
     c = compare_runs([RunCurve("a", x, y), other], "reward", "training reward")
     card = json.dumps(to_dicts(comparison_blocks(c)[0]))
     assert "at its ceiling" in card and "100% reached" not in card, card
+
+
+def test_a_forecast_card_keeps_what_more_steps_buy_and_where_a_run_past_its_best_settles():
+    """The card's title says the ceiling (or that the run is past its best) in place of the
+    forecast line's head; the rest of the line must still be on the card: what 1,000 more steps
+    buy (the issue's answer to "what does more compute buy") and, for a run past its best, the
+    level the fit expects it to settle at."""
+    x, y = run(Truth(0.8, 1.5, 200), 300, seed=1)
+    rising = outlook(x, y, source="r", metric="reward", quantity="training reward")
+    body = to_dicts(forecast_blocks(rising)[0])[1]["text"]["text"]
+    assert rising.per_1000_steps is not None and rising.per_1000_steps > 0
+    assert body.startswith("• Another 1,000 steps buy about +"), body
+
+    x = np.arange(1, 401, dtype=float)
+    bend = 0.2 + 0.5 * (1 - np.exp(-x / 60)) - 0.3 * np.clip((x - 250) / 150, 0, 1)
+    y = bend + np.random.default_rng(0).normal(0, 0.01, x.size)
+    past = outlook(x, y, source="r", metric="reward", quantity="training reward")
+    assert past.past_peak
+    card = json.dumps(to_dicts(forecast_blocks(past)[0]))
+    assert "past its best" in card and "The fit expects it to settle near" in card, card

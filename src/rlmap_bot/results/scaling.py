@@ -174,13 +174,8 @@ def forecast_line(f: Forecast) -> str:
         )
     if at_ceiling(f):
         head = f"Forecast: at its forecast ceiling, near {interval(f.asymptote)}"
-        if f.saturated or f.per_1000_steps is None:
-            return f"{head}; the curve has stopped moving."
-        if f.per_1000_steps < 0 and not gain(f).startswith("less"):
-            # "buy almost nothing (about -0.02)" reads as a gain with a typo: a drift down is
-            # said as one.
-            return f"{head}: more steps buy nothing (the fit drifts {gain(f)} per 1,000 {f.axis})."
-        return f"{head}: more steps buy almost nothing ({gain(f)} per 1,000 {f.axis})."
+        more = ceiling_more(f)
+        return f"{head}; the curve has stopped moving." if more is None else f"{head}: {more}."
     if f.fell:
         parts = [fell_words(f), f"the fit expects it to settle near {interval(f.asymptote)}"]
     elif settles(f):
@@ -191,12 +186,44 @@ def forecast_line(f: Forecast) -> str:
         parts.append(f"{round(100 * f.reached)}% of it reached")
     if f.saturated:
         parts.append("the curve has stopped moving")
-    elif f.per_1000_steps is not None:
-        # Steps "buy" a gain; a forecast that goes down is said as a move ("buy about -0.11"
-        # reads as a gain with a typo).
-        verb = "buy" if f.per_1000_steps >= 0 or gain(f).startswith("less") else "move it"
-        parts.append(f"another 1,000 {f.axis} {verb} {gain(f)}")
+    elif buys(f):
+        parts.append(buys(f))
     return "Forecast: " + "; ".join(parts) + "."
+
+
+def buys(f: Forecast) -> str:
+    """What another 1,000 steps buy: "another 1,000 steps buy about +0.01" ("" when unknown)."""
+    if f.per_1000_steps is None or f.asymptote is None:
+        return ""
+    # Steps "buy" a gain; a forecast that goes down is said as a move ("buy about -0.11" reads
+    # as a gain with a typo).
+    verb = "buy" if f.per_1000_steps >= 0 or gain(f).startswith("less") else "move it"
+    return f"another 1,000 {f.axis} {verb} {gain(f)}"
+
+
+def ceiling_more(f: Forecast) -> str | None:
+    """What more steps buy a run at its ceiling; None when the curve has stopped moving."""
+    if f.saturated or f.per_1000_steps is None:
+        return None
+    if f.per_1000_steps < 0 and not gain(f).startswith("less"):
+        # "buy almost nothing (about -0.02)" reads as a gain with a typo: a drift down is said
+        # as one.
+        return f"more steps buy nothing (the fit drifts {gain(f)} per 1,000 {f.axis})"
+    return f"more steps buy almost nothing ({gain(f)} per 1,000 {f.axis})"
+
+
+def beyond_title(f: Forecast) -> list[str]:
+    """What the forecast line says beyond a card's title (the ceiling and the share reached, or
+    "past its best", or "at its forecast ceiling"), as sentences: what more steps buy, or where a
+    run past its best settles. A card that shows the title in place of the line says these."""
+    if f.abstain or f.asymptote is None or f.fell:
+        return []
+    if f.past_peak and f.now is not None:
+        now = number(f.now, f.asymptote.low, f.asymptote.high)
+        settle = f"The fit expects it to settle near {interval(f.asymptote)}"
+        return [f"{settle}, below the {now} it is at now."]
+    more = ceiling_more(f) if at_ceiling(f) else (None if f.saturated else buys(f))
+    return [f"{more[0].upper()}{more[1:]}."] if more else []
 
 
 def settles(f: Forecast) -> bool:

@@ -11,6 +11,7 @@ from rlmap_bot.results.scaling import (
     Comparison,
     Forecast,
     at_ceiling,
+    beyond_title,
     forecast_line,
     forecast_sentences,
     interval,
@@ -53,9 +54,10 @@ def forecast_title(f: Forecast) -> str:
 def forecast_blocks(f: Forecast, chart_where: str | None = None) -> tuple[list[Block], str]:
     """The forecast card and its notification text."""
     said = forecast_sentences(f)
-    # The title says the forecast line, except a fall's figures (from what to what): kept.
+    # The title says the forecast line's head, except a fall's figures (from what to what): kept;
+    # the rest of the line (what more steps buy, where a run past its best settles) is said.
     if said and said[0].startswith("Forecast:") and not f.fell:
-        said = said[1:]
+        said = [*beyond_title(f), *said[1:]]
     blocks: list[Block] = [_header(FORECAST_ICON, forecast_title(f))]
     if said:
         blocks.append(section(cut("\n".join(f"• {escape(s)}" for s in said), SECTION_LIMIT)))
