@@ -13,6 +13,10 @@ same run: the last value, a linear trend, a power law and a plain ScaleRL sigmoi
 it is scored on the rest, and again with every abstention read as the last value, so abstaining
 cannot buy a better median.
 
+``--tune`` chooses the rule's constants on the tuning part; ``--nested`` estimates how that
+choosing carries to a source it never saw (each source scored with the grid point chosen on the
+others), the estimate left when no unseen part remains.
+
 The bank is split by run source (tests/data/real_logs/forecast_split.yaml); the held-out part is
 reported first. A second, wider tier (at least 40 points over at least 40 steps) is reported after
 the issue's tier, labelled, because the strict tier of this bank holds few curves.
@@ -411,7 +415,7 @@ def report() -> None:
     print_ceilings("tuning part", [c for c in wide if c.part == "tuning"])
 
 
-if __name__ == "__main__" and "--tune" not in sys.argv:
+if __name__ == "__main__" and "--tune" not in sys.argv and "--nested" not in sys.argv:
     report()
 
 
@@ -565,7 +569,72 @@ def tune(curves: list[Curve]) -> dict:
     return params
 
 
+def nested(curves: list[Curve]) -> None:
+    """Nested leave-one-source-out: for each source, the grid point ``--tune`` would choose on the
+    other sources alone, and that source's curves scored with it at the backtest's cuts; beside
+    it the rule in PARAMS and the last value on the same curves. With no unseen part left, the
+    estimate of how the choosing itself carries to sources it never saw."""
+    import itertools
+
+    from rlmap_bot.scaling.forecast import PARAMS, level_at, read_curve
+
+    cases = []
+    for c in curves:  # chosen over the five tuning cuts, as --tune; scored at the backtest's two
+        final, scale, at = target(c)
+        for cut in TUNE_CUTS:
+            seen = c.x <= c.x[0] + cut * (c.x[-1] - c.x[0])
+            fallback = last_value(c.x[seen], c.y[seen], at)[0]
+            cases.append((c, cut, final, scale, at, read_curve(c.x[seen], c.y[seen]), fallback))
+    grid = [dict(zip(GRID, v, strict=True)) for v in itertools.product(*GRID.values())]
+    current = {k: PARAMS[k] for k in GRID}
+    errors = []  # per grid point, per case
+    for point in [*grid, current]:
+        params = {**PARAMS, **point, "q80": 1.0}
+        row_ = []
+        for _c, _cut, final, scale, at, seen, fallback in cases:
+            got = level_at(seen, at, params)
+            row_.append(abs((fallback if got.abstain else got.value) - final) / scale)
+        errors.append(row_)
+    sources = sorted({c.source for c, *_ in cases})
+
+    def objective(g: int, out: str) -> tuple[float, float]:
+        by: dict[str, list[float]] = {}
+        for i, (c, *_rest) in enumerate(cases):
+            if c.source != out:
+                by.setdefault(c.source, []).append(errors[g][i])
+        pooled = [e for v in by.values() for e in v]
+        by_source = statistics.fmean(statistics.median(v) for v in by.values())
+        return by_source, statistics.median(pooled)
+
+    chosen = {s: min(range(len(grid)), key=lambda g, s=s: objective(g, s)) for s in sources}
+    for tier, label in ((STRICT, "issue's tier"), (WIDE, "wider tier")):
+        for cut in CUTS:
+            picked = [
+                (c.source, errors[chosen[c.source]][i], errors[-1][i], abs(fb - final) / scale)
+                for i, (c, k, final, scale, _at, _seen, fb) in enumerate(cases)
+                if k == cut and usable(c, tier)
+            ]
+            if not picked:
+                continue
+            left_out, kept, last = (statistics.median(p[k] for p in picked) for k in (1, 2, 3))
+            print(
+                f"   {label}, cut {int(100 * cut)}% ({len(picked)} curves): median error, chosen "
+                f"leaving its source out {left_out:.3f}, the rule in PARAMS {kept:.3f}, last "
+                f"value {last:.3f}"
+            )
+    counts: dict[int, int] = {}
+    for g in chosen.values():
+        counts[g] = counts.get(g, 0) + 1
+    for g, n in sorted(counts.items(), key=lambda t: -t[1]):
+        print(f"   chosen for {n} of {len(sources)} sources: {grid[g]}")
+
+
 if __name__ == "__main__" and "--tune" in sys.argv:
     logs = logs_folder()
     assert logs is not None, "the real-log bank is not here"
     tune([c for c in load_curves(logs) if c.part == "tuning" and usable(c, WIDE)])
+
+if __name__ == "__main__" and "--nested" in sys.argv:
+    logs = logs_folder()
+    assert logs is not None, "the real-log bank is not here"
+    nested([c for c in load_curves(logs) if usable(c, WIDE)])

@@ -161,6 +161,26 @@ def test_the_batch_decision_with_no_gain_reads_about_one():
     assert got.speedup == pytest.approx(1.0, abs=0.25)
 
 
+@pytest.mark.parametrize(
+    ("onset", "drop", "seed"),
+    [(220, 0.15, 0), (250, 0.3, 1), (280, 0.15, 2)],
+    ids=["a small fall from step 220", "a large fall from step 250", "a small fall from step 280"],
+)
+def test_a_run_that_falls_late_after_a_plateau_is_said_to_be_past_its_best(onset, drop, seed):
+    """A reward that levels off near 0.7 and then falls in a straight line over the last third
+    or so of the run. The looks back inside the run mostly see the plateau, so every shape missed
+    the fall there and the recent level missed it least: a forecast by that one shape alone read
+    "at its forecast ceiling: more steps buy almost nothing" of every such run. The shapes'
+    blend keeps the trend's share, and the run is said to be past its best."""
+    x = np.arange(1, 401, dtype=float)
+    fall = drop * np.clip((x - onset) / (400 - onset), 0, 1)
+    y = 0.2 + 0.5 * (1 - np.exp(-x / 60)) - fall
+    y = y + np.random.default_rng(seed).normal(0, 0.015, x.size)
+    f = outlook(x, y, source="late-fall", metric="reward", quantity="training reward")
+    line = forecast_line(f)
+    assert f.past_peak and line.startswith("Forecast: past its best"), line
+
+
 def test_a_run_past_its_peak_is_said_to_be_past_its_best_not_a_share_of_a_ceiling():
     """Rise, then a steady fall (a run bending down before it collapses): the ceiling ahead is
     below where the run is, so no share of it is "reached" and no step brings "the rest"."""
