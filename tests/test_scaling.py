@@ -181,6 +181,42 @@ def test_a_run_that_falls_late_after_a_plateau_is_said_to_be_past_its_best(onset
     assert f.past_peak and line.startswith("Forecast: past its best"), line
 
 
+@pytest.mark.parametrize(
+    "shape",
+    [
+        "levels near 0.7, loses 0.3 over its last 120 steps",
+        "levels near 0.7, loses 0.3 over its last 80 steps",
+        "peaks near 0.6 at step 200 of 300, crashes to 0.2 over its last 40",
+    ],
+)
+def test_a_run_coming_down_from_its_best_with_no_bend_says_so_not_not_enough(shape):
+    """A run that climbed and is now falling fast, with no bend yet to show where the fall ends:
+    the sigmoid's midpoint lies ahead, so no level is forecast. "Not enough to forecast yet"
+    beside a falling reward reads as silence; the forecast says how far it has come down from
+    its best instead (or that it is past its best, when a level is forecast)."""
+    if shape.startswith("peaks"):
+        x = np.arange(1, 301, dtype=float)
+        y = 0.1 + 0.5 * (1 - np.exp(-x / 50)) - 0.4 * np.clip((x - 260) / 40, 0, 1)
+        seed = 3
+    else:
+        x = np.arange(1, 401, dtype=float)
+        onset = 280 if "120" in shape else 320
+        y = 0.2 + 0.5 * (1 - np.exp(-x / 60)) - 0.3 * np.clip((x - onset) / (400 - onset), 0, 1)
+        seed = 4
+    y = y + np.random.default_rng(seed).normal(0, 0.015, x.size)
+    f = outlook(x, y, source="coming-down", metric="reward", quantity="training reward")
+    line = forecast_line(f)
+    said = ("Forecast: down from its best (", "Forecast: past its best")
+    assert line.startswith(said), line
+    assert "not enough to forecast" not in line
+
+
+def test_a_run_still_climbing_is_not_said_to_come_down_from_its_best():
+    x, y = run(Truth(0.8, 1.5, 200), 300, seed=1)
+    f = outlook(x, y, source="r", metric="reward", quantity="training reward")
+    assert f.peak is None and "down from" not in forecast_line(f)
+
+
 def test_a_run_past_its_peak_is_said_to_be_past_its_best_not_a_share_of_a_ceiling():
     """Rise, then a steady fall (a run bending down before it collapses): the ceiling ahead is
     below where the run is, so no share of it is "reached" and no step brings "the rest"."""

@@ -82,3 +82,14 @@ def test_a_forecast_card_keeps_what_more_steps_buy_and_where_a_run_past_its_best
     assert past.past_peak
     card = json.dumps(to_dicts(forecast_blocks(past)[0]))
     assert "past its best" in card and "The fit expects it to settle near" in card, card
+
+
+def test_a_run_coming_down_from_its_best_gets_a_card_that_says_so():
+    x = np.arange(1, 401, dtype=float)
+    y = 0.2 + 0.5 * (1 - np.exp(-x / 60)) - 0.3 * np.clip((x - 280) / 120, 0, 1)
+    y = y + np.random.default_rng(4).normal(0, 0.015, x.size)
+    f = outlook(x, y, source="r", metric="reward", quantity="training reward")
+    blocks, text = forecast_blocks(f)
+    card = json.dumps(to_dicts(blocks))
+    assert "Down from its best; where it settles is not known yet" in card, card
+    assert "down from its best (0.7" in card and "No forecast" not in card, card

@@ -65,6 +65,11 @@ class Forecast(BaseModel):
     past_peak: bool = Field(
         False, description="the fit expects the curve to settle below where it is now"
     )
+    peak: float | None = Field(
+        None,
+        description="the curve's best (smoothed) level, set when it has come down from it by "
+        "more than its noise and its last half still falls",
+    )
     fell: bool = Field(
         False,
         description="the curve is below its start by more than its noise: the forecast is where "
@@ -160,7 +165,7 @@ def forecast_line(f: Forecast) -> str:
     """The one line said in a diagnosis and a watch: the ceiling, the share reached, what 1,000
     more steps buy; for a run that came down, from what to what and where it settles; or why
     there is no forecast yet."""
-    if f.abstain and f.fell:
+    if f.abstain and coming_down(f):
         return f"Forecast: {run_row(f)}."
     if f.abstain:
         return f"Forecast: not enough to forecast yet ({f.abstain})."
@@ -264,9 +269,19 @@ def gain(f: Forecast) -> str:
 
 
 def fell_words(f: Forecast) -> str:
-    """How far a curve that fell has come down: "down since its start (0.52 to 0.31)"."""
-    assert f.start is not None and f.now is not None
+    """How far a curve that fell has come down: "down since its start (0.52 to 0.31)", or, one
+    that climbed and is coming down again, "down from its best (0.70 to 0.44)"."""
+    assert f.now is not None
+    if not f.fell and f.peak is not None:
+        return f"down from its best ({number(f.peak, f.now)} to {number(f.now, f.peak)})"
+    assert f.start is not None
     return f"down since its start ({number(f.start, f.now)} to {number(f.now, f.start)})"
+
+
+def coming_down(f: Forecast) -> bool:
+    """Whether a forecast with no level says how far the run has come down instead: it fell
+    below its start, or it is coming down from its best."""
+    return f.fell or f.peak is not None
 
 
 def reached_words(f: Forecast) -> str:
@@ -280,7 +295,7 @@ def run_row(f: Forecast) -> str | None:
     """A forecast run's row beside others: "ceiling 0.71 (0.68-0.74), 92% reached", where a run
     that fell settles ("settles near 0.30 (0.26-0.34), down since its start (...)"), or why
     there is no forecast; None when there is nothing to say."""
-    if f.abstain and f.fell:
+    if f.abstain and coming_down(f):
         return f"{fell_words(f)}, with no bend yet to show where it settles"
     if f.abstain:
         return f"not enough to forecast yet ({f.abstain})"
@@ -297,7 +312,7 @@ def run_row(f: Forecast) -> str | None:
 def diagnosis_line(f: Forecast) -> str:
     """The forecast in a diagnosis, one line: :func:`forecast_line`, or the abstention in a few
     words (its first clause: "only 12 points so far", "the curve is still before its bend")."""
-    if not f.abstain or f.fell:
+    if not f.abstain or coming_down(f):
         return forecast_line(f)
     import re
 
@@ -307,7 +322,7 @@ def diagnosis_line(f: Forecast) -> str:
 
 def forecast_sentences(f: Forecast) -> list[str]:
     """What a forecast says, in order, for a card or the terminal."""
-    if f.abstain and f.fell:
+    if f.abstain and coming_down(f):
         return [forecast_line(f), f"Why no level is forecast: {f.abstain}.", *f.notes]
     if f.abstain:
         return [f"Not enough to forecast yet: {f.abstain}."]

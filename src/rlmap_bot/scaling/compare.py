@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from rlmap_bot.results.scaling import BatchDecision, Comparison, Forecast
+from rlmap_bot.scaling.curves import smoothed
 from rlmap_bot.scaling.forecast import read_curve
 from rlmap_bot.scaling.outlook import outlook
 
@@ -41,15 +42,6 @@ class RunCurve:
     y: np.ndarray
     seconds: np.ndarray | None = None
     batch: float | None = None
-
-
-def smoothed(y: np.ndarray) -> np.ndarray:
-    """A centred running mean over a twentieth of the points (at least 3): crossings of a noisy
-    curve are read on it, so one lucky step does not count as reaching a level."""
-    k = max(3, y.size // 20)
-    kernel = np.ones(k) / k
-    padded = np.concatenate([np.full(k // 2, y[0]), y, np.full(k - 1 - k // 2, y[-1])])
-    return np.convolve(padded, kernel, mode="valid")
 
 
 def steps_to(run: RunCurve, target: float, rising: bool = True) -> float | None:

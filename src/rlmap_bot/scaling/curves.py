@@ -187,6 +187,15 @@ def fit_power(x: np.ndarray, y: np.ndarray):
     return lambda t: a + b * np.power(np.asarray(t, dtype=float), c)
 
 
+def smoothed(y: np.ndarray) -> np.ndarray:
+    """A centred running mean over a twentieth of the points (at least 3): crossings of a noisy
+    curve are read on it, so one lucky step does not count as reaching a level."""
+    k = max(3, y.size // 20)
+    kernel = np.ones(k) / k
+    padded = np.concatenate([np.full(k // 2, y[0]), y, np.full(k - 1 - k // 2, y[-1])])
+    return np.convolve(padded, kernel, mode="valid")
+
+
 def noise_sd(y: np.ndarray) -> float:
     """Step-to-step noise: the MAD of first differences, scaled to a standard deviation of one
     point (a difference of two independent points has sqrt(2) times the spread)."""

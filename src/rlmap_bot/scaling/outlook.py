@@ -15,6 +15,7 @@ import math
 import numpy as np
 
 from rlmap_bot.results.scaling import AtStep, Curve, Estimate, Forecast
+from rlmap_bot.scaling.curves import smoothed
 from rlmap_bot.scaling.forecast import (
     PARAMS,
     Seen,
@@ -91,12 +92,19 @@ def outlook(
     moved = abs(made) > Z80 * seen.noise * math.sqrt(1 / head + 1 / max(seen.recent.size, 1))
     out.start = start
     out.fell = moved and made < 0
+    # A run below its best by more than a smoothed level's noise, whose last half still falls
+    # (its change's whole 80% interval below zero), is coming down from its best: said so even
+    # when no level is forecast yet (a fall with no bend), not "not enough to forecast yet".
+    best = float(np.max(smoothed(y)))
+    turned = best - seen.level > Z80 * seen.noise / math.sqrt(max(3, y.size // 20))
+    if not out.fell and turned and out.change.high < 0:
+        out.peak = best
     last = float(x[-1])
     target = float(to) if to is not None else last
     if to is not None and to < last:
         out.notes.append(f"step {to} is already behind the run (it is at step {int(last)})")
     # What is not known yet: a rising run's ceiling, or where a falling one settles.
-    unknown = "where it settles" if out.fell else "its ceiling"
+    unknown = "where it settles" if out.fell or out.peak is not None else "its ceiling"
     at = level_at(seen, np.array([target]))
     if at.abstain or not at.identified:
         out.abstain = (
@@ -112,7 +120,7 @@ def outlook(
     out.at = AtStep(step=int(target), value=at.value, low=at.low, high=at.high)
     found = _ceiling(seen, last)
     if found is None:
-        fitted = "where it settles" if out.fell else "the fitted ceiling"
+        fitted = "where it settles" if out.fell or out.peak is not None else "the fitted ceiling"
         out.abstain = f"{fitted} is not pinned down yet: the curve is still far from bending"
         out.at = None
         return out

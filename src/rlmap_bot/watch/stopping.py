@@ -64,8 +64,7 @@ TURNED_Z = 1.2816
 
 def _turned_down(forecast: Forecast) -> bool:
     """The curve's recent level is below its best by more than the noise of a smoothed level."""
-    from rlmap_bot.scaling.compare import smoothed
-    from rlmap_bot.scaling.curves import noise_sd
+    from rlmap_bot.scaling.curves import noise_sd, smoothed
 
     if forecast.past_peak:
         return True

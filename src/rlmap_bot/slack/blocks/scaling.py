@@ -12,6 +12,7 @@ from rlmap_bot.results.scaling import (
     Forecast,
     at_ceiling,
     beyond_title,
+    coming_down,
     forecast_line,
     forecast_sentences,
     interval,
@@ -37,6 +38,8 @@ def forecast_title(f: Forecast) -> str:
     """The card's first line: the ceiling, or that there is none yet."""
     if f.abstain and f.fell:
         return "Down since its start; where it settles is not known yet"
+    if f.abstain and f.peak is not None:
+        return "Down from its best; where it settles is not known yet"
     if f.abstain or f.asymptote is None:
         return f"No forecast of the {f.quantity} yet"
     if f.fell:
@@ -56,7 +59,7 @@ def forecast_blocks(f: Forecast, chart_where: str | None = None) -> tuple[list[B
     said = forecast_sentences(f)
     # The title says the forecast line's head, except a fall's figures (from what to what): kept;
     # the rest of the line (what more steps buy, where a run past its best settles) is said.
-    if said and said[0].startswith("Forecast:") and not f.fell:
+    if said and said[0].startswith("Forecast:") and not (f.fell or (f.abstain and coming_down(f))):
         said = [*beyond_title(f), *said[1:]]
     blocks: list[Block] = [_header(FORECAST_ICON, forecast_title(f))]
     if said:
