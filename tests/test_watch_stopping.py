@@ -134,7 +134,7 @@ def test_a_slow_climb_logged_sparsely_is_not_told_to_stop(service, tmp_path, sha
     # the early checks its last half holds ten or so points, too few to show its slope against
     # its noise. That is no evidence it stopped, so no stop of either kind is said. (The noise
     # seeds are ones the rule before read as flat at two checks in a row and told to stop; over
-    # 20 seeds a check's advice alone said "reached" of 6, 12 and 8 of these shapes before, of
+    # 20 seeds a check's advice alone said "reached" of 9, 12 and 8 of these shapes before, of
     # 0, 0 and 1 now.)
     if shape.startswith("a score"):
         every, n = 10, 40
