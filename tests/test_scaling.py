@@ -8,7 +8,7 @@ import json
 import numpy as np
 import pytest
 
-from rlmap_bot.results.scaling import forecast_line, forecast_sentences
+from rlmap_bot.results.scaling import Estimate, Forecast, forecast_line, forecast_sentences
 from rlmap_bot.scaling.compare import RunCurve, batch_decision, compare_runs
 from rlmap_bot.scaling.curves import fit_sigmoid
 from rlmap_bot.scaling.forecast import forecast_level
@@ -287,23 +287,28 @@ def test_a_run_still_coming_down_in_a_line_says_so_with_no_level_to_settle_at():
     assert run_row(f) == line.removeprefix("Forecast: ").removesuffix(".")
 
 
+def _said(now: float, start: float, asymptote: Estimate) -> Forecast:
+    """A training-reward forecast given by its figures, for the words said of it."""
+    return Forecast(
+        source="r",
+        metric="reward",
+        quantity="training reward",
+        now=now,
+        start=start,
+        asymptote=asymptote,
+    )
+
+
 def test_a_level_below_a_run_that_gained_nothing_is_where_it_settles_not_a_ceiling():
     """A run that has gained nothing its noise can tell (0.28 at its start, 0.30 now) and whose
     forecast lies below it: "ceiling near 0.17" names no ceiling it could climb to, and "another
     1,000 steps buy about -0.11" reads as a gain with a typo. It settles there, and the steps
     move it."""
-    from rlmap_bot.results.scaling import Estimate, Forecast, run_row
+    from rlmap_bot.results.scaling import run_row
     from rlmap_bot.slack.blocks.scaling import forecast_title
 
-    f = Forecast(
-        source="r",
-        metric="reward",
-        quantity="training reward",
-        now=0.3,
-        start=0.28,
-        asymptote=Estimate(value=0.17, low=-0.06, high=0.40),
-        per_1000_steps=-0.11,
-    )
+    f = _said(now=0.3, start=0.28, asymptote=Estimate(value=0.17, low=-0.06, high=0.40))
+    f = f.model_copy(update={"per_1000_steps": -0.11})
     assert forecast_line(f) == (
         "Forecast: the fit expects it to settle near 0.17 (-0.06 to 0.40); another 1,000 steps "
         "move it about -0.11."
@@ -319,18 +324,8 @@ def test_a_level_below_a_run_that_gained_nothing_is_where_it_settles_not_a_ceili
 def test_a_run_at_its_ceiling_drifting_down_is_not_said_to_buy_a_negative_gain():
     """At its ceiling, steps that lower the forecast a measurable amount are a drift, not "almost
     nothing (about -0.02)"; a drift that rounds to nothing, and a drift up, keep the old words."""
-    from rlmap_bot.results.scaling import Estimate, Forecast
-
-    f = Forecast(
-        source="r",
-        metric="reward",
-        quantity="training reward",
-        now=0.75,
-        start=0.3,
-        reached=1.0,
-        asymptote=Estimate(value=0.75, low=0.68, high=0.82),
-        per_1000_steps=-0.02,
-    )
+    f = _said(now=0.75, start=0.3, asymptote=Estimate(value=0.75, low=0.68, high=0.82))
+    f = f.model_copy(update={"reached": 1.0, "per_1000_steps": -0.02})
     assert forecast_line(f) == (
         "Forecast: at its forecast ceiling, near 0.75 (0.68-0.82): more steps buy nothing (the "
         "fit drifts about -0.02 per 1,000 steps)."

@@ -172,11 +172,7 @@ def forecast_line(f: Forecast) -> str:
     if f.asymptote is None:
         return "Forecast: none."
     if f.past_peak and f.now is not None:
-        now = number(f.now, f.asymptote.low, f.asymptote.high)
-        return (
-            f"Forecast: past its best; the fit expects it to settle near {interval(f.asymptote)}, "
-            f"below the {now} it is at now."
-        )
+        return f"Forecast: past its best; {past_best_settles(f)}."
     if at_ceiling(f):
         head = f"Forecast: at its forecast ceiling, near {interval(f.asymptote)}"
         more = ceiling_more(f)
@@ -224,11 +220,19 @@ def beyond_title(f: Forecast) -> list[str]:
     if f.abstain or f.asymptote is None or f.fell:
         return []
     if f.past_peak and f.now is not None:
-        now = number(f.now, f.asymptote.low, f.asymptote.high)
-        settle = f"The fit expects it to settle near {interval(f.asymptote)}"
-        return [f"{settle}, below the {now} it is at now."]
+        said = past_best_settles(f)
+        return [f"{said[0].upper()}{said[1:]}."]
     more = ceiling_more(f) if at_ceiling(f) else (None if f.saturated else buys(f))
     return [f"{more[0].upper()}{more[1:]}."] if more else []
+
+
+def past_best_settles(f: Forecast) -> str:
+    """Where a run past its best settles: "the fit expects it to settle near 0.15 (...), below
+    the 0.43 it is at now"."""
+    assert f.asymptote is not None and f.now is not None
+    now = number(f.now, f.asymptote.low, f.asymptote.high)
+    settle = f"the fit expects it to settle near {interval(f.asymptote)}"
+    return f"{settle}, below the {now} it is at now"
 
 
 def settles(f: Forecast) -> bool:

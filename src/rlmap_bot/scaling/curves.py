@@ -196,6 +196,15 @@ def smoothed(y: np.ndarray) -> np.ndarray:
     return np.convolve(padded, kernel, mode="valid")
 
 
+def below_best(y: np.ndarray, level: float, noise: float, z: float) -> float | None:
+    """The curve's best smoothed level when ``level`` lies below it by more than ``z`` times the
+    noise of a smoothed level (``noise`` over the root of the smoothing window), else None: a
+    curve that has turned down from its best, not one whose last points dipped."""
+    best = float(np.max(smoothed(y)))
+    window = max(3, np.asarray(y).size // 20)  # the window smoothed averages over
+    return best if best - level > z * noise / math.sqrt(window) else None
+
+
 def noise_sd(y: np.ndarray) -> float:
     """Step-to-step noise: the MAD of first differences, scaled to a standard deviation of one
     point (a difference of two independent points has sqrt(2) times the spread)."""

@@ -15,7 +15,7 @@ import math
 import numpy as np
 
 from rlmap_bot.results.scaling import AtStep, Curve, Estimate, Forecast
-from rlmap_bot.scaling.curves import smoothed
+from rlmap_bot.scaling.curves import below_best
 from rlmap_bot.scaling.forecast import (
     PARAMS,
     Seen,
@@ -95,9 +95,8 @@ def outlook(
     # A run below its best by more than a smoothed level's noise, whose last half still falls
     # (its change's whole 80% interval below zero), is coming down from its best: said so even
     # when no level is forecast yet (a fall with no bend), not "not enough to forecast yet".
-    best = float(np.max(smoothed(y)))
-    turned = best - seen.level > Z80 * seen.noise / math.sqrt(max(3, y.size // 20))
-    if not out.fell and turned and out.change.high < 0:
+    best = below_best(y, seen.level, seen.noise, Z80)
+    if not out.fell and best is not None and out.change.high < 0:
         out.peak = best
     last = float(x[-1])
     target = float(to) if to is not None else last

@@ -64,16 +64,14 @@ TURNED_Z = 1.2816
 
 def _turned_down(forecast: Forecast) -> bool:
     """The curve's recent level is below its best by more than the noise of a smoothed level."""
-    from rlmap_bot.scaling.curves import noise_sd, smoothed
+    from rlmap_bot.scaling.curves import below_best, noise_sd
 
     if forecast.past_peak:
         return True
     if forecast.curve is None or len(forecast.curve.y) < 6 or forecast.now is None:
         return False
     y = np.asarray(forecast.curve.y, dtype=float)
-    k = max(3, y.size // 20)
-    best = float(np.max(smoothed(y)))
-    return best - forecast.now > TURNED_Z * noise_sd(y) / np.sqrt(k)
+    return below_best(y, forecast.now, noise_sd(y), TURNED_Z) is not None
 
 
 def reached(forecast: Forecast | None) -> StopAdvised | None:
